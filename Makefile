@@ -1,0 +1,43 @@
+# The two commands the README promises: `make run` and `make test`.
+# Both set themselves up on a fresh machine (see scripts/setup-system.sh for the Debian packages).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: run test lint typecheck pytest system clean bench
+
+$(BIN)/qkv: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[web]"
+	touch $@
+
+$(VENV)/.test-installed: $(BIN)/qkv
+	$(BIN)/python -m pip install -q -e ".[web,test,oracle]"
+	touch $@
+
+system:
+	bash scripts/setup-system.sh
+
+run: $(BIN)/qkv
+	-bash scripts/setup-system.sh --run
+	$(BIN)/qkv serve --host $(HOST) --port $(PORT)
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(VENV)/.test-installed
+	$(BIN)/mypy
+
+pytest: $(VENV)/.test-installed
+	$(BIN)/pytest
+
+test: $(VENV)/.test-installed
+	-bash scripts/setup-system.sh --test
+	$(MAKE) lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache test-artifacts

@@ -1,0 +1,371 @@
+"""The chapter's math for one attention head.
+
+    S = Q Kᵀ / √d_k + M        scores, with the mask M (0 where allowed, -inf where excluded)
+    A = softmax_rows(S)         weights: each query's row sums to 1 over the keys it may see
+    O = A V                     output: a weighted average of the value vectors
+
+A query whose keys are *all* masked has no defined softmax (0/0); ``attention`` applies an explicit
+policy to such rows (see ``all_masked``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from qkv._validate import as_numeric_array, check_size, shape_text
+
+__all__ = ["attention", "attention_scores", "causal_mask", "softmax"]
+
+AllMaskedPolicy = Literal["zero", "nan", "raise"]
+CausalAlign = Literal["top-left", "bottom-right"]
+FloatArray = npt.NDArray[np.floating[Any]]
+
+_ALL_MASKED_POLICIES = ("zero", "nan", "raise")
+_ALIGNS = ("top-left", "bottom-right")
+
+
+def attention_scores(Q: npt.ArrayLike, K: npt.ArrayLike, *, scale: float | None = None) -> FloatArray:
+    """Scaled dot-product scores ``S = Q Kᵀ · scale`` (no mask, no softmax).
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., n_q, d_k)
+        Queries, one per row.
+    K : array_like, shape (..., n_k, d_k)
+        Keys, one per row. Leading (batch) dimensions broadcast with Q's.
+    scale : float, optional
+        Factor applied to the dot products; ``1 / sqrt(d_k)`` by default.
+
+    Returns
+    -------
+    ndarray, shape (..., n_q, n_k)
+        ``S[..., i, j]`` scores query ``i`` against key ``j``.
+
+    Raises
+    ------
+    ValueError
+        If Q and K have different ``d_k`` or their batch dimensions do not broadcast.
+    TypeError
+        If an input does not hold real numbers or ``scale`` is not a real number.
+
+    Examples
+    --------
+    >>> attention_scores([[1, 0]], [[1, 0], [0, 1]])
+    array([[0.70710678, 0.        ]])
+    >>> attention_scores([[1, 0]], [[1, 0], [0, 1]], scale=1.0)
+    array([[1., 0.]])
+    """
+    q, k = _as_float_arrays(("Q", Q), ("K", K))
+    _check_qk(q, k)
+    scale = _resolve_scale(scale, q.shape[-1])
+    return _scores(q, k, scale).astype(_result_dtype(q, k), copy=False)
+
+
+def softmax(S: npt.ArrayLike, axis: int = -1) -> FloatArray:
+    """Softmax along ``axis``: exponentiate, then normalise so each slice sums to 1.
+
+    The maximum is subtracted first, so scores of ±1000 neither overflow nor underflow to 0/0.
+    Entries of ``-inf`` get weight exactly 0. A slice that is entirely ``-inf`` has no defined
+    softmax and comes out as NaN; ``attention`` decides what such rows mean.
+
+    Parameters
+    ----------
+    S : array_like
+        Scores.
+    axis : int, default -1
+        The axis to normalise over (the keys, for attention scores).
+
+    Returns
+    -------
+    ndarray
+        Same shape as ``S``; float32 stays float32, float16 is computed in float32, anything else
+        becomes float64.
+
+    Raises
+    ------
+    TypeError
+        If ``S`` does not hold real numbers.
+
+    Examples
+    --------
+    >>> softmax([1 / 2**0.5, 0.0])
+    array([0.66976155, 0.33023845])
+    >>> softmax([1000.0, -1000.0, -np.inf])
+    array([1., 0., 0.])
+    """
+    (s,) = _as_float_arrays(("S", S))
+    return _softmax(s, axis).astype(_result_dtype(s), copy=False)
+
+
+def causal_mask(n_q: int, n_k: int, *, align: CausalAlign = "top-left") -> npt.NDArray[np.bool_]:
+    """Which keys each query may attend to under causal masking (True = may attend).
+
+    Parameters
+    ----------
+    n_q, n_k : int
+        Number of queries and keys.
+    align : {"top-left", "bottom-right"}
+        ``"top-left"`` lets query ``i`` see keys ``j <= i`` (PyTorch's ``is_causal``).
+        ``"bottom-right"`` lines up the *last* query with the last key, ``j <= i + n_k - n_q``:
+        the right choice when decoding new queries against a longer cache of keys.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_q, n_k)
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a size is not a positive int, or ``align`` is not one of the two names.
+
+    Examples
+    --------
+    >>> causal_mask(2, 3).astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0]])
+    >>> causal_mask(2, 3, align="bottom-right").astype(int)
+    array([[1, 1, 0],
+           [1, 1, 1]])
+    """
+    n_q = check_size("n_q", n_q)
+    n_k = check_size("n_k", n_k)
+    if align not in _ALIGNS:
+        raise ValueError(f"align must be 'top-left' or 'bottom-right', not {align!r}.")
+    offset = 0 if align == "top-left" else n_k - n_q
+    query = np.arange(n_q)[:, None]  # (n_q, 1)
+    key = np.arange(n_k)[None, :]  # (1, n_k)
+    return key <= query + offset  # (n_q, n_k)
+
+
+def attention(
+    Q: npt.ArrayLike,
+    K: npt.ArrayLike,
+    V: npt.ArrayLike,
+    *,
+    mask: npt.ArrayLike | None = None,
+    causal: bool | CausalAlign = False,
+    scale: float | None = None,
+    all_masked: AllMaskedPolicy = "zero",
+    return_weights: bool = False,
+) -> FloatArray | tuple[FloatArray, FloatArray]:
+    """Scaled dot-product attention for one head: ``O = softmax(Q Kᵀ · scale + M) V``.
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., n_q, d_k)
+    K : array_like, shape (..., n_k, d_k)
+    V : array_like, shape (..., n_k, d_v)
+        Leading (batch) dimensions broadcast against each other.
+    mask : array_like, optional
+        Broadcastable to ``(..., n_q, n_k)``. A bool mask says which keys each query may attend to
+        (True = allowed). A float mask is *added* to the scores (0 to allow, ``-inf`` to exclude).
+    causal : bool or {"top-left", "bottom-right"}, default False
+        ``True`` (or ``"top-left"``) lets query ``i`` see keys ``j <= i``; ``"bottom-right"``
+        aligns the last query with the last key. Combined with ``mask`` if both are given.
+    scale : float, optional
+        Factor on the dot products; ``1 / sqrt(d_k)`` by default.
+    all_masked : {"zero", "nan", "raise"}, default "zero"
+        What a query whose keys are all masked gets: ``"zero"`` gives zero weights and a zero
+        output row (as PyTorch's ``scaled_dot_product_attention`` does); ``"nan"`` gives NaN, the
+        mathematical 0/0; ``"raise"`` raises ``ValueError`` naming the rows.
+    return_weights : bool, default False
+        Also return the weights ``A``. This materialises the whole ``(..., n_q, n_k)`` matrix.
+
+    Returns
+    -------
+    O : ndarray, shape (..., n_q, d_v)
+        The output; returned alone unless ``return_weights``.
+    A : ndarray, shape (..., n_q, n_k)
+        The attention weights, when ``return_weights`` is true.
+
+    float32 inputs give float32 results; float16 is computed with float32 accumulation and
+    returned as float16; ints and bools are computed and returned as float64.
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree (``d_k`` of Q and K, ``n_k`` of K and V, batch dimensions, the mask),
+        a policy name is unknown, or ``all_masked="raise"`` and some query has no allowed key.
+    TypeError
+        If an input is complex or not numeric, or ``scale`` is not a real number.
+
+    Examples
+    --------
+    The chapter's worked example: one query, two keys, ``d_k = 2``.
+
+    >>> q = [[1, 0]]
+    >>> K = [[1, 0], [0, 1]]
+    >>> V = [[2, 0], [0, 2]]
+    >>> O, A = attention(q, K, V, return_weights=True)
+    >>> A.round(6)
+    array([[0.669762, 0.330238]])
+    >>> O.round(6)
+    array([[1.339523, 0.660477]])
+
+    If only the first key is allowed, the output is the first value:
+
+    >>> attention(q, K, V, mask=[[True, False]])
+    array([[2., 0.]])
+    """
+    q, k, v = _as_float_arrays(("Q", Q), ("K", K), ("V", V))
+    _check_qk(q, k)
+    _check_kv(k, v)
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    batch = _broadcast_batch(q, k, v)
+    scale = _resolve_scale(scale, q.shape[-1])
+    if all_masked not in _ALL_MASKED_POLICIES:
+        raise ValueError(f"all_masked must be 'zero', 'nan' or 'raise', not {all_masked!r}.")
+    allowed, bias = _mask_parts(mask, causal, (*batch, n_q, n_k), q.dtype)
+
+    S = _scores(q, k, scale)  # (..., n_q, n_k)
+    if bias is not None:
+        S = S + bias  # float mask: 0 keeps a score, -inf removes it
+    if allowed is not None:
+        S = np.where(allowed, S, -np.inf)  # bool mask and causal: excluded keys get -inf
+    A = _softmax(S, axis=-1)  # (..., n_q, n_k); all-masked rows are NaN here
+    A = _apply_all_masked_policy(A, S, all_masked)
+    O = A @ v  # (..., n_q, d_v)
+
+    out_dtype = _result_dtype(q, k, v)
+    O = O.astype(out_dtype, copy=False)
+    if return_weights:
+        return O, A.astype(out_dtype, copy=False)
+    return O
+
+
+# -- the steps ---------------------------------------------------------------------------------------
+
+
+def _scores(q: FloatArray, k: FloatArray, scale: float) -> FloatArray:
+    return (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(scale)  # (..., n_q, n_k)
+
+
+def _softmax(s: FloatArray, axis: int) -> FloatArray:
+    peak = np.max(s, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0)  # an all -inf slice stays -inf, so it becomes 0/0
+    weights = np.exp(s - peak)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result: FloatArray = weights / np.sum(weights, axis=axis, keepdims=True)
+    return result
+
+
+def _apply_all_masked_policy(A: FloatArray, S: FloatArray, policy: str) -> FloatArray:
+    dead = np.all(S == -np.inf, axis=-1)  # (..., n_q): queries with no key left
+    if not dead.any():
+        return A
+    if policy == "raise":
+        rows = [index[0] if len(index) == 1 else tuple(index) for index in np.argwhere(dead).tolist()]
+        shown = ", ".join(map(str, rows[:10])) + (" …" if len(rows) > 10 else "")
+        raise ValueError(
+            f"Every key is masked for query row{'s' if len(rows) > 1 else ''} {shown}; "
+            "such a query has no defined attention (pass all_masked='zero' or 'nan' to allow it)."
+        )
+    fill = 0.0 if policy == "zero" else np.nan
+    return np.where(dead[..., None], A.dtype.type(fill), A)
+
+
+# -- inputs ------------------------------------------------------------------------------------------
+
+
+def _as_float_arrays(*named: tuple[str, npt.ArrayLike]) -> list[FloatArray]:
+    """Convert to one common float dtype for computing: float64 unless all inputs are float32/16."""
+    arrays = [as_numeric_array(name, value) for name, value in named]
+    compute = np.float64 if _result_dtype(*arrays) == np.float64 else np.float32
+    return [array.astype(compute, copy=False) for array in arrays]
+
+
+def _result_dtype(*arrays: npt.NDArray[Any]) -> np.dtype[Any]:
+    common = np.result_type(*arrays)
+    if common.kind == "f" and common.itemsize <= 4:
+        return common  # float16 or float32
+    return np.dtype(np.float64)
+
+
+def _check_qk(q: FloatArray, k: FloatArray) -> None:
+    for name, array, layout in (("Q", q, "(..., n_q, d_k)"), ("K", k, "(..., n_k, d_k)")):
+        if array.ndim < 2:
+            raise ValueError(
+                f"{name} must have at least 2 dimensions {layout}, but its shape is {shape_text(array.shape)}."
+            )
+    if k.shape[-1] != q.shape[-1]:
+        raise ValueError(
+            f"K has d_k = {k.shape[-1]} columns but Q has {q.shape[-1]} "
+            f"(Q {shape_text(q.shape)}, K {shape_text(k.shape)}); queries and keys must share d_k."
+        )
+
+
+def _check_kv(k: FloatArray, v: FloatArray) -> None:
+    if v.ndim < 2:
+        raise ValueError(
+            f"V must have at least 2 dimensions (..., n_k, d_v), but its shape is {shape_text(v.shape)}."
+        )
+    if v.shape[-2] != k.shape[-2]:
+        raise ValueError(
+            f"V has {v.shape[-2]} rows but K has {k.shape[-2]} "
+            f"(K {shape_text(k.shape)}, V {shape_text(v.shape)}); every key needs exactly one value."
+        )
+
+
+def _broadcast_batch(q: FloatArray, k: FloatArray, v: FloatArray) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
+    except ValueError:
+        raise ValueError(
+            f"The batch dimensions of Q {shape_text(q.shape)}, K {shape_text(k.shape)} and "
+            f"V {shape_text(v.shape)} do not broadcast together."
+        ) from None
+
+
+def _resolve_scale(scale: object, d_k: int) -> float:
+    if scale is None:
+        return 1.0 / math.sqrt(d_k)
+    if isinstance(scale, bool | np.bool_) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a real number, not the {type(scale).__name__} {scale!r}.")
+    if not math.isfinite(float(scale)):
+        raise ValueError(f"scale must be a finite number, but it is {scale!r}.")
+    return float(scale)
+
+
+def _mask_parts(
+    mask: npt.ArrayLike | None,
+    causal: bool | str,
+    scores_shape: tuple[int, ...],
+    dtype: np.dtype[Any],
+) -> tuple[npt.NDArray[np.bool_] | None, FloatArray | None]:
+    """Split mask and causal into a bool "allowed" array and a float bias (either may be None)."""
+    allowed: npt.NDArray[np.bool_] | None = None
+    bias: FloatArray | None = None
+    if mask is not None:
+        m = as_numeric_array("mask", mask)
+        try:
+            fits = np.broadcast_shapes(m.shape, scores_shape) == scores_shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"mask has shape {shape_text(m.shape)}, which does not broadcast to the scores' shape "
+                f"{shape_text(scores_shape)} (..., n_q, n_k)."
+            )
+        if m.dtype == np.bool_:
+            allowed = m
+        else:
+            if np.isnan(m).any() or np.isposinf(m).any():
+                raise ValueError("A float mask is added to the scores, so it may hold finite numbers or -inf, "
+                                 "but this one holds NaN or +inf.")
+            bias = m.astype(dtype, copy=False)
+    if causal is not False:
+        if causal is True:
+            align = "top-left"
+        elif causal in _ALIGNS:
+            align = str(causal)
+        else:
+            raise ValueError(f"causal must be False, True, 'top-left' or 'bottom-right', not {causal!r}.")
+        n_q, n_k = scores_shape[-2:]
+        triangle = causal_mask(n_q, n_k, align=align)  # type: ignore[arg-type]
+        allowed = triangle if allowed is None else (allowed & triangle)
+    return allowed, bias

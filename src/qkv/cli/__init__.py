@@ -1,0 +1,47 @@
+"""The ``qkv`` command. Each sub-command lives in its own module and only calls into the library."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# "module:attribute" of every sub-command, in the order --help lists them.
+COMMANDS = [
+    "qkv.cli.check:check",
+    "qkv.cli.lessons:lessons",
+    "qkv.cli.serve:serve",
+    "qkv.cli.progress:progress",
+]
+
+
+def build() -> object:
+    """Build the click group with every sub-command registered."""
+    import click
+
+    from qkv import __version__
+
+    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(__version__, prog_name="qkv")
+    def cli() -> None:
+        """qkv: queries, keys and values: an interactive lesson on one attention head."""
+
+    for spec in COMMANDS:
+        module_name, attribute = spec.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        cli.add_command(command)
+    return cli
+
+
+def main() -> None:
+    """Entry point of the ``qkv`` console script and ``python -m qkv``."""
+    try:
+        import click  # noqa: F401
+        import rich  # noqa: F401
+    except ModuleNotFoundError as missing:
+        sys.stderr.write(
+            f"The qkv command needs the '{missing.name}' package, which is not installed. "
+            "Install the command-line extra with: pip install 'qkv[cli]'\n"
+        )
+        raise SystemExit(2) from None
+    cli = build()
+    cli(prog_name="qkv")  # type: ignore[operator]

@@ -1,0 +1,29 @@
+"""The CI policy itself: a skip must fail under CI=true."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).parent
+
+
+def test_a_skip_fails_under_ci(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text((TESTS / "conftest.py").read_text())
+    (tmp_path / "test_skips.py").write_text(
+        "import pytest\n\ndef test_needs_a_thing():\n    pytest.skip('bubblewrap is not installed')\n"
+    )
+    env = {**os.environ, "CI": "true"}
+    ci = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )
+    assert ci.returncode == 1, ci.stdout
+    assert "bubblewrap is not installed" in ci.stdout
+    env["CI"] = ""
+    local = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )
+    assert local.returncode == 0, local.stdout
+    assert "1 skipped" in local.stdout
