@@ -16,14 +16,20 @@ def test_a_skip_fails_under_ci(tmp_path: Path) -> None:
     env = {**os.environ, "CI": "true"}
     ci = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        capture_output=True, text=True, env=env, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
     assert ci.returncode == 1, ci.stdout
     assert "bubblewrap is not installed" in ci.stdout
     env["CI"] = ""
     local = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        capture_output=True, text=True, env=env, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
     assert local.returncode == 0, local.stdout
     assert "1 skipped" in local.stdout

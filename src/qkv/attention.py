@@ -255,7 +255,7 @@ def _softmax(s: FloatArray, axis: int) -> FloatArray:
 
 
 def _apply_all_masked_policy(A: FloatArray, S: FloatArray, policy: str) -> FloatArray:
-    dead = np.all(S == -np.inf, axis=-1)  # (..., n_q): queries with no key left
+    dead = np.all(np.isneginf(S), axis=-1)  # (..., n_q): queries with no key left
     if not dead.any():
         return A
     if policy == "raise":
@@ -355,8 +355,10 @@ def _mask_parts(
             allowed = m
         else:
             if np.isnan(m).any() or np.isposinf(m).any():
-                raise ValueError("A float mask is added to the scores, so it may hold finite numbers or -inf, "
-                                 "but this one holds NaN or +inf.")
+                raise ValueError(
+                    "A float mask is added to the scores, so it may hold finite numbers or -inf, "
+                    "but this one holds NaN or +inf."
+                )
             bias = m.astype(dtype, copy=False)
     if causal is not False:
         if causal is True:

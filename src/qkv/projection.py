@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import numpy.typing as npt
 
 from qkv._validate import as_numeric_array, check_size, shape_text
@@ -118,8 +117,10 @@ def qkv_shapes(n: int, d_model: int, d_k: int, d_v: int) -> dict[str, tuple[int,
     >>> qkv_shapes(5, 16, 8, 4)
     {'Q': (5, 8), 'K': (5, 8), 'V': (5, 4)}
     """
-    n, _, d_k, d_v = (check_size(name, value) for name, value in
-                      (("n", n), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)))
+    n, _, d_k, d_v = (
+        check_size(name, value)
+        for name, value in (("n", n), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v))
+    )
     return {"Q": (n, d_k), "K": (n, d_k), "V": (n, d_v)}
 
 
@@ -181,6 +182,7 @@ def param_count(d_model: int, d_k: int, d_v: int) -> int:
     >>> param_count(512, 64, 64)
     98304
     """
-    d_model, d_k, d_v = (check_size(name, value) for name, value in
-                         (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)))
+    d_model, d_k, d_v = (
+        check_size(name, value) for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v))
+    )
     return d_model * d_k + d_model * d_k + d_model * d_v  # Wq + Wk + Wv
