@@ -1,0 +1,64 @@
+// The code editor of the lesson page: CodeMirror 6 with Python highlighting.
+// build.mjs bundles this file (and CodeMirror) into src/qkv/web/static/vendor/editor.js,
+// which lesson.js imports; the page never loads anything from a CDN.
+import { EditorView, basicSetup } from "codemirror";
+import { python } from "@codemirror/lang-python";
+import { indentUnit } from "@codemirror/language";
+import { EditorState, Prec } from "@codemirror/state";
+import { keymap } from "@codemirror/view";
+import { indentWithTab } from "@codemirror/commands";
+
+/**
+ * Replace a <textarea> with a CodeMirror editor and keep the textarea's value in sync.
+ *
+ * @param {HTMLTextAreaElement} textarea  the server-rendered fallback; it stays in the DOM, hidden.
+ * @param {{doc?: string, onRun?: () => void, label?: string}} options
+ *   doc: the initial text (defaults to the textarea's value);
+ *   onRun: called on Ctrl/⌘+Enter;
+ *   label: accessible name of the editing area.
+ * @returns {{view: EditorView, getValue: () => string, setValue: (text: string) => void, focus: () => void}}
+ */
+export function mountEditor(textarea, options = {}) {
+  const runKeys = Prec.highest(
+    keymap.of([
+      {
+        key: "Mod-Enter",
+        run: () => {
+          if (options.onRun) options.onRun();
+          return true;
+        },
+      },
+    ]),
+  );
+  // Tab indents inside the editor; Escape then Tab leaves it (CodeMirror's escape hatch for keyboard users).
+  const state = EditorState.create({
+    doc: options.doc ?? textarea.value,
+    extensions: [
+      runKeys,
+      basicSetup,
+      keymap.of([indentWithTab]),
+      python(),
+      indentUnit.of("    "),
+      EditorState.tabSize.of(4),
+      EditorView.contentAttributes.of({
+        "aria-label": options.label ?? "Python code editor",
+        "aria-describedby": textarea.getAttribute("aria-describedby") ?? "",
+      }),
+      EditorView.updateListener.of((update) => {
+        if (update.docChanged) textarea.value = update.state.doc.toString();
+      }),
+    ],
+  });
+  const view = new EditorView({ state });
+  textarea.insertAdjacentElement("afterend", view.dom);
+  textarea.hidden = true;
+  textarea.value = state.doc.toString();
+  return {
+    view,
+    getValue: () => view.state.doc.toString(),
+    setValue: (text) => {
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+    },
+    focus: () => view.focus(),
+  };
+}
