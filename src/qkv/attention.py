@@ -60,10 +60,10 @@ def attention_scores(Q: npt.ArrayLike, K: npt.ArrayLike, *, scale: float | None 
     >>> attention_scores([[1, 0]], [[1, 0], [0, 1]], scale=1.0)
     array([[1., 0.]])
     """
-    q, k = _as_float_arrays(("Q", Q), ("K", K))
+    (q, k), out_dtype = _as_float_arrays(("Q", Q), ("K", K))
     _check_qk(q, k)
     scale = _resolve_scale(scale, q.shape[-1])
-    return _scores(q, k, scale).astype(_result_dtype(q, k), copy=False)
+    return _scores(q, k, scale).astype(out_dtype, copy=False)
 
 
 def softmax(S: npt.ArrayLike, axis: int = -1) -> FloatArray:
@@ -98,8 +98,8 @@ def softmax(S: npt.ArrayLike, axis: int = -1) -> FloatArray:
     >>> softmax([1000.0, -1000.0, -np.inf])
     array([1., 0., 0.])
     """
-    (s,) = _as_float_arrays(("S", S))
-    return _softmax(s, axis).astype(_result_dtype(s), copy=False)
+    (s,), out_dtype = _as_float_arrays(("S", S))
+    return _softmax(s, axis).astype(out_dtype, copy=False)
 
 
 def causal_mask(n_q: int, n_k: int, *, align: CausalAlign = "top-left") -> npt.NDArray[np.bool_]:
@@ -212,7 +212,7 @@ def attention(
     >>> attention(q, K, V, mask=[[True, False]])
     array([[2., 0.]])
     """
-    q, k, v = _as_float_arrays(("Q", Q), ("K", K), ("V", V))
+    (q, k, v), out_dtype = _as_float_arrays(("Q", Q), ("K", K), ("V", V))
     _check_qk(q, k)
     _check_kv(k, v)
     n_q, n_k = q.shape[-2], k.shape[-2]
@@ -231,7 +231,6 @@ def attention(
     A = _apply_all_masked_policy(A, S, all_masked)
     O = A @ v  # (..., n_q, d_v)
 
-    out_dtype = _result_dtype(q, k, v)
     O = O.astype(out_dtype, copy=False)
     if return_weights:
         return O, A.astype(out_dtype, copy=False)
@@ -272,11 +271,16 @@ def _apply_all_masked_policy(A: FloatArray, S: FloatArray, policy: str) -> Float
 # -- inputs ------------------------------------------------------------------------------------------
 
 
-def _as_float_arrays(*named: tuple[str, npt.ArrayLike]) -> list[FloatArray]:
-    """Convert to one common float dtype for computing: float64 unless all inputs are float32/16."""
+def _as_float_arrays(*named: tuple[str, npt.ArrayLike]) -> tuple[list[FloatArray], np.dtype[Any]]:
+    """Convert to one float dtype to compute in, and name the dtype of the result.
+
+    float64 unless every input is float32 or float16; float16 is computed in float32 (its sums lose
+    too much precision) and converted back at the end.
+    """
     arrays = [as_numeric_array(name, value) for name, value in named]
-    compute = np.float64 if _result_dtype(*arrays) == np.float64 else np.float32
-    return [array.astype(compute, copy=False) for array in arrays]
+    out_dtype = _result_dtype(*arrays)
+    compute = np.float64 if out_dtype == np.float64 else np.float32
+    return [array.astype(compute, copy=False) for array in arrays], out_dtype
 
 
 def _result_dtype(*arrays: npt.NDArray[Any]) -> np.dtype[Any]:
@@ -290,7 +294,8 @@ def _check_qk(q: FloatArray, k: FloatArray) -> None:
     for name, array, layout in (("Q", q, "(..., n_q, d_k)"), ("K", k, "(..., n_k, d_k)")):
         if array.ndim < 2:
             raise ValueError(
-                f"{name} must have at least 2 dimensions {layout}, but its shape is {shape_text(array.shape)}."
+                f"{name} must have at least 2 dimensions {layout}, "
+                f"but its shape is {shape_text(array.shape)}."
             )
     if k.shape[-1] != q.shape[-1]:
         raise ValueError(

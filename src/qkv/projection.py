@@ -18,6 +18,10 @@ from qkv._validate import as_numeric_array, check_size, shape_text
 __all__ = ["output_shape", "param_count", "project_qkv", "qkv_shapes"]
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _as_matrix(name: str, value: npt.ArrayLike, layout: str) -> npt.NDArray[Any]:
     array = as_numeric_array(name, value)
     if array.ndim != 2:
@@ -77,7 +81,7 @@ def project_qkv(
     for name, weight in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv)):
         if weight.shape[0] != d_model:
             raise ValueError(
-                f"{name} has {weight.shape[0]} rows but X has d_model = {d_model} columns; "
+                f"{name} has {_count(weight.shape[0], 'row')} but X has d_model = {d_model} columns; "
                 f"every weight matrix needs one row per hidden feature."
             )
     if Wk.shape[1] != Wq.shape[1]:
