@@ -1,0 +1,41 @@
+"""Saved progress: learners, every answer and code submission, and per-lesson state.
+
+SQLite (a file in the user data directory by default) or PostgreSQL through SQLAlchemy 2.0, with
+a versioned schema upgraded forward on opening.
+
+    >>> from qkv.store import Store
+    >>> store = Store("sqlite://")
+    >>> store.set_display_name("0" * 36, "Ada")
+    'Ada'
+    >>> store.close()
+"""
+
+from qkv.store.engine import create_store_engine, default_database_url, describe_url
+from qkv.store.errors import StoreError
+from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
+from qkv.store.repository import (
+    AnswerRecord,
+    CodeRecord,
+    ExerciseActivity,
+    GradebookRow,
+    LessonActivity,
+    Store,
+    clean_display_name,
+)
+
+__all__ = [
+    "LATEST_VERSION",
+    "AnswerRecord",
+    "CodeRecord",
+    "ExerciseActivity",
+    "GradebookRow",
+    "LessonActivity",
+    "Store",
+    "StoreError",
+    "clean_display_name",
+    "create_store_engine",
+    "default_database_url",
+    "describe_url",
+    "schema_version",
+    "upgrade",
+]

@@ -1,0 +1,144 @@
+"""Opening a database: the default SQLite file, the URL checks, and SQLite's connection settings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.pool import StaticPool
+
+from qkv.store.errors import StoreError
+
+DATABASE_URL_ENV = "QKV_DATABASE_URL"
+
+
+def default_database_url() -> str:
+    """The database used when none is given: ``$QKV_DATABASE_URL``, else a SQLite file in the user data dir.
+
+    Returns
+    -------
+    str
+        A SQLAlchemy URL.
+
+    Examples
+    --------
+    >>> default_database_url().startswith(("sqlite:///", "postgresql"))
+    True
+    """
+    configured = os.environ.get(DATABASE_URL_ENV, "").strip()
+    if configured:
+        return configured
+    from platformdirs import user_data_dir
+
+    return f"sqlite:///{Path(user_data_dir('qkv', appauthor=False)) / 'qkv.sqlite3'}"
+
+
+def describe_url(url: str | URL) -> str:
+    """The URL as it may be shown to a person: any password replaced by ``***``.
+
+    Examples
+    --------
+    >>> describe_url("postgresql+psycopg://qkv:secret@127.0.0.1:5432/qkv")
+    'postgresql+psycopg://qkv:***@127.0.0.1:5432/qkv'
+    """
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "an unreadable database URL"
+
+
+def create_store_engine(url: str, *, must_exist: bool = False) -> Engine:
+    """A SQLAlchemy engine for ``url``, with SQLite set up for concurrent use (WAL, busy timeout).
+
+    Parameters
+    ----------
+    url : str
+        ``sqlite:///path``, ``sqlite://`` (in memory) or ``postgresql+psycopg://user:pw@host/db``.
+    must_exist : bool
+        For SQLite files: refuse to create a new database (used by read-only commands).
+
+    Returns
+    -------
+    sqlalchemy.Engine
+
+    Raises
+    ------
+    StoreError
+        If the URL cannot be parsed, names an unsupported database, or (with ``must_exist``) a
+        SQLite file that does not exist.
+
+    Examples
+    --------
+    >>> create_store_engine("sqlite://").dialect.name
+    'sqlite'
+    >>> create_store_engine("mysql://x@y/z")
+    Traceback (most recent call last):
+    ...
+    qkv.store.errors.StoreError: The database URL 'mysql://x@y/z' names 'mysql'; qkv supports SQLite ...
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError(
+            f"The database URL {url!r} is not a valid URL; use sqlite:///path/to/file.sqlite3 "
+            "or postgresql+psycopg://user:password@host/database."
+        ) from None
+    shown = describe_url(parsed)
+    backend = parsed.get_backend_name()
+    if backend not in {"sqlite", "postgresql"}:
+        raise StoreError(
+            f"The database URL {shown!r} names {backend!r}; qkv supports SQLite (sqlite:///path) and "
+            "PostgreSQL (postgresql+psycopg://user:password@host/database)."
+        )
+    if backend == "postgresql" and parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")  # psycopg 3 is the driver we install
+    options: dict[str, Any] = {}
+    if backend == "sqlite":
+        path = parsed.database or ""
+        if path in {"", ":memory:"}:
+            options.update(poolclass=StaticPool, connect_args={"check_same_thread": False})
+        else:
+            file = Path(path).expanduser()
+            if must_exist and not file.is_file():
+                raise StoreError(f"There is no qkv database at {file}; nothing has been saved there yet.")
+            try:
+                file.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreError(
+                    f"Cannot create the folder {file.parent} for the database: {error}."
+                ) from None
+            options.update(connect_args={"check_same_thread": False, "timeout": 30})
+    else:
+        options.update(pool_pre_ping=True, pool_size=10, max_overflow=10)
+    try:
+        engine = create_engine(parsed, **options)
+    except (NoSuchModuleError, ImportError) as error:
+        raise StoreError(f"Cannot open {shown!r}: its database driver is not installed ({error}).") from None
+    if backend == "sqlite":
+        _configure_sqlite(engine)
+    return engine
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    """WAL lets readers run beside a writer; we issue BEGIN ourselves so DDL is transactional too."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # pysqlite would otherwise BEGIN only before DML
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        # Writers take the write lock up front, so two writers queue on busy_timeout instead of
+        # failing with SQLITE_BUSY when a read transaction tries to upgrade.
+        immediate = connection.get_execution_options().get("qkv_write", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -1,0 +1,162 @@
+"""Forward migrations of the store's schema, numbered from 1, and the runner that applies them.
+
+Each migration is a function of an open transaction; the ``schema_version`` table records the
+number of the last one applied. A migration, once released, is never edited: a change to the
+schema is a new migration appended to ``MIGRATIONS`` (and the ORM classes in ``models`` updated
+to match). Migrations only add; none drops a learner's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    DateTime,
+    Engine,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    inspect,
+    text,
+    true,
+)
+from sqlalchemy.schema import CreateColumn
+
+from qkv.store.errors import StoreError
+
+# Any fixed number: PostgreSQL advisory lock that serialises migrations of servers starting together.
+_MIGRATION_LOCK_KEY = 0x716B76
+
+
+def _v1_initial(conn: Connection) -> None:
+    """The first released schema: learners, their answers and code submissions, and lesson state."""
+    meta = MetaData()  # a frozen snapshot of version 1, independent of today's models
+    Table("schema_version", meta, Column("version", Integer, primary_key=True))
+    Table(
+        "learners",
+        meta,
+        Column("id", String(36), primary_key=True),
+        Column("display_name", String(80)),
+        Column("created_at", DateTime, nullable=False),
+    )
+    Table(
+        "answers",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("variant_seed", Integer),
+        Column("answer", Text, nullable=False),
+        Column("correct", Boolean, nullable=False),
+        Column("message", Text, nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Index("ix_answers_learner_lesson", "learner_id", "lesson_id"),
+    )
+    Table(
+        "code_submissions",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("source", Text, nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("passed", Integer, nullable=False),
+        Column("total", Integer, nullable=False),
+        Column("result_json", Text, nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Index("ix_code_submissions_learner_lesson", "learner_id", "lesson_id"),
+    )
+    Table(
+        "lesson_state",
+        meta,
+        Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("variant_seed", Integer),
+        Column("updated_at", DateTime, nullable=False),
+    )
+    meta.create_all(conn)
+
+
+def _v2_attempts_and_secrets(conn: Connection) -> None:
+    """Format errors stop costing attempts, learners get a last-seen time, servers share a cookie key."""
+    # Every answer saved by version 1 cost an attempt, so the new column defaults to true.
+    _add_column(conn, "answers", Column("counted_as_attempt", Boolean, nullable=False, server_default=true()))
+    _add_column(conn, "learners", Column("last_seen_at", DateTime))
+    meta = MetaData()
+    Table(
+        "server_secrets",
+        meta,
+        Column("name", String(64), primary_key=True),
+        Column("value", String(128), nullable=False),
+    )
+    meta.create_all(conn)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_attempts_and_secrets]
+LATEST_VERSION = len(MIGRATIONS)
+
+
+def _add_column(conn: Connection, table: str, column: Column[object]) -> None:
+    definition = CreateColumn(column).compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {definition}"))
+
+
+def schema_version(conn: Connection) -> int:
+    """The version recorded in the database: 0 for an empty database."""
+    if not inspect(conn).has_table("schema_version"):
+        return 0
+    value = conn.execute(text("SELECT MAX(version) FROM schema_version")).scalar()
+    return int(value or 0)
+
+
+def upgrade(engine: Engine, target: int = LATEST_VERSION) -> tuple[int, int]:
+    """Apply the missing migrations up to ``target`` in one transaction.
+
+    Parameters
+    ----------
+    engine : sqlalchemy.Engine
+        The database to upgrade.
+    target : int
+        The version to stop at (tests use a lower one to write an "older" database).
+
+    Returns
+    -------
+    tuple of int
+        ``(version before, version after)``.
+
+    Raises
+    ------
+    StoreError
+        If the database was written by a newer qkv than this one.
+
+    Examples
+    --------
+    >>> from sqlalchemy import create_engine
+    >>> upgrade(create_engine("sqlite://"))
+    (0, 2)
+    """
+    if not 0 <= target <= LATEST_VERSION:
+        raise ValueError(f"target must be between 0 and {LATEST_VERSION}, not {target}.")
+    with engine.connect().execution_options(qkv_write=True) as conn, conn.begin():
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+        before = schema_version(conn)
+        if before > LATEST_VERSION:
+            raise StoreError(
+                f"The database has schema version {before}, but this qkv knows versions up to "
+                f"{LATEST_VERSION}; upgrade qkv before using this database."
+            )
+        for number in range(before + 1, target + 1):
+            MIGRATIONS[number - 1](conn)
+            conn.execute(text("DELETE FROM schema_version"))
+            conn.execute(text("INSERT INTO schema_version (version) VALUES (:v)"), {"v": number})
+        return before, max(before, target)

@@ -1,0 +1,97 @@
+"""The tables of the current schema, as SQLAlchemy 2.0 ORM classes.
+
+These describe the schema *after* every migration in ``qkv.store.migrations`` has run; the
+migrations, not these classes, create and alter the tables (a test checks the two agree).
+Times are naive UTC datetimes so SQLite and PostgreSQL store them the same way.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the qkv tables."""
+
+
+class SchemaVersion(Base):
+    """One row: the number of the last migration applied to this database."""
+
+    __tablename__ = "schema_version"
+
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+
+
+class Learner(Base):
+    """An anonymous learner: one per browser, named only if they choose a display name."""
+
+    __tablename__ = "learners"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    display_name: Mapped[str | None] = mapped_column(String(80))
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    last_seen_at: Mapped[datetime | None] = mapped_column(DateTime)  # added by migration 2
+
+
+class Answer(Base):
+    """Every answer a learner submitted to a numeric, letter or choice exercise, right or wrong."""
+
+    __tablename__ = "answers"
+    __table_args__ = (Index("ix_answers_learner_lesson", "learner_id", "lesson_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    variant_seed: Mapped[int | None] = mapped_column(Integer)
+    answer: Mapped[str] = mapped_column(Text, nullable=False)
+    correct: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    message: Mapped[str] = mapped_column(Text, nullable=False)
+    # Added by migration 2: a badly formatted answer is saved but does not cost an attempt.
+    counted_as_attempt: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class CodeSubmission(Base):
+    """Every program a learner sent to the grader, with the grader's full result document."""
+
+    __tablename__ = "code_submissions"
+    __table_args__ = (Index("ix_code_submissions_learner_lesson", "learner_id", "lesson_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    passed: Mapped[int] = mapped_column(Integer, nullable=False)
+    total: Mapped[int] = mapped_column(Integer, nullable=False)
+    result_json: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LessonState(Base):
+    """Per learner and lesson: which variant of the numbers they are working on (NULL = the page's own)."""
+
+    __tablename__ = "lesson_state"
+
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    variant_seed: Mapped[int | None] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class ServerSecret(Base):
+    """Secrets the servers share through the database (added by migration 2), e.g. the cookie key.
+
+    Keeping the key here lets several ``qkv serve`` instances on one database accept each other's
+    cookies without any configuration.
+    """
+
+    __tablename__ = "server_secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128), nullable=False)

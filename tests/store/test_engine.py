@@ -1,0 +1,68 @@
+"""Opening databases: URLs, the default location, and the messages when it goes wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qkv.store import Store, StoreError, create_store_engine, default_database_url, describe_url
+
+
+def test_default_is_a_sqlite_file_in_the_user_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    from platformdirs import user_data_dir
+
+    monkeypatch.delenv("QKV_DATABASE_URL", raising=False)
+    assert (
+        default_database_url() == f"sqlite:///{Path(user_data_dir('qkv', appauthor=False)) / 'qkv.sqlite3'}"
+    )
+    monkeypatch.setenv("QKV_DATABASE_URL", "sqlite:////tmp/elsewhere.sqlite3")
+    assert default_database_url() == "sqlite:////tmp/elsewhere.sqlite3"
+
+
+def test_passwords_are_hidden_in_messages() -> None:
+    assert describe_url("postgresql+psycopg://u:hunter2@h/db") == "postgresql+psycopg://u:***@h/db"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "not a url",
+            "The database URL 'not a url' is not a valid URL; use sqlite:///path/to/file.sqlite3 "
+            "or postgresql+psycopg://user:password@host/database.",
+        ),
+        (
+            "mysql://u:pw@h/db",
+            "The database URL 'mysql://u:***@h/db' names 'mysql'; qkv supports SQLite "
+            "(sqlite:///path) and PostgreSQL (postgresql+psycopg://user:password@host/database).",
+        ),
+    ],
+)
+def test_unusable_urls_are_refused_with_a_sentence(url: str, message: str) -> None:
+    with pytest.raises(StoreError) as raised:
+        create_store_engine(url)
+    assert str(raised.value) == message
+
+
+def test_a_missing_sqlite_file_is_not_created_when_it_must_exist(tmp_path: Path) -> None:
+    missing = tmp_path / "nothing.sqlite3"
+    with pytest.raises(StoreError) as raised:
+        Store(f"sqlite:///{missing}", must_exist=True)
+    assert str(raised.value) == f"There is no qkv database at {missing}; nothing has been saved there yet."
+    assert not missing.exists()
+
+
+def test_an_empty_database_without_migrating_is_refused(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'empty.sqlite3'}"
+    with pytest.raises(StoreError, match=r"holds no qkv data yet\.$"):
+        Store(url, migrate=False)
+
+
+@pytest.mark.timeout(30)
+def test_an_unreachable_postgresql_gives_a_sentence_with_the_password_hidden() -> None:
+    with pytest.raises(StoreError) as raised:
+        Store("postgresql+psycopg://qkv:secretpw@127.0.0.1:1/qkv")
+    message = str(raised.value)
+    assert message.startswith("Cannot open the database postgresql+psycopg://qkv:***@127.0.0.1:1/qkv: ")
+    assert "secretpw" not in message
