@@ -3,7 +3,8 @@
 // which lesson.js imports; the page never loads anything from a CDN.
 import { EditorView, basicSetup } from "codemirror";
 import { python } from "@codemirror/lang-python";
-import { indentUnit } from "@codemirror/language";
+import { indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { classHighlighter } from "@lezer/highlight";
 import { EditorState, Prec } from "@codemirror/state";
 import { keymap } from "@codemirror/view";
 import { indentWithTab } from "@codemirror/commands";
@@ -38,6 +39,8 @@ export function mountEditor(textarea, options = {}) {
       basicSetup,
       keymap.of([indentWithTab]),
       python(),
+      // Stable tok-* class names, coloured by lesson.css for light and dark schemes alike.
+      syntaxHighlighting(classHighlighter),
       indentUnit.of("    "),
       EditorState.tabSize.of(4),
       EditorView.contentAttributes.of({

@@ -1,0 +1,80 @@
+// Talking to the qkv JSON API: every state-changing request carries the CSRF token from the page's meta tag,
+// and every failure becomes an ApiError whose message is a sentence fit to show the learner.
+
+export class ApiError extends Error {
+  /**
+   * @param {string} message  a sentence for the learner
+   * @param {number} status   the HTTP status (0 when the server could not be reached)
+   */
+  constructor(message, status) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+  }
+}
+
+function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  return meta ? meta.getAttribute("content") ?? "" : "";
+}
+
+function detailOf(body) {
+  if (body && typeof body.detail === "string") return body.detail;
+  // FastAPI's own validation errors come as a list; join their messages.
+  if (body && Array.isArray(body.detail)) {
+    return body.detail.map((item) => item.msg ?? String(item)).join("; ");
+  }
+  return null;
+}
+
+/**
+ * POST a JSON body and return the parsed JSON answer.
+ *
+ * @param {string} url
+ * @param {object} body
+ * @returns {Promise<any>}
+ * @throws {ApiError}
+ */
+export async function postJson(url, body) {
+  return requestJson(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken() },
+    body: JSON.stringify(body),
+  });
+}
+
+/** GET a JSON document. */
+export async function getJson(url) {
+  return requestJson(url, { method: "GET", headers: { Accept: "application/json" } });
+}
+
+async function requestJson(url, init) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: "same-origin", ...init });
+  } catch {
+    throw new ApiError("The qkv server could not be reached. Check that it is still running, then try again.", 0);
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    if (response.status === 503) {
+      throw new ApiError("The grader is busy, retry in a moment.", 503);
+    }
+    const detail = detailOf(body);
+    throw new ApiError(detail ?? `The server answered with status ${response.status}.`, response.status);
+  }
+  if (body === null) {
+    throw new ApiError("The server's answer was not valid JSON.", response.status);
+  }
+  return body;
+}
+
+/** The path prefix of the current lesson's API, e.g. "/api/lessons/L4.1". */
+export function lessonApi(lessonId) {
+  return `/api/lessons/${encodeURIComponent(lessonId)}`;
+}

@@ -1,0 +1,84 @@
+// Answer forms (numeric, letter and multiple choice): Enter or the Check button sends the answer to the server,
+// which alone decides whether it is right; the feedback appears in the form's aria-live paragraph.
+import { ApiError, postJson } from "./api.js";
+
+const FEEDBACK_CLASSES = ["is-correct", "is-wrong", "is-format", "is-error"];
+
+/** Show a Feedback ({correct, message, counted_as_attempt}) under its form. */
+export function showFeedback(form, feedback) {
+  const paragraph = form.querySelector(".feedback");
+  if (!paragraph || !feedback) return;
+  paragraph.classList.remove(...FEEDBACK_CLASSES);
+  let kind = "is-wrong";
+  if (feedback.correct) kind = "is-correct";
+  else if (feedback.counted_as_attempt === false) kind = "is-format";
+  paragraph.classList.add(kind);
+  const prefix = feedback.correct ? "✓ " : kind === "is-format" ? "" : "✗ ";
+  paragraph.textContent = prefix + (feedback.message ?? "");
+  form.dataset.status = feedback.correct ? "correct" : kind === "is-format" ? "format" : "attempted";
+}
+
+function showError(form, message) {
+  const paragraph = form.querySelector(".feedback");
+  if (!paragraph) return;
+  paragraph.classList.remove(...FEEDBACK_CLASSES);
+  paragraph.classList.add("is-error");
+  paragraph.textContent = message;
+}
+
+function readAnswer(form) {
+  if (form.dataset.kind === "choice") {
+    const checked = form.querySelector('input[name="answer"]:checked');
+    return checked ? checked.value : "";
+  }
+  const input = form.querySelector('[name="answer"]');
+  return input ? input.value : "";
+}
+
+/** Put a saved answer back into the form (text box or radio button). */
+export function restoreAnswer(form, entry) {
+  if (!entry) return;
+  if (entry.last_answer !== null && entry.last_answer !== undefined) {
+    if (form.dataset.kind === "choice") {
+      for (const radio of form.querySelectorAll('input[name="answer"]')) {
+        radio.checked = radio.value === entry.last_answer;
+      }
+    } else {
+      const input = form.querySelector('[name="answer"]');
+      if (input) input.value = entry.last_answer;
+    }
+  }
+  if (entry.feedback) showFeedback(form, entry.feedback);
+}
+
+/**
+ * Wire one `form.exercise`.
+ *
+ * @param {HTMLFormElement} form
+ * @param {{api: string, progress: ReturnType<import("./progress.js").createProgressStore>}} ctx
+ */
+export function mountAnswerForm(form, ctx) {
+  const exerciseId = form.dataset.exerciseId;
+  if (!exerciseId || form.dataset.mounted) return;
+  form.dataset.mounted = "yes";
+  form.noValidate = true;
+  restoreAnswer(form, ctx.progress.get().exercises?.[exerciseId]);
+  const button = form.querySelector('button[type="submit"]');
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (form.getAttribute("aria-busy") === "true") return;
+    form.setAttribute("aria-busy", "true");
+    if (button) button.setAttribute("aria-disabled", "true");
+    try {
+      const answer = readAnswer(form);
+      const reply = await postJson(`${ctx.api}/answers`, { exercise_id: exerciseId, answer });
+      showFeedback(form, reply.feedback);
+      ctx.progress.set(reply.progress);
+    } catch (error) {
+      showError(form, error instanceof ApiError ? error.message : "Your answer could not be checked.");
+    } finally {
+      form.removeAttribute("aria-busy");
+      if (button) button.removeAttribute("aria-disabled");
+    }
+  });
+}

@@ -1,0 +1,55 @@
+// Number formatting shared by the widgets: integers stay integers, everything else gets 6 decimals.
+
+/**
+ * @param {number|string|null} value  a number, or a string such as "nan"/"inf" that the server uses for
+ *   non-finite floats, or null for a masked (minus infinity) entry
+ * @param {number} [digits=6]
+ * @returns {string}
+ */
+export function formatNumber(value, digits = 6) {
+  if (value === null || value === undefined) return "−∞";
+  if (typeof value === "string") return value;
+  if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value)) return String(value);
+  return value.toFixed(digits);
+}
+
+/** "[3, 2]" style, as the lesson writes vectors. */
+export function formatVector(values, digits = 6) {
+  return `[${values.map((v) => formatNumber(v, digits)).join(", ")}]`;
+}
+
+/** Shorter form for slider-driven tables: up to `digits` decimals, trailing zeros dropped. */
+export function formatCompact(value, digits = 4) {
+  if (typeof value !== "number" || !Number.isFinite(value)) return formatNumber(value);
+  const text = value.toFixed(digits).replace(/\.?0+$/, "");
+  return text === "-0" ? "0" : text;
+}
+
+/** Create an element with attributes and children (strings become text nodes, never HTML). */
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (name === "class") node.className = value;
+    else if (name === "text") node.textContent = value;
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Wait `ms` after the last call before running `fn` (used for sliders and explorer edits). */
+export function debounce(fn, ms) {
+  let timer = null;
+  return (...args) => {
+    if (timer !== null) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = null;
+      fn(...args);
+    }, ms);
+  };
+}
