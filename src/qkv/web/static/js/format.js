@@ -1,4 +1,4 @@
-// Number formatting shared by the widgets: integers stay integers, everything else gets 6 decimals.
+// Number formatting shared by the widgets: fixed 6 decimals for the explorer, compact for the slider table.
 
 /**
  * @param {number|string|null} value  a number, or a string such as "nan"/"inf" that the server uses for
@@ -10,8 +10,9 @@ export function formatNumber(value, digits = 6) {
   if (value === null || value === undefined) return "−∞";
   if (typeof value === "string") return value;
   if (!Number.isFinite(value)) return String(value);
-  if (Number.isInteger(value)) return String(value);
-  return value.toFixed(digits);
+  // Always the same number of decimals, so 2 and 2.0000001 are told apart and columns line up.
+  const text = value.toFixed(digits);
+  return /^-0\.0+$/.test(text) ? text.slice(1) : text;
 }
 
 /** "[3, 2]" style, as the lesson writes vectors. */

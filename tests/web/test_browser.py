@@ -1,0 +1,404 @@
+"""The L4.1 page in a real browser: Debian's Chromium driven by Playwright against the real web app.
+
+One uvicorn server (``qkv.web.app.create_app``, a temporary SQLite database, the real grader) and one
+Chromium serve the whole module; each test opens its own browser context, so each is a new learner
+with its own cookie. Screenshots go to ``test-artifacts/`` at the repository root (ignored by git).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
+]
+
+# A solution that passes the Part 2 tests, and one with the classic mistake of using the weights' rows as columns.
+CORRECT_SOLUTION = """import numpy as np
+
+def project_qkv(X, Wq, Wk, Wv):
+    X, Wq, Wk, Wv = (np.asarray(a) for a in (X, Wq, Wk, Wv))
+    d_model = X.shape[-1]
+    for name, W in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv)):
+        if W.ndim != 2 or W.shape[0] != d_model:
+            raise ValueError(f"{name} has shape {W.shape}; it needs {d_model} rows.")
+    if Wq.shape[1] != Wk.shape[1]:
+        raise ValueError(f"Wq has {Wq.shape[1]} columns and Wk has {Wk.shape[1]}; they must match.")
+    return X @ Wq, X @ Wk, X @ Wv
+
+def qkv_shapes(n, d_model, d_k, d_v):
+    return {"Q": (n, d_k), "K": (n, d_k), "V": (n, d_v)}
+
+def output_shape(n_q, n_k, d_v):
+    return (n_q, d_v)
+
+def param_count(d_model, d_k, d_v):
+    return d_model * d_k + d_model * d_k + d_model * d_v
+"""
+WRONG_SOLUTION = CORRECT_SOLUTION.replace(
+    "return X @ Wq, X @ Wk, X @ Wv", "return X @ Wq.T, X @ Wk.T, X @ Wv.T"
+)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LiveServer:
+    url: str
+    lesson_url: str
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The real app on uvicorn, on a free loopback port, with its own SQLite file."""
+    import uvicorn
+    from qkv.web.app import create_app
+
+    from qkv.web.settings import Settings
+
+    folder = tmp_path_factory.mktemp("browser-server")
+    settings = Settings(
+        database_url=f"sqlite:///{folder / 'qkv.db'}",
+        secret_key="browser-test-secret",
+        # Without bubblewrap the grader falls back to resource limits; the sandbox is tested elsewhere.
+        allow_unsandboxed=shutil.which("bwrap") is None,
+        grading_concurrency=1,
+        warm_spares=0,
+    )
+    port = _free_port()
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="browser-test-uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise AssertionError("The qkv web app did not start on uvicorn within 30 s.")
+        time.sleep(0.05)
+    url = f"http://127.0.0.1:{port}"
+    yield LiveServer(url=url, lesson_url=f"{url}/lessons/L4.1")
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the whole module (launched by Playwright with an empty profile)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page_errors() -> list[str]:
+    return []
+
+
+def _new_page(browser: Any, errors: list[str], **context_options: Any) -> Any:
+    context = browser.new_context(**context_options)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    return page
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def _lesson() -> Any:
+    from qkv.lessons import load_catalog
+
+    return load_catalog().lesson("L4.1")
+
+
+def _progress(page: Any) -> dict[str, Any]:
+    return json.loads(page.locator("#progress-data").text_content())  # type: ignore[no-any-return]
+
+
+def _compact(value: float) -> str:
+    """The slider table's number format (format.js formatCompact)."""
+    text = f"{value:.4f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _right_answer(lesson: Any, exercise_id: str, candidates: list[str], seed: int | None) -> str:
+    """The first candidate the lesson engine accepts: the engine, not this test, knows the answers."""
+    for candidate in candidates:
+        if lesson.check(exercise_id, candidate, variant_seed=seed).correct:
+            return candidate
+    raise AssertionError(f"None of {candidates} is accepted for {exercise_id!r}.")
+
+
+def _vector(values: list[float]) -> str:
+    return "[" + ", ".join(_compact(float(v)) for v in values) + "]"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_learner_does_the_whole_lesson_and_finds_it_restored(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    import qkv
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    lesson = _lesson()
+
+    # The index lists the lesson; the lesson opens from it.
+    page.goto(live_server.url + "/")
+    page.get_by_role("link", name=re.compile("Queries, keys and values")).click()
+    page.wait_for_url(re.compile(r"/lessons/L4\.1"))
+    expect(page.locator("h1")).to_have_text(lesson.title)
+    seed = _progress(page)["variant_seed"]
+    section_ids = page.locator("section.lesson-section").evaluate_all("nodes => nodes.map(n => n.id)")
+    assert section_ids[:4] == ["idea", "part1", "part2", "quiz"], section_ids
+    assert section_ids[-1] == "reference"
+
+    # Moving the x[0] slider in Part 1 changes q, computed by the server's project_qkv.
+    widget = page.locator('#part1 [data-widget="projection-sliders"]')
+    config = json.loads(widget.get_attribute("data-config"))
+    q_cell = widget.locator('[data-result="q"]')
+    x0 = widget.get_by_label("hidden x[0]")
+    expect(q_cell).to_have_text(
+        _vector(qkv.project_qkv([config["x"]], config["Wq"], config["Wk"], config["Wv"])[0][0])
+    )
+    x0.focus()
+    page.keyboard.press("ArrowRight")
+    step = float(x0.get_attribute("step"))
+    moved = [float(config["x"][0]) + step, float(config["x"][1])]
+    expected_q = qkv.project_qkv([moved], config["Wq"], config["Wk"], config["Wv"])[0][0]
+    expect(q_cell).to_have_text(_vector(expected_q))
+
+    # Part 1: a wrong q first (counted, with a message), then the right one; then k, v and the letter.
+    variant = lesson.variant(seed)
+    answers = {
+        "q": _vector(variant["q"]),
+        "k": _vector(variant["k"]),
+        "v": _vector(variant["v"]),
+        "averaged": "V",
+    }
+    q_box = page.locator("#answer-q")
+    q_box.fill(_vector(variant["k"]) if variant["k"] != variant["q"] else "[99, 99]")
+    q_box.press("Enter")
+    feedback_q = page.locator("#feedback-q")
+    expect(feedback_q).to_have_class(re.compile("is-wrong"))
+    expect(feedback_q).not_to_be_empty()
+    assert page.locator("#answer-q").evaluate("el => el.closest('form').dataset.status") == "attempted"
+    q_box.fill(answers["q"])
+    q_box.press("Enter")
+    expect(feedback_q).to_have_class(re.compile("is-correct"))
+    for exercise_id in ("k", "v", "averaged"):
+        box = page.locator(f"#answer-{exercise_id}")
+        box.fill(answers[exercise_id])
+        box.press("Enter")
+        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    expect(page.locator('.progress-part[data-part="part1"]')).to_have_class(re.compile("is-done"))
+
+    # Part 2: the editor is CodeMirror, prefilled with the starter code.
+    code_box = page.locator(".code-exercise")
+    editor = code_box.locator(".cm-content")
+    expect(editor).to_be_visible()
+    starter = lesson.exercises["code"].starter_code
+    assert editor.inner_text().strip().splitlines()[0] == starter.strip().splitlines()[0]
+    results = code_box.locator(".grade-results")
+
+    # A wrong solution fails and shows a hint; Ctrl+Enter runs it from inside the editor.
+    _replace_editor_text(page, editor, WRONG_SOLUTION)
+    page.keyboard.press("Control+Enter")
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
+    )
+    expect(results.locator(".test-hint").first).to_be_visible()
+
+    # The correct solution passes every test; the Run button shows a busy state while it runs.
+    _replace_editor_text(page, editor, CORRECT_SOLUTION)
+    page.keyboard.press("Control+Enter")
+    expect(code_box).to_have_attribute("aria-busy", "true")
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"✓ All \d+ tests passed"), timeout=60_000
+    )
+    assert results.locator(".test-fail, .test-error, .test-timeout").count() == 0
+    expect(code_box).not_to_have_attribute("aria-busy", "true")
+
+    # The quiz: the answer the engine accepts.
+    quiz = page.locator('form.exercise[data-kind="choice"]')
+    quiz_id = quiz.get_attribute("data-exercise-id")
+    letters = quiz.locator('input[type="radio"]').evaluate_all("nodes => nodes.map(n => n.value)")
+    right = _right_answer(lesson, quiz_id, letters, seed)
+    quiz.locator(f'input[type="radio"][value="{right}"]').check()
+    quiz.get_by_role("button", name="Check").click()
+    expect(page.locator(f"#feedback-{quiz_id}")).to_have_class(re.compile("is-correct"))
+
+    # The explorer on the worked example: weights 0.669762 / 0.330238; the causal mask leaves only key 0.
+    explorer = page.locator('[data-widget="attention-explorer"]')
+    expect(explorer.locator("[data-output-vector]")).to_have_text("[1.339523, 0.660477]")
+    expect(explorer.locator('[data-weight="0"]')).to_contain_text("0.669762")
+    explorer.get_by_label("Apply the causal mask").check()
+    expect(explorer.locator("[data-output-vector]")).to_have_text("[2.000000, 0.000000]")
+    expect(explorer.locator('[data-masked="1"]')).to_contain_text("masked")
+    expect(explorer.locator('tr[data-key="1"]')).to_have_class(re.compile("is-masked"))
+    # Editing q changes the result (the server recomputes it).
+    explorer.get_by_label("Apply the causal mask").uncheck()
+    explorer.get_by_label("q component 1").fill("0")
+    expect(explorer.locator("[data-output-vector]")).to_have_text("[1.000000, 1.000000]")
+
+    expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
+    _shot(page, "lesson-done-desktop")
+
+    # Reload: every answer, feedback, the editor's code, its results and the progress come back.
+    page.reload()
+    for exercise_id, answer in answers.items():
+        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
+        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    expect(page.locator(f'form[data-exercise-id="{quiz_id}"] input[value="{right}"]')).to_be_checked()
+    expect(page.locator(f"#feedback-{quiz_id}")).to_have_class(re.compile("is-correct"))
+    editor = page.locator(".code-exercise .cm-content")
+    expect(editor).to_contain_text("return d_model * d_k + d_model * d_k + d_model * d_v")
+    expect(page.locator(".code-exercise .grade-summary")).to_have_text(re.compile(r"✓ All \d+ tests passed"))
+    for part in ("part1", "part2", "quiz"):
+        expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
+        expect(page.locator(f'.progress-part[data-part="{part}"] .part-status')).to_have_text("✓ done")
+    _shot(page, "lesson-restored-desktop")
+    assert page_errors == []
+    page.context.close()
+
+
+def _replace_editor_text(page: Any, editor: Any, text: str) -> None:
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    # insert_text types the program as one edit, so the editor's auto-indent does not re-indent it.
+    page.keyboard.insert_text(text)
+
+
+@pytest.mark.timeout(120)
+def test_keyboard_alone_reaches_and_operates_the_lesson(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(live_server.lesson_url)
+    expect(page.locator(".code-exercise .cm-content")).to_be_visible()
+
+    # The first Tab lands on the skip link, which becomes visible; Enter moves to the content.
+    page.keyboard.press("Tab")
+    skip = page.locator(".skip-link")
+    expect(skip).to_be_focused()
+    assert skip.bounding_box()["y"] >= 0
+    page.keyboard.press("Enter")
+
+    def tab_until(selector: str, limit: int = 80) -> None:
+        target = page.locator(selector)
+        for _ in range(limit):
+            page.keyboard.press("Tab")
+            if target.evaluate("el => el === document.activeElement || el.contains(document.activeElement)"):
+                return
+        raise AssertionError(f"{limit} presses of Tab never reached {selector}.")
+
+    def outline_width() -> float:
+        return float(page.evaluate("parseFloat(getComputedStyle(document.activeElement).outlineWidth)"))
+
+    # A slider takes arrow keys; focus is visible on it.
+    tab_until('#part1 input[type="range"]')
+    assert outline_width() >= 2
+    page.keyboard.press("ArrowLeft")
+
+    # Part 1: type an answer in the box and press Enter; a format error does not cost an attempt.
+    tab_until("#answer-q")
+    assert outline_width() >= 2
+    page.keyboard.type("three and two")
+    page.keyboard.press("Enter")
+    expect(page.locator("#feedback-q")).not_to_be_empty()
+    expect(page.locator("#feedback-q")).to_have_class(re.compile("is-format"))
+    progress = page.evaluate("fetch('/api/lessons/L4.1/progress').then(r => r.json())")
+    assert progress["exercises"]["q"]["attempts"] == 0
+
+    # The code editor: Tab moves into it, Escape then Tab leaves it (Tab alone indents).
+    tab_until(".code-exercise .cm-content")
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("x = 1")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    expect(page.locator(".code-exercise button.run-code")).to_be_focused()
+    assert outline_width() >= 2
+
+    # The quiz: arrow keys choose a radio button, Tab then Enter on Check submits it.
+    tab_until('form[data-kind="choice"] input[type="radio"]')
+    page.keyboard.press("ArrowDown")
+    tab_until('form[data-kind="choice"] button[type="submit"]')
+    page.keyboard.press("Enter")
+    expect(page.locator('form[data-kind="choice"] .feedback')).not_to_be_empty()
+
+    # The explorer's causal toggle is a checkbox that Space flips.
+    tab_until('[data-widget="attention-explorer"] input[type="checkbox"]')
+    page.keyboard.press("Space")
+    expect(page.locator('[data-widget="attention-explorer"] [data-output-vector]')).to_have_text(
+        "[2.000000, 0.000000]"
+    )
+    _shot(page, "lesson-keyboard")
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_phone_width_layout_has_no_horizontal_scroll(
+    live_server: LiveServer, browser: Any, page_errors: list[str], scheme: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 390, "height": 844}, color_scheme=scheme)
+    for url, name in ((live_server.url + "/", "index"), (live_server.lesson_url, "lesson")):
+        page.goto(url)
+        if name == "lesson":
+            expect(page.locator(".code-exercise .cm-content")).to_be_visible()
+            expect(page.locator('[data-widget="attention-explorer"] [data-output-vector]')).to_be_visible()
+        widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert widths[0] <= widths[1] == 390, f"The {name} page is {widths[0]} px wide at a 390 px viewport."
+        _shot(page, f"{name}-390px-{scheme}")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert (background == "rgb(22, 24, 28)") == (scheme == "dark"), background
+    assert page_errors == []
+    page.context.close()
