@@ -1,0 +1,147 @@
+"""The app factory: ``create_app(settings)`` wires the store, lessons, grader and routes together.
+
+>>> from qkv.web.app import create_app
+>>> from qkv.web.settings import Settings
+>>> app = create_app(Settings(database_url="sqlite://", secret_key="k" * 32))
+>>> sorted(route.path for route in app.routes if route.path.startswith("/api/lessons"))[:2]
+['/api/lessons/{lesson_id}/answers', '/api/lessons/{lesson_id}/code']
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
+
+from qkv import __version__
+from qkv.store import Store, default_database_url
+from qkv.web import api, pages
+from qkv.web.errors import install_error_handlers
+from qkv.web.grading import GradingQueue
+from qkv.web.jsonsafe import SafeJSONResponse
+from qkv.web.limits import BodyLimitMiddleware
+from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
+from qkv.web.services import Services
+from qkv.web.settings import Settings
+
+log = logging.getLogger("qkv.web")
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+TEMPLATES_DIR = PACKAGE_DIR / "templates"
+STATIC_DIR = PACKAGE_DIR / "static"
+
+
+def create_app(settings: Settings | None = None, *, catalog: Any = None) -> FastAPI:
+    """Build the lesson server.
+
+    The database is opened (and its schema upgraded) here, so a bad URL fails at once; the
+    grader starts in the app's lifespan and stops there, after in-flight gradings finish.
+
+    Parameters
+    ----------
+    settings : Settings, optional
+        Defaults to ``Settings()``.
+    catalog : qkv.lessons.Catalog, optional
+        The lessons to serve; the built-in ones by default.
+
+    Returns
+    -------
+    fastapi.FastAPI
+
+    Raises
+    ------
+    qkv.store.StoreError
+        If the database cannot be opened.
+    """
+    settings = settings or Settings()
+    if catalog is None:
+        from qkv.lessons import load_catalog
+
+        catalog = load_catalog()
+    store = Store(settings.database_url or default_database_url())
+    secret = settings.secret_key or store.shared_secret("cookie-signing")
+    services = Services(
+        settings=settings,
+        store=store,
+        catalog=catalog,
+        identity=LearnerIdentity(secret, secure=settings.secure_cookies),
+        templates=Jinja2Templates(directory=str(settings.templates_dir or TEMPLATES_DIR)),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(start_grading, services)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(stop_grading, services)
+            store.close()
+
+    app = FastAPI(
+        title="qkv",
+        version=__version__,
+        summary="Queries, keys and values: the lesson's JSON API.",
+        lifespan=lifespan,
+        default_response_class=SafeJSONResponse,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.qkv = services
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+    install_error_handlers(app)
+    app.add_middleware(
+        BodyLimitMiddleware, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
+    )
+    app.add_middleware(SecurityHeadersMiddleware)  # added last, so it wraps everything above
+    return app
+
+
+def start_grading(services: Services) -> None:
+    """Start the grader and its queue, or record in a sentence why code cannot be graded."""
+    settings = services.settings
+    try:
+        from qkv.grading import Grader, SandboxUnavailable  # type: ignore[attr-defined,unused-ignore]
+    except ImportError as error:
+        services.grading_off_reason = f"Code cannot be graded: the grader could not be loaded ({error})."
+        services.sandbox = "grading is off (the grader could not be loaded)"
+        log.error(services.grading_off_reason)
+        return
+    try:
+        grader = Grader(require_sandbox=not settings.allow_unsandboxed, warm_spares=settings.warm_spares)
+    except SandboxUnavailable as error:
+        services.grading_off_reason = f"Code cannot be graded on this server. {error}"
+        services.sandbox = "grading is off: bubblewrap is missing"
+        log.warning(services.grading_off_reason)
+        return
+    services.grader = grader
+    services.sandbox = str(grader.sandbox)
+    services.queue = GradingQueue(
+        lambda source, suite: grader.grade(source, suite=suite),
+        concurrency=settings.grading_concurrency,
+        capacity=settings.grading_queue,
+    )
+    services.grading_off_reason = None
+
+
+def stop_grading(services: Services) -> None:
+    """Let admitted gradings finish (up to ``shutdown_grace_s``), then stop the grader."""
+    if services.queue is not None:
+        finished = services.queue.close(services.settings.shutdown_grace_s)
+        if not finished:
+            log.warning(
+                "some gradings were still running after %.0f s; stopping anyway",
+                services.settings.shutdown_grace_s,
+            )
+    if services.grader is not None:
+        services.grader.close()
+    services.queue = None
+    services.grader = None

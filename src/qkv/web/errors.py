@@ -1,0 +1,130 @@
+"""Every error becomes a sentence: ``{"detail": "..."}`` for the API, the error page for browsers."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from qkv.store import StoreError
+from qkv.web.jsonsafe import SafeJSONResponse
+
+log = logging.getLogger("qkv.web")
+
+_PLAIN_DETAILS = {"Not Found", "Method Not Allowed"}
+
+
+def validation_sentence(errors: list[Any]) -> str:
+    """One sentence describing pydantic's validation errors for a request.
+
+    Examples
+    --------
+    >>> validation_sentence([{"loc": ("body", "answer"), "msg": "Field required", "type": "missing"}])
+    "The request body is missing the field 'answer'."
+    >>> validation_sentence([{"loc": ("body", "x", 0), "msg": "Input should be a valid number", "type": "x"}])
+    "The request body's field 'x[0]' is not acceptable: input should be a valid number."
+    """
+    sentences = [_one_error(error) for error in errors[:3]]
+    more = len(errors) - 3
+    text = " ".join(sentences)
+    if more > 0:
+        text += f" ({more} more problem{'s' if more > 1 else ''} not shown.)"
+    return text or "The request is not acceptable."
+
+
+def _one_error(error: Any) -> str:
+    location = [part for part in error.get("loc", ()) if part != "body"]
+    where = ""
+    for part in location:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    kind = error.get("type", "")
+    message = str(error.get("msg", "is not acceptable")).rstrip(".")
+    message = message[:1].lower() + message[1:]
+    if kind == "missing":
+        return f"The request body is missing the field {where!r}."
+    if kind == "extra_forbidden":
+        return f"The request body has a field {where!r} that this endpoint does not take."
+    if kind == "json_invalid":
+        return "The request body is not valid JSON."
+    if kind == "model_attributes_type" or not where:
+        return f"The request body must be a JSON object with the documented fields ({message})."
+    return f"The request body's field {where!r} is not acceptable: {message}."
+
+
+def _wants_html(request: Request) -> bool:
+    path = request.url.path
+    if path.startswith(("/api/", "/static/")) or path in {"/openapi.json", "/healthz"}:
+        return False
+    return "text/html" in request.headers.get("accept", "")
+
+
+def _sentence_for(request: Request, status: int, detail: Any) -> str:
+    if isinstance(detail, str) and detail not in _PLAIN_DETAILS:
+        return detail
+    if status == 404:
+        return f"There is nothing at {request.url.path}."
+    if status == 405:
+        return f"{request.method} is not allowed on {request.url.path}."
+    return f"The request failed with status {status}."
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers that turn exceptions into sentences."""
+
+    async def http_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, StarletteHTTPException)
+        sentence = _sentence_for(request, error.status_code, error.detail)
+        headers = dict(error.headers or {})
+        if _wants_html(request):
+            return error_page(request, error.status_code, sentence, headers)
+        return SafeJSONResponse({"detail": sentence}, status_code=error.status_code, headers=headers)
+
+    async def invalid_request(request: Request, error: Exception) -> Response:
+        assert isinstance(error, RequestValidationError)
+        return SafeJSONResponse({"detail": validation_sentence(list(error.errors()))}, status_code=422)
+
+    async def store_failed(request: Request, error: Exception) -> Response:
+        log.error("database error on %s %s: %s", request.method, request.url.path, error)
+        sentence = f"Your work could not be saved or read just now ({error}). Try again in a moment."
+        if _wants_html(request):
+            return error_page(request, 503, sentence, {"Retry-After": "5"})
+        return SafeJSONResponse({"detail": sentence}, status_code=503, headers={"Retry-After": "5"})
+
+    async def unexpected(request: Request, error: Exception) -> Response:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        sentence = "Something went wrong on the server; the error has been logged. Please try again."
+        if _wants_html(request):
+            return error_page(request, 500, sentence, {})
+        return SafeJSONResponse({"detail": sentence}, status_code=500)
+
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(StoreError, store_failed)
+    app.add_exception_handler(Exception, unexpected)
+
+
+def error_page(request: Request, status: int, message: str, headers: dict[str, str]) -> Response:
+    """The ``error.html`` page, or a bare page if the templates cannot be used."""
+    from html import escape
+
+    from starlette.responses import HTMLResponse
+
+    state = getattr(request.app.state, "qkv", None)
+    if state is not None:
+        try:
+            page: Response = state.templates.TemplateResponse(
+                request,
+                "error.html",
+                {"status_code": status, "message": message, "csrf_token": None, "learner": None},
+                status_code=status,
+                headers=headers,
+            )
+            return page
+        except Exception:  # a broken template must not hide the original error
+            log.exception("the error page template failed")
+    body = f"<!doctype html><title>qkv: error {status}</title><h1>Error {status}</h1><p>{escape(message)}</p>"
+    return HTMLResponse(body, status_code=status, headers=headers)

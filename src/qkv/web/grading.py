@@ -1,0 +1,128 @@
+"""A bounded grading queue in front of the grader: fixed concurrency, a limited wait list, clean shutdown.
+
+Gradings run on a small pool of threads (each one drives a sandboxed process, so the threads
+mostly wait). When every slot and every place in the wait list is taken, ``submit`` refuses at
+once with ``QueueFull`` instead of letting requests pile up.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+class QueueFull(RuntimeError):
+    """Every grading slot and wait-list place is taken; ``retry_after_s`` estimates when one frees up."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class GradingClosed(RuntimeError):
+    """The queue no longer takes work (the server is shutting down)."""
+
+
+class GradingQueue:
+    """Runs ``grade(source, suite)`` calls with at most ``concurrency`` at once and ``capacity`` waiting.
+
+    Parameters
+    ----------
+    grade : callable
+        ``grade(source, suite)``; it must be thread-safe.
+    concurrency : int
+        Gradings running at once.
+    capacity : int
+        Gradings allowed to wait for a slot.
+
+    Examples
+    --------
+    >>> queue = GradingQueue(lambda source, suite: source.upper(), concurrency=1, capacity=0)
+    >>> queue.submit("ok", "L4.1-part2").result()
+    'OK'
+    >>> queue.close(timeout_s=1.0)
+    True
+    """
+
+    def __init__(self, grade: Callable[[str, str], Any], *, concurrency: int, capacity: int) -> None:
+        if concurrency < 1 or capacity < 0:
+            raise ValueError(
+                f"A grading queue needs concurrency >= 1 and capacity >= 0, not {concurrency} and {capacity}."
+            )
+        self._grade = grade
+        self.concurrency = concurrency
+        self.capacity = capacity
+        self._executor = concurrent.futures.ThreadPoolExecutor(concurrency, thread_name_prefix="qkv-grade")
+        self._lock = threading.Lock()
+        self._admitted = 0
+        self._closed = False
+        self._pending: set[concurrent.futures.Future[Any]] = set()
+        self._mean_s = 1.0  # running estimate of one grading's duration, for Retry-After
+
+    @property
+    def admitted(self) -> int:
+        """Gradings running or waiting now."""
+        return self._admitted
+
+    def submit(self, source: str, suite: str) -> concurrent.futures.Future[Any]:
+        """Queue a grading and return its future.
+
+        Raises
+        ------
+        QueueFull
+            If ``concurrency + capacity`` gradings are already admitted.
+        GradingClosed
+            If the queue has been closed.
+        """
+        with self._lock:
+            if self._closed:
+                raise GradingClosed(
+                    "The server is shutting down and takes no more code to grade; try again shortly."
+                )
+            if self._admitted >= self.concurrency + self.capacity:
+                retry = max(1, math.ceil(self._mean_s * (self._admitted + 1) / self.concurrency))
+                raise QueueFull(
+                    f"The grader is busy: {self._admitted} programs are being graded or waiting, "
+                    f"which is all this server takes at once. Try again in about {retry} s.",
+                    retry,
+                )
+            self._admitted += 1
+            future = self._executor.submit(self._timed, source, suite)
+            self._pending.add(future)
+        future.add_done_callback(self._release)
+        return future
+
+    def _timed(self, source: str, suite: str) -> Any:
+        started = time.monotonic()
+        try:
+            return self._grade(source, suite)
+        finally:
+            elapsed = time.monotonic() - started
+            with self._lock:
+                self._mean_s = 0.8 * self._mean_s + 0.2 * elapsed
+
+    def _release(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._admitted -= 1
+            self._pending.discard(future)
+
+    def close(self, timeout_s: float) -> bool:
+        """Stop taking work and wait up to ``timeout_s`` for admitted gradings to finish.
+
+        Returns
+        -------
+        bool
+            True if everything admitted finished in time.
+        """
+        with self._lock:
+            self._closed = True
+            pending = list(self._pending)
+        _done, not_done = concurrent.futures.wait(pending, timeout=timeout_s)
+        for future in not_done:
+            future.cancel()  # still waiting for a slot: drop it; running ones end with their own time limit
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        return not not_done

@@ -1,0 +1,140 @@
+"""Refusing bad request bodies before the app parses them: too big, too slow, not UTF-8, not JSON.
+
+The whole body of a state-changing request is read here (it is small, at most ``max_body_bytes``)
+and handed on unchanged, so the routes never see a body that would make them fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from qkv.web.jsonsafe import SafeJSONResponse
+
+_WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+class BodyLimitMiddleware:
+    """413 for bodies over ``max_bytes``, 408 for bodies that trickle in, 400 for undecodable JSON.
+
+    Parameters
+    ----------
+    app : ASGI app
+    max_bytes : int
+        Largest accepted body.
+    timeout_s : float
+        Time allowed to receive the whole body.
+    """
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int, timeout_s: float) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in _WITH_BODY:
+            await self.app(scope, receive, send)
+            return
+        headers = {name.lower(): value for name, value in scope.get("headers", [])}
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                await _refuse(scope, receive, send, 400, "The Content-Length header is not a whole number.")
+                return
+            if int(declared) > self.max_bytes:
+                await _refuse(scope, receive, send, 413, self._too_big(int(declared)))
+                return
+
+        body = bytearray()
+        deadline = time.monotonic() + self.timeout_s
+        more = True
+        while more:
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                await _refuse(
+                    scope,
+                    receive,
+                    send,
+                    408,
+                    f"The request body took longer than {self.timeout_s:g} s to arrive.",
+                )
+                return
+            if message["type"] == "http.disconnect":
+                return
+            body.extend(message.get("body", b""))
+            if len(body) > self.max_bytes:
+                await _refuse(scope, receive, send, 413, self._too_big(len(body), at_least=True))
+                return
+            more = bool(message.get("more_body", False))
+
+        content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        if body and (content_type == b"application/json" or content_type.endswith(b"+json")):
+            problem = json_problem(bytes(body))
+            if problem is not None:
+                await _refuse(scope, receive, send, 400, problem)
+                return
+
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _too_big(self, size: int, *, at_least: bool = False) -> str:
+        amount = f"more than {self.max_bytes:,}" if at_least else f"{size:,}"
+        return (
+            f"The request body is {amount} bytes; this server accepts at most {self.max_bytes:,} bytes "
+            f"({self.max_bytes // 1024} KiB)."
+        )
+
+
+def json_problem(body: bytes) -> str | None:
+    """A sentence saying why ``body`` is not acceptable JSON, or None if it is fine.
+
+    Examples
+    --------
+    >>> json_problem(b'{"a": 1}') is None
+    True
+    >>> json_problem(b'{"a": NaN}')
+    'The request body contains NaN; numbers must be finite.'
+    >>> json_problem(b'\\xff')
+    'The request body is not valid UTF-8 (byte 0xff at position 0).'
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        bad = body[error.start]
+        return f"The request body is not valid UTF-8 (byte 0x{bad:02x} at position {error.start})."
+
+    def refuse_constant(name: str) -> object:
+        raise _NonFinite(name)
+
+    try:
+        json.loads(text, parse_constant=refuse_constant)
+    except _NonFinite as constant:
+        return f"The request body contains {constant}; numbers must be finite."
+    except RecursionError:
+        return "The request body's JSON is nested too deeply."
+    except json.JSONDecodeError as error:
+        return (
+            f"The request body is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}."
+        )
+    return None
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, sentence: str) -> None:
+    response = SafeJSONResponse({"detail": sentence}, status_code=status, headers={"connection": "close"})
+    await response(scope, receive, send)

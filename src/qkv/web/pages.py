@@ -1,0 +1,99 @@
+"""The HTML pages (lesson list, lesson), the API reference page and the health check."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse
+from starlette.responses import Response
+
+from qkv.store import LessonActivity
+from qkv.web.apidocs import render_api_reference
+from qkv.web.progress import build_progress
+from qkv.web.security import Learner
+from qkv.web.services import Services, services
+
+router = APIRouter(include_in_schema=False)
+
+AppServices = Annotated[Services, Depends(services)]
+
+
+def _reader(request: Request, app: AppServices) -> Learner:
+    return app.identity.learner(request)
+
+
+Reader = Annotated[Learner, Depends(_reader)]
+_NO_STORE = {"Cache-Control": "no-store"}  # pages embed the learner's progress
+
+
+def _activity(app: Services, learner: Learner, lesson_id: str) -> LessonActivity:
+    if not learner.from_cookie:
+        return LessonActivity(lesson_id, None)  # a first visit has nothing saved; skip the database
+    return app.store.lesson_activity(learner.id, lesson_id)
+
+
+def _learner_view(app: Services, learner: Learner) -> dict[str, Any]:
+    name = app.store.learner_display_name(learner.id) if learner.from_cookie else None
+    return {"display_name": name}
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(request: Request, app: AppServices, learner: Reader) -> Response:
+    """Every chapter with its written lessons and the learner's progress on each."""
+    chapters = []
+    for chapter in app.catalog.chapters:
+        lessons = []
+        for lesson in app.catalog.lessons:
+            if lesson.chapter_id != chapter.id:
+                continue
+            progress = build_progress(lesson, _activity(app, learner, lesson.id))
+            lessons.append(
+                {
+                    "id": lesson.id,
+                    "title": lesson.title,
+                    "place": lesson.place,
+                    "goal": lesson.goal,
+                    "url": str(request.url_for("lesson_page", lesson_id=lesson.id).path),
+                    "done": progress["done"],
+                    "total": progress["total"],
+                }
+            )
+        chapters.append({"id": chapter.id, "title": chapter.title, "lessons": lessons})
+    context = {
+        "chapters": chapters,
+        "learner": _learner_view(app, learner),
+        "csrf_token": app.identity.csrf_token(learner.id),
+    }
+    return app.templates.TemplateResponse(request, "index.html", context, headers=_NO_STORE)
+
+
+@router.get("/lessons/{lesson_id}", response_class=HTMLResponse, name="lesson_page")
+def lesson_page(lesson_id: str, request: Request, app: AppServices, learner: Reader) -> Response:
+    """The whole lesson, with the learner's saved answers, code and variant."""
+    lesson = app.lesson(lesson_id)
+    activity = _activity(app, learner, lesson.id)
+    seed = activity.variant_seed
+    context = {
+        "lesson": lesson,
+        "sections": app.sections(lesson, seed),
+        "progress": build_progress(lesson, activity),
+        "csrf_token": app.identity.csrf_token(learner.id),
+        "learner": _learner_view(app, learner),
+        "variant": lesson.variant(seed),
+        "sandbox": app.sandbox,
+    }
+    return app.templates.TemplateResponse(request, "lesson.html", context, headers=_NO_STORE)
+
+
+@router.get("/docs", response_class=HTMLResponse)
+def api_reference(request: Request) -> HTMLResponse:
+    """The JSON API reference, rendered on the server from the OpenAPI document (works offline)."""
+    return HTMLResponse(render_api_reference(request.app.openapi()))
+
+
+@router.get("/healthz")
+def health(app: AppServices) -> dict[str, str]:
+    """For load balancers: 200 when the database answers; says how code is graded."""
+    app.store.ping()
+    return {"status": "ok", "grading": app.sandbox}

@@ -1,0 +1,171 @@
+"""Who is asking, and may they: the signed learner cookie, CSRF tokens and the security headers.
+
+A learner is an id in a signed, HttpOnly, SameSite=Lax cookie; the API never takes a learner id
+from anywhere else, so nobody can name another learner's id. State-changing requests must also
+carry ``X-CSRF-Token``: an HMAC of the learner id that only pages served to that browser contain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import uuid
+from dataclasses import dataclass
+
+from fastapi import HTTPException, Request
+from itsdangerous import BadSignature, URLSafeSerializer
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+COOKIE_NAME = "qkv_learner"
+CSRF_HEADER = "X-CSRF-Token"
+COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest lifetime browsers accept
+
+# No inline scripts or styles from markup; the lesson's JS and CSS are files under /static.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+]
+
+
+@dataclass(frozen=True)
+class Learner:
+    """The learner behind a request. ``from_cookie`` is False for a browser seen for the first time."""
+
+    id: str
+    from_cookie: bool
+
+
+class LearnerIdentity:
+    """Signs and checks learner cookies and derives each learner's CSRF token.
+
+    Parameters
+    ----------
+    secret_key : str
+        The signing key; servers sharing a database must share it.
+    secure : bool
+        Add the ``Secure`` flag (HTTPS only).
+
+    Examples
+    --------
+    >>> identity = LearnerIdentity("k" * 32)
+    >>> cookie = identity.sign("1b4e28ba-2fa1-11d2-883f-0016d3cca427")
+    >>> identity.unsign(cookie)
+    '1b4e28ba-2fa1-11d2-883f-0016d3cca427'
+    >>> identity.unsign(cookie[:-1] + "x") is None
+    True
+    """
+
+    def __init__(self, secret_key: str, *, secure: bool = False) -> None:
+        self._serializer = URLSafeSerializer(secret_key, salt="qkv.learner")
+        self._csrf_key = hashlib.sha256(b"qkv.csrf\x00" + secret_key.encode()).digest()
+        self.secure = secure
+
+    def sign(self, learner_id: str) -> str:
+        """The cookie value for ``learner_id``."""
+        return str(self._serializer.dumps(learner_id))
+
+    def unsign(self, cookie: str | None) -> str | None:
+        """The learner id in a genuine cookie, or None for a missing, forged or tampered one."""
+        if not cookie:
+            return None
+        try:
+            value = self._serializer.loads(cookie)
+        except BadSignature:
+            return None
+        if not isinstance(value, str):
+            return None
+        try:
+            return str(uuid.UUID(value))
+        except ValueError:
+            return None
+
+    def csrf_token(self, learner_id: str) -> str:
+        """The token pages give this learner's browser; it works for no other learner."""
+        return hmac.new(self._csrf_key, learner_id.encode(), hashlib.sha256).hexdigest()
+
+    def learner(self, request: Request) -> Learner:
+        """The request's learner; a new one (with a cookie to set) if the cookie is absent or not genuine."""
+        known = self.unsign(request.cookies.get(COOKIE_NAME))
+        if known is not None:
+            return Learner(known, from_cookie=True)
+        fresh = Learner(str(uuid.uuid4()), from_cookie=False)
+        request.state.qkv_set_cookie = self.cookie_header(fresh.id)
+        return fresh
+
+    def cookie_header(self, learner_id: str) -> bytes:
+        """A ``Set-Cookie`` value: HttpOnly, SameSite=Lax, whole site, about a year."""
+        parts = [
+            f"{COOKIE_NAME}={self.sign(learner_id)}",
+            "Path=/",
+            f"Max-Age={COOKIE_MAX_AGE_S}",
+            "HttpOnly",
+            "SameSite=Lax",
+        ]
+        if self.secure:
+            parts.append("Secure")
+        return "; ".join(parts).encode("latin-1")
+
+    def require_csrf(self, request: Request) -> Learner:
+        """The learner of a state-changing request, after checking its cookie and CSRF token.
+
+        Raises
+        ------
+        fastapi.HTTPException
+            403 with a sentence when the cookie or the token is missing or wrong.
+        """
+        learner_id = self.unsign(request.cookies.get(COOKIE_NAME))
+        if learner_id is None:
+            raise HTTPException(
+                403,
+                "This request carries no valid learner cookie, so it cannot change any progress; "
+                "open the lesson page to get one, then try again.",
+            )
+        given = request.headers.get(CSRF_HEADER, "")
+        if not given:
+            raise HTTPException(
+                403,
+                f"This request has no {CSRF_HEADER} header; state-changing requests must send the token "
+                "from the page's csrf-token meta tag.",
+            )
+        if not hmac.compare_digest(given.encode("utf-8", "replace"), self.csrf_token(learner_id).encode()):
+            raise HTTPException(
+                403,
+                f"The {CSRF_HEADER} header does not match this browser's learner; "
+                "reload the page and try again.",
+            )
+        return Learner(learner_id, from_cookie=True)
+
+
+class SecurityHeadersMiddleware:
+    """Adds the security headers to every response, and the learner cookie when one was issued."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                headers.extend(item for item in SECURITY_HEADERS if item[0] not in present)
+                cookie = scope.get("state", {}).get("qkv_set_cookie")
+                if cookie:
+                    headers.append((b"set-cookie", cookie))
+                    headers.append((b"cache-control", b"no-store"))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

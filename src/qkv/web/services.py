@@ -1,0 +1,69 @@
+"""What the routes share: the store, the lesson catalog, the learner identity and the grading queue.
+
+One ``Services`` object lives on ``app.state.qkv``; routes reach it through ``services(request)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import HTTPException, Request
+from fastapi.templating import Jinja2Templates
+
+from qkv.store import Store
+from qkv.web.grading import GradingQueue
+from qkv.web.security import LearnerIdentity
+from qkv.web.settings import Settings
+
+
+@dataclass
+class Services:
+    """The app's long-lived parts."""
+
+    settings: Settings
+    store: Store
+    catalog: Any
+    identity: LearnerIdentity
+    templates: Jinja2Templates
+    queue: GradingQueue | None = None
+    grader: Any = None
+    sandbox: str = "grading is off"
+    grading_off_reason: str | None = "The grader has not started yet; try again in a moment."
+    _render_cache: dict[tuple[str, int | None], list[Any]] = field(default_factory=dict)
+
+    def lesson(self, lesson_id: str) -> Any:
+        """The lesson with this id, or a 404 whose sentence comes from the lesson engine."""
+        from qkv.lessons import LessonError
+
+        try:
+            return self.catalog.lesson(lesson_id)
+        except LessonError as error:
+            raise HTTPException(404, str(error)) from None
+
+    def exercise(self, lesson: Any, exercise_id: str) -> Any:
+        """The lesson's exercise with this id, or a 422 that lists the ones that exist."""
+        exercise = lesson.exercises.get(exercise_id)
+        if exercise is None:
+            known = ", ".join(lesson.exercises)
+            raise HTTPException(
+                422, f"The lesson {lesson.id} has no exercise {exercise_id!r}; its exercises are {known}."
+            )
+        return exercise
+
+    def sections(self, lesson: Any, seed: int | None) -> list[Any]:
+        """``lesson.render(seed)``, cached: a page is rendered once per variant, not once per request."""
+        key = (lesson.id, seed)
+        cached = self._render_cache.get(key)
+        if cached is None:
+            cached = list(lesson.render(seed))
+            if len(self._render_cache) > 256:
+                self._render_cache.clear()
+            self._render_cache[key] = cached
+        return cached
+
+
+def services(request: Request) -> Services:
+    """The app's ``Services`` (a FastAPI dependency)."""
+    found: Services = request.app.state.qkv
+    return found

@@ -1,0 +1,89 @@
+"""The web server's settings: one frozen object, checked when it is made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything ``create_app`` needs to know.
+
+    Parameters
+    ----------
+    database_url : str or None
+        SQLAlchemy URL; None means ``$QKV_DATABASE_URL`` or the SQLite file in the user data dir.
+    secret_key : str or None
+        Key that signs the learner cookie; None means a random key kept in the database (shared
+        by every server on that database).
+    allow_unsandboxed : bool
+        Grade with resource limits only when bubblewrap is missing (otherwise grading is turned off).
+    grading_concurrency : int
+        Gradings that run at once.
+    grading_queue : int
+        Gradings that may wait for a free slot; beyond that the API answers 503.
+    warm_spares : int
+        Sandboxes the grader keeps started in advance.
+    max_body_bytes, max_code_bytes : int
+        Request bodies and submitted programs over these sizes are refused with 413.
+    body_timeout_s : float
+        A client that takes longer than this to send its request body gets 408.
+    shutdown_grace_s : float
+        How long shutting down waits for gradings in progress.
+    templates_dir : Path or None
+        Where the Jinja2 templates are; None means the ones shipped in ``qkv/web/templates``.
+    secure_cookies : bool
+        Mark the learner cookie ``Secure`` (serve over HTTPS behind a proxy).
+
+    Raises
+    ------
+    ValueError
+        If a number is out of range.
+
+    Examples
+    --------
+    >>> Settings(grading_concurrency=4).grading_queue
+    16
+    >>> Settings(grading_concurrency=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: grading_concurrency must be at least 1, but it is 0.
+    """
+
+    database_url: str | None = None
+    secret_key: str | None = None
+    allow_unsandboxed: bool = False
+    grading_concurrency: int = 2
+    grading_queue: int = 16
+    warm_spares: int = 2
+    max_body_bytes: int = 128 * 1024
+    max_code_bytes: int = 64 * 1024
+    body_timeout_s: float = 10.0
+    shutdown_grace_s: float = 20.0
+    templates_dir: Path | None = None
+    secure_cookies: bool = False
+
+    def __post_init__(self) -> None:
+        minimums = {
+            "grading_concurrency": 1,
+            "grading_queue": 0,
+            "warm_spares": 0,
+            "max_body_bytes": 1024,
+            "max_code_bytes": 1,
+        }
+        for name, least in minimums.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be an int, not the {type(value).__name__} {value!r}.")
+            if value < least:
+                raise ValueError(f"{name} must be at least {least}, but it is {value}.")
+        for name in ("body_timeout_s", "shutdown_grace_s"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not value > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, not {value!r}.")
+        if self.secret_key is not None and len(self.secret_key) < 16:
+            raise ValueError(
+                f"secret_key must have at least 16 characters, but it has {len(self.secret_key)}; "
+                "leave it unset to use a random key kept in the database."
+            )
