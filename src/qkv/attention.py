@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from qkv._blocked import blocked_attention, uses_blocks
 from qkv._validate import as_numeric_array, check_size, shape_text
 
 __all__ = ["attention", "attention_scores", "causal_mask", "softmax"]
@@ -174,7 +175,9 @@ def attention(
         output row (as PyTorch's ``scaled_dot_product_attention`` does); ``"nan"`` gives NaN, the
         mathematical 0/0; ``"raise"`` raises ``ValueError`` naming the rows.
     return_weights : bool, default False
-        Also return the weights ``A``. This materialises the whole ``(..., n_q, n_k)`` matrix.
+        Also return the weights ``A``. This materialises the whole ``(..., n_q, n_k)`` matrix, so
+        it always takes the plain path; without it, long sequences are computed block by block and
+        never hold the score matrix (same result, see ``qkv._blocked``).
 
     Returns
     -------
@@ -220,6 +223,9 @@ def attention(
     scale = _resolve_scale(scale, q.shape[-1])
     if all_masked not in _ALL_MASKED_POLICIES:
         raise ValueError(f"all_masked must be 'zero', 'nan' or 'raise', not {all_masked!r}.")
+    if not return_weights and uses_blocks(n_q, n_k):
+        O = _streamed(q, k, v, mask, causal, scale, all_masked, (*batch, n_q, n_k))
+        return O.astype(out_dtype, copy=False)
     allowed, bias = _mask_parts(mask, causal, (*batch, n_q, n_k), q.dtype)
 
     S = _scores(q, k, scale)  # (..., n_q, n_k)
@@ -235,6 +241,30 @@ def attention(
     if return_weights:
         return O, A.astype(out_dtype, copy=False)
     return O
+
+
+def _streamed(
+    q: FloatArray,
+    k: FloatArray,
+    v: FloatArray,
+    mask: npt.ArrayLike | None,
+    causal: bool | str,
+    scale: float,
+    all_masked: str,
+    scores_shape: tuple[int, ...],
+) -> FloatArray:
+    """The same attention for long sequences, streamed through key blocks by ``qkv._blocked``."""
+    n_q, n_k = scores_shape[-2:]
+    allowed, bias = _mask_parts(mask, False, scores_shape, q.dtype)  # causality is applied per block
+    if causal is False:
+        offset = None
+    elif causal is True or causal in _ALIGNS:
+        offset = 0 if causal in (True, "top-left") else n_k - n_q
+    else:
+        raise ValueError(f"causal must be False, True, 'top-left' or 'bottom-right', not {causal!r}.")
+    O, dead = blocked_attention(q, k, v, scale=scale, allowed=allowed, bias=bias, causal_offset=offset)
+    # The policy helper reads a query as dead when its row of scores is all -inf: hand it one column.
+    return _apply_all_masked_policy(O, np.where(dead, -np.inf, 0.0)[..., None], all_masked)
 
 
 # -- the steps ---------------------------------------------------------------------------------------

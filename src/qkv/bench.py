@@ -1,0 +1,334 @@
+"""Benchmarks that print figures: ``python -m qkv.bench attention``.
+
+The attention benchmark times, in one run and on the same inputs, ``qkv.attention`` against a naive
+NumPy version (materialise the scores, softmax, multiply by V) and PyTorch's
+``scaled_dot_product_attention`` when PyTorch is installed, and measures the machine's float32
+matmul throughput as the roofline. Shared machines drift from minute to minute, so read the ratios
+measured in the same run rather than the absolute figures. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import numpy as np
+import numpy.typing as npt
+
+from qkv import attention
+
+__all__ = ["Measurement", "main", "matmul_gflops", "naive_attention", "run_attention_benchmark"]
+
+DEFAULT_SIZES = (256, 1024, 4096, 8192)
+ROOFLINE_SIZE = 2048
+# Each timing repeats a call for about this long (at least MIN_REPEATS times), split into two rounds
+# so that every method is measured both early and late in the run.
+SECONDS_PER_TIMING = 0.8
+MIN_REPEATS = 5
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One method at one size: the median time of its calls and its peak NumPy memory."""
+
+    method: str
+    n: int
+    causal: bool
+    seconds: float
+    peak_mib: float | None  # None where tracemalloc cannot see the allocations (PyTorch)
+    flops: float
+
+    @property
+    def gflops(self) -> float:
+        """Throughput, counting ``4 · n_q · n_k · d`` operations even when causal skips half."""
+        return self.flops / self.seconds / 1e9
+
+
+def naive_attention(
+    q: npt.NDArray[np.float32], k: npt.NDArray[np.float32], v: npt.NDArray[np.float32], causal: bool = False
+) -> npt.NDArray[np.float32]:
+    """Attention the textbook way: the whole score matrix, its softmax, then ``A V``.
+
+    Parameters
+    ----------
+    q, k, v : ndarray, shapes (n_q, d), (n_k, d), (n_k, d_v)
+    causal : bool
+        Let query ``i`` see keys ``j <= i`` only.
+
+    Returns
+    -------
+    ndarray, shape (n_q, d_v)
+
+    Examples
+    --------
+    >>> q = np.array([[1, 0]], np.float32)
+    >>> naive_attention(q, np.eye(2, dtype=np.float32), 2 * np.eye(2, dtype=np.float32)).round(4)
+    array([[1.3395, 0.6605]], dtype=float32)
+    """
+    S = (q @ k.T) * np.float32(1 / math.sqrt(q.shape[-1]))  # (n_q, n_k)
+    if causal:
+        S = np.where(np.tri(*S.shape, dtype=np.bool_), S, np.float32(-np.inf))
+    S -= S.max(axis=-1, keepdims=True)
+    np.exp(S, out=S)
+    O: npt.NDArray[np.float32] = (S @ v) / S.sum(axis=-1, keepdims=True)  # (n_q, d_v)
+    return O
+
+
+def matmul_gflops(n: int = ROOFLINE_SIZE, dtype: type[np.floating[Any]] = np.float32) -> float:
+    """The machine's matrix-multiply throughput: the median of several ``n × n`` products.
+
+    Parameters
+    ----------
+    n : int
+        Matrix size.
+    dtype : numpy float type
+
+    Returns
+    -------
+    float
+        GFLOP/s, counting ``2 n³`` operations per product.
+
+    Examples
+    --------
+    >>> matmul_gflops(64) > 0
+    True
+    """
+    a = np.random.default_rng(0).standard_normal((n, n)).astype(dtype)
+    seconds = _median_seconds(lambda: a @ a)
+    return 2 * n**3 / seconds / 1e9
+
+
+def run_attention_benchmark(
+    sizes: Sequence[int] = DEFAULT_SIZES, d: int = 64, out: TextIO | None = None
+) -> list[Measurement]:
+    """Time qkv, naive NumPy and (if installed) PyTorch attention, float32, one head, and print a table.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Sequence lengths ``n`` (``n_q = n_k = n``).
+    d : int
+        Head dimension (``d_k = d_v``).
+    out : text stream, optional
+        Where the table goes; standard output by default.
+
+    Returns
+    -------
+    list of Measurement
+
+    Examples
+    --------
+    >>> import io
+    >>> rows = run_attention_benchmark([32], d=8, out=io.StringIO())
+    >>> sorted({row.method for row in rows} - {"torch"})
+    ['naive', 'qkv']
+    """
+    stream = out if out is not None else sys.stdout
+    torch_sdpa, torch_note = _load_torch()
+    _print_header(stream, d, torch_note)
+    results: list[Measurement] = []
+    for n in sizes:
+        rng = np.random.default_rng(n)
+        q, k, v = (rng.standard_normal((n, d)).astype(np.float32) for _ in range(3))
+        for causal in (False, True):
+            methods = _methods(q, k, v, causal, torch_sdpa)
+            rows = _measure(methods, n, causal, flops=4.0 * n * n * d)
+            results.extend(rows)
+            _print_rows(stream, rows)
+    _print_summary(stream, results)
+    return results
+
+
+# -- measuring ---------------------------------------------------------------------------------------
+
+
+TorchSDPA = Callable[[np.ndarray, np.ndarray, np.ndarray, bool], Callable[[], object]]
+
+
+def _methods(
+    q: npt.NDArray[np.float32],
+    k: npt.NDArray[np.float32],
+    v: npt.NDArray[np.float32],
+    causal: bool,
+    torch_sdpa: TorchSDPA | None,
+) -> dict[str, Callable[[], object]]:
+    methods: dict[str, Callable[[], object]] = {
+        "qkv": lambda: attention(q, k, v, causal=causal),
+        "naive": lambda: naive_attention(q, k, v, causal=causal),
+    }
+    if torch_sdpa is not None:
+        methods["torch"] = torch_sdpa(q, k, v, causal)
+    return methods
+
+
+def _measure(
+    methods: dict[str, Callable[[], object]], n: int, causal: bool, flops: float
+) -> list[Measurement]:
+    times: dict[str, list[float]] = {name: [] for name in methods}
+    for _round in range(2):
+        for name, call in methods.items():
+            times[name].extend(_timings(call))
+    return [
+        Measurement(
+            method=name,
+            n=n,
+            causal=causal,
+            seconds=statistics.median(times[name]),
+            peak_mib=None if name == "torch" else _peak_mib(call),
+            flops=flops,
+        )
+        for name, call in methods.items()
+    ]
+
+
+def _timings(call: Callable[[], object]) -> list[float]:
+    """Warm up once (threads, caches), then time enough calls for half a timing budget."""
+    start = time.perf_counter()
+    call()
+    first = time.perf_counter() - start
+    repeats = max(MIN_REPEATS // 2 + 1, round(SECONDS_PER_TIMING / 2 / max(first, 1e-6)))
+    seconds = []
+    for _ in range(min(repeats, 200)):
+        start = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+def _median_seconds(call: Callable[[], object]) -> float:
+    return statistics.median(_timings(call))
+
+
+def _peak_mib(call: Callable[[], object]) -> float:
+    """The most memory NumPy held at once during one call, beyond what was held before it."""
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        call()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return (peak - before) / 2**20
+
+
+def _load_torch() -> tuple[TorchSDPA | None, str]:
+    try:
+        import torch  # the oracle extra; imported here so that qkv.bench never needs it
+    except ImportError:
+        return None, "torch not installed"
+
+    def sdpa(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> Callable[[], object]:
+        tq, tk, tv = (torch.from_numpy(x)[None, None] for x in (q, k, v))  # (1, 1, n, d)
+        return lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+
+    return sdpa, f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
+
+
+# -- printing ----------------------------------------------------------------------------------------
+
+
+def _print_header(stream: TextIO, d: int, torch_note: str) -> None:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"qkv attention benchmark: float32, one head, d = {d}, n_q = n_k = n", file=stream)
+    print(
+        f"{platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}, "
+        f"NumPy {np.__version__}, {torch_note}",
+        file=stream,
+    )
+    roofline = matmul_gflops()
+    print(f"roofline: float32 matmul {ROOFLINE_SIZE}³ = {roofline:.0f} GFLOP/s", file=stream)
+    print(
+        "GFLOP/s counts 4·n_q·n_k·d for causal runs too, so skipping masked blocks shows as speed.\n",
+        file=stream,
+    )
+    print(
+        f"{'n':>6} {'causal':>6} {'method':>6} {'median ms':>10} {'GFLOP/s':>8} {'vs torch':>8} "
+        f"{'peak MiB':>9}",
+        file=stream,
+    )
+
+
+def _print_rows(stream: TextIO, rows: list[Measurement]) -> None:
+    torch_row = next((row for row in rows if row.method == "torch"), None)
+    for row in rows:
+        ratio = f"{row.gflops / torch_row.gflops:8.2f}" if torch_row else f"{'-':>8}"
+        peak = f"{row.peak_mib:9.1f}" if row.peak_mib is not None else f"{'-':>9}"
+        print(
+            f"{row.n:>6} {'yes' if row.causal else 'no':>6} {row.method:>6} {row.seconds * 1e3:10.2f} "
+            f"{row.gflops:8.1f} {ratio} {peak}",
+            file=stream,
+        )
+
+
+def _print_summary(stream: TextIO, rows: list[Measurement]) -> None:
+    by_key = {(row.method, row.n, row.causal): row for row in rows}
+    print("\nratios (same run):", file=stream)
+    for n in sorted({row.n for row in rows}):
+        parts = []
+        for causal in (False, True):
+            qkv = by_key[("qkv", n, causal)]
+            label = "causal" if causal else "full"
+            parts.append(f"qkv/naive {label} {by_key[('naive', n, causal)].seconds / qkv.seconds:.2f}")
+            if ("torch", n, causal) in by_key:
+                parts.append(f"qkv/torch {label} {qkv.gflops / by_key[('torch', n, causal)].gflops:.2f}")
+        speedup = by_key[("qkv", n, False)].seconds / by_key[("qkv", n, True)].seconds
+        parts.append(f"qkv causal speedup {speedup:.2f}")
+        if ("torch", n, True) in by_key:
+            torch_speedup = by_key[("torch", n, False)].seconds / by_key[("torch", n, True)].seconds
+            parts.append(f"torch causal speedup {torch_speedup:.2f}")
+        print(f"  n = {n:>5}: " + ", ".join(parts), file=stream)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a benchmark from the command line: ``python -m qkv.bench attention [--sizes 256,1024]``.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    int
+        The exit status (0).
+
+    Examples
+    --------
+    >>> main(["attention", "--sizes", "16", "--d", "4"])  # doctest: +ELLIPSIS
+    qkv attention benchmark: float32, one head, d = 4, n_q = n_k = n
+    ...
+    0
+    """
+    parser = argparse.ArgumentParser(prog="python -m qkv.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("benchmark", choices=["attention"], help="which benchmark to run")
+    parser.add_argument(
+        "--sizes",
+        default=",".join(map(str, DEFAULT_SIZES)),
+        help="comma-separated sequence lengths (default: %(default)s)",
+    )
+    parser.add_argument("--d", type=int, default=64, help="head dimension (default: %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        sizes = [int(text) for text in args.sizes.split(",")]
+        if min(sizes) < 1 or args.d < 1:
+            raise ValueError
+    except ValueError:
+        parser.error(
+            f"--sizes must be positive whole numbers separated by commas and --d positive, "
+            f"not --sizes {args.sizes!r} --d {args.d}."
+        )
+    run_attention_benchmark(sizes, d=args.d)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
