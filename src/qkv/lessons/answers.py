@@ -1,0 +1,182 @@
+"""Reading typed answers: vectors and scalars of numbers, and single letters.
+
+Learners type answers in many shapes (``[3, 2]``, ``3, 2``, ``3 2``, ``(3,2)``, ``1/2``, a Unicode
+minus pasted from the page). Everything here is linear in the input, and long inputs are refused
+before any work is done, so a 10 000-character paste costs nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "AnswerFormatError",
+    "format_number",
+    "format_value",
+    "parse_letter",
+    "parse_numbers",
+]
+
+MAX_ANSWER_CHARS = 200
+
+# Dashes people paste instead of '-': Unicode minus, en dash, hyphen, small/full-width hyphen-minus.
+_MINUS_SIGNS = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2010": "-", "\ufe63": "-", "\uff0d": "-"})
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_LEADING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*=")
+_SEPARATORS = re.compile(r"[\s,;]+")
+
+
+class AnswerFormatError(ValueError):
+    """An answer could not be read; the message says what was typed and how to type it."""
+
+
+def _shown(text: str, limit: int = 24) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _check_length(text: str) -> None:
+    if len(text) > MAX_ANSWER_CHARS:
+        raise AnswerFormatError(
+            f"Your answer is {len(text):,} characters long, but an answer here is at most "
+            f"{MAX_ANSWER_CHARS} characters; type just the numbers, for example [3, 2]."
+        )
+
+
+def _parse_number(token: str) -> float:
+    parts = token.split("/")
+    if len(parts) > 2 or not all(_NUMBER.fullmatch(part) for part in parts):
+        raise AnswerFormatError(
+            f"I could not read {_shown(token)} as a number; type numbers such as 3, -1.5 or 1/2."
+        )
+    value = float(parts[0])
+    if len(parts) == 2:
+        denominator = float(parts[1])
+        if denominator == 0:
+            raise AnswerFormatError(f"The fraction {_shown(token)} divides by zero.")
+        value /= denominator
+    if not math.isfinite(value):
+        raise AnswerFormatError(f"The number {_shown(token)} is too large to be an answer here.")
+    return value
+
+
+def parse_numbers(text: str) -> list[float]:
+    """Read a vector (or a single number) typed by a learner.
+
+    Brackets and parentheses anywhere are ignored, numbers are separated by commas, semicolons or
+    spaces, a leading ``name =`` is dropped, and Unicode minus signs count as ``-``.
+
+    Parameters
+    ----------
+    text : str
+        The raw answer.
+
+    Returns
+    -------
+    list of float
+        The numbers in the order typed.
+
+    Raises
+    ------
+    AnswerFormatError
+        If the answer is empty, longer than ``MAX_ANSWER_CHARS``, or holds something that is not
+        a number; the message quotes it.
+
+    Examples
+    --------
+    >>> parse_numbers("[3, 2]"), parse_numbers(" 3 2 "), parse_numbers("(3,2)")
+    ([3.0, 2.0], [3.0, 2.0], [3.0, 2.0])
+    >>> parse_numbers("q = [[1/2, \u22124]]")
+    [0.5, -4.0]
+    >>> parse_numbers("[3, two]")
+    Traceback (most recent call last):
+    ...
+    qkv.lessons.answers.AnswerFormatError: I could not read 'two' as a number; type numbers such as 3, ...
+    """
+    _check_length(text)
+    cleaned = text.translate(_MINUS_SIGNS).strip()
+    name = _LEADING_NAME.match(cleaned)
+    if name:
+        cleaned = cleaned[name.end() :]
+    for bracket in "[]()":
+        cleaned = cleaned.replace(bracket, " ")
+    cleaned = cleaned.strip(" \t\r\n,;")
+    if not cleaned:
+        raise AnswerFormatError("The answer is empty; type the numbers, for example [3, 2].")
+    return [_parse_number(token) for token in _SEPARATORS.split(cleaned)]
+
+
+def parse_letter(text: str, options: Mapping[str, Sequence[str]]) -> str:
+    """Read a one-letter answer such as ``V``, ``v`` or ``values``.
+
+    Parameters
+    ----------
+    text : str
+        The raw answer.
+    options : mapping of str to sequence of str
+        Each accepted letter and the words that also mean it (compared case-insensitively).
+
+    Returns
+    -------
+    str
+        The letter, as spelled in ``options``.
+
+    Raises
+    ------
+    AnswerFormatError
+        If the answer is empty, too long, or not one of the options.
+
+    Examples
+    --------
+    >>> opts = {"Q": ["queries"], "K": ["keys"], "V": ["values", "value"]}
+    >>> parse_letter(" values. ", opts), parse_letter("v", opts)
+    ('V', 'V')
+    >>> parse_letter("X", opts)
+    Traceback (most recent call last):
+    ...
+    qkv.lessons.answers.AnswerFormatError: I could not read 'X' as one of Q, K or V; type a single letter.
+    """
+    _check_length(text)
+    word = text.strip().strip(".!()").strip().lower()
+    letters = list(options)
+    choices = ", ".join(letters[:-1]) + f" or {letters[-1]}" if len(letters) > 1 else "".join(letters)
+    if not word:
+        raise AnswerFormatError(f"The answer is empty; type one letter: {choices}.")
+    for letter, words in options.items():
+        if word == letter.lower() or word in (w.lower() for w in words):
+            return letter
+    raise AnswerFormatError(
+        f"I could not read {_shown(text.strip())} as one of {choices}; type a single letter."
+    )
+
+
+def format_number(value: float) -> str:
+    """Write a number the way the lesson does: whole numbers without ``.0``, others to 6 decimals.
+
+    Examples
+    --------
+    >>> format_number(3.0), format_number(-0.0), format_number(1.3395230986533138), format_number(2.5e-9)
+    ('3', '0', '1.339523', '2.5e-09')
+    """
+    if float(value).is_integer():
+        return str(int(value))
+    if abs(value) < 1e-4:
+        return f"{value:.6g}"
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+def format_value(value: object) -> str:
+    """Write a number or a (nested) list of numbers as ``[3, 2]`` / ``[[1, 0], [1, 1]]``.
+
+    Examples
+    --------
+    >>> format_value([[1, 0], [1, 1]]), format_value([0.5, 2]), format_value("V")
+    ('[[1, 0], [1, 1]]', '[0.5, 2]', 'V')
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | list | tuple):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(format_value(item) for item in value) + "]"
+    return format_number(value)

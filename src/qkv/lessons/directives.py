@@ -1,0 +1,334 @@
+"""Reading the ``{exercise}`` and ``{widget}`` blocks of a lesson file, with ``file:line`` problems.
+
+A directive is a fenced block whose info string is ``{exercise} ID`` or ``{widget} NAME`` and whose
+body is TOML. Every problem is reported at the line of the offending key when it can be found.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from markdown_it.token import Token
+
+from qkv.lessons.markup import fill, placeholders_in
+from qkv.lessons.model import EXERCISE_KINDS, EXERCISE_PARTS, Choice, Exercise, Problem
+from qkv.lessons.widgets import check_widget
+
+__all__ = ["EXERCISE_ID", "known_suites", "read_body", "read_exercise", "read_widget"]
+
+EXERCISE_ID = re.compile(r"[a-z][a-z0-9-]*")
+_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+_COMMON_KEYS = {"kind", "part", "prompt", "label", "hint", "correct_message"}
+_KIND_KEYS = {
+    "numeric": {"answer", "name", "rtol", "atol", "mistakes"},
+    "letter": {"answer", "options", "mistakes"},
+    "choice": {"answer", "choices"},
+    "code": {"suite", "functions", "starter_code"},
+}
+
+
+def known_suites() -> set[str] | None:
+    """The grader's suite names, or None when ``qkv.grading`` cannot be imported (yet).
+
+    Examples
+    --------
+    >>> suites = known_suites()
+    >>> suites is None or isinstance(suites, set)
+    True
+    """
+    try:
+        suites = importlib.import_module("qkv.grading").SUITES
+    except Exception:  # the grader is optional for authoring; any failure means "cannot check"
+        return None
+    return {str(name) for name in suites}
+
+
+class _Body:
+    """A directive's parsed TOML body and a way to locate its keys in the file."""
+
+    def __init__(self, token: Token, file: Path, data: dict[str, Any]) -> None:
+        self.first_line = (token.map[0] + 1) if token.map else 1  # the opening fence
+        self.lines = token.content.splitlines()
+        self.file = file
+        self.data = data
+
+    def line_of(self, key: str) -> int:
+        pattern = re.compile(rf"^\s*(\[+\s*)?{re.escape(key)}\s*(=|\])")
+        for number, text in enumerate(self.lines, start=1):
+            if pattern.match(text):
+                return self.first_line + number
+        return self.first_line
+
+    def problem(self, key: str, message: str) -> Problem:
+        return Problem(self.file, self.line_of(key), message)
+
+
+def read_body(token: Token, file: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """Parse a directive's TOML body; a syntax error is reported at its line in the file.
+
+    Examples
+    --------
+    >>> token = Token("fence", "code", 0, info="{widget} x", content="a = 1\\nb = \\n", map=[9, 12])
+    >>> [str(problem) for problem in read_body(token, Path("lesson.md"))[1]]  # doctest: +ELLIPSIS
+    ['lesson.md:12: The TOML in this block is invalid: Invalid value...']
+    """
+    first_line = (token.map[0] + 1) if token.map else 1
+    try:
+        return tomllib.loads(token.content), []
+    except tomllib.TOMLDecodeError as error:
+        match = _TOML_LINE.search(str(error))
+        line = first_line + int(match.group(1)) if match else first_line
+        message = _TOML_LINE.sub("", str(error)).strip()
+        return None, [Problem(file, line, f"The TOML in this block is invalid: {message}.")]
+
+
+def read_widget(token: Token, name: str, file: Path, names: Mapping[str, Any]) -> list[Problem]:
+    """Problems with a ``{widget} NAME`` block (empty when it is fine)."""
+    data, problems = read_body(token, file)
+    if data is None:
+        return problems
+    first_line = (token.map[0] + 1) if token.map else 1
+    return [Problem(file, first_line, message) for message in check_widget(name, data, names)]
+
+
+def read_exercise(
+    token: Token, exercise_id: str, file: Path, names: Mapping[str, Any], suites: set[str] | None
+) -> tuple[Exercise | None, list[Problem]]:
+    """Build an Exercise from an ``{exercise} ID`` block, or report why it cannot be built.
+
+    Parameters
+    ----------
+    token : Token
+        The fence token.
+    exercise_id : str
+        The id after ``{exercise}``.
+    file : Path
+        The lesson file, for problem locations.
+    names : mapping
+        The seed variant's values and named wrong answers; placeholders and answer keys must be
+        among them.
+    suites : set of str or None
+        The grader's suite names; None skips the suite check.
+
+    Returns
+    -------
+    exercise : Exercise or None
+    problems : list of Problem
+    """
+    data, problems = read_body(token, file)
+    if data is None:
+        return None, problems
+    body = _Body(token, file, data)
+    if not EXERCISE_ID.fullmatch(exercise_id):
+        problems.append(
+            Problem(
+                file,
+                body.first_line,
+                f"The exercise id {exercise_id!r} must be lowercase letters, digits and dashes.",
+            )
+        )
+    kind = data.get("kind")
+    if kind not in EXERCISE_KINDS:
+        problems.append(
+            body.problem("kind", f"kind must be one of {', '.join(EXERCISE_KINDS)}, not {kind!r}.")
+        )
+        return None, problems
+    if data.get("part") not in EXERCISE_PARTS:
+        problems.append(
+            body.problem(
+                "part", f"part must be one of {', '.join(EXERCISE_PARTS)}, not {data.get('part')!r}."
+            )
+        )
+    for key in sorted(set(data) - _COMMON_KEYS - _KIND_KEYS[kind]):
+        allowed = ", ".join(sorted(_COMMON_KEYS | _KIND_KEYS[kind]))
+        problems.append(body.problem(key, f"A {kind} exercise has no setting '{key}' (allowed: {allowed})."))
+    for key in ("prompt", "label", "hint", "correct_message"):
+        problems += _check_text(body, key, required=key == "prompt", names=names)
+    checks: dict[str, Callable[[_Body, Mapping[str, Any], set[str] | None], list[Problem]]] = {
+        "numeric": _check_numeric,
+        "letter": _check_letter,
+        "choice": _check_choice,
+        "code": _check_code,
+    }
+    problems += checks[kind](body, names, suites)
+    if problems:
+        return None, problems
+    return _build(exercise_id, kind, data, file, body.first_line, names), []
+
+
+def _build(
+    exercise_id: str, kind: Any, data: dict[str, Any], file: Path, line: int, names: Mapping[str, Any]
+) -> Exercise:
+    answer = str(data.get("answer", ""))
+    choices = tuple(
+        Choice(str(c["letter"]), str(c["text"]), str(c["letter"]) == answer, str(c["feedback"]))
+        for c in data.get("choices", [])
+    )
+    return Exercise(
+        id=exercise_id,
+        kind=kind,
+        part=str(data["part"]),
+        prompt=fill(str(data["prompt"]), names),
+        prompt_template=str(data["prompt"]),
+        source=file,
+        line=line,
+        answer=answer,
+        name=str(data.get("name", answer)),
+        rtol=float(data.get("rtol", 1e-6)),
+        atol=float(data.get("atol", 1e-9)),
+        hint=str(data.get("hint", "")),
+        correct_message=str(data.get("correct_message", "")),
+        mistakes={str(k): str(v) for k, v in data.get("mistakes", {}).items()},
+        options={str(k): tuple(str(w) for w in v) for k, v in data.get("options", {}).items()},
+        choices=choices,
+        starter_code=data.get("starter_code"),
+        suite=data.get("suite"),
+        functions=tuple(data.get("functions", ())),
+        label=str(data.get("label", "")),
+    )
+
+
+def _check_text(body: _Body, key: str, *, required: bool, names: Mapping[str, Any]) -> list[Problem]:
+    value = body.data.get(key)
+    if value is None:
+        return [body.problem(key, f"This exercise needs a {key}.")] if required else []
+    if not isinstance(value, str) or (required and not value.strip()):
+        return [body.problem(key, f"{key} must be a non-empty text, not {value!r}.")]
+    return [
+        body.problem(key, f"The placeholder {{{{{name}}}}} names nothing in the lesson's variant.")
+        for name in placeholders_in(value)
+        if name not in names
+    ]
+
+
+def _is_numbers(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    return (
+        isinstance(value, list)
+        and len(value) > 0
+        and all(_is_numbers(v) and not isinstance(v, list) for v in value)
+    )
+
+
+def _check_mistakes(
+    body: _Body, allowed: Callable[[str], bool], what: str, names: Mapping[str, Any]
+) -> list[Problem]:
+    mistakes = body.data.get("mistakes", {})
+    if not isinstance(mistakes, dict) or not all(isinstance(v, str) for v in mistakes.values()):
+        return [body.problem("mistakes", 'mistakes must be a table of texts, such as q_by_columns = "…".')]
+    problems = [
+        body.problem(key, f"The mistake '{key}' names {what}.") for key in mistakes if not allowed(key)
+    ]
+    for key, message in mistakes.items():
+        problems += [
+            body.problem(key, f"The placeholder {{{{{name}}}}} names nothing in the lesson's variant.")
+            for name in placeholders_in(message)
+            if name not in names
+        ]
+    return problems
+
+
+def _check_numeric(body: _Body, names: Mapping[str, Any], suites: set[str] | None) -> list[Problem]:
+    problems: list[Problem] = []
+    answer = body.data.get("answer")
+    if not isinstance(answer, str) or answer not in names:
+        problems.append(
+            body.problem("answer", f"answer must name a value of the lesson's variant, not {answer!r}.")
+        )
+    elif not _is_numbers(names[answer]):
+        problems.append(
+            body.problem("answer", f"The variant's {answer!r} is not a number or a list of numbers.")
+        )
+    for key in ("rtol", "atol"):
+        value = body.data.get(key, 0.0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            problems.append(body.problem(key, f"{key} must be a number of at least 0, not {value!r}."))
+    wrong_ok = lambda key: key in names and _is_numbers(names[key])  # noqa: E731
+    problems += _check_mistakes(
+        body, wrong_ok, "no numeric value of the variant or of wrong_answers()", names
+    )
+    return problems
+
+
+def _check_letter(body: _Body, names: Mapping[str, Any], suites: set[str] | None) -> list[Problem]:
+    options = body.data.get("options")
+    if (
+        not isinstance(options, dict)
+        or len(options) < 2
+        or not all(
+            isinstance(words, list) and all(isinstance(w, str) for w in words) for words in options.values()
+        )
+    ):
+        return [
+            body.problem(
+                "options", 'A letter exercise needs an [options] table: each letter = ["words", ...].'
+            )
+        ]
+    problems: list[Problem] = []
+    if body.data.get("answer") not in options:
+        problems.append(
+            body.problem(
+                "answer", f"answer must be one of {', '.join(options)}, not {body.data.get('answer')!r}."
+            )
+        )
+    problems += _check_mistakes(body, lambda key: key in options, "no option", names)
+    return problems
+
+
+def _check_choice(body: _Body, names: Mapping[str, Any], suites: set[str] | None) -> list[Problem]:
+    choices = body.data.get("choices")
+    if not isinstance(choices, list) or len(choices) < 2:
+        return [body.problem("choices", "A choice exercise needs at least two [[choices]] tables.")]
+    problems: list[Problem] = []
+    letters: list[str] = []
+    for choice in choices:
+        if not isinstance(choice, dict) or not all(
+            isinstance(choice.get(k), str) for k in ("letter", "text", "feedback")
+        ):
+            problems.append(
+                body.problem("choices", "Every [[choices]] table needs a letter, a text and a feedback.")
+            )
+            continue
+        if choice["letter"] in letters:
+            problems.append(body.problem("choices", f"The choice letter {choice['letter']!r} is used twice."))
+        letters.append(choice["letter"])
+    if not problems and body.data.get("answer") not in letters:
+        problems.append(
+            body.problem(
+                "answer", f"answer must be one of {', '.join(letters)}, not {body.data.get('answer')!r}."
+            )
+        )
+    return problems
+
+
+def _check_code(body: _Body, names: Mapping[str, Any], suites: set[str] | None) -> list[Problem]:
+    problems: list[Problem] = []
+    starter = body.data.get("starter_code")
+    if not isinstance(starter, str) or not starter.strip():
+        problems.append(body.problem("starter_code", "A code exercise needs its starter_code."))
+        starter = ""
+    functions = body.data.get("functions")
+    if not isinstance(functions, list) or not functions or not all(isinstance(f, str) for f in functions):
+        problems.append(body.problem("functions", "functions must list the names of the functions to write."))
+    else:
+        problems += [
+            body.problem("functions", f"The starter code has no 'def {name}(' for the function '{name}'.")
+            for name in functions
+            if not re.search(rf"^def {re.escape(name)}\(", starter, re.MULTILINE)
+        ]
+    suite = body.data.get("suite")
+    if not isinstance(suite, str) or not suite:
+        problems.append(body.problem("suite", "A code exercise needs the name of its grader suite."))
+    elif suites is not None and suite not in suites:
+        problems.append(
+            body.problem("suite", f"The grader has no suite {suite!r}; it has {', '.join(sorted(suites))}.")
+        )
+    return problems

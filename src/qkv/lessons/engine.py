@@ -1,0 +1,211 @@
+"""The objects the web app and the CLI use: a catalog of chapters, and lessons that render and check.
+
+Build them with :func:`qkv.lessons.load_catalog`; these classes hold no file handling of their own.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qkv.lessons.feedback import check_answer
+from qkv.lessons.model import Exercise, Feedback, LessonError, PlannedLesson, RenderedSection
+from qkv.lessons.render import render_reference, render_sections
+from qkv.lessons.variants import LessonHooks
+
+__all__ = ["Catalog", "Chapter", "Lesson"]
+
+
+@dataclass(eq=False)
+class Chapter:
+    """A chapter: its lessons in order (written or planned) and its reference, written once.
+
+    Attributes
+    ----------
+    id, title : str
+        ``"L4"``, ``"Attention"``.
+    lesson_ids : list of str
+        Every lesson of the chapter in teaching order, including the planned ones.
+    planned : list of PlannedLesson
+        Id and title of every lesson, in the same order.
+    """
+
+    id: str
+    title: str
+    lesson_ids: list[str]
+    planned: list[PlannedLesson]
+    reference_text: str = ""
+    source: Path = Path("chapter.toml")
+    _reference: RenderedSection | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def reference(self) -> RenderedSection:
+        """The chapter reference as a page section (rendered on first use, then reused).
+
+        Returns
+        -------
+        RenderedSection
+            With id ``"reference"``.
+
+        Examples
+        --------
+        >>> chapter = Chapter("L9", "Demo", ["L9.1"], [], "## Reference\\n\\nSame on every page.\\n")
+        >>> chapter.reference().title
+        'Reference'
+        """
+        with self._lock:
+            if self._reference is None:
+                self._reference = render_reference(self.reference_text)
+            return self._reference
+
+    def position(self, lesson_id: str) -> str:
+        """The place line of a lesson, such as ``"L4.1 · lesson 1 of 6"``.
+
+        Examples
+        --------
+        >>> Chapter("L9", "Demo", ["L9.1", "L9.2"], []).position("L9.2")
+        'L9.2 · lesson 2 of 2'
+        """
+        return f"{lesson_id} · lesson {self.lesson_ids.index(lesson_id) + 1} of {len(self.lesson_ids)}"
+
+
+@dataclass(frozen=True, eq=False)
+class Lesson:
+    """One written lesson: its text, exercises and variant hooks.
+
+    Attributes
+    ----------
+    id, title, goal, chapter_id, place : str
+        ``"L4.1"``, ``"Queries, keys and values"``, the goal sentence, ``"L4"``,
+        ``"L4.1 · lesson 1 of 6"``.
+    exercises : dict of str to Exercise
+        In page order.
+    """
+
+    id: str
+    title: str
+    goal: str
+    chapter_id: str
+    place: str
+    exercises: dict[str, Exercise]
+    text: str = field(repr=False)
+    source: Path
+    hooks: LessonHooks = field(repr=False)
+    chapter: Chapter = field(repr=False)
+
+    def exercise(self, exercise_id: str) -> Exercise:
+        """The exercise with this id.
+
+        Raises
+        ------
+        LessonError
+            If the lesson has no such exercise; the message lists the ones it has.
+        """
+        if not isinstance(exercise_id, str) or exercise_id not in self.exercises:
+            raise LessonError(
+                f"Lesson {self.id} has no exercise {exercise_id!r}; its exercises are "
+                f"{', '.join(self.exercises)}."
+            )
+        return self.exercises[exercise_id]
+
+    def variant(self, seed: int | None) -> dict[str, Any]:
+        """The numbers of one variant, JSON-able: ``{"seed": ..., "x": ..., "q": ..., ...}``.
+
+        Parameters
+        ----------
+        seed : int or None
+            None gives the seed page's own numbers; a whole number gives the same new numbers
+            every time.
+
+        Raises
+        ------
+        LessonError
+            If the seed is not None or a whole number from 0 to 2**63 - 1.
+        """
+        return self.hooks.variant(seed)
+
+    def check(self, exercise_id: str, answer: str, variant_seed: int | None = None) -> Feedback:
+        """Check a typed answer to a numeric, letter or choice exercise.
+
+        Parameters
+        ----------
+        exercise_id : str
+            For example ``"q"``.
+        answer : str
+            What the learner typed.
+        variant_seed : int or None
+            The variant the learner saw (None: the seed page's numbers).
+
+        Returns
+        -------
+        Feedback
+
+        Raises
+        ------
+        LessonError
+            For an unknown exercise, an invalid seed, or a code exercise (the grader checks those).
+        """
+        exercise = self.exercise(exercise_id)
+        return check_answer(exercise, answer, self.hooks.namespace(self.variant(variant_seed)))
+
+    def render(self, variant_seed: int | None = None) -> list[RenderedSection]:
+        """Every section of the page in order, ending with the chapter reference.
+
+        Parameters
+        ----------
+        variant_seed : int or None
+            The variant whose numbers the page shows (None: the seed page's numbers).
+
+        Returns
+        -------
+        list of RenderedSection
+
+        Raises
+        ------
+        LessonError
+            If the seed is not valid.
+        """
+        names = self.hooks.namespace(self.variant(variant_seed))
+        return [*render_sections(self.text, names, self.exercises), self.chapter.reference()]
+
+
+@dataclass(frozen=True, eq=False)
+class Catalog:
+    """Every chapter and every written lesson, in order.
+
+    Examples
+    --------
+    >>> Catalog([], []).lesson("L4.1")
+    Traceback (most recent call last):
+    ...
+    qkv.lessons.model.LessonError: There is no written lesson 'L4.1'; the written lessons are: none.
+    """
+
+    chapters: list[Chapter]
+    lessons: list[Lesson]
+
+    def lesson(self, lesson_id: str) -> Lesson:
+        """The written lesson with this id (raises LessonError with a sentence if there is none)."""
+        for lesson in self.lessons:
+            if lesson.id == lesson_id:
+                return lesson
+        known = ", ".join(lesson.id for lesson in self.lessons) or "none"
+        planned = any(lesson_id in chapter.lesson_ids for chapter in self.chapters)
+        reason = "is planned but not written yet" if planned else "does not exist"
+        if planned:
+            raise LessonError(f"The lesson {lesson_id!r} {reason}; the written lessons are: {known}.")
+        raise LessonError(f"There is no written lesson {lesson_id!r}; the written lessons are: {known}.")
+
+    def chapter(self, chapter_id: str) -> Chapter:
+        """The chapter with this id (raises LessonError with a sentence if there is none)."""
+        for chapter in self.chapters:
+            if chapter.id == chapter_id:
+                return chapter
+        known = ", ".join(chapter.id for chapter in self.chapters) or "none"
+        raise LessonError(f"There is no chapter {chapter_id!r}; the chapters are: {known}.")
+
+    def chapter_reference(self, chapter_id: str) -> RenderedSection:
+        """The chapter's reference section, rendered once and shared by all its lessons."""
+        return self.chapter(chapter_id).reference()

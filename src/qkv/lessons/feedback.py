@@ -1,0 +1,163 @@
+"""Checking a typed answer and naming the mistake behind a wrong one.
+
+Unreadable answers (empty, not numbers, the wrong number of components, a letter that is not an
+option) get a format message and do not count as an attempt. Readable wrong answers are compared
+with the lesson's known mistakes first, then with the expected value component by component.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from qkv.lessons.answers import AnswerFormatError, format_value, parse_letter, parse_numbers
+from qkv.lessons.markup import fill
+from qkv.lessons.model import Exercise, Feedback, LessonError
+
+__all__ = ["check_answer"]
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def check_answer(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
+    """Check one typed answer against an exercise, with the variant's values in ``names``.
+
+    Parameters
+    ----------
+    exercise : Exercise
+        A numeric, letter or choice exercise.
+    answer : str
+        What the learner typed or picked.
+    names : mapping
+        The variant's values and the lesson's named wrong answers.
+
+    Returns
+    -------
+    Feedback
+
+    Raises
+    ------
+    LessonError
+        If the exercise is a code exercise (those go to the grader) or ``answer`` is not a str.
+
+    Examples
+    --------
+    >>> ex = Exercise(id="q", kind="numeric", part="part1", prompt="", prompt_template="", answer="q")
+    >>> check_answer(ex, "3, 2", {"q": [3, 2]})
+    Feedback(correct=True, message='Correct: q = [3, 2].', counted_as_attempt=True)
+    >>> check_answer(ex, "3", {"q": [3, 2]}).counted_as_attempt
+    False
+    """
+    if not isinstance(answer, str):
+        raise LessonError(f"An answer must be text (a str), not the {type(answer).__name__} {answer!r}.")
+    if exercise.kind == "numeric":
+        return _check_numeric(exercise, answer, names)
+    if exercise.kind == "letter":
+        return _check_letter(exercise, answer, names)
+    if exercise.kind == "choice":
+        return _check_choice(exercise, answer)
+    raise LessonError(
+        f"The exercise '{exercise.id}' is a code exercise; it is graded by the grader with the suite "
+        f"'{exercise.suite}', not checked as a typed answer."
+    )
+
+
+def _as_numbers(value: Any) -> list[float]:
+    if isinstance(value, int | float):
+        return [float(value)]
+    return [float(item) for item in value]
+
+
+def _close(got: Sequence[float], expected: Sequence[float], exercise: Exercise) -> list[bool]:
+    return [
+        math.isclose(g, e, rel_tol=exercise.rtol, abs_tol=exercise.atol)
+        for g, e in zip(got, expected, strict=True)
+    ]
+
+
+def _check_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
+    expected = _as_numbers(names[exercise.answer])
+    name = exercise.name or exercise.answer
+    try:
+        got = parse_numbers(answer)
+    except AnswerFormatError as error:
+        return Feedback(False, str(error), False)
+    if len(got) != len(expected):
+        return Feedback(False, _length_message(name, got, len(expected)), False)
+    matches = _close(got, expected, exercise)
+    if all(matches):
+        return Feedback(
+            True,
+            fill(exercise.correct_message, names) or f"Correct: {name} = {format_value(expected)}.",
+            True,
+        )
+    for key, message in exercise.mistakes.items():
+        if key not in names:
+            continue
+        wrong = _as_numbers(names[key])
+        if (
+            len(wrong) == len(got)
+            and all(_close(got, wrong, exercise))
+            and not all(_close(wrong, expected, exercise))
+        ):
+            return Feedback(False, fill(message, names), True)
+    hint = f" {fill(exercise.hint, names)}" if exercise.hint else ""
+    if len(expected) > 1 and any(matches):
+        wrong_places = [_ordinal(i) for i, ok in enumerate(matches) if not ok]
+        right_places = [_ordinal(i) for i, ok in enumerate(matches) if ok]
+        return Feedback(
+            False,
+            f"Almost: the {_join(right_places)} component{_plural(right_places, 's are', ' is')} right, "
+            f"but check the {_join(wrong_places)} component{_plural(wrong_places, 's', '')}.{hint}",
+            True,
+        )
+    return Feedback(False, f"Not quite: {format_value(got)} is not {name}.{hint}", True)
+
+
+def _length_message(name: str, got: list[float], size: int) -> str:
+    if size == 1:
+        return f"{name} is a single number, but you typed {len(got)} ({format_value(got)}); type just one."
+    if len(got) == 1:
+        return (
+            f"You typed a single number ({format_value(got[0])}), but {name} is a vector with {size} "
+            "components; "
+            f"type all {size}, for example [a, b]."
+        )
+    typed = f"{len(got)} numbers ({format_value(got)})"
+    return f"{name} has {size} components, but you typed {typed}; type exactly {size}."
+
+
+def _check_letter(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
+    try:
+        letter = parse_letter(answer, exercise.options)
+    except AnswerFormatError as error:
+        return Feedback(False, str(error), False)
+    if letter == exercise.answer:
+        return Feedback(True, fill(exercise.correct_message, names) or f"Correct: {letter}.", True)
+    message = exercise.mistakes.get(
+        letter, f"Not {letter}; think about which vectors the weights are applied to."
+    )
+    return Feedback(False, fill(message, names), True)
+
+
+def _check_choice(exercise: Exercise, answer: str) -> Feedback:
+    letters = {choice.letter: choice for choice in exercise.choices}
+    try:
+        letter = parse_letter(answer, {letter: () for letter in letters})
+    except AnswerFormatError as error:
+        return Feedback(False, str(error), False)
+    choice = letters[letter]
+    return Feedback(choice.correct, choice.feedback, True)
+
+
+def _ordinal(index: int) -> str:
+    return _ORDINALS[index] if index < len(_ORDINALS) else f"number {index + 1}"
+
+
+def _plural(items: list[str], many: str, one: str) -> str:
+    return many if len(items) > 1 else one
+
+
+def _join(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

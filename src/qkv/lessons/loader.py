@@ -1,0 +1,316 @@
+"""Finding, reading and validating lesson content on disk.
+
+A content folder holds chapter folders; a chapter folder holds ``chapter.toml``, its reference
+Markdown and one folder per written lesson (``lesson.md`` and, if needed, ``lesson.py``). Every
+problem found is collected as ``file:line: message`` rather than stopping at the first.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from markdown_it.token import Token
+
+from qkv.lessons.directives import known_suites
+from qkv.lessons.engine import Catalog, Chapter, Lesson
+from qkv.lessons.markup import new_parser
+from qkv.lessons.model import LessonError, PlannedLesson, Problem
+from qkv.lessons.render import render_reference, render_sections
+from qkv.lessons.structure import check_markdown
+from qkv.lessons.variants import LessonHooks, load_hooks
+
+__all__ = ["BUILTIN_CONTENT", "load_catalog", "validate"]
+
+BUILTIN_CONTENT = Path(__file__).parent / "content"
+_SECTION_ID = re.compile(r"[a-z][a-z0-9-]*")
+_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+_PARSER = new_parser()
+_SAMPLE_SEEDS = (1, 2, 3)
+
+
+def load_catalog(path: Path | None = None) -> Catalog:
+    """Load every chapter and lesson under ``path`` (None: the lessons shipped with qkv).
+
+    Parameters
+    ----------
+    path : Path, optional
+        A content folder, a chapter folder (with ``chapter.toml``) or a lesson folder.
+
+    Returns
+    -------
+    Catalog
+
+    Raises
+    ------
+    LessonError
+        If anything is wrong; the message lists every problem as ``file:line: message`` and
+        ``.problems`` holds them.
+
+    Examples
+    --------
+    >>> catalog = load_catalog()
+    >>> [chapter.id for chapter in catalog.chapters], catalog.lesson("L4.1").place
+    (['L4'], 'L4.1 · lesson 1 of 6')
+    """
+    catalog, problems = _load(BUILTIN_CONTENT if path is None else Path(path))
+    if problems:
+        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+        listing = "\n".join(str(problem) for problem in problems)
+        raise LessonError(
+            f"The lessons under {path or BUILTIN_CONTENT} have {count}:\n{listing}", tuple(problems)
+        )
+    return catalog
+
+
+def validate(path: Path | None = None) -> list[Problem]:
+    """Every problem with the lesson content under ``path`` (None: the built-in lessons).
+
+    Returns
+    -------
+    list of Problem
+        Empty when the content is valid.
+
+    Examples
+    --------
+    >>> validate()
+    []
+    >>> [str(p) for p in validate(Path("/no/such/folder"))]
+    ['/no/such/folder:1: This path does not exist.']
+    """
+    return _load(BUILTIN_CONTENT if path is None else Path(path))[1]
+
+
+def _chapter_folders(path: Path) -> tuple[list[Path], list[Problem]]:
+    if not path.exists():
+        return [], [Problem(path, 1, "This path does not exist.")]
+    folder = path.parent if path.is_file() else path
+    for candidate in (folder, folder.parent):
+        if (candidate / "chapter.toml").is_file():
+            return [candidate], []
+    chapters = sorted(child for child in folder.iterdir() if (child / "chapter.toml").is_file())
+    if not chapters:
+        return [], [Problem(path, 1, "No chapter.toml was found here or in the folders right below it.")]
+    return chapters, []
+
+
+def _load(path: Path) -> tuple[Catalog, list[Problem]]:
+    folders, problems = _chapter_folders(path)
+    chapters: list[Chapter] = []
+    lessons: list[Lesson] = []
+    suites = known_suites()
+    for folder in folders:
+        chapter = _load_chapter(folder / "chapter.toml", problems)
+        if chapter is None:
+            continue
+        if any(existing.id == chapter.id for existing in chapters):
+            problems.append(
+                Problem(chapter.source, 1, f"The chapter id {chapter.id!r} is used by another chapter.")
+            )
+        chapters.append(chapter)
+        found = [
+            lesson
+            for file in sorted(folder.glob("*/lesson.md"))
+            if (lesson := _load_lesson(file, chapter, suites, problems))
+        ]
+        seen: set[str] = set()
+        for lesson in found:
+            if lesson.id in seen:
+                problems.append(
+                    Problem(
+                        lesson.source, 2, f"Another folder of this chapter also holds lesson {lesson.id}."
+                    )
+                )
+            seen.add(lesson.id)
+        lessons += sorted(found, key=lambda lesson: chapter.lesson_ids.index(lesson.id))
+    return Catalog(chapters, lessons), problems
+
+
+def _read_toml(
+    file: Path, problems: list[Problem], text: str | None = None, first_line: int = 1
+) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8") if text is None else text)
+    except tomllib.TOMLDecodeError as error:
+        match = _TOML_LINE.search(str(error))
+        line = first_line + int(match.group(1)) - 1 if match else first_line
+        problems.append(Problem(file, line, f"Invalid TOML: {_TOML_LINE.sub('', str(error)).strip()}."))
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(Problem(file, 1, f"This file cannot be read: {error}."))
+    return None
+
+
+def _line_of(file: Path, key: str) -> int:
+    try:
+        for number, text in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+            if re.match(rf"^\s*{re.escape(key)}\s*=", text):
+                return number
+    except (OSError, UnicodeDecodeError):
+        pass
+    return 1
+
+
+def _text_field(
+    data: Mapping[str, Any], key: str, file: Path, problems: list[Problem], line: int | None = None
+) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        problems.append(
+            Problem(file, line or _line_of(file, key), f"'{key}' must be a non-empty text, not {value!r}.")
+        )
+        return ""
+    return value
+
+
+def _load_chapter(file: Path, problems: list[Problem]) -> Chapter | None:
+    data = _read_toml(file, problems)
+    if data is None:
+        return None
+    before = len(problems)
+    chapter_id = _text_field(data, "id", file, problems)
+    title = _text_field(data, "title", file, problems)
+    for key in sorted(set(data) - {"id", "title", "reference", "lessons"}):
+        problems.append(
+            Problem(
+                file,
+                _line_of(file, key),
+                f"chapter.toml has no setting '{key}' (allowed: id, title, reference, lessons).",
+            )
+        )
+    entries = data.get("lessons")
+    planned: list[PlannedLesson] = []
+    if not isinstance(entries, list) or not entries:
+        problems.append(
+            Problem(
+                file, 1, "chapter.toml needs a [[lessons]] table for each lesson, with an id and a title."
+            )
+        )
+        entries = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(k), str) and entry[k] for k in ("id", "title")
+        ):
+            problems.append(
+                Problem(
+                    file,
+                    _line_of(file, "id"),
+                    f"Every [[lessons]] table needs an id and a title, not {entry!r}.",
+                )
+            )
+        elif any(p.id == entry["id"] for p in planned):
+            problems.append(Problem(file, 1, f"The lesson id {entry['id']!r} is listed twice."))
+        else:
+            planned.append(PlannedLesson(entry["id"], entry["title"]))
+    reference_file = file.parent / str(data.get("reference", "reference.md"))
+    reference_text = ""
+    if not reference_file.is_file():
+        problems.append(
+            Problem(
+                file,
+                _line_of(file, "reference"),
+                f"The chapter reference {reference_file.name!r} does not exist.",
+            )
+        )
+    else:
+        reference_text = reference_file.read_text(encoding="utf-8")
+        check_markdown(reference_file, reference_text, {}, problems, in_reference=True)
+        try:
+            render_reference(reference_text)
+        except Exception as error:  # a last safety net: report, never crash the loader
+            problems.append(Problem(reference_file, 1, f"The reference could not be rendered: {error}"))
+    if len(problems) > before:
+        return None
+    return Chapter(chapter_id, title, [p.id for p in planned], planned, reference_text, file)
+
+
+def _front_matter(file: Path, tokens: list[Token], problems: list[Problem]) -> dict[str, str] | None:
+    if not tokens or tokens[0].type != "front_matter":
+        problems.append(
+            Problem(
+                file, 1, "A lesson starts with front matter: id, title and goal in TOML between '---' lines."
+            )
+        )
+        return None
+    data = _read_toml(file, problems, tokens[0].content, first_line=2)
+    if data is None:
+        return None
+    fields = {
+        key: _text_field(data, key, file, problems, _line_of(file, key)) for key in ("id", "title", "goal")
+    }
+    for key in sorted(set(data) - set(fields)):
+        problems.append(
+            Problem(
+                file,
+                _line_of(file, key),
+                f"The front matter has no setting '{key}' (allowed: id, title, goal).",
+            )
+        )
+    return fields if all(fields.values()) else None
+
+
+def _seed_names(hooks: LessonHooks, file: Path, problems: list[Problem]) -> dict[str, Any] | None:
+    try:
+        names = hooks.namespace(hooks.variant(None))
+        for seed in _SAMPLE_SEEDS:
+            if hooks.variant(seed) != hooks.variant(seed):
+                problems.append(
+                    Problem(
+                        hooks.source, 1, f"variant({seed}) gives different numbers each time it is called."
+                    )
+                )
+            hooks.namespace(hooks.variant(seed))
+    except LessonError as error:
+        problems.append(Problem(hooks.source, 1, str(error)))
+        return None
+    return names
+
+
+def _load_lesson(
+    file: Path, chapter: Chapter, suites: set[str] | None, problems: list[Problem]
+) -> Lesson | None:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(Problem(file, 1, f"This file cannot be read: {error}."))
+        return None
+    before = len(problems)
+    tokens = _PARSER.parse(text)
+    front = _front_matter(file, tokens, problems)
+    hooks, hook_problems = load_hooks(file.parent / "lesson.py")
+    problems += hook_problems
+    names = _seed_names(hooks, file, problems) if not hook_problems else None
+    if front is None or names is None:
+        return None
+    if front["id"] not in chapter.lesson_ids:
+        listed = ", ".join(chapter.lesson_ids)
+        problems.append(
+            Problem(
+                file,
+                _line_of(file, "id"),
+                f"The lesson id {front['id']!r} is not listed in {chapter.source} ({listed}).",
+            )
+        )
+    exercises = check_markdown(file, text, names, problems, in_reference=False, suites=suites)
+    if len(problems) > before:
+        return None
+    for seed in (None, *_SAMPLE_SEEDS):
+        try:
+            render_sections(text, hooks.namespace(hooks.variant(seed)), exercises)
+        except Exception as error:  # a last safety net: report, never crash the loader
+            problems.append(Problem(file, 1, f"The lesson could not be rendered for variant {seed}: {error}"))
+            return None
+    return Lesson(
+        id=front["id"],
+        title=front["title"],
+        goal=front["goal"],
+        chapter_id=chapter.id,
+        place=chapter.position(front["id"]),
+        exercises=exercises,
+        text=text,
+        source=file,
+        hooks=hooks,
+        chapter=chapter,
+    )

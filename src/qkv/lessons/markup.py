@@ -1,0 +1,166 @@
+"""The Markdown dialect of lesson files, and LaTeX to MathML.
+
+A lesson file is CommonMark plus four extensions, all parsed by markdown-it-py and its plugins:
+
+* a front matter block between ``---`` lines, written in TOML;
+* ``::::section ID`` … ``::::`` containers, one per page section (the first ``##`` heading is its title);
+* ``$…$`` and ``$$…$$`` math, turned into native MathML by latex2mathml;
+* fenced directives ```` ```{exercise} ID ```` and ```` ```{widget} NAME ```` whose body is TOML.
+
+Text anywhere may hold ``{{name}}`` placeholders, filled from the lesson's variant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import latex2mathml.converter
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.container import container_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from qkv.lessons.answers import format_value
+
+__all__ = [
+    "PLACEHOLDER",
+    "DirectiveInfo",
+    "directive_of",
+    "fill",
+    "latex_to_mathml",
+    "new_parser",
+    "placeholders_in",
+]
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_DIRECTIVE = re.compile(r"\{([a-z][a-z0-9-]*)\}\s*(.*)")
+_DOUBLE_STRUCK = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?")
+_WORD_OPERATOR = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
+
+DirectiveInfo = tuple[str, str]
+
+
+def new_parser(fence_renderer: Callable[..., str] | None = None) -> MarkdownIt:
+    """A markdown-it parser for lesson files; raw HTML in a lesson is escaped, never passed through.
+
+    Parameters
+    ----------
+    fence_renderer : callable, optional
+        Render rule for fences (markdown-it's ``(self, tokens, idx, options, env)`` signature);
+        directives are rendered through it.
+
+    Returns
+    -------
+    MarkdownIt
+
+    Examples
+    --------
+    >>> [t.type for t in new_parser().parse("::::section idea\\n## The idea\\n::::\\n")][:2]
+    ['container_section_open', 'heading_open']
+    """
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable("table")
+    md.use(front_matter_plugin)
+    md.use(container_plugin, name="section")
+    md.use(dollarmath_plugin, allow_space=True, allow_digits=False, double_inline=True)
+    md.add_render_rule("math_inline", _render_inline_math)
+    md.add_render_rule("math_inline_double", _render_display_math)
+    md.add_render_rule("math_block", _render_display_math)
+    md.add_render_rule("math_block_label", _render_display_math)
+    if fence_renderer is not None:
+        md.add_render_rule("fence", fence_renderer)
+    return md
+
+
+def directive_of(token: Token) -> DirectiveInfo | None:
+    """The ``(name, argument)`` of a ```` ```{name} argument ```` fence, or None for plain code.
+
+    Examples
+    --------
+    >>> from markdown_it.token import Token
+    >>> directive_of(Token("fence", "code", 0, info="{exercise} q"))
+    ('exercise', 'q')
+    >>> directive_of(Token("fence", "code", 0, info="python")) is None
+    True
+    """
+    match = _DIRECTIVE.fullmatch(token.info.strip())
+    return (match.group(1), match.group(2).strip()) if match else None
+
+
+def latex_to_mathml(latex: str, *, display: bool = False) -> str:
+    """Convert LaTeX to native MathML that Chromium renders well.
+
+    ``\\mathbb R`` becomes the letter ℝ (MathML Core ignores double-struck variants) and word
+    operators such as ``\\operatorname{softmax}`` become upright identifiers, which read tighter.
+
+    Parameters
+    ----------
+    latex : str
+        The formula, without ``$`` delimiters.
+    display : bool, default False
+        A display (block) formula instead of an inline one.
+
+    Returns
+    -------
+    str
+        A ``<math>`` element.
+
+    Raises
+    ------
+    ValueError
+        If latex2mathml cannot read the formula; the message quotes it.
+
+    Examples
+    --------
+    >>> latex_to_mathml(r"x\\in\\mathbb R")  # doctest: +ELLIPSIS
+    '<math ... display="inline"><mrow><mi>x</mi><mo>&#x02208;</mo><mi>ℝ</mi></mrow></math>'
+    >>> "<mi>softmax</mi>" in latex_to_mathml(r"\\operatorname{softmax}(S)")
+    True
+    """
+    prepared = _DOUBLE_STRUCK.sub("ℝ", latex.strip())
+    try:
+        mathml = latex2mathml.converter.convert(prepared, display="block" if display else "inline")
+    except Exception as error:  # latex2mathml raises a variety of its own exception types
+        raise ValueError(
+            f"The formula {latex.strip()!r} could not be converted to MathML ({error})."
+        ) from None
+    return _WORD_OPERATOR.sub(r"<mi>\1</mi>", str(mathml))
+
+
+def placeholders_in(text: str) -> list[str]:
+    """The names of the ``{{name}}`` placeholders in ``text``, in order.
+
+    Examples
+    --------
+    >>> placeholders_in("x = {{x}}, q = {{ q }}")
+    ['x', 'q']
+    """
+    return PLACEHOLDER.findall(text)
+
+
+def fill(text: str, values: Mapping[str, Any]) -> str:
+    """Replace every ``{{name}}`` by its value, written as the lesson writes numbers.
+
+    Unknown names are left as they are (validation reports them).
+
+    Examples
+    --------
+    >>> fill("q = {{q}} for x = {{x}}", {"q": [3, 2], "x": [1, 2]})
+    'q = [3, 2] for x = [1, 2]'
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return format_value(values[name]) if name in values else match.group(0)
+
+    return PLACEHOLDER.sub(replace, text)
+
+
+def _render_inline_math(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    return latex_to_mathml(tokens[idx].content)
+
+
+def _render_display_math(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    return f'<div class="math-display">{latex_to_mathml(tokens[idx].content, display=True)}</div>\n'

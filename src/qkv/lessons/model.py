@@ -1,0 +1,161 @@
+"""The plain data of the lesson engine: exercises, feedback, rendered sections and load problems."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+ExerciseKind = Literal["numeric", "letter", "choice", "code"]
+EXERCISE_KINDS: tuple[str, ...] = ("numeric", "letter", "choice", "code")
+EXERCISE_PARTS: tuple[str, ...] = ("part1", "quiz", "part2")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a lesson file, located as ``file:line``.
+
+    Examples
+    --------
+    >>> str(Problem(Path("lesson.md"), 12, "The exercise 'q' has no prompt."))
+    "lesson.md:12: The exercise 'q' has no prompt."
+    """
+
+    file: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+class LessonError(Exception):
+    """A lesson could not be loaded or used; the message is a sentence a person can act on.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong.
+    problems : sequence of Problem, optional
+        The located problems behind it, when the error comes from loading files.
+
+    Examples
+    --------
+    >>> error = LessonError("The lesson 'L9.9' does not exist.")
+    >>> str(error), error.problems
+    ("The lesson 'L9.9' does not exist.", ())
+    """
+
+    def __init__(self, message: str, problems: tuple[Problem, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict on one typed answer.
+
+    ``counted_as_attempt`` is false when the answer could not be read (empty, wrong number of
+    components, not a number): the learner gets a format message and no attempt is used up.
+
+    Examples
+    --------
+    >>> Feedback(True, "Correct: q = [3, 2].", True).to_dict()
+    {'correct': True, 'message': 'Correct: q = [3, 2].', 'counted_as_attempt': True}
+    """
+
+    correct: bool
+    message: str
+    counted_as_attempt: bool
+
+    def to_dict(self) -> dict[str, bool | str]:
+        """Return the feedback as plain JSON types.
+
+        Returns
+        -------
+        dict
+            ``{"correct": bool, "message": str, "counted_as_attempt": bool}``.
+
+        Examples
+        --------
+        >>> Feedback(False, "Type a number.", False).to_dict()["counted_as_attempt"]
+        False
+        """
+        return {
+            "correct": self.correct,
+            "message": self.message,
+            "counted_as_attempt": self.counted_as_attempt,
+        }
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One option of a multiple-choice exercise, with the feedback shown when it is picked."""
+
+    letter: str
+    text: str
+    correct: bool
+    feedback: str
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise of a lesson, as declared by an ``{exercise}`` block in ``lesson.md``.
+
+    Text fields may hold ``{{name}}`` placeholders that are filled from the lesson's variant;
+    ``prompt`` is already filled with the seed page's own numbers.
+
+    Examples
+    --------
+    >>> ex = Exercise(id="q", kind="numeric", part="part1", prompt="Type q", prompt_template="Type q")
+    >>> ex.kind, ex.answer, ex.suite
+    ('numeric', '', None)
+    """
+
+    id: str
+    kind: ExerciseKind
+    part: str
+    prompt: str
+    prompt_template: str
+    source: Path = Path("lesson.md")
+    line: int = 1
+    # numeric: the variant key holding the expected value; letter/choice: the correct letter
+    answer: str = ""
+    name: str = ""
+    rtol: float = 1e-6
+    atol: float = 1e-9
+    hint: str = ""
+    correct_message: str = ""
+    # a key of the variant (or of the lesson's named wrong answers) -> the sentence naming that mistake
+    mistakes: Mapping[str, str] = field(default_factory=dict)
+    # letter exercises: each letter -> the words also accepted for it
+    options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    choices: tuple[Choice, ...] = ()
+    starter_code: str | None = None
+    suite: str | None = None
+    functions: tuple[str, ...] = ()
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class RenderedSection:
+    """One section of a rendered lesson page.
+
+    Examples
+    --------
+    >>> RenderedSection("idea", "The idea", "<section>…</section>").id
+    'idea'
+    """
+
+    id: str
+    title: str
+    html: str
+
+
+@dataclass(frozen=True)
+class PlannedLesson:
+    """An entry of a chapter's lesson list: every lesson has an id and title, written or not."""
+
+    id: str
+    title: str

@@ -1,0 +1,182 @@
+"""Lesson Markdown to the page's HTML: one ``<section>`` per ``::::section``, exercises as forms.
+
+The element structure (classes, ids, data attributes) is the contract with the web app's CSS and
+JavaScript; see ``docs/lessons.md``.
+"""
+
+from __future__ import annotations
+
+import html
+import tomllib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from markdown_it.token import Token
+
+from qkv.lessons.markup import directive_of, fill, new_parser
+from qkv.lessons.model import Exercise, RenderedSection
+from qkv.lessons.widgets import render_widget
+
+__all__ = ["exercise_html", "render_reference", "render_sections", "section_html"]
+
+
+def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    directive = directive_of(token)
+    if directive is None:
+        return str(self.fence(tokens, idx, options, env))
+    kind, argument = directive
+    if kind == "exercise":
+        return exercise_html(env["exercises"][argument], env["names"])
+    config = tomllib.loads(token.content)
+    return render_widget(argument, config, env["names"])
+
+
+_PARSER = new_parser(_render_fence)
+
+
+def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
+    """The form (or code editor block) for one exercise, with the variant's numbers filled in.
+
+    Parameters
+    ----------
+    exercise : Exercise
+    names : mapping
+        The variant's values, for ``{{placeholders}}`` in the prompt.
+
+    Returns
+    -------
+    str
+        Safe HTML.
+
+    Examples
+    --------
+    >>> ex = Exercise(id="q", kind="numeric", part="part1", prompt="", prompt_template="x = {{x}}. Type q.")
+    >>> print(exercise_html(ex, {"x": [1, 2]}))  # doctest: +ELLIPSIS
+    <form class="exercise" data-exercise-id="q" data-kind="numeric"><label for="answer-q">x = [1, 2]...
+    """
+    ex_id = html.escape(exercise.id, quote=True)
+    prompt = html.escape(fill(exercise.prompt_template, names))
+    feedback = f'<p class="feedback" id="feedback-{ex_id}" aria-live="polite"></p>'
+    if exercise.kind == "code":
+        suite, starter = (
+            html.escape(exercise.suite or "", quote=True),
+            html.escape(exercise.starter_code or ""),
+        )
+        return (
+            f'<div class="code-exercise" data-exercise-id="{ex_id}" data-suite="{suite}">'
+            f'<label for="code-{ex_id}">{html.escape(exercise.label or exercise.prompt)}</label>\n'
+            f'<textarea id="code-{ex_id}" name="code" spellcheck="false">{starter}</textarea>\n'
+            '<button type="button" class="run-code">Run (Ctrl/⌘+Enter)</button>'
+            '<div class="grade-results" aria-live="polite"></div></div>\n'
+        )
+    if exercise.kind == "choice":
+        options = "".join(
+            f'<label><input type="radio" name="answer" value="{html.escape(choice.letter, quote=True)}"> '
+            f'<span class="choice-letter">{html.escape(choice.letter)}</span> '
+            f"{html.escape(choice.text)}</label>\n"
+            for choice in exercise.choices
+        )
+        return (
+            f'<form class="exercise" data-exercise-id="{ex_id}" data-kind="choice"><fieldset>'
+            f"<legend>{prompt}</legend>\n{options}</fieldset>"
+            f'<button type="submit">Check</button> {feedback}</form>\n'
+        )
+    name = f'<span class="answer-name">{html.escape(exercise.label)}</span> ' if exercise.label else ""
+    placeholder = "[a, b]" if exercise.kind == "numeric" else "letter"
+    return (
+        f'<form class="exercise" data-exercise-id="{ex_id}" data-kind="{exercise.kind}">'
+        f'<label for="answer-{ex_id}">{prompt}</label> {name}'
+        f'<input id="answer-{ex_id}" name="answer" type="text" autocomplete="off" spellcheck="false" '
+        f'maxlength="200" placeholder="{placeholder}" aria-describedby="feedback-{ex_id}"> '
+        f'<button type="submit">Check</button> {feedback}</form>\n'
+    )
+
+
+def section_html(section_id: str, title_html: str, body_html: str) -> str:
+    """Wrap a section's body in the page's ``<section>`` element.
+
+    Examples
+    --------
+    >>> print(section_html("quiz", "Check", "<p>…</p>"))
+    <section class="lesson-section" id="quiz" aria-labelledby="quiz-title"><h2 id="quiz-title">Check</h2>
+    <p>…</p></section>
+    """
+    sid = html.escape(section_id, quote=True)
+    return (
+        f'<section class="lesson-section" id="{sid}" aria-labelledby="{sid}-title">'
+        f'<h2 id="{sid}-title">{title_html}</h2>\n{body_html}</section>'
+    )
+
+
+def _split_title(tokens: Sequence[Token]) -> tuple[Token | None, list[Token]]:
+    # The section's first token run `heading_open(h2) inline heading_close` is its title.
+    if len(tokens) >= 3 and tokens[0].type == "heading_open" and tokens[0].tag == "h2":
+        return tokens[1], list(tokens[3:])
+    return None, list(tokens)
+
+
+def _render_section(section_id: str, tokens: Sequence[Token], env: dict[str, Any]) -> RenderedSection:
+    title_token, body = _split_title(tokens)
+    renderer: Any = _PARSER.renderer  # RendererHTML; its protocol type lacks renderInline
+    title_html = (
+        renderer.renderInline(title_token.children or [], _PARSER.options, env) if title_token else ""
+    )
+    title = title_token.content if title_token else section_id
+    body_html = renderer.render(body, _PARSER.options, env)
+    return RenderedSection(section_id, title, section_html(section_id, title_html, body_html))
+
+
+def render_sections(
+    text: str, names: Mapping[str, Any], exercises: Mapping[str, Exercise]
+) -> list[RenderedSection]:
+    """Render every ``::::section`` of a (validated) lesson file, filled with one variant's values.
+
+    Parameters
+    ----------
+    text : str
+        The lesson's Markdown.
+    names : mapping
+        The variant's values (and named wrong answers) for ``{{placeholders}}``.
+    exercises : mapping of str to Exercise
+        The lesson's exercises, by id.
+
+    Returns
+    -------
+    list of RenderedSection
+        In page order.
+
+    Examples
+    --------
+    >>> sections = render_sections("::::section idea\\n## The idea\\nHi {{x}}.\\n::::\\n", {"x": [1]}, {})
+    >>> [(s.id, s.title) for s in sections], "Hi [1]." in sections[0].html
+    ([('idea', 'The idea')], True)
+    """
+    tokens = _PARSER.parse(fill(text, names))
+    env: dict[str, Any] = {"names": names, "exercises": exercises}
+    sections: list[RenderedSection] = []
+    depth, start, section_id = 0, 0, ""
+    for index, token in enumerate(tokens):
+        if token.type == "container_section_open":
+            if depth == 0:
+                start, section_id = index + 1, token.info.strip().removeprefix("section").strip()
+            depth += 1
+        elif token.type == "container_section_close":
+            depth -= 1
+            if depth == 0:
+                sections.append(_render_section(section_id, tokens[start:index], env))
+    return sections
+
+
+def render_reference(text: str) -> RenderedSection:
+    """Render a chapter reference (plain Markdown whose first ``##`` heading is its title).
+
+    Examples
+    --------
+    >>> section = render_reference("## Chapter reference\\n\\n$x$\\n")
+    >>> section.id, section.title, "<math" in section.html
+    ('reference', 'Chapter reference', True)
+    """
+    env: dict[str, Any] = {"names": {}, "exercises": {}}
+    tokens = [token for token in _PARSER.parse(text) if token.type != "front_matter"]
+    return _render_section("reference", tokens, env)

@@ -1,0 +1,142 @@
+"""Checking the structure of a lesson or reference Markdown file: sections, directives and math.
+
+Problems are collected, not raised, each located as ``file:line``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from markdown_it.token import Token
+
+from qkv.lessons.directives import read_body, read_exercise, read_widget
+from qkv.lessons.markup import directive_of, latex_to_mathml, new_parser, placeholders_in
+from qkv.lessons.model import Exercise, Problem
+
+__all__ = ["check_markdown"]
+
+_SECTION_ID = re.compile(r"[a-z][a-z0-9-]*")
+_PARSER = new_parser()
+
+
+def check_markdown(
+    file: Path,
+    text: str,
+    names: Mapping[str, Any],
+    problems: list[Problem],
+    *,
+    in_reference: bool,
+    suites: set[str] | None = None,
+) -> dict[str, Exercise]:
+    exercises: dict[str, Exercise] = {}
+    section_ids: set[str] = set()
+    depth = 0
+    for number, text_line in enumerate(text.splitlines(), start=1):
+        problems += [
+            Problem(file, number, f"The placeholder {{{{{name}}}}} names nothing in the lesson's variant.")
+            for name in placeholders_in(text_line)
+            if name not in names
+        ]
+    tokens = _PARSER.parse(text)
+    for index, token in enumerate(tokens):
+        line = (token.map[0] + 1) if token.map else 1
+        if token.type == "container_section_open":
+            if in_reference:
+                problems.append(
+                    Problem(
+                        file,
+                        line,
+                        "The chapter reference is one section already; it cannot hold ::::section blocks.",
+                    )
+                )
+            elif depth > 0:
+                problems.append(
+                    Problem(
+                        file, line, "Sections cannot be nested; close the section above with '::::' first."
+                    )
+                )
+            section_ids |= _check_section(
+                file, line, token, tokens[index + 1 : index + 2], section_ids, problems
+            )
+            depth += 1
+        elif token.type == "container_section_close":
+            depth -= 1
+        elif (
+            depth == 0
+            and token.level == 0
+            and token.nesting >= 0
+            and token.type != "front_matter"
+            and not in_reference
+        ):
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    "This text is outside any section; put it between '::::section ID' and '::::'.",
+                )
+            )
+        if token.type.startswith("math"):
+            try:
+                latex_to_mathml(token.content)
+            except ValueError as error:
+                problems.append(Problem(file, line, str(error)))
+        directive = directive_of(token) if token.type == "fence" else None
+        if directive is None:
+            continue
+        kind, argument = directive
+        if kind == "widget":
+            problems += read_widget(token, argument, file, names)
+        elif kind == "exercise" and in_reference:
+            problems.append(
+                Problem(file, line, "The chapter reference cannot hold exercises; put them in a lesson.")
+            )
+        elif kind == "exercise":
+            if argument in exercises:
+                problems.append(
+                    Problem(file, line, f"The exercise id {argument!r} is used twice in this lesson.")
+                )
+            exercise, found = read_exercise(token, argument, file, names, suites)
+            problems += found
+            if exercise is not None:
+                exercises.setdefault(argument, exercise)
+        else:
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    f"Unknown directive '{{{kind}}}'; the directives are {{exercise}} and {{widget}}.",
+                )
+            )
+            read_body(token, file)
+    if not in_reference and not section_ids:
+        problems.append(
+            Problem(
+                file, 1, "This lesson has no sections; wrap its content in '::::section ID' … '::::' blocks."
+            )
+        )
+    return exercises
+
+
+def _check_section(
+    file: Path, line: int, token: Token, following: list[Token], seen: set[str], problems: list[Problem]
+) -> set[str]:
+    section_id = token.info.strip().removeprefix("section").strip()
+    if not _SECTION_ID.fullmatch(section_id):
+        problems.append(
+            Problem(
+                file,
+                line,
+                f"A section needs an id of lowercase letters, digits and dashes, not {section_id!r}.",
+            )
+        )
+        return set()
+    if section_id in seen or section_id == "reference":
+        problems.append(Problem(file, line, f"The section id {section_id!r} is already used on this page."))
+    if not following or following[0].type != "heading_open" or following[0].tag != "h2":
+        problems.append(
+            Problem(file, line, f"The section {section_id!r} must start with its title as a '## ' heading.")
+        )
+    return {section_id}
