@@ -1,0 +1,133 @@
+"""``qkv serve``: run the lesson server on uvicorn."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+
+import click
+
+from qkv.store import StoreError, default_database_url, describe_url
+
+BUBBLEWRAP_MISSING = (
+    "bubblewrap (bwrap) is not installed, so submitted code cannot be run in the sandbox. "
+    "Install it with 'apt-get install bubblewrap'."
+)
+
+
+def _sandbox_available() -> bool:
+    try:
+        from qkv.grading import sandbox_available  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return shutil.which("bwrap") is not None
+    return bool(sandbox_available())
+
+
+def _port_in_use(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
+@click.option(
+    "--database-url",
+    envvar="QKV_DATABASE_URL",
+    help="sqlite:///path or postgresql+psycopg://user:password@host/db "
+    "(default: a SQLite file in the user data dir).",
+)
+@click.option(
+    "--allow-unsandboxed",
+    is_flag=True,
+    help="When bubblewrap is missing, grade code with resource limits only (unsafe for untrusted learners).",
+)
+@click.option("--grading-concurrency", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.option("--grading-queue", default=16, show_default=True, type=click.IntRange(0, 10_000))
+@click.option("--warm-spares", default=2, show_default=True, type=click.IntRange(0, 16))
+@click.option(
+    "--secret-key",
+    envvar="QKV_SECRET_KEY",
+    help="Key for signing learner cookies (default: a random key kept in the database).",
+)
+@click.option(
+    "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
+)
+def serve(
+    host: str,
+    port: int,
+    database_url: str | None,
+    allow_unsandboxed: bool,
+    grading_concurrency: int,
+    grading_queue: int,
+    warm_spares: int,
+    secret_key: str | None,
+    log_level: str,
+) -> None:
+    """Serve the interactive lesson at http://HOST:PORT/ until stopped (Ctrl+C or SIGTERM)."""
+    import uvicorn
+
+    from qkv.web.app import create_app
+    from qkv.web.settings import Settings
+
+    if _sandbox_available():
+        grading = "in the bubblewrap sandbox"
+    elif allow_unsandboxed:
+        click.echo(
+            f"Warning: {BUBBLEWRAP_MISSING} Because of --allow-unsandboxed, code is graded with resource "
+            "limits only, which does not keep hostile code away from this machine.",
+            err=True,
+        )
+        grading = "with resource limits only (no bubblewrap)"
+    else:
+        click.echo(
+            f"{BUBBLEWRAP_MISSING} Grading is turned off: the lesson is served, but the Run button will say "
+            "so. To grade without the sandbox anyway, restart with --allow-unsandboxed.",
+            err=True,
+        )
+        grading = "off (bubblewrap is missing)"
+
+    url = database_url or default_database_url()
+    try:
+        settings = Settings(
+            database_url=url,
+            secret_key=secret_key,
+            allow_unsandboxed=allow_unsandboxed,
+            grading_concurrency=grading_concurrency,
+            grading_queue=grading_queue,
+            warm_spares=warm_spares,
+        )
+        if port and _port_in_use(host, port):
+            raise click.ClickException(
+                f"Port {port} on {host} is already in use; choose another with --port."
+            )
+        app = create_app(settings)
+    except (StoreError, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+
+    click.echo(
+        f"qkv: serving the lesson at http://{host}:{port}/ (database {describe_url(url)}; grading {grading})"
+    )
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        # On SIGTERM uvicorn stops accepting, lets requests in flight (gradings included) finish
+        # for up to this long, then the lifespan stops the grader.
+        timeout_graceful_shutdown=int(settings.shutdown_grace_s),
+        server_header=False,
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    if not server.started:
+        raise SystemExit(1)
