@@ -81,8 +81,8 @@ class LiveServer:
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The real app on uvicorn, on a free loopback port, with its own SQLite file."""
     import uvicorn
-    from qkv.web.app import create_app
 
+    from qkv.web.app import create_app
     from qkv.web.settings import Settings
 
     folder = tmp_path_factory.mktemp("browser-server")
@@ -238,7 +238,8 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     code_box = page.locator(".code-exercise")
     editor = code_box.locator(".cm-content")
     expect(editor).to_be_visible()
-    starter = lesson.exercises["code"].starter_code
+    code_exercise = next(ex for ex in lesson.exercises.values() if ex.kind == "code")
+    starter = code_exercise.starter_code
     assert editor.inner_text().strip().splitlines()[0] == starter.strip().splitlines()[0]
     results = code_box.locator(".grade-results")
 

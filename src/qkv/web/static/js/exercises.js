@@ -1,6 +1,7 @@
 // Answer forms (numeric, letter and multiple choice): Enter or the Check button sends the answer to the server,
 // which alone decides whether it is right; the feedback appears in the form's aria-live paragraph.
 import { ApiError, postJson } from "./api.js";
+import { el } from "./format.js";
 
 const FEEDBACK_CLASSES = ["is-correct", "is-wrong", "is-format", "is-error"];
 
@@ -13,8 +14,10 @@ export function showFeedback(form, feedback) {
   if (feedback.correct) kind = "is-correct";
   else if (feedback.counted_as_attempt === false) kind = "is-format";
   paragraph.classList.add(kind);
-  const prefix = feedback.correct ? "✓ " : kind === "is-format" ? "" : "✗ ";
-  paragraph.textContent = prefix + (feedback.message ?? "");
+  const mark = feedback.correct ? "✓" : kind === "is-format" ? "" : "✗";
+  paragraph.replaceChildren();
+  if (mark) paragraph.append(el("span", { class: "feedback-mark", "aria-hidden": "true" }, mark), " ");
+  paragraph.append(feedback.message ?? "");
   form.dataset.status = feedback.correct ? "correct" : kind === "is-format" ? "format" : "attempted";
 }
 

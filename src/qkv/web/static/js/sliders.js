@@ -4,15 +4,15 @@ import { ApiError, postJson } from "./api.js";
 import { debounce, el, formatCompact } from "./format.js";
 
 const ROWS = [
-  { name: "q", label: "query q = x·Wq", matrix: "Wq", role: "“what am I looking for?”" },
-  { name: "k", label: "key k = x·Wk", matrix: "Wk", role: "“what do I offer to be matched?”" },
-  { name: "v", label: "value v = x·Wv", matrix: "Wv", role: "“what do I pass along if chosen?”" },
+  { name: "q", label: "query q = x·Wq", matrix: "Wq", role: "what am I looking for?" },
+  { name: "k", label: "key k = x·Wk", matrix: "Wk", role: "what do I offer to be matched?" },
+  { name: "v", label: "value v = x·Wv", matrix: "Wv", role: "what do I pass along if chosen?" },
 ];
 
 let widgetCount = 0;
 
 function matrixText(matrix) {
-  return `[${matrix.map((row) => `[${row.map((v) => formatCompact(v)).join(",")}]`).join(",")}]`;
+  return `[${matrix.map((row) => `[${row.map((v) => formatCompact(v)).join(", ")}]`).join(", ")}]`;
 }
 
 function vectorText(values) {
@@ -84,7 +84,7 @@ export function mountProjectionSliders(widget) {
         el("th", { scope: "row" }, row.label),
         el("td", { class: "matrix" }, matrixText(config[row.matrix])),
         cell,
-        el("td", { class: "role" }, row.role),
+        el("td", { class: "role" }, `“${config.roles?.[row.name] ?? row.role}”`),
       ),
     );
   }
