@@ -1,0 +1,297 @@
+"""The grader: runs a submission in a sandbox and judges its raw results against the reference."""
+
+from __future__ import annotations
+
+import functools
+import secrets
+import subprocess
+import time
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from qkv.grading.limits import Limits
+from qkv.grading.pool import SparePool
+from qkv.grading.results import GradeResult, TestResult, TestStatus
+from qkv.grading.runtime import bwrap_path
+from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError
+from qkv.grading.suite import SUITES, Case
+from qkv.grading.values import MalformedReport
+from qkv.grading.verdict import judge, limit_message
+
+__all__ = ["BUBBLEWRAP", "RLIMITS_ONLY", "Grader", "SandboxUnavailable", "sandbox_available"]
+
+BUBBLEWRAP = "bubblewrap"
+RLIMITS_ONLY = "rlimits only (no bubblewrap)"
+MAX_SOURCE_BYTES = 256 * 1024
+SIGKILL, SIGXCPU, SIGXFSZ = 9, 24, 25
+
+
+class SandboxUnavailable(RuntimeError):
+    """Sandboxed grading was required, but bubblewrap is missing or cannot start here."""
+
+
+@functools.cache
+def sandbox_available() -> bool:
+    """Whether bubblewrap is installed and can start a sandbox on this machine.
+
+    Examples
+    --------
+    >>> isinstance(sandbox_available(), bool)
+    True
+    """
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return False
+    probe = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--", "true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+class Grader:
+    """Grades submissions of a code exercise, in a sandbox when one is available.
+
+    Parameters
+    ----------
+    require_sandbox : bool
+        Refuse to work without bubblewrap (the web server's default).
+    warm_spares : int
+        How many started sandboxes to keep waiting, so that a submission does not wait for Python and NumPy
+        to start. Each spare grades exactly one submission and is then thrown away.
+    limits : Limits, optional
+        The resource limits (the defaults are those the learner is told about).
+
+    Raises
+    ------
+    SandboxUnavailable
+        If ``require_sandbox`` is true and bubblewrap is missing or cannot start.
+
+    Examples
+    --------
+    >>> with Grader() as grader:
+    ...     result = grader.grade("def param_count(d_model, d_k, d_v):\\n    return 0\\n", seed=1)
+    >>> result.status, result.score[1]
+    ('fail', 22)
+    """
+
+    def __init__(
+        self, require_sandbox: bool = False, warm_spares: int = 0, *, limits: Limits | None = None
+    ) -> None:
+        self.limits = limits or Limits()
+        self._use_bwrap = sandbox_available()
+        if require_sandbox and not self._use_bwrap:
+            reason = (
+                "is not installed" if bwrap_path() is None else "is installed but cannot start a sandbox here"
+            )
+            raise SandboxUnavailable(
+                f"Sandboxed grading needs bubblewrap, which {reason}. Install it with "
+                "'apt-get install bubblewrap' (Debian/Ubuntu), or explicitly allow grading with rlimits only "
+                "(require_sandbox=False), which does not protect this machine from the submitted code."
+            )
+        if warm_spares < 0:
+            raise ValueError(f"warm_spares must be zero or more, but it is {warm_spares}.")
+        self._pool = SparePool(warm_spares, self._new_process) if warm_spares else None
+
+    @property
+    def sandbox(self) -> str:
+        """``"bubblewrap"``, or ``"rlimits only (no bubblewrap)"`` where it is not available."""
+        return BUBBLEWRAP if self._use_bwrap else RLIMITS_ONLY
+
+    @property
+    def spares(self) -> SparePool | None:
+        """The pool of warm spares, if there is one."""
+        return self._pool
+
+    def _new_process(self) -> SandboxProcess:
+        return SandboxProcess(self.limits, use_bwrap=self._use_bwrap)
+
+    def grade(self, source: str, *, suite: str = "L4.1-part2", seed: int | None = None) -> GradeResult:
+        """Grade one submission. Safe to call from several threads at once.
+
+        Parameters
+        ----------
+        source : str
+            The learner's file. Nothing in it makes this method raise.
+        suite : str
+            The name of the test suite (a key of ``SUITES``).
+        seed : int, optional
+            The seed of the random inputs; a new one is drawn (and recorded in the result) when omitted.
+
+        Returns
+        -------
+        GradeResult
+
+        Raises
+        ------
+        ValueError
+            If ``suite`` is not a known suite or ``seed`` is negative.
+        """
+        if suite not in SUITES:
+            known = ", ".join(repr(name) for name in SUITES)
+            raise ValueError(f"There is no test suite called {suite!r}; the known suites are {known}.")
+        if not isinstance(source, str):
+            raise TypeError(f"source must be a str, not {type(source).__name__}.")
+        if seed is None:
+            seed = secrets.randbelow(2**31)
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a whole number of zero or more, but it is {seed!r}.")
+        started = time.perf_counter()
+        cases = SUITES[suite].cases(seed)
+
+        def finish(
+            status: str, message: str | None, tests: list[TestResult], output: str = ""
+        ) -> GradeResult:
+            duration_ms = round((time.perf_counter() - started) * 1000)
+            return GradeResult(status, message, tests, seed, duration_ms, self.sandbox, output)  # type: ignore[arg-type]
+
+        size = len(source.encode("utf-8", errors="replace"))
+        if size > MAX_SOURCE_BYTES:
+            return finish(
+                "error",
+                f"Your file is {size // 1024} KiB long; the grader accepts up to "
+                f"{MAX_SOURCE_BYTES // 1024} KiB.",
+                [],
+            )
+        job = {
+            "source": source,
+            "calls": [
+                {"id": index, "function": case.function, "args": [_encode_arg(arg) for arg in case.args]}
+                for index, case in enumerate(cases)
+            ],
+        }
+        try:
+            process = self._pool.take() if self._pool else None
+            if process is None:
+                process = self._new_process()
+                process.wait_ready()
+        except SandboxStartError as error:
+            return finish(
+                "error", f"The grader could not start its sandbox, so your code was not run ({error})", []
+            )
+        raw = process.run(job)
+        status, message, tests = interpret(raw, cases, self.limits)
+        return finish(status, message, tests, _output(raw))
+
+    def close(self) -> None:
+        """Stop the warm spares."""
+        if self._pool is not None:
+            self._pool.close()
+
+    def __enter__(self) -> Grader:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _encode_arg(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return {"array": value.tolist(), "dtype": str(value.dtype)}
+    return value
+
+
+def _output(raw: RawRun) -> str:
+    if raw.stdout and raw.stderr:
+        return raw.stdout.rstrip("\n") + "\n" + raw.stderr
+    return raw.stdout or raw.stderr
+
+
+TAMPERED = "Your code interfered with the grader's report ({}), so nothing could be checked."
+
+
+def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str | None, list[TestResult]]:
+    """Turn a raw run into ``(status, message, tests)``; a malformed report is an error, never a pass."""
+    if raw.malformed:
+        return "error", TAMPERED.format(raw.malformed), []
+    tests: list[TestResult] = []
+    finished = False
+    try:
+        for event in raw.events:
+            kind = event.get("event")
+            if finished:
+                raise MalformedReport("something was reported after the end")
+            if kind == "import_error" and not tests:
+                return "error", _import_error(event, raw, limits), []
+            if kind == "result":
+                if event.get("id") != len(tests) or len(tests) >= len(cases):
+                    raise MalformedReport("a result came for a test that was not expected next")
+                tests.append(judge(cases[len(tests)], event, limits))
+            elif kind == "done":
+                if len(tests) != len(cases):
+                    raise MalformedReport("the report ended before every test had a result")
+                finished = True
+            else:
+                raise MalformedReport(f"an unexpected event {kind!r} was reported")
+    except MalformedReport as error:
+        return "error", TAMPERED.format(error), []
+    if not finished:
+        cause = _stop_cause(raw, limits)
+        if not tests:
+            return (
+                "error",
+                f"{cause} This happened while your file was being loaded, so no test could run.",
+                [],
+            )
+        status: TestStatus = "timeout" if raw.timed_out else "error"
+        tests.append(TestResult(cases[len(tests)].name, status, cause))
+        tests += [
+            TestResult(case.name, "error", "Not run: the test before it stopped your program.")
+            for case in cases[len(tests) :]
+        ]
+    passed = sum(test.status == "pass" for test in tests)
+    if passed == len(tests):
+        return "pass", f"All {len(tests)} tests passed.", tests
+    return "fail", f"{passed} of {len(tests)} tests passed.", tests
+
+
+def _stop_cause(raw: RawRun, limits: Limits) -> str:
+    """Why the program ended before the report did, as a sentence."""
+    if raw.timed_out:
+        return limits.describe_wall()
+    if raw.memory_limit_hit:
+        return limits.describe_memory()
+    if raw.signal == SIGXCPU:
+        return limits.describe_cpu()
+    if raw.signal == SIGXFSZ:
+        return limits.describe_file_size()
+    if raw.processes_limit_hit and raw.signal is not None:
+        return limits.describe_processes()
+    if raw.signal == SIGKILL:
+        return "Your program was killed (signal 9), most likely for using too much memory or CPU time."
+    if raw.signal is not None:
+        return f"Your program crashed (it was ended by signal {raw.signal})."
+    return (
+        f"Your code ended the program early (exit status {raw.exit_status}): remove calls to sys.exit(), "
+        "exit() or os._exit()."
+    )
+
+
+def _import_error(event: dict[str, Any], raw: RawRun, limits: Limits) -> str:
+    kind, message, line = event.get("type"), event.get("message"), event.get("line")
+    if not isinstance(kind, str) or not isinstance(message, str):
+        raise MalformedReport("an import error was reported without its type and message")
+    errno = event.get("errno")
+    limit = limit_message(kind, message, errno if isinstance(errno, int) else None, limits)
+    if limit is None and raw.processes_limit_hit and kind in ("BlockingIOError", "OSError", "RuntimeError"):
+        limit = limits.describe_processes()
+    at = f" on line {line}" if isinstance(line, int) else ""
+    if limit:
+        return f"{limit} This happened while your file was being loaded, so no test could run."
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        return f"Your file has a {kind}{at}: {message}. Fix it and run again."
+    if kind == "SystemExit":
+        return (
+            "Your file called sys.exit() or exit() while it was being loaded, so no test could run. "
+            "Remove that call."
+        )
+    if kind in ("ModuleNotFoundError", "ImportError"):
+        return (
+            f"Your file could not import a module{at} ({message}): only NumPy and Python's standard library "
+            "are available."
+        )
+    return f"Your file raised {kind}{at} while it was being loaded, so no test could run: {message}"

@@ -1,0 +1,203 @@
+"""The program that runs a submission inside the sandbox and reports what its functions returned.
+
+This file is bound into the sandbox and run there as a plain script
+(``python -I -S -u harness.py FD LIMITS SITE_DIR``), so it imports nothing from ``qkv``: only the
+standard library and NumPy are there. It never judges anything. It imports the learner's code, calls the
+requested functions on the inputs it is sent, and writes the raw outcomes (values, or the exception's type
+and message) as JSON lines to a private file descriptor that the trusted parent reads. The verdict is
+computed by the parent, which also treats anything malformed here as an error, so a submission that
+tampers with this process can at worst make itself fail.
+
+Protocol (one JSON object per line on the report descriptor):
+
+- ``{"event": "ready"}`` once NumPy is imported and the limits are in place;
+- then the job is read from stdin:
+  ``{"source": str, "calls": [{"id": int, "function": str, "args": [...]}]}``;
+- ``{"event": "import_error", ...}`` if the source cannot be imported, otherwise one
+  ``{"event": "result", "id": ..., "outcome": ...}`` per call, in order;
+- ``{"event": "done"}`` at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import sys
+import traceback
+import types
+from typing import Any
+
+MAX_ITEMS = 64  # items of a list, tuple or dict that are reported
+MAX_ELEMENTS = 4096  # elements of an array that are reported
+MAX_TEXT = 1000  # characters of a message or repr that are reported
+MAX_DEPTH = 6
+
+
+def apply_limits(spec: str) -> None:
+    """Lower this process's rlimits to ``name=value`` pairs such as ``AS=1073741824,CPU=10``."""
+    import resource
+
+    for pair in filter(None, spec.split(",")):
+        name, value = pair.split("=")
+        number = int(value)
+        hard = number + 1 if name == "CPU" else number  # SIGXCPU at the soft limit, SIGKILL one second on
+        resource.setrlimit(getattr(resource, "RLIMIT_" + name), (number, hard))
+
+
+def clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
+
+
+def number(value: float) -> float | str:
+    """JSON has no NaN or infinity: those travel as the strings "nan", "inf" and "-inf"."""
+    if math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def encode(value: Any, depth: int = 0) -> dict[str, Any]:
+    """Describe ``value`` with plain JSON types only: what it is, and its numbers."""
+    import numpy as np
+
+    if depth > MAX_DEPTH:
+        return {"t": "object", "type": type(value).__name__, "repr": "(nested too deeply)"}
+    if value is None:
+        return {"t": "none"}
+    if isinstance(value, bool | np.bool_):
+        return {"t": "bool", "v": bool(value)}
+    if isinstance(value, int | np.integer):
+        integer = int(value)
+        if abs(integer) < 10**15:
+            return {"t": "int", "v": integer}
+        return {"t": "float", "v": number(float(integer))}
+    if isinstance(value, float | np.floating):
+        return {"t": "float", "v": number(float(value))}
+    if isinstance(value, str):
+        return {"t": "str", "v": clip(value)}
+    if isinstance(value, tuple | list):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {"t": kind, "n": len(value), "items": [encode(item, depth + 1) for item in value[:MAX_ITEMS]]}
+    if isinstance(value, dict):
+        pairs = list(value.items())[:MAX_ITEMS]
+        return {
+            "t": "dict",
+            "n": len(value),
+            "items": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in pairs],
+        }
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf" and value.size <= MAX_ELEMENTS:
+        flat = [number(float(x)) if value.dtype.kind == "f" else int(x) for x in value.ravel().tolist()]
+        return {"t": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape), "data": flat}
+    try:
+        text = repr(value)
+    except BaseException as error:  # a learner's __repr__ may raise anything
+        text = f"(repr failed with {type(error).__name__})"
+    shape = getattr(value, "shape", None)
+    described: dict[str, Any] = {"t": "object", "type": type(value).__name__, "repr": clip(text)}
+    if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
+        described["shape"] = list(shape)
+    return described
+
+
+def decode(value: Any) -> Any:
+    """Turn a job's argument back into Python: ``{"array": rows, "dtype": ...}`` becomes an ndarray."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return np.array(value["array"], dtype=value["dtype"])
+    return value
+
+
+def describe_error(error: BaseException) -> dict[str, Any]:
+    """The exception's type, message and the learner's part of the traceback."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == "solution.py"]
+    detail: dict[str, Any] = {
+        "type": type(error).__name__,
+        "message": clip(safe_str(error)),
+        "line": frames[-1].lineno if frames else None,
+        "errno": error.errno if isinstance(error, OSError) and isinstance(error.errno, int) else None,
+    }
+    if isinstance(error, SyntaxError):
+        detail["line"] = error.lineno if isinstance(error.lineno, int) else None
+        detail["message"] = clip(str(error.msg))
+    if isinstance(error, SystemExit):
+        detail["message"] = clip(repr(error.code))
+    return detail
+
+
+def safe_str(error: BaseException) -> str:
+    try:
+        return str(error)
+    except BaseException:
+        return "(the exception's message could not be shown)"
+
+
+class Reporter:
+    """Writes one JSON line per event to the report descriptor."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.write = os.write
+        self.dumps = json.dumps
+
+    def send(self, event: dict[str, Any]) -> None:
+        data = (self.dumps(event, allow_nan=False) + "\n").encode()
+        while data:
+            data = data[self.write(self.fd, data) :]
+
+
+def run(reporter: Reporter) -> None:
+    job = json.loads(sys.stdin.buffer.read())
+    os.close(0)
+    os.open(os.devnull, os.O_RDONLY)  # becomes fd 0 again: the learner's input() sees end of file
+    solution = types.ModuleType("solution")
+    solution.__file__ = "solution.py"
+    sys.modules["solution"] = solution
+    try:
+        exec(compile(job["source"], "solution.py", "exec"), solution.__dict__)
+    except BaseException as error:
+        reporter.send({"event": "import_error", **describe_error(error)})
+        return
+    for call in job["calls"]:
+        function = solution.__dict__.get(call["function"])
+        if function is None:
+            reporter.send({"event": "result", "id": call["id"], "outcome": "missing"})
+            continue
+        if not callable(function):
+            reporter.send({"event": "result", "id": call["id"], "outcome": "not_callable"})
+            continue
+        args = [decode(arg) for arg in call["args"]]
+        try:
+            returned = function(*args)
+        except BaseException as error:
+            reporter.send({"event": "result", "id": call["id"], "outcome": "raised", **describe_error(error)})
+            continue
+        try:
+            described = encode(returned)
+        except BaseException as error:
+            described = {"t": "object", "type": type(returned).__name__, "repr": safe_str(error)}
+        reporter.send({"event": "result", "id": call["id"], "outcome": "returned", "value": described})
+
+
+def main() -> None:
+    report_fd, limits, site_dir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    apply_limits(limits)
+    sys.path.append(site_dir)  # holds NumPy and nothing else
+    os.set_inheritable(report_fd, False)  # the learner's child processes do not get the channel
+    import numpy  # noqa: F401  (imported before the job arrives: this is what makes a warm spare warm)
+
+    reporter = Reporter(report_fd)
+    reporter.send({"event": "ready"})
+    try:
+        run(reporter)
+        reporter.send({"event": "done"})
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

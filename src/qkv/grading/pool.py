@@ -1,0 +1,95 @@
+"""Warm spares: sandboxes started ahead of time, with NumPy imported, each used for one submission."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+
+from qkv.grading.sandbox import SandboxProcess, SandboxStartError
+
+__all__ = ["SparePool"]
+
+
+class SparePool:
+    """Keeps ``size`` started sandboxes ready. :meth:`take` hands one out (never twice) or returns None."""
+
+    def __init__(self, size: int, start: Callable[[], SandboxProcess]) -> None:
+        self.size = size
+        self._start = start
+        self._ready: deque[SandboxProcess] = deque()
+        self._starting = 0
+        self._closed = False
+        self._condition = threading.Condition()
+        self.failures = 0
+        self._workers = [
+            threading.Thread(target=self._refill, name=f"qkv-grading-spares-{i}", daemon=True)
+            for i in range(min(size, 2))
+        ]
+        for worker in self._workers:
+            worker.start()
+
+    def take(self) -> SandboxProcess | None:
+        """A ready spare, or None when none is ready right now (the caller then starts one itself)."""
+        with self._condition:
+            while self._ready:
+                spare = self._ready.popleft()
+                self._condition.notify_all()
+                if spare.alive():
+                    return spare
+                spare.discard()
+            self._condition.notify_all()
+            return None
+
+    def ready_count(self) -> int:
+        """How many spares are waiting now."""
+        with self._condition:
+            return len(self._ready)
+
+    def wait_until_full(self, timeout: float) -> bool:
+        """Block until every spare is ready (used by benchmarks and tests); False on timeout."""
+        with self._condition:
+            return self._condition.wait_for(lambda: len(self._ready) >= self.size or self._closed, timeout)
+
+    def close(self) -> None:
+        """Stop refilling and kill the waiting spares."""
+        with self._condition:
+            self._closed = True
+            self._condition.notify_all()
+        for worker in self._workers:
+            worker.join(timeout=60)
+        with self._condition:
+            spares, self._ready = list(self._ready), deque()
+        for spare in spares:
+            spare.discard()
+
+    def _refill(self) -> None:
+        while True:
+            with self._condition:
+                self._condition.wait_for(
+                    lambda: self._closed or len(self._ready) + self._starting < self.size
+                )
+                if self._closed:
+                    return
+                self._starting += 1
+            spare: SandboxProcess | None = None
+            failed = False
+            try:
+                spare = self._start()
+                spare.wait_ready()
+            except SandboxStartError:
+                spare, failed = None, True
+                self.failures += 1
+            with self._condition:
+                self._starting -= 1
+                if spare is not None and not self._closed:
+                    self._ready.append(spare)
+                    spare = None
+                self._condition.notify_all()
+                closed = self._closed
+            if spare is not None:
+                spare.discard()
+            if closed:
+                return
+            if failed:
+                threading.Event().wait(0.5)  # do not spin when sandboxes cannot start

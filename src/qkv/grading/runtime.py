@@ -1,0 +1,145 @@
+"""What the sandbox sees: the Python runtime, NumPy and the harness, and the command that starts it.
+
+Inside bubblewrap the filesystem is a read-only, empty root with only these bound in (all read-only): the
+interpreter, its standard library (with its ``site-packages`` hidden under an empty tmpfs), the shared
+libraries the interpreter and NumPy link against, NumPy's own directory in a fresh site directory, and the
+harness script. The ``qkv`` package, the tests, the virtual environment and any database stay invisible.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy
+
+from qkv.grading.limits import Limits
+
+__all__ = ["Runtime", "bwrap_path", "find_runtime"]
+
+HARNESS = Path(__file__).with_name("harness.py")
+SANDBOX_HARNESS = "/grader/harness.py"
+SANDBOX_SITE = "/grader/site"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Paths of the interpreter and NumPy on this machine."""
+
+    python: str  # the base interpreter, not the virtual environment's
+    stdlib: str
+    site_packages: str  # the runtime's own, hidden inside the sandbox
+    libpython: str | None
+    numpy_dirs: tuple[str, ...]  # numpy/ and, for wheels, numpy.libs/
+    library_dirs: tuple[str, ...]
+
+
+@cache
+def find_runtime() -> Runtime:
+    """Locate the interpreter and NumPy once per process."""
+    python = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+    stdlib = sysconfig.get_paths()["stdlib"]
+    base_site = os.path.join(stdlib, "site-packages")
+    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    ldlibrary = sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY") or ""
+    libpython = os.path.join(libdir, ldlibrary) if libdir and ldlibrary else None
+    if libpython is not None and (not os.path.isfile(libpython) or not ldlibrary.count(".so")):
+        libpython = None
+    numpy_dir = os.path.dirname(os.path.realpath(numpy.__file__))
+    numpy_dirs = [numpy_dir]
+    if os.path.isdir(numpy_dir + ".libs"):
+        numpy_dirs.append(numpy_dir + ".libs")
+    library_dirs = [d for d in ("/usr/lib", "/usr/lib64", "/lib", "/lib64") if os.path.isdir(d)]
+    return Runtime(python, stdlib, base_site, libpython, tuple(numpy_dirs), tuple(library_dirs))
+
+
+def bwrap_path() -> str | None:
+    """The bubblewrap executable, or None when it is not installed."""
+    return shutil.which("bwrap")
+
+
+def bwrap_command(bwrap: str, runtime: Runtime, limits: Limits, report_fd: int) -> list[str]:
+    """The full command line that starts the harness inside bubblewrap."""
+    args = [
+        bwrap,
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--disable-userns",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        str(limits.file_bytes),
+        "--tmpfs",
+        "/tmp",
+        "--chdir",
+        "/tmp",
+        "--clearenv",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "PATH",
+        "/usr/bin:/bin",
+        "--setenv",
+        "OPENBLAS_NUM_THREADS",
+        "1",
+        "--setenv",
+        "OMP_NUM_THREADS",
+        "1",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+    ]
+    for directory in runtime.library_dirs:
+        if os.path.islink(directory):
+            args += ["--symlink", os.readlink(directory), directory]
+        else:
+            args += ["--ro-bind", directory, directory]
+    args += ["--ro-bind", runtime.python, runtime.python, "--ro-bind", runtime.stdlib, runtime.stdlib]
+    if os.path.isdir(runtime.site_packages):
+        args += ["--tmpfs", runtime.site_packages]
+    if runtime.libpython and not runtime.libpython.startswith(("/usr/lib/", "/lib/")):
+        args += ["--ro-bind", runtime.libpython, runtime.libpython]
+    for directory in runtime.numpy_dirs:
+        args += ["--ro-bind", directory, f"{SANDBOX_SITE}/{os.path.basename(directory)}"]
+    args += ["--ro-bind", str(HARNESS), SANDBOX_HARNESS, "--remount-ro", "/"]
+    return [*args, *python_command(runtime.python, SANDBOX_HARNESS, report_fd, limits, SANDBOX_SITE)]
+
+
+def python_command(python: str, harness: str, report_fd: int, limits: Limits, site_dir: str) -> list[str]:
+    """The interpreter's own command line: isolated mode, no site packages, unbuffered output."""
+    return [python, "-I", "-S", "-B", "-u", harness, str(report_fd), limits.rlimit_spec(), site_dir]
+
+
+@cache
+def bare_site_dir() -> str:
+    """For runs without bubblewrap: a temporary directory that links to NumPy and nothing else."""
+    site = tempfile.mkdtemp(prefix="qkv-grading-site-")
+    for directory in find_runtime().numpy_dirs:
+        os.symlink(directory, os.path.join(site, os.path.basename(directory)))
+    return site
+
+
+def bare_command(runtime: Runtime, limits: Limits, report_fd: int) -> list[str]:
+    """The command line that starts the harness with rlimits only (no bubblewrap)."""
+    return python_command(runtime.python, str(HARNESS), report_fd, limits, bare_site_dir())

@@ -1,0 +1,155 @@
+"""Strict decoding of the values the harness reports.
+
+The report comes from a process that ran untrusted code, so nothing in it is taken on trust: every value
+must be one of a few plain shapes made of JSON numbers, strings and lists, or the whole report is rejected.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MalformedReport", "Opaque", "decode_value"]
+
+NUMERIC_DTYPES = {
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+}
+MAX_DEPTH = 8
+MAX_ELEMENTS = 4096
+
+
+class MalformedReport(ValueError):
+    """The report does not have the structure the harness writes, so it cannot be trusted."""
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A returned value the grader does not look inside: its type name, repr and shape (if it had one)."""
+
+    type: str
+    repr: str
+    shape: tuple[int, ...] | None = None
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool):
+        raise MalformedReport("a boolean stood where a number should be")
+    if isinstance(value, int | float):
+        return float(value)
+    specials = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+    if isinstance(value, str) and value in specials:
+        return specials[value]
+    raise MalformedReport(f"{value!r} is not a number")
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise MalformedReport(f"{value!r} is not a string")
+    return value[:2000]
+
+
+def _int_list(value: object) -> list[int]:
+    if not isinstance(value, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in value):
+        raise MalformedReport(f"{value!r} is not a list of whole numbers")
+    return value
+
+
+def decode_value(raw: object, depth: int = 0) -> Any:
+    """Turn one reported value into Python: numbers, strings, tuples, lists, dicts, ndarrays or Opaque.
+
+    Raises
+    ------
+    MalformedReport
+        If ``raw`` is not exactly what the harness writes.
+
+    Examples
+    --------
+    >>> decode_value({"t": "tuple", "n": 2, "items": [{"t": "int", "v": 2}, {"t": "float", "v": "nan"}]})
+    (2, nan)
+    >>> decode_value({"t": "ndarray", "dtype": "int64", "shape": [1, 2], "data": [3, 2]})
+    array([[3, 2]])
+    >>> decode_value({"t": "int", "v": "3"})
+    Traceback (most recent call last):
+    ...
+    qkv.grading.values.MalformedReport: '3' is not a whole number
+    """
+    if depth > MAX_DEPTH or not isinstance(raw, dict) or not isinstance(raw.get("t"), str):
+        raise MalformedReport("a value is not described the way the harness describes values")
+    kind = raw["t"]
+    if kind == "none":
+        return None
+    if kind == "bool":
+        if not isinstance(raw.get("v"), bool):
+            raise MalformedReport(f"{raw.get('v')!r} is not a boolean")
+        return raw["v"]
+    if kind == "int":
+        value = raw.get("v")
+        if not isinstance(value, int) or isinstance(value, bool) or abs(value) >= 10**15:
+            raise MalformedReport(f"{value!r} is not a whole number")
+        return value
+    if kind == "float":
+        return _number(raw.get("v"))
+    if kind == "str":
+        return _text(raw.get("v"))
+    if kind in ("tuple", "list", "dict"):
+        items, count = raw.get("items"), raw.get("n")
+        if not isinstance(items, list) or not isinstance(count, int) or count < len(items):
+            raise MalformedReport(f"a {kind} is not described the way the harness describes one")
+        if count > len(items):
+            return Opaque(kind, f"a {kind} of {count} items")
+        if kind == "dict":
+            return _decode_dict(items, depth)
+        decoded = [decode_value(item, depth + 1) for item in items]
+        return tuple(decoded) if kind == "tuple" else decoded
+    if kind == "ndarray":
+        return _decode_array(raw)
+    if kind == "object":
+        shape = raw.get("shape")
+        return Opaque(
+            _text(raw.get("type")),
+            _text(raw.get("repr")),
+            tuple(_int_list(shape)) if shape is not None else None,
+        )
+    raise MalformedReport(f"{kind!r} is not a kind of value the harness reports")
+
+
+def _decode_dict(items: list[Any], depth: int) -> Any:
+    pairs = []
+    for pair in items:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise MalformedReport("a dict entry is not a [key, value] pair")
+        pairs.append((decode_value(pair[0], depth + 1), decode_value(pair[1], depth + 1)))
+    try:
+        return dict(pairs)
+    except TypeError:
+        return Opaque("dict", "a dict with keys the grader cannot compare")
+
+
+def _decode_array(raw: dict[str, Any]) -> np.ndarray[Any, Any]:
+    dtype, shape, data = raw.get("dtype"), _int_list(raw.get("shape")), raw.get("data")
+    if dtype not in NUMERIC_DTYPES or len(shape) > 8 or any(n < 0 for n in shape):
+        raise MalformedReport(f"an array has the dtype {dtype!r} or shape {shape!r}, which are not allowed")
+    if not isinstance(data, list) or len(data) != math.prod(shape) or len(data) > MAX_ELEMENTS:
+        raise MalformedReport("an array's data does not match its shape")
+    if dtype.startswith("float"):
+        return np.array([_number(x) for x in data], dtype=np.float64).reshape(shape)
+    if not all(isinstance(x, int) for x in data):
+        raise MalformedReport("an integer array holds something other than whole numbers")
+    try:
+        return np.array(data, dtype=np.int64 if dtype != "bool" else np.bool_).reshape(shape)
+    except OverflowError:
+        raise MalformedReport("an integer array holds a number too large for int64") from None
