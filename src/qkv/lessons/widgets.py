@@ -23,11 +23,15 @@ _PROJECTIONS = (("q", "query", "Wq"), ("k", "key", "Wk"), ("v", "value", "Wv"))
 
 
 def _projection_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+    Q, K, V = project_qkv([names["x"]], names["Wq"], names["Wk"], names["Wv"])  # each (1, d)
     return {
         "x": names["x"],
         "Wq": names["Wq"],
         "Wk": names["Wk"],
         "Wv": names["Wv"],
+        "q": Q[0].tolist(),
+        "k": K[0].tolist(),
+        "v": V[0].tolist(),
         "slider": {"min": config.get("slider_min", -5), "max": config.get("slider_max", 5), "step": 1},
         "roles": dict(config.get("roles", {})),
     }
