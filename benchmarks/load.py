@@ -121,6 +121,7 @@ class LoadReport:
     wrong_feedback: list[str] = field(default_factory=list)
     lost_writes: list[str] = field(default_factory=list)
     acknowledged_writes: int = 0
+    requests_per_target: dict[str, int] = field(default_factory=dict)
     finished_learners: int = 0
     elapsed_seconds: float = 0.0
 
@@ -187,6 +188,7 @@ class LoadReport:
             "errors": self.errors,
             "wrong_feedback": self.wrong_feedback,
             "acknowledged_writes": self.acknowledged_writes,
+            "requests_per_target": self.requests_per_target,
             "lost_writes": self.lost_writes,
         }
 
@@ -214,6 +216,8 @@ class LoadReport:
         if self.wrong_feedback:
             lines.append(f"answers the lesson did not accept as intended: {len(self.wrong_feedback)}")
             lines.extend(f"  {note}" for note in self.wrong_feedback[:5])
+        spread = ", ".join(f"{url} {n}" for url, n in self.requests_per_target.items())
+        lines.append(f"requests per server: {spread}")
         lines.append(f"writes acknowledged: {self.acknowledged_writes}; lost: {len(self.lost_writes)}")
         lines.extend(f"  {lost}" for lost in self.lost_writes[:10])
         return "\n".join(lines)
@@ -315,7 +319,9 @@ class Learner:
         for _attempt in range(self.config.max_retries + 1):
             if self.cookies:
                 headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-            url = self._base() + path
+            base = self._base()
+            url = base + path
+            self.report.requests_per_target[base] = self.report.requests_per_target.get(base, 0) + 1
             started = time.monotonic()
             try:
                 response = await self.client.request(method, url, json=body, headers=headers)
