@@ -185,7 +185,8 @@ def post_variant(lesson_id: str, body: VariantIn, app: AppServices, learner: Wri
 def post_project(body: ProjectIn) -> dict[str, Any]:
     """``qkv.project_qkv`` on one row; shape problems come back as 422 with the library's sentence."""
     try:
-        Q, K, V = project_qkv([body.x], body.Wq, body.Wk, body.Wv)
+        with np.errstate(all="ignore"):  # overflow to inf is reported as null, not as a warning
+            Q, K, V = project_qkv([body.x], body.Wq, body.Wk, body.Wv)
     except (ValueError, TypeError) as error:
         raise HTTPException(422, str(error)) from None
     result: dict[str, Any] = finite_or_none({"q": Q[0], "k": K[0], "v": V[0]})
@@ -203,10 +204,11 @@ def post_attention(body: AttentionIn) -> dict[str, Any]:
             f"between 0 and {n_k - 1}.",
         )
     try:
-        scores = attention_scores([body.q], body.K, scale=1.0)[0]  # (n_k,)
-        scaled = attention_scores([body.q], body.K)[0]  # (n_k,)
-        allowed = np.arange(n_k) <= body.causal_index if body.causal else np.ones(n_k, dtype=bool)
-        output, weights = attention([body.q], body.K, body.V, mask=allowed[None, :], return_weights=True)
+        with np.errstate(all="ignore"):
+            scores = attention_scores([body.q], body.K, scale=1.0)[0]  # (n_k,)
+            scaled = attention_scores([body.q], body.K)[0]  # (n_k,)
+            allowed = np.arange(n_k) <= body.causal_index if body.causal else np.ones(n_k, dtype=bool)
+            output, weights = attention([body.q], body.K, body.V, mask=allowed[None, :], return_weights=True)
     except (ValueError, TypeError) as error:
         raise HTTPException(422, str(error)) from None
     masked = np.where(allowed, scaled, -np.inf)  # -inf becomes null in the response

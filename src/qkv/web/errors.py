@@ -50,8 +50,10 @@ def _one_error(error: Any) -> str:
         return f"The request body has a field {where!r} that this endpoint does not take."
     if kind == "json_invalid":
         return "The request body is not valid JSON."
-    if kind == "model_attributes_type" or not where:
-        return f"The request body must be a JSON object with the documented fields ({message})."
+    if kind in {"model_attributes_type", "model_type", "dict_type"} and not where:
+        return "The request body must be a JSON object with the documented fields."
+    if not where:
+        return f"The request body is not acceptable: {message}."
     return f"The request body's field {where!r} is not acceptable: {message}."
 
 

@@ -1,0 +1,123 @@
+"""Shared fixtures of the back-end web tests: the real app (real store, lessons and grader) in-process.
+
+Each test gets its own SQLite file. ``Browser`` is one learner: a TestClient with its own cookie
+jar that opens the lesson page first, as a browser would, to get the cookie and CSRF token.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from qkv.web.app import create_app
+from qkv.web.settings import Settings
+
+SECRET = "test-secret-key-for-the-web-tests"
+LESSON = "L4.1"
+LESSON_URL = f"/lessons/{LESSON}"
+API = f"/api/lessons/{LESSON}"
+
+CORRECT_SOLUTION = """import numpy as np
+
+def project_qkv(X, Wq, Wk, Wv):
+    X, Wq, Wk, Wv = (np.asarray(a) for a in (X, Wq, Wk, Wv))
+    d_model = X.shape[1]
+    for name, W in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv)):
+        if W.ndim != 2 or W.shape[0] != d_model:
+            raise ValueError(f"{name} needs {d_model} rows")
+    if Wq.shape[1] != Wk.shape[1]:
+        raise ValueError("Wq and Wk need the same number of columns")
+    return X @ Wq, X @ Wk, X @ Wv
+
+def qkv_shapes(n, d_model, d_k, d_v):
+    return {"Q": (n, d_k), "K": (n, d_k), "V": (n, d_v)}
+
+def output_shape(n_q, n_k, d_v):
+    return (n_q, d_v)
+
+def param_count(d_model, d_k, d_v):
+    return d_model * (2 * d_k + d_v)
+"""
+WRONG_SOLUTION = CORRECT_SOLUTION.replace("return (n_q, d_v)", "return (n_k, d_v)")
+
+
+class Browser:
+    """One learner's browser: cookies persist across requests; ``token`` comes from the page."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.client = TestClient(app)
+        self.token = ""
+
+    def open_lesson(self) -> Browser:
+        page = self.client.get(LESSON_URL, headers={"accept": "text/html"})
+        assert page.status_code == 200, page.text
+        found = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
+        assert found, "the lesson page has no csrf-token meta tag"
+        self.token = found.group(1)
+        return self
+
+    def page_progress(self) -> dict[str, Any]:
+        """The PROGRESS document embedded in the lesson page."""
+        page = self.client.get(LESSON_URL, headers={"accept": "text/html"})
+        found = re.search(
+            r'<script type="application/json" id="progress-data">(.*?)</script>', page.text, re.S
+        )
+        assert found, "the lesson page embeds no progress-data"
+        data: dict[str, Any] = json.loads(found.group(1))
+        return data
+
+    def post(self, path: str, body: Any, **kwargs: Any) -> Any:
+        headers = {"X-CSRF-Token": self.token, **kwargs.pop("headers", {})}
+        return self.client.post(path, json=body, headers=headers, **kwargs)
+
+    def answer(self, exercise_id: str, answer: str) -> Any:
+        return self.post(f"{API}/answers", {"exercise_id": exercise_id, "answer": answer})
+
+    def submit_code(self, code: str, exercise_id: str = "functions") -> Any:
+        return self.post(f"{API}/code", {"exercise_id": exercise_id, "code": code})
+
+    def progress(self) -> dict[str, Any]:
+        response = self.client.get(f"{API}/progress")
+        assert response.status_code == 200, response.text
+        data: dict[str, Any] = response.json()
+        return data
+
+
+@pytest.fixture
+def make_app(tmp_path: Path) -> Iterator[Callable[..., FastAPI]]:
+    """``make_app(**settings)``: a started app on a fresh SQLite file; stopped after the test."""
+    started: list[TestClient] = []
+
+    def make(**overrides: Any) -> FastAPI:
+        options: dict[str, Any] = {
+            "database_url": f"sqlite:///{tmp_path / 'web.sqlite3'}",
+            "secret_key": SECRET,
+            "warm_spares": 0,
+        }
+        options.update(overrides)
+        app = create_app(Settings(**options))
+        runner = TestClient(app)
+        runner.__enter__()  # runs the lifespan: starts the grader
+        started.append(runner)
+        return app
+
+    yield make
+    for runner in started:
+        runner.__exit__(None, None, None)
+
+
+@pytest.fixture
+def app(make_app: Callable[..., FastAPI]) -> FastAPI:
+    return make_app()
+
+
+@pytest.fixture
+def browser(app: FastAPI) -> Browser:
+    return Browser(app).open_lesson()

@@ -1,0 +1,174 @@
+"""Code submissions through the real sandboxed grader, the bounded queue and its 503, and grading turned off."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from backend_fixtures import CORRECT_SOLUTION, WRONG_SOLUTION, Browser
+from fastapi import FastAPI
+
+from qkv.web.grading import GradingClosed, GradingQueue, QueueFull
+
+pytest_plugins = ["backend_fixtures"]
+
+needs_bubblewrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"
+)
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_a_correct_solution_passes_and_is_restored(browser: Browser) -> None:
+    response = browser.submit_code(CORRECT_SOLUTION)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["result"]["status"] == "pass", body["result"]
+    assert body["result"]["sandbox"] == "bubblewrap"
+    assert body["progress"]["exercises"]["functions"]["status"] == "correct"
+    restored = browser.page_progress()["code"]["functions"]
+    assert restored["source"] == CORRECT_SOLUTION
+    assert restored["result"]["status"] == "pass"
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_a_wrong_solution_fails_with_a_hint_and_keeps_the_attempt(browser: Browser) -> None:
+    body = browser.submit_code(WRONG_SOLUTION).json()
+    assert body["result"]["status"] == "fail"
+    failed = [test for test in body["result"]["tests"] if test["status"] != "pass"]
+    assert failed and any(test["hint"] for test in failed)
+    entry = body["progress"]["exercises"]["functions"]
+    assert (entry["status"], entry["attempts"]) == ("attempted", 1)
+
+
+def test_code_over_64_kib_is_refused_with_413(browser: Browser) -> None:
+    code = "# " + "x" * (64 * 1024)
+    response = browser.submit_code(code)
+    assert response.status_code == 413
+    assert response.json() == {
+        "detail": f"The code is {len(code):,} bytes; the grader accepts at most 65,536 bytes (64 KiB)."
+    }
+    assert browser.progress()["exercises"]["functions"]["attempts"] == 0
+
+
+def test_answers_are_not_accepted_as_code(browser: Browser) -> None:
+    response = browser.submit_code("3, 2", exercise_id="q")
+    assert response.status_code == 422
+    assert response.json() == {
+        "detail": "The exercise 'q' takes an answer, not code; send it to /api/lessons/L4.1/answers instead."
+    }
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_full_queue_answers_503_with_retry_after(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app(grading_concurrency=1, grading_queue=0)
+    first, second = Browser(app).open_lesson(), Browser(app).open_lesson()
+    slow = "import time\ntime.sleep(2)\n" + CORRECT_SOLUTION
+    results: list[Any] = []
+    worker = threading.Thread(target=lambda: results.append(first.submit_code(slow)))
+    worker.start()
+    queue = app.state.qkv.queue
+    deadline = time.monotonic() + 30
+    while queue.admitted == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert queue.admitted == 1
+
+    refused = second.submit_code(CORRECT_SOLUTION)
+    worker.join(60)
+
+    assert refused.status_code == 503
+    assert int(refused.headers["retry-after"]) >= 1
+    assert refused.json()["detail"].startswith("The grader is busy: 1 programs are being graded or waiting")
+    assert results and results[0].status_code == 200
+    assert second.progress()["exercises"]["functions"]["attempts"] == 0  # a refused submission is not saved
+
+
+@pytest.mark.timeout(60)
+def test_without_bubblewrap_grading_is_off_but_the_lesson_is_served(
+    make_app: Callable[..., FastAPI], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from qkv.grading import sandbox_available
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on the PATH, as on a machine without it
+    sandbox_available.cache_clear()
+    try:
+        app = make_app()
+        learner = Browser(app).open_lesson()
+        response = learner.submit_code(CORRECT_SOLUTION)
+        assert response.status_code == 503
+        detail = response.json()["detail"]
+        assert detail.startswith("Code cannot be graded on this server.")
+        assert "bubblewrap" in detail
+        assert learner.answer("q", "3, 2").json()["feedback"]["correct"] is True
+    finally:
+        monkeypatch.undo()
+        sandbox_available.cache_clear()
+
+
+# -- the queue itself ------------------------------------------------------------------------------
+
+
+class _Gate:
+    """A grade function that blocks until released, to hold slots in the queue."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.started = threading.Semaphore(0)
+
+    def __call__(self, source: str, suite: str) -> str:
+        self.started.release()
+        self.release.wait(10)
+        return f"graded {source}"
+
+
+@pytest.mark.timeout(30)
+def test_queue_admits_concurrency_plus_capacity_then_refuses() -> None:
+    gate = _Gate()
+    queue = GradingQueue(gate, concurrency=2, capacity=1)
+    futures = [queue.submit(str(i), "s") for i in range(3)]
+    assert gate.started.acquire(timeout=5) and gate.started.acquire(timeout=5)
+    with pytest.raises(QueueFull) as full:
+        queue.submit("4", "s")
+    assert str(full.value).startswith("The grader is busy: 3 programs are being graded or waiting")
+    assert full.value.retry_after_s >= 1
+    gate.release.set()
+    assert [future.result(5) for future in futures] == ["graded 0", "graded 1", "graded 2"]
+    assert queue.admitted == 0
+    assert queue.submit("again", "s").result(5) == "graded again"
+    assert queue.close(timeout_s=5) is True
+
+
+@pytest.mark.timeout(30)
+def test_closing_waits_for_running_gradings_then_refuses_new_ones() -> None:
+    gate = _Gate()
+    queue = GradingQueue(gate, concurrency=1, capacity=0)
+    running = queue.submit("long", "s")
+    assert gate.started.acquire(timeout=5)
+    threading.Timer(0.3, gate.release.set).start()
+    started = time.monotonic()
+    assert queue.close(timeout_s=10) is True
+    assert time.monotonic() - started >= 0.25
+    assert running.result(0) == "graded long"
+    with pytest.raises(GradingClosed):
+        queue.submit("late", "s")
+
+
+@pytest.mark.timeout(30)
+def test_closing_gives_up_after_the_grace_period() -> None:
+    gate = _Gate()
+    queue = GradingQueue(gate, concurrency=1, capacity=0)
+    queue.submit("stuck", "s")
+    assert gate.started.acquire(timeout=5)
+    assert queue.close(timeout_s=0.2) is False
+    gate.release.set()

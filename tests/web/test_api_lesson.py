@@ -1,0 +1,184 @@
+"""The lesson API and pages, in-process against the real app: answers, progress, variants, names, errors."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from backend_fixtures import API, LESSON_URL, Browser
+from fastapi import FastAPI
+
+pytest_plugins = ["backend_fixtures"]
+
+
+def test_the_lesson_page_sets_a_learner_cookie_and_embeds_a_csrf_token(app: FastAPI) -> None:
+    learner = Browser(app)
+    page = learner.client.get(LESSON_URL, headers={"accept": "text/html"})
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "<h1>Queries, keys and values</h1>" in page.text
+    cookie = page.headers["set-cookie"]
+    assert cookie.startswith("qkv_learner=")
+    for flag in ("HttpOnly", "SameSite=Lax", "Path=/", "Max-Age="):
+        assert flag in cookie
+    assert re.search(r'<meta name="csrf-token" content="[0-9a-f]{64}">', page.text)
+    # The same browser keeps its identity: no new cookie on the next visit.
+    assert "set-cookie" not in learner.client.get(LESSON_URL).headers
+
+
+def test_every_section_is_on_the_page_in_order(browser: Browser) -> None:
+    page = browser.client.get(LESSON_URL).text
+    ids = re.findall(r'<section class="lesson-section" id="([a-z0-9-]+)"', page)
+    assert ids[:1] == ["idea"] and ids[-1] == "reference"
+    assert ids.index("part1") < ids.index("part2") < ids.index("quiz")
+
+
+def test_index_lists_the_lesson_with_the_learners_progress(browser: Browser) -> None:
+    browser.answer("q", "3, 2")
+    page = browser.client.get("/", headers={"accept": "text/html"}).text
+    assert 'href="/lessons/L4.1"' in page
+    assert "1 of 6 exercises done" in " ".join(page.split())
+
+
+def test_wrong_then_right_answer_is_saved_and_counted(browser: Browser) -> None:
+    wrong = browser.answer("q", "3, 1")
+    assert wrong.status_code == 200
+    assert wrong.json()["feedback"]["correct"] is False
+    assert wrong.json()["progress"]["exercises"]["q"]["status"] == "attempted"
+
+    right = browser.answer("q", "3, 2").json()
+    assert right["feedback"] == {
+        "correct": True,
+        "message": "Correct: q = [3, 2].",
+        "counted_as_attempt": True,
+    }
+    entry = right["progress"]["exercises"]["q"]
+    assert (entry["status"], entry["attempts"], entry["last_answer"]) == ("correct", 2, "3, 2")
+    assert (right["progress"]["done"], right["progress"]["total"]) == (1, 6)
+
+
+def test_a_format_error_costs_no_attempt(browser: Browser) -> None:
+    body = browser.answer("k", "three").json()
+    assert body["feedback"]["counted_as_attempt"] is False
+    assert body["feedback"]["message"].startswith("I could not read 'three' as a number")
+    assert body["progress"]["exercises"]["k"]["attempts"] == 0
+
+
+def test_reloading_restores_answers_and_feedback(browser: Browser) -> None:
+    browser.answer("q", "3, 2")
+    browser.answer("averaged", "V")
+    browser.answer("quiz", "B")
+    restored = browser.page_progress()
+    assert restored == browser.progress()
+    assert restored["exercises"]["averaged"]["last_answer"] == "V"
+    assert restored["exercises"]["quiz"]["status"] == "attempted"
+    assert restored["exercises"]["quiz"]["feedback"]["message"].startswith("Not quite.")
+    assert restored["exercises"]["v"]["status"] == "untouched"
+
+
+def test_a_new_variant_changes_the_numbers_and_resets_part1_answers(browser: Browser) -> None:
+    browser.answer("q", "3, 2")
+    response = browser.post(f"{API}/variant", {})
+    assert response.status_code == 200
+    body = response.json()
+    seed = body["variant"]["seed"]
+    assert isinstance(seed, int) and seed > 0
+    assert body["progress"]["variant_seed"] == seed
+    assert 'id="part1"' in body["sections"]["part1"]
+    q = body["progress"]["exercises"]["q"]
+    # Solved stays solved, but the old answer belongs to other numbers and is not restored.
+    assert (q["status"], q["last_answer"], q["feedback"]) == ("correct", None, None)
+
+    x = body["variant"]["x"]
+    Wq = body["variant"]["Wq"]
+    expected = [x[0] * Wq[0][j] + x[1] * Wq[1][j] for j in range(2)]
+    check = browser.answer("q", f"{expected[0]}, {expected[1]}").json()
+    assert check["feedback"]["correct"] is True
+    assert browser.page_progress()["variant_seed"] == seed
+
+
+def test_code_exercises_are_refused_by_the_answer_endpoint(browser: Browser) -> None:
+    response = browser.answer("functions", "def f(): pass")
+    assert response.status_code == 422
+    assert response.json() == {
+        "detail": "The exercise 'functions' is a code exercise; send it to /api/lessons/L4.1/code instead."
+    }
+
+
+def test_unknown_exercise_and_lesson_get_sentences(browser: Browser) -> None:
+    unknown = browser.answer("nope", "1")
+    assert unknown.status_code == 422
+    assert unknown.json() == {
+        "detail": "The lesson L4.1 has no exercise 'nope'; its exercises are q, k, v, averaged, functions, quiz."
+    }
+    missing = browser.client.get("/api/lessons/L9.9/progress")
+    assert missing.status_code == 404
+    assert missing.json() == {"detail": "There is no written lesson 'L9.9'; the written lessons are: L4.1."}
+    page = browser.client.get("/lessons/L9.9", headers={"accept": "text/html"})
+    assert page.status_code == 404
+    assert "There is no written lesson" in page.text and "<html" in page.text
+
+
+def test_bad_bodies_get_one_sentence_not_a_list(browser: Browser) -> None:
+    cases: list[tuple[Any, str]] = [
+        ({"exercise_id": "q"}, "The request body is missing the field 'answer'."),
+        (
+            {"exercise_id": "q", "answer": 3},
+            "The request body's field 'answer' is not acceptable: input should be a valid string.",
+        ),
+        (
+            {"exercise_id": "q", "answer": "1", "learner_id": "someone"},
+            "The request body has a field 'learner_id' that this endpoint does not take.",
+        ),
+        (
+            [1, 2],
+            "The request body must be a JSON object with the documented fields.",
+        ),
+    ]
+    for body, sentence in cases:
+        response = browser.post(f"{API}/answers", body)
+        assert response.status_code == 422, body
+        assert response.json() == {"detail": sentence}, body
+
+
+def test_answers_over_1000_characters_are_refused(browser: Browser) -> None:
+    response = browser.answer("q", "1" * 1001)
+    assert response.status_code == 422
+    assert "at most 1000 characters" in response.json()["detail"]
+
+
+def test_display_name_is_saved_and_shown(browser: Browser) -> None:
+    saved = browser.post("/api/learner", {"display_name": "  Ada  "})
+    assert saved.json() == {"display_name": "Ada"}
+    assert 'value="Ada"' in browser.client.get("/").text
+    too_long = browser.post("/api/learner", {"display_name": "x" * 81})
+    assert too_long.status_code == 422
+    assert too_long.json() == {
+        "detail": "A display name may have at most 80 characters, but this one has 81."
+    }
+
+
+def test_unknown_paths_and_methods_answer_with_sentences(app: FastAPI) -> None:
+    learner = Browser(app)
+    assert learner.client.get("/api/nothing").json() == {"detail": "There is nothing at /api/nothing."}
+    wrong_method = learner.client.put(f"{API}/answers", json={})
+    assert wrong_method.status_code == 405
+    assert wrong_method.json() == {"detail": "PUT is not allowed on /api/lessons/L4.1/answers."}
+
+
+def test_api_reference_and_openapi_document(app: FastAPI) -> None:
+    learner = Browser(app)
+    spec = learner.client.get("/openapi.json").json()
+    assert {"/api/lessons/{lesson_id}/answers", "/api/project", "/api/attention"} <= set(spec["paths"])
+    docs = learner.client.get("/docs")
+    assert docs.status_code == 200
+    assert "<code>POST /api/lessons/{lesson_id}/code</code>" in docs.text
+    assert "cdn" not in docs.text.lower()
+
+
+def test_health_check_reports_the_database_and_grading(app: FastAPI) -> None:
+    body = Browser(app).client.get("/healthz").json()
+    assert body["status"] == "ok"
+    assert body["grading"] in {"bubblewrap", "rlimits only (no bubblewrap)"} or body["grading"].startswith(
+        "grading is off"
+    )
