@@ -263,8 +263,13 @@ def _streamed(
     else:
         raise ValueError(f"causal must be False, True, 'top-left' or 'bottom-right', not {causal!r}.")
     O, dead = blocked_attention(q, k, v, scale=scale, allowed=allowed, bias=bias, causal_offset=offset)
-    # The policy helper reads a query as dead when its row of scores is all -inf: hand it one column.
-    return _apply_all_masked_policy(O, np.where(dead, -np.inf, 0.0)[..., None], all_masked)
+    # Report dead rows in the scores' batch shape (V's batch dimensions play no part), as the plain
+    # path does; the policy helper reads a row as dead when its scores are all -inf.
+    parts = [q.shape[:-2], k.shape[:-2], *(m.shape[:-2] for m in (allowed, bias) if m is not None)]
+    scores_batch = np.broadcast_shapes(*parts)
+    extra = len(scores_shape) - 2 - len(scores_batch)
+    pick = (0,) * extra + tuple(slice(None) if size > 1 else slice(0, 1) for size in scores_batch)
+    return _apply_all_masked_policy(O, np.where(dead[pick], -np.inf, 0.0)[..., None], all_masked)
 
 
 # -- the steps ---------------------------------------------------------------------------------------

@@ -1,0 +1,67 @@
+"""``python -m qkv.bench attention`` prints its table; it needs PyTorch only to compare with it."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from unittest import mock
+
+import pytest
+
+import qkv.bench as bench
+
+
+def test_module_import_does_not_import_torch() -> None:
+    code = "import sys, qkv.bench; print('torch' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "False"
+
+
+@pytest.mark.timeout(120)
+def test_table_has_every_method_size_and_summary() -> None:
+    pytest.importorskip("torch", reason="torch (the oracle extra) is not installed")
+    out = io.StringIO()
+    rows = bench.run_attention_benchmark([24, 40], d=8, out=out)
+    text = out.getvalue()
+    assert {(row.method, row.n, row.causal) for row in rows} == {
+        (method, n, causal)
+        for method in ("qkv", "naive", "torch")
+        for n in (24, 40)
+        for causal in (False, True)
+    }
+    assert all(row.seconds > 0 and row.gflops > 0 for row in rows)
+    assert all((row.peak_mib is None) == (row.method == "torch") for row in rows)
+    assert "roofline: float32 matmul 2048³ = " in text
+    assert "n =    40: qkv/naive full " in text
+    assert "qkv/torch causal " in text
+    assert "qkv causal speedup " in text
+
+
+def test_without_torch_it_says_so_and_compares_qkv_with_naive_numpy() -> None:
+    out = io.StringIO()
+    with mock.patch.dict(sys.modules, {"torch": None}):  # import torch now raises ImportError
+        rows = bench.run_attention_benchmark([16], d=4, out=out)
+    assert "torch not installed" in out.getvalue()
+    assert {row.method for row in rows} == {"qkv", "naive"}
+    assert "qkv/torch" not in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["attention", "--sizes", "256,x"], "--sizes must be positive whole numbers separated by commas"),
+        (["attention", "--sizes", "0"], "not --sizes '0' --d 64."),
+        (["attention", "--d", "-3"], "--d positive, not --sizes '256,1024,4096,8192' --d -3."),
+        (["matmul"], "invalid choice: 'matmul'"),
+    ],
+)
+def test_bad_arguments_exit_with_a_sentence(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(args)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,173 @@
+"""The blocked (streaming) path gives the plain path's result: same values, same dtypes, same errors.
+
+``attention(..., return_weights=True)`` always takes the plain path, so it is the reference. The
+blocked path is forced onto small inputs by lowering ``MIN_SCORES`` to 0 and choosing tiny blocks,
+so that Hypothesis's shapes cross many block edges (and are rarely multiples of the block size).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qkv._blocked as blocked
+from qkv import attention
+
+core = importlib.import_module("qkv.attention")  # the module; qkv.attention is the function
+
+# Relative to the largest |V|: the output is a weighted average of V's rows, so that is its scale.
+TOLERANCE = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
+
+
+@contextmanager
+def forced_blocks(block_q: int, block_k: int, threads: int) -> Iterator[None]:
+    """Send every call through the blocked path with these block sizes and this many threads."""
+    with (
+        mock.patch.object(blocked, "MIN_SCORES", 0),
+        mock.patch.object(blocked, "BLOCK_Q", block_q),
+        mock.patch.object(blocked, "BLOCK_K", block_k),
+        mock.patch.object(blocked, "worker_count", lambda: threads),
+    ):
+        yield
+
+
+def plain(*args: Any, **kwargs: Any) -> np.ndarray:
+    O, _ = attention(*args, return_weights=True, **kwargs)
+    return O
+
+
+def assert_same_result(got: np.ndarray, want: np.ndarray, V: np.ndarray) -> None:
+    assert got.dtype == want.dtype
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    compute = np.dtype(np.float32) if got.dtype.itemsize <= 4 else np.dtype(np.float64)
+    tolerance = TOLERANCE[compute] * max(1.0, float(np.abs(V).max()))
+    if got.dtype == np.float16:
+        tolerance = 1e-3 * max(1.0, float(np.abs(V).max()))  # float16 itself rounds at ~5e-4
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=0, atol=tolerance)
+
+
+@st.composite
+def problems(draw: st.DrawFn) -> dict[str, Any]:
+    n_q, n_k = draw(st.integers(1, 40)), draw(st.integers(1, 40))
+    d_k, d_v = draw(st.integers(1, 8)), draw(st.integers(1, 6))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    # Batch shapes that broadcast: Q, K and V may each have the batch, a size-1 stand-in, or none.
+    batch = draw(st.sampled_from([(), (2,), (3, 2)]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+    def part(rows: int, cols: int) -> np.ndarray:
+        lead = draw(st.sampled_from([batch, (1,) * len(batch), ()]))
+        return rng.standard_normal((*lead, rows, cols)).astype(dtype)
+
+    problem: dict[str, Any] = {"Q": part(n_q, d_k), "K": part(n_k, d_k), "V": part(n_k, d_v)}
+    mask_kind = draw(st.sampled_from(["none", "bool", "float", "key padding"]))
+    if mask_kind == "bool":
+        problem["mask"] = rng.random((*batch, n_q, n_k)) < draw(st.sampled_from([0.05, 0.5, 0.95]))
+    elif mask_kind == "float":
+        bias = rng.standard_normal((n_q, n_k)).astype(dtype)
+        bias[rng.random((n_q, n_k)) < 0.3] = -np.inf
+        problem["mask"] = bias
+    elif mask_kind == "key padding":  # (n_k,): whole key columns, so whole tiles, are masked
+        problem["mask"] = np.arange(n_k) < draw(st.integers(0, n_k))
+    problem["causal"] = draw(st.sampled_from([False, True, "top-left", "bottom-right"]))
+    problem["all_masked"] = draw(st.sampled_from(["zero", "nan", "raise"]))
+    return problem
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    problem=problems(),
+    block_q=st.integers(1, 9),
+    block_k=st.integers(1, 9),
+    threads=st.sampled_from([1, 2]),
+)
+def test_blocked_equals_plain(problem: dict[str, Any], block_q: int, block_k: int, threads: int) -> None:
+    try:
+        want = plain(**problem)
+    except ValueError as error:  # all_masked="raise" with a dead row: the same sentence must come back
+        with forced_blocks(block_q, block_k, threads), pytest.raises(ValueError) as raised:
+            attention(**problem)
+        assert str(raised.value) == str(error)
+        return
+    with forced_blocks(block_q, block_k, threads):
+        got = attention(**problem)
+    assert_same_result(got, want, problem["V"])
+
+
+@pytest.mark.parametrize("policy", ["zero", "nan"])
+@pytest.mark.parametrize("align", ["top-left", "bottom-right"])
+def test_queries_with_no_visible_key_follow_the_policy(policy: str, align: str) -> None:
+    # n_q > n_k with bottom-right alignment leaves the first queries with no key at all, and the
+    # mask below removes every key of query 5; key block 1 (keys 4..7) is masked for every query.
+    rng = np.random.default_rng(1)
+    Q, K, V = rng.standard_normal((12, 3)), rng.standard_normal((10, 3)), rng.standard_normal((10, 2))
+    mask = np.ones((12, 10), bool)
+    mask[:, 4:8] = False
+    mask[5] = False
+    want = plain(Q, K, V, mask=mask, causal=align, all_masked=policy)
+    with forced_blocks(block_q=4, block_k=4, threads=2):
+        got = attention(Q, K, V, mask=mask, causal=align, all_masked=policy)
+    assert_same_result(got, want, V)
+    dead = np.isnan(want).all(axis=1) if policy == "nan" else (want == 0).all(axis=1)
+    assert dead[5]
+    assert dead[:2].all() == (align == "bottom-right")
+
+
+def test_raise_policy_names_the_same_rows_in_a_batch() -> None:
+    rng = np.random.default_rng(2)
+    Q, K, V = rng.standard_normal((2, 6, 3)), rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 3))
+    mask = np.ones((2, 6, 5), bool)
+    mask[1, 3] = False
+    with pytest.raises(ValueError) as plain_error:
+        plain(Q, K, V, mask=mask, all_masked="raise")
+    with forced_blocks(block_q=2, block_k=2, threads=2), pytest.raises(ValueError) as blocked_error:
+        attention(Q, K, V, mask=mask, all_masked="raise")
+    assert str(blocked_error.value) == str(plain_error.value)
+    assert str(blocked_error.value) == (
+        "Every key is masked for query row (1, 3); such a query has no defined attention "
+        "(pass all_masked='zero' or 'nan' to allow it)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("dtype", "result"),
+    [(np.float16, np.float16), (np.float32, np.float32), (np.float64, np.float64), (np.int64, np.float64)],
+)
+def test_dtype_rules_match_the_plain_path(dtype: type, result: type) -> None:
+    rng = np.random.default_rng(3)
+    Q, K, V = ((rng.standard_normal((9, 4)) * 3).astype(dtype) for _ in range(3))
+    want = plain(Q, K, V, causal=True)
+    with forced_blocks(block_q=4, block_k=3, threads=2):
+        got = attention(Q, K, V, causal=True)
+    assert got.dtype == result
+    assert_same_result(got, want, V)
+
+
+def test_single_query_and_single_key() -> None:
+    Q, K, V = np.array([[0.5, -1.0]]), np.array([[2.0, 1.0]]), np.array([[3.0, 4.0, 5.0]])
+    with forced_blocks(block_q=1, block_k=1, threads=2):
+        np.testing.assert_array_equal(attention(Q, K, V), [[3.0, 4.0, 5.0]])
+        np.testing.assert_array_equal(attention(Q, K, V, causal="bottom-right"), [[3.0, 4.0, 5.0]])
+
+
+def test_long_inputs_take_the_blocked_path_and_return_weights_takes_the_plain_one() -> None:
+    rng = np.random.default_rng(4)
+    n_q, n_k = 300, blocked.MIN_SCORES // 300 + 1
+    assert blocked.uses_blocks(n_q, n_k)
+    Q, K, V = (rng.standard_normal((n, 16)).astype(np.float32) for n in (n_q, n_k, n_k))
+    with mock.patch.object(core, "blocked_attention", wraps=blocked.blocked_attention) as spy:
+        O = attention(Q, K, V, causal="bottom-right")
+        assert spy.call_count == 1
+        O_plain, A = attention(Q, K, V, causal="bottom-right", return_weights=True)
+        assert spy.call_count == 1
+    assert A.shape == (n_q, n_k)
+    assert_same_result(O, O_plain, V)

@@ -1,0 +1,86 @@
+"""The thread pool: BLAS is held to one thread only while blocked calls run, concurrent calls agree
+with serial ones, and a forked child builds its own pool."""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+import qkv._blocked as blocked
+from qkv import attention
+
+
+def blas_threads() -> list[int]:
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_worker_count_is_the_usable_cores() -> None:
+    assert blocked.worker_count() == len(os.sched_getaffinity(0))
+
+
+def test_blas_is_limited_during_a_call_and_restored_after() -> None:
+    before = blas_threads()
+    seen: list[list[int]] = []
+    original = blocked._run_query_block
+
+    def spying_block(*args: object) -> None:
+        seen.append(blas_threads())
+        original(*args)  # type: ignore[arg-type]
+
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.standard_normal((64, 8)), rng.standard_normal((40, 8)), rng.standard_normal((40, 3))
+    blocked._run_query_block = spying_block  # type: ignore[assignment]
+    try:
+        blocked.blocked_attention(Q, K, V, scale=0.5, block_q=8, block_k=8, threads=2)
+    finally:
+        blocked._run_query_block = original  # type: ignore[assignment]
+    assert len(seen) == 8
+    assert all(threads == [1] * len(before) for threads in seen)
+    assert blas_threads() == before
+
+
+@pytest.mark.timeout(60)
+def test_concurrent_calls_agree_with_serial_ones_and_restore_blas() -> None:
+    before = blas_threads()
+    rng = np.random.default_rng(1)
+    problems = [
+        tuple(rng.standard_normal((n, 16)).astype(np.float32) for n in (700, 400, 400)) for _ in range(6)
+    ]
+    serial = [attention(*p, causal=True) for p in problems]
+    start = threading.Barrier(3)
+
+    def run(p: tuple[np.ndarray, ...]) -> np.ndarray:
+        start.wait(timeout=10)  # three callers at once, each sharing the one pool
+        return attention(*p, causal=True)
+
+    with ThreadPoolExecutor(3) as callers:
+        concurrent = list(callers.map(run, problems[:3])) + list(callers.map(run, problems[3:]))
+    for got, want in zip(concurrent, serial, strict=True):
+        # Not bitwise: SIMD reductions may round differently with the buffers' alignment.
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert blas_threads() == before
+
+
+@pytest.mark.timeout(60)
+def test_a_forked_child_can_still_use_the_pool() -> None:
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((600, 8)).astype(np.float32) for _ in range(3))
+    want = attention(Q, K, V)  # builds the pool in the parent first
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: a pool inherited without its threads would hang here
+        try:
+            same = np.array_equal(attention(Q, K, V), want)
+            os.write(write, b"same" if same else b"different")
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        answer = pipe.read()
+    os.waitpid(pid, 0)
+    assert answer == b"same"
