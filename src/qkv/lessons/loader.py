@@ -217,6 +217,7 @@ def _load_chapter(file: Path, problems: list[Problem]) -> Chapter | None:
     else:
         reference_text = reference_file.read_text(encoding="utf-8")
         check_markdown(reference_file, reference_text, {}, problems, in_reference=True)
+    if len(problems) == before:
         try:
             render_reference(reference_text)
         except Exception as error:  # a last safety net: report, never crash the loader

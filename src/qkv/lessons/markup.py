@@ -123,8 +123,9 @@ def latex_to_mathml(latex: str, *, display: bool = False) -> str:
     try:
         mathml = latex2mathml.converter.convert(prepared, display="block" if display else "inline")
     except Exception as error:  # latex2mathml raises a variety of its own exception types
+        reason = str(error) or type(error).__name__
         raise ValueError(
-            f"The formula {latex.strip()!r} could not be converted to MathML ({error})."
+            f"The formula '{latex.strip()}' could not be converted to MathML ({reason})."
         ) from None
     return _WORD_OPERATOR.sub(r"<mi>\1</mi>", str(mathml))
 

@@ -1,0 +1,281 @@
+"""Broken lesson files are reported as ``file:line: message``; a second lesson needs no engine change."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qkv.cli.lessons import lessons
+from qkv.lessons import BUILTIN_CONTENT, LessonError, load_catalog, validate
+from qkv.lessons import directives as directives_module
+
+LESSON_DIR = "L4/L4.1-queries-keys-values"
+
+
+@pytest.fixture
+def content(tmp_path: Path) -> Path:
+    shutil.copytree(BUILTIN_CONTENT, tmp_path / "content", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path / "content"
+
+
+def edit(file: Path, old: str, new: str) -> int:
+    """Replace the first ``old`` by ``new``; return the 1-based line where the change starts."""
+    text = file.read_text(encoding="utf-8")
+    assert old in text, old
+    file.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return text[: text.index(old)].count("\n") + 1
+
+
+def problems_of(path: Path) -> list[str]:
+    return [str(problem) for problem in validate(path)]
+
+
+def test_the_shipped_content_validates(content: Path) -> None:
+    assert validate() == []
+    assert validate(content) == []
+    assert validate(content / "L4") == []
+    assert validate(content / LESSON_DIR) == []
+    assert validate(content / LESSON_DIR / "lesson.md") == []
+
+
+def test_invalid_toml_in_chapter_toml(content: Path) -> None:
+    chapter = content / "L4" / "chapter.toml"
+    line = edit(chapter, 'title = "Attention"', 'title = "Attention')
+    assert problems_of(content) == [f"{chapter}:{line}: Invalid TOML: Illegal character '\\n'."]
+
+
+def test_an_exercise_with_broken_toml(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    line = edit(lesson, 'label = "k ="', 'label = "k =')
+    (problem,) = problems_of(content)
+    assert problem == f"{lesson}:{line}: The TOML in this block is invalid: Illegal character '\\n'."
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            'kind = "letter"',
+            'kind = "essay"',
+            "kind must be one of numeric, letter, choice, code, not 'essay'.",
+        ),
+        ('answer = "k"', 'answer = "kk"', "answer must name a value of the lesson's variant, not 'kk'."),
+        ('part = "quiz"', 'part = "exam"', "part must be one of part1, quiz, part2, not 'exam'."),
+        (
+            'name = "v"',
+            'nam = "v"',
+            "A numeric exercise has no setting 'nam' (allowed: answer, atol, correct_message, "
+            "hint, kind, label, mistakes, name, part, prompt, rtol).",
+        ),
+        (
+            "k_by_columns = ",
+            "k_by_rows = ",
+            "The mistake 'k_by_rows' names no numeric value of the variant or of wrong_answers().",
+        ),
+        (
+            'prompt = "The key is x @ Wk',
+            'prompt = "The key is {{y}} @ Wk',
+            "The placeholder {{y}} names nothing in the lesson's variant.",
+        ),
+        ('answer = "V"', 'answer = "W"', "answer must be one of Q, K, V, not 'W'."),
+        (
+            'functions = ["project_qkv",',
+            'functions = ["project_qk",',
+            "The starter code has no 'def project_qk(' for the function 'project_qk'.",
+        ),
+        ('answer = "A"', 'answer = "E"', "answer must be one of A, B, C, not 'E'."),
+    ],
+)
+def test_exercise_problems_point_at_the_key(content: Path, old: str, new: str, message: str) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    line = edit(lesson, old, new)
+    assert f"{lesson}:{line}: {message}" in problems_of(content)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "```{widget} projection-sliders",
+            "```{widget} projection-slider",
+            "There is no widget called 'projection-slider' (known: attention-explorer, projection-sliders).",
+        ),
+        (
+            "```{exercise} k\n",
+            "```{quiz} k\n",
+            "Unknown directive '{quiz}'; the directives are {exercise} and {widget}.",
+        ),
+        ("```{exercise} v\n", "```{exercise} k\n", "The exercise id 'k' is used twice in this lesson."),
+        (
+            "::::section quiz\n## Check",
+            "::::section quiz\n### Check",
+            "The section 'quiz' must start with its title as a '## ' heading.",
+        ),
+        ("::::section part2", "::::section part1", "The section id 'part1' is already used on this page."),
+        (
+            "::::section part2",
+            "::::section Part_2",
+            "A section needs an id of lowercase letters, digits and dashes, not 'Part_2'.",
+        ),
+        (
+            "::::section idea\n",
+            "Loose text.\n\n::::section idea\n",
+            "This text is outside any section; put it between '::::section ID' and '::::'.",
+        ),
+        ("For x = {{x}}", "For x = {{xx}}", "The placeholder {{xx}} names nothing in the lesson's variant."),
+        (
+            'id = "L4.1"',
+            'id = "L4.9"',
+            "The lesson id 'L4.9' is not listed in {chapter} (L4.1, L4.2, L4.3, L4.4, L4.5, L4.6).",
+        ),
+        ('title = "Queries, keys and values"\n', "", "'title' must be a non-empty text, not None."),
+        ("slider_min = -5", "slider_min = 5.5", "slider_min must be a whole number, not 5.5."),
+    ],
+)
+def test_lesson_file_problems(content: Path, old: str, new: str, message: str) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    line = edit(lesson, old, new)
+    message = message.replace("{chapter}", str(content / "L4" / "chapter.toml"))
+    found = problems_of(content)
+    assert any(p.endswith(message) and p.startswith(f"{lesson}:") for p in found), found
+    if "widget" in old or "slider" in old:  # widget problems point at the widget's opening fence
+        line = edit(lesson, "```{widget}", "```{widget}")
+    if "title" not in message:  # a missing key has no line of its own
+        assert f"{lesson}:{line}: {message}" in found
+
+
+def test_bad_math_in_the_reference(content: Path) -> None:
+    reference = content / "L4" / "reference.md"
+    line = edit(reference, "$$\nS=QK^T", "$$\nS=\\left(QK^T")
+    (problem,) = problems_of(content)
+    assert problem.startswith(f"{reference}:{line}: The formula 'S=\\left(QK^T/")
+    assert "could not be converted to MathML" in problem
+
+
+def test_a_syntax_error_in_lesson_py(content: Path) -> None:
+    hooks = content / LESSON_DIR / "lesson.py"
+    line = edit(hooks, "def wrong_answers(", "def wrong_answers(:")
+    assert problems_of(content) == [f"{hooks}:{line}: Syntax error: invalid syntax."]
+
+
+def test_a_failing_variant_function(content: Path) -> None:
+    hooks = content / LESSON_DIR / "lesson.py"
+    line = edit(hooks, "    numbers = SEED_PAGE if", "    1 / 0\n    numbers = SEED_PAGE if")
+    (problem,) = problems_of(content)
+    assert (
+        problem == f"{hooks}:1: {hooks}:{line}: variant(None) failed with ZeroDivisionError: division by zero"
+    )
+
+
+def test_an_unknown_grader_suite_is_reported_when_the_grader_is_there(
+    content: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    line = edit(lesson, 'suite = "L4.1-part2"', 'suite = "L4.1-part3"')
+    monkeypatch.setattr(directives_module, "known_suites", lambda: None)
+    import qkv.lessons.loader as loader
+
+    monkeypatch.setattr(loader, "known_suites", lambda: None)
+    assert problems_of(content) == []  # no grader: this one check is skipped
+    monkeypatch.setattr(loader, "known_suites", lambda: {"L4.1-part2"})
+    assert problems_of(content) == [
+        f"{lesson}:{line}: The grader has no suite 'L4.1-part3'; it has L4.1-part2."
+    ]
+
+
+def test_the_shipped_suite_exists_in_the_grader_when_it_is_importable() -> None:
+    suites = directives_module.known_suites()
+    if suites is None:
+        pytest.skip("qkv.grading.SUITES cannot be imported in this checkout")
+    assert "L4.1-part2" in suites
+
+
+def test_load_catalog_lists_every_problem(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    first = edit(lesson, 'kind = "letter"', 'kind = "essay"')
+    second = edit(lesson, "For x = {{x}}", "For x = {{xx}}")
+    with pytest.raises(LessonError) as caught:
+        load_catalog(content)
+    assert [str(p) for p in caught.value.problems] == [
+        f"{lesson}:{second}: The placeholder {{{{xx}}}} names nothing in the lesson's variant.",
+        f"{lesson}:{first}: kind must be one of numeric, letter, choice, code, not 'essay'.",
+    ]
+    assert str(caught.value).startswith(f"The lessons under {content} have 2 problems:\n{lesson}:")
+
+
+def test_missing_paths_and_folders_without_chapters(tmp_path: Path) -> None:
+    assert problems_of(tmp_path / "nope") == [f"{tmp_path / 'nope'}:1: This path does not exist."]
+    assert problems_of(tmp_path) == [
+        f"{tmp_path}:1: No chapter.toml was found here or in the folders right below it."
+    ]
+
+
+def test_a_second_lesson_needs_no_engine_change(content: Path) -> None:
+    folder = content / "L4" / "L4.2-scores"
+    folder.mkdir()
+    (folder / "lesson.md").write_text(
+        '---\nid = "L4.2"\ntitle = "Scaled dot-product scores"\ngoal = "Score a query against keys."\n---\n\n'
+        "::::section idea\n## The idea\n\nScores are $q\\cdot k/\\sqrt{d_k}$.\n::::\n\n"
+        "::::section quiz\n## Check\n\n"
+        '```{exercise} scale\nkind = "choice"\npart = "quiz"\nanswer = "B"\nprompt = "What divides the score?"\n'
+        '[[choices]]\nletter = "A"\ntext = "d_k"\nfeedback = "Not d_k itself."\n'
+        '[[choices]]\nletter = "B"\ntext = "sqrt(d_k)"\nfeedback = "Yes."\n```\n::::\n',
+        encoding="utf-8",
+    )
+    catalog = load_catalog(content)
+    second = catalog.lesson("L4.2")
+    assert [lesson.id for lesson in catalog.lessons] == ["L4.1", "L4.2"]
+    assert second.place == "L4.2 · lesson 2 of 6"
+    assert second.check("scale", "b").correct
+    assert [s.id for s in second.render()] == ["idea", "quiz", "reference"]
+    assert second.render()[-1] is catalog.lesson("L4.1").render()[-1]
+    assert second.variant(4) == {"seed": 4}
+
+
+def test_planned_and_unknown_lessons_are_errors_with_sentences() -> None:
+    catalog = load_catalog()
+    with pytest.raises(LessonError) as planned:
+        catalog.lesson("L4.3")
+    assert (
+        str(planned.value)
+        == "The lesson 'L4.3' is planned but not written yet; the written lessons are: L4.1."
+    )
+    with pytest.raises(LessonError) as unknown:
+        catalog.lesson("L9.1")
+    assert str(unknown.value) == "There is no written lesson 'L9.1'; the written lessons are: L4.1."
+    with pytest.raises(LessonError, match=r"^There is no chapter 'L9'; the chapters are: L4\.$"):
+        catalog.chapter("L9")
+
+
+Invoke = Callable[..., object]
+
+
+def test_cli_list_and_validate(content: Path) -> None:
+    runner = CliRunner()
+    listed = runner.invoke(lessons, ["list"])
+    assert listed.exit_code == 0
+    assert listed.output.splitlines() == [
+        "L4  Attention",
+        "  L4.1  Queries, keys and values  (6 exercises)",
+        "  L4.2  Scaled dot-product scores  (planned)",
+        "  L4.3  Softmax: from scores to weights  (planned)",
+        "  L4.4  Masks and causal attention  (planned)",
+        "  L4.5  Multi-head attention  (planned)",
+        "  L4.6  Attention inside a transformer block  (planned)",
+    ]
+    ok = runner.invoke(lessons, ["validate"])
+    assert (ok.exit_code, ok.output) == (0, "The built-in lessons: no problems found.\n")
+    lesson = content / LESSON_DIR / "lesson.md"
+    line = edit(lesson, 'kind = "letter"', 'kind = "essay"')
+    broken = runner.invoke(lessons, ["validate", str(content)])
+    assert broken.exit_code == 1
+    assert (
+        broken.stdout == f"{lesson}:{line}: kind must be one of numeric, letter, choice, code, not 'essay'.\n"
+    )
+    assert broken.stderr == "1 problem found.\n"
+    listed_broken = runner.invoke(lessons, ["list", "--path", str(content)])
+    assert listed_broken.exit_code == 1 and f"{lesson}:{line}:" in listed_broken.stderr

@@ -1,0 +1,63 @@
+"""Variants of L4.1: the seed page first, then small integers drawn deterministically, answers from qkv."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from qkv import project_qkv
+from qkv.lessons import LessonError, load_catalog
+
+LESSON = load_catalog().lesson("L4.1")
+
+
+def test_no_seed_gives_the_seed_page() -> None:
+    assert LESSON.variant(None) == {
+        "seed": None,
+        "x": [1, 2],
+        "Wq": [[1, 0], [1, 1]],
+        "Wk": [[0, 1], [1, 0]],
+        "Wv": [[2, 0], [0, 2]],
+        "q": [3, 2],
+        "k": [2, 1],
+        "v": [2, 4],
+    }
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 17, 123456789, 2**63 - 1])
+def test_a_variant_is_deterministic_small_and_computed_by_qkv(seed: int) -> None:
+    variant = LESSON.variant(seed)
+    assert variant == LESSON.variant(seed)
+    assert json.loads(json.dumps(variant)) == variant
+    assert variant["seed"] == seed
+    assert all(isinstance(c, int) and -2 <= c <= 3 and c != 0 for c in variant["x"])
+    for name in ("Wq", "Wk", "Wv"):
+        assert np.shape(variant[name]) == (2, 2)
+        assert all(isinstance(c, int) and -2 <= c <= 2 for row in variant[name] for c in row)
+    Q, K, V = project_qkv([variant["x"]], variant["Wq"], variant["Wk"], variant["Wv"])
+    assert (variant["q"], variant["k"], variant["v"]) == (Q[0].tolist(), K[0].tolist(), V[0].tolist())
+
+
+def test_variants_differ_and_keep_mistakes_distinguishable() -> None:
+    variants = [LESSON.variant(seed) for seed in range(200)]
+    assert len({json.dumps({k: v for k, v in variant.items() if k != "seed"}) for variant in variants}) > 150
+    for variant in variants:
+        x = np.array(variant["x"])
+        by_columns = [tuple(x @ np.array(variant[m]).T) for m in ("Wq", "Wk", "Wv")]
+        answers = [tuple(variant[n]) for n in ("q", "k", "v")]
+        assert len(set(answers + by_columns)) == 6
+        assert all(any(answer) for answer in answers)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**63, 1.5, "3", True])
+def test_invalid_seeds_are_refused_with_a_sentence(seed: object) -> None:
+    with pytest.raises(LessonError) as caught:
+        LESSON.variant(seed)  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        f"A variant seed must be a whole number from 0 to 9223372036854775807 or None, "
+        f"not the {type(seed).__name__} {seed!r}."
+    )
+    with pytest.raises(LessonError):
+        LESSON.render(seed)  # type: ignore[arg-type]
