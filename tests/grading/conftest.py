@@ -8,13 +8,10 @@ file it collects, and the hostile ones fork, loop and kill), so they are exclude
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 collect_ignore_glob = ["correct/*", "wrong/*", "hostile/*"]
-
-HERE = Path(__file__).parent
 
 
 @pytest.fixture(scope="session")
@@ -24,8 +21,3 @@ def grader() -> Iterator[object]:
 
     with Grader(warm_spares=2) as shared:
         yield shared
-
-
-def corpus(kind: str) -> list[Path]:
-    """The solution files of one corpus, sorted by name."""
-    return sorted((HERE / kind).glob("*.py"))

@@ -1,7 +1,7 @@
 """What the sandbox sees: the Python runtime, NumPy and the harness, and the command that starts it.
 
 Inside bubblewrap the filesystem is a read-only, empty root with only these bound in (all read-only): the
-interpreter, its standard library (with its ``site-packages`` hidden under an empty tmpfs), the shared
+interpreter, its standard library (with ``site-packages`` and ``test`` hidden under empty tmpfs), the shared
 libraries the interpreter and NumPy link against, NumPy's own directory in a fresh site directory, and the
 harness script. The ``qkv`` package, the tests, the virtual environment and any database stay invisible.
 """
@@ -55,8 +55,21 @@ def find_runtime() -> Runtime:
     numpy_dirs = [numpy_dir]
     if os.path.isdir(numpy_dir + ".libs"):
         numpy_dirs.append(numpy_dir + ".libs")
-    library_dirs = [d for d in ("/usr/lib", "/usr/lib64", "/lib", "/lib64") if os.path.isdir(d)]
-    return Runtime(python, stdlib, base_site, libpython, tuple(numpy_dirs), tuple(library_dirs))
+    return Runtime(python, stdlib, base_site, libpython, tuple(numpy_dirs), _library_dirs())
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """The shared-library directories: on Debian just /usr/lib/<multiarch>, not all of /usr/lib."""
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    found = []
+    for directory in ("/usr/lib", "/lib", "/usr/lib64", "/lib64"):
+        if os.path.islink(directory):
+            found.append(directory)
+        elif multiarch and os.path.isdir(os.path.join(directory, multiarch)):
+            found.append(os.path.join(directory, multiarch))
+        elif os.path.isdir(directory):
+            found.append(directory)
+    return tuple(found)
 
 
 def bwrap_path() -> str | None:
@@ -116,9 +129,11 @@ def bwrap_command(bwrap: str, runtime: Runtime, limits: Limits, report_fd: int) 
         else:
             args += ["--ro-bind", directory, directory]
     args += ["--ro-bind", runtime.python, runtime.python, "--ro-bind", runtime.stdlib, runtime.stdlib]
-    if os.path.isdir(runtime.site_packages):
-        args += ["--tmpfs", runtime.site_packages]
-    if runtime.libpython and not runtime.libpython.startswith(("/usr/lib/", "/lib/")):
+    for hidden in (runtime.site_packages, os.path.join(runtime.stdlib, "test")):
+        if os.path.isdir(hidden):  # other packages, and the test suite's certificates and keys
+            args += ["--tmpfs", hidden]
+    bound = tuple(directory + "/" for directory in runtime.library_dirs)
+    if runtime.libpython and not os.path.realpath(runtime.libpython).startswith(bound):
         args += ["--ro-bind", runtime.libpython, runtime.libpython]
     for directory in runtime.numpy_dirs:
         args += ["--ro-bind", directory, f"{SANDBOX_SITE}/{os.path.basename(directory)}"]

@@ -1,0 +1,30 @@
+# A bounded fork flood: at most 200 children, each sleeping 30 s with a recognisable name.
+# (Bounded on purpose: the tests run as root, where an unbounded one could take down the machine.)
+import os
+import time
+
+for _ in range(200):
+    pid = os.fork()
+    if pid == 0:
+        with open("/proc/self/comm", "w") as comm:
+            comm.write("qkvfloodchild")
+        time.sleep(30)
+        os._exit(0)
+
+
+def project_qkv(X, Wq, Wk, Wv):
+    if Wq.shape[1] != Wk.shape[1]:
+        raise ValueError("Wq and Wk need the same number of columns")
+    return X @ Wq, X @ Wk, X @ Wv
+
+
+def qkv_shapes(n, d_model, d_k, d_v):
+    return {"Q": (n, d_k), "K": (n, d_k), "V": (n, d_v)}
+
+
+def output_shape(n_q, n_k, d_v):
+    return (n_q, d_v)
+
+
+def param_count(d_model, d_k, d_v):
+    return d_model * (2 * d_k + d_v)

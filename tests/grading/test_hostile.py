@@ -1,0 +1,204 @@
+"""Hostile submissions, run in the real sandbox: none may pass, and none may leave a trace."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from qkv.grading import Grader, GradeResult, Limits, sandbox_available
+from qkv.grading.cgroups import cgroups_available
+
+HOSTILE = Path(__file__).parent / "hostile"
+WALL_S = 2.0  # shorter than the real 10 s so that the looping ones keep the suite fast
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.timeout(120),
+    pytest.mark.skipif(
+        not sandbox_available(), reason="bubblewrap is not installed (apt-get install bubblewrap)"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def strict_grader() -> Iterator[Grader]:
+    with Grader(require_sandbox=True, limits=Limits(wall_s=WALL_S)) as grader:
+        yield grader
+
+
+def grade(grader: Grader, name: str, **replacements: str) -> GradeResult:
+    source = (HOSTILE / name).read_text()
+    for placeholder, value in replacements.items():
+        source = source.replace(placeholder, value)
+    result = grader.grade(source, seed=3)
+    assert result.status != "pass", f"{name} passed: {result.message}"
+    assert result.sandbox == "bubblewrap"
+    return result
+
+
+def processes_named(name: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == name:
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.slow
+def test_an_infinite_loop_at_import_hits_the_wall_clock(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "infinite_loop.py")
+    assert result.status == "error"
+    assert result.message == (
+        "Your code ran past the 2 s time limit, so it was stopped. "
+        "This happened while your file was being loaded, so no test could run."
+    )
+    assert WALL_S * 1000 <= result.duration_ms < WALL_S * 1000 + 3000
+
+
+@pytest.mark.slow
+def test_an_infinite_loop_in_a_test_times_out_that_test(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "infinite_loop_in_test.py")
+    statuses = [test.status for test in result.tests]
+    first = statuses.index("timeout")
+    assert result.tests[first].name.startswith("param_count")
+    assert result.tests[first].message == "Your code ran past the 2 s time limit, so it was stopped."
+    assert set(statuses[:first]) == {"pass"} and set(statuses[first + 1 :]) == {"error"}
+    assert result.status == "fail"
+
+
+def test_a_memory_bomb_is_reported_by_name(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "memory_bomb.py")
+    assert result.status == "error"
+    assert result.message is not None
+    assert result.message.startswith("Your code used more than 1 GiB of memory, so it was stopped.")
+
+
+def test_a_memory_bomb_inside_a_function_fails_that_test(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "memory_bomb_numpy.py")
+    errors = [test for test in result.tests if test.status == "error"]
+    assert errors and all(test.name.startswith("output_shape") for test in errors)
+    assert errors[0].message == "Your code used more than 1 GiB of memory, so it was stopped."
+
+
+@pytest.mark.skipif(not cgroups_available(), reason="the cgroup v1 pids controller is not writable here")
+def test_a_bounded_fork_flood_hits_the_process_limit_and_leaves_nothing(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "fork_flood.py")  # the file itself stops after 200 forks
+    assert result.status == "error"
+    assert result.message is not None
+    assert result.message.startswith("Your code started too many processes (the limit is 16)")
+    assert processes_named("qkvfloodchild") == []
+
+
+def test_the_network_is_unreachable_even_on_loopback(strict_grader: Grader) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.settimeout(0.2)
+        result = grade(strict_grader, "network.py", PORT_PLACEHOLDER=str(server.getsockname()[1]))
+        with pytest.raises(TimeoutError):
+            server.accept()
+    assert result.status == "error"
+    assert "ConnectionRefusedError" in (result.message or "") or "Network is unreachable" in (
+        result.message or ""
+    )
+
+
+def test_nothing_outside_tmp_is_writable(strict_grader: Grader) -> None:
+    target = Path(__file__).parent / "escape-target.txt"
+    result = grade(strict_grader, "write_outside_tmp.py", TARGET_PLACEHOLDER=str(target))
+    assert result.status == "error"
+    assert "nothing outside /tmp was writable" not in (result.message or "")  # SystemExit hides its text
+    assert not target.exists()
+    assert not Path("/escaped.txt").exists()
+
+
+def test_secrets_and_the_project_are_invisible(strict_grader: Grader, tmp_path: Path) -> None:
+    planted = [tmp_path / "planted-grades.db", Path(__file__).parent / "planted-id_rsa"]
+    for path in planted:
+        path.write_text("secret")
+    try:
+        result = grade(strict_grader, "search_secrets.py", PLANTED_PLACEHOLDER="planted")
+    finally:
+        for path in planted:
+            path.unlink()
+    assert result.status == "error"
+    assert "planted" not in result.output
+    assert "/work" not in result.output and "qkv" not in result.output
+
+
+def test_the_qkv_package_cannot_be_imported(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "import_qkv.py")
+    assert result.status == "error"
+    assert result.message == (
+        "Your file could not import a module on line 2 (No module named 'qkv'): only NumPy and Python's "
+        "standard library are available."
+    )
+
+
+def test_printing_a_fake_result_changes_nothing(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "fake_print.py")
+    assert result.status == "fail"
+    assert result.score == (0, 22)
+    assert '"status": "pass"' in result.output  # it was printed, and ignored
+
+
+def test_sys_exit_at_import_is_an_error(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "sys_exit.py")
+    assert result.status == "error"
+    assert result.message == (
+        "Your file called sys.exit() or exit() while it was being loaded, so no test could run. Remove that call."
+    )
+
+
+def test_os_exit_at_import_is_an_error(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "os_exit.py")
+    assert result.status == "error"
+    assert result.message == (
+        "Your code ended the program early (exit status 0): remove calls to sys.exit(), exit() or os._exit(). "
+        "This happened while your file was being loaded, so no test could run."
+    )
+    assert result.output == "All tests passed!\n"
+
+
+def test_exiting_during_the_tests_errors_the_rest(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "exit_during_tests.py")
+    statuses = [test.status for test in result.tests]
+    assert statuses[:2] == ["pass", "pass"] and set(statuses[2:]) == {"error"}
+    assert result.tests[3].message == "Not run: the test before it stopped your program."
+
+
+def test_patching_numpy_comparisons_does_not_help(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "patch_numpy.py")
+    assert result.status == "fail"
+    structural = ("returns the tuple", "uses the keys", "each shape as a tuple", "returns a tuple")
+    passed = [test.name for test in result.tests if test.status == "pass"]
+    assert all(any(part in name for part in structural) for name in passed), passed
+
+
+def test_tampering_with_the_harness_is_an_error(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "tamper_harness.py")
+    assert result.status == "error"
+    assert result.message is not None
+    assert result.message.startswith("Your code interfered with the grader's report")
+
+
+def test_killing_the_parent_leaves_the_grader_working(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "kill_parent.py")
+    assert result.status == "fail"
+    again = strict_grader.grade((Path(__file__).parent / "correct" / "dot.py").read_text(), seed=3)
+    assert again.status == "pass"
+
+
+def test_an_output_flood_is_cut_off_with_a_marker(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "output_flood.py")
+    assert result.status == "fail"
+    marker = "[… output truncated: your code printed more than 64 KiB on stdout; the rest was discarded …]"
+    assert result.output.endswith(marker + "\n")
+    assert len(result.output) < 64 * 1024 + 200

@@ -1,0 +1,17 @@
+# expected hint: STUB
+
+
+def project_qkv(X, Wq, Wk, Wv):
+    pass
+
+
+def qkv_shapes(n, d_model, d_k, d_v):
+    pass
+
+
+def output_shape(n_q, n_k, d_v):
+    pass
+
+
+def param_count(d_model, d_k, d_v):
+    pass
