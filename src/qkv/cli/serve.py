@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import signal
 import socket
 
 import click
@@ -22,6 +23,10 @@ def _sandbox_available() -> bool:
     except ImportError:
         return shutil.which("bwrap") is not None
     return bool(sandbox_available())
+
+
+def _exit_cleanly(signum: int, _frame: object) -> None:
+    raise SystemExit(0)
 
 
 def _port_in_use(host: str, port: int) -> bool:
@@ -128,6 +133,10 @@ def serve(
         server_header=False,
     )
     server = uvicorn.Server(config)
+    # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal once it has shut down; by then
+    # the shutdown was clean, so these handlers turn it into exit status 0 instead of a kill or traceback.
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, _exit_cleanly)
     server.run()
     if not server.started:
         raise SystemExit(1)

@@ -1,0 +1,118 @@
+"""``qkv serve`` as a real process: it serves, says plainly when bubblewrap is missing, and stops on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from qkv.cli.serve import serve
+
+SERVE = "import sys; from qkv.cli.serve import serve; serve.main(sys.argv[1:], prog_name='qkv serve')"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _start(
+    tmp_path: Path, *extra: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    port = _free_port()
+    args = [
+        "--port",
+        str(port),
+        "--database-url",
+        f"sqlite:///{tmp_path / 'serve.sqlite3'}",
+        "--warm-spares",
+        "0",
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVE, *args, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"qkv serve exited early:\n{process.communicate()[0]}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError(f"qkv serve did not start:\n{process.communicate()[0]}")
+
+
+def _stop(process: subprocess.Popen[str]) -> tuple[int, str]:
+    process.send_signal(signal.SIGTERM)
+    try:
+        output, _ = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    return process.returncode, output
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_serve_serves_the_lesson_and_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
+    process, url = _start(tmp_path)
+    try:
+        page = httpx.get(url + "/lessons/L4.1")
+        assert page.status_code == 200
+        assert "Queries, keys and values" in page.text
+    finally:
+        status, output = _stop(process)
+    assert status == 0, output
+    assert f"qkv: serving the lesson at {url}/" in output
+    assert "Application shutdown complete." in output
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_without_bubblewrap_serve_says_so_and_still_serves(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    process, url = _start(tmp_path, env={"PATH": str(empty)})
+    try:
+        assert httpx.get(url + "/lessons/L4.1").status_code == 200
+        assert httpx.get(url + "/healthz").json()["grading"] == "grading is off: bubblewrap is missing"
+    finally:
+        status, output = _stop(process)
+    assert status == 0, output
+    assert "bubblewrap (bwrap) is not installed, so submitted code cannot be run in the sandbox." in output
+    assert "Grading is turned off" in output and "--allow-unsandboxed" in output
+
+
+def test_a_bad_database_url_is_a_sentence_and_exit_status_1() -> None:
+    result = CliRunner().invoke(serve, ["--database-url", "mysql://u:pw@h/db", "--port", "0"])
+    assert result.exit_code == 1
+    assert "Error: The database URL 'mysql://u:***@h/db' names 'mysql'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_port_in_use_is_a_sentence_and_exit_status_1(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(
+            serve, ["--port", str(port), "--database-url", f"sqlite:///{tmp_path / 'x.sqlite3'}"]
+        )
+    assert result.exit_code == 1
+    assert f"Error: Port {port} on 127.0.0.1 is already in use; choose another with --port." in result.output
