@@ -166,12 +166,28 @@ class LoadReport:
             missed.append(f"{len(self.lost_writes)} acknowledged writes were missing when read back.")
         if self.finished_learners < self.learners:
             missed.append(f"Only {self.finished_learners} of {self.learners} learners finished the lesson.")
-        grading = self.percentiles("POST code").get("p99")
+        grading = self.grading_p99()
         if grading is None:
             missed.append("No grading was accepted, so the grading p99 is unknown.")
         elif grading > grading_p99_target:
-            missed.append(f"Grading p99 was {grading:.2f} s, above the target of {grading_p99_target:g} s.")
+            missed.append(
+                f"Grading p99 was {grading:.2f} s, above the target of {grading_p99_target:g} s "
+                "(programs that end before the grader's time limit)."
+            )
         return missed
+
+    def grading_p99(self) -> float | None:
+        """p99 of accepted gradings of the programs that end on their own or by the memory limit.
+
+        The endless loop is left out: the grader stops it at its time limit, so its latency is that
+        limit by design (it is reported on its own line).
+        """
+        samples = sorted(
+            self.latencies.get("POST code: correct", []) + self.latencies.get("POST code: memory hog", [])
+        )
+        if not samples:
+            return None
+        return samples[max(0, -(-99 * len(samples) // 100) - 1)]
 
     def to_dict(self) -> dict[str, Any]:
         """The figures as plain JSON types."""
@@ -183,6 +199,7 @@ class LoadReport:
             "endpoints": {name: self.percentiles(name) for name in sorted(self.latencies)},
             "gradings": self.gradings,
             "gradings_per_second": round(self.gradings_per_second, 3),
+            "grading_p99_seconds": self.grading_p99(),
             "grading_statuses": self.grading_statuses,
             "rejected_503": self.rejected_503,
             "errors": self.errors,
@@ -197,17 +214,20 @@ class LoadReport:
         lines = [
             f"{self.finished_learners}/{self.learners} learners finished in {self.elapsed_seconds:.1f} s "
             f"against {', '.join(self.base_urls)}",
-            f"{'endpoint':<22}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'max ms':>10}",
+            f"{'endpoint':<24}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'max ms':>10}",
         ]
         for name in sorted(self.latencies):
             p = self.percentiles(name)
             lines.append(
-                f"{name:<22}{p['n']:>6}{p['p50'] * 1e3:>10.1f}{p['p95'] * 1e3:>10.1f}"
+                f"{name:<24}{p['n']:>6}{p['p50'] * 1e3:>10.1f}{p['p95'] * 1e3:>10.1f}"
                 f"{p['p99'] * 1e3:>10.1f}{p['max'] * 1e3:>10.1f}"
             )
         lines.append(
             f"gradings: {self.gradings} accepted, {self.gradings_per_second:.2f}/s; 503s: {self.rejected_503}"
         )
+        p99 = self.grading_p99()
+        if p99 is not None:
+            lines.append(f"grading p99 (correct and memory-hog programs): {p99 * 1e3:.1f} ms")
         for program, statuses in sorted(self.grading_statuses.items()):
             counts = ", ".join(f"{status} {n}" for status, n in sorted(statuses.items()))
             lines.append(f"  {program}: {counts}")
@@ -417,6 +437,7 @@ class Learner:
         body = {"exercise_id": exercise_id, "code": source}
         response = await self.request("POST code", "POST", f"{api}/code", body, retry_503=True)
         finished = time.monotonic()
+        self.report.record(f"POST code: {program}", self.report.latencies["POST code"][-1])
         self.report.record("code incl. retries", finished - started)
         self.report.gradings += 1
         self.report.acknowledged_writes += 1

@@ -1,0 +1,77 @@
+"""The load script, reduced to a handful of learners, against real ``qkv serve`` processes.
+
+One server on a SQLite file, then two servers sharing one PostgreSQL database with the learners'
+requests spread over both: every learner finishes the lesson through the real sandboxed grader,
+nothing but 503s goes wrong, and every acknowledged write is read back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import ModuleType
+from typing import Any
+
+import pytest
+from reliability_support import require_bubblewrap
+
+LEARNERS = 6
+
+
+def run_class(load_script: ModuleType, urls: list[str]) -> Any:
+    config = load_script.LoadConfig(
+        base_urls=urls,
+        learners=LEARNERS,
+        max_seconds=150,
+        request_timeout=60,
+        think_seconds=0.05,
+        ramp_seconds=1.0,
+    )
+    return asyncio.run(load_script.run_load(config))
+
+
+def assert_nothing_lost(report: Any) -> None:
+    details = report.format()
+    assert report.errors == [], details
+    assert report.lost_writes == [], details
+    assert report.finished_learners == LEARNERS, details
+    assert report.wrong_feedback == [], details
+    assert report.gradings == 3 * LEARNERS, details
+    # The correct program passes in the sandbox; the loop and the memory hog never do.
+    assert report.grading_statuses["correct"] == {"pass": LEARNERS}, details
+    for hostile in ("loop", "memory hog"):
+        assert "pass" not in report.grading_statuses[hostile], details
+        assert sum(report.grading_statuses[hostile].values()) == LEARNERS, details
+    # Page, Part 1 (two answers for each of q, k, v plus the letter), widgets, code and quiz.
+    assert len(report.latencies["GET page"]) == LEARNERS
+    assert len(report.latencies["POST answers"]) == 8 * LEARNERS
+    assert report.acknowledged_writes == 11 * LEARNERS
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.timeout(240)
+def test_a_small_class_on_sqlite_loses_nothing(
+    start_server: Any, sqlite_url: str, load_script: ModuleType
+) -> None:
+    require_bubblewrap()
+    server = start_server(sqlite_url).start()
+    report = run_class(load_script, [server.url])
+    assert_nothing_lost(report)
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.postgres
+@pytest.mark.timeout(240)
+def test_two_servers_on_one_postgresql_lose_nothing(
+    start_server: Any, postgres_url: str, load_script: ModuleType
+) -> None:
+    require_bubblewrap()
+    first = start_server(postgres_url).start()
+    second = start_server(postgres_url).start()
+    report = run_class(load_script, [first.url, second.url])
+    assert_nothing_lost(report)
+    # Round-robin really used both servers: the learner's cookie from one was honoured by the other.
+    spread = report.requests_per_target
+    assert set(spread) == {first.url, second.url}
+    assert abs(spread[first.url] - spread[second.url]) <= 0.2 * sum(spread.values()), spread
