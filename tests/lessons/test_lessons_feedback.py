@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from qkv.lessons import Feedback, LessonError, load_catalog
 
@@ -177,3 +179,17 @@ def test_feedback_is_plain_json() -> None:
         "message": "The answer is empty; type the numbers, for example [3, 2].",
         "counted_as_attempt": False,
     }
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["q", "k", "v", "averaged", "quiz"]),
+    st.text(max_size=250),
+    st.one_of(st.none(), st.integers(0, 2**63 - 1)),
+)
+def test_any_typed_text_gets_feedback_never_an_exception(
+    exercise: str, answer: str, seed: int | None
+) -> None:
+    feedback = LESSON.check(exercise, answer, variant_seed=seed)
+    assert isinstance(feedback, Feedback) and feedback.message
+    assert not (feedback.correct and not feedback.counted_as_attempt)
