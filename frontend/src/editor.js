@@ -13,11 +13,13 @@ import { indentWithTab } from "@codemirror/commands";
  * Replace a <textarea> with a CodeMirror editor and keep the textarea's value in sync.
  *
  * @param {HTMLTextAreaElement} textarea  the server-rendered fallback; it stays in the DOM, hidden.
- * @param {{doc?: string, onRun?: () => void, label?: string}} options
+ * @param {{doc?: string, onRun?: () => void, label?: string, stylesheet?: string}} options
  *   doc: the initial text (defaults to the textarea's value);
  *   onRun: called on Ctrl/⌘+Enter;
- *   label: accessible name of the editing area.
- * @returns {{view: EditorView, getValue: () => string, setValue: (text: string) => void, focus: () => void}}
+ *   label: accessible name of the editing area;
+ *   stylesheet: URL of a stylesheet to load inside the editor's shadow root.
+ * @returns {{view: EditorView, host: HTMLElement, getValue: () => string, setValue: (text: string) => void,
+ *   focus: () => void}}
  */
 export function mountEditor(textarea, options = {}) {
   const runKeys = Prec.highest(
@@ -43,21 +45,30 @@ export function mountEditor(textarea, options = {}) {
       syntaxHighlighting(classHighlighter),
       indentUnit.of("    "),
       EditorState.tabSize.of(4),
-      EditorView.contentAttributes.of({
-        "aria-label": options.label ?? "Python code editor",
-        "aria-describedby": textarea.getAttribute("aria-describedby") ?? "",
-      }),
+      EditorView.contentAttributes.of({ "aria-label": options.label ?? "Python code editor" }),
       EditorView.updateListener.of((update) => {
         if (update.docChanged) textarea.value = update.state.doc.toString();
       }),
     ],
   });
-  const view = new EditorView({ state });
-  textarea.insertAdjacentElement("afterend", view.dom);
+  // The editor lives in a shadow root: CodeMirror then installs its own styles as constructed
+  // stylesheets, which a Content-Security-Policy of style-src 'self' allows (a <style> tag it forbids).
+  const host = document.createElement("div");
+  host.className = "cm-host";
+  const shadow = host.attachShadow({ mode: "open" });
+  if (options.stylesheet) {
+    const link = document.createElement("link");
+    link.rel = "stylesheet";
+    link.href = options.stylesheet;
+    shadow.append(link);
+  }
+  textarea.insertAdjacentElement("afterend", host);
+  const view = new EditorView({ state, parent: shadow, root: shadow });
   textarea.hidden = true;
   textarea.value = state.doc.toString();
   return {
     view,
+    host,
     getValue: () => view.state.doc.toString(),
     setValue: (text) => {
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });

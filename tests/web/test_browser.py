@@ -65,6 +65,14 @@ WRONG_SOLUTION = CORRECT_SOLUTION.replace(
 )
 
 
+# The focused element, looking inside shadow roots (the code editor lives in one).
+DEEP_ACTIVE = """() => {
+    let active = document.activeElement;
+    while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+    return active;
+}"""
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -330,15 +338,15 @@ def test_keyboard_alone_reaches_and_operates_the_lesson(
     page.keyboard.press("Enter")
 
     def tab_until(selector: str, limit: int = 80) -> None:
-        target = page.locator(selector)
+        target = page.locator(selector).first
         for _ in range(limit):
             page.keyboard.press("Tab")
-            if target.evaluate("el => el === document.activeElement || el.contains(document.activeElement)"):
+            if target.evaluate(f"el => el.contains(({DEEP_ACTIVE})())"):
                 return
         raise AssertionError(f"{limit} presses of Tab never reached {selector}.")
 
     def outline_width() -> float:
-        return float(page.evaluate("parseFloat(getComputedStyle(document.activeElement).outlineWidth)"))
+        return float(page.evaluate(f"parseFloat(getComputedStyle(({DEEP_ACTIVE})()).outlineWidth)"))
 
     # A slider takes arrow keys; focus is visible on it.
     tab_until('#part1 input[type="range"]')
@@ -355,11 +363,15 @@ def test_keyboard_alone_reaches_and_operates_the_lesson(
     progress = page.evaluate("fetch('/api/lessons/L4.1/progress').then(r => r.json())")
     assert progress["exercises"]["q"]["attempts"] == 0
 
-    # The code editor: Tab moves into it, Escape then Tab leaves it (Tab alone indents).
+    # The code editor: Tab moves into it and typing works.
     tab_until(".code-exercise .cm-content")
     page.keyboard.press("Control+End")
     page.keyboard.press("Enter")
     page.keyboard.type("x = 1")
+    # Tab alone indents; Escape then Tab leaves (the first Escape may only close the completion list).
+    page.keyboard.press("Tab")
+    expect(page.locator(".code-exercise .cm-content")).to_be_focused()
+    page.keyboard.press("Escape")
     page.keyboard.press("Escape")
     page.keyboard.press("Tab")
     expect(page.locator(".code-exercise button.run-code")).to_be_focused()

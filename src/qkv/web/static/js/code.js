@@ -120,6 +120,7 @@ export async function mountCodeExercise(box, ctx) {
     editor = module.mountEditor(textarea, {
       onRun: run,
       label: label ? label.textContent.trim() : "Python code editor",
+      stylesheet: new URL("../editor.css", import.meta.url).href,
     });
     box.classList.add("has-editor");
     // The label pointed at the textarea, which is now hidden: clicking it should focus the editor instead.
