@@ -28,7 +28,7 @@ def test_correct_solutions_pass(grader, path: Path, seed: int) -> None:
 
 
 def expected_hint(path: Path) -> str:
-    match = re.match(r"# expected hint: (\w+)", path.read_text())
+    match = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
     assert match, f"{path.name} does not say which hint it expects"
     return str(getattr(hints, match.group(1)))
 

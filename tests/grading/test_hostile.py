@@ -137,7 +137,7 @@ def test_the_qkv_package_cannot_be_imported(strict_grader: Grader) -> None:
     result = grade(strict_grader, "import_qkv.py")
     assert result.status == "error"
     assert result.message == (
-        "Your file could not import a module on line 2 (No module named 'qkv'): only NumPy and Python's "
+        "Your file could not import a module on line 3 (No module named 'qkv'): only NumPy and Python's "
         "standard library are available."
     )
 

@@ -1,3 +1,4 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # A bounded fork flood: at most 200 children, each sleeping 30 s with a recognisable name.
 # (Bounded on purpose: the tests run as root, where an unbounded one could take down the machine.)
 import os

@@ -1,3 +1,4 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # Loads, then loops forever in the first call of param_count.
 
 

@@ -1,3 +1,4 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # Tries to kill whatever started it, and the first process it can see.
 import os
 import signal

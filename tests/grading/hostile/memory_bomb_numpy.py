@@ -1,3 +1,4 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # Allocates a huge array in a function; the other functions are right.
 import numpy as np
 

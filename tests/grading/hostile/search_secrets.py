@@ -1,3 +1,4 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # Searches the whole filesystem for databases, keys and anything of qkv's, prints what it finds, and only
 # defines working functions if it finds the secrets the test planted or any file of the qkv project.
 import os

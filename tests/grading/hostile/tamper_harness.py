@@ -1,3 +1,4 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # Walks the garbage collector and the call stack to find the harness, then forges its report: it swaps
 # the reporter's write function, and writes fake "results" to every descriptor that might be the channel.
 import gc

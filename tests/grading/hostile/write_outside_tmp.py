@@ -1,3 +1,4 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # Writes outside /tmp; it only defines working functions if one of those writes succeeds.
 written = False
 for path in ("TARGET_PLACEHOLDER", "/escaped.txt", "/grader/escaped.txt", "/usr/escaped.txt"):

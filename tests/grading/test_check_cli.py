@@ -1,0 +1,78 @@
+"""``qkv check``: exit statuses, readable output and the JSON document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import qkv.grading.grader as grader_module
+from qkv.cli.check import check
+
+pytestmark = pytest.mark.timeout(120)
+HERE = Path(__file__).parent
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(check, list(args))
+    return result.exit_code, result.output
+
+
+def test_a_correct_file_exits_0_with_ticks() -> None:
+    code, output = run(str(HERE / "correct" / "einsum.py"), "--seed", "9")
+    assert code == 0, output
+    assert output.count("✓") == 22 and "✗" not in output
+    assert "22 of 22 tests passed" in output
+    assert "--seed 9" in output
+
+
+def test_a_wrong_file_exits_1_with_expected_got_and_hint() -> None:
+    code, output = run(str(HERE / "wrong" / "param_three_dk.py"), "--seed", "9")
+    assert code == 1
+    assert "✗ param_count with d_model, d_k and d_v all different" in output
+    assert "Expected " in output and "but got" in output
+    assert "Hint: Wv has d_v columns" in " ".join(output.split())
+
+
+def test_json_output_is_the_results_document() -> None:
+    code, output = run(str(HERE / "wrong" / "stub.py"), "--json", "--seed", "3")
+    assert code == 1
+    document = json.loads(output)
+    assert document["status"] == "fail" and document["seed"] == 3 and len(document["tests"]) == 22
+
+
+def test_an_error_exits_1(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("def project_qkv(:\n")
+    code, output = run(str(broken), "--json")
+    assert code == 1
+    assert (
+        json.loads(output)["message"]
+        == "Your file has a SyntaxError on line 1: invalid syntax. Fix it and run again."
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["/nonexistent/solution.py"], ["--bogus", "x.py"], [], ["solution.py", "--seed", "minus"]],
+)
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    code, _ = run(*args)
+    assert code == 2
+
+
+def test_a_file_that_is_not_text_exits_2(tmp_path: Path) -> None:
+    binary = tmp_path / "solution.py"
+    binary.write_bytes(b"\xff\xfe\x00binary")
+    code, output = run(str(binary))
+    assert code == 2
+    assert "is not UTF-8 text" in output
+
+
+def test_without_bubblewrap_it_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grader_module, "sandbox_available", lambda: False)
+    code, output = run(str(HERE / "correct" / "dot.py"), "--seed", "1")
+    assert code == 0
+    assert "bubblewrap is not installed, so your code ran with rlimits only" in " ".join(output.split())

@@ -1,0 +1,159 @@
+"""The Grader API: results document, seeds, suites, threads, warm spares and the rlimits-only fallback."""
+
+from __future__ import annotations
+
+import ast
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import qkv.grading.grader as grader_module
+from qkv.grading import SUITES, Grader, GradeResult, SandboxUnavailable, sandbox_available
+from qkv.grading.grader import RLIMITS_ONLY
+
+pytestmark = pytest.mark.timeout(120)
+CORRECT = (Path(__file__).parent / "correct" / "reference_style.py").read_text()
+
+
+def test_the_results_document_has_exactly_the_documented_fields(grader: Grader) -> None:
+    document = grader.grade(CORRECT, seed=11).to_dict()
+    assert set(document) == {"status", "message", "tests", "seed", "duration_ms", "sandbox", "output"}
+    assert document["status"] == "pass" and document["seed"] == 11
+    assert isinstance(document["duration_ms"], int)
+    assert [set(test) for test in document["tests"]] == [{"name", "status", "message", "hint"}] * 22
+    assert [test["name"] for test in document["tests"]] == [
+        case.name for case in SUITES["L4.1-part2"].cases(11)
+    ]
+
+
+def test_non_finite_numbers_stay_valid_json(grader: Grader) -> None:
+    source = CORRECT.replace("return X @ Wq, X @ Wk, X @ Wv", "return X @ Wq * np.nan, X @ Wk, X @ Wv")
+    result = grader.grade(source, seed=2)
+    text = json.dumps(result.to_dict(), allow_nan=False)
+    assert "nan" in text
+    assert result.status == "fail"
+
+
+def test_a_seed_repeats_a_run_and_a_new_one_changes_the_inputs(grader: Grader) -> None:
+    source = (Path(__file__).parent / "wrong" / "by_columns.py").read_text()
+    first, again = grader.grade(source, seed=42), grader.grade(source, seed=42)
+    assert [t.message for t in first.tests] == [t.message for t in again.tests]
+    other = grader.grade(source, seed=43)
+    assert [t.message for t in first.tests] != [t.message for t in other.tests]
+
+
+def test_answers_hard_coded_from_one_seed_fail_on_another(grader: Grader) -> None:
+    answers = {
+        case.name: case.expected for case in SUITES["L4.1-part2"].cases(1) if case.function == "param_count"
+    }
+    table = {tuple(c.args): c.expected for c in SUITES["L4.1-part2"].cases(1) if c.function == "param_count"}
+    assert answers
+    source = CORRECT.replace(
+        "    return d_model * (2 * d_k + d_v)", f"    return {table!r}.get((d_model, d_k, d_v), 12)"
+    )
+    assert grader.grade(source, seed=1).status == "pass"
+    assert grader.grade(source, seed=2).status == "fail"
+
+
+def test_a_missing_seed_is_drawn_and_recorded(grader: Grader) -> None:
+    result = grader.grade(CORRECT)
+    assert isinstance(result.seed, int) and result.seed >= 0
+    assert grader.grade(CORRECT, seed=result.seed).status == "pass"
+
+
+def test_an_unknown_suite_is_a_value_error_naming_it(grader: Grader) -> None:
+    with pytest.raises(
+        ValueError, match=r"^There is no test suite called 'L9\.9'; the known suites are 'L4\.1-part2'\.$"
+    ):
+        grader.grade(CORRECT, suite="L9.9")
+
+
+def test_a_syntax_error_is_an_error_with_its_line(grader: Grader) -> None:
+    result = grader.grade("import numpy as np\n\ndef project_qkv(X, Wq, Wk, Wv)\n    pass\n", seed=1)
+    assert result.status == "error" and result.tests == []
+    assert result.message == "Your file has a SyntaxError on line 3: expected ':'. Fix it and run again."
+    assert result.score == (0, 0)
+
+
+def test_a_huge_file_is_refused_without_running(grader: Grader) -> None:
+    result = grader.grade("#" * (300 * 1024), seed=1)
+    assert result.status == "error"
+    assert result.message == "Your file is 300 KiB long; the grader accepts up to 256 KiB."
+
+
+def test_several_threads_can_grade_at_once(grader: Grader) -> None:
+    wrong = (Path(__file__).parent / "wrong" / "order.py").read_text()
+    results: dict[int, GradeResult] = {}
+
+    def work(index: int) -> None:
+        results[index] = grader.grade(CORRECT if index % 2 else wrong, seed=index)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[i].status for i in range(8)] == ["fail", "pass"] * 4
+    assert all(results[i].seed == i for i in range(8))
+
+
+def test_a_warm_spare_is_used_once_and_replaced() -> None:
+    with Grader(warm_spares=1) as grader:
+        assert grader.spares is not None and grader.spares.wait_until_full(30)
+        spare = grader.spares._ready[0]
+        result = grader.grade(CORRECT, seed=1)
+        assert result.status == "pass"
+        assert not spare.alive()  # discarded after its one submission
+        assert grader.spares.wait_until_full(30)
+        assert grader.spares._ready[0] is not spare
+
+
+def test_without_bubblewrap_it_grades_with_rlimits_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grader_module, "sandbox_available", lambda: False)
+    with Grader() as grader:
+        assert grader.sandbox == RLIMITS_ONLY
+        result = grader.grade(CORRECT, seed=5)
+    assert result.status == "pass" and result.sandbox == "rlimits only (no bubblewrap)"
+
+
+def test_rlimits_only_still_reports_a_memory_bomb(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grader_module, "sandbox_available", lambda: False)
+    with Grader() as grader:
+        result = grader.grade("blob = bytearray(4 * 1024**3)\n", seed=5)
+    assert result.status == "error"
+    assert (result.message or "").startswith("Your code used more than 1 GiB of memory")
+
+
+def test_requiring_a_sandbox_without_bubblewrap_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grader_module, "sandbox_available", lambda: False)
+    monkeypatch.setattr(grader_module, "bwrap_path", lambda: None)
+    with pytest.raises(SandboxUnavailable) as raised:
+        Grader(require_sandbox=True)
+    assert str(raised.value) == (
+        "Sandboxed grading needs bubblewrap, which is not installed. Install it with 'apt-get install bubblewrap' "
+        "(Debian/Ubuntu), or explicitly allow grading with rlimits only (require_sandbox=False), which does not "
+        "protect this machine from the submitted code."
+    )
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(
+    not sandbox_available(), reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+def test_with_bubblewrap_the_sandbox_is_used(grader: Grader) -> None:
+    result = grader.grade(CORRECT + "\nimport os\nprint(os.getuid(), sorted(os.listdir('/')))\n", seed=1)
+    assert result.sandbox == "bubblewrap"
+    uid, listing = result.output.split(" ", 1)
+    assert uid == "65534"
+    visible = set(ast.literal_eval(listing))
+    assert {"grader", "tmp", "usr", "proc", "dev"} <= visible
+    assert not visible & {"work", "etc", "home", "var", "srv", "opt"}
+
+
+def test_the_suite_inputs_are_never_whole_numbers_where_truncation_matters() -> None:
+    for case in SUITES["L4.1-part2"].cases(3)[1:5]:
+        X = case.args[0]
+        assert np.all(np.round(X) != X)

@@ -1,0 +1,99 @@
+"""The trusted side: a report is judged strictly, and anything malformed is an error, never a pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from qkv.grading import Limits
+from qkv.grading.grader import interpret
+from qkv.grading.sandbox import RawRun
+from qkv.grading.suite import SUITES
+from qkv.grading.values import MalformedReport, Opaque, decode_value
+
+CASES = SUITES["L4.1-part2"].cases(1)
+
+
+def none_results(count: int) -> list[dict[str, Any]]:
+    return [{"event": "result", "id": i, "outcome": "returned", "value": {"t": "none"}} for i in range(count)]
+
+
+def test_a_complete_report_is_judged() -> None:
+    status, message, tests = interpret(RawRun(events=[*none_results(22), {"event": "done"}]), CASES, Limits())
+    assert status == "fail" and message == "0 of 22 tests passed." and len(tests) == 22
+
+
+@pytest.mark.parametrize(
+    ("events", "reason"),
+    [
+        (
+            [*none_results(22), *none_results(1), {"event": "done"}],
+            "a result came for a test that was not expected next",
+        ),
+        ([*none_results(3)[::-1], {"event": "done"}], "a result came for a test that was not expected next"),
+        ([*none_results(21), {"event": "done"}], "the report ended before every test had a result"),
+        ([*none_results(22), {"event": "done"}, {"event": "done"}], "something was reported after the end"),
+        ([{"event": "pass"}], "an unexpected event 'pass' was reported"),
+        (
+            [{"event": "result", "id": 0, "outcome": "passed"}],
+            "'passed' is not an outcome the harness reports",
+        ),
+        (
+            [{"event": "result", "id": 0, "outcome": "returned", "value": {"t": "int", "v": 1.5}}],
+            "1.5 is not a whole number",
+        ),
+    ],
+)
+def test_a_malformed_report_is_an_error(events: list[dict[str, Any]], reason: str) -> None:
+    status, message, tests = interpret(RawRun(events=events), CASES, Limits())
+    assert (status, tests) == ("error", [])
+    assert (
+        message == f"Your code interfered with the grader's report ({reason}), so nothing could be checked."
+    )
+
+
+def test_a_report_that_is_not_json_is_an_error() -> None:
+    status, message, _ = interpret(
+        RawRun(malformed="a line of the report was not valid JSON"), CASES, Limits()
+    )
+    assert status == "error"
+    assert message == (
+        "Your code interfered with the grader's report (a line of the report was not valid JSON), "
+        "so nothing could be checked."
+    )
+
+
+def test_an_empty_report_after_a_clean_exit_is_an_error_not_a_pass() -> None:
+    status, message, tests = interpret(RawRun(exit_status=0), CASES, Limits())
+    assert status == "error" and tests == []
+    assert message is not None and message.startswith("Your code ended the program early (exit status 0)")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"t": "ndarray", "dtype": "object", "shape": [1], "data": [1]},
+        {"t": "ndarray", "dtype": "float64", "shape": [2, 2], "data": [1.0, 2.0]},
+        {"t": "ndarray", "dtype": "int64", "shape": [1], "data": [1.5]},
+        {"t": "float", "v": "NaN!"},
+        {"t": "bool", "v": 1},
+        {"t": "tuple", "n": 1, "items": [{"t": "none"}, {"t": "none"}]},
+        {"t": "dict", "n": 1, "items": [[{"t": "str", "v": "Q"}]]},
+        {"t": "code", "v": "import os"},
+        ["not", "a", "value"],
+    ],
+)
+def test_values_outside_the_protocol_are_rejected(raw: Any) -> None:
+    with pytest.raises(MalformedReport):
+        decode_value(raw)
+
+
+def test_values_inside_the_protocol_are_decoded() -> None:
+    assert decode_value(
+        {"t": "dict", "n": 1, "items": [[{"t": "str", "v": "Q"}, {"t": "list", "n": 0, "items": []}]]}
+    ) == {"Q": []}
+    assert decode_value({"t": "object", "type": "Fake", "repr": "Fake()", "shape": [2]}) == Opaque(
+        "Fake", "Fake()", (2,)
+    )
+    assert decode_value({"t": "list", "n": 100, "items": []}) == Opaque("list", "a list of 100 items")
