@@ -415,3 +415,61 @@ def test_phone_width_layout_has_no_horizontal_scroll(
     assert (background == "rgb(22, 24, 28)") == (scheme == "dark"), background
     assert page_errors == []
     page.context.close()
+
+
+@pytest.mark.timeout(120)
+def test_another_variant_and_problems_are_explained_in_sentences(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(live_server.lesson_url)
+    lesson = _lesson()
+    before = page.locator("#answer-q").evaluate("el => el.labels[0].textContent")
+
+    # "Another variant" swaps Part 1 for new numbers, which the answer boxes are then checked against.
+    page.get_by_role("button", name="Another variant").click()
+    expect(page.locator("#part1 .variant-status")).to_have_text(re.compile(r"^New variant: x = \[.+\]\.$"))
+    expect(page.get_by_role("button", name="Another variant")).to_be_focused()
+    seed = page.evaluate("fetch('/api/lessons/L4.1/progress').then(r => r.json())")["variant_seed"]
+    assert isinstance(seed, int)
+    variant = lesson.variant(seed)
+    label = page.locator("#answer-q").evaluate("el => el.labels[0].textContent")
+    assert f"x = {_vector(variant['x'])}" in label, (before, label)
+    page.locator("#answer-q").fill(_vector(variant["q"]))
+    page.locator("#answer-q").press("Enter")
+    expect(page.locator("#feedback-q")).to_have_class(re.compile("is-correct"))
+    expect(page.locator('#part1 [data-widget="projection-sliders"] [data-result="q"]')).to_have_text(
+        _vector(variant["q"])
+    )
+
+    # A full grading queue (the server's 503) reads as a request to retry, not as an error dump.
+    page.route(
+        "**/api/lessons/L4.1/code",
+        lambda route: route.fulfill(
+            status=503,
+            headers={"Retry-After": "2"},
+            content_type="application/json",
+            body=json.dumps({"detail": "Every grading slot is taken; try again in a moment."}),
+        ),
+    )
+    page.locator(".code-exercise button.run-code").click()
+    expect(page.locator(".code-exercise .grade-results")).to_have_text(
+        "The grader is busy, retry in a moment."
+    )
+    page.unroute("**/api/lessons/L4.1/code")
+
+    # The explorer names a field that is not a number, and recovers when it is fixed.
+    explorer = page.locator('[data-widget="attention-explorer"]')
+    explorer.get_by_label("key 1 component 2").fill("one")
+    expect(explorer.locator(".widget-status")).to_have_text(
+        "key 1 component 2 must be a number, but it is 'one'."
+    )
+    expect(explorer.locator(".widget-status")).to_have_class("widget-status is-error")
+    explorer.get_by_label("key 1 component 2").fill("1")
+    expect(explorer.locator(".widget-status")).to_have_class("widget-status visually-hidden")
+    expect(explorer.locator("[data-output-vector]")).to_have_text("[1.339523, 0.660477]")
+    page_errors[:] = [e for e in page_errors if "503" not in e]  # the browser logs the refused request itself
+    assert page_errors == []
+    page.context.close()

@@ -18,9 +18,13 @@ export function renderGradeResult(container, result) {
   else summary = `✗ ${passed} of ${tests.length} tests passed.`;
   container.classList.add(`is-${result.status === "pass" ? "pass" : result.status === "error" ? "error" : "fail"}`);
   container.append(el("p", { class: "grade-summary" }, summary));
-  if (result.message) container.append(el("p", { class: "grade-message" }, result.message));
+  // The message repeats the count when there are tests; it matters when the code could not be run at all.
+  if (result.message && (result.status === "error" || tests.length === 0)) {
+    container.append(el("p", { class: "grade-message" }, result.message));
+  }
   if (tests.length) {
     const list = el("ul", { class: "test-results" });
+    const hintsShown = new Set();
     for (const test of tests) {
       const ok = test.status === "pass";
       const item = el(
@@ -33,7 +37,11 @@ export function renderGradeResult(container, result) {
         el("span", { class: "test-status" }, STATUS_WORDS[test.status] ?? test.status),
       );
       if (test.message) item.append(el("p", { class: "test-message" }, test.message));
-      if (test.hint) item.append(el("p", { class: "test-hint" }, el("strong", {}, "Hint: "), test.hint));
+      // One hint often explains several failing tests: show it once, under the first of them.
+      if (test.hint && !hintsShown.has(test.hint)) {
+        hintsShown.add(test.hint);
+        item.append(el("p", { class: "test-hint" }, el("strong", {}, "Hint: "), test.hint));
+      }
       list.append(item);
     }
     container.append(list);

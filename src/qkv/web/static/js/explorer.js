@@ -67,11 +67,18 @@ export function mountAttentionExplorer(widget) {
       positionSelect,
     ),
   );
-  const status = el("p", { class: "widget-status", "aria-live": "polite" });
+  // Announces each new result to screen readers; shown on screen only when it reports a problem.
+  const status = el("p", { class: "widget-status visually-hidden", "aria-live": "polite" });
   const steps = el("div", { class: "explorer-steps" });
   const live = el(
     "div",
     { class: "widget-live explorer" },
+    el("h3", { class: "explorer-title" }, "Attention explorer"),
+    el(
+      "p",
+      { class: "explorer-intro" },
+      "Change the query, the keys or the values, or switch on the causal mask; every step below is recomputed.",
+    ),
     el("div", { class: "explorer-inputs" }, qBox, kvBox, el("div", { class: "button-row" }, addKey, removeKey), maskBox),
     status,
     steps,
@@ -199,6 +206,13 @@ export function mountAttentionExplorer(widget) {
     );
     status.textContent = `Weights [${reply.weights.map((v) => formatNumber(v)).join(", ")}], output ${outputText}.`;
     status.classList.remove("is-error");
+    status.classList.add("visually-hidden");
+  }
+
+  function showProblem(message) {
+    status.textContent = message;
+    status.classList.add("is-error");
+    status.classList.remove("visually-hidden");
   }
 
   let latest = 0;
@@ -207,8 +221,7 @@ export function mountAttentionExplorer(widget) {
     try {
       readInputs();
     } catch (error) {
-      status.textContent = error.message;
-      status.classList.add("is-error");
+      showProblem(error.message);
       return;
     }
     positionSelect.disabled = !state.causal;
@@ -223,8 +236,7 @@ export function mountAttentionExplorer(widget) {
       if (request === latest) drawSteps(reply);
     } catch (error) {
       if (request !== latest) return;
-      status.textContent = error instanceof ApiError ? error.message : "The attention step could not be computed.";
-      status.classList.add("is-error");
+      showProblem(error instanceof ApiError ? error.message : "The attention step could not be computed.");
     }
   }
   const computeSoon = debounce(compute, 150);
