@@ -3,7 +3,7 @@
 >>> from qkv.web.app import create_app
 >>> from qkv.web.settings import Settings
 >>> app = create_app(Settings(database_url="sqlite://", secret_key="k" * 32))
->>> sorted(route.path for route in app.routes if route.path.startswith("/api/lessons"))[:2]
+>>> sorted(path for path in app.openapi()["paths"] if path.startswith("/api/lessons"))[:2]
 ['/api/lessons/{lesson_id}/answers', '/api/lessons/{lesson_id}/code']
 """
 
