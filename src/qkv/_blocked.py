@@ -36,7 +36,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BLOCK_K", "BLOCK_Q", "MIN_SCORES", "blocked_attention", "uses_blocks", "worker_count"]
+__all__ = [
+    "BLOCK_K",
+    "BLOCK_Q",
+    "MIN_SCORES",
+    "MIN_THREADED_SCORES",
+    "blocked_attention",
+    "uses_blocks",
+    "worker_count",
+]
 
 FloatArray = npt.NDArray[np.floating[Any]]
 BoolArray = npt.NDArray[np.bool_]
@@ -44,8 +52,12 @@ BoolArray = npt.NDArray[np.bool_]
 # Tuned on a 2-core machine with a 1 MiB L2 cache per core: a 256 × 1024 float32 tile is 1 MiB.
 BLOCK_Q = 256
 BLOCK_K = 1024
-# Below this many scores per head the plain path is as fast and the thread pool is not worth waking.
-MIN_SCORES = 128 * 1024
+# From this many scores per head on, ``attention`` takes the blocked path: it makes fewer passes over
+# the scores than the plain path, which spells out every step for the lesson.
+MIN_SCORES = 128 * 128
+# From this many scores in all on, the blocks go to the thread pool; below it, waking the workers
+# costs more than the second core gives back.
+MIN_THREADED_SCORES = 512 * 512
 
 
 def uses_blocks(n_q: int, n_k: int) -> bool:
@@ -65,7 +77,7 @@ def uses_blocks(n_q: int, n_k: int) -> bool:
     --------
     >>> uses_blocks(2, 2)
     False
-    >>> uses_blocks(2048, 32768)
+    >>> uses_blocks(1024, 1024)
     True
     """
     return n_q * n_k >= MIN_SCORES
@@ -109,7 +121,7 @@ def blocked_attention(
     block_q, block_k : int, optional
         Block sizes; ``BLOCK_Q`` and ``BLOCK_K`` by default.
     threads : int, optional
-        Worker threads; ``worker_count()`` by default.
+        Worker threads; by default ``worker_count()``, or 1 below ``MIN_THREADED_SCORES`` scores.
 
     Returns
     -------
@@ -132,7 +144,9 @@ def blocked_attention(
     batch = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     dtype = q.dtype
-    workers = max(1, threads if threads is not None else worker_count())
+    if threads is None:
+        threads = worker_count() if math.prod(batch) * n_q * n_k >= MIN_THREADED_SCORES else 1
+    workers = max(1, threads)
     problem = _Problem(
         # Scaling the n_q × d_k queries once is cheaper than scaling every n_q × n_k tile.
         q=np.broadcast_to(q * dtype.type(scale), (*batch, n_q, q.shape[-1])),

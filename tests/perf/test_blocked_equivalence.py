@@ -32,6 +32,7 @@ def forced_blocks(block_q: int, block_k: int, threads: int) -> Iterator[None]:
     """Send every call through the blocked path with these block sizes and this many threads."""
     with (
         mock.patch.object(blocked, "MIN_SCORES", 0),
+        mock.patch.object(blocked, "MIN_THREADED_SCORES", 0),
         mock.patch.object(blocked, "BLOCK_Q", block_q),
         mock.patch.object(blocked, "BLOCK_K", block_k),
         mock.patch.object(blocked, "worker_count", lambda: threads),
