@@ -99,6 +99,11 @@ def test_one_component_right(exercise: str, answer: str, place: str) -> None:
     assert feedback.message.startswith(f"Almost: the {place} component.")
 
 
+def test_tolerance_is_relative_and_absolute() -> None:
+    assert LESSON.check("q", "[2.9999999, 2.0000001]").correct  # within rtol = 1e-6
+    assert LESSON.check("q", "[3.0001, 2]").message.startswith("Almost: the second component is right")
+
+
 def test_a_plain_wrong_vector_gets_the_hint() -> None:
     assert LESSON.check("k", "[5, 5]") == Feedback(
         False,
