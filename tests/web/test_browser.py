@@ -424,7 +424,13 @@ def test_another_variant_and_problems_are_explained_in_sentences(
     from playwright.sync_api import expect
 
     page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    # The optional display name, saved from the lesson list, shows in the header of the next page.
+    page.goto(live_server.url + "/")
+    page.get_by_label(re.compile("^Display name")).fill("Ada")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#learner-feedback")).to_have_text("Saved. You appear as “Ada”.")
     page.goto(live_server.lesson_url)
+    expect(page.locator(".site-header .learner-name")).to_have_text("Ada")
     lesson = _lesson()
     before = page.locator("#answer-q").evaluate("el => el.labels[0].textContent")
 
