@@ -9,7 +9,7 @@ import click
 
 __all__ = ["check"]
 
-EXPANDED_FAILURES = 3  # failures shown with expected vs got and a hint; the rest get one line each
+EXPANDED_FAILURES = 4  # failures shown with expected vs got and a hint; the rest get one line each
 OUTPUT_LINES = 40
 
 
@@ -71,15 +71,16 @@ def _show(result: object, file: Path) -> None:
     )
     if result.status == "error":
         console.print(f"[red]✗ {escape(result.message or 'No test could run.')}[/]")
-    expanded = 0
+    expanded: set[str] = set()  # the first failure of each function is shown in full
     for test in result.tests:
         if test.status == "pass":
             console.print(f"  [green]✓[/] {escape(test.name)}")
             continue
         mark = "⏱" if test.status == "timeout" else "✗"
         console.print(f"  [red]{mark}[/] {escape(test.name)}")
-        if expanded < EXPANDED_FAILURES and test.message:
-            expanded += 1
+        function = test.name.split(" ", 1)[0]
+        if function not in expanded and len(expanded) < EXPANDED_FAILURES and test.message:
+            expanded.add(function)
             console.print(f"      {escape(test.message)}")
             if test.hint:
                 console.print(f"      [cyan]Hint: {escape(test.hint)}[/]")

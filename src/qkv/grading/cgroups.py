@@ -7,12 +7,13 @@ cgroup bounds the whole tree (forked children and files in the tmpfs ``/tmp`` in
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
 from dataclasses import dataclass
 
-__all__ = ["SandboxCgroup", "cgroups_available"]
+__all__ = ["SandboxCgroup", "cgroups_available", "remove_stale"]
 
 PIDS_ROOT = "/sys/fs/cgroup/pids"
 MEMORY_ROOT = "/sys/fs/cgroup/memory"
@@ -22,6 +23,23 @@ _counter = itertools.count()
 def cgroups_available() -> bool:
     """Whether this process may create cgroups under the v1 ``pids`` hierarchy."""
     return os.path.isdir(PIDS_ROOT) and os.access(PIDS_ROOT, os.W_OK)
+
+
+def remove_stale() -> None:
+    """Delete empty cgroups left behind by grading processes that no longer exist."""
+    for root in (PIDS_ROOT, MEMORY_ROOT):
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            parts = name.split("-")
+            if len(parts) != 4 or parts[:2] != ["qkv", "grading"] or not parts[2].isdigit():
+                continue
+            if os.path.exists(f"/proc/{parts[2]}"):
+                continue
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(root, name))
 
 
 def _write(path: str, text: str) -> None:

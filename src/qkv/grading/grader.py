@@ -6,11 +6,13 @@ import functools
 import secrets
 import subprocess
 import time
+import weakref
 from types import TracebackType
 from typing import Any
 
 import numpy as np
 
+from qkv.grading.cgroups import remove_stale as remove_stale_cgroups
 from qkv.grading.limits import Limits
 from qkv.grading.pool import SparePool
 from qkv.grading.results import GradeResult, TestResult, TestStatus
@@ -82,6 +84,7 @@ class Grader:
     ) -> None:
         self.limits = limits or Limits()
         self._use_bwrap = sandbox_available()
+        remove_stale_cgroups()
         if require_sandbox and not self._use_bwrap:
             reason = (
                 "is not installed" if bwrap_path() is None else "is installed but cannot start a sandbox here"
@@ -94,6 +97,8 @@ class Grader:
         if warm_spares < 0:
             raise ValueError(f"warm_spares must be zero or more, but it is {warm_spares}.")
         self._pool = SparePool(warm_spares, self._new_process) if warm_spares else None
+        # Spares are killed even if close() is never called (their cgroups are removed with them).
+        self._finalizer = weakref.finalize(self, SparePool.close, self._pool) if self._pool else None
 
     @property
     def sandbox(self) -> str:
@@ -177,8 +182,8 @@ class Grader:
 
     def close(self) -> None:
         """Stop the warm spares."""
-        if self._pool is not None:
-            self._pool.close()
+        if self._finalizer is not None:
+            self._finalizer()
 
     def __enter__(self) -> Grader:
         return self

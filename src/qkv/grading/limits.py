@@ -47,17 +47,26 @@ class Limits:
     open_files: int = 64
     output_bytes: int = 64 * 1024
 
-    def rlimit_spec(self) -> str:
+    def rlimit_spec(self, nproc: int | None = None) -> str:
         """The ``NAME=value`` list the harness applies to itself before the submission is loaded.
+
+        Parameters
+        ----------
+        nproc : int, optional
+            An ``RLIMIT_NPROC`` to add, for machines where no ``pids`` cgroup can be made (it counts every
+            process of the user, and does not hold for root).
 
         Examples
         --------
         >>> Limits().rlimit_spec()
         'AS=1073741824,CPU=10,FSIZE=16777216,NOFILE=64,CORE=0'
+        >>> Limits().rlimit_spec(nproc=40).endswith(",NPROC=40")
+        True
         """
-        return (
+        spec = (
             f"AS={self.memory_bytes},CPU={self.cpu_s},FSIZE={self.file_bytes},NOFILE={self.open_files},CORE=0"
         )
+        return spec + (f",NPROC={nproc}" if nproc is not None else "")
 
     def describe_wall(self) -> str:
         """The sentence for a run stopped by the wall clock."""

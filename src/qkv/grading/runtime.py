@@ -19,8 +19,6 @@ from pathlib import Path
 
 import numpy
 
-from qkv.grading.limits import Limits
-
 __all__ = ["Runtime", "bwrap_path", "find_runtime"]
 
 HARNESS = Path(__file__).with_name("harness.py")
@@ -77,7 +75,7 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def bwrap_command(bwrap: str, runtime: Runtime, limits: Limits, report_fd: int) -> list[str]:
+def bwrap_command(bwrap: str, runtime: Runtime, rlimits: str, tmp_bytes: int, report_fd: int) -> list[str]:
     """The full command line that starts the harness inside bubblewrap."""
     args = [
         bwrap,
@@ -101,7 +99,7 @@ def bwrap_command(bwrap: str, runtime: Runtime, limits: Limits, report_fd: int) 
         "--dev",
         "/dev",
         "--size",
-        str(limits.file_bytes),
+        str(tmp_bytes),
         "--tmpfs",
         "/tmp",
         "--chdir",
@@ -138,12 +136,12 @@ def bwrap_command(bwrap: str, runtime: Runtime, limits: Limits, report_fd: int) 
     for directory in runtime.numpy_dirs:
         args += ["--ro-bind", directory, f"{SANDBOX_SITE}/{os.path.basename(directory)}"]
     args += ["--ro-bind", str(HARNESS), SANDBOX_HARNESS, "--remount-ro", "/"]
-    return [*args, *python_command(runtime.python, SANDBOX_HARNESS, report_fd, limits, SANDBOX_SITE)]
+    return [*args, *python_command(runtime.python, SANDBOX_HARNESS, report_fd, rlimits, SANDBOX_SITE)]
 
 
-def python_command(python: str, harness: str, report_fd: int, limits: Limits, site_dir: str) -> list[str]:
+def python_command(python: str, harness: str, report_fd: int, rlimits: str, site_dir: str) -> list[str]:
     """The interpreter's own command line: isolated mode, no site packages, unbuffered output."""
-    return [python, "-I", "-S", "-B", "-u", harness, str(report_fd), limits.rlimit_spec(), site_dir]
+    return [python, "-I", "-S", "-B", "-u", harness, str(report_fd), rlimits, site_dir]
 
 
 @cache
@@ -155,6 +153,6 @@ def bare_site_dir() -> str:
     return site
 
 
-def bare_command(runtime: Runtime, limits: Limits, report_fd: int) -> list[str]:
+def bare_command(runtime: Runtime, rlimits: str, report_fd: int) -> list[str]:
     """The command line that starts the harness with rlimits only (no bubblewrap)."""
-    return python_command(runtime.python, str(HARNESS), report_fd, limits, bare_site_dir())
+    return python_command(runtime.python, str(HARNESS), report_fd, rlimits, bare_site_dir())

@@ -77,11 +77,15 @@ class SandboxProcess:
         read_fd, write_fd = os.pipe()
         self._report_fd = read_fd
         self.cgroup = SandboxCgroup.create(limits.processes + 3, limits.memory_bytes * 3 // 2)
+        nproc = None
+        if self.cgroup is None and os.geteuid() != 0:
+            nproc = processes_of_user(os.getuid()) + limits.processes + 3
+        rlimits = limits.rlimit_spec(nproc)
         bwrap = bwrap_path()
         if use_bwrap and bwrap:
-            command = bwrap_command(bwrap, runtime, limits, write_fd)
+            command = bwrap_command(bwrap, runtime, rlimits, limits.file_bytes, write_fd)
         else:
-            command = bare_command(runtime, limits, write_fd)
+            command = bare_command(runtime, rlimits, write_fd)
         env = {
             "PATH": "/usr/bin:/bin",
             "OPENBLAS_NUM_THREADS": "1",
@@ -257,6 +261,16 @@ class SandboxProcess:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+
+
+def processes_of_user(uid: int) -> int:
+    """How many processes ``uid`` runs now (``RLIMIT_NPROC`` counts them all, not just the sandbox's)."""
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            if os.stat(f"/proc/{pid}").st_uid == uid:
+                count += 1
+    return count
 
 
 def selectors_wait(fd: int, timeout: float) -> bool:
