@@ -44,7 +44,9 @@ def processes_named(name: str) -> list[int]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == name:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            comm, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2]
+            if comm == name and state != "Z":  # a zombie is already dead, only not yet reaped
                 found.append(int(pid))
         except OSError:
             pass
