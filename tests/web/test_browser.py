@@ -365,6 +365,8 @@ def test_keyboard_alone_reaches_and_operates_the_lesson(
 
     # The code editor: Tab moves into it and typing works.
     tab_until(".code-exercise .cm-content")
+    ring = page.locator(".code-exercise .cm-editor").evaluate("el => getComputedStyle(el).outlineWidth")
+    assert float(ring.removesuffix("px")) >= 2, f"The focused editor's outline is {ring}."
     page.keyboard.press("Control+End")
     page.keyboard.press("Enter")
     page.keyboard.type("x = 1")
