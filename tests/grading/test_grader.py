@@ -133,9 +133,10 @@ def test_requiring_a_sandbox_without_bubblewrap_raises(monkeypatch: pytest.Monke
     with pytest.raises(SandboxUnavailable) as raised:
         Grader(require_sandbox=True)
     assert str(raised.value) == (
-        "Sandboxed grading needs bubblewrap, which is not installed. Install it with 'apt-get install bubblewrap' "
-        "(Debian/Ubuntu), or explicitly allow grading with rlimits only (require_sandbox=False), which does not "
-        "protect this machine from the submitted code."
+        "Sandboxed grading needs bubblewrap, which is not installed. Install it with 'apt-get install "
+        "bubblewrap' (Debian/Ubuntu), or explicitly allow grading with rlimits only ('qkv serve "
+        "--allow-unsandboxed', or Grader(require_sandbox=False)), which does not protect this machine from "
+        "the submitted code."
     )
 
 

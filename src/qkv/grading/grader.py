@@ -92,7 +92,8 @@ class Grader:
             raise SandboxUnavailable(
                 f"Sandboxed grading needs bubblewrap, which {reason}. Install it with "
                 "'apt-get install bubblewrap' (Debian/Ubuntu), or explicitly allow grading with rlimits only "
-                "(require_sandbox=False), which does not protect this machine from the submitted code."
+                "('qkv serve --allow-unsandboxed', or Grader(require_sandbox=False)), which does not protect "
+                "this machine from the submitted code."
             )
         if warm_spares < 0:
             raise ValueError(f"warm_spares must be zero or more, but it is {warm_spares}.")
