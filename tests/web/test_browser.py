@@ -415,6 +415,9 @@ def test_phone_width_layout_has_no_horizontal_scroll(
         _shot(page, f"{name}-390px-{scheme}")
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert (background == "rgb(22, 24, 28)") == (scheme == "dark"), background
+    # The editor follows the scheme too (its gutter uses the page's --surface-2 colour, not CodeMirror's grey).
+    gutter = page.locator(".code-exercise .cm-gutters").evaluate("el => getComputedStyle(el).backgroundColor")
+    assert gutter == ("rgb(37, 41, 50)" if scheme == "dark" else "rgb(242, 240, 234)"), gutter
     assert page_errors == []
     page.context.close()
 
