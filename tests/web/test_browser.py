@@ -481,6 +481,12 @@ def test_another_variant_and_problems_are_explained_in_sentences(
     explorer.get_by_label("key 1 component 2").fill("1")
     expect(explorer.locator(".widget-status")).to_have_class("widget-status visually-hidden")
     expect(explorer.locator("[data-output-vector]")).to_have_text("[1.339523, 0.660477]")
-    page_errors[:] = [e for e in page_errors if "503" not in e]  # the browser logs the refused request itself
+    # A lesson that does not exist gets the error page with the server's sentence, not a JSON dump.
+    response = page.goto(live_server.url + "/lessons/L9.9")
+    assert response is not None and response.status == 404
+    expect(page.locator("h1")).to_have_text("Page not found")
+    expect(page.locator(".error-message")).to_contain_text("'L9.9'")
+    # The browser logs the refused requests (503, 404) itself; nothing else may appear.
+    page_errors[:] = [e for e in page_errors if "status of 503" not in e and "status of 404" not in e]
     assert page_errors == []
     page.context.close()
