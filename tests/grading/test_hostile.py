@@ -204,3 +204,30 @@ def test_an_output_flood_is_cut_off_with_a_marker(strict_grader: Grader) -> None
     marker = "[… output truncated: your code printed more than 64 KiB on stdout; the rest was discarded …]"
     assert result.output.endswith(marker + "\n")
     assert len(result.output) < 64 * 1024 + 200
+
+
+def test_a_huge_file_in_tmp_is_stopped_by_name(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "file_size.py")
+    assert result.status == "error"
+    assert result.message == (
+        "Your code wrote more than 16 MiB to a file or to /tmp, the most allowed, so the write failed. "
+        "This happened while your file was being loaded, so no test could run."
+    )
+
+
+def test_too_many_open_files_are_stopped_by_name(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "open_files.py")
+    assert result.status == "error"
+    assert result.message == (
+        "Your code opened more than 64 files at once, the most allowed. "
+        "This happened while your file was being loaded, so no test could run."
+    )
+
+
+@pytest.mark.slow
+def test_the_cpu_time_limit_is_reported_by_name() -> None:
+    with Grader(require_sandbox=True, limits=Limits(wall_s=5.0, cpu_s=1)) as grader:
+        result = grade(grader, "cpu_burn.py")
+    assert result.tests[0].status == "error"
+    assert result.tests[0].message == "Your code used more than 1 s of CPU time, so it was stopped."
+    assert result.duration_ms < 4000

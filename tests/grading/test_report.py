@@ -13,6 +13,7 @@ from qkv.grading.suite import SUITES
 from qkv.grading.values import MalformedReport, Opaque, decode_value
 
 CASES = SUITES["L4.1-part2"].cases(1)
+IMPORTED = {"event": "imported"}
 
 
 def none_results(count: int) -> list[dict[str, Any]]:
@@ -20,7 +21,9 @@ def none_results(count: int) -> list[dict[str, Any]]:
 
 
 def test_a_complete_report_is_judged() -> None:
-    status, message, tests = interpret(RawRun(events=[*none_results(22), {"event": "done"}]), CASES, Limits())
+    status, message, tests = interpret(
+        RawRun(events=[IMPORTED, *none_results(22), {"event": "done"}]), CASES, Limits()
+    )
     assert status == "fail" and message == "0 of 22 tests passed." and len(tests) == 22
 
 
@@ -28,21 +31,29 @@ def test_a_complete_report_is_judged() -> None:
     ("events", "reason"),
     [
         (
-            [*none_results(22), *none_results(1), {"event": "done"}],
+            [IMPORTED, *none_results(22), *none_results(1), {"event": "done"}],
             "a result came for a test that was not expected next",
         ),
-        ([*none_results(3)[::-1], {"event": "done"}], "a result came for a test that was not expected next"),
-        ([*none_results(21), {"event": "done"}], "the report ended before every test had a result"),
-        ([*none_results(22), {"event": "done"}, {"event": "done"}], "something was reported after the end"),
-        ([{"event": "pass"}], "an unexpected event 'pass' was reported"),
         (
-            [{"event": "result", "id": 0, "outcome": "passed"}],
+            [IMPORTED, *none_results(3)[::-1], {"event": "done"}],
+            "a result came for a test that was not expected next",
+        ),
+        ([IMPORTED, *none_results(21), {"event": "done"}], "the report ended before every test had a result"),
+        (
+            [IMPORTED, *none_results(22), {"event": "done"}, {"event": "done"}],
+            "something was reported after the end",
+        ),
+        ([IMPORTED, {"event": "pass"}], "an unexpected event 'pass' was reported"),
+        (
+            [IMPORTED, {"event": "result", "id": 0, "outcome": "passed"}],
             "'passed' is not an outcome the harness reports",
         ),
         (
-            [{"event": "result", "id": 0, "outcome": "returned", "value": {"t": "int", "v": 1.5}}],
+            [IMPORTED, {"event": "result", "id": 0, "outcome": "returned", "value": {"t": "int", "v": 1.5}}],
             "1.5 is not a whole number",
         ),
+        ([*none_results(22), {"event": "done"}], "an unexpected event 'result' was reported"),
+        ([IMPORTED, IMPORTED], "an unexpected event 'imported' was reported"),
     ],
 )
 def test_a_malformed_report_is_an_error(events: list[dict[str, Any]], reason: str) -> None:
@@ -62,6 +73,15 @@ def test_a_report_that_is_not_json_is_an_error() -> None:
         "Your code interfered with the grader's report (a line of the report was not valid JSON), "
         "so nothing could be checked."
     )
+
+
+def test_a_silent_end_after_import_blames_the_running_test() -> None:
+    raw = RawRun(events=[IMPORTED, *none_results(2)], signal=24)
+    status, message, tests = interpret(raw, CASES, Limits(cpu_s=3))
+    assert status == "fail" and message == "0 of 22 tests passed."
+    assert tests[2].status == "error"
+    assert tests[2].message == "Your code used more than 3 s of CPU time, so it was stopped."
+    assert {test.status for test in tests[3:]} == {"error"}
 
 
 def test_an_empty_report_after_a_clean_exit_is_an_error_not_a_pass() -> None:

@@ -215,19 +215,21 @@ def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str 
     if raw.malformed:
         return "error", TAMPERED.format(raw.malformed), []
     tests: list[TestResult] = []
-    finished = False
+    finished = imported = False
     try:
         for event in raw.events:
             kind = event.get("event")
             if finished:
                 raise MalformedReport("something was reported after the end")
-            if kind == "import_error" and not tests:
+            if kind == "import_error" and not imported:
                 return "error", _import_error(event, raw, limits), []
-            if kind == "result":
+            if kind == "imported" and not imported:
+                imported = True
+            elif kind == "result" and imported:
                 if event.get("id") != len(tests) or len(tests) >= len(cases):
                     raise MalformedReport("a result came for a test that was not expected next")
                 tests.append(judge(cases[len(tests)], event, limits))
-            elif kind == "done":
+            elif kind == "done" and imported:
                 if len(tests) != len(cases):
                     raise MalformedReport("the report ended before every test had a result")
                 finished = True
@@ -237,7 +239,7 @@ def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str 
         return "error", TAMPERED.format(error), []
     if not finished:
         cause = _stop_cause(raw, limits)
-        if not tests:
+        if not imported:
             return (
                 "error",
                 f"{cause} This happened while your file was being loaded, so no test could run.",

@@ -13,8 +13,8 @@ Protocol (one JSON object per line on the report descriptor):
 - ``{"event": "ready"}`` once NumPy is imported and the limits are in place;
 - then the job is read from stdin:
   ``{"source": str, "calls": [{"id": int, "function": str, "args": [...]}]}``;
-- ``{"event": "import_error", ...}`` if the source cannot be imported, otherwise one
-  ``{"event": "result", "id": ..., "outcome": ...}`` per call, in order;
+- ``{"event": "import_error", ...}`` if the source cannot be imported, otherwise ``{"event": "imported"}``
+  and then one ``{"event": "result", "id": ..., "outcome": ...}`` per call, in order;
 - ``{"event": "done"}`` at the end.
 """
 
@@ -159,6 +159,7 @@ def run(reporter: Reporter) -> None:
     except BaseException as error:
         reporter.send({"event": "import_error", **describe_error(error)})
         return
+    reporter.send({"event": "imported"})  # from here on, a silent end belongs to the test being run
     for call in job["calls"]:
         function = solution.__dict__.get(call["function"])
         if function is None:

@@ -88,8 +88,11 @@ class Limits:
         )
 
     def describe_file_size(self) -> str:
-        """The sentence for a run that wrote too large a file."""
-        return f"Your code wrote a file larger than {size_text(self.file_bytes)}, the largest allowed."
+        """The sentence for a run that wrote too large a file or filled ``/tmp``."""
+        return (
+            f"Your code wrote more than {size_text(self.file_bytes)} to a file or to /tmp, the most allowed, "
+            "so the write failed."
+        )
 
     def describe_open_files(self) -> str:
         """The sentence for a run that opened too many files."""

@@ -17,6 +17,7 @@ __all__ = ["judge", "limit_message"]
 BLOCKING_ERRNO = 11  # EAGAIN: what fork() fails with when the process limit is reached
 TOO_BIG_ERRNO = 27  # EFBIG
 TOO_MANY_FILES_ERRNO = 24  # EMFILE
+NO_SPACE_ERRNO = 28  # ENOSPC: the tmpfs /tmp is full
 
 
 def show(value: Any) -> str:
@@ -51,7 +52,7 @@ def limit_message(exception: str, message: str, errno: int | None, limits: Limit
         return limits.describe_memory()
     if errno == BLOCKING_ERRNO and exception in ("BlockingIOError", "OSError"):
         return limits.describe_processes()
-    if errno == TOO_BIG_ERRNO:
+    if errno in (TOO_BIG_ERRNO, NO_SPACE_ERRNO):
         return limits.describe_file_size()
     if errno == TOO_MANY_FILES_ERRNO:
         return limits.describe_open_files()
