@@ -11,7 +11,7 @@ import secrets
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
@@ -29,6 +29,7 @@ Number = Annotated[float, Field(allow_inf_nan=False)]
 Vector = Annotated[list[Number], Field(min_length=1, max_length=64)]
 Matrix = Annotated[list[Vector], Field(min_length=1, max_length=64)]
 VARIANT_SEED_LIMIT = 2**31 - 1
+LessonId = Annotated[str, Path(max_length=32, examples=["L4.1"], description="A lesson id such as L4.1.")]
 
 
 class _Body(BaseModel):
@@ -96,14 +97,14 @@ def _progress(app: Services, lesson: Any, learner_id: str) -> dict[str, Any]:
 
 
 @router.get("/lessons/{lesson_id}/progress", summary="The learner's progress on a lesson")
-def get_progress(lesson_id: str, app: AppServices, learner: Reader) -> dict[str, Any]:
+def get_progress(lesson_id: LessonId, app: AppServices, learner: Reader) -> dict[str, Any]:
     """Everything the learner has saved on this lesson (the PROGRESS document)."""
     lesson = app.lesson(lesson_id)
     return _progress(app, lesson, learner.id)
 
 
 @router.post("/lessons/{lesson_id}/answers", summary="Check and save an answer")
-def post_answer(lesson_id: str, body: AnswerIn, app: AppServices, learner: Writer) -> dict[str, Any]:
+def post_answer(lesson_id: LessonId, body: AnswerIn, app: AppServices, learner: Writer) -> dict[str, Any]:
     """Check an answer with the lesson's own checker, save the attempt, return feedback and progress."""
     lesson = app.lesson(lesson_id)
     exercise = app.exercise(lesson, body.exercise_id)
@@ -133,7 +134,7 @@ def post_answer(lesson_id: str, body: AnswerIn, app: AppServices, learner: Write
     summary="Grade and save a program",
     responses={413: {"description": "The code is over 64 KiB."}, 503: {"description": "The grader is busy."}},
 )
-async def post_code(lesson_id: str, body: CodeIn, app: AppServices, learner: Writer) -> Any:
+async def post_code(lesson_id: LessonId, body: CodeIn, app: AppServices, learner: Writer) -> Any:
     """Run the program in the sandboxed grader (through the bounded queue), save it, return the results."""
     lesson = app.lesson(lesson_id)
     exercise = app.exercise(lesson, body.exercise_id)
@@ -168,7 +169,7 @@ async def post_code(lesson_id: str, body: CodeIn, app: AppServices, learner: Wri
 
 
 @router.post("/lessons/{lesson_id}/variant", summary="Switch to a new variant of the numbers")
-def post_variant(lesson_id: str, body: VariantIn, app: AppServices, learner: Writer) -> dict[str, Any]:
+def post_variant(lesson_id: LessonId, body: VariantIn, app: AppServices, learner: Writer) -> dict[str, Any]:
     """Pick a new random variant, save it, and return it with Part 1 re-rendered for it."""
     lesson = app.lesson(lesson_id)
     seed = secrets.randbelow(VARIANT_SEED_LIMIT) + 1
