@@ -8,6 +8,7 @@ harness script. The ``qkv`` package, the tests, the virtual environment and any 
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -148,6 +149,7 @@ def python_command(python: str, harness: str, report_fd: int, rlimits: str, site
 def bare_site_dir() -> str:
     """For runs without bubblewrap: a temporary directory that links to NumPy and nothing else."""
     site = tempfile.mkdtemp(prefix="qkv-grading-site-")
+    atexit.register(shutil.rmtree, site, True)
     for directory in find_runtime().numpy_dirs:
         os.symlink(directory, os.path.join(site, os.path.basename(directory)))
     return site
