@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,3 +79,19 @@ def test_without_bubblewrap_it_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     code, output = run(str(HERE / "correct" / "dot.py"), "--seed", "1")
     assert code == 0
     assert "bubblewrap is not installed, so your code ran with rlimits only" in " ".join(output.split())
+
+
+def test_a_real_run_without_bubblewrap_on_the_path(tmp_path: Path) -> None:
+    # A fresh process whose PATH has no bwrap: the grader falls back to rlimits only, and says so.
+    solution = HERE / "correct" / "loops.py"
+    script = "import sys; from qkv.cli.check import check; check(sys.argv[1:])"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(solution), "--seed", "4"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": str(tmp_path), "COLUMNS": "200"},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "bubblewrap is not installed, so your code ran with rlimits only, outside a sandbox" in done.stdout
+    assert "sandbox: rlimits only (no bubblewrap)" in done.stdout

@@ -96,7 +96,7 @@ def _close(got: Any, want: Any) -> bool:
     """Same shape and the same numbers (to float rounding)."""
     if not isinstance(got, np.ndarray) or not isinstance(want, np.ndarray) or got.shape != want.shape:
         return False
-    return bool(np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-6, atol=1e-9))
+    return bool(np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-5, atol=1e-8))
 
 
 def _try(compute: Callable[[], Any]) -> Any:

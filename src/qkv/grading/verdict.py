@@ -157,7 +157,7 @@ def _projection(case: Case, got: Any) -> TestResult:
                 f"Expected {name} with shape {want.shape}, but got shape {array.shape}: {_short(array)}.",
                 hint,
             )
-        if not np.allclose(array.astype(np.float64), want, rtol=1e-6, atol=1e-9):
+        if not np.allclose(array.astype(np.float64), want, rtol=1e-5, atol=1e-8):
             return _fail(case, f"Expected {name} = {show(want)}, but got {show(array)}.", hint)
     return TestResult(case.name, "pass")
 
