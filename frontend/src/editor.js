@@ -1,13 +1,37 @@
 // The code editor of the lesson page: CodeMirror 6 with Python highlighting.
 // build.mjs bundles this file (and CodeMirror) into src/qkv/web/static/vendor/editor.js,
 // which lesson.js imports; the page never loads anything from a CDN.
-import { EditorView, basicSetup } from "codemirror";
+import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
-import { indentUnit, syntaxHighlighting } from "@codemirror/language";
-import { classHighlighter } from "@lezer/highlight";
+import { bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { EditorState, Prec } from "@codemirror/state";
-import { keymap } from "@codemirror/view";
-import { indentWithTab } from "@codemirror/commands";
+import {
+  EditorView,
+  drawSelection,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  highlightSpecialChars,
+  keymap,
+  lineNumbers,
+} from "@codemirror/view";
+import { classHighlighter } from "@lezer/highlight";
+
+// A small, calm setup for a lesson: line numbers, undo history, bracket help and Python indentation.
+// No completion pop-ups, search panel or lint gutter (CodeMirror's basicSetup has them; a learner
+// writing four short functions does not need them, and leaving them out keeps the bundle smaller).
+const lessonSetup = [
+  lineNumbers(),
+  highlightActiveLineGutter(),
+  highlightSpecialChars(),
+  history(),
+  drawSelection(),
+  indentOnInput(),
+  bracketMatching(),
+  closeBrackets(),
+  highlightActiveLine(),
+  keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
+];
 
 /**
  * Replace a <textarea> with a CodeMirror editor and keep the textarea's value in sync.
@@ -38,8 +62,7 @@ export function mountEditor(textarea, options = {}) {
     doc: options.doc ?? textarea.value,
     extensions: [
       runKeys,
-      basicSetup,
-      keymap.of([indentWithTab]),
+      lessonSetup,
       python(),
       // Stable tok-* class names, coloured by lesson.css for light and dark schemes alike.
       syntaxHighlighting(classHighlighter),

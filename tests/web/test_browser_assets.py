@@ -234,6 +234,6 @@ def test_editor_bundle_is_built_from_the_committed_source() -> None:
     assert "Prec.highest(" in source
     package = json.loads((FRONTEND / "package.json").read_text())
     lock = json.loads((FRONTEND / "package-lock.json").read_text())
-    for name in ("codemirror", "@codemirror/lang-python"):
+    for name in ("@codemirror/view", "@codemirror/lang-python", "@codemirror/language"):
         assert name in package["dependencies"]
         assert f"node_modules/{name}" in lock["packages"]
