@@ -149,11 +149,11 @@ def blocked_attention(
     workers = max(1, threads)
     problem = _Problem(
         # Scaling the n_q × d_k queries once is cheaper than scaling every n_q × n_k tile.
-        q=np.broadcast_to(q * dtype.type(scale), (*batch, n_q, q.shape[-1])),
-        k=np.broadcast_to(k, (*batch, n_k, k.shape[-1])),
-        v=np.broadcast_to(v, (*batch, n_k, d_v)),
-        allowed=None if allowed is None else np.broadcast_to(allowed, (*batch, n_q, n_k)),
-        bias=None if bias is None else np.broadcast_to(bias, (*batch, n_q, n_k)),
+        q=_expand(q * dtype.type(scale), batch),
+        k=_expand(k, batch),
+        v=_expand(v, batch),
+        allowed=None if allowed is None else _expand(allowed, batch, (n_q, n_k)),
+        bias=None if bias is None else _expand(bias, batch, (n_q, n_k)),
         causal_offset=causal_offset,
         block_k=block_k or BLOCK_K,
         out=np.empty((*batch, n_q, d_v), dtype),
@@ -168,6 +168,12 @@ def blocked_attention(
             # list() waits for every block and re-raises the first error a worker hit.
             list(_pool(workers).map(lambda task: _run_query_block(problem, *task), tasks))
     return problem.out, problem.dead
+
+
+def _expand(array: npt.NDArray[Any], batch: tuple[int, ...], last: tuple[int, ...] = ()) -> npt.NDArray[Any]:
+    """A view of ``array`` with the full batch dimensions (and ``last`` as its last two)."""
+    shape = (*batch, *(last or array.shape[-2:]))
+    return array if array.shape == shape else np.broadcast_to(array, shape)
 
 
 # -- one query block ---------------------------------------------------------------------------------
@@ -212,29 +218,37 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
     q = p.q[b][i0:i1]  # (bq, d_k)
     k, v = p.k[b], p.v[b]  # (n_k, d_k), (n_k, d_v)
     dtype = q.dtype
+    key_end = p.key_end(i1)
     m = np.full(i1 - i0, -np.inf, dtype)  # (bq,) running maximum score
     l = np.zeros(i1 - i0, dtype)  # (bq,) running sum of exp(score - m)
     acc = np.zeros((i1 - i0, v.shape[-1]), dtype)  # (bq, d_v) running sum of exp(score - m) · v
-    tile = np.empty((i1 - i0, p.block_k), dtype)  # reused for every key block
-    with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only in rows with no allowed key
-        for j0 in range(0, p.key_end(i1), p.block_k):
-            j1 = min(j0 + p.block_k, p.key_end(i1))
-            S = tile[:, : j1 - j0]  # (bq, bk)
-            np.matmul(q, k[j0:j1].T, out=S)
-            if not _mask_tile(S, p, b, i0, j0):
-                continue  # every score in the tile is masked: it would add nothing
-            m_new = np.maximum(m, S.max(axis=1))  # (bq,)
-            # A row with no allowed key yet keeps m = -inf; shifting by 0 keeps its exps at 0, not NaN.
-            shift = np.where(m_new == -np.inf, dtype.type(0), m_new)  # (bq,)
-            np.subtract(S, shift[:, None], out=S)
-            np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
+    tile = np.empty((i1 - i0, min(p.block_k, key_end)), dtype)  # reused for every key block
+    summed = False
+    for j0 in range(0, key_end, p.block_k):
+        j1 = min(j0 + p.block_k, key_end)
+        S = tile[:, : j1 - j0]  # (bq, bk)
+        np.matmul(q, k[j0:j1].T, out=S)
+        if not _mask_tile(S, p, b, i0, j0):
+            continue  # every score in the tile is masked: it would add nothing
+        m_new = np.maximum(m, S.max(axis=1))  # (bq,)
+        # A row with no allowed key yet keeps m = -inf; shifting by 0 keeps its exps at 0, not NaN.
+        shift = np.where(m_new == -np.inf, dtype.type(0), m_new)  # (bq,)
+        np.subtract(S, shift[:, None], out=S)
+        np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
+        if summed:
             rescale = np.exp(m - shift)  # (bq,) moves the old sums onto the new maximum
             l = l * rescale + S.sum(axis=1)
             acc *= rescale[:, None]
             acc += S @ v[j0:j1]  # (bq, d_v)
-            m = m_new
-        p.out[b][i0:i1] = acc / l[:, None]
-    p.dead[b][i0:i1] = m == -np.inf
+        else:  # the first tile: there are no old sums to move
+            l = S.sum(axis=1)
+            np.matmul(S, v[j0:j1], out=acc)
+            summed = True
+        m = m_new
+    out = p.out[b][i0:i1]  # (bq, d_v)
+    out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key, so l = 0
+    np.divide(acc, l[:, None], out=out, where=l[:, None] > 0)
+    p.dead[b][i0:i1] = l == 0
 
 
 def _mask_tile(S: FloatArray, p: _Problem, b: tuple[int, ...], i0: int, j0: int) -> bool:

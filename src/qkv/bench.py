@@ -108,7 +108,10 @@ def matmul_gflops(n: int = ROOFLINE_SIZE, dtype: type[np.floating[Any]] = np.flo
 
 
 def run_attention_benchmark(
-    sizes: Sequence[int] = DEFAULT_SIZES, d: int = 64, out: TextIO | None = None
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    d: int = 64,
+    out: TextIO | None = None,
+    roofline_size: int = ROOFLINE_SIZE,
 ) -> list[Measurement]:
     """Time qkv, naive NumPy and (if installed) PyTorch attention, float32, one head, and print a table.
 
@@ -120,6 +123,8 @@ def run_attention_benchmark(
         Head dimension (``d_k = d_v``).
     out : text stream, optional
         Where the table goes; standard output by default.
+    roofline_size : int
+        Size of the square matmul that measures the roofline.
 
     Returns
     -------
@@ -128,13 +133,13 @@ def run_attention_benchmark(
     Examples
     --------
     >>> import io
-    >>> rows = run_attention_benchmark([32], d=8, out=io.StringIO())
+    >>> rows = run_attention_benchmark([32], d=8, out=io.StringIO(), roofline_size=64)
     >>> sorted({row.method for row in rows} - {"torch"})
     ['naive', 'qkv']
     """
     stream = out if out is not None else sys.stdout
     torch_sdpa, torch_note = _load_torch()
-    _print_header(stream, d, torch_note)
+    _print_header(stream, d, torch_note, roofline_size)
     results: list[Measurement] = []
     for n in sizes:
         rng = np.random.default_rng(n)
@@ -236,7 +241,7 @@ def _load_torch() -> tuple[TorchSDPA | None, str]:
 # -- printing ----------------------------------------------------------------------------------------
 
 
-def _print_header(stream: TextIO, d: int, torch_note: str) -> None:
+def _print_header(stream: TextIO, d: int, torch_note: str, roofline_size: int) -> None:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"qkv attention benchmark: float32, one head, d = {d}, n_q = n_k = n", file=stream)
     print(
@@ -244,8 +249,8 @@ def _print_header(stream: TextIO, d: int, torch_note: str) -> None:
         f"NumPy {np.__version__}, {torch_note}",
         file=stream,
     )
-    roofline = matmul_gflops()
-    print(f"roofline: float32 matmul {ROOFLINE_SIZE}³ = {roofline:.0f} GFLOP/s", file=stream)
+    roofline = matmul_gflops(roofline_size)
+    print(f"roofline: float32 matmul {roofline_size}³ = {roofline:.0f} GFLOP/s", file=stream)
     print(
         "GFLOP/s counts 4·n_q·n_k·d for causal runs too, so skipping masked blocks shows as speed.\n",
         file=stream,

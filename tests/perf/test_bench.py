@@ -12,6 +12,11 @@ import pytest
 import qkv.bench as bench
 
 
+@pytest.fixture(autouse=True)
+def short_timings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench, "SECONDS_PER_TIMING", 0.01)  # the figures are not checked, only the table
+
+
 def test_module_import_does_not_import_torch() -> None:
     code = "import sys, qkv.bench; print('torch' in sys.modules)"
     result = subprocess.run(
@@ -24,7 +29,7 @@ def test_module_import_does_not_import_torch() -> None:
 def test_table_has_every_method_size_and_summary() -> None:
     pytest.importorskip("torch", reason="torch (the oracle extra) is not installed")
     out = io.StringIO()
-    rows = bench.run_attention_benchmark([24, 40], d=8, out=out)
+    rows = bench.run_attention_benchmark([24, 40], d=8, out=out, roofline_size=128)
     text = out.getvalue()
     assert {(row.method, row.n, row.causal) for row in rows} == {
         (method, n, causal)
@@ -34,7 +39,7 @@ def test_table_has_every_method_size_and_summary() -> None:
     }
     assert all(row.seconds > 0 and row.gflops > 0 for row in rows)
     assert all((row.peak_mib is None) == (row.method == "torch") for row in rows)
-    assert "roofline: float32 matmul 2048³ = " in text
+    assert "roofline: float32 matmul 128³ = " in text
     assert "n =    40: qkv/naive full " in text
     assert "qkv/torch causal " in text
     assert "qkv causal speedup " in text
@@ -43,7 +48,7 @@ def test_table_has_every_method_size_and_summary() -> None:
 def test_without_torch_it_says_so_and_compares_qkv_with_naive_numpy() -> None:
     out = io.StringIO()
     with mock.patch.dict(sys.modules, {"torch": None}):  # import torch now raises ImportError
-        rows = bench.run_attention_benchmark([16], d=4, out=out)
+        rows = bench.run_attention_benchmark([16], d=4, out=out, roofline_size=64)
     assert "torch not installed" in out.getvalue()
     assert {row.method for row in rows} == {"qkv", "naive"}
     assert "qkv/torch" not in out.getvalue()
