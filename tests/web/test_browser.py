@@ -481,6 +481,18 @@ def test_another_variant_and_problems_are_explained_in_sentences(
     explorer.get_by_label("key 1 component 2").fill("1")
     expect(explorer.locator(".widget-status")).to_have_class("widget-status visually-hidden")
     expect(explorer.locator("[data-output-vector]")).to_have_text("[1.339523, 0.660477]")
+    # A third position (all zeros) takes part in the softmax; removing it restores the worked example.
+    import qkv
+
+    explorer.get_by_role("button", name="Add a position").click()
+    expect(explorer.get_by_label("key 2 component 1")).to_have_value("0")
+    expected = qkv.attention([[1, 0]], [[1, 0], [0, 1], [0, 0]], [[2, 0], [0, 2], [0, 0]])[0]
+    expect(explorer.locator("[data-output-vector]")).to_have_text(f"[{expected[0]:.6f}, {expected[1]:.6f}]")
+    explorer.get_by_role("button", name="Remove the last position").click()
+    expect(explorer.get_by_role("button", name="Remove the last position")).to_be_focused()
+    expect(explorer.locator("[data-output-vector]")).to_have_text("[1.339523, 0.660477]")
+    assert explorer.get_by_label("key 2 component 1").count() == 0
+
     # A lesson that does not exist gets the error page with the server's sentence, not a JSON dump.
     response = page.goto(live_server.url + "/lessons/L9.9")
     assert response is not None and response.status == 404

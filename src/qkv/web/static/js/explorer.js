@@ -119,8 +119,9 @@ export function mountAttentionExplorer(widget) {
     );
     causalBox.checked = state.causal;
     positionSelect.disabled = !state.causal;
-    addKey.disabled = state.K.length >= MAX_KEYS;
-    removeKey.disabled = state.K.length <= 1;
+    // aria-disabled rather than disabled: a disabled button would drop the keyboard focus that just pressed it.
+    addKey.setAttribute("aria-disabled", String(state.K.length >= MAX_KEYS));
+    removeKey.setAttribute("aria-disabled", String(state.K.length <= 1));
   }
 
   function readNumber(input, what) {
