@@ -54,9 +54,27 @@ def _port_in_use(host: str, port: int) -> bool:
     is_flag=True,
     help="When bubblewrap is missing, grade code with resource limits only (unsafe for untrusted learners).",
 )
-@click.option("--grading-concurrency", default=2, show_default=True, type=click.IntRange(1, 64))
-@click.option("--grading-queue", default=16, show_default=True, type=click.IntRange(0, 10_000))
-@click.option("--warm-spares", default=2, show_default=True, type=click.IntRange(0, 16))
+@click.option(
+    "--grading-concurrency",
+    default=2,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Programs graded at once.",
+)
+@click.option(
+    "--grading-queue",
+    default=16,
+    show_default=True,
+    type=click.IntRange(0, 10_000),
+    help="Programs that may wait for a grader; more get 503 with Retry-After.",
+)
+@click.option(
+    "--warm-spares",
+    default=2,
+    show_default=True,
+    type=click.IntRange(0, 16),
+    help="Sandboxes kept started in advance.",
+)
 @click.option(
     "--secret-key",
     envvar="QKV_SECRET_KEY",
