@@ -137,3 +137,36 @@ def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     store.close()
+
+
+@pytest.mark.timeout(120)
+def test_servers_starting_together_migrate_once(database_url: str) -> None:
+    import threading
+
+    errors: list[BaseException] = []
+    opened: list[Store] = []
+    lock = threading.Lock()
+
+    def start() -> None:
+        try:
+            store = Store(database_url)
+            with lock:
+                opened.append(store)
+        except BaseException as error:  # reported in the test thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert errors == []
+        with opened[0].engine.connect() as conn:
+            assert schema_version(conn) == LATEST_VERSION
+            assert conn.execute(text("SELECT COUNT(*) FROM schema_version")).scalar() == 1
+        secrets = {store.shared_secret("cookie") for store in opened}
+        assert len(secrets) == 1
+    finally:
+        for store in opened:
+            store.close()
