@@ -89,7 +89,7 @@ def test_a_full_queue_answers_503_with_retry_after(make_app: Callable[..., FastA
 
     assert refused.status_code == 503
     assert int(refused.headers["retry-after"]) >= 1
-    assert refused.json()["detail"].startswith("The grader is busy: 1 programs are being graded or waiting")
+    assert refused.json()["detail"].startswith("The grader is busy: 1 program is being graded or waiting")
     assert results and results[0].status_code == 200
     assert second.progress()["exercises"]["functions"]["attempts"] == 0  # a refused submission is not saved
 

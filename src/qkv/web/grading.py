@@ -85,9 +85,10 @@ class GradingQueue:
                 )
             if self._admitted >= self.concurrency + self.capacity:
                 retry = max(1, math.ceil(self._mean_s * (self._admitted + 1) / self.concurrency))
+                taken = "1 program is" if self._admitted == 1 else f"{self._admitted} programs are"
                 raise QueueFull(
-                    f"The grader is busy: {self._admitted} programs are being graded or waiting, "
-                    f"which is all this server takes at once. Try again in about {retry} s.",
+                    f"The grader is busy: {taken} being graded or waiting, which is all this server "
+                    f"takes at once. Try again in about {retry} s.",
                     retry,
                 )
             self._admitted += 1
