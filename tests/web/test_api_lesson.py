@@ -182,3 +182,21 @@ def test_health_check_reports_the_database_and_grading(app: FastAPI) -> None:
     assert body["grading"] in {"bubblewrap", "rlimits only (no bubblewrap)"} or body["grading"].startswith(
         "grading is off"
     )
+
+
+def test_a_database_outage_is_a_503_with_a_sentence(browser: Browser, app: FastAPI) -> None:
+    from qkv.store import create_store_engine
+
+    store = app.state.qkv.store
+    store.engine.dispose()
+    store.engine = create_store_engine("postgresql+psycopg://qkv:pw@127.0.0.1:1/qkv")  # nothing listens there
+    response = browser.answer("q", "3, 2")
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "5"
+    assert response.json()["detail"].startswith(
+        "Your work could not be saved or read just now (The database "
+    )
+    assert response.json()["detail"].endswith("Try again in a moment.")
+    page = browser.client.get(LESSON_URL, headers={"accept": "text/html"})
+    assert page.status_code == 503
+    assert "Your work could not be saved or read just now" in page.text

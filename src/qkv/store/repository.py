@@ -16,7 +16,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, case, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from qkv.store.engine import create_store_engine, describe_url
 from qkv.store.errors import StoreError
@@ -30,6 +31,8 @@ _STATE: Table = LessonState.__table__  # type: ignore[assignment]
 _SECRETS: Table = ServerSecret.__table__  # type: ignore[assignment]
 
 MAX_DISPLAY_NAME = 80
+# Errors that mean "the database is not available right now", as opposed to a bug in a query.
+_UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeout)
 
 
 def _now() -> datetime:
@@ -202,7 +205,7 @@ class Store:
                 yield conn
         except OperationalError as error:
             raise StoreError(
-                f"The database {describe_url(self.url)} refused a write: {_first_line(error.orig)}."
+                f"The database {describe_url(self.url)} refused a write: {_first_line(error)}."
             ) from None
 
     @contextmanager
@@ -212,7 +215,7 @@ class Store:
                 yield conn
         except OperationalError as error:
             raise StoreError(
-                f"The database {describe_url(self.url)} refused a read: {_first_line(error.orig)}."
+                f"The database {describe_url(self.url)} refused a read: {_first_line(error)}."
             ) from None
 
     def _insert_ignore(
@@ -508,6 +511,7 @@ class Store:
 
 
 def _first_line(error: object) -> str:
+    error = getattr(error, "orig", None) or error
     text = str(error).strip().splitlines()
     return text[0].rstrip(".") if text else type(error).__name__
 
