@@ -92,7 +92,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def store_failed(request: Request, error: Exception) -> Response:
         log.error("database error on %s %s: %s", request.method, request.url.path, error)
         # The details (database address, driver message) go to the log, not to learners.
-        sentence = "Your work could not be saved or read just now: the database is not answering. Try again in a moment."
+        sentence = (
+            "Your work could not be saved or read just now: the database is not answering. "
+            "Try again in a moment."
+        )
         if _wants_html(request):
             return error_page(request, 503, sentence, {"Retry-After": "5"})
         return SafeJSONResponse({"detail": sentence}, status_code=503, headers={"Retry-After": "5"})
