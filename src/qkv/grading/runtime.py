@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import stat
 import sys
 import sysconfig
 import tempfile
@@ -122,27 +123,106 @@ def bwrap_command(bwrap: str, runtime: Runtime, rlimits: str, tmp_bytes: int, re
         "LANG",
         "C.UTF-8",
     ]
+    # Run as root, bubblewrap starts as an unprivileged user (see sandbox.py), which cannot read paths
+    # under a private directory such as /root; those are bound from a world-readable staged copy.
+    source = reachable_copy if os.geteuid() == 0 else str
     for directory in runtime.library_dirs:
         if os.path.islink(directory):
             args += ["--symlink", os.readlink(directory), directory]
         else:
-            args += ["--ro-bind", directory, directory]
-    args += ["--ro-bind", runtime.python, runtime.python, "--ro-bind", runtime.stdlib, runtime.stdlib]
+            args += ["--ro-bind", source(directory), directory]
+    args += ["--ro-bind", source(runtime.python), runtime.python]
+    args += ["--ro-bind", source(runtime.stdlib), runtime.stdlib]
     for hidden in (runtime.site_packages, os.path.join(runtime.stdlib, "test")):
         if os.path.isdir(hidden):  # other packages, and the test suite's certificates and keys
             args += ["--tmpfs", hidden]
     bound = tuple(directory + "/" for directory in runtime.library_dirs)
     if runtime.libpython and not os.path.realpath(runtime.libpython).startswith(bound):
-        args += ["--ro-bind", runtime.libpython, runtime.libpython]
+        args += ["--ro-bind", source(runtime.libpython), runtime.libpython]
     for directory in runtime.numpy_dirs:
-        args += ["--ro-bind", directory, f"{SANDBOX_SITE}/{os.path.basename(directory)}"]
-    args += ["--ro-bind", str(HARNESS), SANDBOX_HARNESS, "--remount-ro", "/"]
+        args += ["--ro-bind", source(directory), f"{SANDBOX_SITE}/{os.path.basename(directory)}"]
+    args += ["--ro-bind", source(str(HARNESS)), SANDBOX_HARNESS, "--remount-ro", "/"]
     return [*args, *python_command(runtime.python, SANDBOX_HARNESS, report_fd, rlimits, SANDBOX_SITE)]
 
 
 def python_command(python: str, harness: str, report_fd: int, rlimits: str, site_dir: str) -> list[str]:
     """The interpreter's own command line: isolated mode, no site packages, unbuffered output."""
     return [python, "-I", "-S", "-B", "-u", harness, str(report_fd), rlimits, site_dir]
+
+
+def others_can_read(path: str) -> bool:
+    """Whether a user with no special rights can reach ``path`` (every parent searchable, itself readable)."""
+    real = Path(os.path.realpath(path))
+    for parent in reversed(real.parents):
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            return False
+    mode = os.stat(real).st_mode
+    needed = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+    return mode & needed == needed
+
+
+@cache
+def _staging_root() -> Path:
+    """A root-owned, world-readable directory for this process's staged copies, removed at exit."""
+    _remove_stale_staging()
+    root = Path(tempfile.mkdtemp(prefix=f"qkv-sandbox-runtime-{os.getpid()}-"))
+    root.chmod(0o755)
+    atexit.register(shutil.rmtree, root, True)
+    return root
+
+
+def _remove_stale_staging() -> None:
+    """Remove the staged copies of grader processes that were killed before they could clean up."""
+    for stale in Path(tempfile.gettempdir()).glob("qkv-sandbox-runtime-*-*"):
+        pid = stale.name.split("-")[3]
+        if not pid.isdigit() or stale.stat().st_uid != os.geteuid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(stale, ignore_errors=True)
+        except PermissionError:
+            pass
+
+
+def _link_or_copy(source: str, destination: str) -> None:
+    try:
+        os.link(source, destination)  # same file system: instant, and no second copy on disk
+    except OSError:
+        shutil.copy2(source, destination)
+
+
+@cache
+def reachable_copy(path: str) -> str:
+    """``path`` itself if an unprivileged user can read it; otherwise a read-only copy that it can.
+
+    Files are hard-linked where possible, so staging the standard library takes a fraction of a second.
+    The copy keeps the permission bits of the original, and staged directories are not writable by anyone
+    but the grader's own user.
+    """
+    if others_can_read(path):
+        return path
+    real = os.path.realpath(path)
+    root = _staging_root()
+    staged = root / real.lstrip("/")
+    for directory in reversed(staged.relative_to(root).parents):
+        if not (root / directory).is_dir():
+            (root / directory).mkdir()
+            (root / directory).chmod(0o755)
+    if os.path.isdir(real):
+        shutil.copytree(real, staged, symlinks=True, copy_function=_link_or_copy, ignore=_skip_hidden)
+        for name in _skip_hidden(real, os.listdir(real)):
+            (staged / name).mkdir()  # an empty mount point for the tmpfs that hides it
+    else:
+        _link_or_copy(real, str(staged))
+    return str(staged)
+
+
+def _skip_hidden(directory: str, names: list[str]) -> list[str]:
+    """Leave out what the sandbox hides anyway (other packages, the test suite); keep empty mount points."""
+    if os.path.realpath(directory) != os.path.realpath(find_runtime().stdlib):
+        return []
+    return [name for name in names if name in ("site-packages", "test")]
 
 
 @cache

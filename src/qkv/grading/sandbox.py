@@ -7,9 +7,12 @@ time (a warm spare) or on demand; either way it first imports NumPy and says ``r
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
+import random
 import selectors
+import shutil
 import signal
 import subprocess
 import time
@@ -27,6 +30,23 @@ READY_TIMEOUT_S = 30.0
 GRACE_S = 0.5  # after "done": time for the process to exit by itself before it is killed
 # Joins the sandbox's cgroups, then becomes bubblewrap (or the bare interpreter).
 JOIN_CGROUPS = 'for g in $QKV_CGROUPS; do echo $$ > "$g/cgroup.procs" || exit 97; done; exec "$@"'
+
+
+# Run as root, each sandbox starts as its own unprivileged uid from this range, so that it is nobody
+# outside its user namespace too, and RLIMIT_NPROC (which root ignores) would hold for it.
+SANDBOX_UIDS = range(61000, 62000)
+_next_uid = itertools.count(random.randrange(len(SANDBOX_UIDS)))  # spread concurrent graders
+
+
+def drop_to_unprivileged_uid() -> list[str]:
+    """The ``setpriv`` prefix that turns the root grader into a fresh unprivileged uid before bubblewrap."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        raise SandboxStartError(
+            "The grading sandbox needs setpriv (Debian package util-linux) to drop root before bubblewrap."
+        )
+    uid = SANDBOX_UIDS[next(_next_uid) % len(SANDBOX_UIDS)]
+    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
 
 
 class SandboxStartError(RuntimeError):
@@ -84,6 +104,8 @@ class SandboxProcess:
         bwrap = bwrap_path()
         if use_bwrap and bwrap:
             command = bwrap_command(bwrap, runtime, rlimits, limits.file_bytes, write_fd)
+            if os.geteuid() == 0:
+                command = [*drop_to_unprivileged_uid(), *command]
         else:
             command = bare_command(runtime, rlimits, write_fd)
         env = {
