@@ -24,6 +24,7 @@ fully-masked-row policy to the rows this module reports as ``dead``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import threading
@@ -207,7 +208,8 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
     heads = math.prod(batch)
     if workers > 1 and heads * math.ceil(n_q / block_q) < workers:
         block_q = math.ceil(n_q / math.ceil(workers / heads))  # smaller blocks, so no worker sits idle
-    tasks = [(b, i0, min(i0 + block_q, n_q)) for b in np.ndindex(*batch) for i0 in range(0, n_q, block_q)]
+    heads_index = itertools.product(*map(range, batch))  # every batch index, () when there is none
+    tasks = [(b, i0, min(i0 + block_q, n_q)) for b in heads_index for i0 in range(0, n_q, block_q)]
     # Under a causal mask later queries see more keys: start the costly blocks first so the
     # workers finish together.
     tasks.sort(key=lambda task: problem.key_end(task[2]), reverse=True)

@@ -263,6 +263,8 @@ def _streamed(
     else:
         raise ValueError(f"causal must be False, True, 'top-left' or 'bottom-right', not {causal!r}.")
     O, dead = blocked_attention(q, k, v, scale=scale, allowed=allowed, bias=bias, causal_offset=offset)
+    if not dead.any():
+        return O
     # Report dead rows in the scores' batch shape (V's batch dimensions play no part), as the plain
     # path does; the policy helper reads a row as dead when its scores are all -inf.
     parts = [q.shape[:-2], k.shape[:-2], *(m.shape[:-2] for m in (allowed, bias) if m is not None)]
