@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from qkv.store import GradebookRow, Store, StoreError, default_database_url
+if TYPE_CHECKING:
+    from qkv.store import GradebookRow
 
 COLUMNS = [
     "learner_id",
@@ -54,6 +55,8 @@ def progress() -> None:
 )
 def export(fmt: str, database_url: str | None, output: TextIO) -> None:
     """Print the gradebook: one row per learner and exercise, with attempts and whether it is solved."""
+    from qkv.store import Store, StoreError, default_database_url  # SQLAlchemy only for this command
+
     url = database_url or default_database_url()
     try:
         store = Store(url, must_exist=True)

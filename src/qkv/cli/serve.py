@@ -9,8 +9,6 @@ import socket
 
 import click
 
-from qkv.store import StoreError, default_database_url, describe_url
-
 BUBBLEWRAP_MISSING = (
     "bubblewrap (bwrap) is not installed, so submitted code cannot be run in the sandbox. "
     "Install it with 'apt-get install bubblewrap'."
@@ -97,6 +95,8 @@ def serve(
     """Serve the interactive lesson at http://HOST:PORT/ until stopped (Ctrl+C or SIGTERM)."""
     import uvicorn
 
+    # Imported here, not at the top: every other qkv command would pay for SQLAlchemy and FastAPI.
+    from qkv.store import StoreError, default_database_url, describe_url
     from qkv.web.app import create_app
     from qkv.web.settings import Settings
 
