@@ -165,9 +165,7 @@ def blocked_attention(
         for task in tasks:
             _run_query_block(problem, *task)
     else:
-        with _single_threaded_blas():
-            # list() waits for every block and re-raises the first error a worker hit.
-            list(_pool(workers).map(lambda task: _run_query_block(problem, *task), tasks))
+        _run_on_threads(problem, tasks, min(workers, len(tasks)))
     return problem.out, problem.dead
 
 
@@ -270,6 +268,32 @@ def _mask_tile(S: FloatArray, p: _Problem, b: tuple[int, ...], i0: int, j0: int)
 
 
 # -- threads -----------------------------------------------------------------------------------------
+
+
+def _run_on_threads(problem: _Problem, tasks: list[Task], workers: int) -> None:
+    """Run the tasks on ``workers`` threads: the caller and ``workers - 1`` from the pool.
+
+    Each thread takes the next task in order until none is left, so a thread that finishes early
+    takes over more blocks. The caller works too, which saves waking one more thread.
+    """
+    claim = threading.Lock()
+    remaining = iter(tasks)
+
+    def work() -> None:
+        while True:
+            with claim:
+                task = next(remaining, None)
+            if task is None:
+                return
+            _run_query_block(problem, *task)
+
+    with _single_threaded_blas():
+        helpers = [_pool(workers - 1).submit(work) for _ in range(workers - 1)]
+        try:
+            work()
+        finally:
+            for helper in helpers:
+                helper.result()  # waits, and re-raises an error a helper hit
 
 
 def worker_count() -> int:
