@@ -23,8 +23,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 POSTGRES_URL = os.environ.get("QKV_TEST_POSTGRES_URL", "postgresql+psycopg://qkv:qkv@127.0.0.1:5432/qkv_test")
 
-# `qkv serve` itself, run without going through the group, so it does not depend on the other sub-commands.
-_SERVE = "import sys; from qkv.cli.serve import serve; serve.main(sys.argv[1:], prog_name='qkv serve')"
+# Exactly what `make run` starts (through `python -m qkv`, so no console script needs to be installed).
+_SERVE = [sys.executable, "-m", "qkv", "serve"]
 
 
 def free_port() -> int:
@@ -59,7 +59,7 @@ class Server:
         env = dict(os.environ, XDG_DATA_HOME=str(self.workdir / "data"), PYTHONUNBUFFERED="1")
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _SERVE, *args], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
+                [*_SERVE, *args], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
             )
         deadline = time.monotonic() + ready_within
         while time.monotonic() < deadline:
