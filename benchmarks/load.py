@@ -308,6 +308,19 @@ def _retry_after_seconds(value: str | None) -> float:
         return 1.0
 
 
+def _busy_answer_problem(response: httpx.Response) -> str | None:
+    """What is wrong with a 503 answer, if anything: it must say when to retry, and why, in a sentence."""
+    if not response.headers.get("retry-after"):
+        return "a 503 came without a Retry-After header."
+    try:
+        detail = response.json().get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    if not isinstance(detail, str) or not detail.endswith("."):
+        return f"a 503 came without a sentence in 'detail': {response.text[:200]!r}."
+    return None
+
+
 class Learner:
     """One simulated browser: its own cookies and CSRF token, requests spread over the servers."""
 
@@ -358,6 +371,9 @@ class Learner:
             if response.status_code == 503 and retry_503:
                 self.report.rejected_503 += 1
                 self.report.record(f"{endpoint} (503)", elapsed)
+                problem = _busy_answer_problem(response)
+                if problem:
+                    self.report.errors.append(f"learner {self.number}: {method} {path}: {problem}")
                 wait = _retry_after_seconds(response.headers.get("retry-after"))
                 wait *= 1 + self.rng.random() * 0.5  # spread the retries out
                 if time.monotonic() + wait > self.deadline:

@@ -85,3 +85,17 @@ def test_the_expected_projection_is_written_like_a_learner_types_it(load_script:
     assert load_script._vector_text([1, 2], [[1, 0], [1, 1]]) == "[3, 2]"
     assert load_script._vector_text([1, 2], [[2, 0], [0, 2]]) == "[2, 4]"
     assert load_script._vector_text([0.5, -1], [[1, 0], [1, 1]]) == "[-0.5, -1]"
+
+
+def test_a_busy_answer_must_say_when_and_why(load_script: ModuleType) -> None:
+    import httpx
+
+    problem = load_script._busy_answer_problem
+    good = httpx.Response(
+        503, headers={"Retry-After": "3"}, json={"detail": "The grader is busy; try again."}
+    )
+    assert problem(good) is None
+    no_header = httpx.Response(503, json={"detail": "The grader is busy."})
+    assert problem(no_header) == "a 503 came without a Retry-After header."
+    no_sentence = httpx.Response(503, headers={"Retry-After": "3"}, text="busy")
+    assert problem(no_sentence) == "a 503 came without a sentence in 'detail': 'busy'."
