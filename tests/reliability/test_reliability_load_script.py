@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from types import ModuleType
 
+import httpx
 import pytest
 
 
@@ -88,8 +89,6 @@ def test_the_expected_projection_is_written_like_a_learner_types_it(load_script:
 
 
 def test_a_busy_answer_must_say_when_and_why(load_script: ModuleType) -> None:
-    import httpx
-
     problem = load_script._busy_answer_problem
     good = httpx.Response(
         503, headers={"Retry-After": "3"}, json={"detail": "The grader is busy; try again."}
