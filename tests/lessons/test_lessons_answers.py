@@ -57,9 +57,9 @@ def test_signs_fractions_and_exponents(text: str, expected: list[float]) -> None
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("", "The answer is empty; type the numbers, for example [3, 2]."),
-        ("   ", "The answer is empty; type the numbers, for example [3, 2]."),
-        ("[]", "The answer is empty; type the numbers, for example [3, 2]."),
+        ("", "The answer is empty; type the numbers, for example [0.5, -1]."),
+        ("   ", "The answer is empty; type the numbers, for example [0.5, -1]."),
+        ("[]", "The answer is empty; type the numbers, for example [0.5, -1]."),
         ("[3, two]", "I could not read 'two' as a number; type numbers such as 3, -1.5 or 1/2."),
         ("nan, 1", "I could not read 'nan' as a number; type numbers such as 3, -1.5 or 1/2."),
         ("inf 1", "I could not read 'inf' as a number; type numbers such as 3, -1.5 or 1/2."),
@@ -89,7 +89,7 @@ def test_ten_thousand_characters_are_refused_at_once() -> None:
         assert time.perf_counter() - started < 0.05
         assert str(caught.value) == (
             f"Your answer is {len(text):,} characters long, but an answer here is at most "
-            f"{MAX_ANSWER_CHARS} characters; type just the numbers, for example [3, 2]."
+            f"{MAX_ANSWER_CHARS} characters; type just the numbers, for example [0.5, -1]."
         )
     with pytest.raises(AnswerFormatError, match="10,000 characters long"):
         parse_letter("v" * 10_000, LETTERS)

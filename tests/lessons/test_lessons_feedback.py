@@ -118,14 +118,14 @@ def test_a_plain_wrong_vector_gets_the_hint() -> None:
     [
         (
             "3",
-            "You typed a single number (3), but q is a vector with 2 components; type all 2, for example [a, b].",
+            "You typed a single number (3), but q is a vector with 2 components; type both, for example [a, b].",
         ),
         (
             "5",
-            "You typed a single number (5), but q is a vector with 2 components; type all 2, for example [a, b].",
+            "You typed a single number (5), but q is a vector with 2 components; type both, for example [a, b].",
         ),
         ("[3, 2, 1]", "q has 2 components, but you typed 3 numbers ([3, 2, 1]); type exactly 2."),
-        ("", "The answer is empty; type the numbers, for example [3, 2]."),
+        ("", "The answer is empty; type the numbers, for example [0.5, -1]."),
         ("[3, \u22122x]", "I could not read '-2x' as a number; type numbers such as 3, -1.5 or 1/2."),
     ],
 )
@@ -181,7 +181,7 @@ def test_errors_for_unknown_exercises_code_exercises_and_bad_seeds() -> None:
 def test_feedback_is_plain_json() -> None:
     assert LESSON.check("q", "").to_dict() == {
         "correct": False,
-        "message": "The answer is empty; type the numbers, for example [3, 2].",
+        "message": "The answer is empty; type the numbers, for example [0.5, -1].",
         "counted_as_attempt": False,
     }
 
@@ -198,3 +198,11 @@ def test_any_typed_text_gets_feedback_never_an_exception(
     feedback = LESSON.check(exercise, answer, variant_seed=seed)
     assert isinstance(feedback, Feedback) and feedback.message
     assert not (feedback.correct and not feedback.counted_as_attempt)
+
+
+def test_a_single_number_for_a_longer_vector_asks_for_every_component() -> None:
+    from qkv.lessons.feedback import _length_message
+
+    assert _length_message("o", [1.0], 3) == (
+        "You typed a single number (1), but o is a vector with 3 components; type all 3, for example [a, b, c]."
+    )

@@ -79,8 +79,13 @@ def test_the_code_exercise_is_exactly_the_seeds() -> None:
         f'<textarea id="code-functions" name="code" spellcheck="false">{html.escape(SEED_STARTER)}</textarea>'
         in part2
     )
-    assert '<div class="code-exercise" data-exercise-id="functions" data-suite="L4.1-part2">' in part2
-    assert '<button type="button" class="run-code">Run (Ctrl/⌘+Enter)</button>' in part2
+    assert (
+        '<div class="code-exercise" data-exercise-id="functions" data-suite="L4.1-part2" '
+        'data-functions="project_qkv qkv_shapes output_shape param_count">'
+    ) in part2
+    assert (
+        '<button type="button" class="run-code" aria-keyshortcuts="Control+Enter Meta+Enter">Run the tests</button>'
+    ) in part2
     assert '<div class="grade-results" aria-live="polite"></div></div>' in part2
     for spec in (
         "X has shape (n, d_model). Return (Q, K, V) = (X @ Wq, X @ Wk, X @ Wv).",
@@ -173,12 +178,12 @@ def test_a_variant_changes_every_number_on_the_page() -> None:
 
 def test_the_reference_math_is_native_mathml() -> None:
     reference = page()["reference"].html
-    assert (
-        reference.count(
-            '<div class="math-display"><math xmlns="http://www.w3.org/1998/Math/MathML" display="block">'
-        )
-        == 2
-    )
+    # Two rows of three formulas each, so that a phone can wrap them (a <math> never breaks a line).
+    rows = re.findall(r'<div class="math-display math-row">(.*?)</div>', reference)
+    assert [
+        row.count('<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">') for row in rows
+    ] == [3, 3]
+    assert "<mo>&#x0002C;</mo></mrow></math><math" in rows[1]  # each comma stays with its formula
     assert "<mi>ℝ</mi>" in reference and "double-struck" not in reference
     assert "<msub><mi>softmax</mi><mrow><mtext>rows</mtext></mrow></msub>" in reference
     assert "<msqrt><mrow><msub><mi>d</mi><mi>k</mi></msub></mrow></msqrt>" in reference

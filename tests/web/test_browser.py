@@ -268,6 +268,9 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     )
     assert results.locator(".test-fail, .test-error, .test-timeout").count() == 0
     expect(code_box).not_to_have_attribute("aria-busy", "true")
+    # Every function's group passed, so each is one folded line.
+    expect(results.locator(".test-group.all-pass")).to_have_count(len(code_exercise.functions))
+    expect(results.locator(".test-result:visible")).to_have_count(0)
 
     # The quiz: the answer the engine accepts.
     quiz = page.locator('form.exercise[data-kind="choice"]')
@@ -397,6 +400,53 @@ def test_keyboard_alone_reaches_and_operates_the_lesson(
     page.context.close()
 
 
+@pytest.mark.timeout(120)
+def test_starter_code_results_open_at_each_functions_first_failure(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    code_exercise = next(ex for ex in _lesson().exercises.values() if ex.kind == "code")
+    page = _new_page(browser, page_errors, viewport={"width": 390, "height": 844})
+    page.goto(live_server.lesson_url)
+    expect(page.locator(".code-exercise .cm-content")).to_be_visible()
+    page.get_by_role("button", name="Run the tests").click()
+    results = page.locator(".code-exercise .grade-results")
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"^✗ 0 of \d+ tests passed\.$"), timeout=60_000
+    )
+    total = int(results.locator(".grade-summary").inner_text().split()[3])
+
+    # One group per function, in the lesson's order; together they hold every test.
+    groups = results.locator(".test-group")
+    assert groups.evaluate_all("nodes => nodes.map(n => n.dataset.function)") == list(code_exercise.functions)
+    counts = [
+        re.fullmatch(r"0 of (\d+) passed", text).group(1)  # type: ignore[union-attr]
+        for text in results.locator(".test-group-count").all_inner_texts()
+    ]
+    assert sum(int(count) for count in counts) == total == results.locator(".test-result").count()
+
+    # Only each group's first failure is open, with the hint; inside a group its name drops the function's.
+    expect(results.locator(".test-result:visible")).to_have_count(len(code_exercise.functions))
+    expect(results.locator(".test-hint:visible").first).to_be_visible()
+    first = groups.first.locator(".test-result").first
+    assert not first.locator(".test-name").inner_text().startswith(code_exercise.functions[0])
+    assert first.locator(".test-name").get_attribute("title").startswith(code_exercise.functions[0])
+
+    # The fold under the first group opens to the rest of its failures.
+    more = groups.first.locator("details.more-failures")
+    expect(more.locator("summary")).to_have_text(f"{int(counts[0]) - 1} more failing tests")
+    more.locator("summary").click()
+    expect(results.locator(".test-result:visible")).to_have_count(
+        len(code_exercise.functions) + int(counts[0]) - 1
+    )
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], widths
+    _shot(page, "code-results-390px")
+    assert page_errors == []
+    page.context.close()
+
+
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_phone_width_layout_has_no_horizontal_scroll(
@@ -412,6 +462,8 @@ def test_phone_width_layout_has_no_horizontal_scroll(
             expect(page.locator('[data-widget="attention-explorer"] [data-output-vector]')).to_be_visible()
         widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         assert widths[0] <= widths[1] == 390, f"The {name} page is {widths[0]} px wide at a 390 px viewport."
+        if name == "lesson":
+            _assert_lesson_fits_a_phone(page)
         _shot(page, f"{name}-390px-{scheme}")
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert (background == "rgb(22, 24, 28)") == (scheme == "dark"), background
@@ -420,6 +472,28 @@ def test_phone_width_layout_has_no_horizontal_scroll(
     assert gutter == ("rgb(37, 41, 50)" if scheme == "dark" else "rgb(242, 240, 234)"), gutter
     assert page_errors == []
     page.context.close()
+
+
+def _assert_lesson_fits_a_phone(page: Any) -> None:
+    """Nothing a learner must read hides behind a sideways scroll (code blocks may scroll)."""
+    hidden = page.evaluate(
+        """() => [...document.querySelectorAll('.widget-live .table-scroll, .math-display, .lesson-section p:not(.visually-hidden)')]
+            .filter((e) => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+            .map((e) => `${e.className || e.tagName}: ${e.scrollWidth} > ${e.clientWidth}: ${e.textContent.slice(0, 40)}`)"""
+    )
+    assert hidden == [], hidden
+    # The explorer's softmax weights and the projection roles are on screen, not clipped.
+    for selector in ('[data-widget="attention-explorer"] [data-weight="1"]', "#part1 td.role >> nth=2"):
+        box = page.locator(selector).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390, (selector, box)
+    # A scrolling list item would clip its own bullet.
+    assert page.locator("#idea li").first.evaluate("el => getComputedStyle(el).overflowX") == "visible"
+    # An answer box keeps its Check button beside it.
+    answer, check = (
+        page.locator("#answer-q"),
+        page.locator('form[data-exercise-id="q"] button[type="submit"]'),
+    )
+    assert abs(answer.bounding_box()["y"] - check.bounding_box()["y"]) < 10
 
 
 @pytest.mark.timeout(120)

@@ -41,7 +41,7 @@ def _check_length(text: str) -> None:
     if len(text) > MAX_ANSWER_CHARS:
         raise AnswerFormatError(
             f"Your answer is {len(text):,} characters long, but an answer here is at most "
-            f"{MAX_ANSWER_CHARS} characters; type just the numbers, for example [3, 2]."
+            f"{MAX_ANSWER_CHARS} characters; type just the numbers, for example [0.5, -1]."
         )
 
 
@@ -104,7 +104,7 @@ def parse_numbers(text: str) -> list[float]:
         cleaned = cleaned.replace(bracket, " ")
     cleaned = cleaned.strip(" \t\r\n,;")
     if not cleaned:
-        raise AnswerFormatError("The answer is empty; type the numbers, for example [3, 2].")
+        raise AnswerFormatError("The answer is empty; type the numbers, for example [0.5, -1].")
     return [_parse_number(token) for token in _SEPARATORS.split(cleaned)]
 
 

@@ -119,10 +119,11 @@ def _length_message(name: str, got: list[float], size: int) -> str:
     if size == 1:
         return f"{name} is a single number, but you typed {len(got)} ({format_value(got)}); type just one."
     if len(got) == 1:
+        every = "both" if size == 2 else f"all {size}"
+        example = "[" + ", ".join("abcdefgh"[:size]) + "]" if size <= 8 else "[a, b, …]"
         return (
             f"You typed a single number ({format_value(got[0])}), but {name} is a vector with {size} "
-            "components; "
-            f"type all {size}, for example [a, b]."
+            f"components; type {every}, for example {example}."
         )
     typed = f"{len(got)} numbers ({format_value(got)})"
     return f"{name} has {size} components, but you typed {typed}; type exactly {size}."

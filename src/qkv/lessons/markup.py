@@ -29,6 +29,7 @@ __all__ = [
     "PLACEHOLDER",
     "DirectiveInfo",
     "directive_of",
+    "display_math_html",
     "fill",
     "latex_to_mathml",
     "new_parser",
@@ -164,4 +165,64 @@ def _render_inline_math(self: Any, tokens: list[Token], idx: int, options: Any, 
 
 
 def _render_display_math(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
-    return f'<div class="math-display">{latex_to_mathml(tokens[idx].content, display=True)}</div>\n'
+    return display_math_html(tokens[idx].content)
+
+
+def display_math_html(latex: str) -> str:
+    """A display formula as HTML; a top-level ``\\quad`` separates formulas that may wrap.
+
+    MathML never breaks a line by itself, so a row of formulas such as
+    ``S=QK^T,\\quad A=\\operatorname{softmax}(S)`` would be wider than a phone. Each part between
+    top-level ``\\quad`` s becomes its own ``<math>`` in a ``math-row`` that wraps like words do.
+
+    Parameters
+    ----------
+    latex : str
+        The formula, without ``$$`` delimiters.
+
+    Returns
+    -------
+    str
+        A ``<div class="math-display">`` element and a newline.
+
+    Raises
+    ------
+    ValueError
+        If a part cannot be converted (see `latex_to_mathml`).
+
+    Examples
+    --------
+    >>> display_math_html("x=1").count("<math")
+    1
+    >>> row = display_math_html(r"x=1,\\quad y=\\frac{1}{2\\quad 3}")
+    >>> row.startswith('<div class="math-display math-row">'), row.count("<math")
+    (True, 2)
+    """
+    parts = _top_level_parts(latex, r"\quad")
+    formulas = "".join(latex_to_mathml(part, display=True) for part in parts)
+    row = " math-row" if len(parts) > 1 else ""
+    return f'<div class="math-display{row}">{formulas}</div>\n'
+
+
+_OPENERS = ("\\left", "\\begin")
+_CLOSERS = ("\\right", "\\end")
+
+
+def _top_level_parts(latex: str, separator: str) -> list[str]:
+    """Split at ``separator`` outside every ``{…}``, ``\\left…\\right`` and ``\\begin…\\end``."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(latex):
+        char = latex[i]
+        if char == "\\":
+            command = re.match(r"\\[A-Za-z]+", latex[i:])
+            word = command.group(0) if command else latex[i : i + 2]  # \{ never opens a group
+            if word == separator and depth == 0:
+                parts.append(latex[start:i])
+                start = i + len(word)
+            depth += (word in _OPENERS) - (word in _CLOSERS)
+            i += len(word)
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        i += 1
+    parts.append(latex[start:])
+    return [part.strip() for part in parts if part.strip()] or [latex]

@@ -63,11 +63,15 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
             html.escape(exercise.suite or "", quote=True),
             html.escape(exercise.starter_code or ""),
         )
+        # The page groups the test results by these functions (each test's name starts with one).
+        functions = html.escape(" ".join(exercise.functions), quote=True)
         return (
-            f'<div class="code-exercise" data-exercise-id="{ex_id}" data-suite="{suite}">'
+            f'<div class="code-exercise" data-exercise-id="{ex_id}" data-suite="{suite}" '
+            f'data-functions="{functions}">'
             f'<label for="code-{ex_id}">{html.escape(exercise.label or exercise.prompt)}</label>\n'
             f'<textarea id="code-{ex_id}" name="code" spellcheck="false">{starter}</textarea>\n'
-            '<button type="button" class="run-code">Run (Ctrl/⌘+Enter)</button>'
+            '<button type="button" class="run-code" aria-keyshortcuts="Control+Enter Meta+Enter">'
+            "Run the tests</button>"
             '<div class="grade-results" aria-live="polite"></div></div>\n'
         )
     if exercise.kind == "choice":

@@ -13,7 +13,13 @@ from typing import Any
 from markdown_it.token import Token
 
 from qkv.lessons.directives import read_body, read_exercise, read_widget
-from qkv.lessons.markup import directive_of, latex_to_mathml, new_parser, placeholders_in
+from qkv.lessons.markup import (
+    directive_of,
+    display_math_html,
+    latex_to_mathml,
+    new_parser,
+    placeholders_in,
+)
 from qkv.lessons.model import Exercise, Problem
 
 __all__ = ["check_markdown"]
@@ -80,7 +86,8 @@ def check_markdown(
             )
         if token.type.startswith("math"):
             try:
-                latex_to_mathml(token.content)
+                render = latex_to_mathml if token.type == "math_inline" else display_math_html
+                render(token.content)
             except ValueError as error:
                 problems.append(Problem(file, line, str(error)))
         directive = directive_of(token) if token.type == "fence" else None

@@ -147,8 +147,14 @@ export function mountAttentionExplorer(widget) {
 
   function drawSteps(reply) {
     const table = el("table", { class: "steps-table" });
+    // A note above the table rather than its <caption>: a caption would scroll sideways with a wide table.
+    const note = el(
+      "p",
+      { class: "steps-note", id: `${uid}-steps-note` },
+      `One query against ${reply.scores.length} keys; d_k = ${reply.d_k}, so scores are divided by √${reply.d_k}.`,
+    );
+    table.setAttribute("aria-describedby", note.id);
     table.append(
-      el("caption", {}, `One query against ${reply.scores.length} keys; d_k = ${reply.d_k}, so scores are divided by √${reply.d_k}.`),
       el(
         "thead",
         {},
@@ -200,6 +206,7 @@ export function mountAttentionExplorer(widget) {
     });
     const outputText = `[${reply.output.map((v) => formatNumber(v)).join(", ")}]`;
     steps.replaceChildren(
+      note,
       el("div", { class: "table-scroll" }, table),
       el("h3", { class: "output-title" }, "Output = weights · V"),
       el("p", { class: "explorer-output", "data-output-vector": "" }, outputText),

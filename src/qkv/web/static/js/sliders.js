@@ -82,7 +82,7 @@ export function mountProjectionSliders(widget) {
         "tr",
         { "data-row": row.name },
         el("th", { scope: "row" }, row.label),
-        el("td", { class: "matrix" }, matrixText(config[row.matrix])),
+        el("td", { class: "matrix", "data-matrix": row.matrix }, matrixText(config[row.matrix])),
         cell,
         el("td", { class: "role" }, `“${config.roles?.[row.name] ?? row.role}”`),
       ),

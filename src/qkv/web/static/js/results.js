@@ -1,0 +1,128 @@
+// The grader's verdict on a code submission, drawn for a learner. A first run of the starter code fails
+// some twenty tests, so they are grouped by the function they test: each group opens with its first
+// failure in full and folds the other failures and all passes away behind a <details>.
+import { el } from "./format.js";
+
+const STATUS_WORDS = { pass: "passed", fail: "failed", error: "error", timeout: "timed out" };
+
+/** The tests grouped by the function whose name starts theirs, in the order `functions` lists them. */
+export function groupTests(tests, functions = []) {
+  const groups = new Map(functions.map((name) => [name, []]));
+  const other = [];
+  for (const test of tests) {
+    const name = String(test.name ?? "");
+    const owner = functions.find((fn) => name === fn || name.startsWith(`${fn} `));
+    (owner ? groups.get(owner) : other).push(test);
+  }
+  const result = [...groups].filter(([, members]) => members.length).map(([name, members]) => ({ name, tests: members }));
+  if (other.length) result.push({ name: null, tests: other });
+  return result;
+}
+
+/** A test's name without the function its group is already titled with ("project_qkv with one token" → "with one token"). */
+function shortName(test, fn) {
+  const name = String(test.name ?? "");
+  return fn && name.startsWith(`${fn} `) ? name.slice(fn.length + 1) : name;
+}
+
+function testItem(test, hintsShown, fn) {
+  const ok = test.status === "pass";
+  const item = el(
+    "li",
+    { class: `test-result test-${test.status}` },
+    el("span", { class: "test-mark", "aria-hidden": "true" }, ok ? "✓" : "✗"),
+    " ",
+    el("span", { class: "test-name", title: test.name }, shortName(test, fn)),
+    " ",
+    el("span", { class: "test-status" }, STATUS_WORDS[test.status] ?? test.status),
+  );
+  if (test.message) item.append(el("p", { class: "test-message" }, test.message));
+  // One hint often explains several failing tests: show it once, under the first of them.
+  if (test.hint && !hintsShown.has(test.hint)) {
+    hintsShown.add(test.hint);
+    item.append(el("p", { class: "test-hint" }, el("strong", {}, "Hint: "), test.hint));
+  }
+  return item;
+}
+
+function folded(summary, className, tests, hintsShown, fn) {
+  const list = el("ul", { class: "test-results" }, ...tests.map((test) => testItem(test, hintsShown, fn)));
+  return el("details", { class: className }, el("summary", {}, summary), list);
+}
+
+function groupTitle(group, passes) {
+  const ok = passes.length === group.tests.length;
+  return [
+    el("span", { class: "test-mark", "aria-hidden": "true" }, ok ? "✓" : "✗"),
+    " ",
+    group.name ? el("code", {}, group.name) : "Other tests",
+    " ",
+    el("span", { class: "test-group-count" }, `${passes.length} of ${group.tests.length} passed`),
+  ];
+}
+
+function groupBox(group) {
+  const failures = group.tests.filter((test) => test.status !== "pass");
+  const passes = group.tests.filter((test) => test.status === "pass");
+  const box = el("div", { class: `test-group ${failures.length ? "has-failures" : "all-pass"}` });
+  if (group.name) box.dataset.function = group.name;
+  // A group that passed is one folded line; a group with failures is open at its first failure.
+  if (!failures.length) box.append(el("details", { class: "passing-tests" }, el("summary", {}, ...groupTitle(group, passes))));
+  else box.append(el("p", { class: "test-group-title" }, ...groupTitle(group, passes)));
+  return { name: group.name, box, failures, passes };
+}
+
+/**
+ * Render a GradeResult dict into the `.grade-results` container.
+ *
+ * @param {HTMLElement} container
+ * @param {object|null} result  the grader's result: status, message, tests [{name, status, message, hint}], …
+ * @param {string[]} [functions]  the exercise's functions, to group the tests by
+ */
+export function renderGradeResult(container, result, functions = []) {
+  container.replaceChildren();
+  container.classList.remove("is-pass", "is-fail", "is-error", "is-busy");
+  if (!result) return;
+  const tests = Array.isArray(result.tests) ? result.tests : [];
+  const passed = tests.filter((test) => test.status === "pass").length;
+  let summary;
+  if (result.status === "pass") summary = `✓ All ${tests.length} tests passed.`;
+  else if (result.status === "error" && tests.length === 0) summary = "✗ Your code could not be graded.";
+  else summary = `✗ ${passed} of ${tests.length} tests passed.`;
+  container.classList.add(`is-${result.status === "pass" ? "pass" : result.status === "error" ? "error" : "fail"}`);
+  container.append(el("p", { class: "grade-summary" }, summary));
+  // The message repeats the count when there are tests; it matters when the code could not be run at all.
+  if (result.message && (result.status === "error" || tests.length === 0)) {
+    container.append(el("p", { class: "grade-message" }, result.message));
+  }
+  if (tests.length) {
+    const boxes = groupTests(tests, functions).map(groupBox);
+    const hintsShown = new Set();
+    // The first failure of every group is drawn first, so that its hint is the one shown in full.
+    const firsts = boxes.map(({ name, failures }) => (failures.length ? testItem(failures[0], hintsShown, name) : null));
+    boxes.forEach(({ name, box, failures, passes }, i) => {
+      if (firsts[i]) box.append(el("ul", { class: "test-results" }, firsts[i]));
+      const rest = failures.slice(1);
+      if (rest.length) {
+        const words = rest.length === 1 ? "1 more failing test" : `${rest.length} more failing tests`;
+        box.append(folded(words, "more-failures", rest, hintsShown, name));
+      }
+      if (!failures.length) {
+        box.querySelector("details").append(el("ul", { class: "test-results" }, ...passes.map((t) => testItem(t, hintsShown, name))));
+      } else if (passes.length) {
+        const words = passes.length === 1 ? "1 passing test" : `${passes.length} passing tests`;
+        box.append(folded(words, "passing-tests", passes, hintsShown, name));
+      }
+    });
+    container.append(el("div", { class: "test-groups" }, ...boxes.map(({ box }) => box)));
+  }
+  if (result.output) {
+    container.append(
+      el("details", { class: "grade-output" }, el("summary", {}, "What your code printed"), el("pre", {}, result.output)),
+    );
+  }
+  const meta = [];
+  if (typeof result.duration_ms === "number") meta.push(`${result.duration_ms} ms`);
+  if (result.sandbox) meta.push(`sandbox: ${result.sandbox}`);
+  if (meta.length) container.append(el("p", { class: "grade-meta" }, meta.join(" · ")));
+}

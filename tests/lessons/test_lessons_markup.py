@@ -1,0 +1,49 @@
+"""Display math: a row of formulas separated by a top-level \\quad wraps on narrow screens."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from qkv.lessons.markup import display_math_html, latex_to_mathml
+
+
+def formulas(html_text: str) -> list[str]:
+    return re.findall(r"<math [^>]*display=\"block\">.*?</math>", html_text)
+
+
+def test_a_single_formula_is_one_block() -> None:
+    html_text = display_math_html(r"O=AV")
+    assert html_text == f'<div class="math-display">{latex_to_mathml("O=AV", display=True)}</div>\n'
+
+
+def test_top_level_quads_separate_formulas_in_a_row() -> None:
+    html_text = display_math_html(r"S=QK^T,\quad A=\operatorname{softmax}(S),\quad O=AV.")
+    assert html_text.startswith('<div class="math-display math-row">')
+    assert formulas(html_text) == [
+        latex_to_mathml("S=QK^T,", display=True),
+        latex_to_mathml(r"A=\operatorname{softmax}(S),", display=True),
+        latex_to_mathml("O=AV.", display=True),
+    ]
+
+
+@pytest.mark.parametrize(
+    "latex",
+    [
+        r"x_{a\quad b}",  # inside braces
+        r"\left(a\quad b\right)",  # inside \left … \right
+        r"\begin{matrix}a\quad b\end{matrix}",  # inside an environment
+        r"a\qquad b",  # a longer command is not the separator
+        r"\quad",  # nothing on either side
+    ],
+)
+def test_quads_that_do_not_separate_formulas(latex: str) -> None:
+    html_text = display_math_html(latex)
+    assert html_text.startswith('<div class="math-display">')
+    assert len(formulas(html_text)) == 1
+
+
+def test_a_bad_part_is_quoted_in_the_error() -> None:
+    with pytest.raises(ValueError, match=r"^The formula 'y=\\left\(x' could not be converted to MathML"):
+        display_math_html(r"x=1,\quad y=\left(x")
