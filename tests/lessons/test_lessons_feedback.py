@@ -206,3 +206,20 @@ def test_a_single_number_for_a_longer_vector_asks_for_every_component() -> None:
     assert _length_message("o", [1.0], 3) == (
         "You typed a single number (1), but o is a vector with 3 components; type all 3, for example [a, b, c]."
     )
+
+
+def test_reversed_components_are_named_without_giving_the_answer_away() -> None:
+    feedback = LESSON.check("q", "[2, 3]")  # q = [3, 2] written backwards
+    assert feedback == Feedback(
+        False,
+        "Close: those are the right numbers, but in reverse order. Write q[0] first, then q[1]. "
+        "Component j of q is x dotted with column j of Wq: q[j] = x[0]·Wq[0][j] + x[1]·Wq[1][j].",
+        True,
+    )
+    assert "[3, 2]" not in feedback.message
+    assert LESSON.check("v", "[4, 2]").message.startswith("Close: those are the right numbers")
+    # A named mistake that happens to be the reversed answer keeps its own, more specific message:
+    # in variant 17, k = [0, -6] and reading Wk by columns gives [-6, 0].
+    variant = LESSON.variant(17)
+    assert variant["k"] == [0, -6]
+    assert LESSON.check("k", "[-6, 0]", variant_seed=17).message.startswith("That is x·Wkᵀ")

@@ -200,9 +200,10 @@ def test_the_worked_example_numbers() -> None:
     assert "output = [1.339523, 0.660477]; with only the first key allowed: [2, 0]" in fallback
     assert "0.7071070.669762" in fallback  # key 1: score 1/√2, weight
     for sentence in (
-        "Attention scores are not weights: they become weights only after normalization.",
-        "Causal masking comes before the softmax, not after it.",
-        "Attention weights alone do not amount to a causal explanation of why a model decided something.",
+        "Scores are not yet weights: only normalization (the softmax) turns them into weights.",
+        "A causal mask is applied to the scores before the softmax, not to the weights after it.",
+        "Attention weights on their own do not explain why a model made a decision; they are not a causal\n"
+        "account of it.",
     ):
         assert sentence in fallback
 

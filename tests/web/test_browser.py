@@ -520,6 +520,8 @@ def test_another_variant_and_problems_are_explained_in_sentences(
     seed = page.evaluate("fetch('/api/lessons/L4.1/progress').then(r => r.json())")["variant_seed"]
     assert isinstance(seed, int)
     variant = lesson.variant(seed)
+    # The new x reads as the lesson writes vectors: whole numbers, no trailing zeros.
+    expect(page.locator("#part1 .variant-status")).to_have_text(f"New variant: x = {_vector(variant['x'])}.")
     label = page.locator("#answer-q").evaluate("el => el.labels[0].textContent")
     assert f"x = {_vector(variant['x'])}" in label, (before, label)
     page.locator("#answer-q").fill(_vector(variant["q"]))

@@ -103,6 +103,19 @@ def _check_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
         ):
             return Feedback(False, fill(message, names), True)
     hint = f" {fill(exercise.hint, names)}" if exercise.hint else ""
+    backwards = expected[::-1]
+    if (
+        len(expected) > 1
+        and all(_close(got, backwards, exercise))
+        and not all(_close(backwards, expected, exercise))
+    ):
+        # Right numbers, wrong order: say so without giving the answer away.
+        return Feedback(
+            False,
+            f"Close: those are the right numbers, but in reverse order. Write {name}[0] first, then "
+            f"{name}[1]{', and so on' if len(expected) > 2 else ''}.{hint}",
+            True,
+        )
     if len(expected) > 1 and any(matches):
         wrong_places = [_ordinal(i) for i, ok in enumerate(matches) if not ok]
         right_places = [_ordinal(i) for i, ok in enumerate(matches) if ok]

@@ -4,7 +4,7 @@ import { ApiError, lessonApi, postJson } from "./js/api.js";
 import { mountCodeExercise } from "./js/code.js";
 import { mountAnswerForm } from "./js/exercises.js";
 import { mountAttentionExplorer } from "./js/explorer.js";
-import { el, formatVector } from "./js/format.js";
+import { el, formatCompact } from "./js/format.js";
 import { createProgressStore, readEmbeddedProgress, renderProgressIndicator } from "./js/progress.js";
 import { mountProjectionSliders } from "./js/sliders.js";
 
@@ -56,7 +56,9 @@ function mountVariantButton(section, ctx) {
         const freshButton = fresh.querySelector("button.new-variant");
         const freshStatus = fresh.querySelector(".variant-status");
         const x = reply.variant?.x;
-        if (freshStatus) freshStatus.textContent = Array.isArray(x) ? `New variant: x = ${formatVector(x)}.` : "New variant loaded.";
+        if (freshStatus) freshStatus.textContent = Array.isArray(x)
+          ? `New variant: x = [${x.map((v) => formatCompact(v)).join(", ")}].`
+          : "New variant loaded.";
         if (freshButton) freshButton.focus();
       } else {
         status.textContent = "New variant saved; reload the page to see it.";

@@ -151,7 +151,8 @@ export function mountAttentionExplorer(widget) {
     const note = el(
       "p",
       { class: "steps-note", id: `${uid}-steps-note` },
-      `One query against ${reply.scores.length} keys; d_k = ${reply.d_k}, so scores are divided by √${reply.d_k}.`,
+      `One query against ${reply.scores.length} keys; d_k = ${reply.d_k}, so scores are divided by √${reply.d_k}. ` +
+        "The deeper a key's shade, the more weight it gets.",
     );
     table.setAttribute("aria-describedby", note.id);
     table.append(
