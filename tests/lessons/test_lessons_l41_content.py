@@ -198,7 +198,7 @@ def test_the_worked_example_numbers() -> None:
     assert config == {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
     fallback = text_of(reference)
     assert "output = [1.339523, 0.660477]; with only the first key allowed: [2, 0]" in fallback
-    assert "0.7071070.669762" in fallback  # key 1: score 1/√2, weight
+    assert "0[1, 0]0.7071070.669762[2, 0]" in fallback  # key 0 (numbered as the explorer does): 1/√2, weight
     for sentence in (
         "Scores are not yet weights: only normalization (the softmax) turns them into weights.",
         "A causal mask is applied to the scores before the softmax, not to the weights after it.",

@@ -474,6 +474,24 @@ def test_phone_width_layout_has_no_horizontal_scroll(
     page.context.close()
 
 
+@pytest.mark.timeout(60)
+def test_without_javascript_the_lesson_reads_and_says_what_needs_it(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, java_script_enabled=False, viewport={"width": 1100, "height": 900})
+    page.goto(live_server.lesson_url)
+    expect(page.locator(".noscript-note")).to_contain_text("checking answers")
+    # The server's static widgets carry the numbers: the projection table and the worked example.
+    expect(page.locator('#idea [data-widget="projection-sliders"]')).to_contain_text("[3, 2]")
+    expect(page.locator('[data-widget="attention-explorer"]')).to_contain_text(
+        "output = [1.339523, 0.660477]; with only the first key allowed: [2, 0]"
+    )
+    expect(page.locator(".code-exercise textarea")).to_be_visible()
+    page.context.close()
+
+
 def _assert_lesson_fits_a_phone(page: Any) -> None:
     """Nothing a learner must read hides behind a sideways scroll (code blocks may scroll)."""
     hidden = page.evaluate(

@@ -108,7 +108,7 @@ def _render_explorer(config: Mapping[str, Any], names: Mapping[str, Any]) -> str
     causal = attention(q, K, V, mask=first_only)  # (1, d_v)
     d_k = len(config["q"])
     rows = "".join(
-        f'<tr><th scope="row">{j + 1}</th><td>{format_value(key)}</td><td>{format_value(float(score))}</td>'
+        f'<tr><th scope="row">{j}</th><td>{format_value(key)}</td><td>{format_value(float(score))}</td>'
         f"<td>{format_value(float(weight))}</td><td>{format_value(value)}</td></tr>"
         for j, (key, score, weight, value) in enumerate(zip(K, scores, weights[0], V, strict=True))
     )
