@@ -126,8 +126,29 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
 
 
 def _short(value: Any) -> str:
+    """``show(value)`` when it is short; otherwise what it is, not a wall of numbers.
+
+    Examples
+    --------
+    >>> _short(np.zeros((40, 3)))
+    'an array of shape (40, 3)'
+    >>> _short((np.zeros((4, 30)), np.zeros((4, 30)), np.zeros((4, 2))))
+    'a tuple of 3 arrays with shapes (4, 30), (4, 30) and (4, 2)'
+    >>> _short([1, 2])
+    '[1, 2]'
+    """
     text = show(value)
-    return text if len(text) <= 300 else text[:300] + "…"
+    if len(text) <= 120:
+        return text
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    if isinstance(value, tuple | list) and value and all(isinstance(item, np.ndarray) for item in value):
+        shapes = [str(item.shape) for item in value]
+        listed = shapes[0] if len(shapes) == 1 else ", ".join(shapes[:-1]) + " and " + shapes[-1]
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        plural = "s" if len(value) > 1 else ""
+        return f"a {kind} of {len(value)} array{plural} with shape{plural} {listed}"
+    return text[:120] + "…"
 
 
 def _fail(case: Case, message: str, hint: str | None) -> TestResult:
