@@ -549,7 +549,7 @@ def test_another_variant_and_problems_are_explained_in_sentences(
         _vector(variant["q"])
     )
 
-    # A full grading queue (the server's 503) reads as a request to retry, not as an error dump.
+    # A 503 shows the server's own sentence (a full queue, grading off, the database away).
     page.route(
         "**/api/lessons/L4.1/code",
         lambda route: route.fulfill(
@@ -559,6 +559,13 @@ def test_another_variant_and_problems_are_explained_in_sentences(
             body=json.dumps({"detail": "Every grading slot is taken; try again in a moment."}),
         ),
     )
+    page.locator(".code-exercise button.run-code").click()
+    expect(page.locator(".code-exercise .grade-results")).to_have_text(
+        "Every grading slot is taken; try again in a moment."
+    )
+    page.unroute("**/api/lessons/L4.1/code")
+    # A 503 without the server's sentence (a proxy in front, say) still reads as "busy".
+    page.route("**/api/lessons/L4.1/code", lambda route: route.fulfill(status=503, body=""))
     page.locator(".code-exercise button.run-code").click()
     expect(page.locator(".code-exercise .grade-results")).to_have_text(
         "The grader is busy, retry in a moment."

@@ -62,10 +62,11 @@ async function requestJson(url, init) {
     body = null;
   }
   if (!response.ok) {
-    if (response.status === 503) {
-      throw new ApiError("The grader is busy, retry in a moment.", 503);
-    }
     const detail = detailOf(body);
+    if (response.status === 503) {
+      // The server's sentence says which it is: the grader busy, grading off, or the database away.
+      throw new ApiError(detail ?? "The grader is busy, retry in a moment.", 503);
+    }
     throw new ApiError(detail ?? `The server answered with status ${response.status}.`, response.status);
   }
   if (body === null) {
