@@ -40,6 +40,15 @@ def test_index_lists_the_lesson_with_the_learners_progress(browser: Browser) -> 
     assert "1 of 6 exercises done" in " ".join(page.split())
 
 
+def test_index_shows_the_chapters_whole_outline_with_planned_lessons_unlinked(browser: Browser) -> None:
+    page = " ".join(browser.client.get("/", headers={"accept": "text/html"}).text.split())
+    places = re.findall(r'<span class="lesson-place">(L4\.\d) · lesson (\d) of 6</span>', page)
+    assert places == [(f"L4.{i}", str(i)) for i in range(1, 7)]
+    assert page.count('class="lesson-card is-planned"') == 5
+    assert 'href="/lessons/L4.2"' not in page
+    assert "Not written yet." in page
+
+
 def test_wrong_then_right_answer_is_saved_and_counted(browser: Browser) -> None:
     wrong = browser.answer("q", "3, 1")
     assert wrong.status_code == 200

@@ -43,9 +43,13 @@ def index(request: Request, app: AppServices, learner: Reader) -> Response:
     """Every chapter with its written lessons and the learner's progress on each."""
     chapters = []
     for chapter in app.catalog.chapters:
+        written = {lesson.id: lesson for lesson in app.catalog.lessons if lesson.chapter_id == chapter.id}
         lessons = []
-        for lesson in app.catalog.lessons:
-            if lesson.chapter_id != chapter.id:
+        for planned in chapter.planned:  # the chapter's whole outline, written lessons and planned ones
+            lesson = written.get(planned.id)
+            if lesson is None:
+                entry = {"id": planned.id, "title": planned.title, "place": chapter.position(planned.id)}
+                lessons.append({**entry, "written": False})
                 continue
             progress = build_progress(lesson, _activity(app, learner, lesson.id))
             lessons.append(
@@ -57,6 +61,7 @@ def index(request: Request, app: AppServices, learner: Reader) -> Response:
                     "url": str(request.url_for("lesson_page", lesson_id=lesson.id).path),
                     "done": progress["done"],
                     "total": progress["total"],
+                    "written": True,
                 }
             )
         chapters.append({"id": chapter.id, "title": chapter.title, "lessons": lessons})
