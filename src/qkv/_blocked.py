@@ -120,7 +120,8 @@ def blocked_attention(
         ``is_causal``; ``n_k - n_q`` lines the last query up with the last key). Key blocks that
         lie wholly in a query block's future are never computed.
     block_q, block_k : int, optional
-        Block sizes; ``BLOCK_Q`` and ``BLOCK_K`` by default.
+        Block sizes. By default ``BLOCK_K`` keys, and as many queries as keep a tile within
+        ``BLOCK_Q × BLOCK_K`` scores (``BLOCK_Q`` when there are at least ``BLOCK_K`` keys).
     threads : int, optional
         Worker threads; by default ``worker_count()``, or 1 below ``MIN_THREADED_SCORES`` scores.
 
@@ -160,7 +161,9 @@ def blocked_attention(
         out=np.empty((*batch, n_q, d_v), dtype),
         dead=np.empty((*batch, n_q), np.bool_),
     )
-    tasks = _query_blocks(problem, batch, block_q or BLOCK_Q, workers)
+    if block_q is None:  # fewer keys than a block: taller tiles of the same size, fewer calls
+        block_q = BLOCK_Q * BLOCK_K // min(problem.block_k, n_k)
+    tasks = _query_blocks(problem, batch, block_q, workers)
     if workers == 1 or len(tasks) == 1:
         for task in tasks:
             _run_query_block(problem, *task)
