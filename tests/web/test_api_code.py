@@ -15,8 +15,6 @@ from fastapi import FastAPI
 
 from qkv.web.grading import GradingClosed, GradingQueue, QueueFull
 
-pytest_plugins = ["backend_fixtures"]
-
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"
 )

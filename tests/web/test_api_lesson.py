@@ -8,8 +8,6 @@ from typing import Any
 from backend_fixtures import API, LESSON_URL, Browser
 from fastapi import FastAPI
 
-pytest_plugins = ["backend_fixtures"]
-
 
 def test_the_lesson_page_sets_a_learner_cookie_and_embeds_a_csrf_token(app: FastAPI) -> None:
     learner = Browser(app)

@@ -11,8 +11,6 @@ from itsdangerous import URLSafeSerializer
 
 from qkv.web.security import COOKIE_NAME, LearnerIdentity
 
-pytest_plugins = ["backend_fixtures"]
-
 
 def _cookie(browser: Browser) -> str:
     value = browser.client.cookies.get(COOKIE_NAME)

@@ -13,8 +13,6 @@ from fastapi import FastAPI
 
 from qkv.web.security import CONTENT_SECURITY_POLICY
 
-pytest_plugins = ["backend_fixtures"]
-
 
 def _assert_security_headers(headers: object) -> None:
     get = headers.get  # type: ignore[attr-defined]
