@@ -24,6 +24,7 @@ fully-masked-row policy to the rows this module reports as ``dead``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -265,9 +266,21 @@ def _mask_tile(S: FloatArray, p: _Problem, b: tuple[int, ...], i0: int, j0: int)
             return False
         np.copyto(S, -np.inf, where=excluded)
     if p.causal_offset is not None and j1 - 1 > i0 + p.causal_offset:  # the tile crosses the diagonal
-        future = np.arange(j0, j1)[None, :] > np.arange(i0 + p.causal_offset, i1 + p.causal_offset)[:, None]
-        np.copyto(S, -np.inf, where=future)  # (bq, bk)
+        np.copyto(S, -np.inf, where=_future(S.shape, i0 + p.causal_offset - j0))  # (bq, bk)
     return True
+
+
+@functools.lru_cache(maxsize=16)
+def _future(shape: tuple[int, int], lag: int) -> BoolArray:
+    """Which entries of a tile lie in the future: column c of row r when ``c > r + lag``.
+
+    Every tile that crosses the diagonal at the same place needs the same pattern, so it is built
+    once (and kept read-only, as threads share it).
+    """
+    rows, cols = shape
+    future = np.arange(cols)[None, :] > np.arange(lag, lag + rows)[:, None]  # (bq, bk)
+    future.flags.writeable = False
+    return future
 
 
 # -- threads -----------------------------------------------------------------------------------------
