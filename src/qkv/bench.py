@@ -30,10 +30,11 @@ __all__ = ["Measurement", "main", "matmul_gflops", "naive_attention", "run_atten
 
 DEFAULT_SIZES = (256, 1024, 4096, 8192)
 ROOFLINE_SIZE = 2048
-# Each timing repeats a call for about this long (at least MIN_REPEATS times), split into two rounds
-# so that every method is measured both early and late in the run.
+# Each timing repeats a call for about this long (at least MIN_REPEATS times), split into ROUNDS
+# rounds that take turns between the methods, so a burst of load elsewhere hits them all alike.
 SECONDS_PER_TIMING = 0.8
-MIN_REPEATS = 5
+MIN_REPEATS = 6
+ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -144,11 +145,17 @@ def run_attention_benchmark(
     for n in sizes:
         rng = np.random.default_rng(n)
         q, k, v = (rng.standard_normal((n, d)).astype(np.float32) for _ in range(3))
+        # Full and causal runs of every method are timed in the same rounds, so that both the
+        # ratios to PyTorch and the causal speedups compare figures taken close together.
+        methods = {
+            (name, causal): call
+            for causal in (False, True)
+            for name, call in _methods(q, k, v, causal, torch_sdpa).items()
+        }
+        rows = _measure(methods, n, flops=4.0 * n * n * d)
+        results.extend(rows)
         for causal in (False, True):
-            methods = _methods(q, k, v, causal, torch_sdpa)
-            rows = _measure(methods, n, causal, flops=4.0 * n * n * d)
-            results.extend(rows)
-            _print_rows(stream, rows)
+            _print_rows(stream, [row for row in rows if row.causal == causal])
     _print_summary(stream, results)
     return results
 
@@ -176,31 +183,31 @@ def _methods(
 
 
 def _measure(
-    methods: dict[str, Callable[[], object]], n: int, causal: bool, flops: float
+    methods: dict[tuple[str, bool], Callable[[], object]], n: int, flops: float
 ) -> list[Measurement]:
-    times: dict[str, list[float]] = {name: [] for name in methods}
-    for _round in range(2):
-        for name, call in methods.items():
-            times[name].extend(_timings(call))
+    times: dict[tuple[str, bool], list[float]] = {key: [] for key in methods}
+    for _round in range(ROUNDS):
+        for key, call in methods.items():
+            times[key].extend(_timings(call))
     return [
         Measurement(
             method=name,
             n=n,
             causal=causal,
-            seconds=statistics.median(times[name]),
+            seconds=statistics.median(times[name, causal]),
             peak_mib=None if name == "torch" else _peak_mib(call),
             flops=flops,
         )
-        for name, call in methods.items()
+        for (name, causal), call in methods.items()
     ]
 
 
 def _timings(call: Callable[[], object]) -> list[float]:
-    """Warm up once (threads, caches), then time enough calls for half a timing budget."""
+    """Warm up once (threads, caches), then time enough calls for one round's share of the budget."""
     start = time.perf_counter()
     call()
     first = time.perf_counter() - start
-    repeats = max(MIN_REPEATS // 2 + 1, round(SECONDS_PER_TIMING / 2 / max(first, 1e-6)))
+    repeats = max(-(-MIN_REPEATS // ROUNDS), round(SECONDS_PER_TIMING / ROUNDS / max(first, 1e-6)))
     seconds = []
     for _ in range(min(repeats, 200)):
         start = time.perf_counter()
