@@ -150,7 +150,7 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_write(
 
 
 SLOW_PROGRAM = (
-    "import time\ntime.sleep(1.5)\n\ndef project_qkv(X, Wq, Wk, Wv):\n    return X @ Wq, X @ Wk, X @ Wv\n"
+    "import time\ntime.sleep(3)\n\ndef project_qkv(X, Wq, Wk, Wv):\n    return X @ Wq, X @ Wk, X @ Wv\n"
 )
 
 
@@ -167,7 +167,7 @@ def test_sigterm_finishes_gradings_in_flight_and_exits_cleanly(start_server: Any
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [pool.submit(submit, browser) for browser in browsers]
-        time.sleep(0.7)  # both gradings are running in their sandboxes now
+        time.sleep(1.5)  # both gradings are running in their sandboxes now (each takes over 3 s)
         assert all(not future.done() for future in futures)
         exit_status = server.terminate(within=60)
         responses = [future.result(timeout=60) for future in futures]
