@@ -40,7 +40,7 @@ def sqlite_url(tmp_path: Path) -> str:
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """A URL whose connections live in a fresh PostgreSQL schema, dropped after the test."""
-    from sqlalchemy import create_engine, text
+    from sqlalchemy import create_engine, make_url, text
     from sqlalchemy.exc import SQLAlchemyError
 
     schema = f"qkv_rel_{uuid.uuid4().hex[:12]}"
@@ -49,7 +49,8 @@ def postgres_url() -> Iterator[str]:
         with admin.begin() as conn:
             conn.execute(text(f"CREATE SCHEMA {schema}"))
     except SQLAlchemyError as error:
-        pytest.skip(f"PostgreSQL is not reachable at {POSTGRES_URL}: {type(error).__name__}")
+        shown = make_url(POSTGRES_URL).render_as_string(hide_password=True)
+        pytest.skip(f"PostgreSQL is not reachable at {shown}: {type(error).__name__}")
     separator = "&" if "?" in POSTGRES_URL else "?"
     try:
         yield f"{POSTGRES_URL}{separator}options=-csearch_path%3D{schema}"
