@@ -103,3 +103,35 @@ def require_bubblewrap() -> None:
     """Grading in these tests goes through the real sandbox."""
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap (bwrap) is not installed; install it with: apt-get install bubblewrap")
+
+
+def descendants(pid: int) -> set[int]:
+    """Every living process below ``pid`` (children, grandchildren, ...), read from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # The command name sits in parentheses and may contain spaces; the parent id follows it.
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    """The ones of ``pids`` that still exist and are not zombies."""
+    living = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            living.add(pid)
+    return living

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from reliability_support import require_bubblewrap
+from reliability_support import alive, descendants, require_bubblewrap
 
 LESSON_API = "/api/lessons/L4.1"
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
@@ -125,11 +125,20 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_write(
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and (sum(acked) < 90 or sum(code_acked) < 6):
             time.sleep(0.05)
+        assert server.process is not None
+        sandboxes = descendants(server.process.pid)  # warm spares and gradings in flight
         server.kill()  # SIGKILL with requests in flight
         stop.set()
         for future in futures:
             future.result(timeout=60)
     assert sum(acked) >= 90 and sum(code_acked) >= 6, (acked, code_acked, server.log())
+    # No sandbox outlives the server that started it.
+    assert sandboxes, "the server had no child processes: is grading running?"
+    for _ in range(100):
+        if not alive(sandboxes):
+            break
+        time.sleep(0.1)
+    assert not alive(sandboxes), [Path(f"/proc/{pid}/cmdline").read_bytes()[:100] for pid in alive(sandboxes)]
     if backend == "sqlite":
         assert integrity(db_file) == "ok"
 
