@@ -54,14 +54,14 @@ def _port_in_use(host: str, port: int) -> bool:
 )
 @click.option(
     "--grading-concurrency",
-    default=2,
+    default=4,
     show_default=True,
     type=click.IntRange(1, 64),
     help="Programs graded at once.",
 )
 @click.option(
     "--grading-queue",
-    default=16,
+    default=0,
     show_default=True,
     type=click.IntRange(0, 10_000),
     help="Programs that may wait for a grader; more get 503 with Retry-After.",
@@ -98,6 +98,7 @@ def serve(
     # Imported here, not at the top: every other qkv command would pay for SQLAlchemy and FastAPI.
     from qkv.store import StoreError, default_database_url, describe_url
     from qkv.web.app import create_app
+    from qkv.web.protocol import HeadTimeoutH11Protocol
     from qkv.web.settings import Settings
 
     if _sandbox_available():
@@ -149,6 +150,7 @@ def serve(
         # for up to this long, then the lifespan stops the grader.
         timeout_graceful_shutdown=int(settings.shutdown_grace_s),
         server_header=False,
+        http=HeadTimeoutH11Protocol,  # a client that never finishes its headers is cut off
     )
     server = uvicorn.Server(config)
     # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal once it has shut down; by then

@@ -43,8 +43,8 @@ class Settings:
 
     Examples
     --------
-    >>> Settings(grading_concurrency=4).grading_queue
-    16
+    >>> Settings(grading_concurrency=8).grading_queue
+    0
     >>> Settings(grading_concurrency=0)
     Traceback (most recent call last):
     ...
@@ -54,8 +54,10 @@ class Settings:
     database_url: str | None = None
     secret_key: str | None = None
     allow_unsandboxed: bool = False
-    grading_concurrency: int = 2
-    grading_queue: int = 16
+    # Measured best for a class on 2 cores (docs/operations.md): runaway programs hold a grader for the
+    # whole 10 s limit, so a wait list only makes accepted programs wait behind them.
+    grading_concurrency: int = 4
+    grading_queue: int = 0
     warm_spares: int = 2
     max_body_bytes: int = 128 * 1024
     max_code_bytes: int = 64 * 1024
