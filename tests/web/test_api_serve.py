@@ -76,6 +76,7 @@ def test_serve_serves_the_lesson_and_exits_cleanly_on_sigterm(tmp_path: Path) ->
         page = httpx.get(url + "/lessons/L4.1")
         assert page.status_code == 200
         assert "Queries, keys and values" in page.text
+        assert "secure" not in page.headers["set-cookie"].lower()
     finally:
         status, output = _stop(process)
     assert status == 0, output
@@ -116,3 +117,33 @@ def test_a_port_in_use_is_a_sentence_and_exit_status_1(tmp_path: Path) -> None:
         )
     assert result.exit_code == 1
     assert f"Error: Port {port} on 127.0.0.1 is already in use; choose another with --port." in result.output
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_secure_cookies_flag_marks_the_learner_cookie_secure(tmp_path: Path) -> None:
+    process, url = _start(tmp_path, "--secure-cookies")
+    try:
+        cookie = httpx.get(url + "/lessons/L4.1").headers["set-cookie"]
+    finally:
+        _stop(process)
+    assert "; secure" in cookie.lower() and "httponly" in cookie.lower()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_serve_uses_the_request_head_deadline(tmp_path: Path) -> None:
+    from qkv.web.protocol import HeadTimeoutH11Protocol
+
+    process, url = _start(tmp_path)
+    try:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as stalled:
+            stalled.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            assert httpx.get(url + "/healthz").status_code == 200  # others are served meanwhile
+            stalled.settimeout(HeadTimeoutH11Protocol.head_timeout_s + 10)
+            started = time.monotonic()
+            assert stalled.recv(1024) == b""  # closed by the server, without an answer
+            assert time.monotonic() - started <= HeadTimeoutH11Protocol.head_timeout_s + 1
+    finally:
+        _stop(process)

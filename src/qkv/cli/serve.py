@@ -79,6 +79,12 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Key for signing learner cookies (default: a random key kept in the database).",
 )
 @click.option(
+    "--secure-cookies",
+    is_flag=True,
+    envvar="QKV_SECURE_COOKIES",
+    help="Mark cookies Secure (HTTPS only): set this when learners reach the server through HTTPS.",
+)
+@click.option(
     "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
 )
 def serve(
@@ -90,6 +96,7 @@ def serve(
     grading_queue: int,
     warm_spares: int,
     secret_key: str | None,
+    secure_cookies: bool,
     log_level: str,
 ) -> None:
     """Serve the interactive lesson at http://HOST:PORT/ until stopped (Ctrl+C or SIGTERM)."""
@@ -127,6 +134,7 @@ def serve(
             grading_concurrency=grading_concurrency,
             grading_queue=grading_queue,
             warm_spares=warm_spares,
+            secure_cookies=secure_cookies,
         )
         if port and _port_in_use(host, port):
             raise click.ClickException(
