@@ -182,7 +182,7 @@ def _expand(array: npt.NDArray[Any], batch: tuple[int, ...], last: tuple[int, ..
 # -- one query block ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Problem:
     q: FloatArray  # (*batch, n_q, d_k), already scaled
     k: FloatArray  # (*batch, n_k, d_k)
