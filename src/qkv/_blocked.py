@@ -308,6 +308,9 @@ def _run_on_threads(problem: _Problem, tasks: list[Task], workers: int) -> None:
         try:
             work()
         finally:
+            with claim:  # after an error (or Ctrl-C) here, leave the helpers nothing more to start
+                for _ in remaining:
+                    pass
             for helper in helpers:
                 helper.result()  # waits, and re-raises an error a helper hit
 

@@ -84,3 +84,30 @@ def test_a_forked_child_can_still_use_the_pool() -> None:
         answer = pipe.read()
     os.waitpid(pid, 0)
     assert answer == b"same"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("failing_block", [0, 24])
+def test_an_error_in_any_block_reaches_the_caller_and_blas_is_restored(failing_block: int) -> None:
+    before = blas_threads()
+    original = blocked._run_query_block
+
+    def failing(p: object, b: tuple[int, ...], i0: int, i1: int) -> None:
+        if i0 == failing_block:
+            raise MemoryError(f"block {i0} failed")
+        original(p, b, i0, i1)  # type: ignore[arg-type]
+
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.standard_normal((64, 8)), rng.standard_normal((40, 8)), rng.standard_normal((40, 3))
+    blocked._run_query_block = failing  # type: ignore[assignment]
+    try:
+        with pytest.raises(MemoryError, match=f"block {failing_block} failed"):
+            blocked.blocked_attention(Q, K, V, scale=0.5, block_q=8, block_k=8, threads=2)
+    finally:
+        blocked._run_query_block = original  # type: ignore[assignment]
+    assert blas_threads() == before
+    O, dead = blocked.blocked_attention(Q, K, V, scale=0.5, block_q=8, block_k=8, threads=2)
+    assert not dead.any()
+    np.testing.assert_allclose(
+        O, attention(Q, K, V, scale=0.5, return_weights=True)[0], rtol=1e-12, atol=1e-12
+    )
