@@ -1,17 +1,20 @@
 """Streaming attention: the plain path's result without ever holding the ``n_q × n_k`` scores.
 
 The queries are cut into blocks of ``BLOCK_Q`` rows and the keys into blocks of ``BLOCK_K`` rows.
-For one query block we walk through the key blocks and keep three running quantities per query
-(the "online softmax" of FlashAttention and of Rabe & Staats, 2021):
+For one query block we walk through the key blocks and keep two running sums per query (the
+"online softmax" of FlashAttention and of Rabe & Staats, 2021):
 
-    m    the largest score seen so far
-    l    the sum of exp(score - m) over the keys seen so far
-    acc  the sum of exp(score - m) · v over the keys seen so far
+    l    the sum of exp(score - ref) over the keys seen so far
+    acc  the sum of exp(score - ref) · v over the keys seen so far
 
-When a new key block raises a query's maximum from ``m`` to ``m'``, everything summed so far was
-measured against the old ``m``, so ``l`` and ``acc`` are multiplied by ``exp(m - m')`` before the
-block is added. After the last block ``acc / l`` is exactly ``softmax(S) V``, yet only one
-``BLOCK_Q × BLOCK_K`` tile of ``S`` existed at any time.
+where ``ref`` is a reference score of that query. After the last block ``acc / l`` is exactly
+``softmax(S) V``, whatever ``ref`` is, yet only one ``BLOCK_Q × BLOCK_K`` tile of ``S`` existed at
+any time. The reference only has to keep ``exp`` in range: the textbook choice is the largest
+score so far, which costs a subtraction over every tile and a rescaling of the sums whenever it
+grows. Here ``ref`` starts at 0 and moves (to the query's current top score, multiplying ``l``
+and ``acc`` by ``exp(ref - ref')``) only when a score comes within reach of overflow, more than
+``HEADROOM`` above it, or when a query's first scores all lie far below it. Typical scores never
+move it, so most tiles skip the subtraction.
 
 Query blocks are independent, so they run on a small thread pool: NumPy's matmul and ``exp`` release
 the GIL, and BLAS is held to one thread per worker (through threadpoolctl, when it is installed) so
@@ -54,6 +57,9 @@ BoolArray = npt.NDArray[np.bool_]
 # Tuned on a 2-core machine with a 1 MiB L2 cache per core: a 256 × 1024 float32 tile is 1 MiB.
 BLOCK_Q = 256
 BLOCK_K = 1024
+# How far (in nats) scores may rise above a query's reference before it moves: exp(8) ≈ 3000 keeps
+# the running sums far from overflow (blocked_attention checks that against the values' size).
+HEADROOM = 8.0
 # From this many scores per head on, ``attention`` takes the blocked path: it makes fewer passes over
 # the scores than the plain path, which spells out every step for the lesson.
 MIN_SCORES = 128 * 128
@@ -159,6 +165,7 @@ def blocked_attention(
         bias=None if bias is None else _expand(bias, batch, (n_q, n_k)),
         causal_offset=causal_offset,
         block_k=block_k or BLOCK_K,
+        headroom=_headroom(v, n_k),
         out=np.empty((*batch, n_q, d_v), dtype),
         dead=np.empty((*batch, n_q), np.bool_),
     )
@@ -171,6 +178,16 @@ def blocked_attention(
     else:
         _run_on_threads(problem, tasks, min(workers, len(tasks)))
     return problem.out, problem.dead
+
+
+def _headroom(v: FloatArray, n_k: int) -> float:
+    """HEADROOM, unless n_k weights of up to e^HEADROOM times |V| could overflow: then 0, which keeps
+    each query's reference at its largest score so far (the textbook online softmax)."""
+    if v.size == 0:
+        return HEADROOM
+    peak = max(float(v.max()), -float(v.min()))  # nan or inf if V holds them: the test below fails
+    limit = float(np.finfo(v.dtype).max)
+    return HEADROOM if peak * n_k * math.exp(HEADROOM + 1) < limit else 0.0
 
 
 def _expand(array: npt.NDArray[Any], batch: tuple[int, ...], last: tuple[int, ...] = ()) -> npt.NDArray[Any]:
@@ -191,6 +208,7 @@ class _Problem:
     bias: FloatArray | None  # (*batch, n_q, n_k), a broadcast view
     causal_offset: int | None
     block_k: int
+    headroom: float  # see HEADROOM
     out: FloatArray  # (*batch, n_q, d_v), written block by block
     dead: BoolArray  # (*batch, n_q)
 
@@ -223,32 +241,32 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
     k, v = p.k[b], p.v[b]  # (n_k, d_k), (n_k, d_v)
     dtype = q.dtype
     key_end = p.key_end(i1)
-    m = np.full(i1 - i0, -np.inf, dtype)  # (bq,) running maximum score
-    l = np.zeros(i1 - i0, dtype)  # (bq,) running sum of exp(score - m)
-    acc = np.zeros((i1 - i0, v.shape[-1]), dtype)  # (bq, d_v) running sum of exp(score - m) · v
+    ref = np.zeros(i1 - i0, dtype)  # (bq,) the score each query's exps are measured against
+    l = np.zeros(i1 - i0, dtype)  # (bq,) running sum of exp(score - ref)
+    acc = np.zeros((i1 - i0, v.shape[-1]), dtype)  # (bq, d_v) running sum of exp(score - ref) · v
     tile = np.empty((i1 - i0, min(p.block_k, key_end)), dtype)  # reused for every key block
-    summed = False
     for j0 in range(0, key_end, p.block_k):
         j1 = min(j0 + p.block_k, key_end)
         S = tile[:, : j1 - j0]  # (bq, bk)
         np.matmul(q, k[j0:j1].T, out=S)
         if not _mask_tile(S, p, b, i0, j0):
             continue  # every score in the tile is masked: it would add nothing
-        m_new = np.maximum(m, S.max(axis=1))  # (bq,)
-        # A row with no allowed key yet keeps m = -inf; shifting by 0 keeps its exps at 0, not NaN.
-        shift = np.where(m_new == -np.inf, dtype.type(0), m_new)  # (bq,)
-        np.subtract(S, shift[:, None], out=S)
-        np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
-        if summed:
-            rescale = np.exp(m - shift)  # (bq,) moves the old sums onto the new maximum
-            l = l * rescale + S.sum(axis=1)
+        top = S.max(axis=1)  # (bq,) -inf where the tile allows a query no key
+        # A query's reference moves to its new top score only if exp could overflow (a score more than
+        # `headroom` above it) or, before anything is summed, underflow (every score far below it).
+        move = (top > ref + p.headroom) | ((top < ref - p.headroom) & (l == 0) & (top > -np.inf))
+        if move.any():
+            new_ref = np.where(move, top, ref)  # (bq,)
+            # Moving up scales the old sums down; moving down only happens while they are still 0.
+            rescale = np.exp(np.minimum(ref - new_ref, 0))  # (bq,)
+            l *= rescale
             acc *= rescale[:, None]
-            acc += S @ v[j0:j1]  # (bq, d_v)
-        else:  # the first tile: there are no old sums to move
-            l = S.sum(axis=1)
-            np.matmul(S, v[j0:j1], out=acc)
-            summed = True
-        m = m_new
+            ref = new_ref
+        if ref.any():  # typical scores leave every reference at 0, and this pass is skipped
+            np.subtract(S, ref[:, None], out=S)
+        np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
+        l += S.sum(axis=1)
+        acc += S @ v[j0:j1]  # (bq, d_v)
     out = p.out[b][i0:i1]  # (bq, d_v)
     out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key, so l = 0
     np.divide(acc, l[:, None], out=out, where=l[:, None] > 0)

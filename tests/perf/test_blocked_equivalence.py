@@ -70,13 +70,23 @@ def problems(draw: st.DrawFn) -> dict[str, Any]:
         return rng.standard_normal((*lead, rows, cols)).astype(dtype)
 
     problem: dict[str, Any] = {"Q": part(n_q, d_k), "K": part(n_k, d_k), "V": part(n_k, d_v)}
-    mask_kind = draw(st.sampled_from(["none", "bool", "float", "key padding"]))
+    if dtype == np.float64:
+        # Large scores move the blocked path's reference scores (float32 would round them too coarsely
+        # for the 1e-6 comparison: an error of 1e-7 relative in a score of 300 is 3e-5 in a weight).
+        problem["Q"] = problem["Q"] * draw(st.sampled_from([1.0, 20.0, 300.0]))
+        # Huge values leave no headroom above the reference: the textbook online softmax runs.
+        problem["V"] = problem["V"] * draw(st.sampled_from([1.0, 1e306]))
+    kinds = ["none", "bool", "float", "key padding"] + (["far below"] if dtype == np.float64 else [])
+    mask_kind = draw(st.sampled_from(kinds))
     if mask_kind == "bool":
         problem["mask"] = rng.random((*batch, n_q, n_k)) < draw(st.sampled_from([0.05, 0.5, 0.95]))
     elif mask_kind == "float":
         bias = rng.standard_normal((n_q, n_k)).astype(dtype)
         bias[rng.random((n_q, n_k)) < 0.3] = -np.inf
         problem["mask"] = bias
+    elif mask_kind == "far below":  # every score far below 0: the reference must move down first
+        # (float64 only: float32 rounds a score near -200 by ~1e-5, beyond the 1e-6 comparison)
+        problem["mask"] = (rng.standard_normal((n_q, n_k)) * 5 - 200).astype(dtype)
     elif mask_kind == "key padding":  # (n_k,): whole key columns, so whole tiles, are masked
         problem["mask"] = np.arange(n_k) < draw(st.integers(0, n_k))
     problem["causal"] = draw(st.sampled_from([False, True, "top-left", "bottom-right"]))
