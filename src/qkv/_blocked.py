@@ -30,16 +30,13 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import os
-import threading
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from qkv._workers import run_on_threads, worker_count
 
 __all__ = [
     "BLOCK_K",
@@ -176,7 +173,7 @@ def blocked_attention(
         for task in tasks:
             _run_query_block(problem, *task)
     else:
-        _run_on_threads(problem, tasks, min(workers, len(tasks)))
+        run_on_threads(lambda task: _run_query_block(problem, *task), tasks, min(workers, len(tasks)))
     return problem.out, problem.dead
 
 
@@ -299,116 +296,3 @@ def _future(shape: tuple[int, int], lag: int) -> BoolArray:
     future = np.arange(cols)[None, :] > np.arange(lag, lag + rows)[:, None]  # (bq, bk)
     future.flags.writeable = False
     return future
-
-
-# -- threads -----------------------------------------------------------------------------------------
-
-
-def _run_on_threads(problem: _Problem, tasks: list[Task], workers: int) -> None:
-    """Run the tasks on ``workers`` threads: the caller and ``workers - 1`` from the pool.
-
-    Each thread takes the next task in order until none is left, so a thread that finishes early
-    takes over more blocks. The caller works too, which saves waking one more thread.
-    """
-    claim = threading.Lock()
-    remaining = iter(tasks)
-
-    def work() -> None:
-        while True:
-            with claim:
-                task = next(remaining, None)
-            if task is None:
-                return
-            _run_query_block(problem, *task)
-
-    with _single_threaded_blas():
-        helpers = [_pool(workers - 1).submit(work) for _ in range(workers - 1)]
-        try:
-            work()
-        finally:
-            with claim:  # after an error (or Ctrl-C) here, leave the helpers nothing more to start
-                for _ in remaining:
-                    pass
-            for helper in helpers:
-                helper.result()  # waits, and re-raises an error a helper hit
-
-
-def worker_count() -> int:
-    """How many threads the blocked path uses: the cores this process may run on.
-
-    Returns
-    -------
-    int
-        The number of usable cores, or 1 when threadpoolctl is not installed (without it BLAS
-        cannot be held to one thread per worker, and its own threads would compete with ours).
-
-    Examples
-    --------
-    >>> worker_count() >= 1
-    True
-    """
-    if _controller() is None:
-        return 1
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-_lock = threading.Lock()
-_state: dict[str, Any] = {"pool": None, "pool_size": 0, "controller": None, "limiter": None, "users": 0}
-
-
-def _controller() -> Any:
-    """threadpoolctl's view of the loaded BLAS libraries (built once), or None if it is missing."""
-    with _lock:
-        if _state["controller"] is None:
-            try:
-                from threadpoolctl import ThreadpoolController
-            except ImportError:
-                _state["controller"] = False
-            else:
-                _state["controller"] = ThreadpoolController()
-        return _state["controller"] or None
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    with _lock:
-        if _state["pool_size"] < workers:
-            if _state["pool"] is not None:
-                _state["pool"].shutdown(wait=False)
-            _state["pool"] = ThreadPoolExecutor(workers, thread_name_prefix="qkv-attention")
-            _state["pool_size"] = workers
-        pool: ThreadPoolExecutor = _state["pool"]
-        return pool
-
-
-@contextmanager
-def _single_threaded_blas() -> Iterator[None]:
-    """Hold BLAS to one thread while any blocked call is running (the limit is process-wide)."""
-    controller = _controller()
-    if controller is None:
-        yield
-        return
-    with _lock:
-        if _state["users"] == 0:
-            _state["limiter"] = controller.limit(limits=1, user_api="blas")
-        _state["users"] += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _state["users"] -= 1
-            if _state["users"] == 0:
-                _state["limiter"].restore_original_limits()
-                _state["limiter"] = None
-
-
-def _forget_threads() -> None:
-    # A forked child inherits the pool object but not its threads (and perhaps a held lock).
-    global _lock
-    _lock = threading.Lock()
-    _state.update(pool=None, pool_size=0, limiter=None, users=0)
-
-
-os.register_at_fork(after_in_child=_forget_threads)

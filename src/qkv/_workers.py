@@ -1,0 +1,153 @@
+"""A small shared thread pool for NumPy work that releases the GIL, with BLAS held to one thread.
+
+NumPy's matrix products already use every core through BLAS, but its element-wise functions
+(``exp``, ``max``, subtractions) use one. Running independent pieces of work on a few threads
+uses every core for both, provided BLAS does not start its own threads inside each of ours: while
+work runs here, BLAS is limited to one thread through threadpoolctl. Without threadpoolctl
+``worker_count()`` is 1 and callers should run their work inline, leaving BLAS its threads.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+__all__ = ["run_on_threads", "worker_count"]
+
+T = TypeVar("T")
+
+
+def run_on_threads(run: Callable[[T], object], tasks: Sequence[T], workers: int) -> None:
+    """Call ``run`` on every task, on ``workers`` threads: the caller and ``workers - 1`` pool threads.
+
+    Each thread takes the next task in order until none is left, so a thread that finishes early
+    takes over more of them. The caller works too, which saves waking one more thread. While the
+    tasks run, BLAS is held to one thread (process-wide, lifted when the last caller returns).
+
+    Parameters
+    ----------
+    run : callable
+        Called once per task, from any of the threads.
+    tasks : sequence
+        The tasks, in the order they should start.
+    workers : int
+        How many threads work on them, the caller included.
+
+    Raises
+    ------
+    Exception
+        The first error ``run`` raised; the tasks not yet started are then dropped.
+
+    Examples
+    --------
+    >>> done = []
+    >>> run_on_threads(done.append, range(5), workers=2)
+    >>> sorted(done)
+    [0, 1, 2, 3, 4]
+    """
+    claim = threading.Lock()
+    remaining = iter(range(len(tasks)))  # positions of the tasks no thread has taken yet
+
+    def work() -> None:
+        while True:
+            with claim:
+                position = next(remaining, None)
+            if position is None:
+                return
+            run(tasks[position])
+
+    with _single_threaded_blas():
+        helpers = [_pool(workers - 1).submit(work) for _ in range(workers - 1)] if workers > 1 else []
+        try:
+            work()
+        finally:
+            with claim:  # after an error (or Ctrl-C) here, leave the helpers nothing more to start
+                for _ in remaining:
+                    pass
+            for helper in helpers:
+                helper.result()  # waits, and re-raises an error a helper hit
+
+
+def worker_count() -> int:
+    """How many threads ``run_on_threads`` should use: the cores this process may run on.
+
+    Returns
+    -------
+    int
+        The number of usable cores, or 1 when threadpoolctl is not installed (without it BLAS
+        cannot be held to one thread per worker, and its own threads would compete with ours).
+
+    Examples
+    --------
+    >>> worker_count() >= 1
+    True
+    """
+    if _controller() is None:
+        return 1
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+_lock = threading.Lock()
+_state: dict[str, Any] = {"pool": None, "pool_size": 0, "controller": None, "limiter": None, "users": 0}
+
+
+def _controller() -> Any:
+    """threadpoolctl's view of the loaded BLAS libraries (built once), or None if it is missing."""
+    with _lock:
+        if _state["controller"] is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+            except ImportError:
+                _state["controller"] = False
+            else:
+                _state["controller"] = ThreadpoolController()
+        return _state["controller"] or None
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    with _lock:
+        if _state["pool_size"] < workers:
+            if _state["pool"] is not None:
+                _state["pool"].shutdown(wait=False)
+            _state["pool"] = ThreadPoolExecutor(workers, thread_name_prefix="qkv-attention")
+            _state["pool_size"] = workers
+        pool: ThreadPoolExecutor = _state["pool"]
+        return pool
+
+
+@contextmanager
+def _single_threaded_blas() -> Iterator[None]:
+    """Hold BLAS to one thread while any run_on_threads call is running (the limit is process-wide)."""
+    controller = _controller()
+    if controller is None:
+        yield
+        return
+    with _lock:
+        if _state["users"] == 0:
+            _state["limiter"] = controller.limit(limits=1, user_api="blas")
+        _state["users"] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _state["users"] -= 1
+            if _state["users"] == 0:
+                _state["limiter"].restore_original_limits()
+                _state["limiter"] = None
+
+
+def _forget_threads() -> None:
+    # A forked child inherits the pool object but not its threads (and perhaps a held lock).
+    global _lock
+    _lock = threading.Lock()
+    _state.update(pool=None, pool_size=0, limiter=None, users=0)
+
+
+os.register_at_fork(after_in_child=_forget_threads)
