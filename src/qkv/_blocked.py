@@ -58,8 +58,9 @@ BLOCK_K = 1024
 # the running sums far from overflow (blocked_attention checks that against the values' size).
 HEADROOM = 8.0
 # From this many scores per head on, ``attention`` takes the blocked path: it makes fewer passes over
-# the scores than the plain path, which spells out every step for the lesson.
-MIN_SCORES = 128 * 128
+# the scores than the plain path, which spells out every step for the lesson. Below it, the plain
+# path's lower fixed cost wins (they broke even between 192 × 192 and 256 × 256 here).
+MIN_SCORES = 224 * 224
 # From this many scores in all on, the blocks go to the thread pool; below it, waking the workers
 # costs more than the second core gives back.
 MIN_THREADED_SCORES = 512 * 512
