@@ -255,13 +255,9 @@ def _streamed(
 ) -> FloatArray:
     """The same attention for long sequences, streamed through key blocks by ``qkv._blocked``."""
     n_q, n_k = scores_shape[-2:]
+    align = _causal_align(causal)
     allowed, bias = _mask_parts(mask, False, scores_shape, q.dtype)  # causality is applied per block
-    if causal is False:
-        offset = None
-    elif causal is True or causal in _ALIGNS:
-        offset = 0 if causal in (True, "top-left") else n_k - n_q
-    else:
-        raise ValueError(f"causal must be False, True, 'top-left' or 'bottom-right', not {causal!r}.")
+    offset = None if align is None else (0 if align == "top-left" else n_k - n_q)
     O, dead = blocked_attention(q, k, v, scale=scale, allowed=allowed, bias=bias, causal_offset=offset)
     if not dead.any():
         return O
@@ -373,6 +369,17 @@ def _resolve_scale(scale: object, d_k: int) -> float:
     return float(scale)
 
 
+def _causal_align(causal: object) -> CausalAlign | None:
+    """The alignment that ``causal`` asks for, or None for no causal mask."""
+    if causal is False:
+        return None
+    if causal is True:
+        return "top-left"
+    if isinstance(causal, str) and causal in _ALIGNS:
+        return "top-left" if causal == "top-left" else "bottom-right"
+    raise ValueError(f"causal must be False, True, 'top-left' or 'bottom-right', not {causal!r}.")
+
+
 def _mask_parts(
     mask: npt.ArrayLike | None,
     causal: bool | str,
@@ -402,14 +409,9 @@ def _mask_parts(
                     "but this one holds NaN or +inf."
                 )
             bias = m.astype(dtype, copy=False)
-    if causal is not False:
-        if causal is True:
-            align = "top-left"
-        elif causal in _ALIGNS:
-            align = str(causal)
-        else:
-            raise ValueError(f"causal must be False, True, 'top-left' or 'bottom-right', not {causal!r}.")
+    align = _causal_align(causal)
+    if align is not None:
         n_q, n_k = scores_shape[-2:]
-        triangle = causal_mask(n_q, n_k, align=align)  # type: ignore[arg-type]
+        triangle = causal_mask(n_q, n_k, align=align)
         allowed = triangle if allowed is None else (allowed & triangle)
     return allowed, bias

@@ -290,3 +290,13 @@ def test_inputs_are_not_modified() -> None:
     attention(Qm, Km, Vm, mask=mask, causal=True)
     for after, original in zip((Qm, Km, Vm, mask), before, strict=True):
         np.testing.assert_array_equal(after, original)
+
+
+def test_causal_must_be_a_bool_or_an_alignment_name_even_on_the_streamed_path() -> None:
+    big = np.ones((300, 4))
+    for value in (1, "causal", np.array(True)):
+        for Qm in (np.eye(2), big):
+            with pytest.raises(
+                ValueError, match=r"^causal must be False, True, 'top-left' or 'bottom-right', not "
+            ):
+                attention(Qm, Qm, Qm, causal=value)  # type: ignore[arg-type]
