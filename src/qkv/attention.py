@@ -234,7 +234,8 @@ def attention(
     if allowed is not None:
         S = np.where(allowed, S, -np.inf)  # bool mask and causal: excluded keys get -inf
     A = _softmax(S, axis=-1)  # (..., n_q, n_k); all-masked rows are NaN here
-    A = _apply_all_masked_policy(A, S, all_masked)
+    if allowed is not None or bias is not None:  # without a mask no row can be all-masked
+        A = _apply_all_masked_policy(A, S, all_masked)
     O = A @ v  # (..., n_q, d_v)
 
     O = O.astype(out_dtype, copy=False)
@@ -274,16 +275,21 @@ def _streamed(
 
 
 def _scores(q: FloatArray, k: FloatArray, scale: float) -> FloatArray:
-    return (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(scale)  # (..., n_q, n_k)
+    # Scaling q rather than the product costs n_q·d_k multiplications instead of n_q·n_k.
+    return (q * q.dtype.type(scale)) @ np.swapaxes(k, -1, -2)  # (..., n_q, n_k)
 
 
 def _softmax(s: FloatArray, axis: int) -> FloatArray:
-    peak = np.max(s, axis=axis, keepdims=True)
-    peak = np.where(np.isfinite(peak), peak, 0)  # an all -inf slice stays -inf, so it becomes 0/0
-    weights = np.exp(s - peak)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        result: FloatArray = weights / np.sum(weights, axis=axis, keepdims=True)
-    return result
+    peak = s.max(axis=axis, keepdims=True)
+    peak[~np.isfinite(peak)] = 0  # an all -inf slice stays -inf, so it becomes 0/0
+    weights: FloatArray = np.exp(s - peak)
+    total = weights.sum(axis=axis, keepdims=True)
+    if total.all():
+        weights /= total
+    else:
+        with np.errstate(invalid="ignore"):  # 0/0: a slice with no allowed entry is NaN
+            weights /= total
+    return weights
 
 
 def _apply_all_masked_policy(A: FloatArray, S: FloatArray, policy: str) -> FloatArray:
