@@ -195,7 +195,7 @@ def _measure(
             n=n,
             causal=causal,
             seconds=statistics.median(times[name, causal]),
-            peak_mib=None if name == "torch" else _peak_mib(call),
+            peak_mib=None if name == "torch" else peak_extra_bytes(call) / 2**20,
             flops=flops,
         )
         for (name, causal), call in methods.items()
@@ -220,8 +220,17 @@ def _median_seconds(call: Callable[[], object]) -> float:
     return statistics.median(_timings(call))
 
 
-def _peak_mib(call: Callable[[], object]) -> float:
-    """The most memory NumPy held at once during one call, beyond what was held before it."""
+def peak_extra_bytes(call: Callable[[], object]) -> int:
+    """The most memory (bytes) NumPy held at once during one call, beyond what was held before it.
+
+    tracemalloc sees NumPy's array buffers, so this measures the arrays a call allocates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> peak_extra_bytes(lambda: np.ones(2**20, np.float32)) >= 4 * 2**20
+    True
+    """
     tracemalloc.start()
     try:
         before, _ = tracemalloc.get_traced_memory()
@@ -229,7 +238,7 @@ def _peak_mib(call: Callable[[], object]) -> float:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    return (peak - before) / 2**20
+    return peak - before
 
 
 def _load_torch() -> tuple[TorchSDPA | None, str]:

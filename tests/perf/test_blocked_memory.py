@@ -6,27 +6,14 @@ call is the extra memory the call needed. No timing is asserted here.
 
 from __future__ import annotations
 
-import tracemalloc
-from collections.abc import Callable
-
 import numpy as np
 import pytest
 
 from qkv import attention
+from qkv.bench import peak_extra_bytes
 
 MiB = 2**20
 N_Q, N_K, D = 2048, 32768, 16  # the score matrix alone would be 2048 · 32768 · 4 B = 256 MiB
-
-
-def peak_extra_bytes(call: Callable[[], object]) -> int:
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
-        call()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - before
 
 
 def test_tracemalloc_sees_numpy_buffers() -> None:
