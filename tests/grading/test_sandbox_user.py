@@ -86,3 +86,31 @@ def test_paths_in_a_private_directory_are_staged_readable() -> None:
     assert not staged.stat().st_mode & stat.S_IWOTH
     assert reachable_copy(str(tmp_path)) == str(tmp_path)  # already readable: used as it is
     shutil.rmtree(tmp_path)
+
+
+def test_staging_from_many_threads_at_once_makes_one_copy() -> None:
+    tmp_path = Path(tempfile.mkdtemp(dir="/tmp"))
+    private = tmp_path / "private"
+    (private / "lib").mkdir(parents=True)
+    for i in range(200):
+        (private / "lib" / f"m{i}.py").write_text(f"VALUE = {i}\n")
+    private.chmod(0o700)
+    tmp_path.chmod(0o755)
+    results: list[str] = []
+    errors: list[BaseException] = []
+
+    def stage() -> None:
+        try:
+            results.append(reachable_copy(str(private / "lib")))
+        except BaseException as error:  # pragma: no cover - the failure this test is about
+            errors.append(error)
+
+    threads = [threading.Thread(target=stage) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    shutil.rmtree(tmp_path)
+    assert errors == []
+    assert len(set(results)) == 1 and len(results) == 8
+    assert (Path(results[0]) / "m199.py").read_text() == "VALUE = 199\n"

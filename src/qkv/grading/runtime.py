@@ -15,6 +15,7 @@ import stat
 import sys
 import sysconfig
 import tempfile
+import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -192,7 +193,9 @@ def _link_or_copy(source: str, destination: str) -> None:
         shutil.copy2(source, destination)
 
 
-@cache
+_staging_lock = threading.Lock()  # warm spares start on several threads at once
+
+
 def reachable_copy(path: str) -> str:
     """``path`` itself if an unprivileged user can read it; otherwise a read-only copy that it can.
 
@@ -200,6 +203,12 @@ def reachable_copy(path: str) -> str:
     The copy keeps the permission bits of the original, and staged directories are not writable by anyone
     but the grader's own user.
     """
+    with _staging_lock:
+        return _reachable_copy(path)
+
+
+@cache
+def _reachable_copy(path: str) -> str:
     if others_can_read(path):
         return path
     real = os.path.realpath(path)
