@@ -114,3 +114,24 @@ def test_staging_from_many_threads_at_once_makes_one_copy() -> None:
     assert errors == []
     assert len(set(results)) == 1 and len(results) == 8
     assert (Path(results[0]) / "m199.py").read_text() == "VALUE = 199\n"
+
+
+def test_a_spare_pool_keeps_refilling_after_an_unexpected_start_failure() -> None:
+    from qkv.grading.limits import Limits
+    from qkv.grading.pool import SparePool
+    from qkv.grading.sandbox import SandboxProcess
+
+    calls = {"n": 0}
+
+    def start() -> SandboxProcess:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise FileExistsError("a race while staging")  # not a SandboxStartError
+        return SandboxProcess(Limits(), use_bwrap=shutil.which("bwrap") is not None)
+
+    pool = SparePool(1, start)
+    try:
+        assert pool.wait_until_full(timeout=30), "the pool stopped refilling after the failure"
+        assert pool.failures == 1
+    finally:
+        pool.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -9,6 +10,8 @@ from collections.abc import Callable
 from qkv.grading.sandbox import SandboxProcess, SandboxStartError
 
 __all__ = ["SparePool"]
+
+_log = logging.getLogger(__name__)
 
 
 class SparePool:
@@ -77,7 +80,11 @@ class SparePool:
             try:
                 spare = self._start()
                 spare.wait_ready()
-            except SandboxStartError:
+            except Exception as error:  # a refill thread must outlive any failed start
+                if not isinstance(error, SandboxStartError):
+                    _log.exception("A warm spare sandbox could not be started")
+                if spare is not None:
+                    spare.discard()
                 spare, failed = None, True
                 self.failures += 1
             with self._condition:
