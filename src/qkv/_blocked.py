@@ -54,9 +54,10 @@ BoolArray = npt.NDArray[np.bool_]
 # Tuned on a 2-core machine with a 1 MiB L2 cache per core: a 256 × 1024 float32 tile is 1 MiB.
 BLOCK_Q = 256
 BLOCK_K = 1024
-# How far (in nats) scores may rise above a query's reference before it moves: exp(8) ≈ 3000 keeps
-# the running sums far from overflow (blocked_attention checks that against the values' size).
-HEADROOM = 8.0
+# How far (in nats) scores may lie above or below a query's reference before it moves. exp(±20) is
+# far from float32's overflow and underflow (blocked_attention checks the sums against the values'
+# size), and it is wide enough that typical scores (d = 64, unit-scale inputs) never reach it.
+HEADROOM = 20.0
 # From this many scores per head on, ``attention`` takes the blocked path: it makes fewer passes over
 # the scores than the plain path, which spells out every step for the lesson. Below it, the plain
 # path's lower fixed cost wins (they broke even between 192 × 192 and 256 × 256 here).
@@ -154,16 +155,19 @@ def blocked_attention(
     if threads is None:
         threads = worker_count() if math.prod(batch) * n_q * n_k >= MIN_THREADED_SCORES else 1
     workers = max(1, threads)
+    headroom = _headroom(v, n_k)
     problem = _Problem(
         # Scaling the n_q × d_k queries once is cheaper than scaling every n_q × n_k tile.
         q=_expand(q * dtype.type(scale), batch),
         k=_expand(k, batch),
-        v=_expand(v, batch),
+        v1=_expand(_with_ones(v), batch),
+        # A bias can lift scores anywhere, so with one every tile looks for its top scores.
+        key_norm=None if bias is not None else _expand(_largest_norm(k), batch, ()),
         allowed=None if allowed is None else _expand(allowed, batch, (n_q, n_k)),
         bias=None if bias is None else _expand(bias, batch, (n_q, n_k)),
         causal_offset=causal_offset,
         block_k=block_k or BLOCK_K,
-        headroom=_headroom(v, n_k),
+        headroom=headroom,
         out=np.empty((*batch, n_q, d_v), dtype),
         dead=np.empty((*batch, n_q), np.bool_),
     )
@@ -188,10 +192,28 @@ def _headroom(v: FloatArray, n_k: int) -> float:
     return HEADROOM if peak * n_k * math.exp(HEADROOM + 1) < limit else 0.0
 
 
-def _expand(array: npt.NDArray[Any], batch: tuple[int, ...], last: tuple[int, ...] = ()) -> npt.NDArray[Any]:
-    """A view of ``array`` with the full batch dimensions (and ``last`` as its last two)."""
-    shape = (*batch, *(last or array.shape[-2:]))
+def _expand(
+    array: npt.NDArray[Any], batch: tuple[int, ...], last: tuple[int, ...] | None = None
+) -> npt.NDArray[Any]:
+    """A view of ``array`` with the full batch dimensions (and ``last`` as its last dimensions)."""
+    shape = (*batch, *(array.shape[-2:] if last is None else last))
     return array if array.shape == shape else np.broadcast_to(array, shape)
+
+
+def _with_ones(v: FloatArray) -> FloatArray:
+    """``[V | 1]``: multiplying the weights by it sums them in the same matrix product as ``A V``."""
+    v1 = np.empty((*v.shape[:-1], v.shape[-1] + 1), v.dtype)  # (..., n_k, d_v + 1)
+    v1[..., :-1] = v
+    v1[..., -1] = 1
+    return v1
+
+
+def _largest_norm(x: FloatArray) -> FloatArray:
+    """The largest Euclidean length of a row of ``x``, per batch entry (NaN if ``x`` holds NaN)."""
+    if x.shape[-2] == 0:
+        return np.zeros(x.shape[:-2], x.dtype)
+    lengths: FloatArray = np.sqrt(np.einsum("...ij,...ij->...i", x, x).max(axis=-1))  # (...,)
+    return lengths
 
 
 # -- one query block ---------------------------------------------------------------------------------
@@ -201,7 +223,8 @@ def _expand(array: npt.NDArray[Any], batch: tuple[int, ...], last: tuple[int, ..
 class _Problem:
     q: FloatArray  # (*batch, n_q, d_k), already scaled
     k: FloatArray  # (*batch, n_k, d_k)
-    v: FloatArray  # (*batch, n_k, d_v)
+    v1: FloatArray  # (*batch, n_k, d_v + 1), V with a column of ones (see _with_ones)
+    key_norm: FloatArray | None  # (*batch,) the longest key, or None under a bias
     allowed: BoolArray | None  # (*batch, n_q, n_k), a broadcast view
     bias: FloatArray | None  # (*batch, n_q, n_k), a broadcast view
     causal_offset: int | None
@@ -236,39 +259,60 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
 
 def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
     q = p.q[b][i0:i1]  # (bq, d_k)
-    k, v = p.k[b], p.v[b]  # (n_k, d_k), (n_k, d_v)
+    k, v1 = p.k[b], p.v1[b]  # (n_k, d_k), (n_k, d_v + 1)
     dtype = q.dtype
     key_end = p.key_end(i1)
-    ref = np.zeros(i1 - i0, dtype)  # (bq,) the score each query's exps are measured against
-    l = np.zeros(i1 - i0, dtype)  # (bq,) running sum of exp(score - ref)
-    acc = np.zeros((i1 - i0, v.shape[-1]), dtype)  # (bq, d_v) running sum of exp(score - ref) · v
+    # acc[:, :-1] is the running sum of exp(score - ref) · v and acc[:, -1] the running sum l of
+    # exp(score - ref): V's column of ones makes one matrix product compute both.
+    acc = np.zeros((i1 - i0, v1.shape[-1]), dtype)  # (bq, d_v + 1)
+    part = np.empty_like(acc)  # (bq, d_v + 1) one key block's share
+    summed = False  # whether acc holds anything yet
     tile = np.empty((i1 - i0, min(p.block_k, key_end)), dtype)  # reused for every key block
+    # Cauchy–Schwarz: |q·k| <= |q| |k|. When that bound is within the headroom, no score can overflow
+    # or underflow exp around the reference 0, so the references never move and no tile needs its top
+    # scores. Otherwise (or under a bias) each query's reference follows its scores (see _follow).
+    fixed = p.key_norm is not None and float(_largest_norm(q)) * float(p.key_norm[b]) <= p.headroom
+    ref = None if fixed else np.zeros(i1 - i0, dtype)  # (bq,) the score exps are measured against
     for j0 in range(0, key_end, p.block_k):
         j1 = min(j0 + p.block_k, key_end)
         S = tile[:, : j1 - j0]  # (bq, bk)
         np.matmul(q, k[j0:j1].T, out=S)
         if not _mask_tile(S, p, b, i0, j0):
             continue  # every score in the tile is masked: it would add nothing
-        top = S.max(axis=1)  # (bq,) -inf where the tile allows a query no key
-        # A query's reference moves to its new top score only if exp could overflow (a score more than
-        # `headroom` above it) or, before anything is summed, underflow (every score far below it).
-        move = (top > ref + p.headroom) | ((top < ref - p.headroom) & (l == 0) & (top > -np.inf))
-        if move.any():
-            new_ref = np.where(move, top, ref)  # (bq,)
-            # Moving up scales the old sums down; moving down only happens while they are still 0.
-            rescale = np.exp(np.minimum(ref - new_ref, 0))  # (bq,)
-            l *= rescale
-            acc *= rescale[:, None]
-            ref = new_ref
-        if ref.any():  # typical scores leave every reference at 0, and this pass is skipped
-            np.subtract(S, ref[:, None], out=S)
+        if ref is not None:
+            ref = _follow(S, ref, acc, p.headroom)
         np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
-        l += S.sum(axis=1)
-        acc += S @ v[j0:j1]  # (bq, d_v)
+        if summed:
+            np.matmul(S, v1[j0:j1], out=part)
+            acc += part
+        else:
+            np.matmul(S, v1[j0:j1], out=acc)
+            summed = True
+    l = acc[:, -1:]  # (bq, 1)
     out = p.out[b][i0:i1]  # (bq, d_v)
     out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key, so l = 0
-    np.divide(acc, l[:, None], out=out, where=l[:, None] > 0)
-    p.dead[b][i0:i1] = l == 0
+    np.divide(acc[:, :-1], l, out=out, where=l > 0)
+    p.dead[b][i0:i1] = l[:, 0] == 0
+
+
+def _follow(S: FloatArray, ref: FloatArray, acc: FloatArray, headroom: float) -> FloatArray:
+    """Move the references that this tile's scores require, rescale their sums, measure S against them.
+
+    A query's reference moves to its top score only if exp could overflow (a score more than
+    ``headroom`` above it) or, before anything is summed, underflow (every score far below it).
+    Returns the new references; ``acc`` is rescaled and ``S`` shifted in place.
+    """
+    top = S.max(axis=1)  # (bq,) -inf where the tile allows a query no key
+    l = acc[:, -1]  # (bq,)
+    move = (top > ref + headroom) | ((top < ref - headroom) & (l == 0) & (top > -np.inf))
+    if move.any():
+        new_ref = np.where(move, top, ref)  # (bq,)
+        # Moving up scales the old sums down; moving down only happens while they are still 0.
+        acc *= np.exp(np.minimum(ref - new_ref, 0))[:, None]
+        ref = new_ref
+    if ref.any():  # typical scores leave every reference at 0, and this pass is skipped
+        np.subtract(S, ref[:, None], out=S)
+    return ref
 
 
 def _mask_tile(S: FloatArray, p: _Problem, b: tuple[int, ...], i0: int, j0: int) -> bool:

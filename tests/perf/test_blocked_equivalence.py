@@ -182,3 +182,35 @@ def test_long_inputs_take_the_blocked_path_and_return_weights_takes_the_plain_on
         assert spy.call_count == 1
     assert A.shape == (n_q, n_k)
     assert_same_result(O, O_plain, V)
+
+
+@pytest.mark.parametrize(
+    ("query_scale", "mask_kind", "follows"),
+    [
+        (1.0, None, False),  # |q||k| within the headroom: the references stay at 0, no top scores
+        (1.0, "bool", False),  # a bool mask only removes scores, so the bound still holds
+        (1.0, "float", True),  # a bias can lift scores anywhere: every tile finds its top scores
+        (12.0, None, True),  # |q||k| beyond the headroom: every tile finds its top scores
+    ],
+)
+def test_reference_scores_are_followed_only_when_the_bound_does_not_hold(
+    query_scale: float, mask_kind: str | None, follows: bool
+) -> None:
+    rng = np.random.default_rng(5)
+    Q, K, V = (rng.standard_normal((n, 16)).astype(np.float32) for n in (40, 30, 30))
+    Q *= np.float32(query_scale)
+    mask: np.ndarray | None = None
+    if mask_kind == "bool":
+        mask = rng.random((40, 30)) < 0.7
+    elif mask_kind == "float":
+        mask = np.where(rng.random((40, 30)) < 0.7, 0.0, -np.inf).astype(np.float32)
+    want = plain(Q, K, V, mask=mask, causal=True)
+    with (
+        forced_blocks(block_q=8, block_k=8, threads=1),
+        mock.patch.object(blocked, "_follow", wraps=blocked._follow) as spy,
+    ):
+        got = attention(Q, K, V, mask=mask, causal=True)
+    assert spy.called == follows
+    # Scores of up to ~100 (query_scale 12) round by ~1e-5 in float32 on either path.
+    tolerance = 1e-6 if query_scale == 1.0 else 1e-4
+    np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * float(np.abs(V).max()))
