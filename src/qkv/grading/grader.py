@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import secrets
 import subprocess
 import time
@@ -19,7 +20,7 @@ from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
 from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError
 from qkv.grading.suite import SUITES, Case
-from qkv.grading.values import MalformedReport
+from qkv.grading.values import MalformedReport, clean_text
 from qkv.grading.verdict import judge, limit_message
 
 __all__ = ["BUBBLEWRAP", "RLIMITS_ONLY", "Grader", "SandboxUnavailable", "sandbox_available"]
@@ -28,6 +29,8 @@ BUBBLEWRAP = "bubblewrap"
 RLIMITS_ONLY = "rlimits only (no bubblewrap)"
 MAX_SOURCE_BYTES = 256 * 1024
 SIGKILL, SIGXCPU, SIGXFSZ = 9, 24, 25
+
+_log = logging.getLogger(__name__)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -228,7 +231,7 @@ def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str 
             elif kind == "result" and imported:
                 if event.get("id") != len(tests) or len(tests) >= len(cases):
                     raise MalformedReport("a result came for a test that was not expected next")
-                tests.append(judge(cases[len(tests)], event, limits))
+                tests.append(_judge_safely(cases[len(tests)], event, limits))
             elif kind == "done" and imported:
                 if len(tests) != len(cases):
                     raise MalformedReport("the report ended before every test had a result")
@@ -257,6 +260,26 @@ def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str 
     return "fail", f"{passed} of {len(tests)} tests passed.", tests
 
 
+def _judge_safely(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
+    """``judge``, except that a value it cannot handle fails the test instead of crashing the grader.
+
+    The values come from the learner's code, so a comparison or hint that trips over an odd one is a bug
+    to log, but never a reason for ``grade`` to raise (a 500 from the server, a traceback from the CLI).
+    """
+    try:
+        return judge(case, event, limits)
+    except MalformedReport:
+        raise
+    except Exception:
+        _log.exception("The grader could not judge a result for the test %r", case.name)
+        return TestResult(
+            case.name,
+            "fail",
+            f"The grader could not compare what {case.function} returned with the expected result, "
+            "so this test counts as failed.",
+        )
+
+
 def _stop_cause(raw: RawRun, limits: Limits) -> str:
     """Why the program ended before the report did, as a sentence."""
     if raw.timed_out:
@@ -283,6 +306,7 @@ def _import_error(event: dict[str, Any], raw: RawRun, limits: Limits) -> str:
     kind, message, line = event.get("type"), event.get("message"), event.get("line")
     if not isinstance(kind, str) or not isinstance(message, str):
         raise MalformedReport("an import error was reported without its type and message")
+    kind, message = clean_text(kind), clean_text(message)
     errno = event.get("errno")
     limit = limit_message(kind, message, errno if isinstance(errno, int) else None, limits)
     if limit is None and raw.processes_limit_hit and kind in ("BlockingIOError", "OSError", "RuntimeError"):

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from qkv.grading.values import numeric_array
+
 __all__ = [
     "BIASES",
     "BY_COLUMNS",
@@ -96,6 +98,8 @@ def _close(got: Any, want: Any) -> bool:
     """Same shape and the same numbers (to float rounding)."""
     if not isinstance(got, np.ndarray) or not isinstance(want, np.ndarray) or got.shape != want.shape:
         return False
+    if got.dtype.kind not in "biuf" or want.dtype.kind not in "biuf":
+        return False
     return bool(np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-5, atol=1e-8))
 
 
@@ -136,7 +140,7 @@ def projection_hint(args: Sequence[Any], got: Any, expected: Sequence[Any]) -> s
         return STUB
     if not isinstance(got, tuple | list) or len(got) != 3:
         return NOT_A_TUPLE
-    arrays = [np.asarray(g) if isinstance(g, np.ndarray | list | tuple) else None for g in got]
+    arrays = [numeric_array(g) for g in got]
     for order in permutations(range(3)):
         if order != (0, 1, 2) and all(_close(arrays[i], expected[j]) for i, j in enumerate(order)):
             return ORDER
@@ -191,7 +195,10 @@ def shape_hint(function: str, args: Sequence[int], got: Any, key: str | None = N
     """
     if got is None:
         return STUB
-    shape = tuple(got) if isinstance(got, tuple | list) else None
+    whole_numbers = isinstance(got, tuple | list) and all(
+        isinstance(n, int) and not isinstance(n, bool) for n in got
+    )
+    shape = tuple(got) if whole_numbers else None  # anything else may be unhashable or compare oddly
     if function == "output_shape":
         n_q, n_k, d_v = args
         return {(n_k, d_v): OUTPUT_WITH_NK, (n_q, n_k): OUTPUT_SCORES}.get(shape) if shape else None

@@ -101,6 +101,8 @@ def bwrap_command(bwrap: str, runtime: Runtime, rlimits: str, tmp_bytes: int, re
         "/proc",
         "--dev",
         "/dev",
+        "--remount-ro",  # bubblewrap's /dev is a tmpfs of no fixed size: /tmp is the only writable place
+        "/dev",
         "--size",
         str(tmp_bytes),
         "--tmpfs",
@@ -136,7 +138,7 @@ def bwrap_command(bwrap: str, runtime: Runtime, rlimits: str, tmp_bytes: int, re
     args += ["--ro-bind", source(runtime.stdlib), runtime.stdlib]
     for hidden in (runtime.site_packages, os.path.join(runtime.stdlib, "test")):
         if os.path.isdir(hidden):  # other packages, and the test suite's certificates and keys
-            args += ["--tmpfs", hidden]
+            args += ["--tmpfs", hidden, "--remount-ro", hidden]  # empty, and not a second, unbounded /tmp
     bound = tuple(directory + "/" for directory in runtime.library_dirs)
     if runtime.libpython and not os.path.realpath(runtime.libpython).startswith(bound):
         args += ["--ro-bind", source(runtime.libpython), runtime.libpython]

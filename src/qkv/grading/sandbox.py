@@ -26,6 +26,7 @@ from qkv.grading.runtime import bare_command, bwrap_command, bwrap_path, find_ru
 __all__ = ["RawRun", "SandboxProcess", "SandboxStartError"]
 
 MAX_REPORT_BYTES = 4 * 1024 * 1024
+MAX_REPORT_LINES = 10_000  # the harness writes one line per test and three more; anything longer is forged
 READY_TIMEOUT_S = 30.0
 GRACE_S = 0.5  # after "done": time for the process to exit by itself before it is killed
 # Joins the sandbox's cgroups, then becomes bubblewrap (or the bare interpreter).
@@ -164,6 +165,7 @@ class SandboxProcess:
         pending = json.dumps(job).encode()
         lines: list[bytes] = []
         report_bytes = len(self._buffer)
+        partial = bytearray()  # report bytes after self._buffer that hold no newline yet
         selector: selectors.BaseSelector = selectors.DefaultSelector()
         process = self.process
         assert process.stdin and process.stdout and process.stderr
@@ -205,9 +207,16 @@ class SandboxProcess:
                             result.malformed = "the report was larger than the grader accepts"
                             selector = _empty(selector)
                             break
-                        self._buffer += chunk
-                        *complete, self._buffer = self._buffer.split(b"\n")
+                        if b"\n" not in chunk:  # a line still in the making: append, do not re-scan
+                            partial += chunk
+                            continue
+                        *complete, rest = (self._buffer + bytes(partial) + chunk).split(b"\n")
+                        self._buffer, partial = rest, bytearray()
                         lines += complete
+                        if len(lines) > MAX_REPORT_LINES:
+                            result.malformed = "the report had more lines than the grader accepts"
+                            selector = _empty(selector)
+                            break
                         if not done and any(_is_done(line) for line in complete):
                             done = True  # wait a little for it to exit and its output to drain
                             deadline = min(deadline, time.monotonic() + GRACE_S)
@@ -234,7 +243,7 @@ class SandboxProcess:
             result.memory_limit_hit = self.cgroup.memory_limit_hit()
         self._remove_cgroup()
         if result.malformed is None:
-            result.events, result.malformed = _parse(lines, self._buffer)
+            result.events, result.malformed = _parse(lines, self._buffer + bytes(partial))
         return result
 
     def discard(self) -> None:

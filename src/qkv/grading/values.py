@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MalformedReport", "Opaque", "decode_value"]
+__all__ = ["MalformedReport", "Opaque", "clean_text", "decode_value", "numeric_array"]
 
 NUMERIC_DTYPES = {
     "bool",
@@ -56,10 +56,53 @@ def _number(value: object) -> float:
     raise MalformedReport(f"{value!r} is not a number")
 
 
+def clean_text(text: str) -> str:
+    r"""``text`` with every lone surrogate written out as ``\udXXX``, so that it encodes as UTF-8.
+
+    A learner's message such as ``ValueError("\ud800")`` reaches the grader as a JSON escape that decodes to
+    a lone surrogate; left in, it would break every UTF-8 encoder downstream (the web response, the store,
+    the terminal).
+
+    Examples
+    --------
+    >>> clean_text("ok \ud800!")
+    'ok \\ud800!'
+    >>> clean_text("Wq needs 2 rows")
+    'Wq needs 2 rows'
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def _text(value: object) -> str:
     if not isinstance(value, str):
         raise MalformedReport(f"{value!r} is not a string")
-    return value[:2000]
+    return clean_text(value[:2000])
+
+
+def numeric_array(value: object) -> np.ndarray[Any, Any] | None:
+    """``value`` as an array of numbers, or None when it is not one (ragged, text, None inside …).
+
+    Returned values are the learner's, so anything may come: a ragged list makes ``np.asarray`` raise, and
+    a list holding None or strings makes an array that cannot be compared with numbers.
+
+    Examples
+    --------
+    >>> numeric_array([[1, 2], [3, 4]]).shape
+    (2, 2)
+    >>> numeric_array([[1], [2, 3]]) is None, numeric_array([[None, "a"]]) is None, numeric_array(3) is None
+    (True, True, True)
+    """
+    if not isinstance(value, np.ndarray | list | tuple):
+        return None
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return array if array.dtype.kind in "biuf" else None
 
 
 def _int_list(value: object) -> list[int]:

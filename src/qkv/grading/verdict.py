@@ -10,7 +10,7 @@ from qkv.grading import hints
 from qkv.grading.limits import Limits
 from qkv.grading.results import TestResult
 from qkv.grading.suite import Case, Raises
-from qkv.grading.values import MalformedReport, Opaque, decode_value
+from qkv.grading.values import MalformedReport, Opaque, clean_text, decode_value, numeric_array
 
 __all__ = ["judge", "limit_message"]
 
@@ -86,6 +86,7 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
     if outcome == "raised":
         if not isinstance(event.get("type"), str) or not isinstance(event.get("message"), str):
             raise MalformedReport("an exception was reported without its type and message")
+        event = {**event, "type": clean_text(event["type"]), "message": clean_text(event["message"])}
         errno = event.get("errno")
         limit = limit_message(
             event["type"], event["message"], errno if isinstance(errno, int) else None, limits
@@ -169,8 +170,8 @@ def _projection(case: Case, got: Any) -> TestResult:
     if not isinstance(got, tuple | list) or len(got) != 3:
         return _fail(case, f"Expected (Q, K, V), three matrices, but got {_short(got)}.", hint)
     for name, mine, want in zip("QKV", got, expected, strict=True):
-        array = np.asarray(mine) if isinstance(mine, np.ndarray | list | tuple) else None
-        if array is None or array.dtype.kind not in "biuf":
+        array = numeric_array(mine)
+        if array is None:
             return _fail(case, f"Expected {name} to be an array, but got {_short(mine)}.", hint)
         if array.shape != want.shape:
             return _fail(

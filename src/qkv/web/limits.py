@@ -119,7 +119,7 @@ def json_problem(body: bytes) -> str | None:
         raise _NonFinite(name)
 
     try:
-        json.loads(text, parse_constant=refuse_constant)
+        document = json.loads(text, parse_constant=refuse_constant)
     except _NonFinite as constant:
         return f"The request body contains {constant}; numbers must be finite."
     except RecursionError:
@@ -128,6 +128,47 @@ def json_problem(body: bytes) -> str | None:
         return (
             f"The request body is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}."
         )
+    return _text_problem(document)
+
+
+def _text_problem(document: object) -> str | None:
+    r"""A sentence naming a string in ``document`` that the app could not store or send back, if any.
+
+    JSON escapes can spell a lone surrogate (``"\ud800"``), which no UTF-8 encoder accepts, and NUL
+    (``"\u0000"``), which PostgreSQL text columns refuse; both would otherwise fail deep in a route.
+    The walk is iterative: the document may be as deeply nested as the JSON parser allows.
+
+    Examples
+    --------
+    >>> _text_problem({"code": "x = 1", "n": [1, "ok"]}) is None
+    True
+    >>> _text_problem({"code": "x = '\ud800'"})
+    'The request body contains a lone surrogate (\\ud800) in a string; text must be valid Unicode.'
+    >>> _text_problem(["a\x00b"])
+    'The request body contains a NUL character (\\u0000) in a string, which this server does not accept.'
+    """
+    pending: list[object] = [document]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending += item.keys()
+            pending += item.values()
+        elif isinstance(item, list):
+            pending += item
+        elif isinstance(item, str):
+            if "\x00" in item:
+                return (
+                    "The request body contains a NUL character (\\u0000) in a string, "
+                    "which this server does not accept."
+                )
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                surrogate = f"\\u{ord(item[error.start]):04x}"
+                return (
+                    f"The request body contains a lone surrogate ({surrogate}) in a string; "
+                    "text must be valid Unicode."
+                )
     return None
 
 

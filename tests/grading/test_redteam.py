@@ -1,0 +1,188 @@
+"""Red-team findings: each test here failed before its fix (see the hostile corpus files it names).
+
+- odd returned values (ragged lists, None or text in a matrix, unhashable shapes, a lone surrogate in a
+  message) crashed the trusted side of the grader instead of failing the test;
+- /dev, /dev/shm and the empty tmpfs that hides site-packages were writable tmpfs of no fixed size, so a
+  submission could fill the machine's memory past the 16 MiB /tmp;
+- a report of endless short lines was parsed in full (and a report trickled byte by byte was re-scanned
+  after every read).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import qkv.grading.grader as grader_module
+from qkv.grading import Grader, GradeResult, Limits, sandbox_available
+from qkv.grading.grader import interpret
+from qkv.grading.sandbox import RawRun
+from qkv.grading.suite import SUITES
+
+HOSTILE = Path(__file__).parent / "hostile"
+CASES = SUITES["L4.1-part2"].cases(5)
+needs_bubblewrap = pytest.mark.skipif(
+    not sandbox_available(), reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+
+
+@pytest.fixture(scope="module")
+def strict_grader() -> Iterator[Grader]:
+    with Grader(require_sandbox=True, limits=Limits(wall_s=5.0)) as grader:
+        yield grader
+
+
+def grade_hostile(grader: Grader, name: str) -> GradeResult:
+    result = grader.grade((HOSTILE / name).read_text(), seed=5)
+    assert result.status != "pass", f"{name} passed: {result.message}"
+    # The results document must survive any UTF-8 encoder: the web response, the store, a terminal.
+    json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return result
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(60)
+def test_odd_returned_values_fail_their_tests_without_crashing_the_grader(strict_grader: Grader) -> None:
+    result = grade_hostile(strict_grader, "odd_return_values.py")
+    by_name = {test.name: test for test in result.tests}
+    assert result.status == "fail"
+    lesson = by_name["project_qkv reproduces the lesson's example x = [1, 2]"]
+    assert (lesson.status, lesson.message) == (
+        "fail",
+        "Expected Q to be an array, but got [[1.0], [2.0, 3.0]].",
+    )
+    shapes = by_name["output_shape with one query (n_q = 1)"]
+    assert shapes.status == "fail" and shapes.message is not None
+    assert shapes.message.endswith("but got ([1], [8]).") or shapes.message.startswith(
+        "Expected the shape (1,"
+    )
+    count = by_name["param_count for the lesson's sizes (2, 2, 2)"]
+    assert count.status == "error"
+    assert count.message == "param_count raised ValueError (line 22 of your file): no count for \\ud800 today"
+    assert not any("could not compare" in (test.message or "") for test in result.tests)
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(60)
+def test_only_tmp_is_writable_not_dev_shm_or_the_hidden_site_packages(strict_grader: Grader) -> None:
+    result = grade_hostile(strict_grader, "fill_dev_and_hidden_tmpfs.py")
+    assert result.status == "error"
+    assert result.message == (
+        "Your file called sys.exit() or exit() while it was being loaded, so no test could run. "
+        "Remove that call."
+    )
+    assert "outside /tmp" not in result.output
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(60)
+def test_a_report_of_endless_lines_is_refused(strict_grader: Grader) -> None:
+    result = grade_hostile(strict_grader, "trickle_report.py")
+    assert (result.status, result.tests) == ("error", [])
+    assert result.message == (
+        "Your code interfered with the grader's report (the report had more lines than the grader "
+        "accepts), so nothing could be checked."
+    )
+
+
+def test_a_comparison_that_trips_is_a_failed_test_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken_judge(*args: object) -> object:
+        raise RuntimeError("a bug in a comparison")
+
+    monkeypatch.setattr(grader_module, "judge", broken_judge)
+    events: list[dict[str, Any]] = [
+        {"event": "imported"},
+        {"event": "result", "id": 0, "outcome": "returned", "value": {"t": "none"}},
+    ]
+    status, _, tests = interpret(RawRun(events=events), CASES, Limits())
+    assert status == "fail"
+    assert tests[0].to_dict() == {
+        "name": CASES[0].name,
+        "status": "fail",
+        "message": "The grader could not compare what project_qkv returned with the expected result, "
+        "so this test counts as failed.",
+        "hint": None,
+    }
+
+
+def test_a_lone_surrogate_in_an_import_error_is_written_out() -> None:
+    event = {"event": "import_error", "type": "ValueError", "message": "bad \ud800", "line": 1, "errno": None}
+    status, message, _ = interpret(RawRun(events=[event]), CASES, Limits())
+    assert status == "error"
+    assert message == (
+        "Your file raised ValueError on line 1 while it was being loaded, so no test could run: bad \\ud800"
+    )
+
+
+# Values shaped like the harness's reports, including ones only a forged report or odd code produces.
+_TEXT = st.sampled_from(["Q", "K", "V", "q", "a", "\ud800", "\x00", "matmul", "broadcast"])
+_ARRAY = st.tuples(
+    st.sampled_from(["float64", "int64", "bool"]), st.lists(st.integers(0, 4), max_size=3)
+).flatmap(
+    lambda spec: st.lists(
+        st.booleans() if spec[0] == "bool" else st.integers(-5, 5),
+        min_size=math.prod(spec[1]),
+        max_size=math.prod(spec[1]),
+    ).map(lambda data: {"t": "ndarray", "dtype": spec[0], "shape": spec[1], "data": data})
+)
+_LEAF = st.one_of(
+    st.just({"t": "none"}),
+    st.booleans().map(lambda v: {"t": "bool", "v": v}),
+    st.integers(-(10**15) + 1, 10**15 - 1).map(lambda v: {"t": "int", "v": v}),
+    st.sampled_from([1, 2, 3, 12, 84]).map(lambda v: {"t": "int", "v": v}),
+    st.sampled_from([0.5, "nan", "inf", "-inf", 1e308]).map(lambda v: {"t": "float", "v": v}),
+    _TEXT.map(lambda v: {"t": "str", "v": v}),
+    _ARRAY,
+    st.just({"t": "object", "type": "Thing", "repr": "\ud800", "shape": [2, 3]}),
+)
+
+
+def _containers(children: Any) -> Any:
+    return st.one_of(
+        st.tuples(st.sampled_from(["tuple", "list"]), st.lists(children, max_size=4)).map(
+            lambda p: {"t": p[0], "n": len(p[1]), "items": p[1]}
+        ),
+        st.lists(st.tuples(children, children), max_size=3).map(
+            lambda pairs: {"t": "dict", "n": len(pairs), "items": [list(p) for p in pairs]}
+        ),
+        st.lists(children, min_size=3, max_size=3).map(
+            lambda values: {
+                "t": "dict",
+                "n": 3,
+                "items": [[{"t": "str", "v": k}, v] for k, v in zip("QKV", values, strict=True)],
+            }
+        ),
+    )
+
+
+_OUTCOME = st.one_of(
+    st.recursive(_LEAF, _containers, max_leaves=10).map(lambda v: {"outcome": "returned", "value": v}),
+    st.tuples(
+        st.sampled_from(["ValueError", "TypeError", "OSError"]), _TEXT, st.sampled_from([None, 11, 24])
+    ).map(lambda t: {"outcome": "raised", "type": t[0], "message": t[1], "line": None, "errno": t[2]}),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_OUTCOME, min_size=len(CASES), max_size=len(CASES)))
+def test_any_well_formed_report_is_judged_into_an_encodable_document(outcomes: list[dict[str, Any]]) -> None:
+    events = [
+        {"event": "imported"},
+        *({"event": "result", "id": i, **outcome} for i, outcome in enumerate(outcomes)),
+        {"event": "done"},
+    ]
+    status, message, tests = interpret(RawRun(events=events), CASES, Limits())
+    assert status in ("pass", "fail")
+    assert len(tests) == len(CASES)
+    json.dumps([message, [test.to_dict() for test in tests]], ensure_ascii=False).encode("utf-8")
+    assert not any("could not compare" in (test.message or "") for test in tests)
