@@ -124,6 +124,25 @@ def test_a_lone_surrogate_in_an_import_error_is_written_out() -> None:
     )
 
 
+def test_a_forged_array_shape_no_numpy_array_can_have_is_tampering() -> None:
+    forged = {"t": "ndarray", "dtype": "float64", "shape": [0, 2**63], "data": []}
+    events: list[dict[str, Any]] = [
+        {"event": "imported"},
+        {
+            "event": "result",
+            "id": 0,
+            "outcome": "returned",
+            "value": {"t": "tuple", "n": 3, "items": [forged] * 3},
+        },
+    ]
+    status, message, tests = interpret(RawRun(events=events), CASES, Limits())
+    assert (status, tests) == ("error", [])
+    assert message == (
+        "Your code interfered with the grader's report (an array has the shape [0, 9223372036854775808], "
+        "which no array can have), so nothing could be checked."
+    )
+
+
 # Values shaped like the harness's reports, including ones only a forged report or odd code produces.
 _TEXT = st.sampled_from(["Q", "K", "V", "q", "a", "\ud800", "\x00", "matmul", "broadcast"])
 _ARRAY = st.tuples(

@@ -189,10 +189,15 @@ def _decode_array(raw: dict[str, Any]) -> np.ndarray[Any, Any]:
     if not isinstance(data, list) or len(data) != math.prod(shape) or len(data) > MAX_ELEMENTS:
         raise MalformedReport("an array's data does not match its shape")
     if dtype.startswith("float"):
-        return np.array([_number(x) for x in data], dtype=np.float64).reshape(shape)
-    if not all(isinstance(x, int) for x in data):
+        values = np.array([_number(x) for x in data], dtype=np.float64)
+    elif not all(isinstance(x, int) for x in data):
         raise MalformedReport("an integer array holds something other than whole numbers")
+    else:
+        try:
+            values = np.array(data, dtype=np.int64 if dtype != "bool" else np.bool_)
+        except OverflowError:
+            raise MalformedReport("an integer array holds a number too large for int64") from None
     try:
-        return np.array(data, dtype=np.int64 if dtype != "bool" else np.bool_).reshape(shape)
-    except OverflowError:
-        raise MalformedReport("an integer array holds a number too large for int64") from None
+        return values.reshape(shape)
+    except ValueError:  # a shape such as (0, 2**63) that no NumPy array has, so the harness never sent it
+        raise MalformedReport(f"an array has the shape {shape!r}, which no array can have") from None
