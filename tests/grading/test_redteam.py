@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 import qkv.grading.grader as grader_module
 from qkv.grading import Grader, GradeResult, Limits, sandbox_available
+from qkv.grading.cgroups import cgroups_available
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
 from qkv.grading.suite import SUITES
@@ -92,6 +94,40 @@ def test_a_report_of_endless_lines_is_refused(strict_grader: Grader) -> None:
     assert result.message == (
         "Your code interfered with the grader's report (the report had more lines than the grader "
         "accepts), so nothing could be checked."
+    )
+
+
+def _processes_named(name: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        comm, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2]
+        if comm == name and state != "Z":  # a zombie is already dead, only not yet reaped
+            found.append(int(pid))
+    return found
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(60)
+def test_a_daemon_in_its_own_session_does_not_outlive_the_grading(strict_grader: Grader) -> None:
+    result = grade_hostile(strict_grader, "daemon_escape.py")  # held already; kept as a regression test
+    assert result.status == "fail" and result.score == (4, 22)
+    assert _processes_named("qkvdaemonchild") == []
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not cgroups_available(), reason="the cgroup v1 pids controller is not writable here")
+def test_a_thread_flood_hits_the_process_limit_by_name(strict_grader: Grader) -> None:
+    result = grade_hostile(strict_grader, "thread_flood.py")  # held already; kept as a regression test
+    assert result.message == (
+        "Your code started too many processes (the limit is 16), so the next one could not start. "
+        "This happened while your file was being loaded, so no test could run."
     )
 
 
