@@ -4,8 +4,10 @@
   message) crashed the trusted side of the grader instead of failing the test;
 - /dev, /dev/shm and the empty tmpfs that hides site-packages were writable tmpfs of no fixed size, so a
   submission could fill the machine's memory past the 16 MiB /tmp;
-- a report of endless short lines was parsed in full (and a report trickled byte by byte was re-scanned
-  after every read).
+- a report of endless short lines was parsed in full, and a report trickled byte by byte woke the grader
+  (and re-scanned its whole buffer) for every byte until the 4 MiB cap.
+
+Tests of attacks that already failed safely are marked as regression tests where they appear.
 """
 
 from __future__ import annotations
@@ -89,11 +91,23 @@ def test_only_tmp_is_writable_not_dev_shm_or_the_hidden_site_packages(strict_gra
 @pytest.mark.sandbox
 @pytest.mark.timeout(60)
 def test_a_report_of_endless_lines_is_refused(strict_grader: Grader) -> None:
-    result = grade_hostile(strict_grader, "trickle_report.py")
+    result = grade_hostile(strict_grader, "many_report_lines.py")
     assert (result.status, result.tests) == ("error", [])
     assert result.message == (
         "Your code interfered with the grader's report (the report had more lines than the grader "
         "accepts), so nothing could be checked."
+    )
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(60)
+def test_a_report_trickled_byte_by_byte_is_cut_off_at_once(strict_grader: Grader) -> None:
+    result = grade_hostile(strict_grader, "trickle_report.py")
+    assert (result.status, result.tests) == ("error", [])
+    assert result.message == (
+        "Your code interfered with the grader's report (the report came in more pieces than the harness "
+        "ever writes), so nothing could be checked."
     )
 
 

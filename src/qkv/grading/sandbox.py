@@ -27,6 +27,10 @@ __all__ = ["RawRun", "SandboxProcess", "SandboxStartError"]
 
 MAX_REPORT_BYTES = 4 * 1024 * 1024
 MAX_REPORT_LINES = 10_000  # the harness writes one line per test and three more; anything longer is forged
+# The harness writes each line with one call, so its report arrives in a few dozen reads (a few more for
+# large values). Code that trickles bytes into the pipe would make this process wake for every one of them.
+MAX_REPORT_READS = 4096
+SMALL_READ_BYTES, SMALL_READ_PAUSE_S = 4096, 0.001
 READY_TIMEOUT_S = 30.0
 GRACE_S = 0.5  # after "done": time for the process to exit by itself before it is killed
 # Joins the sandbox's cgroups, then becomes bubblewrap (or the bare interpreter).
@@ -166,6 +170,7 @@ class SandboxProcess:
         lines: list[bytes] = []
         report_bytes = len(self._buffer)
         partial = bytearray()  # report bytes after self._buffer that hold no newline yet
+        report_reads = 0
         selector: selectors.BaseSelector = selectors.DefaultSelector()
         process = self.process
         assert process.stdin and process.stdout and process.stderr
@@ -203,8 +208,13 @@ class SandboxProcess:
                         selector.unregister(key.fd)
                     elif key.data == "report":
                         report_bytes += len(chunk)
-                        if report_bytes > MAX_REPORT_BYTES:
-                            result.malformed = "the report was larger than the grader accepts"
+                        report_reads += 1
+                        if report_bytes > MAX_REPORT_BYTES or report_reads > MAX_REPORT_READS:
+                            result.malformed = (
+                                "the report was larger than the grader accepts"
+                                if report_bytes > MAX_REPORT_BYTES
+                                else "the report came in more pieces than the harness ever writes"
+                            )
                             selector = _empty(selector)
                             break
                         if b"\n" not in chunk:  # a line still in the making: append, do not re-scan
@@ -222,6 +232,10 @@ class SandboxProcess:
                             deadline = min(deadline, time.monotonic() + GRACE_S)
                     else:
                         key.data.add(chunk)
+                        if len(chunk) < SMALL_READ_BYTES:
+                            # Let output trickled a byte at a time pile up: a wake-up per write would
+                            # cost this process as much CPU as the submission spends writing.
+                            time.sleep(SMALL_READ_PAUSE_S)
         finally:
             selector.close()
             self._kill()

@@ -1,7 +1,7 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
-# Finds the report pipe through /proc/self/fd and trickles into it one byte at a time without a newline,
-# so that a grader re-scanning its whole buffer after every read does quadratic work; then many short
-# lines. Bounded: it stops after 3 s or 5 MiB (the grader accepts 4 MiB).
+# Finds the report pipe through /proc/self/fd and trickles into it one byte at a time, so that the
+# grader wakes up for every byte (and, before the fix, re-scanned its whole buffer after every read).
+# Bounded: it stops after 3 s or 5 MiB (the grader accepts 4 MiB).
 import os
 import time
 
@@ -14,7 +14,7 @@ for name in os.listdir("/proc/self/fd"):
         pass
 end, sent = time.monotonic() + 3, 0
 while report is not None and time.monotonic() < end and sent < 5 * 1024 * 1024:
-    sent += os.write(report, b"x" if sent < 1024 * 1024 else b"{}\n")
+    sent += os.write(report, b"x")
 
 
 def param_count(d_model, d_k, d_v):
