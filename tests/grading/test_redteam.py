@@ -111,6 +111,16 @@ def test_a_report_trickled_byte_by_byte_is_cut_off_at_once(strict_grader: Grader
     )
 
 
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(60)
+def test_an_exception_type_with_a_huge_name_is_cut_short(strict_grader: Grader) -> None:
+    result = grade_hostile(strict_grader, "long_names.py")
+    count = result.tests[-1]
+    assert count.status == "error"
+    assert count.message == f"param_count raised {'E' * 200}… (line 8 of your file): too long to read"
+
+
 def _processes_named(name: str) -> list[int]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):

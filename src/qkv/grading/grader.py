@@ -306,7 +306,7 @@ def _import_error(event: dict[str, Any], raw: RawRun, limits: Limits) -> str:
     kind, message, line = event.get("type"), event.get("message"), event.get("line")
     if not isinstance(kind, str) or not isinstance(message, str):
         raise MalformedReport("an import error was reported without its type and message")
-    kind, message = clean_text(kind), clean_text(message)
+    kind, message = clean_text(kind, 200), clean_text(message)
     errno = event.get("errno")
     limit = limit_message(kind, message, errno if isinstance(errno, int) else None, limits)
     if limit is None and raw.processes_limit_hit and kind in ("BlockingIOError", "OSError", "RuntimeError"):

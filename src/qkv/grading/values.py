@@ -56,20 +56,23 @@ def _number(value: object) -> float:
     raise MalformedReport(f"{value!r} is not a number")
 
 
-def clean_text(text: str) -> str:
-    r"""``text`` with every lone surrogate written out as ``\udXXX``, so that it encodes as UTF-8.
+def clean_text(text: str, limit: int = 2000) -> str:
+    r"""``text`` cut to ``limit`` characters, with every lone surrogate written out as ``\udXXX``.
 
-    A learner's message such as ``ValueError("\ud800")`` reaches the grader as a JSON escape that decodes to
-    a lone surrogate; left in, it would break every UTF-8 encoder downstream (the web response, the store,
-    the terminal).
+    The report may be forged, so a name or a message can be as long as the report itself. And a learner's
+    message such as ``ValueError("\ud800")`` reaches the grader as a JSON escape that decodes to a lone
+    surrogate; left in, it would break every UTF-8 encoder downstream (the web response, the store, the
+    terminal).
 
     Examples
     --------
     >>> clean_text("ok \ud800!")
     'ok \\ud800!'
-    >>> clean_text("Wq needs 2 rows")
-    'Wq needs 2 rows'
+    >>> clean_text("Wq needs 2 rows"), clean_text("E" * 500, limit=3)
+    ('Wq needs 2 rows', 'EEE…')
     """
+    if len(text) > limit:
+        text = text[:limit] + "…"
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -80,7 +83,7 @@ def clean_text(text: str) -> str:
 def _text(value: object) -> str:
     if not isinstance(value, str):
         raise MalformedReport(f"{value!r} is not a string")
-    return clean_text(value[:2000])
+    return clean_text(value)
 
 
 def numeric_array(value: object) -> np.ndarray[Any, Any] | None:

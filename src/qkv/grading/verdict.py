@@ -86,7 +86,7 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
     if outcome == "raised":
         if not isinstance(event.get("type"), str) or not isinstance(event.get("message"), str):
             raise MalformedReport("an exception was reported without its type and message")
-        event = {**event, "type": clean_text(event["type"]), "message": clean_text(event["message"])}
+        event = {**event, "type": clean_text(event["type"], 200), "message": clean_text(event["message"])}
         errno = event.get("errno")
         limit = limit_message(
             event["type"], event["message"], errno if isinstance(errno, int) else None, limits
