@@ -203,6 +203,20 @@ def test_a_forged_array_shape_no_numpy_array_can_have_is_tampering() -> None:
     )
 
 
+def test_a_dict_with_many_long_keys_gives_a_short_message() -> None:
+    keys = [[{"t": "str", "v": f"{index}" + "k" * 999}, {"t": "none"}] for index in range(64)]
+    shapes = {"t": "dict", "n": 64, "items": keys}
+    events: list[dict[str, Any]] = [
+        {"event": "imported"},
+        *({"event": "result", "id": i, "outcome": "returned", "value": shapes} for i in range(len(CASES))),
+        {"event": "done"},
+    ]
+    _, _, tests = interpret(RawRun(events=events), CASES, Limits())
+    message = next(test.message for test in tests if test.name.startswith("qkv_shapes")) or ""
+    assert message.startswith("Expected the keys 'Q', 'K' and 'V', but the dict has the keys '0kkk")
+    assert len(message) < 300
+
+
 # Values shaped like the harness's reports, including ones only a forged report or odd code produces.
 _TEXT = st.sampled_from(["Q", "K", "V", "q", "a", "\ud800", "\x00", "matmul", "broadcast"])
 _ARRAY = st.tuples(

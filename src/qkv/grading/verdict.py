@@ -198,7 +198,7 @@ def _shapes(case: Case, got: Any) -> TestResult:
         return _fail(case, f"Expected a dict with the keys 'Q', 'K' and 'V', but got {_short(got)}.", None)
     lowercase = set(got) == {"q", "k", "v"}
     if set(got) != set(expected):
-        keys = ", ".join(show(key) for key in got) or "none"
+        keys = clean_text(", ".join(show(key) for key in got), 200) or "none"  # 64 long keys: a wall of text
         return _fail(
             case,
             f"Expected the keys 'Q', 'K' and 'V', but the dict has the keys {keys}.",
