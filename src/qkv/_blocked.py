@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,9 +159,10 @@ def blocked_attention(
     headroom = _headroom(v, n_k)
     problem = _Problem(
         # Scaling the n_q × d_k queries once is cheaper than scaling every n_q × n_k tile.
-        q=_expand(q * dtype.type(scale), batch),
+        q=_expand(q, batch),
+        scale=scale,
         k=_expand(k, batch),
-        v1=_expand(_with_ones(v), batch),
+        v1=_expand(_with_ones(v, _scratch("call", v.dtype, (*v.shape[:-1], v.shape[-1] + 1))[0]), batch),
         # A bias can lift scores anywhere, so with one every tile looks for its top scores.
         key_norm=None if bias is not None else _expand(_largest_norm(k), batch, ()),
         allowed=None if allowed is None else _expand(allowed, batch, (n_q, n_k)),
@@ -200,12 +202,39 @@ def _expand(
     return array if array.shape == shape else np.broadcast_to(array, shape)
 
 
-def _with_ones(v: FloatArray) -> FloatArray:
-    """``[V | 1]``: multiplying the weights by it sums them in the same matrix product as ``A V``."""
-    v1 = np.empty((*v.shape[:-1], v.shape[-1] + 1), v.dtype)  # (..., n_k, d_v + 1)
-    v1[..., :-1] = v
+def _with_ones(v: FloatArray, v1: FloatArray) -> FloatArray:
+    """Fill ``v1`` with ``[V | 1]``: multiplying the weights by it sums them in the same matrix product
+    as ``A V``."""
+    v1[..., :-1] = v  # (..., n_k, d_v + 1)
     v1[..., -1] = 1
     return v1
+
+
+# Each thread keeps its scratch arrays between calls: a fresh buffer of a few hundred KiB comes from
+# mmap and is page-faulted in on every call, which cost as much as the arithmetic at n = 256.
+SCRATCH_BYTES = 4 * 2**20  # per thread and purpose; larger requests get fresh arrays
+_kept = threading.local()
+
+
+def _scratch(purpose: str, dtype: np.dtype[Any], *shapes: tuple[int, ...]) -> list[npt.NDArray[Any]]:
+    """Uninitialised arrays of these shapes, carved from this thread's kept buffer for ``purpose``.
+
+    The arrays stay valid until the same thread asks for the same purpose again.
+    """
+    sizes = [-(-math.prod(shape) * dtype.itemsize // 64) * 64 for shape in shapes]  # 64-byte aligned
+    total = sum(sizes)
+    if total > SCRATCH_BYTES:
+        return [np.empty(shape, dtype) for shape in shapes]
+    buffer: npt.NDArray[np.uint8] | None = getattr(_kept, purpose, None)
+    if buffer is None or buffer.size < total:
+        buffer = np.empty(total, np.uint8)
+        setattr(_kept, purpose, buffer)
+    arrays, start = [], 0
+    for shape, size in zip(shapes, sizes, strict=True):
+        count = math.prod(shape) * dtype.itemsize
+        arrays.append(buffer[start : start + count].view(dtype).reshape(shape))
+        start += size
+    return arrays
 
 
 def _largest_norm(x: FloatArray) -> FloatArray:
@@ -221,7 +250,8 @@ def _largest_norm(x: FloatArray) -> FloatArray:
 
 @dataclass(slots=True)
 class _Problem:
-    q: FloatArray  # (*batch, n_q, d_k), already scaled
+    q: FloatArray  # (*batch, n_q, d_k), not yet scaled
+    scale: float
     k: FloatArray  # (*batch, n_k, d_k)
     v1: FloatArray  # (*batch, n_k, d_v + 1), V with a column of ones (see _with_ones)
     key_norm: FloatArray | None  # (*batch,) the longest key, or None under a bias
@@ -258,16 +288,19 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
 
 
 def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
-    q = p.q[b][i0:i1]  # (bq, d_k)
     k, v1 = p.k[b], p.v1[b]  # (n_k, d_k), (n_k, d_v + 1)
-    dtype = q.dtype
+    dtype = k.dtype
     key_end = p.key_end(i1)
+    bq, d_k, d_v1 = i1 - i0, k.shape[-1], v1.shape[-1]
+    q, acc, part, tile = _scratch(
+        "block", dtype, (bq, d_k), (bq, d_v1), (bq, d_v1), (bq, min(p.block_k, key_end))
+    )
+    # Scaling the queries is cheaper than scaling every tile of scores.
+    np.multiply(p.q[b][i0:i1], dtype.type(p.scale), out=q)  # (bq, d_k)
     # acc[:, :-1] is the running sum of exp(score - ref) · v and acc[:, -1] the running sum l of
-    # exp(score - ref): V's column of ones makes one matrix product compute both.
-    acc = np.zeros((i1 - i0, v1.shape[-1]), dtype)  # (bq, d_v + 1)
-    part = np.empty_like(acc)  # (bq, d_v + 1) one key block's share
-    summed = False  # whether acc holds anything yet
-    tile = np.empty((i1 - i0, min(p.block_k, key_end)), dtype)  # reused for every key block
+    # exp(score - ref): V's column of ones makes one matrix product compute both. `part` is one key
+    # block's share, `tile` one block of scores.
+    acc[...] = 0  # (bq, d_v + 1)
     # Cauchy–Schwarz: |q·k| <= |q| |k|. When that bound is within the headroom, no score can overflow
     # or underflow exp around the reference 0, so the references never move and no tile needs its top
     # scores. Otherwise (or under a bias) each query's reference follows its scores (see _follow).
@@ -282,12 +315,8 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
         if ref is not None:
             ref = _follow(S, ref, acc, p.headroom)
         np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
-        if summed:
-            np.matmul(S, v1[j0:j1], out=part)
-            acc += part
-        else:
-            np.matmul(S, v1[j0:j1], out=acc)
-            summed = True
+        np.matmul(S, v1[j0:j1], out=part)  # (bq, d_v + 1)
+        acc += part
     l = acc[:, -1:]  # (bq, 1)
     out = p.out[b][i0:i1]  # (bq, d_v)
     out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key, so l = 0
