@@ -203,6 +203,22 @@ def test_a_forged_array_shape_no_numpy_array_can_have_is_tampering() -> None:
     )
 
 
+def test_out_of_memory_from_the_kernel_is_named_as_the_memory_limit() -> None:
+    # Empty files cost no tmpfs space but kernel memory, which the sandbox's cgroup counts: a loop making
+    # directories in /tmp ends with ENOMEM (seen: ~1.1 KiB each, 415 MiB after 2 s), not with ENOSPC.
+    event = {
+        "event": "import_error",
+        "type": "OSError",
+        "message": "[Errno 12] Cannot allocate memory: '/tmp/d1'",
+    }
+    status, message, _ = interpret(RawRun(events=[{**event, "line": 4, "errno": 12}]), CASES, Limits())
+    assert status == "error"
+    assert message == (
+        "Your code used more than 1 GiB of memory, so it was stopped. "
+        "This happened while your file was being loaded, so no test could run."
+    )
+
+
 def test_a_dict_with_many_long_keys_gives_a_short_message() -> None:
     keys = [[{"t": "str", "v": f"{index}" + "k" * 999}, {"t": "none"}] for index in range(64)]
     shapes = {"t": "dict", "n": 64, "items": keys}

@@ -18,6 +18,7 @@ BLOCKING_ERRNO = 11  # EAGAIN: what fork() fails with when the process limit is 
 TOO_BIG_ERRNO = 27  # EFBIG
 TOO_MANY_FILES_ERRNO = 24  # EMFILE
 NO_SPACE_ERRNO = 28  # ENOSPC: the tmpfs /tmp is full
+OUT_OF_MEMORY_ERRNO = 12  # ENOMEM: e.g. millions of empty files in /tmp, whose inodes the cgroup counts
 
 
 def show(value: Any) -> str:
@@ -48,7 +49,7 @@ def show(value: Any) -> str:
 
 def limit_message(exception: str, message: str, errno: int | None, limits: Limits) -> str | None:
     """The sentence naming a limit, when an exception shows that the submission hit one."""
-    if exception == "MemoryError":
+    if exception == "MemoryError" or errno == OUT_OF_MEMORY_ERRNO:
         return limits.describe_memory()
     if errno == BLOCKING_ERRNO and exception in ("BlockingIOError", "OSError"):
         return limits.describe_processes()
