@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import qkv.grading.grader as grader_module
 from qkv.grading import Grader, GradeResult, Limits, sandbox_available
-from qkv.grading.cgroups import cgroups_available
+from qkv.grading.cgroups import SandboxCgroup, cgroups_available
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
 from qkv.grading.suite import SUITES
@@ -119,6 +119,24 @@ def test_an_exception_type_with_a_huge_name_is_cut_short(strict_grader: Grader) 
     count = result.tests[-1]
     assert count.status == "error"
     assert count.message == f"param_count raised {'E' * 200}… (line 8 of your file): too long to read"
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(60)
+def test_without_a_pids_cgroup_the_process_limit_still_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a machine with cgroup v2 only (most current distributions), or where making a cgroup fails, a
+    # root grader used to set no process limit at all: RLIMIT_NPROC was skipped for root, although the
+    # sandbox runs as an unprivileged uid for which it holds.
+    monkeypatch.setattr(SandboxCgroup, "create", classmethod(lambda cls, *args: None))
+    with Grader(require_sandbox=True, limits=Limits(wall_s=5.0)) as grader:
+        result = grade_hostile(grader, "fork_flood.py")  # the file itself stops after 200 forks
+    assert result.status == "error"
+    assert result.message == (
+        "Your code started too many processes (the limit is 16), so the next one could not start. "
+        "This happened while your file was being loaded, so no test could run."
+    )
+    assert _processes_named("qkvfloodchild") == []
 
 
 def _processes_named(name: str) -> list[int]:

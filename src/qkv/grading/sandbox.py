@@ -43,15 +43,15 @@ SANDBOX_UIDS = range(61000, 62000)
 _next_uid = itertools.count(random.randrange(len(SANDBOX_UIDS)))  # spread concurrent graders
 
 
-def drop_to_unprivileged_uid() -> list[str]:
-    """The ``setpriv`` prefix that turns the root grader into a fresh unprivileged uid before bubblewrap."""
+def drop_to_unprivileged_uid() -> tuple[list[str], int]:
+    """The ``setpriv`` prefix that turns the root grader into a fresh unprivileged uid, and that uid."""
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         raise SandboxStartError(
             "The grading sandbox needs setpriv (Debian package util-linux) to drop root before bubblewrap."
         )
     uid = SANDBOX_UIDS[next(_next_uid) % len(SANDBOX_UIDS)]
-    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"], uid
 
 
 class SandboxStartError(RuntimeError):
@@ -102,15 +102,17 @@ class SandboxProcess:
         read_fd, write_fd = os.pipe()
         self._report_fd = read_fd
         self.cgroup = SandboxCgroup.create(limits.processes + 3, limits.memory_bytes * 3 // 2)
+        bwrap = bwrap_path() if use_bwrap else None
+        drop, uid = drop_to_unprivileged_uid() if bwrap and os.geteuid() == 0 else ([], os.getuid())
+        self._own_uid = uid if drop else None  # drawn for this sandbox (another grader process may share it)
         nproc = None
-        if self.cgroup is None and os.geteuid() != 0:
-            nproc = processes_of_user(os.getuid()) + limits.processes + 3
+        if self.cgroup is None and uid != 0:
+            # No pids cgroup (cgroup v2 only, say): RLIMIT_NPROC bounds the processes instead. It counts
+            # every process of the uid (three are the sandbox's own) and holds for any uid but root's.
+            nproc = processes_of_user(uid) + limits.processes + 3
         rlimits = limits.rlimit_spec(nproc)
-        bwrap = bwrap_path()
-        if use_bwrap and bwrap:
-            command = bwrap_command(bwrap, runtime, rlimits, limits.file_bytes, write_fd)
-            if os.geteuid() == 0:
-                command = [*drop_to_unprivileged_uid(), *command]
+        if bwrap:
+            command = [*drop, *bwrap_command(bwrap, runtime, rlimits, limits.file_bytes, write_fd)]
         else:
             command = bare_command(runtime, rlimits, write_fd)
         env = {
@@ -284,6 +286,12 @@ class SandboxProcess:
                 break
             time.sleep(0.002)
         self.process.wait()
+        if self.cgroup is None and self._own_uid is not None:
+            # Without a cgroup to empty, wait for the PID namespace's teardown, which the kernel does
+            # asynchronously once bubblewrap is dead, so that nothing of the sandbox outlives this call.
+            deadline = time.monotonic() + 1.0
+            while processes_of_user(self._own_uid) and time.monotonic() < deadline:
+                time.sleep(0.002)
 
     def _cgroup_pids(self) -> list[int]:
         if self.cgroup is None or self.cgroup.pids_dir is None:
