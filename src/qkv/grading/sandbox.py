@@ -99,12 +99,12 @@ class SandboxProcess:
         self.use_bwrap = use_bwrap
         self._buffer = b""
         runtime = find_runtime()
-        read_fd, write_fd = os.pipe()
-        self._report_fd = read_fd
-        self.cgroup = SandboxCgroup.create(limits.processes + 3, limits.memory_bytes * 3 // 2)
         bwrap = bwrap_path() if use_bwrap else None
         drop, uid = drop_to_unprivileged_uid() if bwrap and os.geteuid() == 0 else ([], os.getuid())
         self._own_uid = uid if drop else None  # drawn for this sandbox (another grader process may share it)
+        read_fd, write_fd = os.pipe()
+        self._report_fd = read_fd
+        self.cgroup = SandboxCgroup.create(limits.processes + 3, limits.memory_bytes * 3 // 2)
         nproc = None
         if self.cgroup is None and uid != 0:
             # No pids cgroup (cgroup v2 only, say): RLIMIT_NPROC bounds the processes instead. It counts
