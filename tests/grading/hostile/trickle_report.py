@@ -1,7 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # Finds the report pipe through /proc/self/fd and trickles into it one byte at a time, so that the
 # grader wakes up for every byte (and, before the fix, re-scanned its whole buffer after every read).
-# Bounded: it stops after 3 s or 5 MiB (the grader accepts 4 MiB).
+# A pause after each byte keeps the bytes apart even when the grader is slow to read. Bounded: it stops
+# after 4 s or 5 MiB (the grader accepts 4 MiB, and its wall clock here is 5 s).
 import os
 import time
 
@@ -12,9 +13,10 @@ for name in os.listdir("/proc/self/fd"):
             report = int(name)
     except (OSError, ValueError):
         pass
-end, sent = time.monotonic() + 3, 0
+end, sent = time.monotonic() + 4, 0
 while report is not None and time.monotonic() < end and sent < 5 * 1024 * 1024:
     sent += os.write(report, b"x")
+    time.sleep(0.0002)
 
 
 def param_count(d_model, d_k, d_v):
