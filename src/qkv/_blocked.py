@@ -300,12 +300,14 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
     # acc[:, :-1] is the running sum of exp(score - ref) · v and acc[:, -1] the running sum l of
     # exp(score - ref): V's column of ones makes one matrix product compute both. `part` is one key
     # block's share, `tile` one block of scores.
-    acc[...] = 0  # (bq, d_v + 1)
     # Cauchy–Schwarz: |q·k| <= |q| |k|. When that bound is within the headroom, no score can overflow
     # or underflow exp around the reference 0, so the references never move and no tile needs its top
     # scores. Otherwise (or under a bias) each query's reference follows its scores (see _follow).
     fixed = p.key_norm is not None and float(_largest_norm(q)) * float(p.key_norm[b]) <= p.headroom
     ref = None if fixed else np.zeros(i1 - i0, dtype)  # (bq,) the score exps are measured against
+    summed = ref is not None  # whether acc holds sums yet; _follow reads and rescales it from the start
+    if summed:
+        acc[...] = 0
     for j0 in range(0, key_end, p.block_k):
         j1 = min(j0 + p.block_k, key_end)
         S = tile[:, : j1 - j0]  # (bq, bk)
@@ -315,13 +317,23 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
         if ref is not None:
             ref = _follow(S, ref, acc, p.headroom)
         np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
-        np.matmul(S, v1[j0:j1], out=part)  # (bq, d_v + 1)
-        acc += part
+        if summed:
+            np.matmul(S, v1[j0:j1], out=part)  # (bq, d_v + 1)
+            acc += part
+        else:
+            np.matmul(S, v1[j0:j1], out=acc)  # (bq, d_v + 1)
+            summed = True
+    if not summed:
+        acc[...] = 0  # every key block was masked or in the future
     l = acc[:, -1:]  # (bq, 1)
     out = p.out[b][i0:i1]  # (bq, d_v)
-    out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key, so l = 0
-    np.divide(acc[:, :-1], l, out=out, where=l > 0)
-    p.dead[b][i0:i1] = l[:, 0] == 0
+    dead = l[:, 0] == 0  # (bq,) queries with no allowed key
+    p.dead[b][i0:i1] = dead
+    if dead.any():
+        out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key
+        np.divide(acc[:, :-1], l, out=out, where=l > 0)
+    else:
+        np.divide(acc[:, :-1], l, out=out)
 
 
 def _follow(S: FloatArray, ref: FloatArray, acc: FloatArray, headroom: float) -> FloatArray:
