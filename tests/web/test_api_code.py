@@ -13,7 +13,7 @@ import pytest
 from backend_fixtures import CORRECT_SOLUTION, WRONG_SOLUTION, Browser
 from fastapi import FastAPI
 
-from qkv.web.grading import GradingClosed, GradingQueue, QueueFull
+from qkv.web.grading import AlreadyGrading, GradingClosed, GradingQueue, QueueFull
 
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"
@@ -92,6 +92,30 @@ def test_a_full_queue_answers_503_with_retry_after(make_app: Callable[..., FastA
     assert second.progress()["exercises"]["functions"]["attempts"] == 0  # a refused submission is not saved
 
 
+def test_a_second_run_while_the_first_is_graded_answers_429(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app(grading_concurrency=4, grading_queue=0)
+    learner, other = Browser(app).open_lesson(), Browser(app).open_lesson()
+    slow = "import time\ntime.sleep(2)\n" + CORRECT_SOLUTION
+    results: list[Any] = []
+    worker = threading.Thread(target=lambda: results.append(learner.submit_code(slow)))
+    worker.start()
+    queue = app.state.qkv.queue
+    deadline = time.monotonic() + 30
+    while queue.admitted == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+    again = learner.submit_code(CORRECT_SOLUTION)
+    meanwhile = other.submit_code(CORRECT_SOLUTION)  # other learners still get a grader
+    worker.join(60)
+
+    assert again.status_code == 429
+    assert int(again.headers["retry-after"]) >= 1
+    assert again.json()["detail"].startswith("Your previous program is still being graded")
+    assert meanwhile.status_code == 200 and meanwhile.json()["result"]["status"] == "pass"
+    assert results and results[0].status_code == 200
+    assert learner.progress()["exercises"]["functions"]["attempts"] == 1  # the refused run is not saved
+
+
 @pytest.mark.timeout(60)
 def test_without_bubblewrap_grading_is_off_but_the_lesson_is_served(
     make_app: Callable[..., FastAPI], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -144,6 +168,25 @@ def test_queue_admits_concurrency_plus_capacity_then_refuses() -> None:
     assert [future.result(5) for future in futures] == ["graded 0", "graded 1", "graded 2"]
     assert queue.admitted == 0
     assert queue.submit("again", "s").result(5) == "graded again"
+    assert queue.close(timeout_s=5) is True
+
+
+def test_a_learner_may_have_one_grading_in_flight() -> None:
+    gate = _Gate()
+    queue = GradingQueue(gate, concurrency=4, capacity=0)
+    first = queue.submit("loop", "s", owner="ada")
+    assert gate.started.acquire(timeout=5)
+    with pytest.raises(AlreadyGrading) as again:
+        queue.submit("again", "s", owner="ada")
+    assert str(again.value).startswith(
+        "Your previous program is still being graded; wait for its results, then run again"
+    )
+    assert again.value.retry_after_s >= 1
+    other = queue.submit("other", "s", owner="grace")  # another learner is not held up
+    gate.release.set()
+    assert (first.result(5), other.result(5)) == ("graded loop", "graded other")
+    time.sleep(0.05)  # the release callback runs just after the result is set
+    assert queue.submit("later", "s", owner="ada").result(5) == "graded later"
     assert queue.close(timeout_s=5) is True
 
 

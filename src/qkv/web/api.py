@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qkv import attention, attention_scores, project_qkv
 from qkv.store import clean_display_name
-from qkv.web.grading import GradingClosed, QueueFull
+from qkv.web.grading import AlreadyGrading, GradingClosed, QueueFull
 from qkv.web.jsonsafe import SafeJSONResponse, finite_or_none
 from qkv.web.progress import build_progress
 from qkv.web.security import Learner
@@ -132,7 +132,11 @@ def post_answer(lesson_id: LessonId, body: AnswerIn, app: AppServices, learner: 
 @router.post(
     "/lessons/{lesson_id}/code",
     summary="Grade and save a program",
-    responses={413: {"description": "The code is over 64 KiB."}, 503: {"description": "The grader is busy."}},
+    responses={
+        413: {"description": "The code is over 64 KiB."},
+        429: {"description": "This learner's previous program is still being graded."},
+        503: {"description": "The grader is busy."},
+    },
 )
 async def post_code(lesson_id: LessonId, body: CodeIn, app: AppServices, learner: Writer) -> Any:
     """Run the program in the sandboxed grader (through the bounded queue), save it, return the results."""
@@ -154,7 +158,11 @@ async def post_code(lesson_id: LessonId, body: CodeIn, app: AppServices, learner
     if app.queue is None:
         raise HTTPException(503, app.grading_off_reason or "Grading is turned off on this server.")
     try:
-        future = app.queue.submit(body.code, exercise.suite)
+        future = app.queue.submit(body.code, exercise.suite, owner=learner.id)
+    except AlreadyGrading as again:
+        return SafeJSONResponse(
+            {"detail": str(again)}, status_code=429, headers={"Retry-After": str(again.retry_after_s)}
+        )
     except QueueFull as full:
         return SafeJSONResponse(
             {"detail": str(full)}, status_code=503, headers={"Retry-After": str(full.retry_after_s)}

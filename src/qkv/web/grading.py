@@ -23,6 +23,15 @@ class QueueFull(RuntimeError):
         self.retry_after_s = retry_after_s
 
 
+class AlreadyGrading(RuntimeError):
+    """This learner already has a program being graded; one at a time keeps a few learners from
+    holding every grader (a runaway loop holds one for the whole time limit)."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class GradingClosed(RuntimeError):
     """The queue no longer takes work (the server is shutting down)."""
 
@@ -61,6 +70,7 @@ class GradingQueue:
         self._admitted = 0
         self._closed = False
         self._pending: set[concurrent.futures.Future[Any]] = set()
+        self._owners: set[str] = set()  # learners with a grading admitted
         self._mean_s = 1.0  # running estimate of one grading's duration, for Retry-After
 
     @property
@@ -68,11 +78,15 @@ class GradingQueue:
         """Gradings running or waiting now."""
         return self._admitted
 
-    def submit(self, source: str, suite: str) -> concurrent.futures.Future[Any]:
+    def submit(self, source: str, suite: str, owner: str | None = None) -> concurrent.futures.Future[Any]:
         """Queue a grading and return its future.
+
+        ``owner`` (a learner id) may have one grading admitted at a time.
 
         Raises
         ------
+        AlreadyGrading
+            If ``owner`` already has a grading running or waiting.
         QueueFull
             If ``concurrency + capacity`` gradings are already admitted.
         GradingClosed
@@ -91,10 +105,19 @@ class GradingQueue:
                     f"takes at once. Try again in about {retry} s.",
                     retry,
                 )
+            if owner is not None and owner in self._owners:
+                retry = max(1, math.ceil(self._mean_s))
+                raise AlreadyGrading(
+                    "Your previous program is still being graded; wait for its results, then run again "
+                    f"(in about {retry} s).",
+                    retry,
+                )
             self._admitted += 1
+            if owner is not None:
+                self._owners.add(owner)
             future = self._executor.submit(self._timed, source, suite)
             self._pending.add(future)
-        future.add_done_callback(self._release)
+        future.add_done_callback(lambda done: self._release(done, owner))
         return future
 
     def _timed(self, source: str, suite: str) -> Any:
@@ -106,10 +129,12 @@ class GradingQueue:
             with self._lock:
                 self._mean_s = 0.8 * self._mean_s + 0.2 * elapsed
 
-    def _release(self, future: concurrent.futures.Future[Any]) -> None:
+    def _release(self, future: concurrent.futures.Future[Any], owner: str | None) -> None:
         with self._lock:
             self._admitted -= 1
             self._pending.discard(future)
+            if owner is not None:
+                self._owners.discard(owner)
 
     def close(self, timeout_s: float) -> bool:
         """Stop taking work and wait up to ``timeout_s`` for admitted gradings to finish.
