@@ -150,7 +150,8 @@ def blocked_attention(
     >>> blocked_attention(q, K, V, scale=1.0, allowed=np.array([[False, False]]))[1]
     array([ True])
     """
-    batch = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
+    single_head = q.ndim == k.ndim == v.ndim == 2
+    batch = () if single_head else tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     dtype = q.dtype
     if threads is None:
@@ -163,13 +164,12 @@ def blocked_attention(
         scale=scale,
         k=_expand(k, batch),
         v1=_expand(_with_ones(v, _scratch("call", v.dtype, (*v.shape[:-1], v.shape[-1] + 1))[0]), batch),
-        # A bias can lift scores anywhere, so with one every tile looks for its top scores.
-        key_norm=None if bias is not None else _expand(_largest_norm(k), batch, ()),
         allowed=None if allowed is None else _expand(allowed, batch, (n_q, n_k)),
         bias=None if bias is None else _expand(bias, batch, (n_q, n_k)),
         causal_offset=causal_offset,
         block_k=block_k or BLOCK_K,
         headroom=headroom,
+        smallest_sum=math.sqrt(float(np.finfo(dtype).tiny)),
         out=np.empty((*batch, n_q, d_v), dtype),
         dead=np.empty((*batch, n_q), np.bool_),
     )
@@ -237,29 +237,18 @@ def _scratch(purpose: str, dtype: np.dtype[Any], *shapes: tuple[int, ...]) -> li
     return arrays
 
 
-def _largest_norm(x: FloatArray) -> FloatArray:
-    """The largest Euclidean length of a row of ``x``, per batch entry (NaN if ``x`` holds NaN)."""
-    if x.shape[-2] == 0:
-        return np.zeros(x.shape[:-2], x.dtype)
-    lengths: FloatArray = np.sqrt(np.einsum("...ij,...ij->...i", x, x).max(axis=-1))  # (...,)
-    return lengths
-
-
-# -- one query block ---------------------------------------------------------------------------------
-
-
 @dataclass(slots=True)
 class _Problem:
     q: FloatArray  # (*batch, n_q, d_k), not yet scaled
     scale: float
     k: FloatArray  # (*batch, n_k, d_k)
     v1: FloatArray  # (*batch, n_k, d_v + 1), V with a column of ones (see _with_ones)
-    key_norm: FloatArray | None  # (*batch,) the longest key, or None under a bias
     allowed: BoolArray | None  # (*batch, n_q, n_k), a broadcast view
     bias: FloatArray | None  # (*batch, n_q, n_k), a broadcast view
     causal_offset: int | None
     block_k: int
     headroom: float  # see HEADROOM
+    smallest_sum: float  # a query whose weights sum to less was summed again (see _run_query_block)
     out: FloatArray  # (*batch, n_q, d_v), written block by block
     dead: BoolArray  # (*batch, n_q)
 
@@ -292,44 +281,21 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
 
 
 def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
-    k, v1 = p.k[b], p.v1[b]  # (n_k, d_k), (n_k, d_v + 1)
-    dtype = k.dtype
-    key_end = p.key_end(i1)
-    bq, d_k, d_v1 = i1 - i0, k.shape[-1], v1.shape[-1]
+    dtype = p.k.dtype
+    bq, d_k, d_v1 = i1 - i0, p.k.shape[-1], p.v1.shape[-1]
     q, acc, part, tile = _scratch(
-        "block", dtype, (bq, d_k), (bq, d_v1), (bq, d_v1), (bq, min(p.block_k, key_end))
+        "block", dtype, (bq, d_k), (bq, d_v1), (bq, d_v1), (bq, min(p.block_k, p.key_end(i1)))
     )
     # Scaling the queries is cheaper than scaling every tile of scores.
     np.multiply(p.q[b][i0:i1], dtype.type(p.scale), out=q)  # (bq, d_k)
-    # acc[:, :-1] is the running sum of exp(score - ref) · v and acc[:, -1] the running sum l of
-    # exp(score - ref): V's column of ones makes one matrix product compute both. `part` is one key
-    # block's share, `tile` one block of scores.
-    # Cauchy–Schwarz: |q·k| <= |q| |k|. When that bound is within the headroom, no score can overflow
-    # or underflow exp around the reference 0, so the references never move and no tile needs its top
-    # scores. Otherwise (or under a bias) each query's reference follows its scores (see _follow).
-    fixed = p.key_norm is not None and float(_largest_norm(q)) * float(p.key_norm[b]) <= p.headroom
-    ref = None if fixed else np.zeros(i1 - i0, dtype)  # (bq,) the score exps are measured against
-    summed = ref is not None  # whether acc holds sums yet; _follow reads and rescales it from the start
-    if summed:
-        acc[...] = 0
-    for j0 in range(0, key_end, p.block_k):
-        j1 = min(j0 + p.block_k, key_end)
-        S = tile[:, : j1 - j0]  # (bq, bk)
-        np.matmul(q, k[j0:j1].T, out=S)
-        if not _mask_tile(S, p, b, i0, j0):
-            continue  # every score in the tile is masked: it would add nothing
-        if ref is not None:
-            ref = _follow(S, ref, acc, p.headroom)
-        np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
-        if summed:
-            np.matmul(S, v1[j0:j1], out=part)  # (bq, d_v + 1)
-            acc += part
-        else:
-            np.matmul(S, v1[j0:j1], out=acc)  # (bq, d_v + 1)
-            summed = True
-    if not summed:
-        acc[...] = 0  # every key block was masked or in the future
-    l = acc[:, -1:]  # (bq, 1)
+    # First every reference stays at 0, so no tile needs its top scores. That is exact unless some
+    # exp overflowed or all of a query's weights underflowed; the sums show both (or a query with no
+    # allowed key), and then the block is summed again with references that follow the scores.
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # checked just below
+        _accumulate(p, b, i0, q, acc, part, tile, ref=None)
+    l = acc[:, -1:]  # (bq, 1) the sums of the weights
+    if not (np.isfinite(acc).all() and l.min() >= p.smallest_sum):
+        _accumulate(p, b, i0, q, acc, part, tile, ref=np.zeros(bq, dtype))
     out = p.out[b][i0:i1]  # (bq, d_v)
     dead = l[:, 0] == 0  # (bq,) queries with no allowed key
     p.dead[b][i0:i1] = dead
@@ -338,6 +304,46 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
         np.divide(acc[:, :-1], l, out=out, where=l > 0)
     else:
         np.divide(acc[:, :-1], l, out=out)
+
+
+def _accumulate(
+    p: _Problem,
+    b: tuple[int, ...],
+    i0: int,
+    q: FloatArray,
+    acc: FloatArray,
+    part: FloatArray,
+    tile: FloatArray,
+    ref: FloatArray | None,
+) -> None:
+    """Sum ``exp(score - ref) · [v, 1]`` over the keys of one query block into ``acc``.
+
+    ``acc[:, :-1]`` becomes the weighted sum of the values and ``acc[:, -1]`` the sum ``l`` of the
+    weights: V's column of ones makes one matrix product compute both. ``ref`` None keeps every
+    reference at 0; an array of references follows the scores (see ``_follow``).
+    """
+    k, v1 = p.k[b], p.v1[b]  # (n_k, d_k), (n_k, d_v + 1)
+    summed = ref is not None  # whether acc holds sums yet; _follow reads and rescales it from the start
+    if summed:
+        acc[...] = 0
+    key_end = p.key_end(i0 + q.shape[0])
+    for j0 in range(0, key_end, p.block_k):
+        j1 = min(j0 + p.block_k, key_end)
+        S = tile[:, : j1 - j0]  # (bq, bk) one block of scores
+        np.matmul(q, k[j0:j1].T, out=S)
+        if not _mask_tile(S, p, b, i0, j0):
+            continue  # every score in the tile is masked: it would add nothing
+        if ref is not None:
+            ref = _follow(S, ref, acc, p.headroom)
+        np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
+        if summed:
+            np.matmul(S, v1[j0:j1], out=part)  # (bq, d_v + 1) this key block's share
+            acc += part
+        else:
+            np.matmul(S, v1[j0:j1], out=acc)
+            summed = True
+    if not summed:
+        acc[...] = 0  # every key block was masked or in the future
 
 
 def _follow(S: FloatArray, ref: FloatArray, acc: FloatArray, headroom: float) -> FloatArray:
