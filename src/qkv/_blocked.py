@@ -10,11 +10,18 @@ For one query block we walk through the key blocks and keep two running sums per
 where ``ref`` is a reference score of that query. After the last block ``acc / l`` is exactly
 ``softmax(S) V``, whatever ``ref`` is, yet only one ``BLOCK_Q × BLOCK_K`` tile of ``S`` existed at
 any time. The reference only has to keep ``exp`` in range: the textbook choice is the largest
-score so far, which costs a subtraction over every tile and a rescaling of the sums whenever it
-grows. Here ``ref`` starts at 0 and moves (to the query's current top score, multiplying ``l``
-and ``acc`` by ``exp(ref - ref')``) only when a score comes within reach of overflow, more than
-``HEADROOM`` above it, or when a query's first scores all lie far below it. Typical scores never
-move it, so most tiles skip the subtraction.
+score so far, which costs a pass over every tile to find it, a subtraction and a rescaling of the
+sums whenever it grows. Here every query block is first summed with ``ref = 0``: no tile looks
+for its top scores. That is exact unless an ``exp`` overflowed or all of a query's weights
+underflowed, and the sums show both (as ``inf``/``nan`` or a sum below the square root of the
+smallest normal float); only then is the block summed again with references that move (to the
+query's current top score, multiplying ``l`` and ``acc`` by ``exp(ref - ref')``) when a score
+rises more than ``HEADROOM`` above them or a query's first scores all lie far below them.
+
+``l`` is not summed separately: ``V`` gets a column of ones, so the product of a tile of weights
+with ``[V | 1]`` gives ``acc`` and ``l`` at once. Each thread keeps its scratch arrays (the tile,
+the sums, the scaled queries) between calls, because fresh buffers of that size come from ``mmap``
+and are page-faulted in on every call.
 
 Query blocks are independent, so they run on a small thread pool: NumPy's matmul and ``exp`` release
 the GIL, and BLAS is held to one thread per worker (through threadpoolctl, when it is installed) so
@@ -55,9 +62,9 @@ BoolArray = npt.NDArray[np.bool_]
 # Tuned on a 2-core machine with a 1 MiB L2 cache per core: a 256 × 1024 float32 tile is 1 MiB.
 BLOCK_Q = 256
 BLOCK_K = 1024
-# How far (in nats) scores may lie above or below a query's reference before it moves. exp(±20) is
-# far from float32's overflow and underflow (blocked_attention checks the sums against the values'
-# size), and it is wide enough that typical scores (d = 64, unit-scale inputs) never reach it.
+# When references follow the scores: how far (in nats) scores may lie above or below a query's
+# reference before it moves. exp(±20) is far from float32's overflow and underflow
+# (blocked_attention checks the sums against the values' size).
 HEADROOM = 20.0
 # From this many scores per head on, ``attention`` takes the blocked path: it makes fewer passes over
 # the scores than the plain path, which spells out every step for the lesson. Below it, the plain
@@ -157,9 +164,7 @@ def blocked_attention(
     if threads is None:
         threads = worker_count() if math.prod(batch) * n_q * n_k >= MIN_THREADED_SCORES else 1
     workers = max(1, threads)
-    headroom = _headroom(v, n_k)
     problem = _Problem(
-        # Scaling the n_q × d_k queries once is cheaper than scaling every n_q × n_k tile.
         q=_expand(q, batch),
         scale=scale,
         k=_expand(k, batch),
@@ -168,7 +173,8 @@ def blocked_attention(
         bias=None if bias is None else _expand(bias, batch, (n_q, n_k)),
         causal_offset=causal_offset,
         block_k=block_k or BLOCK_K,
-        headroom=headroom,
+        v=v,
+        headroom=None,
         smallest_sum=math.sqrt(float(np.finfo(dtype).tiny)),
         out=np.empty((*batch, n_q, d_v), dtype),
         dead=np.empty((*batch, n_q), np.bool_),
@@ -247,10 +253,17 @@ class _Problem:
     bias: FloatArray | None  # (*batch, n_q, n_k), a broadcast view
     causal_offset: int | None
     block_k: int
-    headroom: float  # see HEADROOM
+    v: FloatArray  # V as given, for the headroom
+    headroom: float | None  # see HEADROOM and follow_headroom
     smallest_sum: float  # a query whose weights sum to less was summed again (see _run_query_block)
     out: FloatArray  # (*batch, n_q, d_v), written block by block
     dead: BoolArray  # (*batch, n_q)
+
+    def follow_headroom(self) -> float:
+        """``_headroom``, worked out on first use: only blocks that are summed again need it."""
+        if self.headroom is None:  # two threads may both work it out; they get the same number
+            self.headroom = _headroom(self.v, self.k.shape[-2])
+        return self.headroom
 
     def key_end(self, i1: int) -> int:
         """Keys at or after this index are in the future of every query before ``i1``."""
@@ -334,7 +347,7 @@ def _accumulate(
         if not _mask_tile(S, p, b, i0, j0):
             continue  # every score in the tile is masked: it would add nothing
         if ref is not None:
-            ref = _follow(S, ref, acc, p.headroom)
+            ref = _follow(S, ref, acc, p.follow_headroom())
         np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
         if summed:
             np.matmul(S, v1[j0:j1], out=part)  # (bq, d_v + 1) this key block's share
