@@ -307,16 +307,16 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # checked just below
         _accumulate(p, b, i0, q, acc, part, tile, ref=None)
     l = acc[:, -1:]  # (bq, 1) the sums of the weights
-    if not (np.isfinite(acc).all() and l.min() >= p.smallest_sum):
-        _accumulate(p, b, i0, q, acc, part, tile, ref=np.zeros(bq, dtype))
     out = p.out[b][i0:i1]  # (bq, d_v)
+    if np.isfinite(acc).all() and l.min() >= p.smallest_sum:
+        p.dead[b][i0:i1] = False
+        np.divide(acc[:, :-1], l, out=out)
+        return
+    _accumulate(p, b, i0, q, acc, part, tile, ref=np.zeros(bq, dtype))
     dead = l[:, 0] == 0  # (bq,) queries with no allowed key
     p.dead[b][i0:i1] = dead
-    if dead.any():
-        out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key
-        np.divide(acc[:, :-1], l, out=out, where=l > 0)
-    else:
-        np.divide(acc[:, :-1], l, out=out)
+    out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key
+    np.divide(acc[:, :-1], l, out=out, where=l > 0)
 
 
 def _accumulate(
