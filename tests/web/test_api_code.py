@@ -65,6 +65,18 @@ def test_answers_are_not_accepted_as_code(browser: Browser) -> None:
     }
 
 
+def _grade_slowly_in_background(app: FastAPI, learner: Browser) -> tuple[threading.Thread, list[Any]]:
+    """Submit a correct program that first sleeps 2 s, and return once the queue has admitted it."""
+    slow = "import time\ntime.sleep(2)\n" + CORRECT_SOLUTION
+    results: list[Any] = []
+    worker = threading.Thread(target=lambda: results.append(learner.submit_code(slow)))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while app.state.qkv.queue.admitted == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return worker, results
+
+
 @needs_bubblewrap
 @pytest.mark.sandbox
 @pytest.mark.slow
@@ -72,15 +84,8 @@ def test_answers_are_not_accepted_as_code(browser: Browser) -> None:
 def test_a_full_queue_answers_503_with_retry_after(make_app: Callable[..., FastAPI]) -> None:
     app = make_app(grading_concurrency=1, grading_queue=0)
     first, second = Browser(app).open_lesson(), Browser(app).open_lesson()
-    slow = "import time\ntime.sleep(2)\n" + CORRECT_SOLUTION
-    results: list[Any] = []
-    worker = threading.Thread(target=lambda: results.append(first.submit_code(slow)))
-    worker.start()
-    queue = app.state.qkv.queue
-    deadline = time.monotonic() + 30
-    while queue.admitted == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert queue.admitted == 1
+    worker, results = _grade_slowly_in_background(app, first)
+    assert app.state.qkv.queue.admitted == 1
 
     refused = second.submit_code(CORRECT_SOLUTION)
     worker.join(60)
@@ -92,17 +97,14 @@ def test_a_full_queue_answers_503_with_retry_after(make_app: Callable[..., FastA
     assert second.progress()["exercises"]["functions"]["attempts"] == 0  # a refused submission is not saved
 
 
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_a_second_run_while_the_first_is_graded_answers_429(make_app: Callable[..., FastAPI]) -> None:
     app = make_app(grading_concurrency=4, grading_queue=0)
     learner, other = Browser(app).open_lesson(), Browser(app).open_lesson()
-    slow = "import time\ntime.sleep(2)\n" + CORRECT_SOLUTION
-    results: list[Any] = []
-    worker = threading.Thread(target=lambda: results.append(learner.submit_code(slow)))
-    worker.start()
-    queue = app.state.qkv.queue
-    deadline = time.monotonic() + 30
-    while queue.admitted == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    worker, results = _grade_slowly_in_background(app, learner)
 
     again = learner.submit_code(CORRECT_SOLUTION)
     meanwhile = other.submit_code(CORRECT_SOLUTION)  # other learners still get a grader
