@@ -264,3 +264,7 @@ class _Balance(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
         self.stack.pop()
+
+
+def test_part1_opens_with_the_seeds_try_it_yourself() -> None:
+    assert text_of(page()["part1"].html).startswith("Part 1. Do it hands-on\nTry it yourself.")
