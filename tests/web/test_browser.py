@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_fixtures import CORRECT_SOLUTION
 
 CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[2]
@@ -38,28 +39,7 @@ pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
 ]
 
-# A solution that passes the Part 2 tests, and one with the classic mistake of using the weights' rows as columns.
-CORRECT_SOLUTION = """import numpy as np
-
-def project_qkv(X, Wq, Wk, Wv):
-    X, Wq, Wk, Wv = (np.asarray(a) for a in (X, Wq, Wk, Wv))
-    d_model = X.shape[-1]
-    for name, W in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv)):
-        if W.ndim != 2 or W.shape[0] != d_model:
-            raise ValueError(f"{name} has shape {W.shape}; it needs {d_model} rows.")
-    if Wq.shape[1] != Wk.shape[1]:
-        raise ValueError(f"Wq has {Wq.shape[1]} columns and Wk has {Wk.shape[1]}; they must match.")
-    return X @ Wq, X @ Wk, X @ Wv
-
-def qkv_shapes(n, d_model, d_k, d_v):
-    return {"Q": (n, d_k), "K": (n, d_k), "V": (n, d_v)}
-
-def output_shape(n_q, n_k, d_v):
-    return (n_q, d_v)
-
-def param_count(d_model, d_k, d_v):
-    return d_model * d_k + d_model * d_k + d_model * d_v
-"""
+# The wrong solution makes the classic mistake of using the weights' rows as columns.
 WRONG_SOLUTION = CORRECT_SOLUTION.replace(
     "return X @ Wq, X @ Wk, X @ Wv", "return X @ Wq.T, X @ Wk.T, X @ Wv.T"
 )
@@ -305,7 +285,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     expect(page.locator(f'form[data-exercise-id="{quiz_id}"] input[value="{right}"]')).to_be_checked()
     expect(page.locator(f"#feedback-{quiz_id}")).to_have_class(re.compile("is-correct"))
     editor = page.locator(".code-exercise .cm-content")
-    expect(editor).to_contain_text("return d_model * d_k + d_model * d_k + d_model * d_v")
+    expect(editor).to_contain_text("return d_model * (2 * d_k + d_v)")  # the last line of the saved solution
     expect(page.locator(".code-exercise .grade-summary")).to_have_text(re.compile(r"✓ All \d+ tests passed"))
     for part in ("part1", "part2", "quiz"):
         expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
