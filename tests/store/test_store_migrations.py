@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from qkv.store import LATEST_VERSION, Store, StoreError, create_store_engine, schema_version, upgrade
-from qkv.store.models import Base
+from qkv.store.tables import Base
 
 LEARNER = "c" * 36
 

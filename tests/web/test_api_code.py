@@ -13,7 +13,7 @@ import pytest
 from backend_fixtures import CORRECT_SOLUTION, WRONG_SOLUTION, Browser
 from fastapi import FastAPI
 
-from qkv.web.grading import AlreadyGrading, GradingClosed, GradingQueue, QueueFull
+from qkv.web.grading_queue import AlreadyGrading, GradingClosed, GradingQueue, QueueFull
 
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"

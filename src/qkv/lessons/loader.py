@@ -15,8 +15,8 @@ from typing import Any
 
 from markdown_it.token import Token
 
+from qkv.lessons.catalog import Catalog, Chapter, Lesson
 from qkv.lessons.directives import known_suites
-from qkv.lessons.engine import Catalog, Chapter, Lesson
 from qkv.lessons.markup import new_parser
 from qkv.lessons.model import LessonError, PlannedLesson, Problem
 from qkv.lessons.render import render_reference, render_sections

@@ -2,7 +2,7 @@
 
 Each migration is a function of an open transaction; the ``schema_version`` table records the
 number of the last one applied. A migration, once released, is never edited: a change to the
-schema is a new migration appended to ``MIGRATIONS`` (and the ORM classes in ``models`` updated
+schema is a new migration appended to ``MIGRATIONS`` (and the ORM classes in ``tables`` updated
 to match). Migrations only add; none drops a learner's rows.
 """
 

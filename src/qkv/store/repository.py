@@ -22,7 +22,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from qkv.store.engine import create_store_engine, describe_url
 from qkv.store.errors import StoreError
 from qkv.store.migrations import schema_version, upgrade
-from qkv.store.models import Answer, CodeSubmission, Learner, LessonState, ServerSecret
+from qkv.store.tables import Answer, CodeSubmission, Learner, LessonState, ServerSecret
 
 _LEARNERS: Table = Learner.__table__  # type: ignore[assignment]
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]

@@ -17,11 +17,11 @@ from starlette.concurrency import run_in_threadpool
 
 from qkv import attention, attention_scores, project_qkv
 from qkv.store import clean_display_name
-from qkv.web.grading import AlreadyGrading, GradingClosed, QueueFull
+from qkv.web.grading_queue import AlreadyGrading, GradingClosed, QueueFull
 from qkv.web.jsonsafe import SafeJSONResponse, finite_or_none
 from qkv.web.progress import build_progress
 from qkv.web.security import Learner
-from qkv.web.services import Services, services
+from qkv.web.services import Services, get_services
 
 router = APIRouter(prefix="/api", tags=["lesson API"])
 
@@ -79,44 +79,46 @@ class LearnerIn(_Body):
     display_name: str = Field(max_length=200, examples=["Ada"])
 
 
-def _writer(request: Request, app: Annotated[Services, Depends(services)]) -> Learner:
-    return app.identity.require_csrf(request)
+def _writer(request: Request, services: Annotated[Services, Depends(get_services)]) -> Learner:
+    return services.identity.require_csrf(request)
 
 
-def _reader(request: Request, app: Annotated[Services, Depends(services)]) -> Learner:
-    return app.identity.learner(request)
+def _reader(request: Request, services: Annotated[Services, Depends(get_services)]) -> Learner:
+    return services.identity.learner(request)
 
 
-AppServices = Annotated[Services, Depends(services)]
+AppServices = Annotated[Services, Depends(get_services)]
 Writer = Annotated[Learner, Depends(_writer)]
 Reader = Annotated[Learner, Depends(_reader)]
 
 
-def _progress(app: Services, lesson: Any, learner_id: str) -> dict[str, Any]:
-    return build_progress(lesson, app.store.lesson_activity(learner_id, lesson.id))
+def _progress(services: Services, lesson: Any, learner_id: str) -> dict[str, Any]:
+    return build_progress(lesson, services.store.lesson_activity(learner_id, lesson.id))
 
 
 @router.get("/lessons/{lesson_id}/progress", summary="The learner's progress on a lesson")
-def get_progress(lesson_id: LessonId, app: AppServices, learner: Reader) -> dict[str, Any]:
+def get_progress(lesson_id: LessonId, services: AppServices, learner: Reader) -> dict[str, Any]:
     """Everything the learner has saved on this lesson (the PROGRESS document)."""
-    lesson = app.lesson(lesson_id)
-    return _progress(app, lesson, learner.id)
+    lesson = services.lesson(lesson_id)
+    return _progress(services, lesson, learner.id)
 
 
 @router.post("/lessons/{lesson_id}/answers", summary="Check and save an answer")
-def post_answer(lesson_id: LessonId, body: AnswerIn, app: AppServices, learner: Writer) -> dict[str, Any]:
+def post_answer(
+    lesson_id: LessonId, body: AnswerIn, services: AppServices, learner: Writer
+) -> dict[str, Any]:
     """Check an answer with the lesson's own checker, save the attempt, return feedback and progress."""
-    lesson = app.lesson(lesson_id)
-    exercise = app.exercise(lesson, body.exercise_id)
+    lesson = services.lesson(lesson_id)
+    exercise = services.exercise(lesson, body.exercise_id)
     if exercise.kind == "code":
         raise HTTPException(
             422,
             f"The exercise {exercise.id!r} is a code exercise; "
             f"send it to /api/lessons/{lesson.id}/code instead.",
         )
-    seed = app.store.variant_seed(learner.id, lesson.id)
+    seed = services.store.variant_seed(learner.id, lesson.id)
     feedback = lesson.check(exercise.id, body.answer, variant_seed=seed)
-    app.store.record_answer(
+    services.store.record_answer(
         learner.id,
         lesson.id,
         exercise.id,
@@ -126,7 +128,7 @@ def post_answer(lesson_id: LessonId, body: AnswerIn, app: AppServices, learner: 
         counted_as_attempt=feedback.counted_as_attempt,
         variant_seed=seed,
     )
-    return {"feedback": feedback.to_dict(), "progress": _progress(app, lesson, learner.id)}
+    return {"feedback": feedback.to_dict(), "progress": _progress(services, lesson, learner.id)}
 
 
 @router.post(
@@ -138,10 +140,10 @@ def post_answer(lesson_id: LessonId, body: AnswerIn, app: AppServices, learner: 
         503: {"description": "The grader is busy."},
     },
 )
-async def post_code(lesson_id: LessonId, body: CodeIn, app: AppServices, learner: Writer) -> Any:
+async def post_code(lesson_id: LessonId, body: CodeIn, services: AppServices, learner: Writer) -> Any:
     """Run the program in the sandboxed grader (through the bounded queue), save it, return the results."""
-    lesson = app.lesson(lesson_id)
-    exercise = app.exercise(lesson, body.exercise_id)
+    lesson = services.lesson(lesson_id)
+    exercise = services.exercise(lesson, body.exercise_id)
     if exercise.kind != "code":
         raise HTTPException(
             422,
@@ -149,16 +151,16 @@ async def post_code(lesson_id: LessonId, body: CodeIn, app: AppServices, learner
             f"/api/lessons/{lesson.id}/answers instead.",
         )
     size = len(body.code.encode("utf-8"))
-    limit = app.settings.max_code_bytes
+    limit = services.settings.max_code_bytes
     if size > limit:
         raise HTTPException(
             413,
             f"The code is {size:,} bytes; the grader accepts at most {limit:,} bytes ({limit // 1024} KiB).",
         )
-    if app.queue is None:
-        raise HTTPException(503, app.grading_off_reason or "Grading is turned off on this server.")
+    if services.queue is None:
+        raise HTTPException(503, services.grading_off_reason or "Grading is turned off on this server.")
     try:
-        future = app.queue.submit(body.code, exercise.suite, owner=learner.id)
+        future = services.queue.submit(body.code, exercise.suite, owner=learner.id)
     except AlreadyGrading as again:
         return SafeJSONResponse(
             {"detail": str(again)}, status_code=429, headers={"Retry-After": str(again.retry_after_s)}
@@ -171,22 +173,26 @@ async def post_code(lesson_id: LessonId, body: CodeIn, app: AppServices, learner
         return SafeJSONResponse({"detail": str(closed)}, status_code=503, headers={"Retry-After": "5"})
     result = await asyncio.wrap_future(future)
     document = result.to_dict()
-    await run_in_threadpool(app.store.record_code, learner.id, lesson.id, exercise.id, body.code, document)
-    progress = await run_in_threadpool(_progress, app, lesson, learner.id)
+    await run_in_threadpool(
+        services.store.record_code, learner.id, lesson.id, exercise.id, body.code, document
+    )
+    progress = await run_in_threadpool(_progress, services, lesson, learner.id)
     return {"result": document, "progress": progress}
 
 
 @router.post("/lessons/{lesson_id}/variant", summary="Switch to a new variant of the numbers")
-def post_variant(lesson_id: LessonId, body: VariantIn, app: AppServices, learner: Writer) -> dict[str, Any]:
+def post_variant(
+    lesson_id: LessonId, body: VariantIn, services: AppServices, learner: Writer
+) -> dict[str, Any]:
     """Pick a new random variant, save it, and return it with Part 1 re-rendered for it."""
-    lesson = app.lesson(lesson_id)
+    lesson = services.lesson(lesson_id)
     seed = secrets.randbelow(VARIANT_SEED_LIMIT) + 1
-    app.store.set_variant_seed(learner.id, lesson.id, seed)
-    part1 = [section.html for section in app.sections(lesson, seed) if section.id == "part1"]
+    services.store.set_variant_seed(learner.id, lesson.id, seed)
+    part1 = [section.html for section in services.sections(lesson, seed) if section.id == "part1"]
     return {
         "variant": lesson.variant(seed),
         "sections": {"part1": part1[0] if part1 else ""},
-        "progress": _progress(app, lesson, learner.id),
+        "progress": _progress(services, lesson, learner.id),
     }
 
 
@@ -227,10 +233,10 @@ def post_attention(body: AttentionIn) -> dict[str, Any]:
 
 
 @router.post("/learner", summary="Set the learner's display name")
-def post_learner(body: LearnerIn, app: AppServices, learner: Writer) -> dict[str, Any]:
+def post_learner(body: LearnerIn, services: AppServices, learner: Writer) -> dict[str, Any]:
     """Save the optional display name shown in the gradebook."""
     try:
         cleaned = clean_display_name(body.display_name)
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
-    return {"display_name": app.store.set_display_name(learner.id, cleaned)}
+    return {"display_name": services.store.set_display_name(learner.id, cleaned)}

@@ -24,10 +24,10 @@ from starlette.concurrency import run_in_threadpool
 from qkv import __version__
 from qkv.store import Store, default_database_url
 from qkv.web import api, pages
+from qkv.web.body_limits import BodyLimitMiddleware
 from qkv.web.errors import install_error_handlers
-from qkv.web.grading import GradingQueue
+from qkv.web.grading_queue import GradingQueue
 from qkv.web.jsonsafe import SafeJSONResponse
-from qkv.web.limits import BodyLimitMiddleware
 from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.services import Services
 from qkv.web.settings import Settings

@@ -12,38 +12,40 @@ from qkv.store import LessonActivity
 from qkv.web.apidocs import render_api_reference
 from qkv.web.progress import build_progress
 from qkv.web.security import Learner
-from qkv.web.services import Services, services
+from qkv.web.services import Services, get_services
 
 router = APIRouter(include_in_schema=False)
 
-AppServices = Annotated[Services, Depends(services)]
+AppServices = Annotated[Services, Depends(get_services)]
 
 
-def _reader(request: Request, app: AppServices) -> Learner:
-    return app.identity.learner(request)
+def _reader(request: Request, services: AppServices) -> Learner:
+    return services.identity.learner(request)
 
 
 Reader = Annotated[Learner, Depends(_reader)]
 _NO_STORE = {"Cache-Control": "no-store"}  # pages embed the learner's progress
 
 
-def _activity(app: Services, learner: Learner, lesson_id: str) -> LessonActivity:
+def _activity(services: Services, learner: Learner, lesson_id: str) -> LessonActivity:
     if not learner.from_cookie:
         return LessonActivity(lesson_id, None)  # a first visit has nothing saved; skip the database
-    return app.store.lesson_activity(learner.id, lesson_id)
+    return services.store.lesson_activity(learner.id, lesson_id)
 
 
-def _learner_view(app: Services, learner: Learner) -> dict[str, Any]:
-    name = app.store.learner_display_name(learner.id) if learner.from_cookie else None
+def _learner_view(services: Services, learner: Learner) -> dict[str, Any]:
+    name = services.store.learner_display_name(learner.id) if learner.from_cookie else None
     return {"display_name": name}
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request, app: AppServices, learner: Reader) -> Response:
+def index(request: Request, services: AppServices, learner: Reader) -> Response:
     """Every chapter with its written lessons and the learner's progress on each."""
     chapters = []
-    for chapter in app.catalog.chapters:
-        written = {lesson.id: lesson for lesson in app.catalog.lessons if lesson.chapter_id == chapter.id}
+    for chapter in services.catalog.chapters:
+        written = {
+            lesson.id: lesson for lesson in services.catalog.lessons if lesson.chapter_id == chapter.id
+        }
         lessons = []
         for planned in chapter.planned:  # the chapter's whole outline, written lessons and planned ones
             lesson = written.get(planned.id)
@@ -51,7 +53,7 @@ def index(request: Request, app: AppServices, learner: Reader) -> Response:
                 entry = {"id": planned.id, "title": planned.title, "place": chapter.position(planned.id)}
                 lessons.append({**entry, "written": False})
                 continue
-            progress = build_progress(lesson, _activity(app, learner, lesson.id))
+            progress = build_progress(lesson, _activity(services, learner, lesson.id))
             lessons.append(
                 {
                     "id": lesson.id,
@@ -67,28 +69,28 @@ def index(request: Request, app: AppServices, learner: Reader) -> Response:
         chapters.append({"id": chapter.id, "title": chapter.title, "lessons": lessons})
     context = {
         "chapters": chapters,
-        "learner": _learner_view(app, learner),
-        "csrf_token": app.identity.csrf_token(learner.id),
+        "learner": _learner_view(services, learner),
+        "csrf_token": services.identity.csrf_token(learner.id),
     }
-    return app.templates.TemplateResponse(request, "index.html", context, headers=_NO_STORE)
+    return services.templates.TemplateResponse(request, "index.html", context, headers=_NO_STORE)
 
 
 @router.get("/lessons/{lesson_id}", response_class=HTMLResponse, name="lesson_page")
-def lesson_page(lesson_id: str, request: Request, app: AppServices, learner: Reader) -> Response:
+def lesson_page(lesson_id: str, request: Request, services: AppServices, learner: Reader) -> Response:
     """The whole lesson, with the learner's saved answers, code and variant."""
-    lesson = app.lesson(lesson_id)
-    activity = _activity(app, learner, lesson.id)
+    lesson = services.lesson(lesson_id)
+    activity = _activity(services, learner, lesson.id)
     seed = activity.variant_seed
     context = {
         "lesson": lesson,
-        "sections": app.sections(lesson, seed),
+        "sections": services.sections(lesson, seed),
         "progress": build_progress(lesson, activity),
-        "csrf_token": app.identity.csrf_token(learner.id),
-        "learner": _learner_view(app, learner),
+        "csrf_token": services.identity.csrf_token(learner.id),
+        "learner": _learner_view(services, learner),
         "variant": lesson.variant(seed),
-        "sandbox": app.sandbox,
+        "sandbox": services.sandbox,
     }
-    return app.templates.TemplateResponse(request, "lesson.html", context, headers=_NO_STORE)
+    return services.templates.TemplateResponse(request, "lesson.html", context, headers=_NO_STORE)
 
 
 @router.get("/docs", response_class=HTMLResponse)
@@ -98,7 +100,7 @@ def api_reference(request: Request) -> HTMLResponse:
 
 
 @router.get("/healthz")
-def health(app: AppServices) -> dict[str, str]:
+def health(services: AppServices) -> dict[str, str]:
     """For load balancers: 200 when the database answers; says how code is graded."""
-    app.store.ping()
-    return {"status": "ok", "grading": app.sandbox}
+    services.store.ping()
+    return {"status": "ok", "grading": services.sandbox}

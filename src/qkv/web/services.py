@@ -1,6 +1,6 @@
 """What the routes share: the store, the lesson catalog, the learner identity and the grading queue.
 
-One ``Services`` object lives on ``app.state.qkv``; routes reach it through ``services(request)``.
+One ``Services`` object lives on ``app.state.qkv``; routes reach it through ``get_services(request)``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from fastapi import HTTPException, Request
 from fastapi.templating import Jinja2Templates
 
 from qkv.store import Store
-from qkv.web.grading import GradingQueue
+from qkv.web.grading_queue import GradingQueue
 from qkv.web.security import LearnerIdentity
 from qkv.web.settings import Settings
 
@@ -63,7 +63,7 @@ class Services:
         return cached
 
 
-def services(request: Request) -> Services:
+def get_services(request: Request) -> Services:
     """The app's ``Services`` (a FastAPI dependency)."""
     found: Services = request.app.state.qkv
     return found
