@@ -17,9 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from qkv.grading import Grader
+from qkv.lessons import load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "tests" / "grading" / "correct" / "reference_style.py").read_text()
+SUITE = load_catalog().code_exercise("L4.1/functions").suite
 
 
 def percentiles(samples_s: list[float]) -> str:
@@ -30,7 +32,7 @@ def percentiles(samples_s: list[float]) -> str:
 
 def timed_grade(grader: Grader, seed: int) -> float:
     started = time.perf_counter()
-    result = grader.grade(SOLUTION, seed=seed)
+    result = grader.grade(SOLUTION, SUITE, seed=seed)
     elapsed = time.perf_counter() - started
     if result.status != "pass":
         raise SystemExit(f"The reference solution did not pass: {result.message}")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from qkv.grading import hints
+from builtin_lessons import L41_GRADING, L41_SUITE
+from qkv.grading import hints as grading_hints
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent
@@ -20,7 +21,7 @@ def corpus(kind: str) -> list[Path]:
 @pytest.mark.parametrize("path", corpus("correct"), ids=lambda p: p.stem)
 @pytest.mark.parametrize("seed", [1, 20261129])
 def test_correct_solutions_pass(grader, path: Path, seed: int) -> None:
-    result = grader.grade(path.read_text(), seed=seed)
+    result = grader.grade(path.read_text(), L41_SUITE, seed=seed)
     failures = [test for test in result.tests if test.status != "pass"]
     assert result.status == "pass", failures or result.message
     assert result.score == (22, 22)
@@ -30,7 +31,8 @@ def test_correct_solutions_pass(grader, path: Path, seed: int) -> None:
 def expected_hint(path: Path) -> str:
     match = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
     assert match, f"{path.name} does not say which hint it expects"
-    return str(getattr(hints, match.group(1)))
+    # The lesson's own hints, or one of the grader's (the stub is the same for every lesson).
+    return str(getattr(L41_GRADING, match.group(1), None) or getattr(grading_hints, match.group(1)))
 
 
 def test_the_wrong_corpus_covers_at_least_15_distinct_mistakes() -> None:
@@ -40,7 +42,7 @@ def test_the_wrong_corpus_covers_at_least_15_distinct_mistakes() -> None:
 @pytest.mark.parametrize("path", corpus("wrong"), ids=lambda p: p.stem)
 @pytest.mark.parametrize("seed", [7, 31337])
 def test_wrong_solutions_fail_with_their_hint(grader, path: Path, seed: int) -> None:
-    result = grader.grade(path.read_text(), seed=seed)
+    result = grader.grade(path.read_text(), L41_SUITE, seed=seed)
     assert result.status == "fail", result.message
     failing = [test for test in result.tests if test.status != "pass"]
     given = {test.hint for test in failing}
@@ -49,8 +51,10 @@ def test_wrong_solutions_fail_with_their_hint(grader, path: Path, seed: int) -> 
 
 
 def test_a_failure_shows_expected_and_got(grader) -> None:
-    result = grader.grade((Path(__file__).parent / "wrong" / "output_with_nk.py").read_text(), seed=5)
+    result = grader.grade(
+        (Path(__file__).parent / "wrong" / "output_with_nk.py").read_text(), L41_SUITE, seed=5
+    )
     failure = next(test for test in result.tests if test.status == "fail")
     assert failure.name == "output_with_nk" or failure.name.startswith("output_shape")
     assert re.fullmatch(r"Expected the shape \(\d+, \d+\), but got \(\d+, \d+\)\.", failure.message or "")
-    assert failure.hint == hints.OUTPUT_WITH_NK
+    assert failure.hint == L41_GRADING.OUTPUT_WITH_NK

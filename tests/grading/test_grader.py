@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import qkv.grading.grader as grader_module
-from qkv.grading import SUITES, Grader, GradeResult, SandboxUnavailable, sandbox_available
+from builtin_lessons import L41_SUITE
+from qkv import param_count
+from qkv.grading import RESULTS_VERSION, Grader, GradeResult, SandboxUnavailable, sandbox_available
 from qkv.grading.grader import RLIMITS_ONLY
 
 pytestmark = pytest.mark.timeout(120)
@@ -19,19 +21,54 @@ CORRECT = (Path(__file__).parent / "correct" / "reference_style.py").read_text()
 
 
 def test_the_results_document_has_exactly_the_documented_fields(grader: Grader) -> None:
-    document = grader.grade(CORRECT, seed=11).to_dict()
-    assert set(document) == {"status", "message", "tests", "seed", "duration_ms", "sandbox", "output"}
+    document = grader.grade(CORRECT, L41_SUITE, seed=11).to_dict()
+    assert set(document) == {
+        "version",
+        "status",
+        "message",
+        "tests",
+        "seed",
+        "duration_ms",
+        "sandbox",
+        "output",
+    }
+    assert document["version"] == RESULTS_VERSION == 2
     assert document["status"] == "pass" and document["seed"] == 11
     assert isinstance(document["duration_ms"], int)
-    assert [set(test) for test in document["tests"]] == [{"name", "status", "message", "hint"}] * 22
-    assert [test["name"] for test in document["tests"]] == [
-        case.name for case in SUITES["L4.1-part2"].cases(11)
-    ]
+    fields = {"name", "status", "message", "hint", "function", "call"}
+    assert [set(test) for test in document["tests"]] == [fields] * 22
+    cases = L41_SUITE.cases(11)
+    assert [test["name"] for test in document["tests"]] == [case.name for case in cases]
+    assert [test["function"] for test in document["tests"]] == [case.function for case in cases]
+
+
+def test_each_test_carries_the_call_that_repeats_it(grader: Grader) -> None:
+    wrong = CORRECT.replace("return d_model * (2 * d_k + d_v)", "return 3 * d_model * d_k")
+    result = grader.grade(wrong, L41_SUITE, seed=8)
+    failed = next(test for test in result.tests if test.status == "fail")
+    assert failed.function == "param_count" and failed.call.startswith("param_count(")
+    # The call is Python: evaluated with the reference, it gives the expected value the message quotes.
+    args = ast.literal_eval(failed.call.removeprefix("param_count"))
+    assert f"Expected {param_count(*args)}, but got {3 * args[0] * args[1]}." == failed.message
+    example = next(test for test in result.tests if test.name.startswith("project_qkv reproduces"))
+    assert example.call == (
+        "project_qkv(np.array([[1, 2]]), np.array([[1, 0], [1, 1]]), np.array([[0, 1], [1, 0]]), "
+        "np.array([[2, 0], [0, 2]]))"
+    )
+
+
+def test_random_array_arguments_are_written_so_that_they_rebuild_exactly() -> None:
+    for case in L41_SUITE.cases(5):
+        if case.function != "project_qkv":
+            continue
+        rebuilt = eval(case.call.removeprefix("project_qkv"), {"np": np})  # our own text, not a learner's
+        assert all(np.array_equal(mine, theirs) for mine, theirs in zip(rebuilt, case.args, strict=True))
+        assert all(mine.dtype == theirs.dtype for mine, theirs in zip(rebuilt, case.args, strict=True))
 
 
 def test_non_finite_numbers_stay_valid_json(grader: Grader) -> None:
     source = CORRECT.replace("return X @ Wq, X @ Wk, X @ Wv", "return X @ Wq * np.nan, X @ Wk, X @ Wv")
-    result = grader.grade(source, seed=2)
+    result = grader.grade(source, L41_SUITE, seed=2)
     text = json.dumps(result.to_dict(), allow_nan=False)
     assert "nan" in text
     assert result.status == "fail"
@@ -39,47 +76,45 @@ def test_non_finite_numbers_stay_valid_json(grader: Grader) -> None:
 
 def test_a_seed_repeats_a_run_and_a_new_one_changes_the_inputs(grader: Grader) -> None:
     source = (Path(__file__).parent / "wrong" / "by_columns.py").read_text()
-    first, again = grader.grade(source, seed=42), grader.grade(source, seed=42)
+    first, again = grader.grade(source, L41_SUITE, seed=42), grader.grade(source, L41_SUITE, seed=42)
     assert [t.message for t in first.tests] == [t.message for t in again.tests]
-    other = grader.grade(source, seed=43)
+    other = grader.grade(source, L41_SUITE, seed=43)
     assert [t.message for t in first.tests] != [t.message for t in other.tests]
 
 
 def test_answers_hard_coded_from_one_seed_fail_on_another(grader: Grader) -> None:
-    answers = {
-        case.name: case.expected for case in SUITES["L4.1-part2"].cases(1) if case.function == "param_count"
-    }
-    table = {tuple(c.args): c.expected for c in SUITES["L4.1-part2"].cases(1) if c.function == "param_count"}
+    answers = {case.name: case.expected for case in L41_SUITE.cases(1) if case.function == "param_count"}
+    table = {tuple(c.args): c.expected for c in L41_SUITE.cases(1) if c.function == "param_count"}
     assert answers
     source = CORRECT.replace(
         "    return d_model * (2 * d_k + d_v)", f"    return {table!r}.get((d_model, d_k, d_v), 12)"
     )
-    assert grader.grade(source, seed=1).status == "pass"
-    assert grader.grade(source, seed=2).status == "fail"
+    assert grader.grade(source, L41_SUITE, seed=1).status == "pass"
+    assert grader.grade(source, L41_SUITE, seed=2).status == "fail"
 
 
 def test_a_missing_seed_is_drawn_and_recorded(grader: Grader) -> None:
-    result = grader.grade(CORRECT)
+    result = grader.grade(CORRECT, L41_SUITE)
     assert isinstance(result.seed, int) and result.seed >= 0
-    assert grader.grade(CORRECT, seed=result.seed).status == "pass"
+    assert grader.grade(CORRECT, L41_SUITE, seed=result.seed).status == "pass"
 
 
-def test_an_unknown_suite_is_a_value_error_naming_it(grader: Grader) -> None:
-    with pytest.raises(
-        ValueError, match=r"^There is no test suite called 'L9\.9'; the known suites are 'L4\.1-part2'\.$"
-    ):
-        grader.grade(CORRECT, suite="L9.9")
+def test_a_suite_name_instead_of_a_suite_is_a_type_error_naming_it(grader: Grader) -> None:
+    with pytest.raises(TypeError, match=r"^suite must be a qkv\.grading\.Suite, not the str 'L9\.9'\.$"):
+        grader.grade(CORRECT, "L9.9")  # type: ignore[arg-type]
 
 
 def test_a_syntax_error_is_an_error_with_its_line(grader: Grader) -> None:
-    result = grader.grade("import numpy as np\n\ndef project_qkv(X, Wq, Wk, Wv)\n    pass\n", seed=1)
+    result = grader.grade(
+        "import numpy as np\n\ndef project_qkv(X, Wq, Wk, Wv)\n    pass\n", L41_SUITE, seed=1
+    )
     assert result.status == "error" and result.tests == []
     assert result.message == "Your file has a SyntaxError on line 3: expected ':'. Fix it and run again."
     assert result.score == (0, 0)
 
 
 def test_a_huge_file_is_refused_without_running(grader: Grader) -> None:
-    result = grader.grade("#" * (300 * 1024), seed=1)
+    result = grader.grade("#" * (300 * 1024), L41_SUITE, seed=1)
     assert result.status == "error"
     assert result.message == "Your file is 300 KiB long; the grader accepts up to 256 KiB."
 
@@ -89,7 +124,7 @@ def test_several_threads_can_grade_at_once(grader: Grader) -> None:
     results: dict[int, GradeResult] = {}
 
     def work(index: int) -> None:
-        results[index] = grader.grade(CORRECT if index % 2 else wrong, seed=index)
+        results[index] = grader.grade(CORRECT if index % 2 else wrong, L41_SUITE, seed=index)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
     for thread in threads:
@@ -104,7 +139,7 @@ def test_a_warm_spare_is_used_once_and_replaced() -> None:
     with Grader(warm_spares=1) as grader:
         assert grader.spares is not None and grader.spares.wait_until_full(30)
         spare = grader.spares._ready[0]
-        result = grader.grade(CORRECT, seed=1)
+        result = grader.grade(CORRECT, L41_SUITE, seed=1)
         assert result.status == "pass"
         assert not spare.alive()  # discarded after its one submission
         assert grader.spares.wait_until_full(30)
@@ -115,14 +150,14 @@ def test_without_bubblewrap_it_grades_with_rlimits_only(monkeypatch: pytest.Monk
     monkeypatch.setattr(grader_module, "sandbox_available", lambda: False)
     with Grader() as grader:
         assert grader.sandbox == RLIMITS_ONLY
-        result = grader.grade(CORRECT, seed=5)
+        result = grader.grade(CORRECT, L41_SUITE, seed=5)
     assert result.status == "pass" and result.sandbox == "rlimits only (no bubblewrap)"
 
 
 def test_rlimits_only_still_reports_a_memory_bomb(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(grader_module, "sandbox_available", lambda: False)
     with Grader() as grader:
-        result = grader.grade("blob = bytearray(4 * 1024**3)\n", seed=5)
+        result = grader.grade("blob = bytearray(4 * 1024**3)\n", L41_SUITE, seed=5)
     assert result.status == "error"
     assert (result.message or "").startswith("Your code used more than 1 GiB of memory")
 
@@ -145,7 +180,9 @@ def test_requiring_a_sandbox_without_bubblewrap_raises(monkeypatch: pytest.Monke
     not sandbox_available(), reason="bubblewrap is not installed (apt-get install bubblewrap)"
 )
 def test_with_bubblewrap_the_sandbox_is_used(grader: Grader) -> None:
-    result = grader.grade(CORRECT + "\nimport os\nprint(os.getuid(), sorted(os.listdir('/')))\n", seed=1)
+    result = grader.grade(
+        CORRECT + "\nimport os\nprint(os.getuid(), sorted(os.listdir('/')))\n", L41_SUITE, seed=1
+    )
     assert result.sandbox == "bubblewrap"
     uid, listing = result.output.split(" ", 1)
     assert uid == "65534"
@@ -155,6 +192,6 @@ def test_with_bubblewrap_the_sandbox_is_used(grader: Grader) -> None:
 
 
 def test_the_suite_inputs_are_never_whole_numbers_where_truncation_matters() -> None:
-    for case in SUITES["L4.1-part2"].cases(3)[1:5]:
+    for case in L41_SUITE.cases(3)[1:5]:
         X = case.args[0]
         assert np.all(np.round(X) != X)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from builtin_lessons import L41_SUITE
 from qkv.grading import Grader, GradeResult, Limits, sandbox_available
 from qkv.grading.cgroups import cgroups_available
 
@@ -34,7 +35,7 @@ def grade(grader: Grader, name: str, **replacements: str) -> GradeResult:
     source = (HOSTILE / name).read_text()
     for placeholder, value in replacements.items():
         source = source.replace(placeholder, value)
-    result = grader.grade(source, seed=3)
+    result = grader.grade(source, L41_SUITE, seed=3)
     assert result.status != "pass", f"{name} passed: {result.message}"
     assert result.sandbox == "bubblewrap"
     return result
@@ -194,7 +195,7 @@ def test_tampering_with_the_harness_is_an_error(strict_grader: Grader) -> None:
 def test_killing_the_parent_leaves_the_grader_working(strict_grader: Grader) -> None:
     result = grade(strict_grader, "kill_parent.py")
     assert result.status == "fail"
-    again = strict_grader.grade((Path(__file__).parent / "correct" / "dot.py").read_text(), seed=3)
+    again = strict_grader.grade((Path(__file__).parent / "correct" / "dot.py").read_text(), L41_SUITE, seed=3)
     assert again.status == "pass"
 
 

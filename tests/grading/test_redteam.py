@@ -24,14 +24,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import qkv.grading.grader as grader_module
+from builtin_lessons import L41_SUITE
 from qkv.grading import Grader, GradeResult, Limits, sandbox_available
 from qkv.grading.cgroups import SandboxCgroup, cgroups_available
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
-from qkv.grading.suite import SUITES
 
 HOSTILE = Path(__file__).parent / "hostile"
-CASES = SUITES["L4.1-part2"].cases(5)
+CASES = L41_SUITE.cases(5)
 needs_bubblewrap = pytest.mark.skipif(
     not sandbox_available(), reason="bubblewrap is not installed (apt-get install bubblewrap)"
 )
@@ -44,7 +44,7 @@ def strict_grader() -> Iterator[Grader]:
 
 
 def grade_hostile(grader: Grader, name: str) -> GradeResult:
-    result = grader.grade((HOSTILE / name).read_text(), seed=5)
+    result = grader.grade((HOSTILE / name).read_text(), L41_SUITE, seed=5)
     assert result.status != "pass", f"{name} passed: {result.message}"
     # The results document must survive any UTF-8 encoder: the web response, the store, a terminal.
     json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False).encode("utf-8")
@@ -190,6 +190,8 @@ def test_a_comparison_that_trips_is_a_failed_test_not_a_crash(monkeypatch: pytes
         "message": "The grader could not compare what project_qkv returned with the expected result, "
         "so this test counts as failed.",
         "hint": None,
+        "function": "project_qkv",
+        "call": CASES[0].call,
     }
 
 

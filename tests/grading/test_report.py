@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
+from builtin_lessons import L41_SUITE
 from qkv.grading import Limits
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
-from qkv.grading.suite import SUITES
 from qkv.grading.values import MalformedReport, Opaque, decode_value
 
-CASES = SUITES["L4.1-part2"].cases(1)
+CASES = L41_SUITE.cases(1)
 IMPORTED = {"event": "imported"}
 
 

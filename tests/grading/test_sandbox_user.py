@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from builtin_lessons import L41_SUITE
 from qkv.grading import Grader
 from qkv.grading.runtime import others_can_read, reachable_copy
 from qkv.grading.sandbox import SANDBOX_UIDS
@@ -56,7 +57,7 @@ def _harness_uids() -> set[int]:
 def test_a_root_grader_runs_submissions_as_an_unprivileged_uid() -> None:
     seen: set[int] = set()
     with Grader(require_sandbox=True) as grader:
-        worker = threading.Thread(target=grader.grade, args=(SLEEPY,))
+        worker = threading.Thread(target=grader.grade, args=(SLEEPY, L41_SUITE))
         worker.start()
         deadline = time.monotonic() + 10
         while worker.is_alive() and not seen and time.monotonic() < deadline:

@@ -167,7 +167,8 @@ def test_errors_for_unknown_exercises_code_exercises_and_bad_seeds() -> None:
         "Lesson L4.1 has no exercise 'z'; its exercises are q, k, v, averaged, functions, quiz."
     )
     with pytest.raises(
-        LessonError, match=r"^The exercise 'functions' is a code exercise; it is graded by the grader"
+        LessonError,
+        match=r"^The exercise 'functions' is a code exercise; the grader runs its tests on a program, so it",
     ):
         LESSON.check("functions", "def f(): pass")
     with pytest.raises(

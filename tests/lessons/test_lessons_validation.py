@@ -11,7 +11,6 @@ from click.testing import CliRunner
 
 from qkv.cli.lessons import lessons
 from qkv.lessons import BUILTIN_CONTENT, LessonError, load_catalog, validate
-from qkv.lessons import directives as directives_module
 
 LESSON_DIR = "L4/L4.1-queries-keys-values"
 
@@ -82,11 +81,6 @@ def test_an_exercise_with_broken_toml(content: Path) -> None:
             "The placeholder {{y}} names nothing in the lesson's variant.",
         ),
         ('answer = "V"', 'answer = "W"', "answer must be one of Q, K, V, not 'W'."),
-        (
-            'functions = ["project_qkv",',
-            'functions = ["project_qk",',
-            "The starter code has no 'def project_qk(' for the function 'project_qk'.",
-        ),
         ('answer = "A"', 'answer = "E"', "answer must be one of A, B, C, not 'E'."),
     ],
 )
@@ -171,33 +165,61 @@ def test_a_failing_variant_function(content: Path) -> None:
     )
 
 
-def test_an_unknown_grader_suite_is_reported_when_the_grader_is_there(
-    content: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_starter_without_one_of_the_suites_functions(content: Path) -> None:
     lesson = content / LESSON_DIR / "lesson.md"
-    line = edit(lesson, 'suite = "L4.1-part2"', 'suite = "L4.1-part3"')
-    monkeypatch.setattr(directives_module, "known_suites", lambda: None)
-    import qkv.lessons.loader as loader
-
-    monkeypatch.setattr(loader, "known_suites", lambda: None)
-    assert problems_of(content) == []  # no grader: this one check is skipped
-    monkeypatch.setattr(loader, "known_suites", lambda: {"L4.1-part2"})
+    edit(lesson, "def param_count(d_model", "def param_counts(d_model")
+    line = next(
+        n for n, text in enumerate(lesson.read_text().splitlines(), 1) if text.startswith("starter_code")
+    )
     assert problems_of(content) == [
-        f"{lesson}:{line}: The grader has no suite 'L4.1-part3'; it has L4.1-part2."
+        f"{lesson}:{line}: The starter code has no 'def param_count(' for the function 'param_count'."
     ]
 
 
-def test_the_suite_check_follows_the_grader() -> None:
-    # Without an importable qkv.grading.SUITES the check is skipped (None); with it, our suite must exist.
-    try:
-        import qkv.grading as grading
+def test_a_code_exercise_without_a_suite_in_the_grading_module(content: Path) -> None:
+    grading = content / LESSON_DIR / "grading.py"
+    edit(grading, 'SUITES = {"functions": functions}', 'SUITES = {"code": functions}')
+    lesson = content / LESSON_DIR / "lesson.md"
+    line = next(
+        n for n, text in enumerate(lesson.read_text().splitlines(), 1) if "{exercise} functions" in text
+    )
+    assert problems_of(content) == [
+        f"{lesson}:{line}: The code exercise 'functions' has no tests: the lesson's grading.py must define "
+        "SUITES['functions'].",
+    ]
 
-        expected = {str(name) for name in grading.SUITES}
-    except Exception:
-        expected = None
-    assert directives_module.known_suites() == expected
-    if expected is not None:
-        assert "L4.1-part2" in expected
+
+def test_a_suite_for_no_code_exercise(content: Path) -> None:
+    grading = content / LESSON_DIR / "grading.py"
+    edit(
+        grading, 'SUITES = {"functions": functions}', 'SUITES = {"functions": functions, "extra": functions}'
+    )
+    assert problems_of(content) == [
+        f"{grading}:1: SUITES['extra'] belongs to no code exercise of lesson.md (its code exercises: functions)."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("def _values(", "def _values(:", "Syntax error: invalid syntax."),
+        ('SUITES = {"functions": functions}', "SUITES = [functions]", None),
+        ('SUITES = {"functions": functions}', 'SUITES = {"functions": "functions"}', None),
+        ('SUITES = {"functions": functions}', "SUITES = {1 / 0: functions}", None),
+    ],
+)
+def test_a_broken_grading_module(content: Path, old: str, new: str, message: str | None) -> None:
+    grading = content / LESSON_DIR / "grading.py"
+    line = edit(grading, old, new)
+    expected = {
+        "SUITES = [functions]": f"{grading}:1: A grading module defines SUITES, a dict of exercise ids to Suites, "
+        "not a list.",
+        'SUITES = {"functions": "functions"}': f"{grading}:1: SUITES['functions'] must be a qkv.grading.Suite "
+        "keyed by an exercise id, not the str 'functions'.",
+        "SUITES = {1 / 0: functions}": f"{grading}:{line}: Importing this file failed with ZeroDivisionError: "
+        "division by zero",
+    }.get(new, f"{grading}:{line}: {message}")
+    assert expected in problems_of(content)
 
 
 def test_load_catalog_lists_every_problem(content: Path) -> None:

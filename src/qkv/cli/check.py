@@ -1,11 +1,16 @@
-"""``qkv check FILE``: grade a solution of the lesson's code exercise and show the results."""
+"""``qkv check FILE [--exercise ID]``: grade a solution of a code exercise and show the results."""
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from qkv.lessons import Catalog, CodeExercise
 
 __all__ = ["check"]
 
@@ -15,25 +20,44 @@ OUTPUT_LINES = 40
 
 @click.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--exercise",
+    "exercise_id",
+    default=None,
+    metavar="ID",
+    help="The code exercise, e.g. L4.1/functions (default: the one whose functions FILE defines).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results document as JSON instead.")
 @click.option(
     "--seed", type=click.IntRange(min=0), default=None, help="Repeat a run with the seed it printed."
 )
-@click.option("--suite", default="L4.1-part2", show_default=True, help="The exercise's test suite.")
-def check(file: Path, as_json: bool, seed: int | None, suite: str) -> None:
-    """Grade FILE, a solution of the Part 2 code exercise (the four functions).
+def check(file: Path, exercise_id: str | None, as_json: bool, seed: int | None) -> None:
+    """Grade FILE, a solution of a code exercise, against the exercise's hidden tests.
 
-    Exit status: 0 when every test passed, 1 otherwise, 2 for a usage error.
+    Without --exercise, the exercise is the one whose functions FILE defines; `qkv lessons list` shows
+    every exercise id. Exit status: 0 when every test passed, 1 otherwise, 2 for a usage error.
     """
-    from qkv.grading import SUITES, Grader
+    from qkv.grading import Grader
+    from qkv.lessons import LessonError, load_catalog
 
-    if suite not in SUITES:
-        known = ", ".join(SUITES)
-        raise click.BadParameter(
-            f"there is no suite called {suite!r}; the known suites are {known}.", param_hint="--suite"
-        )
+    source = _read(file)
+    catalog = load_catalog()
     try:
-        source = file.read_text(encoding="utf-8")
+        target = catalog.code_exercise(exercise_id) if exercise_id else _guess(catalog, source)
+    except LessonError as error:
+        raise click.BadParameter(str(error), param_hint="--exercise") from None
+    with Grader() as grader:
+        result = grader.grade(source, target.suite, seed=seed)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _show(result, file, target.id)
+    raise SystemExit(0 if result.passed else 1)
+
+
+def _read(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise click.BadParameter(
             f"{str(file)!r} is not UTF-8 text ({error.reason} at byte {error.start}).", param_hint="FILE"
@@ -42,16 +66,50 @@ def check(file: Path, as_json: bool, seed: int | None, suite: str) -> None:
         raise click.BadParameter(
             f"{str(file)!r} could not be read: {error.strerror}.", param_hint="FILE"
         ) from None
-    with Grader() as grader:
-        result = grader.grade(source, suite=suite, seed=seed)
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        _show(result, file)
-    raise SystemExit(0 if result.passed else 1)
 
 
-def _show(result: object, file: Path) -> None:
+def defined_functions(source: str) -> set[str] | None:
+    """The names of the top-level functions a file defines; None when it is not valid Python.
+
+    Examples
+    --------
+    >>> sorted(defined_functions("def area(w, h):\\n    pass\\ndef _helper():\\n    pass\\n"))
+    ['_helper', 'area']
+    >>> defined_functions("def broken(:") is None
+    True
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _guess(catalog: Catalog, source: str) -> CodeExercise:
+    """The code exercise a file is for: the one whose functions it defines most of, if only one fits."""
+    from qkv.lessons import LessonError
+
+    exercises = catalog.code_exercises()
+    if len(exercises) == 1:
+        return exercises[0]
+    defined = defined_functions(source) or set()
+    overlap = {entry.id: len(defined & set(entry.exercise.functions)) for entry in exercises}
+    best = max(overlap.values(), default=0)
+    fits = [entry for entry in exercises if best and overlap[entry.id] == best]
+    if len(fits) == 1:
+        return fits[0]
+    choices = ", ".join(entry.id for entry in (fits or exercises)) or "none"
+    reason = (
+        "it defines the functions of several exercises"
+        if fits
+        else "it defines none of the functions an exercise asks for"
+    )
+    raise LessonError(
+        f"Which exercise is this file for? {reason.capitalize()}; choose one with --exercise: {choices}."
+    )
+
+
+def _show(result: object, file: Path, exercise_id: str) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.panel import Panel
@@ -67,7 +125,8 @@ def _show(result: object, file: Path) -> None:
             "(install it with: apt-get install bubblewrap).[/]"
         )
     console.print(
-        f"[bold]Checking {escape(str(file))}[/] (sandbox: {escape(result.sandbox)}, seed {result.seed})"
+        f"[bold]Checking {escape(str(file))}[/] against {escape(exercise_id)} "
+        f"(sandbox: {escape(result.sandbox)}, seed {result.seed})"
     )
     if result.status == "error":
         console.print(f"[red]✗ {escape(result.message or 'No test could run.')}[/]")
@@ -78,10 +137,10 @@ def _show(result: object, file: Path) -> None:
             continue
         mark = "⏱" if test.status == "timeout" else "✗"
         console.print(f"  [red]{mark}[/] {escape(test.name)}")
-        function = test.name.split(" ", 1)[0]
-        if function not in expanded and len(expanded) < EXPANDED_FAILURES and test.message:
-            expanded.add(function)
+        if test.function not in expanded and len(expanded) < EXPANDED_FAILURES and test.message:
+            expanded.add(test.function)
             console.print(f"      {escape(test.message)}")
+            console.print(f"      [dim]Repeat it: {escape(_clip(test.call))}[/]")
             if test.hint:
                 console.print(f"      [cyan]Hint: {escape(test.hint)}[/]")
     if result.output:
@@ -95,5 +154,11 @@ def _show(result: object, file: Path) -> None:
     summary = result.message if result.status == "error" else f"{passed} of {total} tests passed"
     console.print(
         f"[bold {colour}]{escape(summary or '')}[/] in {result.duration_ms} ms. "
-        f"Repeat this run with: qkv check {escape(str(file))} --seed {result.seed}"
+        f"Repeat this run with: qkv check {escape(str(file))} --exercise {escape(exercise_id)} "
+        f"--seed {result.seed}"
     )
+
+
+def _clip(call: str, limit: int = 400) -> str:
+    """A long call (large arrays) is cut for the terminal; the JSON document keeps it whole."""
+    return call if len(call) <= limit else call[:limit] + " …"

@@ -1,21 +1,52 @@
-"""Sandboxed, unforgeable grading of the lesson's code exercise.
+"""Sandboxed, unforgeable grading of code exercises, for any lesson.
 
->>> from qkv.grading import SUITES
->>> "L4.1-part2" in SUITES
-True
+The grader knows no lesson. A lesson's grading module describes each code exercise as a :class:`Suite`:
+a table of :class:`TestCase` rows (function, arguments or an argument generator, the reference that makes
+the expected value, a comparator, hints). The :class:`Grader` runs the learner's file in a sandbox, calls
+the functions there, and judges the raw report here, where the submission cannot reach.
+
+>>> from qkv.grading import Suite, TestCase, Whole, Mistake
+>>> area = Suite(["area"], [
+...     TestCase("area of a 2 by 3 rectangle", "area", (2, 3), lambda w, h: w * h, Whole(),
+...              hints=[Mistake("That is the perimeter.", lambda w, h: 2 * (w + h))]),
+... ])
+>>> area.cases(seed=0)[0].expected
+6
 """
 
+from qkv.grading.compare import Close, Comparator, Exact, Items, Keys, Mismatch, Shape, Whole
 from qkv.grading.grader import Grader, SandboxUnavailable, sandbox_available
+from qkv.grading.hints import STUB, Hint, Mistake, Outcome, Raised, Returned, missing_function_hint
 from qkv.grading.limits import Limits
-from qkv.grading.results import GradeResult, TestResult
-from qkv.grading.suite import SUITES
+from qkv.grading.results import RESULTS_VERSION, GradeResult, TestResult
+from qkv.grading.suite import Case, Raises, Suite, TestCase, check_raises
 
 __all__ = [
-    "SUITES",
+    "RESULTS_VERSION",
+    "STUB",
+    "Case",
+    "Close",
+    "Comparator",
+    "Exact",
     "GradeResult",
     "Grader",
+    "Hint",
+    "Items",
+    "Keys",
     "Limits",
+    "Mismatch",
+    "Mistake",
+    "Outcome",
+    "Raised",
+    "Raises",
+    "Returned",
     "SandboxUnavailable",
+    "Shape",
+    "Suite",
+    "TestCase",
     "TestResult",
+    "Whole",
+    "check_raises",
+    "missing_function_hint",
     "sandbox_available",
 ]

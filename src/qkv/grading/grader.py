@@ -19,7 +19,7 @@ from qkv.grading.pool import SparePool
 from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
 from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError
-from qkv.grading.suite import SUITES, Case
+from qkv.grading.suite import Case, Suite
 from qkv.grading.values import MalformedReport, clean_text
 from qkv.grading.verdict import judge, limit_message
 
@@ -76,10 +76,14 @@ class Grader:
 
     Examples
     --------
+    >>> from qkv.grading.compare import Whole
+    >>> from qkv.grading.suite import TestCase
+    >>> box = TestCase("a 2 by 3 by 4 box", "volume", (2, 3, 4), lambda a, b, c: a * b * c, Whole())
+    >>> suite = Suite(["volume"], [box])
     >>> with Grader() as grader:
-    ...     result = grader.grade("def param_count(d_model, d_k, d_v):\\n    return 0\\n", seed=1)
-    >>> result.status, result.score[1]
-    ('fail', 22)
+    ...     result = grader.grade("def volume(a, b, c):\\n    return a * b\\n", suite, seed=1)
+    >>> result.status, result.score, result.tests[0].call
+    ('fail', (0, 1), 'volume(2, 3, 4)')
     """
 
     def __init__(
@@ -117,15 +121,15 @@ class Grader:
     def _new_process(self) -> SandboxProcess:
         return SandboxProcess(self.limits, use_bwrap=self._use_bwrap)
 
-    def grade(self, source: str, *, suite: str = "L4.1-part2", seed: int | None = None) -> GradeResult:
+    def grade(self, source: str, suite: Suite, *, seed: int | None = None) -> GradeResult:
         """Grade one submission. Safe to call from several threads at once.
 
         Parameters
         ----------
         source : str
             The learner's file. Nothing in it makes this method raise.
-        suite : str
-            The name of the test suite (a key of ``SUITES``).
+        suite : Suite
+            The exercise's hidden tests (from the lesson's grading module).
         seed : int, optional
             The seed of the random inputs; a new one is drawn (and recorded in the result) when omitted.
 
@@ -135,12 +139,13 @@ class Grader:
 
         Raises
         ------
+        TypeError
+            If ``suite`` is not a Suite or ``source`` is not a str.
         ValueError
-            If ``suite`` is not a known suite or ``seed`` is negative.
+            If ``seed`` is negative.
         """
-        if suite not in SUITES:
-            known = ", ".join(repr(name) for name in SUITES)
-            raise ValueError(f"There is no test suite called {suite!r}; the known suites are {known}.")
+        if not isinstance(suite, Suite):
+            raise TypeError(f"suite must be a qkv.grading.Suite, not the {type(suite).__name__} {suite!r}.")
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, not {type(source).__name__}.")
         if seed is None:
@@ -148,7 +153,7 @@ class Grader:
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"seed must be a whole number of zero or more, but it is {seed!r}.")
         started = time.perf_counter()
-        cases = SUITES[suite].cases(seed)
+        cases = suite.cases(seed)
 
         def finish(
             status: str, message: str | None, tests: list[TestResult], output: str = ""
@@ -249,9 +254,9 @@ def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str 
                 [],
             )
         status: TestStatus = "timeout" if raw.timed_out else "error"
-        tests.append(TestResult(cases[len(tests)].name, status, cause))
+        tests.append(_unfinished(cases[len(tests)], status, cause))
         tests += [
-            TestResult(case.name, "error", "Not run: the test before it stopped your program.")
+            _unfinished(case, "error", "Not run: the test before it stopped your program.")
             for case in cases[len(tests) :]
         ]
     passed = sum(test.status == "pass" for test in tests)
@@ -272,12 +277,17 @@ def _judge_safely(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
         raise
     except Exception:
         _log.exception("The grader could not judge a result for the test %r", case.name)
-        return TestResult(
-            case.name,
+        return _unfinished(
+            case,
             "fail",
             f"The grader could not compare what {case.function} returned with the expected result, "
             "so this test counts as failed.",
         )
+
+
+def _unfinished(case: Case, status: TestStatus, message: str) -> TestResult:
+    """The result of a test that the report does not judge (it never ran, or its judging failed)."""
+    return TestResult(case.name, status, message, None, function=case.function, call=case.call)
 
 
 def _stop_cause(raw: RawRun, limits: Limits) -> str:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["GradeResult", "TestResult"]
+__all__ = ["RESULTS_VERSION", "GradeResult", "TestResult"]
+
+RESULTS_VERSION = 2
+"""The version of the results document. 1 (unversioned) had no ``function`` and ``call`` per test."""
 
 TestStatus = Literal["pass", "fail", "error", "timeout"]
 GradeStatus = Literal["pass", "fail", "error"]
@@ -26,21 +29,35 @@ class TestResult:
         What went wrong (expected vs got), None for a pass.
     hint : str or None
         The likely misconception, in one sentence, when the wrong result matches a known one.
+    function : str
+        The learner's function that the test calls.
+    call : str
+        The call as the learner would type it to repeat the test, e.g. ``volume(3, 5, 7)``.
 
     Examples
     --------
-    >>> TestResult("param_count for d_model = 2", "pass").to_dict()
-    {'name': 'param_count for d_model = 2', 'status': 'pass', 'message': None, 'hint': None}
+    >>> entry = TestResult("volume of a box", "pass", function="volume", call="volume(3, 5, 7)").to_dict()
+    >>> entry["status"], entry["call"]
+    ('pass', 'volume(3, 5, 7)')
     """
 
     name: str
     status: TestStatus
     message: str | None = None
     hint: str | None = None
+    function: str = ""
+    call: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The test's entry in the results document."""
-        return {"name": self.name, "status": self.status, "message": self.message, "hint": self.hint}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "message": self.message,
+            "hint": self.hint,
+            "function": self.function,
+            "call": self.call,
+        }
 
 
 @dataclass(frozen=True)
@@ -96,6 +113,7 @@ class GradeResult:
     def to_dict(self) -> dict[str, Any]:
         """The results document: plain JSON types only (strings stand in for non-finite numbers)."""
         return {
+            "version": RESULTS_VERSION,
             "status": self.status,
             "message": self.message,
             "tests": [test.to_dict() for test in self.tests],

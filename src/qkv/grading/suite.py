@@ -1,296 +1,185 @@
-"""The hidden tests of the lesson's Part 2, with expected values from the ``qkv`` reference.
+"""Test suites as tables: each row names a function, its inputs, how the expected value is made, how it is
+compared and which hints name known mistakes.
 
-Every sentence of the Part 2 spec is covered: values on random shapes (one token, ``d_v ≠ d_k``,
-non-square weights), each ``ValueError`` condition, the tuple and the dict keys, ``param_count`` on several
-sizes, and the lesson's own ``x = [1, 2]`` example. Inputs are drawn from a seed, so a recorded seed repeats
-a run exactly and answers copied from an earlier run fail on the next.
+A lesson's grading module (``grading.py`` in its folder) builds a :class:`Suite` per code exercise from
+rows of :class:`TestCase`. The grader knows nothing of any lesson: it asks the suite for the concrete
+:class:`Case` list of one seed, runs the calls in the sandbox and compares.
+
+Inputs are either fixed or drawn by a generator from the run's seed, so a recorded seed repeats a run
+exactly and answers copied from an earlier run fail on the next.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import builtins
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from qkv import output_shape, param_count, project_qkv, qkv_shapes
+from qkv.grading.compare import Close, Comparator
+from qkv.grading.display import python_call
+from qkv.grading.hints import Hint, missing_function_hint
 
-__all__ = ["SUITES", "Case", "Raises", "Suite"]
+__all__ = ["Case", "Raises", "Suite", "TestCase", "check_raises"]
 
-Array = np.ndarray[Any, np.dtype[Any]]
+ArgumentMaker = Callable[[np.random.Generator], Sequence[Any]]
 
 
 @dataclass(frozen=True)
 class Raises:
-    """The expected outcome of a test whose inputs are invalid: this exception, and why."""
+    """The expected outcome of a call whose inputs are invalid: this exception, and why.
+
+    Parameters
+    ----------
+    exception : str
+        The name of a built-in exception, such as ``"ValueError"``.
+    reason : str
+        Why the inputs are invalid, completing "Expected ValueError because …".
+    """
 
     exception: str
     reason: str
 
 
 @dataclass(frozen=True)
-class Case:
-    """One test: the function, its inputs and what the reference returns (or raises) for them.
+class TestCase:
+    """One row of a suite's table.
 
-    ``check`` names how the result is compared: ``"values"`` (numbers and shapes), ``"tuple"`` (the container
-    type), ``"keys"`` (the dict's keys), ``"raises"`` (an exception is expected). ``tags`` describe the inputs
-    for the hints (``"dv_differs"``, ``"columns_differ"`` …).
+    Parameters
+    ----------
+    name : str
+        What the test checks, in words; the same for every seed.
+    function : str
+        The learner's function to call.
+    args : tuple or callable
+        The arguments, or a function of a ``numpy.random.Generator`` that draws them.
+    expect : callable or Raises
+        The reference implementation, called with the same arguments to make the expected value (from
+        ``qkv`` or from the lesson's folder); or the exception the call must raise.
+    compare : Comparator
+        How the returned value is compared with the expected one (ignored for ``Raises``).
+    hints : sequence of Hint
+        Rules that name known mistakes, tried in order when the test fails.
     """
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    name: str
+    function: str
+    args: Sequence[Any] | ArgumentMaker
+    expect: Callable[..., Any] | Raises
+    compare: Comparator = field(default_factory=Close)
+    hints: Sequence[Hint] = ()
+
+    def draw_args(self, rng: np.random.Generator) -> tuple[Any, ...]:
+        """The arguments of this row for one run."""
+        return tuple(self.args(rng) if callable(self.args) else self.args)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test of one run: the call, what it must give, and how the result is judged."""
 
     name: str
     function: str
     args: tuple[Any, ...]
     expected: Any
-    check: str = "values"
-    tags: frozenset[str] = frozenset()
+    compare: Comparator
+    hints: Sequence[Hint] = ()
+    missing_hint: str = ""
+
+    @property
+    def call(self) -> str:
+        """The call as the learner would write it to repeat this test, e.g. ``volume(3, 5, 7)``."""
+        return python_call(self.function, self.args)
 
 
 @dataclass(frozen=True)
 class Suite:
-    """A named list of tests built from a seed."""
+    """The hidden tests of one code exercise.
 
-    name: str
-    functions: tuple[str, ...]
-    build: Callable[[int], list[Case]]
+    Parameters
+    ----------
+    functions : sequence of str
+        The functions the learner writes (the starter code defines each one).
+    table : sequence of TestCase
+        Every test, in its stable order.
+
+    Raises
+    ------
+    ValueError
+        If a row calls a function that is not in ``functions``, or two rows share a name.
+
+    Examples
+    --------
+    >>> from qkv.grading.compare import Whole
+    >>> def volume(a, b, c):
+    ...     return a * b * c
+    >>> suite = Suite(["volume"], [
+    ...     TestCase("volume of a unit cube", "volume", (1, 1, 1), volume, Whole()),
+    ...     TestCase("volume of a random box", "volume", lambda rng: rng.integers(2, 9, size=3).tolist(),
+    ...              volume, Whole()),
+    ... ])
+    >>> [case.call for case in suite.cases(seed=4)][0]
+    'volume(1, 1, 1)'
+    >>> suite.cases(seed=4) == suite.cases(seed=4)
+    True
+    """
+
+    functions: Sequence[str]
+    table: Sequence[TestCase]
+
+    def __post_init__(self) -> None:
+        names = [row.name for row in self.table]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"Two tests of a suite share the name {twice[0]!r}; every test needs its own.")
+        unknown = [row.function for row in self.table if row.function not in self.functions]
+        if unknown:
+            raise ValueError(
+                f"A test calls {unknown[0]!r}, which is not one of the suite's functions "
+                f"({', '.join(self.functions)})."
+            )
 
     def cases(self, seed: int) -> list[Case]:
-        """The suite's tests for ``seed``, in their stable order.
+        """The concrete tests of one run, in the table's order.
 
-        Examples
-        --------
-        >>> suite = SUITES["L4.1-part2"]
-        >>> [case.name for case in suite.cases(1)] == [case.name for case in suite.cases(2)]
-        True
-        >>> suite.cases(1)[0].expected
-        (array([[3, 2]]), array([[2, 1]]), array([[2, 4]]))
+        Raises
+        ------
+        AssertionError
+            If the reference accepts the inputs of a row that expects an exception (a bug in the table).
         """
-        return self.build(seed)
+        rng = np.random.default_rng(seed)
+        missing = missing_function_hint(self.functions)
+        cases = []
+        for row in self.table:
+            args = row.draw_args(rng)
+            expected = row.expect if isinstance(row.expect, Raises) else row.expect(*args)
+            cases.append(Case(row.name, row.function, args, expected, row.compare, row.hints, missing))
+        return cases
 
 
-def _values(rng: np.random.Generator, *shape: int) -> Array:
-    """Random weights with two decimals: readable in feedback, and never whole numbers by design."""
-    values = np.round(rng.uniform(-2.0, 2.0, size=shape), 2)
-    values[values == np.round(values)] += 0.25  # a whole number would hide truncation to int
-    return values
+def check_raises(reference: Callable[..., Any], expected: Raises) -> Callable[..., Raises]:
+    """An ``expect`` that first checks the reference really raises for the drawn inputs.
 
+    Examples
+    --------
+    >>> def half(n):
+    ...     if n % 2:
+    ...         raise ValueError("odd")
+    ...     return n // 2
+    >>> check_raises(half, Raises("ValueError", "n is odd"))(3).reason
+    'n is odd'
+    """
+    exception = getattr(builtins, expected.exception)
 
-def _projection(
-    name: str, X: Array, Wq: Array, Wk: Array, Wv: Array, tags: set[str], check: str = "values"
-) -> Case:
-    return Case(name, "project_qkv", (X, Wq, Wk, Wv), project_qkv(X, Wq, Wk, Wv), check, frozenset(tags))
+    def expect(*args: Any) -> Raises:
+        try:
+            reference(*args)
+        except exception:
+            return expected
+        raise AssertionError(f"the reference accepted inputs that must raise {expected.exception}")
 
-
-def _rejection(name: str, X: Array, Wq: Array, Wk: Array, Wv: Array, reason: str, tag: str) -> Case:
-    try:
-        project_qkv(X, Wq, Wk, Wv)
-    except ValueError:
-        return Case(
-            name, "project_qkv", (X, Wq, Wk, Wv), Raises("ValueError", reason), "raises", frozenset({tag})
-        )
-    raise AssertionError(f"the reference accepted the inputs of the test {name!r}")  # a bug in this suite
-
-
-def _distinct_sizes(rng: np.random.Generator, count: int, low: int = 2, high: int = 9) -> list[int]:
-    return [int(n) for n in rng.choice(np.arange(low, high + 1), size=count, replace=False)]
-
-
-def build_part2(seed: int) -> list[Case]:
-    """All tests of L4.1 Part 2 for one seed."""
-    rng = np.random.default_rng(seed)
-    cases: list[Case] = []
-
-    # project_qkv: values
-    lesson = (
-        np.array([[1, 2]]),
-        np.array([[1, 0], [1, 1]]),
-        np.array([[0, 1], [1, 0]]),
-        np.array([[2, 0], [0, 2]]),
-    )
-    cases.append(_projection("project_qkv reproduces the lesson's example x = [1, 2]", *lesson, {"lesson"}))
-    n, m = (int(v) for v in rng.integers(2, 5, size=2))
-    n += 1
-    cases.append(
-        _projection(
-            "project_qkv with square weights (d_model = d_k = d_v)",
-            _values(rng, n, m),
-            _values(rng, m, m),
-            _values(rng, m, m),
-            _values(rng, m, m),
-            {"square"},
-        )
-    )
-    d_model, d_k = _distinct_sizes(rng, 2, 2, 5)
-    d_v = d_k + 1
-    cases.append(
-        _projection(
-            "project_qkv with one token (n = 1)",
-            _values(rng, 1, d_model),
-            _values(rng, d_model, d_k),
-            _values(rng, d_model, d_k),
-            _values(rng, d_model, d_v),
-            {"one_token", "dv_differs"},
-        )
-    )
-    n, d_k = int(rng.integers(2, 6)), int(rng.integers(2, 5))
-    d_v = d_k + int(rng.integers(1, 3))
-    cases.append(
-        _projection(
-            "project_qkv with d_v different from d_k",
-            _values(rng, n, d_k),
-            _values(rng, d_k, d_k),
-            _values(rng, d_k, d_k),
-            _values(rng, d_k, d_v),
-            {"dv_differs"},
-        )
-    )
-    n, d_model, d_k = _distinct_sizes(rng, 3, 2, 6)
-    cases.append(
-        _projection(
-            "project_qkv with non-square weights (d_model ≠ d_k)",
-            _values(rng, n, d_model),
-            _values(rng, d_model, d_k),
-            _values(rng, d_model, d_k),
-            _values(rng, d_model, d_k),
-            {"non_square"},
-        )
-    )
-    n, m = int(rng.integers(2, 5)), int(rng.integers(2, 4))
-    cases.append(
-        _projection(
-            "project_qkv returns the tuple (Q, K, V)",
-            _values(rng, n, m),
-            _values(rng, m, m),
-            _values(rng, m, m),
-            _values(rng, m, m),
-            {"square"},
-            check="tuple",
-        )
-    )
-
-    # project_qkv: the ValueError conditions
-    n, d_model, d_k = _distinct_sizes(rng, 3, 2, 5)
-    X, good = _values(rng, n, d_model), _values(rng, d_model, d_k)
-    bad_rows = _values(rng, d_model + 1, d_k)
-    rows = "a weight matrix does not have d_model rows"
-    cases.append(
-        _rejection(
-            "project_qkv raises ValueError when Wq does not have d_model rows",
-            X,
-            bad_rows,
-            good,
-            good,
-            rows,
-            "rows",
-        )
-    )
-    cases.append(
-        _rejection(
-            "project_qkv raises ValueError when Wk does not have d_model rows",
-            X,
-            good,
-            bad_rows,
-            good,
-            rows,
-            "rows",
-        )
-    )
-    cases.append(
-        _rejection(
-            "project_qkv raises ValueError when Wv does not have d_model rows",
-            X,
-            good,
-            good,
-            bad_rows,
-            rows,
-            "rows",
-        )
-    )
-    cases.append(
-        _rejection(
-            "project_qkv raises ValueError when Wq and Wk have different numbers of columns",
-            X,
-            good,
-            _values(rng, d_model, d_k + 1),
-            good,
-            "Wq and Wk have different numbers of columns",
-            "columns_differ",
-        )
-    )
-
-    # qkv_shapes
-    cases.append(
-        Case(
-            "qkv_shapes for the lesson's sizes (n = 1, d_model = d_k = d_v = 2)",
-            "qkv_shapes",
-            (1, 2, 2, 2),
-            qkv_shapes(1, 2, 2, 2),
-        )
-    )
-    sizes = tuple(_distinct_sizes(rng, 4))
-    cases.append(
-        Case("qkv_shapes with n, d_model, d_k and d_v all different", "qkv_shapes", sizes, qkv_shapes(*sizes))
-    )
-    sizes = (1, *_distinct_sizes(rng, 3))
-    cases.append(Case("qkv_shapes with one token (n = 1)", "qkv_shapes", sizes, qkv_shapes(*sizes)))
-    sizes = tuple(_distinct_sizes(rng, 4))
-    cases.append(
-        Case('qkv_shapes uses the keys "Q", "K" and "V"', "qkv_shapes", sizes, qkv_shapes(*sizes), "keys")
-    )
-    sizes = tuple(_distinct_sizes(rng, 4))
-    cases.append(
-        Case("qkv_shapes gives each shape as a tuple", "qkv_shapes", sizes, qkv_shapes(*sizes), "tuple")
-    )
-
-    # output_shape
-    n_q, n_k, d_v = _distinct_sizes(rng, 3)
-    cases.append(
-        Case(
-            "output_shape with n_q, n_k and d_v all different",
-            "output_shape",
-            (n_q, n_k, d_v),
-            output_shape(n_q, n_k, d_v),
-        )
-    )
-    n_k, d_v = _distinct_sizes(rng, 2)
-    cases.append(
-        Case(
-            "output_shape with one query (n_q = 1)", "output_shape", (1, n_k, d_v), output_shape(1, n_k, d_v)
-        )
-    )
-    sizes = tuple(_distinct_sizes(rng, 3))
-    cases.append(Case("output_shape returns a tuple", "output_shape", sizes, output_shape(*sizes), "tuple"))
-
-    # param_count
-    cases.append(
-        Case("param_count for the lesson's sizes (2, 2, 2)", "param_count", (2, 2, 2), param_count(2, 2, 2))
-    )
-    sizes = tuple(_distinct_sizes(rng, 3, 2, 40))
-    cases.append(
-        Case("param_count with d_model, d_k and d_v all different", "param_count", sizes, param_count(*sizes))
-    )
-    d_model, d_k = _distinct_sizes(rng, 2, 2, 40)
-    cases.append(
-        Case(
-            "param_count with d_v = d_k but d_model different",
-            "param_count",
-            (d_model, d_k, d_k),
-            param_count(d_model, d_k, d_k),
-        )
-    )
-    cases.append(
-        Case(
-            "param_count for a typical head (512, 64, 64)",
-            "param_count",
-            (512, 64, 64),
-            param_count(512, 64, 64),
-        )
-    )
-    return cases
-
-
-SUITES: Mapping[str, Suite] = {
-    "L4.1-part2": Suite(
-        "L4.1-part2", ("project_qkv", "qkv_shapes", "output_shape", "param_count"), build_part2
-    ),
-}
+    return expect

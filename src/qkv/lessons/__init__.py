@@ -14,7 +14,7 @@ needed, ``lesson.py`` (variants and named wrong answers); a chapter folder lists
     ['idea', 'part1', 'part2', 'quiz', 'reference']
 """
 
-from qkv.lessons.catalog import Catalog, Chapter, Lesson
+from qkv.lessons.catalog import Catalog, Chapter, CodeExercise, Lesson
 from qkv.lessons.loader import BUILTIN_CONTENT, load_catalog, validate
 from qkv.lessons.model import Exercise, Feedback, LessonError, PlannedLesson, Problem, RenderedSection
 
@@ -22,6 +22,7 @@ __all__ = [
     "BUILTIN_CONTENT",
     "Catalog",
     "Chapter",
+    "CodeExercise",
     "Exercise",
     "Feedback",
     "Lesson",

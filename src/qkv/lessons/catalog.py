@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qkv.grading import Suite
 from qkv.lessons.feedback import check_answer
 from qkv.lessons.model import Exercise, Feedback, LessonError, PlannedLesson, RenderedSection
 from qkv.lessons.render import render_reference, render_sections
 from qkv.lessons.variants import LessonHooks
 
-__all__ = ["Catalog", "Chapter", "Lesson"]
+__all__ = ["Catalog", "Chapter", "CodeExercise", "Lesson"]
 
 
 @dataclass(eq=False)
@@ -171,6 +172,21 @@ class Lesson:
         return [*render_sections(self.text, names, self.exercises), self.chapter.reference()]
 
 
+@dataclass(frozen=True)
+class CodeExercise:
+    """A code exercise with its place: ``id`` is ``"LESSON/EXERCISE"``, e.g. ``"L4.1/functions"``."""
+
+    id: str
+    lesson: Lesson
+    exercise: Exercise
+
+    @property
+    def suite(self) -> Suite:
+        """The exercise's hidden tests (every loaded code exercise has them)."""
+        assert self.exercise.suite is not None, "the loader refuses a code exercise without a suite"
+        return self.exercise.suite
+
+
 @dataclass(frozen=True, eq=False)
 class Catalog:
     """Every chapter and every written lesson, in order.
@@ -197,6 +213,43 @@ class Catalog:
         if planned:
             raise LessonError(f"The lesson {lesson_id!r} {reason}; the written lessons are: {known}.")
         raise LessonError(f"There is no written lesson {lesson_id!r}; the written lessons are: {known}.")
+
+    def code_exercises(self) -> list[CodeExercise]:
+        """Every code exercise of every written lesson, in teaching order.
+
+        Examples
+        --------
+        >>> Catalog([], []).code_exercises()
+        []
+        """
+        return [
+            CodeExercise(f"{lesson.id}/{exercise.id}", lesson, exercise)
+            for lesson in self.lessons
+            for exercise in lesson.exercises.values()
+            if exercise.kind == "code"
+        ]
+
+    def code_exercise(self, qualified_id: str) -> CodeExercise:
+        """The code exercise with an id such as ``"L4.1/functions"`` (lesson id, slash, exercise id).
+
+        Raises
+        ------
+        LessonError
+            If there is no such code exercise; the message lists the ids there are.
+
+        Examples
+        --------
+        >>> Catalog([], []).code_exercise("L9.9/area")
+        Traceback (most recent call last):
+        ...
+        qkv.lessons.model.LessonError: There is no code exercise 'L9.9/area'; the code exercises are: none.
+        """
+        known = self.code_exercises()
+        for entry in known:
+            if entry.id == qualified_id:
+                return entry
+        listed = ", ".join(entry.id for entry in known) or "none"
+        raise LessonError(f"There is no code exercise {qualified_id!r}; the code exercises are: {listed}.")
 
     def chapter(self, chapter_id: str) -> Chapter:
         """The chapter with this id (raises LessonError with a sentence if there is none)."""

@@ -6,7 +6,6 @@ body is TOML. Every problem is reported at the line of the offending key when it
 
 from __future__ import annotations
 
-import importlib
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -15,11 +14,13 @@ from typing import Any
 
 from markdown_it.token import Token
 
+from qkv.grading import Suite
 from qkv.lessons.markup import fill, placeholders_in
 from qkv.lessons.model import EXERCISE_KINDS, EXERCISE_PARTS, Choice, Exercise, Problem
+from qkv.lessons.suites import GRADING_FILE
 from qkv.lessons.widgets import check_widget
 
-__all__ = ["EXERCISE_ID", "known_suites", "read_body", "read_exercise", "read_widget"]
+__all__ = ["EXERCISE_ID", "read_body", "read_exercise", "read_widget"]
 
 EXERCISE_ID = re.compile(r"[a-z][a-z0-9-]*")
 _TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
@@ -28,24 +29,8 @@ _KIND_KEYS = {
     "numeric": {"answer", "name", "rtol", "atol", "mistakes"},
     "letter": {"answer", "options", "mistakes"},
     "choice": {"answer", "choices"},
-    "code": {"suite", "functions", "starter_code"},
+    "code": {"starter_code"},
 }
-
-
-def known_suites() -> set[str] | None:
-    """The grader's suite names, or None when ``qkv.grading`` cannot be imported (yet).
-
-    Examples
-    --------
-    >>> suites = known_suites()
-    >>> suites is None or isinstance(suites, set)
-    True
-    """
-    try:
-        suites = importlib.import_module("qkv.grading").SUITES
-    except Exception:  # the grader is optional for authoring; any failure means "cannot check"
-        return None
-    return {str(name) for name in suites}
 
 
 class _Body:
@@ -97,7 +82,7 @@ def read_widget(token: Token, name: str, file: Path, names: Mapping[str, Any]) -
 
 
 def read_exercise(
-    token: Token, exercise_id: str, file: Path, names: Mapping[str, Any], suites: set[str] | None
+    token: Token, exercise_id: str, file: Path, names: Mapping[str, Any], suite: Suite | None = None
 ) -> tuple[Exercise | None, list[Problem]]:
     """Build an Exercise from an ``{exercise} ID`` block, or report why it cannot be built.
 
@@ -112,8 +97,8 @@ def read_exercise(
     names : mapping
         The seed variant's values and named wrong answers; placeholders and answer keys must be
         among them.
-    suites : set of str or None
-        The grader's suite names; None skips the suite check.
+    suite : Suite, optional
+        The tests of this exercise from the lesson's grading module (code exercises need one).
 
     Returns
     -------
@@ -149,20 +134,28 @@ def read_exercise(
         problems.append(body.problem(key, f"A {kind} exercise has no setting '{key}' (allowed: {allowed})."))
     for key in ("prompt", "label", "hint", "correct_message"):
         problems += _check_text(body, key, required=key == "prompt", names=names)
-    checks: dict[str, Callable[[_Body, Mapping[str, Any], set[str] | None], list[Problem]]] = {
-        "numeric": _check_numeric,
-        "letter": _check_letter,
-        "choice": _check_choice,
-        "code": _check_code,
-    }
-    problems += checks[kind](body, names, suites)
+    if kind == "code":
+        problems += _check_code(body, exercise_id, suite)
+    else:
+        checks: dict[str, Callable[[_Body, Mapping[str, Any]], list[Problem]]] = {
+            "numeric": _check_numeric,
+            "letter": _check_letter,
+            "choice": _check_choice,
+        }
+        problems += checks[kind](body, names)
     if problems:
         return None, problems
-    return _build(exercise_id, kind, data, file, body.first_line, names), []
+    return _build(exercise_id, kind, data, file, body.first_line, names, suite), []
 
 
 def _build(
-    exercise_id: str, kind: Any, data: dict[str, Any], file: Path, line: int, names: Mapping[str, Any]
+    exercise_id: str,
+    kind: Any,
+    data: dict[str, Any],
+    file: Path,
+    line: int,
+    names: Mapping[str, Any],
+    suite: Suite | None,
 ) -> Exercise:
     answer = str(data.get("answer", ""))
     choices = tuple(
@@ -187,8 +180,8 @@ def _build(
         options={str(k): tuple(str(w) for w in v) for k, v in data.get("options", {}).items()},
         choices=choices,
         starter_code=data.get("starter_code"),
-        suite=data.get("suite"),
-        functions=tuple(data.get("functions", ())),
+        suite=suite if kind == "code" else None,
+        functions=tuple(suite.functions) if kind == "code" and suite is not None else (),
         label=str(data.get("label", "")),
     )
 
@@ -236,7 +229,7 @@ def _check_mistakes(
     return problems
 
 
-def _check_numeric(body: _Body, names: Mapping[str, Any], suites: set[str] | None) -> list[Problem]:
+def _check_numeric(body: _Body, names: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     answer = body.data.get("answer")
     if not isinstance(answer, str) or answer not in names:
@@ -258,7 +251,7 @@ def _check_numeric(body: _Body, names: Mapping[str, Any], suites: set[str] | Non
     return problems
 
 
-def _check_letter(body: _Body, names: Mapping[str, Any], suites: set[str] | None) -> list[Problem]:
+def _check_letter(body: _Body, names: Mapping[str, Any]) -> list[Problem]:
     options = body.data.get("options")
     if (
         not isinstance(options, dict)
@@ -283,7 +276,7 @@ def _check_letter(body: _Body, names: Mapping[str, Any], suites: set[str] | None
     return problems
 
 
-def _check_choice(body: _Body, names: Mapping[str, Any], suites: set[str] | None) -> list[Problem]:
+def _check_choice(body: _Body, names: Mapping[str, Any]) -> list[Problem]:
     choices = body.data.get("choices")
     if not isinstance(choices, list) or len(choices) < 2:
         return [body.problem("choices", "A choice exercise needs at least two [[choices]] tables.")]
@@ -309,26 +302,25 @@ def _check_choice(body: _Body, names: Mapping[str, Any], suites: set[str] | None
     return problems
 
 
-def _check_code(body: _Body, names: Mapping[str, Any], suites: set[str] | None) -> list[Problem]:
+def _check_code(body: _Body, exercise_id: str, suite: Suite | None) -> list[Problem]:
     problems: list[Problem] = []
     starter = body.data.get("starter_code")
     if not isinstance(starter, str) or not starter.strip():
         problems.append(body.problem("starter_code", "A code exercise needs its starter_code."))
         starter = ""
-    functions = body.data.get("functions")
-    if not isinstance(functions, list) or not functions or not all(isinstance(f, str) for f in functions):
-        problems.append(body.problem("functions", "functions must list the names of the functions to write."))
-    else:
-        problems += [
-            body.problem("functions", f"The starter code has no 'def {name}(' for the function '{name}'.")
-            for name in functions
-            if not re.search(rf"^def {re.escape(name)}\(", starter, re.MULTILINE)
-        ]
-    suite = body.data.get("suite")
-    if not isinstance(suite, str) or not suite:
-        problems.append(body.problem("suite", "A code exercise needs the name of its grader suite."))
-    elif suites is not None and suite not in suites:
+    if suite is None:
         problems.append(
-            body.problem("suite", f"The grader has no suite {suite!r}; it has {', '.join(sorted(suites))}.")
+            Problem(
+                body.file,
+                body.first_line,
+                f"The code exercise {exercise_id!r} has no tests: the lesson's {GRADING_FILE} must define "
+                f"SUITES[{exercise_id!r}].",
+            )
         )
+        return problems
+    problems += [
+        body.problem("starter_code", f"The starter code has no 'def {name}(' for the function '{name}'.")
+        for name in suite.functions
+        if not re.search(rf"^def {re.escape(name)}\(", starter, re.MULTILINE)
+    ]
     return problems

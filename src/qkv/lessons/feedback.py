@@ -58,8 +58,8 @@ def check_answer(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> F
     if exercise.kind == "choice":
         return _check_choice(exercise, answer)
     raise LessonError(
-        f"The exercise '{exercise.id}' is a code exercise; it is graded by the grader with the suite "
-        f"'{exercise.suite}', not checked as a typed answer."
+        f"The exercise '{exercise.id}' is a code exercise; the grader runs its tests on a program, "
+        "so it is not checked as a typed answer."
     )
 
 
@@ -149,9 +149,8 @@ def _check_letter(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> 
         return Feedback(False, str(error), False)
     if letter == exercise.answer:
         return Feedback(True, fill(exercise.correct_message, names) or f"Correct: {letter}.", True)
-    message = exercise.mistakes.get(
-        letter, f"Not {letter}; think about which vectors the weights are applied to."
-    )
+    hint = f" {exercise.hint}" if exercise.hint else ""
+    message = exercise.mistakes.get(letter, f"Not {letter}.{hint}")
     return Feedback(False, fill(message, names), True)
 
 

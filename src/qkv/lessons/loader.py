@@ -16,11 +16,11 @@ from typing import Any
 from markdown_it.token import Token
 
 from qkv.lessons.catalog import Catalog, Chapter, Lesson
-from qkv.lessons.directives import known_suites
 from qkv.lessons.markup import new_parser
 from qkv.lessons.model import LessonError, PlannedLesson, Problem
 from qkv.lessons.render import render_reference, render_sections
 from qkv.lessons.structure import check_markdown
+from qkv.lessons.suites import GRADING_FILE, load_suites
 from qkv.lessons.variants import LessonHooks, load_hooks
 
 __all__ = ["BUILTIN_CONTENT", "load_catalog", "validate"]
@@ -101,7 +101,6 @@ def _load(path: Path) -> tuple[Catalog, list[Problem]]:
     folders, problems = _chapter_folders(path)
     chapters: list[Chapter] = []
     lessons: list[Lesson] = []
-    suites = known_suites()
     for folder in folders:
         chapter = _load_chapter(folder / "chapter.toml", problems)
         if chapter is None:
@@ -114,7 +113,7 @@ def _load(path: Path) -> tuple[Catalog, list[Problem]]:
         found = [
             lesson
             for file in sorted(folder.glob("*/lesson.md"))
-            if (lesson := _load_lesson(file, chapter, suites, problems))
+            if (lesson := _load_lesson(file, chapter, problems))
         ]
         seen: set[str] = set()
         for lesson in found:
@@ -269,9 +268,7 @@ def _seed_names(hooks: LessonHooks, file: Path, problems: list[Problem]) -> dict
     return names
 
 
-def _load_lesson(
-    file: Path, chapter: Chapter, suites: set[str] | None, problems: list[Problem]
-) -> Lesson | None:
+def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem]) -> Lesson | None:
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -282,6 +279,8 @@ def _load_lesson(
     front = _front_matter(file, tokens, problems)
     hooks, hook_problems = load_hooks(file.parent / "lesson.py")
     problems += hook_problems
+    suites, suite_problems = load_suites(file.parent)
+    problems += suite_problems
     names = _seed_names(hooks, file, problems) if not hook_problems else None
     if front is None or names is None:
         return None
@@ -295,6 +294,16 @@ def _load_lesson(
             )
         )
     exercises = check_markdown(file, text, names, problems, in_reference=False, suites=suites)
+    code = [key for key, exercise in exercises.items() if exercise.kind == "code"]
+    for exercise_id in suites.keys() - set(code) if len(problems) == before else ():
+        problems.append(
+            Problem(
+                file.parent / GRADING_FILE,
+                1,
+                f"SUITES[{exercise_id!r}] belongs to no code exercise of {file.name} "
+                f"(its code exercises: {', '.join(code) or 'none'}).",
+            )
+        )
     if len(problems) > before:
         return None
     for seed in (None, *_SAMPLE_SEEDS):

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from qkv.grading import Suite
 
 ExerciseKind = Literal["numeric", "letter", "choice", "code"]
 EXERCISE_KINDS: tuple[str, ...] = ("numeric", "letter", "choice", "code")
@@ -133,7 +136,8 @@ class Exercise:
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     choices: tuple[Choice, ...] = ()
     starter_code: str | None = None
-    suite: str | None = None
+    # code: the hidden tests, from the lesson's grading module, and the functions they call
+    suite: Suite | None = field(default=None, repr=False)
     functions: tuple[str, ...] = ()
     label: str = ""
 

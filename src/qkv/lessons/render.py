@@ -59,15 +59,11 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
     prompt = html.escape(fill(exercise.prompt_template, names))
     feedback = f'<p class="feedback" id="feedback-{ex_id}" aria-live="polite"></p>'
     if exercise.kind == "code":
-        suite, starter = (
-            html.escape(exercise.suite or "", quote=True),
-            html.escape(exercise.starter_code or ""),
-        )
-        # The page groups the test results by these functions (each test's name starts with one).
+        starter = html.escape(exercise.starter_code or "")
+        # The page groups the test results by these functions (each result names its function).
         functions = html.escape(" ".join(exercise.functions), quote=True)
         return (
-            f'<div class="code-exercise" data-exercise-id="{ex_id}" data-suite="{suite}" '
-            f'data-functions="{functions}">'
+            f'<div class="code-exercise" data-exercise-id="{ex_id}" data-functions="{functions}">'
             f'<label for="code-{ex_id}">{html.escape(exercise.label or exercise.prompt)}</label>\n'
             f'<textarea id="code-{ex_id}" name="code" spellcheck="false">{starter}</textarea>\n'
             '<button type="button" class="run-code" aria-keyshortcuts="Control+Enter Meta+Enter">'

@@ -12,6 +12,7 @@ from typing import Any
 
 from markdown_it.token import Token
 
+from qkv.grading import Suite
 from qkv.lessons.directives import read_body, read_exercise, read_widget
 from qkv.lessons.markup import (
     directive_of,
@@ -35,7 +36,7 @@ def check_markdown(
     problems: list[Problem],
     *,
     in_reference: bool,
-    suites: set[str] | None = None,
+    suites: Mapping[str, Suite] | None = None,
 ) -> dict[str, Exercise]:
     exercises: dict[str, Exercise] = {}
     section_ids: set[str] = set()
@@ -105,7 +106,7 @@ def check_markdown(
                 problems.append(
                     Problem(file, line, f"The exercise id {argument!r} is used twice in this lesson.")
                 )
-            exercise, found = read_exercise(token, argument, file, names, suites)
+            exercise, found = read_exercise(token, argument, file, names, (suites or {}).get(argument))
             problems += found
             if exercise is not None:
                 exercises.setdefault(argument, exercise)

@@ -11,17 +11,15 @@ A lesson folder may hold a ``lesson.py`` with
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import re
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from qkv.lessons.model import LessonError, Problem
+from qkv.lessons.pyfiles import import_lesson_file, line_in
 
 __all__ = ["MAX_SEED", "LessonHooks", "check_seed", "load_hooks"]
 
@@ -129,7 +127,7 @@ class LessonHooks:
         try:
             return function(argument)
         except Exception as error:
-            line = _line_in(error, self.source)
+            line = line_in(error, self.source)
             raise LessonError(
                 f"{self.source}:{line}: {name}({argument!r}) failed with {type(error).__name__}: {error}"
             ) from error
@@ -158,21 +156,9 @@ def load_hooks(path: Path) -> tuple[LessonHooks, list[Problem]]:
     """
     if not path.is_file():
         return LessonHooks(source=path), []
-    module_name = "qkv_lesson_" + re.sub(r"\W", "_", str(path.parent.name))
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        return LessonHooks(source=path), [
-            Problem(path, 1, "This file cannot be imported as a Python module.")
-        ]
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as error:
-        return LessonHooks(source=path), [Problem(path, error.lineno or 1, f"Syntax error: {error.msg}.")]
-    except Exception as error:
-        message = f"Importing this file failed with {type(error).__name__}: {error}"
-        return LessonHooks(source=path), [Problem(path, _line_in(error, path), message)]
-    problems: list[Problem] = []
+    module, problems = import_lesson_file(path)
+    if module is None:
+        return LessonHooks(source=path), problems
     hooks: dict[str, Any] = {}
     for name in ("variant", "wrong_answers"):
         function = getattr(module, name, None)
@@ -183,13 +169,6 @@ def load_hooks(path: Path) -> tuple[LessonHooks, list[Problem]]:
             function = None
         hooks[name] = function
     return LessonHooks(hooks["variant"], hooks["wrong_answers"], path), problems
-
-
-def _line_in(error: BaseException, path: Path) -> int:
-    lines = [
-        frame.lineno for frame in traceback.extract_tb(error.__traceback__) if Path(frame.filename) == path
-    ]
-    return (lines[-1] or 1) if lines else 1
 
 
 def _check_json(value: object, where: str) -> None:

@@ -127,7 +127,7 @@ def start_grading(services: Services) -> None:
     services.grader = grader
     services.sandbox = str(grader.sandbox)
     services.queue = GradingQueue(
-        lambda source, suite: grader.grade(source, suite=suite),
+        lambda source, suite: grader.grade(source, suite),
         concurrency=settings.grading_concurrency,
         capacity=settings.grading_queue,
     )

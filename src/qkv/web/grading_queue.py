@@ -51,13 +51,13 @@ class GradingQueue:
     Examples
     --------
     >>> queue = GradingQueue(lambda source, suite: source.upper(), concurrency=1, capacity=0)
-    >>> queue.submit("ok", "L4.1-part2").result()
+    >>> queue.submit("ok", suite=None).result()
     'OK'
     >>> queue.close(timeout_s=1.0)
     True
     """
 
-    def __init__(self, grade: Callable[[str, str], Any], *, concurrency: int, capacity: int) -> None:
+    def __init__(self, grade: Callable[[str, Any], Any], *, concurrency: int, capacity: int) -> None:
         if concurrency < 1 or capacity < 0:
             raise ValueError(
                 f"A grading queue needs concurrency >= 1 and capacity >= 0, not {concurrency} and {capacity}."
@@ -78,7 +78,7 @@ class GradingQueue:
         """Gradings running or waiting now."""
         return self._admitted
 
-    def submit(self, source: str, suite: str, owner: str | None = None) -> concurrent.futures.Future[Any]:
+    def submit(self, source: str, suite: Any, owner: str | None = None) -> concurrent.futures.Future[Any]:
         """Queue a grading and return its future.
 
         ``owner`` (a learner id) may have one grading admitted at a time.
@@ -120,7 +120,7 @@ class GradingQueue:
         future.add_done_callback(lambda done: self._release(done, owner))
         return future
 
-    def _timed(self, source: str, suite: str) -> Any:
+    def _timed(self, source: str, suite: Any) -> Any:
         started = time.monotonic()
         try:
             return self._grade(source, suite)
