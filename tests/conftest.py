@@ -13,6 +13,9 @@ import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
+# Lesson folders are data that the lesson engine imports by path; pytest must not import them as tests.
+collect_ignore_glob = ["sample_lessons/*"]
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]

@@ -27,11 +27,17 @@ OUTPUT_LINES = 40
     metavar="ID",
     help="The code exercise, e.g. L4.1/functions (default: the one whose functions FILE defines).",
 )
+@click.option(
+    "--content",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="A folder of lessons to take the exercise from, instead of the lessons shipped with qkv.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results document as JSON instead.")
 @click.option(
     "--seed", type=click.IntRange(min=0), default=None, help="Repeat a run with the seed it printed."
 )
-def check(file: Path, exercise_id: str | None, as_json: bool, seed: int | None) -> None:
+def check(file: Path, exercise_id: str | None, content: Path | None, as_json: bool, seed: int | None) -> None:
     """Grade FILE, a solution of a code exercise, against the exercise's hidden tests.
 
     Without --exercise, the exercise is the one whose functions FILE defines; `qkv lessons list` shows
@@ -41,7 +47,10 @@ def check(file: Path, exercise_id: str | None, as_json: bool, seed: int | None) 
     from qkv.lessons import LessonError, load_catalog
 
     source = _read(file)
-    catalog = load_catalog()
+    try:
+        catalog = load_catalog(content)
+    except LessonError as error:
+        raise click.BadParameter(str(error), param_hint="--content") from None
     try:
         target = catalog.code_exercise(exercise_id) if exercise_id else _guess(catalog, source)
     except LessonError as error:

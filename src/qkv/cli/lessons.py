@@ -22,7 +22,10 @@ def lessons() -> None:
     help="A content folder to list instead of the lessons shipped with qkv.",
 )
 def list_lessons(path: Path | None) -> None:
-    """List every chapter and its lessons, written or planned."""
+    """List every chapter and its lessons, written or planned, with each exercise's id.
+
+    An id such as L4.1/functions is what `qkv check FILE --exercise ID` takes.
+    """
     try:
         catalog = load_catalog(path)
     except LessonError as error:
@@ -41,6 +44,11 @@ def list_lessons(path: Path | None) -> None:
             else:
                 count = len(lesson.exercises)
                 click.echo(f"  {lesson.id}  {lesson.title}  ({count} exercise{'s' if count != 1 else ''})")
+                for exercise in lesson.exercises.values():
+                    kind = exercise.kind
+                    if exercise.kind == "code":
+                        kind = f"code: {', '.join(exercise.functions)}"
+                    click.echo(f"      {lesson.id}/{exercise.id} ({kind})")
 
 
 @lessons.command("validate")

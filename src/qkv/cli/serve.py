@@ -6,6 +6,7 @@ import logging
 import shutil
 import signal
 import socket
+from pathlib import Path
 
 import click
 
@@ -85,6 +86,12 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Mark cookies Secure (HTTPS only): set this when learners reach the server through HTTPS.",
 )
 @click.option(
+    "--content",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="A folder of lessons to serve instead of the lessons shipped with qkv.",
+)
+@click.option(
     "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
 )
 def serve(
@@ -97,12 +104,14 @@ def serve(
     warm_spares: int,
     secret_key: str | None,
     secure_cookies: bool,
+    content: Path | None,
     log_level: str,
 ) -> None:
     """Serve the interactive lesson at http://HOST:PORT/ until stopped (Ctrl+C or SIGTERM)."""
     import uvicorn
 
     # Imported here, not at the top: every other qkv command would pay for SQLAlchemy and FastAPI.
+    from qkv.lessons import LessonError, load_catalog
     from qkv.store import StoreError, default_database_url, describe_url
     from qkv.web.app import create_app
     from qkv.web.protocol import HeadTimeoutH11Protocol
@@ -140,8 +149,8 @@ def serve(
             raise click.ClickException(
                 f"Port {port} on {host} is already in use; choose another with --port."
             )
-        app = create_app(settings)
-    except (StoreError, ValueError) as error:
+        app = create_app(settings, catalog=load_catalog(content))
+    except (StoreError, ValueError, LessonError) as error:
         raise click.ClickException(str(error)) from None
 
     click.echo(

@@ -6,12 +6,12 @@ the expected value, a comparator, hints). The :class:`Grader` runs the learner's
 the functions there, and judges the raw report here, where the submission cannot reach.
 
 >>> from qkv.grading import Suite, TestCase, Whole, Mistake
->>> area = Suite(["area"], [
-...     TestCase("area of a 2 by 3 rectangle", "area", (2, 3), lambda w, h: w * h, Whole(),
-...              hints=[Mistake("That is the perimeter.", lambda w, h: 2 * (w + h))]),
+>>> doubling = Suite(["double"], [
+...     TestCase("double of 3", "double", (3,), lambda n: 2 * n, Whole(),
+...              hints=[Mistake("That squares the number.", lambda n: n * n)]),
 ... ])
->>> area.cases(seed=0)[0].expected
-6
+>>> doubling.cases(seed=0)[0].expected, doubling.cases(seed=0)[0].call
+(6, 'double(3)')
 """
 
 from qkv.grading.compare import Close, Comparator, Exact, Items, Keys, Mismatch, Shape, Whole

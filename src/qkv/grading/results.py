@@ -41,6 +41,8 @@ class TestResult:
     ('pass', 'volume(3, 5, 7)')
     """
 
+    __test__ = False  # not a pytest test class, despite its name
+
     name: str
     status: TestStatus
     message: str | None = None

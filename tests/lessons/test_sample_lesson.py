@@ -1,0 +1,99 @@
+"""A lesson written as data only: the test chapter T1 under tests/sample_lessons, graded end to end.
+
+Its folder holds everything about it (text, variants, hand exercise, code exercise and grading); nothing
+of qkv names it. These tests load it, check its answers, and grade programs for it through ``qkv check``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qkv.cli.check import check
+from qkv.cli.lessons import lessons
+from qkv.lessons import load_catalog, validate
+
+SAMPLE = Path(__file__).parents[1] / "sample_lessons"
+LESSON_DIR = SAMPLE / "T1" / "T1.1-rectangles"
+SRC = Path(__file__).parents[2] / "src" / "qkv"
+
+CORRECT = "def area(w, h):\n    if w < 0 or h < 0:\n        raise ValueError('negative')\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
+HALF_WAY = CORRECT.replace("return 2 * (w + h)", "return w + h")
+
+
+def test_the_sample_chapter_is_valid_and_lists_its_exercises() -> None:
+    assert validate(SAMPLE) == []
+    catalog = load_catalog(SAMPLE)
+    assert [chapter.id for chapter in catalog.chapters] == ["T1"]
+    lesson = catalog.lesson("T1.1")
+    assert lesson.place == "T1.1 · lesson 1 of 2"
+    assert [entry.id for entry in catalog.code_exercises()] == ["T1.1/shapes"]
+    assert catalog.code_exercise("T1.1/shapes").exercise.functions == ("area", "perimeter")
+
+
+def test_its_hand_exercise_uses_its_variant_hook_and_named_mistakes() -> None:
+    lesson = load_catalog(SAMPLE).lesson("T1.1")
+    assert lesson.check("area", "12").correct  # the printed page: 3 by 4
+    assert lesson.check("area", "14").message.startswith("That is the perimeter")
+    assert lesson.check("area", "7").message.startswith("That is w + h, half the way round")
+    numbers = lesson.variant(5)
+    assert numbers == lesson.variant(5) and numbers != lesson.variant(None)
+    assert lesson.check("area", str(numbers["w"] * numbers["h"]), variant_seed=5).correct
+    assert not lesson.check("area", "12", variant_seed=5).correct
+
+
+def test_nothing_outside_its_folder_names_it() -> None:
+    names = re.compile(r"\bT1\.1\b|rectangles|\bperimeter\b|HALF_WAY_ROUND")
+    for path in SRC.rglob("*"):
+        if path.is_file() and path.suffix in {".py", ".md", ".html", ".js", ".toml", ".css"}:
+            assert not names.search(path.read_text(encoding="utf-8")), path
+
+
+def test_lessons_list_shows_the_exercise_ids() -> None:
+    result = CliRunner().invoke(lessons, ["list", "--path", str(SAMPLE)])
+    assert result.exit_code == 0, result.output
+    assert "T1.1  Area and perimeter  (2 exercises)" in result.output
+    assert "T1.1/area (numeric)" in result.output and "T1.1/shapes (code: area, perimeter)" in result.output
+    assert "T1.2  Squares  (planned)" in result.output
+
+
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_qkv_check_grades_a_program_for_it(tmp_path: Path) -> None:
+    solution = tmp_path / "rectangles.py"
+    solution.write_text(CORRECT)
+    passed = CliRunner().invoke(check, [str(solution), "--content", str(SAMPLE), "--seed", "3"])
+    assert passed.exit_code == 0, passed.output
+    assert "5 of 5 tests passed" in passed.output and "T1.1/shapes" in passed.output
+
+    solution.write_text(HALF_WAY)
+    failed = CliRunner().invoke(
+        check, [str(solution), "--content", str(SAMPLE), "--exercise", "T1.1/shapes", "--json", "--seed", "3"]
+    )
+    assert failed.exit_code == 1
+    document = json.loads(failed.output)
+    wrong = [test for test in document["tests"] if test["status"] != "pass"]
+    assert [test["function"] for test in wrong] == ["perimeter", "perimeter"]
+    assert {test["hint"] for test in wrong} == {
+        "That is w + h, half the way round: a rectangle has two sides of each length, so 2·(w + h)."
+    }
+    assert wrong[1]["call"] == "perimeter(1.5, 2.25)"
+    assert wrong[1]["message"] == "Expected the result = 7.5, but got array(3.75)."
+
+
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_a_missing_sign_check_and_an_assert_are_named(tmp_path: Path) -> None:
+    solution = tmp_path / "rectangles.py"
+    for source, hint in (
+        (CORRECT.replace("raise ValueError('negative')", "pass"), "Raise ValueError when a side is negative"),
+        (CORRECT.replace("raise ValueError('negative')", "assert False"), "Use raise ValueError(...)"),
+    ):
+        solution.write_text(source)
+        result = CliRunner().invoke(check, [str(solution), "--content", str(SAMPLE), "--json"])
+        (failed,) = [test for test in json.loads(result.output)["tests"] if test["status"] != "pass"]
+        assert failed["call"] == "area(-2, 5)" and failed["hint"].startswith(hint)
