@@ -45,10 +45,8 @@ def list_lessons(path: Path | None) -> None:
                 count = len(lesson.exercises)
                 click.echo(f"  {lesson.id}  {lesson.title}  ({count} exercise{'s' if count != 1 else ''})")
                 for exercise in lesson.exercises.values():
-                    kind = exercise.kind
-                    if exercise.kind == "code":
-                        kind = f"code: {', '.join(exercise.functions)}"
-                    click.echo(f"      {lesson.id}/{exercise.id} ({kind})")
+                    functions = f": {', '.join(exercise.functions)}" if exercise.kind == "code" else ""
+                    click.echo(f"      {lesson.id}/{exercise.id} ({exercise.kind}{functions})")
 
 
 @lessons.command("validate")
