@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
-
-# "module:attribute" of every sub-command, in the order --help lists them.
-COMMANDS = [
-    "qkv.cli.check:check",
-    "qkv.cli.lessons:lessons",
-    "qkv.cli.serve:serve",
-    "qkv.cli.progress:progress",
-]
 
 
 def build() -> object:
-    """Build the click group with every sub-command registered."""
+    """Build the click group with every sub-command registered, in the order --help lists them."""
     import click
 
     from qkv import __version__
+    from qkv.cli.check import check
+    from qkv.cli.lessons import lessons
+    from qkv.cli.progress import progress
+    from qkv.cli.serve import serve
 
     @click.group(context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, prog_name="qkv")
     def cli() -> None:
-        """qkv: queries, keys and values: an interactive lesson on one attention head."""
+        """qkv: queries, keys and values: an interactive course on attention."""
 
-    for spec in COMMANDS:
-        module_name, attribute = spec.split(":")
-        command = getattr(importlib.import_module(module_name), attribute)
+    for command in (check, lessons, serve, progress):
         cli.add_command(command)
     return cli
 

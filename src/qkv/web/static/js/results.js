@@ -5,13 +5,19 @@ import { el } from "./format.js";
 
 const STATUS_WORDS = { pass: "passed", fail: "failed", error: "error", timeout: "timed out" };
 
-/** The tests grouped by the function whose name starts theirs, in the order `functions` lists them. */
+/** The function a test calls: the results document says so (version 2); older saved results only name it. */
+function functionOf(test, functions) {
+  if (typeof test.function === "string" && functions.includes(test.function)) return test.function;
+  const name = String(test.name ?? "");
+  return functions.find((fn) => name === fn || name.startsWith(`${fn} `)) ?? null;
+}
+
+/** The tests grouped by the function they call, in the order `functions` lists them. */
 export function groupTests(tests, functions = []) {
   const groups = new Map(functions.map((name) => [name, []]));
   const other = [];
   for (const test of tests) {
-    const name = String(test.name ?? "");
-    const owner = functions.find((fn) => name === fn || name.startsWith(`${fn} `));
+    const owner = functionOf(test, functions);
     (owner ? groups.get(owner) : other).push(test);
   }
   const result = [...groups].filter(([, members]) => members.length).map(([name, members]) => ({ name, tests: members }));
@@ -19,7 +25,7 @@ export function groupTests(tests, functions = []) {
   return result;
 }
 
-/** A test's name without the function its group is already titled with ("project_qkv with one token" → "with one token"). */
+/** A test's name without the function its group is already titled with ("area of a square" → "of a square"). */
 function shortName(test, fn) {
   const name = String(test.name ?? "");
   return fn && name.startsWith(`${fn} `) ? name.slice(fn.length + 1) : name;
@@ -37,6 +43,8 @@ function testItem(test, hintsShown, fn) {
     el("span", { class: "test-status" }, STATUS_WORDS[test.status] ?? test.status),
   );
   if (test.message) item.append(el("p", { class: "test-message" }, test.message));
+  // The call itself, so that a learner can run it in their own Python and see the same result.
+  if (!ok && test.call) item.append(el("p", { class: "test-call" }, "Call: ", el("code", {}, test.call)));
   // One hint often explains several failing tests: show it once, under the first of them.
   if (test.hint && !hintsShown.has(test.hint)) {
     hintsShown.add(test.hint);
@@ -76,7 +84,7 @@ function groupBox(group) {
  * Render a GradeResult dict into the `.grade-results` container.
  *
  * @param {HTMLElement} container
- * @param {object|null} result  the grader's result: status, message, tests [{name, status, message, hint}], …
+ * @param {object|null} result  the results document: status, message, tests [{name, status, message, hint, function, call}], …
  * @param {string[]} [functions]  the exercise's functions, to group the tests by
  */
 export function renderGradeResult(container, result, functions = []) {
