@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -80,13 +78,12 @@ def test_a_long_token_is_quoted_shortened() -> None:
         parse_numbers("abcdefghijklmnopqrstuvwxyz")
 
 
-def test_ten_thousand_characters_are_refused_at_once() -> None:
+def test_ten_thousand_characters_are_refused_for_their_length() -> None:
+    # Refused for the length, before any parsing (benchmarks/answers.py times these).
     for text in ("1, " * 3334, "[" * 10_000, "9" * 10_000, "1e" + "9" * 9_998):
         assert len(text) >= 10_000
-        started = time.perf_counter()
         with pytest.raises(AnswerFormatError) as caught:
             parse_numbers(text)
-        assert time.perf_counter() - started < 0.05
         assert str(caught.value) == (
             f"Your answer is {len(text):,} characters long, but an answer here is at most "
             f"{MAX_ANSWER_CHARS} characters; type just the numbers, for example [0.5, -1]."
@@ -95,13 +92,14 @@ def test_ten_thousand_characters_are_refused_at_once() -> None:
         parse_letter("v" * 10_000, LETTERS)
 
 
-def test_the_longest_allowed_answer_with_a_huge_exponent_is_cheap() -> None:
-    # Parsing goes through float(), never Fraction or int, so 10**(10**190) is never built.
-    text = "1e" + "9" * (MAX_ANSWER_CHARS - 2)
-    started = time.perf_counter()
+def test_the_longest_allowed_answer_with_a_huge_exponent_is_read_as_a_float() -> None:
+    # Parsing goes through float(), never Fraction or int, so 10**(10**190) is never built
+    # (benchmarks/answers.py times it): too large is refused, too small reads as 0.
+    assert len("1e" + "9" * (MAX_ANSWER_CHARS - 2)) == MAX_ANSWER_CHARS
     with pytest.raises(AnswerFormatError, match="too large"):
-        parse_numbers(text)
-    assert time.perf_counter() - started < 0.05
+        parse_numbers("1e" + "9" * (MAX_ANSWER_CHARS - 2))
+    with pytest.raises(AnswerFormatError, match="characters long"):
+        parse_numbers("1e" + "9" * (MAX_ANSWER_CHARS - 1))
     assert parse_numbers("1e-" + "9" * (MAX_ANSWER_CHARS - 3)) == [0.0]
 
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -135,3 +136,28 @@ def alive(pids: set[int]) -> set[int]:
         if state != "Z":
             living.add(pid)
     return living
+
+
+def wait_until(condition: Callable[[], object], within_s: float, what: str) -> None:
+    """Return as soon as ``condition()`` is true; fail with a sentence naming ``what`` after ``within_s`` s.
+
+    For conditions in other processes, which no event in this one can signal: it checks every 20 ms.
+    """
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"Waited {within_s} s for {what}, but it did not happen.")
+        time.sleep(0.02)
+
+
+def sandbox_count(pid: int) -> int:
+    """How many sandboxes the server ``pid`` runs now: its children that each lead a session of their own."""
+    count = 0
+    for child in alive(descendants(pid)):
+        try:
+            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent, session = int(fields[1]), int(fields[3])
+        count += parent == pid and session == child
+    return count

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from reliability_support import alive, descendants, require_bubblewrap
+from reliability_support import alive, descendants, require_bubblewrap, sandbox_count, wait_until
 
 LESSON_API = "/api/lessons/L4.1"
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
@@ -82,6 +81,12 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_write(
     code_sent: list[list[str]] = [[] for _ in browsers]
     code_acked: list[int] = [0 for _ in browsers]
     stop = threading.Event()
+    progressed = threading.Condition()  # notified after every acknowledged write
+
+    def acknowledged(counts: list[int], i: int) -> None:
+        with progressed:
+            counts[i] += 1
+            progressed.notify_all()
 
     def answer_burst(i: int) -> None:
         browser = browsers[i]
@@ -98,7 +103,7 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_write(
                 return  # the server died under this request: not acknowledged
             if response.status_code // 100 != 2:
                 return
-            acked[i] += 1
+            acknowledged(acked, i)
 
     def code_burst(i: int) -> None:
         browser = browsers[i]
@@ -113,18 +118,17 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_write(
                 return
             if response.status_code == 503:
                 code_sent[i].pop()  # refused before anything was written
-                time.sleep(0.2)
+                stop.wait(0.2)  # a learner's pause before trying again
                 continue
             if response.status_code // 100 != 2:
                 return
-            code_acked[i] += 1
+            acknowledged(code_acked, i)
 
     with ThreadPoolExecutor(max_workers=2 * len(browsers)) as pool:
         futures = [pool.submit(answer_burst, i) for i in range(len(browsers))]
         futures += [pool.submit(code_burst, i) for i in range(len(browsers))]
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (sum(acked) < 90 or sum(code_acked) < 6):
-            time.sleep(0.05)
+        with progressed:
+            progressed.wait_for(lambda: sum(acked) >= 90 and sum(code_acked) >= 6, timeout=30)
         assert server.process is not None
         sandboxes = descendants(server.process.pid)  # warm spares and gradings in flight
         server.kill()  # SIGKILL with requests in flight
@@ -134,11 +138,7 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_write(
     assert sum(acked) >= 90 and sum(code_acked) >= 6, (acked, code_acked, server.log())
     # No sandbox outlives the server that started it.
     assert sandboxes, "the server had no child processes: is grading running?"
-    for _ in range(100):
-        if not alive(sandboxes):
-            break
-        time.sleep(0.1)
-    assert not alive(sandboxes), [Path(f"/proc/{pid}/cmdline").read_bytes()[:100] for pid in alive(sandboxes)]
+    wait_until(lambda: not alive(sandboxes), 10, "every sandbox of the killed server to end")
     if backend == "sqlite":
         assert integrity(db_file) == "ok"
 
@@ -168,7 +168,7 @@ SLOW_PROGRAM = (
 @pytest.mark.timeout(120)
 def test_sigterm_finishes_gradings_in_flight_and_exits_cleanly(start_server: Any, sqlite_url: str) -> None:
     require_bubblewrap()
-    server = start_server(sqlite_url).start()
+    server = start_server(sqlite_url, "--warm-spares", "0").start()  # a sandbox appears only to grade
     browsers = [Browser(server.url).open_lesson() for _ in range(2)]
 
     def submit(browser: Browser) -> httpx.Response:
@@ -176,7 +176,9 @@ def test_sigterm_finishes_gradings_in_flight_and_exits_cleanly(start_server: Any
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [pool.submit(submit, browser) for browser in browsers]
-        time.sleep(1.5)  # both gradings are running in their sandboxes now (each takes over 3 s)
+        assert server.process is not None
+        pid = server.process.pid
+        wait_until(lambda: sandbox_count(pid) >= 2, 30, "both gradings to start in their sandboxes")
         assert all(not future.done() for future in futures)
         exit_status = server.terminate(within=60)
         responses = [future.result(timeout=60) for future in futures]

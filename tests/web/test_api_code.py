@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import pytest
 from backend_fixtures import CORRECT_SOLUTION, WRONG_SOLUTION, Browser
 from fastapi import FastAPI
 
-from qkv.web.grading_queue import AlreadyGrading, GradingClosed, GradingQueue, QueueFull
+from qkv.web.grading_queue import AlreadyGrading, GradingBusy, GradingClosed, GradingQueue, QueueFull
 
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"
@@ -68,12 +67,23 @@ def test_answers_are_not_accepted_as_code(browser: Browser) -> None:
 def _grade_slowly_in_background(app: FastAPI, learner: Browser) -> tuple[threading.Thread, list[Any]]:
     """Submit a correct program that first sleeps 2 s, and return once the queue has admitted it."""
     slow = "import time\ntime.sleep(2)\n" + CORRECT_SOLUTION
+    queue = app.state.qkv.queue
+    admitted = threading.Event()
+    submit = queue.submit
+
+    def submit_and_tell(*args: Any, **kwargs: Any) -> Any:
+        future = submit(*args, **kwargs)
+        admitted.set()
+        return future
+
+    queue.submit = submit_and_tell
     results: list[Any] = []
     worker = threading.Thread(target=lambda: results.append(learner.submit_code(slow)))
     worker.start()
-    deadline = time.monotonic() + 30
-    while app.state.qkv.queue.admitted == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    try:
+        assert admitted.wait(30), "the slow program was never admitted to the grading queue"
+    finally:
+        queue.submit = submit
     return worker, results
 
 
@@ -187,7 +197,7 @@ def test_a_learner_may_have_one_grading_in_flight() -> None:
     other = queue.submit("other", "s", owner="grace")  # another learner is not held up
     gate.release.set()
     assert (first.result(5), other.result(5)) == ("graded loop", "graded other")
-    time.sleep(0.05)  # the release callback runs just after the result is set
+    # A learner who has the result may run again at once: the slot is free before the result is set.
     assert queue.submit("later", "s", owner="ada").result(5) == "graded later"
     assert queue.close(timeout_s=5) is True
 
@@ -198,13 +208,37 @@ def test_closing_waits_for_running_gradings_then_refuses_new_ones() -> None:
     queue = GradingQueue(gate, concurrency=1, capacity=0)
     running = queue.submit("long", "s")
     assert gate.started.acquire(timeout=5)
-    threading.Timer(0.3, gate.release.set).start()
-    started = time.monotonic()
-    assert queue.close(timeout_s=10) is True
-    assert time.monotonic() - started >= 0.25
+    outcome: list[bool] = []
+    closed = threading.Event()
+
+    def close() -> None:
+        outcome.append(queue.close(timeout_s=10))
+        closed.set()
+
+    threading.Thread(target=close).start()
+    assert not closed.wait(0.3), "close() returned while a grading was still running"
+    gate.release.set()
+    assert closed.wait(10)
+    assert outcome == [True]
     assert running.result(0) == "graded long"
     with pytest.raises(GradingClosed):
         queue.submit("late", "s")
+
+
+@pytest.mark.timeout(30)
+def test_busy_refusals_share_one_type_that_carries_the_http_status() -> None:
+    gate = _Gate()
+    queue = GradingQueue(gate, concurrency=2, capacity=0)
+    queue.submit("loop", "s", owner="ada")
+    with pytest.raises(GradingBusy) as again:
+        queue.submit("again", "s", owner="ada")
+    queue.submit("other", "s", owner="grace")
+    with pytest.raises(GradingBusy) as full:
+        queue.submit("third", "s", owner="hopper")
+    gate.release.set()
+    assert (type(again.value), again.value.status) == (AlreadyGrading, 429)
+    assert (type(full.value), full.value.status) == (QueueFull, 503)
+    assert queue.close(timeout_s=5) is True
 
 
 @pytest.mark.timeout(30)

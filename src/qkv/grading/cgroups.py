@@ -101,11 +101,6 @@ class SandboxCgroup:
                 return True
         return False
 
-    def process_count(self) -> int:
-        """How many processes and threads are in the sandbox now."""
-        text = _read(os.path.join(self.pids_dir, "pids.current")) if self.pids_dir else ""
-        return int(text) if text.strip().isdigit() else 0
-
     def remove(self) -> None:
         """Delete the cgroups once their processes are gone (retrying briefly while they exit)."""
         for directory in self.paths:

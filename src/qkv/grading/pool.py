@@ -44,11 +44,6 @@ class SparePool:
             self._condition.notify_all()
             return None
 
-    def ready_count(self) -> int:
-        """How many spares are waiting now."""
-        with self._condition:
-            return len(self._ready)
-
     def wait_until_full(self, timeout: float) -> bool:
         """Block until every spare is ready (used by benchmarks and tests); False on timeout."""
         with self._condition:

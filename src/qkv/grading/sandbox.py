@@ -23,7 +23,15 @@ from qkv.grading.cgroups import SandboxCgroup
 from qkv.grading.limits import Limits
 from qkv.grading.runtime import bare_command, bwrap_command, bwrap_path, find_runtime
 
-__all__ = ["RawRun", "SandboxProcess", "SandboxStartError"]
+__all__ = [
+    "RawRun",
+    "ReportReader",
+    "SandboxProcess",
+    "SandboxStartError",
+    "decode_exit",
+    "parse_report",
+    "report_overflow",
+]
 
 MAX_REPORT_BYTES = 4 * 1024 * 1024
 MAX_REPORT_LINES = 10_000  # the harness writes one line per test and three more; anything longer is forged
@@ -168,39 +176,45 @@ class SandboxProcess:
         """Send the job, collect the report and output until the harness ends or the wall clock runs out."""
         result = RawRun()
         stdout, stderr = _Capture(self.limits.output_bytes), _Capture(self.limits.output_bytes)
-        pending = json.dumps(job).encode()
-        lines: list[bytes] = []
-        report_bytes = len(self._buffer)
-        partial = bytearray()  # report bytes after self._buffer that hold no newline yet
-        report_reads = 0
-        selector: selectors.BaseSelector = selectors.DefaultSelector()
+        report = ReportReader(self._buffer)
+        try:
+            result.timed_out = self._exchange(json.dumps(job).encode(), report, stdout, stderr)
+        finally:
+            self._stop(stdout, stderr)
+        result.stdout = stdout.text(self.limits.describe_output("stdout"))
+        result.stderr = stderr.text(self.limits.describe_output("stderr"))
+        result.exit_status, result.signal = decode_exit(self.process.returncode, use_bwrap=self.use_bwrap)
+        if self.cgroup is not None:
+            result.processes_limit_hit = self.cgroup.processes_limit_hit()
+            result.memory_limit_hit = self.cgroup.memory_limit_hit()
+        self._remove_cgroup()
+        result.events, result.malformed = report.events()
+        return result
+
+    def _exchange(self, job: bytes, report: ReportReader, stdout: _Capture, stderr: _Capture) -> bool:
+        """Write the job to stdin while reading the report and output; True if the wall clock ran out first.
+
+        Stops when every pipe is closed, ``GRACE_S`` after the harness's ``done`` line, when the report
+        breaks one of its limits, or at the wall-clock limit.
+        """
         process = self.process
         assert process.stdin and process.stdout and process.stderr
-        for stream in (process.stdin, process.stdout, process.stderr):
-            os.set_blocking(stream.fileno(), False)
-        selector.register(process.stdin.fileno(), selectors.EVENT_WRITE, "stdin")
-        selector.register(process.stdout.fileno(), selectors.EVENT_READ, stdout)
-        selector.register(process.stderr.fileno(), selectors.EVENT_READ, stderr)
-        selector.register(self._report_fd, selectors.EVENT_READ, "report")
-        deadline = time.monotonic() + self.limits.wall_s
-        done = False
-        try:
+        pending = job
+        with selectors.DefaultSelector() as selector:
+            for stream in (process.stdin, process.stdout, process.stderr):
+                os.set_blocking(stream.fileno(), False)
+            selector.register(process.stdin.fileno(), selectors.EVENT_WRITE, "stdin")
+            selector.register(process.stdout.fileno(), selectors.EVENT_READ, stdout)
+            selector.register(process.stderr.fileno(), selectors.EVENT_READ, stderr)
+            selector.register(self._report_fd, selectors.EVENT_READ, report)
+            deadline = time.monotonic() + self.limits.wall_s
             while selector.get_map():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    result.timed_out = not done
-                    break
+                    return not report.done
                 for key, _ in selector.select(remaining):
                     if key.data == "stdin":
-                        try:
-                            pending = pending[os.write(key.fd, pending) :]
-                        except BlockingIOError:
-                            continue
-                        except OSError:
-                            pending = b""
-                        if not pending:
-                            selector.unregister(key.fd)
-                            process.stdin.close()
+                        pending = self._send_job(selector, key.fd, pending)
                         continue
                     try:
                         chunk = os.read(key.fd, 65536)
@@ -208,59 +222,41 @@ class SandboxProcess:
                         continue
                     if not chunk:
                         selector.unregister(key.fd)
-                    elif key.data == "report":
-                        report_bytes += len(chunk)
-                        report_reads += 1
-                        if report_bytes > MAX_REPORT_BYTES or report_reads > MAX_REPORT_READS:
-                            result.malformed = (
-                                "the report was larger than the grader accepts"
-                                if report_bytes > MAX_REPORT_BYTES
-                                else "the report came in more pieces than the harness ever writes"
-                            )
-                            selector = _empty(selector)
+                    elif isinstance(key.data, ReportReader):
+                        was_done = report.done
+                        report.feed(chunk)
+                        if report.malformed is not None:
+                            _empty(selector)
                             break
-                        if b"\n" not in chunk:  # a line still in the making: append, do not re-scan
-                            partial += chunk
-                            continue
-                        *complete, rest = (self._buffer + bytes(partial) + chunk).split(b"\n")
-                        self._buffer, partial = rest, bytearray()
-                        lines += complete
-                        if len(lines) > MAX_REPORT_LINES:
-                            result.malformed = "the report had more lines than the grader accepts"
-                            selector = _empty(selector)
-                            break
-                        if not done and any(_is_done(line) for line in complete):
-                            done = True  # wait a little for it to exit and its output to drain
+                        if report.done and not was_done:
+                            # Wait a little for the harness to exit and its output to drain.
                             deadline = min(deadline, time.monotonic() + GRACE_S)
                     else:
-                        key.data.add(chunk)
-                        if len(chunk) < SMALL_READ_BYTES:
-                            # Let output trickled a byte at a time pile up: a wake-up per write would
-                            # cost this process as much CPU as the submission spends writing.
-                            time.sleep(SMALL_READ_PAUSE_S)
-        finally:
-            selector.close()
-            self._kill()
-            for stream, capture in ((process.stdout, stdout), (process.stderr, stderr)):
-                _drain(stream.fileno(), capture)
-                stream.close()
-            os.close(self._report_fd)
-        result.stdout = stdout.text(self.limits.describe_output("stdout"))
-        result.stderr = stderr.text(self.limits.describe_output("stderr"))
-        returncode = process.returncode
-        if returncode is not None and returncode < 0:
-            result.signal = -returncode
-        elif returncode is not None and self.use_bwrap and returncode > 128:
-            result.signal = returncode - 128  # bubblewrap reports a signalled child as 128 + signal
-        else:
-            result.exit_status = returncode
-        if self.cgroup is not None:
-            result.processes_limit_hit = self.cgroup.processes_limit_hit()
-            result.memory_limit_hit = self.cgroup.memory_limit_hit()
-        self._remove_cgroup()
-        if result.malformed is None:
-            result.events, result.malformed = _parse(lines, self._buffer + bytes(partial))
-        return result
+                        _capture_output(key.data, chunk)
+        return False
+
+    def _send_job(self, selector: selectors.BaseSelector, fd: int, pending: bytes) -> bytes:
+        """Write what the pipe takes of the job; close stdin once all of it is written (or the pipe broke)."""
+        try:
+            pending = pending[os.write(fd, pending) :]
+        except BlockingIOError:
+            return pending
+        except OSError:
+            pending = b""
+        if not pending:
+            selector.unregister(fd)
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        return pending
+
+    def _stop(self, stdout: _Capture, stderr: _Capture) -> None:
+        """Kill the sandbox, keep what is left of its output, and close its pipes."""
+        self._kill()
+        for stream, capture in ((self.process.stdout, stdout), (self.process.stderr, stderr)):
+            assert stream is not None
+            _drain(stream.fileno(), capture)
+            stream.close()
+        os.close(self._report_fd)
 
     def discard(self) -> None:
         """Kill an unused spare and release what it holds."""
@@ -352,12 +348,155 @@ def _drain(fd: int, capture: _Capture) -> None:
         capture.add(chunk)
 
 
+def _capture_output(capture: _Capture, chunk: bytes) -> None:
+    capture.add(chunk)
+    if len(chunk) < SMALL_READ_BYTES:
+        # Let output trickled a byte at a time pile up: a wake-up per write would cost this process
+        # as much CPU as the submission spends writing.
+        time.sleep(SMALL_READ_PAUSE_S)
+
+
+def decode_exit(returncode: int | None, *, use_bwrap: bool) -> tuple[int | None, int | None]:
+    """Split a process's return code into the harness's exit status and the signal that ended it.
+
+    Parameters
+    ----------
+    returncode : int or None
+        ``Popen.returncode``: negative for a signal, None if the process was never reaped.
+    use_bwrap : bool
+        Whether bubblewrap ran the harness; it reports a signalled child as 128 + the signal.
+
+    Returns
+    -------
+    (int or None, int or None)
+        The exit status (None when a signal ended it) and the signal (None when it exited).
+
+    Examples
+    --------
+    >>> decode_exit(0, use_bwrap=True)
+    (0, None)
+    >>> decode_exit(-9, use_bwrap=False)
+    (None, 9)
+    >>> decode_exit(137, use_bwrap=True), decode_exit(137, use_bwrap=False)
+    ((None, 9), (137, None))
+    """
+    if returncode is not None and returncode < 0:
+        return None, -returncode
+    if returncode is not None and use_bwrap and returncode > 128:
+        return None, returncode - 128
+    return returncode, None
+
+
+def report_overflow(size: int, reads: int, lines: int) -> str | None:
+    """Which of the report's limits is broken, as the reason the report cannot be trusted, or None.
+
+    Parameters
+    ----------
+    size : int
+        Bytes received on the report channel so far.
+    reads : int
+        Reads it took to receive them.
+    lines : int
+        Complete lines among them.
+
+    Examples
+    --------
+    >>> report_overflow(1_000, 3, 5) is None
+    True
+    >>> report_overflow(MAX_REPORT_BYTES + 1, MAX_REPORT_READS + 1, 0)
+    'the report was larger than the grader accepts'
+    >>> report_overflow(10, MAX_REPORT_READS + 1, 0)
+    'the report came in more pieces than the harness ever writes'
+    >>> report_overflow(10, 1, MAX_REPORT_LINES + 1)
+    'the report had more lines than the grader accepts'
+    """
+    if size > MAX_REPORT_BYTES:
+        return "the report was larger than the grader accepts"
+    if reads > MAX_REPORT_READS:
+        return "the report came in more pieces than the harness ever writes"
+    if lines > MAX_REPORT_LINES:
+        return "the report had more lines than the grader accepts"
+    return None
+
+
+class ReportReader:
+    """The report channel's bytes, split into lines as they arrive, with the report's limits enforced.
+
+    Parameters
+    ----------
+    leftover : bytes
+        Bytes that arrived after the ``ready`` line, before the job was sent.
+
+    Examples
+    --------
+    >>> report = ReportReader()
+    >>> report.feed(b'{"event": "start"}\\n{"event": "do')
+    >>> report.done
+    False
+    >>> report.feed(b'ne"}\\n')
+    >>> report.done, report.events()
+    (True, ([{'event': 'start'}, {'event': 'done'}], None))
+    """
+
+    def __init__(self, leftover: bytes = b"") -> None:
+        self.lines: list[bytes] = []
+        self.done = False  # the harness's last line, {"event": "done"}, has arrived
+        self.malformed: str | None = None  # set when a limit is broken; nothing more is read then
+        self._rest = leftover  # bytes after the last newline
+        self._partial = bytearray()  # bytes after ``_rest`` that hold no newline yet
+        self._size = len(leftover)
+        self._reads = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the bytes of one read."""
+        self._size += len(chunk)
+        self._reads += 1
+        self.malformed = report_overflow(self._size, self._reads, len(self.lines))
+        if self.malformed is not None:
+            return
+        if b"\n" not in chunk:  # a line still in the making: append, do not re-scan
+            self._partial += chunk
+            return
+        *complete, self._rest = (self._rest + bytes(self._partial) + chunk).split(b"\n")
+        self._partial = bytearray()
+        self.lines += complete
+        self.malformed = report_overflow(self._size, self._reads, len(self.lines))
+        if self.malformed is None and any(_is_done(line) for line in complete):
+            self.done = True
+
+    def events(self) -> tuple[list[dict[str, Any]], str | None]:
+        """The report's events and, if it cannot be trusted, why (then the events are empty)."""
+        if self.malformed is not None:
+            return [], self.malformed
+        return parse_report(self.lines, self._rest + bytes(self._partial))
+
+
 def _is_done(line: bytes) -> bool:
     return line.strip() == b'{"event": "done"}'
 
 
-def _parse(lines: list[bytes], rest: bytes) -> tuple[list[dict[str, Any]], str | None]:
-    """Decode the report's lines; a line that is not a JSON object makes the whole report untrusted."""
+def parse_report(lines: list[bytes], rest: bytes = b"") -> tuple[list[dict[str, Any]], str | None]:
+    """Decode the report's lines; a line that is not a JSON object makes the whole report untrusted.
+
+    Parameters
+    ----------
+    lines : list of bytes
+        The complete lines, without their newlines.
+    rest : bytes
+        What came after the last newline (a last line the harness did not end).
+
+    Returns
+    -------
+    (list of dict, str or None)
+        The events decoded before any bad line, and the reason the report cannot be trusted, or None.
+
+    Examples
+    --------
+    >>> parse_report([b'{"event": "start"}', b""], b'{"event": "done"}')
+    ([{'event': 'start'}, {'event': 'done'}], None)
+    >>> parse_report([b'{"event": "start"}', b"[1, 2]"])
+    ([{'event': 'start'}], 'a line of the report was not a JSON object')
+    """
     events: list[dict[str, Any]] = []
     if rest.strip():
         lines = [*lines, rest]

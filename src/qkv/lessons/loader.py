@@ -26,7 +26,6 @@ from qkv.lessons.variants import LessonHooks, load_hooks
 __all__ = ["BUILTIN_CONTENT", "load_catalog", "validate"]
 
 BUILTIN_CONTENT = Path(__file__).parent / "content"
-_SECTION_ID = re.compile(r"[a-z][a-z0-9-]*")
 _TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 _PARSER = new_parser()
 _SAMPLE_SEEDS = (1, 2, 3)

@@ -10,7 +10,7 @@ a versioned schema upgraded forward on opening.
     >>> store.close()
 """
 
-from qkv.store.engine import create_store_engine, default_database_url, describe_url
+from qkv.store.engine import PoolLimits, create_store_engine, default_database_url, describe_url
 from qkv.store.errors import StoreError
 from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
 from qkv.store.repository import (
@@ -30,6 +30,7 @@ __all__ = [
     "ExerciseActivity",
     "GradebookRow",
     "LessonActivity",
+    "PoolLimits",
     "Store",
     "StoreError",
     "clean_display_name",

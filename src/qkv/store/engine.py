@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,46 @@ from sqlalchemy.pool import StaticPool
 from qkv.store.errors import StoreError
 
 DATABASE_URL_ENV = "QKV_DATABASE_URL"
+
+
+@dataclass(frozen=True)
+class PoolLimits:
+    """How many connections an engine keeps and how long a request waits for one.
+
+    Parameters
+    ----------
+    size : int
+        Connections kept open in the pool.
+    overflow : int
+        Extra connections opened when all pooled ones are busy (closed again when returned).
+    timeout_s : float
+        How long a read or write waits for a free connection before the store gives up.
+
+    Raises
+    ------
+    ValueError
+        If a number is out of range.
+
+    Examples
+    --------
+    >>> PoolLimits(size=1, overflow=0, timeout_s=0.5).size
+    1
+    >>> PoolLimits(size=0, overflow=0, timeout_s=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: A connection pool needs size >= 1, overflow >= 0 and timeout_s > 0, not 0, 0 and 1.
+    """
+
+    size: int = 10
+    overflow: int = 10
+    timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.size < 1 or self.overflow < 0 or not self.timeout_s > 0:
+            raise ValueError(
+                "A connection pool needs size >= 1, overflow >= 0 and timeout_s > 0, "
+                f"not {self.size!r}, {self.overflow!r} and {self.timeout_s!r}."
+            )
 
 
 def default_database_url() -> str:
@@ -51,7 +92,7 @@ def describe_url(url: str | URL) -> str:
         return "an unreadable database URL"
 
 
-def create_store_engine(url: str, *, must_exist: bool = False) -> Engine:
+def create_store_engine(url: str, *, must_exist: bool = False, pool: PoolLimits | None = None) -> Engine:
     """A SQLAlchemy engine for ``url``, with SQLite set up for concurrent use (WAL, busy timeout).
 
     Parameters
@@ -60,6 +101,10 @@ def create_store_engine(url: str, *, must_exist: bool = False) -> Engine:
         ``sqlite:///path``, ``sqlite://`` (in memory) or ``postgresql+psycopg://user:pw@host/db``.
     must_exist : bool
         For SQLite files: refuse to create a new database (used by read-only commands).
+    pool : PoolLimits, optional
+        The connection pool's size and wait; by default 10 + 10 connections for PostgreSQL and
+        SQLAlchemy's own for a SQLite file. An in-memory SQLite database has one shared connection
+        and ignores it.
 
     Returns
     -------
@@ -112,8 +157,16 @@ def create_store_engine(url: str, *, must_exist: bool = False) -> Engine:
                     f"Cannot create the folder {file.parent} for the database: {error}."
                 ) from None
             options.update(connect_args={"check_same_thread": False, "timeout": 30})
+            if pool is not None:
+                options.update(pool_size=pool.size, max_overflow=pool.overflow, pool_timeout=pool.timeout_s)
     else:
-        options.update(pool_pre_ping=True, pool_size=10, max_overflow=10)
+        limits = pool or PoolLimits()
+        options.update(
+            pool_pre_ping=True,
+            pool_size=limits.size,
+            max_overflow=limits.overflow,
+            pool_timeout=limits.timeout_s,
+        )
     try:
         engine = create_engine(parsed, **options)
     except (NoSuchModuleError, ImportError) as error:

@@ -16,10 +16,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, case, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from qkv.store.engine import create_store_engine, describe_url
+from qkv.store.engine import PoolLimits, create_store_engine, describe_url
 from qkv.store.errors import StoreError
 from qkv.store.migrations import schema_version, upgrade
 from qkv.store.tables import Answer, CodeSubmission, Learner, LessonState, ServerSecret
@@ -31,8 +31,6 @@ _STATE: Table = LessonState.__table__  # type: ignore[assignment]
 _SECRETS: Table = ServerSecret.__table__  # type: ignore[assignment]
 
 MAX_DISPLAY_NAME = 80
-# Errors that mean "the database is not available right now", as opposed to a bug in a query.
-_UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeout)
 
 
 def _now() -> datetime:
@@ -157,6 +155,8 @@ class Store:
         Bring the schema up to date on opening (the server does; a read-only export does not).
     must_exist : bool
         Refuse to create a new SQLite file.
+    pool : PoolLimits, optional
+        The connection pool's size and wait (see ``create_store_engine``).
 
     Raises
     ------
@@ -172,9 +172,11 @@ class Store:
     >>> store.close()
     """
 
-    def __init__(self, url: str, *, migrate: bool = True, must_exist: bool = False) -> None:
+    def __init__(
+        self, url: str, *, migrate: bool = True, must_exist: bool = False, pool: PoolLimits | None = None
+    ) -> None:
         self.url = url
-        self.engine: Engine = create_store_engine(url, must_exist=must_exist)
+        self.engine: Engine = create_store_engine(url, must_exist=must_exist, pool=pool)
         try:
             if migrate:
                 upgrade(self.engine)
@@ -203,6 +205,8 @@ class Store:
         try:
             with self.engine.connect().execution_options(qkv_write=True) as conn, conn.begin():
                 yield conn
+        except PoolTimeout as error:
+            raise self._pool_exhausted("write", error) from None
         except OperationalError as error:
             raise StoreError(
                 f"The database {describe_url(self.url)} refused a write: {_first_line(error)}."
@@ -213,10 +217,18 @@ class Store:
         try:
             with self.engine.connect() as conn, conn.begin():
                 yield conn
+        except PoolTimeout as error:
+            raise self._pool_exhausted("read", error) from None
         except OperationalError as error:
             raise StoreError(
                 f"The database {describe_url(self.url)} refused a read: {_first_line(error)}."
             ) from None
+
+    def _pool_exhausted(self, action: str, error: PoolTimeout) -> StoreError:
+        return StoreError(
+            f"No connection to the database {describe_url(self.url)} came free in time for a {action}: "
+            f"{_first_line(error)}."
+        )
 
     def _insert_ignore(
         self, conn: Connection, table: Any, values: Mapping[str, Any], keys: list[str]

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qkv import attention, attention_scores, project_qkv
 from qkv.store import clean_display_name
-from qkv.web.grading_queue import AlreadyGrading, GradingClosed, QueueFull
+from qkv.web.grading_queue import GradingBusy, GradingClosed
 from qkv.web.jsonsafe import SafeJSONResponse, finite_or_none
 from qkv.web.progress import build_progress
 from qkv.web.security import Learner
@@ -161,13 +161,9 @@ async def post_code(lesson_id: LessonId, body: CodeIn, services: AppServices, le
         raise HTTPException(503, services.grading_off_reason or "Grading is turned off on this server.")
     try:
         future = services.queue.submit(body.code, exercise.suite, owner=learner.id)
-    except AlreadyGrading as again:
+    except GradingBusy as busy:  # 429: this learner's previous program; 503: the grader is full
         return SafeJSONResponse(
-            {"detail": str(again)}, status_code=429, headers={"Retry-After": str(again.retry_after_s)}
-        )
-    except QueueFull as full:
-        return SafeJSONResponse(
-            {"detail": str(full)}, status_code=503, headers={"Retry-After": str(full.retry_after_s)}
+            {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
         )
     except GradingClosed as closed:
         return SafeJSONResponse({"detail": str(closed)}, status_code=503, headers={"Retry-After": "5"})

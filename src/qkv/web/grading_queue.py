@@ -12,28 +12,59 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 
-class QueueFull(RuntimeError):
-    """Every grading slot and wait-list place is taken; ``retry_after_s`` estimates when one frees up."""
+class GradingBusy(RuntimeError):
+    """The queue cannot take this program now; the web API answers ``status`` with ``Retry-After``.
+
+    Parameters
+    ----------
+    message : str
+        The sentence for the learner.
+    retry_after_s : int
+        Estimated seconds until trying again may succeed (the ``Retry-After`` header).
+
+    Examples
+    --------
+    >>> busy = QueueFull("The grader is busy.", 3)
+    >>> (isinstance(busy, GradingBusy), busy.status, busy.retry_after_s)
+    (True, 503, 3)
+    >>> AlreadyGrading("Your previous program is still being graded.", 1).status
+    429
+    """
+
+    status: int = 503
 
     def __init__(self, message: str, retry_after_s: int) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
 
 
-class AlreadyGrading(RuntimeError):
+class QueueFull(GradingBusy):
+    """Every grading slot and wait-list place is taken; ``retry_after_s`` estimates when one frees up."""
+
+    status = 503
+
+
+class AlreadyGrading(GradingBusy):
     """This learner already has a program being graded; one at a time keeps a few learners from
     holding every grader (a runaway loop holds one for the whole time limit)."""
 
-    def __init__(self, message: str, retry_after_s: int) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
+    status = 429
 
 
 class GradingClosed(RuntimeError):
     """The queue no longer takes work (the server is shutting down)."""
+
+
+@dataclass
+class _Slot:
+    """One admitted grading's place in the queue, given back exactly once."""
+
+    owner: str | None
+    released: bool = False
 
 
 class GradingQueue:
@@ -115,12 +146,15 @@ class GradingQueue:
             self._admitted += 1
             if owner is not None:
                 self._owners.add(owner)
-            future = self._executor.submit(self._timed, source, suite)
+            slot = _Slot(owner)
+            future = self._executor.submit(self._timed, source, suite, slot)
             self._pending.add(future)
-        future.add_done_callback(lambda done: self._release(done, owner))
+        future.add_done_callback(lambda done: self._forget(done, slot))
         return future
 
-    def _timed(self, source: str, suite: Any) -> Any:
+    def _timed(self, source: str, suite: Any, slot: _Slot) -> Any:
+        # The slot is freed here, in the worker, before the future gets its result: a learner who
+        # has the result of one grading may submit the next at once.
         started = time.monotonic()
         try:
             return self._grade(source, suite)
@@ -128,13 +162,21 @@ class GradingQueue:
             elapsed = time.monotonic() - started
             with self._lock:
                 self._mean_s = 0.8 * self._mean_s + 0.2 * elapsed
+                self._release(slot)
 
-    def _release(self, future: concurrent.futures.Future[Any], owner: str | None) -> None:
+    def _forget(self, future: concurrent.futures.Future[Any], slot: _Slot) -> None:
         with self._lock:
-            self._admitted -= 1
             self._pending.discard(future)
-            if owner is not None:
-                self._owners.discard(owner)
+            self._release(slot)  # only does something for a grading cancelled before it started
+
+    def _release(self, slot: _Slot) -> None:
+        """Give back an admitted grading's place (call with the lock held; a second call does nothing)."""
+        if slot.released:
+            return
+        slot.released = True
+        self._admitted -= 1
+        if slot.owner is not None:
+            self._owners.discard(slot.owner)
 
     def close(self, timeout_s: float) -> bool:
         """Stop taking work and wait up to ``timeout_s`` for admitted gradings to finish.
