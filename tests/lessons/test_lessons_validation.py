@@ -289,6 +289,12 @@ def test_cli_list_and_validate(content: Path) -> None:
     assert listed.output.splitlines() == [
         "L4  Attention",
         "  L4.1  Queries, keys and values  (6 exercises)",
+        "      L4.1/q (numeric)",
+        "      L4.1/k (numeric)",
+        "      L4.1/v (numeric)",
+        "      L4.1/averaged (letter)",
+        "      L4.1/functions (code: project_qkv, qkv_shapes, output_shape, param_count)",
+        "      L4.1/quiz (choice)",
         "  L4.2  Scaled dot-product scores  (planned)",
         "  L4.3  Softmax: from scores to weights  (planned)",
         "  L4.4  Masks and causal attention  (planned)",
