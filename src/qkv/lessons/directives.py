@@ -9,14 +9,14 @@ from __future__ import annotations
 import importlib
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from markdown_it.token import Token
 
 from qkv.lessons.markup import fill, placeholders_in
-from qkv.lessons.model import EXERCISE_KINDS, EXERCISE_PARTS, Choice, Exercise, Problem
+from qkv.lessons.model import EXERCISE_KINDS, Choice, Exercise, Problem
 from qkv.lessons.widgets import check_widget
 
 __all__ = ["EXERCISE_ID", "known_suites", "read_body", "read_exercise", "read_widget"]
@@ -97,7 +97,12 @@ def read_widget(token: Token, name: str, file: Path, names: Mapping[str, Any]) -
 
 
 def read_exercise(
-    token: Token, exercise_id: str, file: Path, names: Mapping[str, Any], suites: set[str] | None
+    token: Token,
+    exercise_id: str,
+    file: Path,
+    names: Mapping[str, Any],
+    suites: set[str] | None,
+    parts: Sequence[str] = (),
 ) -> tuple[Exercise | None, list[Problem]]:
     """Build an Exercise from an ``{exercise} ID`` block, or report why it cannot be built.
 
@@ -114,6 +119,8 @@ def read_exercise(
         among them.
     suites : set of str or None
         The grader's suite names; None skips the suite check.
+    parts : sequence of str
+        The ids of the parts the lesson declares in its front matter; ``part`` must be one of them.
 
     Returns
     -------
@@ -138,12 +145,7 @@ def read_exercise(
             body.problem("kind", f"kind must be one of {', '.join(EXERCISE_KINDS)}, not {kind!r}.")
         )
         return None, problems
-    if data.get("part") not in EXERCISE_PARTS:
-        problems.append(
-            body.problem(
-                "part", f"part must be one of {', '.join(EXERCISE_PARTS)}, not {data.get('part')!r}."
-            )
-        )
+    problems += _check_part(body, parts)
     for key in sorted(set(data) - _COMMON_KEYS - _KIND_KEYS[kind]):
         allowed = ", ".join(sorted(_COMMON_KEYS | _KIND_KEYS[kind]))
         problems.append(body.problem(key, f"A {kind} exercise has no setting '{key}' (allowed: {allowed})."))
@@ -191,6 +193,23 @@ def _build(
         functions=tuple(data.get("functions", ())),
         label=str(data.get("label", "")),
     )
+
+
+def _check_part(body: _Body, parts: Sequence[str]) -> list[Problem]:
+    part = body.data.get("part")
+    if part in parts:
+        return []
+    if not parts:
+        return [
+            body.problem(
+                "part",
+                f"The exercise is in part {part!r}, but the lesson declares no parts; add a [[parts]] "
+                "table to the front matter for each section that holds exercises.",
+            )
+        ]
+    return [
+        body.problem("part", f"part must be one of the lesson's parts ({', '.join(parts)}), not {part!r}.")
+    ]
 
 
 def _check_text(body: _Body, key: str, *, required: bool, names: Mapping[str, Any]) -> list[Problem]:
