@@ -83,8 +83,8 @@ def read_parts(
     >>> text = '[[parts]]\\nid = "practice"\\ntitle = "Practice"\\n[[parts]]\\nid = "practice"\\n'
     >>> data = [{"id": "practice", "title": "Practice"}, {"id": "practice"}]
     >>> parts, lines, problems = read_parts(data, Path("lesson.md"), text, 2)
-    >>> parts, lines
-    ((LessonPart(id='practice', title='Practice', changes_with_variant=False, counts_toward_done=True),), {'practice': 3})
+    >>> [(part.id, part.title) for part in parts], lines
+    ([('practice', 'Practice')], {'practice': 3})
     >>> [str(problem) for problem in problems]  # doctest: +NORMALIZE_WHITESPACE
     ["lesson.md:5: The part 'practice' needs a title, which the progress panel shows.",
      "lesson.md:6: The part id 'practice' is declared twice."]

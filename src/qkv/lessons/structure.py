@@ -70,7 +70,8 @@ def check_markdown(
     --------
     >>> text = '::::section idea\\n## Idea\\nHi.\\n::::\\n'
     >>> found: list[Problem] = []
-    >>> check_markdown(Path("lesson.md"), text, {}, found, in_reference=False, parts=[LessonPart("drill", "Drill")])
+    >>> drill = LessonPart("drill", "Drill")
+    >>> check_markdown(Path("lesson.md"), text, {}, found, in_reference=False, parts=[drill])
     {}
     >>> [str(problem) for problem in found]
     ["lesson.md:1: The part 'drill' is not a section of the page; its sections are idea."]
