@@ -107,7 +107,7 @@ class Exercise:
 
     Examples
     --------
-    >>> ex = Exercise(id="q", kind="numeric", part="part1", prompt="Type q", prompt_template="Type q")
+    >>> ex = Exercise(id="q", kind="numeric", part="practice", prompt="Type q", prompt_template="Type q")
     >>> ex.kind, ex.answer, ex.suite
     ('numeric', '', None)
     """
