@@ -51,7 +51,7 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
 
     Examples
     --------
-    >>> ex = Exercise(id="q", kind="numeric", part="practice", prompt="", prompt_template="x = {{x}}. Type q.")
+    >>> ex = Exercise(id="q", kind="numeric", part="drill", prompt="", prompt_template="x = {{x}}. Type q.")
     >>> print(exercise_html(ex, {"x": [1, 2]}))  # doctest: +ELLIPSIS
     <form class="exercise" data-exercise-id="q" data-kind="numeric"><label for="answer-q">x = [1, 2]...
     """
