@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from qkv.cli.lessons import lessons
-from qkv.lessons import BUILTIN_CONTENT, LessonError, load_catalog, validate
+from qkv.lessons import BUILTIN_CONTENT, LessonError, LessonPart, load_catalog, validate
 
 LESSON_DIR = "L4/L4.1-queries-keys-values"
 
@@ -63,7 +63,11 @@ def test_an_exercise_with_broken_toml(content: Path) -> None:
             "kind must be one of numeric, letter, choice, code, not 'essay'.",
         ),
         ('answer = "k"', 'answer = "kk"', "answer must name a value of the lesson's variant, not 'kk'."),
-        ('part = "quiz"', 'part = "exam"', "part must be one of part1, quiz, part2, not 'exam'."),
+        (
+            'part = "quiz"',
+            'part = "exam"',
+            "part must be one of the lesson's parts (part1, part2, quiz), not 'exam'.",
+        ),
         (
             'name = "v"',
             'nam = "v"',
@@ -246,7 +250,8 @@ def test_a_second_lesson_needs_no_engine_change(content: Path) -> None:
     folder = content / "L4" / "L4.2-scores"
     folder.mkdir()
     (folder / "lesson.md").write_text(
-        '---\nid = "L4.2"\ntitle = "Scaled dot-product scores"\ngoal = "Score a query against keys."\n---\n\n'
+        '---\nid = "L4.2"\ntitle = "Scaled dot-product scores"\ngoal = "Score a query against keys."\n'
+        '[[parts]]\nid = "quiz"\ntitle = "Check"\ncounts_toward_done = false\n---\n\n'
         "::::section idea\n## The idea\n\nScores are $q\\cdot k/\\sqrt{d_k}$.\n::::\n\n"
         "::::section quiz\n## Check\n\n"
         '```{exercise} scale\nkind = "choice"\npart = "quiz"\nanswer = "B"\nprompt = "What divides the score?"\n'
@@ -262,6 +267,8 @@ def test_a_second_lesson_needs_no_engine_change(content: Path) -> None:
     assert [s.id for s in second.render()] == ["idea", "quiz", "reference"]
     assert second.render()[-1] is catalog.lesson("L4.1").render()[-1]
     assert second.variant(4) == {"seed": 4}
+    assert second.parts == (LessonPart("quiz", "Check", counts_toward_done=False),)
+    assert second.variant_section_ids() == []
 
 
 def test_planned_and_unknown_lessons_are_errors_with_sentences() -> None:
@@ -313,3 +320,108 @@ def test_cli_list_and_validate(content: Path) -> None:
     assert broken.stderr == "1 problem found.\n"
     listed_broken = runner.invoke(lessons, ["list", "--path", str(content)])
     assert listed_broken.exit_code == 1 and f"{lesson}:{line}:" in listed_broken.stderr
+
+
+PART1 = '[[parts]]\nid = "part1"\ntitle = "Part 1: by hand"\nchanges_with_variant = true\n'
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "offset", "message"),
+    [
+        (
+            PART1,
+            PART1 + "colour = 'red'\n",
+            4,
+            "A [[parts]] table has no setting 'colour' (allowed: id, title, changes_with_variant, "
+            "counts_toward_done).",
+        ),
+        (
+            PART1,
+            PART1.replace('id = "part1"\n', ""),
+            0,
+            "Every [[parts]] table needs an id: the id of a section of the page.",
+        ),
+        (
+            PART1,
+            PART1.replace('title = "Part 1: by hand"\n', ""),
+            0,
+            "The part 'part1' needs a title, which the progress panel shows.",
+        ),
+        (
+            PART1,
+            PART1.replace('title = "Part 1: by hand"', "title = 1"),
+            2,
+            "A part's title must be a non-empty text, not 1.",
+        ),
+        (
+            PART1,
+            PART1.replace("changes_with_variant = true", 'changes_with_variant = "yes"'),
+            3,
+            "changes_with_variant must be true or false, not 'yes'.",
+        ),
+        (
+            PART1,
+            PART1 + "counts_toward_done = 1\n",
+            4,
+            "counts_toward_done must be true or false, not 1.",
+        ),
+        (
+            '[[parts]]\nid = "part2"',
+            '[[parts]]\nid = "part1"',
+            1,
+            "The part id 'part1' is declared twice.",
+        ),
+        (
+            PART1,
+            PART1.replace('id = "part1"', "id = 7"),
+            1,
+            "A part id must be a section id (lowercase letters, digits and dashes), not 7.",
+        ),
+        (
+            '[[parts]]\nid = "quiz"',
+            '[[parts]]\nid = "exam"',
+            1,
+            "The part 'exam' is not a section of the page; its sections are idea, part1, part2, quiz.",
+        ),
+    ],
+)
+def test_part_problems_point_at_the_front_matter(
+    content: Path, old: str, new: str, offset: int, message: str
+) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    line = edit(lesson, old, new) + offset
+    found = problems_of(content)
+    assert f"{lesson}:{line}: {message}" in found, found
+
+
+def test_every_exercise_names_a_declared_part(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    edit(lesson, '[[parts]]\nid = "quiz"', '[[parts]]\nid = "idea"')
+    line = edit(lesson, 'part = "quiz"', 'part = "quiz"')
+    assert problems_of(content) == [
+        f"{lesson}:{line}: part must be one of the lesson's parts (part1, part2, idea), not 'quiz'."
+    ]
+
+
+def test_parts_that_are_not_tables(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    text = lesson.read_text(encoding="utf-8")
+    start, end = text.index("[[parts]]"), text.index("---\n", 4)
+    lesson.write_text(text[:start] + "parts = 3\n" + text[end:], encoding="utf-8")
+    line = text[:start].count("\n") + 1
+    found = problems_of(content)
+    assert f"{lesson}:{line}: parts must be [[parts]] tables, each with an id and a title, not 3." in found
+
+
+def test_a_lesson_without_parts_has_no_exercises(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    text = lesson.read_text(encoding="utf-8")
+    start, end = text.index("[[parts]]"), text.index("---\n", 4)
+    lesson.write_text(text[:start] + text[end:], encoding="utf-8")
+    found = problems_of(content)
+    assert len(found) == 6, found
+    line = edit(lesson, 'part = "quiz"', 'part = "quiz"')
+    assert (
+        f"{lesson}:{line}: The exercise is in part 'quiz', but the lesson declares no parts; add a "
+        "[[parts]] table to the front matter for each section that holds exercises."
+    ) in found

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from backend_fixtures import API, LESSON_URL, Browser
+from backend_fixtures import API, LESSON_URL, SECRET, Browser
 from fastapi import FastAPI
+
+from qkv.lessons import BUILTIN_CONTENT, load_catalog
+from qkv.web.app import create_app
+from qkv.web.settings import Settings
 
 
 def test_the_lesson_page_sets_a_learner_cookie_and_embeds_a_csrf_token(app: FastAPI) -> None:
@@ -207,3 +214,60 @@ def test_a_database_outage_is_a_503_with_a_sentence(browser: Browser, app: FastA
     page = browser.client.get(LESSON_URL, headers={"accept": "text/html"})
     assert page.status_code == 503
     assert "Your work could not be saved or read just now" in page.text
+
+
+def _app_with_parts(tmp_path: Path, edit: Callable[[str], str]) -> FastAPI:
+    content = tmp_path / "content"
+    shutil.copytree(BUILTIN_CONTENT, content, ignore=shutil.ignore_patterns("__pycache__"))
+    lesson_md = next(content.glob("*/*/lesson.md"))
+    lesson_md.write_text(edit(lesson_md.read_text(encoding="utf-8")), encoding="utf-8")
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'parts.sqlite3'}", secret_key=SECRET)
+    return create_app(settings, catalog=load_catalog(content))
+
+
+def test_the_variant_route_returns_every_section_that_changes_with_the_variant(tmp_path: Path) -> None:
+    def two_variant_parts(text: str) -> str:
+        text = text.replace(
+            'title = "Part 2: in code"\n', 'title = "Part 2: in code"\nchanges_with_variant = true\n'
+        )
+        return text.replace(
+            'title = "Check your understanding"\n',
+            'title = "Check your understanding"\ncounts_toward_done = false\n',
+        )
+
+    browser = Browser(_app_with_parts(tmp_path, two_variant_parts)).open_lesson()
+    page = browser.client.get(LESSON_URL).text
+    assert 'data-variant-sections="part1 part2"' in page
+    body = browser.post(f"{API}/variant", {}).json()
+    assert list(body["sections"]) == ["part1", "part2"]
+    for section_id, html in body["sections"].items():
+        assert html.startswith(f'<section class="lesson-section" id="{section_id}"')
+    # The quiz no longer counts toward done: it is shown in the panel but left out of the total.
+    progress = body["progress"]
+    assert progress["total"] == 5
+    assert [(p["id"], p["total"]) for p in progress["parts"]] == [("part1", 4), ("part2", 1), ("quiz", 1)]
+
+
+def test_a_lesson_without_variant_parts_gets_no_sections_and_no_variant_marker(tmp_path: Path) -> None:
+    browser = Browser(
+        _app_with_parts(tmp_path, lambda text: text.replace("changes_with_variant = true\n", ""))
+    ).open_lesson()
+    assert 'data-variant-sections=""' in browser.client.get(LESSON_URL).text
+    browser.answer("q", "3, 2")
+    body = browser.post(f"{API}/variant", {}).json()
+    assert body["sections"] == {}
+    # Its answers are not tied to a variant any more, so the saved answer is still restored.
+    assert body["progress"]["exercises"]["q"]["last_answer"] == "3, 2"
+
+
+def test_the_progress_document_says_what_is_done(browser: Browser) -> None:
+    browser.answer("q", "3, 2")
+    browser.answer("quiz", "B")
+    progress = browser.progress()
+    assert (progress["done"], progress["total"]) == (1, 6)
+    part1, part2, quiz = progress["parts"]
+    assert (part1["done"], part1["total"], part1["complete"]) == (1, 4, False)
+    assert part1["exercise_ids"] == ["q", "k", "v", "averaged"]
+    assert (part2["done"], part2["total"], quiz["done"]) == (0, 1, 0)
+    assert progress["exercises"]["q"]["done"] is True
+    assert progress["exercises"]["quiz"]["done"] is False

@@ -61,10 +61,45 @@ def _progress(last_answer: str | None = None) -> dict[str, Any]:
         "variant_seed": None,
         "done": 2,
         "total": 6,
+        "parts": [
+            {
+                "id": "part1",
+                "title": "Part 1: by hand",
+                "done": 1,
+                "total": 2,
+                "exercise_ids": ["q", "k"],
+                "complete": False,
+            },
+            {
+                "id": "part2",
+                "title": "Part 2: in code",
+                "done": 1,
+                "total": 1,
+                "exercise_ids": ["code"],
+                "complete": True,
+            },
+            {
+                "id": "empty",
+                "title": "Reading only",
+                "done": 0,
+                "total": 0,
+                "exercise_ids": [],
+                "complete": False,
+            },
+            {
+                "id": "quiz",
+                "title": "Check your understanding",
+                "done": 0,
+                "total": 1,
+                "exercise_ids": ["quiz"],
+                "complete": False,
+            },
+        ],
         "exercises": {
             "q": {
                 "kind": "numeric",
                 "status": "correct",
+                "done": True,
                 "attempts": 1,
                 "last_answer": "[3, 2]",
                 "feedback": {"correct": True, "message": "Right.", "counted_as_attempt": True},
@@ -72,6 +107,7 @@ def _progress(last_answer: str | None = None) -> dict[str, Any]:
             "k": {
                 "kind": "numeric",
                 "status": "untouched",
+                "done": False,
                 "attempts": 0,
                 "last_answer": last_answer,
                 "feedback": None,
@@ -79,6 +115,7 @@ def _progress(last_answer: str | None = None) -> dict[str, Any]:
             "quiz": {
                 "kind": "choice",
                 "status": "untouched",
+                "done": False,
                 "attempts": 0,
                 "last_answer": None,
                 "feedback": None,
@@ -122,6 +159,7 @@ def _lesson_context(progress: dict[str, Any]) -> dict[str, Any]:
         "csrf_token": "token-123",
         "learner": {"display_name": "Ada <b>"},
         "variant": {},
+        "variant_sections": ["part1"],
         "sandbox": "bubblewrap",
     }
 
@@ -143,20 +181,27 @@ def test_lesson_template_embeds_progress_csrf_and_a_module_script_only() -> None
     assert "bubblewrap" in html
 
 
-def test_lesson_template_progress_indicator_counts_done_exercises_per_part() -> None:
-    html = _env().get_template("lesson.html").render(**_lesson_context(_progress()))
+def test_lesson_template_progress_panel_shows_what_the_progress_document_says() -> None:
+    progress = _progress()
+    html = _env().get_template("lesson.html").render(**_lesson_context(progress))
     parts = re.findall(
-        r'<li class="progress-part( is-done)?" data-part="(\w+)"\s+data-exercises="([^"]*)">.*?'
+        r'<li class="progress-part( is-done)?" data-part="([\w-]+)">\s*<a href="#([\w-]+)">([^<]*)</a>\s*'
         r'<span class="part-status">([^<]*)</span>',
         html,
-        flags=re.S,
     )
     assert parts == [
-        ("", "part1", "q k", "1 of 2"),
-        (" is-done", "part2", "code", "✓ done"),
-        ("", "quiz", "quiz", "0 of 1"),
-    ]
+        ("", "part1", "part1", "Part 1: by hand", "1 of 2"),
+        (" is-done", "part2", "part2", "Part 2: in code", "✓ done"),
+        ("", "quiz", "quiz", "Check your understanding", "0 of 1"),
+    ]  # a part without exercises is not listed
     assert re.search(r"2 of 6 exercises done", html)
+    assert 'data-variant-sections="part1"' in html
+    # The template counts nothing itself: whatever the document says is what the panel shows.
+    progress["parts"][0].update(done=2, complete=True)
+    progress.update(done=5, total=9)
+    html = _env().get_template("lesson.html").render(**_lesson_context(progress))
+    assert '<li class="progress-part is-done" data-part="part1">' in html
+    assert "5 of 9 exercises done" in html
 
 
 def test_a_saved_answer_cannot_close_the_progress_script() -> None:
@@ -237,3 +282,19 @@ def test_editor_bundle_is_built_from_the_committed_source() -> None:
     for name in ("@codemirror/view", "@codemirror/lang-python", "@codemirror/language"):
         assert name in package["dependencies"]
         assert f"node_modules/{name}" in lock["packages"]
+
+
+def test_every_widget_has_one_front_end_module_and_nothing_else_is_there() -> None:
+    from qkv.lessons.widgets import WIDGETS
+
+    modules = {path.stem for path in (STATIC / "js" / "widgets").glob("*.js")}
+    assert modules == set(WIDGETS)
+    for name in modules:
+        text = (STATIC / "js" / "widgets" / f"{name}.js").read_text()
+        assert re.search(r"^export function mount\(\w+\)", text, re.M), (
+            f"{name}.js exports no mount(element)."
+        )
+    # lesson.js names no widget: it loads each one by the name in the page.
+    lesson_js = (STATIC / "lesson.js").read_text()
+    assert "import(`./js/widgets/${name}.js`)" in lesson_js
+    assert not any(name in lesson_js for name in WIDGETS)

@@ -16,7 +16,15 @@ needed, ``lesson.py`` (variants and named wrong answers); a chapter folder lists
 
 from qkv.lessons.catalog import Catalog, Chapter, CodeExercise, Lesson
 from qkv.lessons.loader import BUILTIN_CONTENT, load_catalog, validate
-from qkv.lessons.model import Exercise, Feedback, LessonError, PlannedLesson, Problem, RenderedSection
+from qkv.lessons.model import (
+    Exercise,
+    Feedback,
+    LessonError,
+    LessonPart,
+    PlannedLesson,
+    Problem,
+    RenderedSection,
+)
 
 __all__ = [
     "BUILTIN_CONTENT",
@@ -27,6 +35,7 @@ __all__ = [
     "Feedback",
     "Lesson",
     "LessonError",
+    "LessonPart",
     "PlannedLesson",
     "Problem",
     "RenderedSection",

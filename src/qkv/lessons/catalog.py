@@ -12,7 +12,7 @@ from typing import Any
 
 from qkv.grading import Suite
 from qkv.lessons.feedback import check_answer
-from qkv.lessons.model import Exercise, Feedback, LessonError, PlannedLesson, RenderedSection
+from qkv.lessons.model import Exercise, Feedback, LessonError, LessonPart, PlannedLesson, RenderedSection
 from qkv.lessons.render import render_reference, render_sections
 from qkv.lessons.variants import LessonHooks
 
@@ -83,6 +83,8 @@ class Lesson:
         ``"L4.1 · lesson 1 of 6"``.
     exercises : dict of str to Exercise
         In page order.
+    parts : tuple of LessonPart
+        The sections of the page that hold exercises, as the front matter declares them.
     """
 
     id: str
@@ -95,6 +97,19 @@ class Lesson:
     source: Path
     hooks: LessonHooks = field(repr=False)
     chapter: Chapter = field(repr=False)
+    parts: tuple[LessonPart, ...] = ()
+
+    def variant_section_ids(self) -> list[str]:
+        """The ids of the sections that another variant re-renders, in declaration order.
+
+        Examples
+        --------
+        >>> from qkv.lessons import load_catalog
+        >>> lesson = load_catalog().lesson("L4.1")
+        >>> lesson.variant_section_ids() == [p.id for p in lesson.parts if p.changes_with_variant]
+        True
+        """
+        return [part.id for part in self.parts if part.changes_with_variant]
 
     def exercise(self, exercise_id: str) -> Exercise:
         """The exercise with this id.

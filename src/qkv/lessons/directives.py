@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from markdown_it.token import Token
 
 from qkv.grading import Suite
 from qkv.lessons.markup import fill, placeholders_in
-from qkv.lessons.model import EXERCISE_KINDS, EXERCISE_PARTS, Choice, Exercise, Problem
+from qkv.lessons.model import EXERCISE_KINDS, Choice, Exercise, Problem
 from qkv.lessons.suites import GRADING_FILE
 from qkv.lessons.widgets import check_widget
 
@@ -82,7 +82,12 @@ def read_widget(token: Token, name: str, file: Path, names: Mapping[str, Any]) -
 
 
 def read_exercise(
-    token: Token, exercise_id: str, file: Path, names: Mapping[str, Any], suite: Suite | None = None
+    token: Token,
+    exercise_id: str,
+    file: Path,
+    names: Mapping[str, Any],
+    suite: Suite | None = None,
+    parts: Sequence[str] = (),
 ) -> tuple[Exercise | None, list[Problem]]:
     """Build an Exercise from an ``{exercise} ID`` block, or report why it cannot be built.
 
@@ -99,6 +104,8 @@ def read_exercise(
         among them.
     suite : Suite, optional
         The tests of this exercise from the lesson's grading module (code exercises need one).
+    parts : sequence of str
+        The ids of the parts the lesson declares in its front matter; ``part`` must be one of them.
 
     Returns
     -------
@@ -123,12 +130,7 @@ def read_exercise(
             body.problem("kind", f"kind must be one of {', '.join(EXERCISE_KINDS)}, not {kind!r}.")
         )
         return None, problems
-    if data.get("part") not in EXERCISE_PARTS:
-        problems.append(
-            body.problem(
-                "part", f"part must be one of {', '.join(EXERCISE_PARTS)}, not {data.get('part')!r}."
-            )
-        )
+    problems += _check_part(body, parts)
     for key in sorted(set(data) - _COMMON_KEYS - _KIND_KEYS[kind]):
         allowed = ", ".join(sorted(_COMMON_KEYS | _KIND_KEYS[kind]))
         problems.append(body.problem(key, f"A {kind} exercise has no setting '{key}' (allowed: {allowed})."))
@@ -184,6 +186,23 @@ def _build(
         functions=tuple(suite.functions) if kind == "code" and suite is not None else (),
         label=str(data.get("label", "")),
     )
+
+
+def _check_part(body: _Body, parts: Sequence[str]) -> list[Problem]:
+    part = body.data.get("part")
+    if part in parts:
+        return []
+    if not parts:
+        return [
+            body.problem(
+                "part",
+                f"The exercise is in part {part!r}, but the lesson declares no parts; add a [[parts]] "
+                "table to the front matter for each section that holds exercises.",
+            )
+        ]
+    return [
+        body.problem("part", f"part must be one of the lesson's parts ({', '.join(parts)}), not {part!r}.")
+    ]
 
 
 def _check_text(body: _Body, key: str, *, required: bool, names: Mapping[str, Any]) -> list[Problem]:

@@ -43,7 +43,7 @@ def check_answer(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> F
 
     Examples
     --------
-    >>> ex = Exercise(id="q", kind="numeric", part="part1", prompt="", prompt_template="", answer="q")
+    >>> ex = Exercise(id="q", kind="numeric", part="practice", prompt="", prompt_template="", answer="q")
     >>> check_answer(ex, "3, 2", {"q": [3, 2]})
     Feedback(correct=True, message='Correct: q = [3, 2].', counted_as_attempt=True)
     >>> check_answer(ex, "3", {"q": [3, 2]}).counted_as_attempt

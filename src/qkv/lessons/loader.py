@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ from markdown_it.token import Token
 
 from qkv.lessons.catalog import Catalog, Chapter, Lesson
 from qkv.lessons.markup import new_parser
-from qkv.lessons.model import LessonError, PlannedLesson, Problem
+from qkv.lessons.model import LessonError, LessonPart, PlannedLesson, Problem
+from qkv.lessons.parts import read_parts
 from qkv.lessons.render import render_reference, render_sections
 from qkv.lessons.structure import check_markdown
 from qkv.lessons.suites import GRADING_FILE, load_suites
@@ -225,7 +227,16 @@ def _load_chapter(file: Path, problems: list[Problem]) -> Chapter | None:
     return Chapter(chapter_id, title, [p.id for p in planned], planned, reference_text, file)
 
 
-def _front_matter(file: Path, tokens: list[Token], problems: list[Problem]) -> dict[str, str] | None:
+@dataclass(frozen=True)
+class _Front:
+    """A lesson's front matter: its id, title and goal, and the parts of its page."""
+
+    fields: dict[str, str]
+    parts: tuple[LessonPart, ...]
+    part_lines: dict[str, int]
+
+
+def _front_matter(file: Path, tokens: list[Token], problems: list[Problem]) -> _Front | None:
     if not tokens or tokens[0].type != "front_matter":
         problems.append(
             Problem(
@@ -239,15 +250,17 @@ def _front_matter(file: Path, tokens: list[Token], problems: list[Problem]) -> d
     fields = {
         key: _text_field(data, key, file, problems, _line_of(file, key)) for key in ("id", "title", "goal")
     }
-    for key in sorted(set(data) - set(fields)):
+    for key in sorted(set(data) - {*fields, "parts"}):
         problems.append(
             Problem(
                 file,
                 _line_of(file, key),
-                f"The front matter has no setting '{key}' (allowed: id, title, goal).",
+                f"The front matter has no setting '{key}' (allowed: id, title, goal, parts).",
             )
         )
-    return fields if all(fields.values()) else None
+    parts, part_lines, part_problems = read_parts(data.get("parts"), file, tokens[0].content, 2)
+    problems += part_problems
+    return _Front(fields, parts, part_lines) if all(fields.values()) else None
 
 
 def _seed_names(hooks: LessonHooks, file: Path, problems: list[Problem]) -> dict[str, Any] | None:
@@ -275,14 +288,15 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem]) -> Lesso
         return None
     before = len(problems)
     tokens = _PARSER.parse(text)
-    front = _front_matter(file, tokens, problems)
+    matter = _front_matter(file, tokens, problems)
     hooks, hook_problems = load_hooks(file.parent / "lesson.py")
     problems += hook_problems
     suites, suite_problems = load_suites(file.parent)
     problems += suite_problems
     names = _seed_names(hooks, file, problems) if not hook_problems else None
-    if front is None or names is None:
+    if matter is None or names is None:
         return None
+    front = matter.fields
     if front["id"] not in chapter.lesson_ids:
         listed = ", ".join(chapter.lesson_ids)
         problems.append(
@@ -292,7 +306,16 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem]) -> Lesso
                 f"The lesson id {front['id']!r} is not listed in {chapter.source} ({listed}).",
             )
         )
-    exercises = check_markdown(file, text, names, problems, in_reference=False, suites=suites)
+    exercises = check_markdown(
+        file,
+        text,
+        names,
+        problems,
+        in_reference=False,
+        suites=suites,
+        parts=matter.parts,
+        part_lines=matter.part_lines,
+    )
     code = [key for key, exercise in exercises.items() if exercise.kind == "code"]
     for exercise_id in suites.keys() - set(code) if len(problems) == before else ():
         problems.append(
@@ -318,6 +341,7 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem]) -> Lesso
         chapter_id=chapter.id,
         place=chapter.position(front["id"]),
         exercises=exercises,
+        parts=matter.parts,
         text=text,
         source=file,
         hooks=hooks,

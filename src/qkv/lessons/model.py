@@ -12,7 +12,6 @@ if TYPE_CHECKING:
 
 ExerciseKind = Literal["numeric", "letter", "choice", "code"]
 EXERCISE_KINDS: tuple[str, ...] = ("numeric", "letter", "choice", "code")
-EXERCISE_PARTS: tuple[str, ...] = ("part1", "quiz", "part2")
 
 
 @dataclass(frozen=True)
@@ -111,7 +110,7 @@ class Exercise:
 
     Examples
     --------
-    >>> ex = Exercise(id="q", kind="numeric", part="part1", prompt="Type q", prompt_template="Type q")
+    >>> ex = Exercise(id="q", kind="numeric", part="practice", prompt="Type q", prompt_template="Type q")
     >>> ex.kind, ex.answer, ex.suite
     ('numeric', '', None)
     """
@@ -140,6 +139,37 @@ class Exercise:
     suite: Suite | None = field(default=None, repr=False)
     functions: tuple[str, ...] = ()
     label: str = ""
+
+
+@dataclass(frozen=True)
+class LessonPart:
+    """A part of a lesson page, as declared by a ``[[parts]]`` table in the front matter of ``lesson.md``.
+
+    A part is one ``::::section`` of the page that holds exercises; every exercise names its part.
+
+    Attributes
+    ----------
+    id : str
+        The id of the page section that the part is.
+    title : str
+        Its name in the progress panel.
+    changes_with_variant : bool
+        True when "another variant" re-renders the section with new numbers; its saved answers then
+        belong to the variant they were given for.
+    counts_toward_done : bool
+        False for a part whose exercises are shown but left out of the lesson's done count.
+
+    Examples
+    --------
+    >>> part = LessonPart("practice", "Practice", changes_with_variant=True)
+    >>> part.id, part.title, part.changes_with_variant, part.counts_toward_done
+    ('practice', 'Practice', True, True)
+    """
+
+    id: str
+    title: str
+    changes_with_variant: bool = False
+    counts_toward_done: bool = True
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
 
     Examples
     --------
-    >>> ex = Exercise(id="q", kind="numeric", part="part1", prompt="", prompt_template="x = {{x}}. Type q.")
+    >>> ex = Exercise(id="q", kind="numeric", part="drill", prompt="", prompt_template="x = {{x}}. Type q.")
     >>> print(exercise_html(ex, {"x": [1, 2]}))  # doctest: +ELLIPSIS
     <form class="exercise" data-exercise-id="q" data-kind="numeric"><label for="answer-q">x = [1, 2]...
     """
@@ -98,8 +98,8 @@ def section_html(section_id: str, title_html: str, body_html: str) -> str:
 
     Examples
     --------
-    >>> print(section_html("quiz", "Check", "<p>…</p>"))
-    <section class="lesson-section" id="quiz" aria-labelledby="quiz-title"><h2 id="quiz-title">Check</h2>
+    >>> print(section_html("check", "Check", "<p>…</p>"))
+    <section class="lesson-section" id="check" aria-labelledby="check-title"><h2 id="check-title">Check</h2>
     <p>…</p></section>
     """
     sid = html.escape(section_id, quote=True)

@@ -6,7 +6,7 @@ Problems are collected, not raised, each located as ``file:line``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,8 @@ from qkv.lessons.markup import (
     new_parser,
     placeholders_in,
 )
-from qkv.lessons.model import Exercise, Problem
+from qkv.lessons.model import Exercise, LessonPart, Problem
+from qkv.lessons.parts import check_part_sections
 
 __all__ = ["check_markdown"]
 
@@ -37,9 +38,48 @@ def check_markdown(
     *,
     in_reference: bool,
     suites: Mapping[str, Suite] | None = None,
+    parts: Sequence[LessonPart] = (),
+    part_lines: Mapping[str, int] | None = None,
 ) -> dict[str, Exercise]:
+    """Check a lesson's (or a chapter reference's) Markdown and build its exercises.
+
+    Parameters
+    ----------
+    file : Path
+        The file, for problem locations.
+    text : str
+        Its Markdown.
+    names : mapping
+        The seed variant's values and named wrong answers.
+    problems : list of Problem
+        Every problem found is appended here.
+    in_reference : bool
+        True for a chapter reference, which has no sections and no exercises.
+    suites : mapping of str to Suite, optional
+        The lesson's grading suites by exercise id (from its ``grading.py``); code exercises need one.
+    parts : sequence of LessonPart
+        The parts the front matter declares; each must be a section, and each exercise names one.
+    part_lines : mapping of str to int, optional
+        The line of each part's declaration, for problems.
+
+    Returns
+    -------
+    dict of str to Exercise
+        The valid exercises, in page order.
+
+    Examples
+    --------
+    >>> text = '::::section idea\\n## Idea\\nHi.\\n::::\\n'
+    >>> found: list[Problem] = []
+    >>> drill = LessonPart("drill", "Drill")
+    >>> check_markdown(Path("lesson.md"), text, {}, found, in_reference=False, parts=[drill])
+    {}
+    >>> [str(problem) for problem in found]
+    ["lesson.md:1: The part 'drill' is not a section of the page; its sections are idea."]
+    """
     exercises: dict[str, Exercise] = {}
     section_ids: set[str] = set()
+    page_order: list[str] = []
     depth = 0
     for number, text_line in enumerate(text.splitlines(), start=1):
         problems += [
@@ -65,9 +105,9 @@ def check_markdown(
                         file, line, "Sections cannot be nested; close the section above with '::::' first."
                     )
                 )
-            section_ids |= _check_section(
-                file, line, token, tokens[index + 1 : index + 2], section_ids, problems
-            )
+            found_id = _check_section(file, line, token, tokens[index + 1 : index + 2], section_ids, problems)
+            section_ids |= found_id
+            page_order += sorted(found_id)
             depth += 1
         elif token.type == "container_section_close":
             depth -= 1
@@ -106,7 +146,9 @@ def check_markdown(
                 problems.append(
                     Problem(file, line, f"The exercise id {argument!r} is used twice in this lesson.")
                 )
-            exercise, found = read_exercise(token, argument, file, names, (suites or {}).get(argument))
+            part_ids = [part.id for part in parts]
+            suite = (suites or {}).get(argument)
+            exercise, found = read_exercise(token, argument, file, names, suite, part_ids)
             problems += found
             if exercise is not None:
                 exercises.setdefault(argument, exercise)
@@ -125,6 +167,8 @@ def check_markdown(
                 file, 1, "This lesson has no sections; wrap its content in '::::section ID' … '::::' blocks."
             )
         )
+    if not in_reference:
+        problems += check_part_sections(parts, dict(part_lines or {}), page_order, file)
     return exercises
 
 

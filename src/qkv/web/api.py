@@ -1,7 +1,7 @@
-"""The JSON API: answers, code, variants, progress, the projection and attention helpers, the learner.
+"""The JSON API of lessons: answers, code, variants, progress, and the learner's display name.
 
 Routes only translate HTTP to calls: answers go to ``lesson.check``, code to the grading queue,
-numbers to ``qkv.project_qkv`` / ``qkv.attention``, and every write to the store.
+and every write to the store. The numbers behind widgets are served by ``qkv.web.widget_api``.
 """
 
 from __future__ import annotations
@@ -10,24 +10,19 @@ import asyncio
 import secrets
 from typing import Annotated, Any
 
-import numpy as np
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from qkv import attention, attention_scores, project_qkv
 from qkv.store import clean_display_name
 from qkv.web.grading_queue import GradingBusy, GradingClosed
-from qkv.web.jsonsafe import SafeJSONResponse, finite_or_none
+from qkv.web.jsonsafe import SafeJSONResponse
 from qkv.web.progress import build_progress
 from qkv.web.security import Learner
 from qkv.web.services import Services, get_services
 
 router = APIRouter(prefix="/api", tags=["lesson API"])
 
-Number = Annotated[float, Field(allow_inf_nan=False)]
-Vector = Annotated[list[Number], Field(min_length=1, max_length=64)]
-Matrix = Annotated[list[Vector], Field(min_length=1, max_length=64)]
 VARIANT_SEED_LIMIT = 2**31 - 1
 LessonId = Annotated[str, Path(max_length=32, examples=["L4.1"], description="A lesson id such as L4.1.")]
 
@@ -52,25 +47,6 @@ class CodeIn(_Body):
 
 class VariantIn(_Body):
     """No fields: the server picks the new seed."""
-
-
-class ProjectIn(_Body):
-    """One hidden vector and the three weight matrices, as rows."""
-
-    x: Vector = Field(examples=[[1, 2]])
-    Wq: Matrix = Field(examples=[[[1, 0], [1, 1]]])
-    Wk: Matrix = Field(examples=[[[0, 1], [1, 0]]])
-    Wv: Matrix = Field(examples=[[[2, 0], [0, 2]]])
-
-
-class AttentionIn(_Body):
-    """One query against a few keys and values, optionally with the causal mask at the query's position."""
-
-    q: Vector = Field(examples=[[1, 0]])
-    K: Matrix = Field(examples=[[[1, 0], [0, 1]]])
-    V: Matrix = Field(examples=[[[2, 0], [0, 2]]])
-    causal: bool = False
-    causal_index: int = Field(default=0, ge=0, le=63)
 
 
 class LearnerIn(_Body):
@@ -180,52 +156,23 @@ async def post_code(lesson_id: LessonId, body: CodeIn, services: AppServices, le
 def post_variant(
     lesson_id: LessonId, body: VariantIn, services: AppServices, learner: Writer
 ) -> dict[str, Any]:
-    """Pick a new random variant, save it, and return it with Part 1 re-rendered for it."""
+    """Pick a new random variant, save it, and return it with every section that changes with it.
+
+    ``sections`` maps the id of each section of a part that changes with the variant to its HTML
+    for the new numbers (empty when the lesson has no such part).
+    """
     lesson = services.lesson(lesson_id)
     seed = secrets.randbelow(VARIANT_SEED_LIMIT) + 1
     services.store.set_variant_seed(learner.id, lesson.id, seed)
-    part1 = [section.html for section in services.sections(lesson, seed) if section.id == "part1"]
+    changing = set(lesson.variant_section_ids())
+    sections = {
+        section.id: section.html for section in services.sections(lesson, seed) if section.id in changing
+    }
     return {
         "variant": lesson.variant(seed),
-        "sections": {"part1": part1[0] if part1 else ""},
+        "sections": sections,
         "progress": _progress(services, lesson, learner.id),
     }
-
-
-@router.post("/project", summary="q, k, v for one hidden vector (for the sliders)")
-def post_project(body: ProjectIn) -> dict[str, Any]:
-    """``qkv.project_qkv`` on one row; shape problems come back as 422 with the library's sentence."""
-    try:
-        with np.errstate(all="ignore"):  # overflow to inf is reported as null, not as a warning
-            Q, K, V = project_qkv([body.x], body.Wq, body.Wk, body.Wv)
-    except (ValueError, TypeError) as error:
-        raise HTTPException(422, str(error)) from None
-    result: dict[str, Any] = finite_or_none({"q": Q[0], "k": K[0], "v": V[0]})
-    return result
-
-
-@router.post("/attention", summary="Every step of attention for one query (for the explorer)")
-def post_attention(body: AttentionIn) -> dict[str, Any]:
-    """Scores, scaled scores, the masked row, softmax weights and the output for one query."""
-    n_k = len(body.K)
-    if body.causal and body.causal_index >= n_k:
-        raise HTTPException(
-            422,
-            f"causal_index is {body.causal_index}, but with {n_k} keys the query's position must be "
-            f"between 0 and {n_k - 1}.",
-        )
-    try:
-        with np.errstate(all="ignore"):
-            scores = attention_scores([body.q], body.K, scale=1.0)[0]  # (n_k,)
-            scaled = attention_scores([body.q], body.K)[0]  # (n_k,)
-            allowed = np.arange(n_k) <= body.causal_index if body.causal else np.ones(n_k, dtype=bool)
-            output, weights = attention([body.q], body.K, body.V, mask=allowed[None, :], return_weights=True)
-    except (ValueError, TypeError) as error:
-        raise HTTPException(422, str(error)) from None
-    masked = np.where(allowed, scaled, -np.inf)  # -inf becomes null in the response
-    steps = {"scores": scores, "scaled": scaled, "masked": masked, "weights": weights[0], "output": output[0]}
-    result: dict[str, Any] = finite_or_none(steps)
-    return {**result, "d_k": len(body.q), "allowed": allowed.tolist()}
 
 
 @router.post("/learner", summary="Set the learner's display name")

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qkv import __version__
 from qkv.store import Store, default_database_url
-from qkv.web import api, pages
+from qkv.web import api, pages, widget_api
 from qkv.web.body_limits import BodyLimitMiddleware
 from qkv.web.errors import install_error_handlers
 from qkv.web.grading_queue import GradingQueue
@@ -96,6 +96,7 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
     )
     app.state.qkv = services
     app.include_router(api.router)
+    app.include_router(widget_api.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     install_error_handlers(app)

@@ -88,6 +88,7 @@ def lesson_page(lesson_id: str, request: Request, services: AppServices, learner
         "csrf_token": services.identity.csrf_token(learner.id),
         "learner": _learner_view(services, learner),
         "variant": lesson.variant(seed),
+        "variant_sections": lesson.variant_section_ids(),
         "sandbox": services.sandbox,
     }
     return services.templates.TemplateResponse(request, "lesson.html", context, headers=_NO_STORE)

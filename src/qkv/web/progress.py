@@ -8,52 +8,61 @@ from qkv.store import LessonActivity
 
 
 def build_progress(lesson: Any, activity: LessonActivity) -> dict[str, Any]:
-    """Combine a lesson's exercises with the learner's saved activity.
+    """Combine a lesson's parts and exercises with the learner's saved activity.
 
-    A Part 1 answer is restored only for the variant it was given for, since another variant
-    has other numbers; whether the exercise was ever solved is kept across variants.
+    This is the one place that decides what is done: an exercise is done when it was ever solved,
+    or, for code, when its last saved result passed. The page and its scripts only show the result.
+    An answer in a part that changes with the variant is restored only for the variant it was
+    given for, since another variant has other numbers; whether it was ever solved is kept.
 
     Parameters
     ----------
     lesson : qkv.lessons.Lesson
-        Supplies the exercises, in page order.
+        Supplies the parts and the exercises, in page order.
     activity : qkv.store.LessonActivity
         The learner's saved work.
 
     Returns
     -------
     dict
-        ``{"lesson_id", "variant_seed", "done", "total", "exercises": {...}, "code": {...}}``.
+        ``{"lesson_id", "variant_seed", "done", "total", "parts": [...], "exercises": {...},
+        "code": {...}}``; ``done`` and ``total`` count the exercises of the parts that count
+        toward done; each part is ``{"id", "title", "done", "total", "exercise_ids", "complete"}``.
 
     Examples
     --------
     >>> from types import SimpleNamespace as NS
-    >>> lesson = NS(id="L4.1", exercises={"v": NS(kind="letter", part="part1")})
-    >>> build_progress(lesson, LessonActivity("L4.1", None))["exercises"]["v"]["status"]
-    'untouched'
+    >>> parts = (NS(id="drill", title="Drill", changes_with_variant=True, counts_toward_done=True),)
+    >>> lesson = NS(id="L9.1", parts=parts, exercises={"v": NS(kind="letter", part="drill")})
+    >>> progress = build_progress(lesson, LessonActivity("L9.1", None))
+    >>> progress["exercises"]["v"]["status"], progress["exercises"]["v"]["done"]
+    ('untouched', False)
+    >>> progress["parts"]
+    [{'id': 'drill', 'title': 'Drill', 'done': 0, 'total': 1, 'exercise_ids': ['v'], 'complete': False}]
     """
     exercises: dict[str, dict[str, Any]] = {}
     code: dict[str, dict[str, Any]] = {}
     seed = activity.variant_seed
+    bound_to_variant = {part.id for part in lesson.parts if part.changes_with_variant}
     for exercise_id, exercise in lesson.exercises.items():
         done = activity.exercises.get(exercise_id)
         status = "untouched" if done is None else "correct" if done.solved else "attempted"
         entry: dict[str, Any] = {
             "kind": exercise.kind,
             "status": status,
+            "done": status == "correct",
             "attempts": done.attempts if done else 0,
             "last_answer": None,
             "feedback": None,
         }
         if exercise.kind == "code":
             last_code = done.last_code if done else None
-            code[exercise_id] = {
-                "source": last_code.source if last_code else None,
-                "result": last_code.result if last_code else None,
-            }
+            result = last_code.result if last_code else None
+            code[exercise_id] = {"source": last_code.source if last_code else None, "result": result}
+            entry["done"] = entry["done"] or _passed(result)
         else:
             last = done.last_answer if done else None
-            if last is not None and (exercise.part != "part1" or last.variant_seed == seed):
+            if last is not None and (exercise.part not in bound_to_variant or last.variant_seed == seed):
                 entry["last_answer"] = last.answer
                 entry["feedback"] = {
                     "correct": last.correct,
@@ -61,11 +70,33 @@ def build_progress(lesson: Any, activity: LessonActivity) -> dict[str, Any]:
                     "counted_as_attempt": last.counted_as_attempt,
                 }
         exercises[exercise_id] = entry
+    parts = []
+    counted: list[str] = []
+    for part in lesson.parts:
+        ids = [exercise_id for exercise_id, exercise in lesson.exercises.items() if exercise.part == part.id]
+        solved = sum(1 for exercise_id in ids if exercises[exercise_id]["done"])
+        parts.append(
+            {
+                "id": part.id,
+                "title": part.title,
+                "done": solved,
+                "total": len(ids),
+                "exercise_ids": ids,
+                "complete": bool(ids) and solved == len(ids),
+            }
+        )
+        if part.counts_toward_done:
+            counted += ids
     return {
         "lesson_id": lesson.id,
         "variant_seed": seed,
-        "done": sum(1 for entry in exercises.values() if entry["status"] == "correct"),
-        "total": len(exercises),
+        "done": sum(1 for exercise_id in counted if exercises[exercise_id]["done"]),
+        "total": len(counted),
+        "parts": parts,
         "exercises": exercises,
         "code": code,
     }
+
+
+def _passed(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("status") == "pass"

@@ -3,18 +3,34 @@
 import { ApiError, lessonApi, postJson } from "./js/api.js";
 import { mountCodeExercise } from "./js/code.js";
 import { mountAnswerForm } from "./js/exercises.js";
-import { mountAttentionExplorer } from "./js/explorer.js";
-import { el, formatCompact } from "./js/format.js";
+import { el } from "./js/format.js";
 import { createProgressStore, readEmbeddedProgress, renderProgressIndicator } from "./js/progress.js";
-import { mountProjectionSliders } from "./js/sliders.js";
 
 const article = document.querySelector("article.lesson[data-lesson-id]");
+const WIDGET_NAME = /^[a-z][a-z0-9-]*$/;
+const widgetModules = new Map();
+
+/**
+ * Make one `[data-widget="NAME"]` element live: load `./js/widgets/NAME.js` (same origin, once per name)
+ * and call its `mount(element)`. The server's widget registry is the only list of widgets; a widget
+ * whose module cannot be loaded keeps the static HTML the server rendered.
+ */
+async function mountWidget(element) {
+  const name = element.getAttribute("data-widget") ?? "";
+  if (!WIDGET_NAME.test(name)) return;
+  if (!widgetModules.has(name)) widgetModules.set(name, import(`./js/widgets/${name}.js`));
+  try {
+    const module = await widgetModules.get(name);
+    module.mount(element);
+  } catch (error) {
+    console.error(`The widget "${name}" could not be started:`, error);
+  }
+}
 
 function mountWithin(root, ctx) {
   for (const form of root.querySelectorAll("form.exercise[data-exercise-id]")) mountAnswerForm(form, ctx);
   for (const box of root.querySelectorAll(".code-exercise[data-exercise-id]")) mountCodeExercise(box, ctx);
-  for (const widget of root.querySelectorAll('[data-widget="projection-sliders"]')) mountProjectionSliders(widget);
-  for (const widget of root.querySelectorAll('[data-widget="attention-explorer"]')) mountAttentionExplorer(widget);
+  for (const widget of root.querySelectorAll("[data-widget]")) mountWidget(widget);
 }
 
 /** Parse section HTML from the server into an element (the whole <section>, or null). */
@@ -24,7 +40,16 @@ function parseSection(html) {
   return template.content.querySelector("section") ?? null;
 }
 
-/** Add the "another variant" button to Part 1; it asks the server for new numbers and swaps the section. */
+/** The page's sections that change with the variant, in page order (the article names their ids). */
+function variantSections() {
+  const ids = (article.getAttribute("data-variant-sections") ?? "").split(/\s+/).filter(Boolean);
+  return [...article.querySelectorAll("section.lesson-section[id]")].filter((section) => ids.includes(section.id));
+}
+
+/**
+ * Add the "another variant" button to a section; it asks the server for new numbers and swaps every
+ * section the server sends back.
+ */
 function mountVariantButton(section, ctx) {
   if (section.querySelector("button.new-variant")) return;
   const button = el("button", { type: "button", class: "new-variant secondary" }, "Another variant");
@@ -33,7 +58,7 @@ function mountVariantButton(section, ctx) {
     "div",
     { class: "variant-bar" },
     button,
-    el("span", { class: "variant-note" }, "New numbers for Part 1; your other answers stay."),
+    el("span", { class: "variant-note" }, `New numbers for ${variantSections().length > 1 ? "these parts" : "this part"}; your other answers stay.`),
     status,
   );
   const heading = section.querySelector("h2");
@@ -46,23 +71,26 @@ function mountVariantButton(section, ctx) {
     status.textContent = "Fetching new numbers…";
     try {
       const reply = await postJson(`${ctx.api}/variant`, {});
-      const html = reply.sections?.part1;
-      const fresh = typeof html === "string" ? parseSection(html) : null;
       ctx.progress.set(reply.progress);
-      if (fresh) {
-        section.replaceWith(fresh);
+      let replaced = 0;
+      for (const [id, html] of Object.entries(reply.sections ?? {})) {
+        const old = document.getElementById(id);
+        const fresh = typeof html === "string" ? parseSection(html) : null;
+        if (!old || !fresh || fresh.id !== id) continue;
+        old.replaceWith(fresh);
         mountWithin(fresh, ctx);
-        mountVariantButton(fresh, ctx);
-        const freshButton = fresh.querySelector("button.new-variant");
-        const freshStatus = fresh.querySelector(".variant-status");
-        const x = reply.variant?.x;
-        if (freshStatus) freshStatus.textContent = Array.isArray(x)
-          ? `New variant: x = [${x.map((v) => formatCompact(v)).join(", ")}].`
-          : "New variant loaded.";
-        if (freshButton) freshButton.focus();
-      } else {
-        status.textContent = "New variant saved; reload the page to see it.";
+        replaced += 1;
       }
+      if (replaced === 0) {
+        status.textContent = "New variant saved; reload the page to see it.";
+        return;
+      }
+      const first = variantSections()[0];
+      if (!first) return;
+      mountVariantButton(first, ctx);
+      const freshStatus = first.querySelector(".variant-status");
+      if (freshStatus) freshStatus.textContent = "New numbers loaded.";
+      first.querySelector("button.new-variant")?.focus();
     } catch (error) {
       status.textContent = error instanceof ApiError ? error.message : "A new variant could not be fetched.";
     } finally {
@@ -78,7 +106,7 @@ if (article) {
   progress.onChange((next) => renderProgressIndicator(next));
   renderProgressIndicator(progress.get());
   mountWithin(article, ctx);
-  const part1 = document.getElementById("part1");
-  if (part1) mountVariantButton(part1, ctx);
+  const first = variantSections()[0];
+  if (first) mountVariantButton(first, ctx);
   document.documentElement.classList.add("js-ready");
 }

@@ -2,7 +2,7 @@
 
 /** Hold the latest PROGRESS document and tell listeners when the server sends a newer one. */
 export function createProgressStore(initial) {
-  let current = initial ?? { exercises: {}, code: {}, done: 0, total: 0 };
+  let current = initial ?? { exercises: {}, code: {}, parts: [], done: 0, total: 0 };
   const listeners = [];
   return {
     get: () => current,
@@ -28,27 +28,23 @@ export function readEmbeddedProgress(doc = document) {
   }
 }
 
-/** True when the exercise counts as done: a correct answer, or code whose tests all passed. */
-export function isDone(progress, exerciseId) {
-  const entry = progress.exercises?.[exerciseId];
-  if (entry && entry.status === "correct") return true;
-  const code = progress.code?.[exerciseId];
-  return Boolean(code && code.result && code.result.status === "pass");
-}
-
-/** Update the progress panel (summary line and one row per part) from a PROGRESS document. */
+/**
+ * Update the progress panel (summary line and one row per part) from a PROGRESS document.
+ * The server decides what is done (`done`, `total` and each part's `done`, `total`, `complete`);
+ * this only shows those numbers.
+ */
 export function renderProgressIndicator(progress, doc = document) {
   const summary = doc.getElementById("progress-summary");
   if (summary && typeof progress.done === "number" && typeof progress.total === "number") {
     const text = `${progress.done} of ${progress.total} exercises done`;
     if (summary.textContent.trim() !== text) summary.textContent = text;
   }
-  for (const part of doc.querySelectorAll(".progress-part[data-exercises]")) {
-    const ids = (part.getAttribute("data-exercises") ?? "").split(/\s+/).filter(Boolean);
-    const done = ids.filter((id) => isDone(progress, id)).length;
-    const complete = ids.length > 0 && done === ids.length;
-    part.classList.toggle("is-done", complete);
-    const status = part.querySelector(".part-status");
-    if (status) status.textContent = complete ? "✓ done" : `${done} of ${ids.length}`;
+  const rows = new Map([...doc.querySelectorAll(".progress-part[data-part]")].map((row) => [row.dataset.part, row]));
+  for (const part of Array.isArray(progress.parts) ? progress.parts : []) {
+    const row = rows.get(part.id);
+    if (!row) continue;
+    row.classList.toggle("is-done", Boolean(part.complete));
+    const status = row.querySelector(".part-status");
+    if (status) status.textContent = part.complete ? "✓ done" : `${part.done} of ${part.total}`;
   }
 }

@@ -1,8 +1,8 @@
 // The attention explorer: edit the query, keys and values of the worked example, toggle the causal mask and
 // watch every step (scores → scaled → masked → softmax weights → output) that POST /api/attention computes
 // with the qkv library. Nothing is computed here; this module only draws what the server sends.
-import { ApiError, postJson } from "./api.js";
-import { debounce, el, formatNumber } from "./format.js";
+import { ApiError, postJson } from "../api.js";
+import { debounce, el, formatNumber } from "../format.js";
 
 const MAX_KEYS = 6;
 let explorerCount = 0;
@@ -28,7 +28,7 @@ function bar(value, kind) {
 }
 
 /** Turn one `[data-widget="attention-explorer"]` into a live explorer. */
-export function mountAttentionExplorer(widget) {
+export function mount(widget) {
   if (widget.dataset.mounted) return;
   let config;
   try {

@@ -1,12 +1,12 @@
 // The projection widget: two sliders for the hidden vector x; every move asks the server (POST /api/project,
 // which uses qkv.project_qkv) for q, k and v, and updates the table in place.
-import { ApiError, postJson } from "./api.js";
-import { debounce, el, formatCompact } from "./format.js";
+import { ApiError, postJson } from "../api.js";
+import { debounce, el, formatCompact } from "../format.js";
 
 const ROWS = [
-  { name: "q", label: "query q = x·Wq", matrix: "Wq", role: "what am I looking for?" },
-  { name: "k", label: "key k = x·Wk", matrix: "Wk", role: "what do I offer to be matched?" },
-  { name: "v", label: "value v = x·Wv", matrix: "Wv", role: "what do I pass along if chosen?" },
+  { name: "q", label: "query q = x·Wq", matrix: "Wq" },
+  { name: "k", label: "key k = x·Wk", matrix: "Wk" },
+  { name: "v", label: "value v = x·Wv", matrix: "Wv" },
 ];
 
 let widgetCount = 0;
@@ -39,7 +39,7 @@ function sliderRange(config, x) {
 }
 
 /** Turn one `[data-widget="projection-sliders"]` into a live widget. */
-export function mountProjectionSliders(widget) {
+export function mount(widget) {
   if (widget.dataset.mounted) return;
   let config;
   try {
@@ -84,7 +84,7 @@ export function mountProjectionSliders(widget) {
         el("th", { scope: "row" }, row.label),
         el("td", { class: "matrix", "data-matrix": row.matrix }, matrixText(config[row.matrix])),
         cell,
-        el("td", { class: "role" }, `“${config.roles?.[row.name] ?? row.role}”`),
+        el("td", { class: "role" }, config.roles?.[row.name] ? `“${config.roles[row.name]}”` : ""),
       ),
     );
   }

@@ -1,0 +1,81 @@
+"""The numbers behind the lesson widgets: q, k, v for the sliders, every step of attention for the explorer.
+
+Routes only translate HTTP to calls of the qkv library (``qkv.project_qkv``, ``qkv.attention``); they
+need no learner and save nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, ConfigDict, Field
+
+from qkv import attention, attention_scores, project_qkv
+from qkv.web.jsonsafe import finite_or_none
+
+router = APIRouter(prefix="/api", tags=["lesson API"])
+
+Number = Annotated[float, Field(allow_inf_nan=False)]
+Vector = Annotated[list[Number], Field(min_length=1, max_length=64)]
+Matrix = Annotated[list[Vector], Field(min_length=1, max_length=64)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProjectIn(_Body):
+    """One hidden vector and the three weight matrices, as rows."""
+
+    x: Vector = Field(examples=[[1, 2]])
+    Wq: Matrix = Field(examples=[[[1, 0], [1, 1]]])
+    Wk: Matrix = Field(examples=[[[0, 1], [1, 0]]])
+    Wv: Matrix = Field(examples=[[[2, 0], [0, 2]]])
+
+
+class AttentionIn(_Body):
+    """One query against a few keys and values, optionally with the causal mask at the query's position."""
+
+    q: Vector = Field(examples=[[1, 0]])
+    K: Matrix = Field(examples=[[[1, 0], [0, 1]]])
+    V: Matrix = Field(examples=[[[2, 0], [0, 2]]])
+    causal: bool = False
+    causal_index: int = Field(default=0, ge=0, le=63)
+
+
+@router.post("/project", summary="q, k, v for one hidden vector (for the sliders)")
+def post_project(body: ProjectIn) -> dict[str, Any]:
+    """``qkv.project_qkv`` on one row; shape problems come back as 422 with the library's sentence."""
+    try:
+        with np.errstate(all="ignore"):  # overflow to inf is reported as null, not as a warning
+            Q, K, V = project_qkv([body.x], body.Wq, body.Wk, body.Wv)
+    except (ValueError, TypeError) as error:
+        raise HTTPException(422, str(error)) from None
+    result: dict[str, Any] = finite_or_none({"q": Q[0], "k": K[0], "v": V[0]})
+    return result
+
+
+@router.post("/attention", summary="Every step of attention for one query (for the explorer)")
+def post_attention(body: AttentionIn) -> dict[str, Any]:
+    """Scores, scaled scores, the masked row, softmax weights and the output for one query."""
+    n_k = len(body.K)
+    if body.causal and body.causal_index >= n_k:
+        raise HTTPException(
+            422,
+            f"causal_index is {body.causal_index}, but with {n_k} keys the query's position must be "
+            f"between 0 and {n_k - 1}.",
+        )
+    try:
+        with np.errstate(all="ignore"):
+            scores = attention_scores([body.q], body.K, scale=1.0)[0]  # (n_k,)
+            scaled = attention_scores([body.q], body.K)[0]  # (n_k,)
+            allowed = np.arange(n_k) <= body.causal_index if body.causal else np.ones(n_k, dtype=bool)
+            output, weights = attention([body.q], body.K, body.V, mask=allowed[None, :], return_weights=True)
+    except (ValueError, TypeError) as error:
+        raise HTTPException(422, str(error)) from None
+    masked = np.where(allowed, scaled, -np.inf)  # -inf becomes null in the response
+    steps = {"scores": scores, "scaled": scaled, "masked": masked, "weights": weights[0], "output": output[0]}
+    result: dict[str, Any] = finite_or_none(steps)
+    return {**result, "d_k": len(body.q), "allowed": allowed.tolist()}

@@ -1,0 +1,109 @@
+"""No generic layer names a lesson: everything about a lesson lives in its folder under lessons/content.
+
+The words of every built-in lesson — its id, its exercises' qualified ids, the functions its code
+exercises ask for, its section ids and every sentence it shows (prompts, hints, named mistakes, choices,
+grading hints) — are gathered from the lesson itself and searched for in every other file of qkv.
+
+Two kinds of file may use a lesson's *function names*, because there they are the library's own: the core
+library (``qkv/*.py``, which defines them) and the widgets (components that draw the library's functions
+for any lesson that places them).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import ModuleType
+
+from qkv.lessons import BUILTIN_CONTENT, Lesson, load_catalog
+from qkv.lessons.pyfiles import import_lesson_file
+
+PACKAGE = Path(__file__).parents[2] / "src" / "qkv"
+TEXT_SUFFIXES = {".py", ".md", ".html", ".js", ".css", ".toml", ".txt", ".json"}
+LIBRARY_CALLERS = {
+    PACKAGE / "lessons" / "widgets.py",
+    PACKAGE / "web" / "widget_api.py",
+    *(PACKAGE / "web" / "static" / "js" / "widgets").glob("*.js"),
+}
+MIN_SENTENCE = 24  # shorter strings ("Check your understanding") may well be generic words
+
+
+def generic_files() -> list[Path]:
+    return [
+        path
+        for path in sorted(PACKAGE.rglob("*"))
+        if path.is_file()
+        and path.suffix in TEXT_SUFFIXES
+        and BUILTIN_CONTENT not in path.parents
+        and "vendor" not in path.parts
+    ]
+
+
+def _grading_module(lesson: Lesson) -> ModuleType | None:
+    path = lesson.source.parent / "grading.py"
+    return import_lesson_file(path)[0] if path.is_file() else None
+
+
+def sentences_of(lesson: Lesson) -> set[str]:
+    """Every sentence a learner can read from this lesson, from its exercises and its grading module."""
+    texts: set[str] = {lesson.goal}
+    for exercise in lesson.exercises.values():
+        texts |= {
+            exercise.prompt_template,
+            exercise.hint,
+            exercise.correct_message,
+            *exercise.mistakes.values(),
+        }
+        texts |= {choice.text for choice in exercise.choices} | {
+            choice.feedback for choice in exercise.choices
+        }
+        if exercise.suite is not None:
+            texts |= {case.name for case in exercise.suite.table}
+    module = _grading_module(lesson)
+    if module is not None:
+        texts |= {value for value in vars(module).values() if isinstance(value, str)}
+    return {text for text in texts if len(text) >= MIN_SENTENCE}
+
+
+def names_of(lesson: Lesson) -> set[str]:
+    """Identifiers of the lesson: its id, qualified exercise ids and the ids of its parts."""
+    names = {lesson.id, *(f"{lesson.id}/{exercise_id}" for exercise_id in lesson.exercises)}
+    return names | {part.id for part in lesson.parts}
+
+
+def functions_of(lesson: Lesson) -> set[str]:
+    return {name for exercise in lesson.exercises.values() for name in exercise.functions}
+
+
+def findings(lesson: Lesson, files: list[Path], library_callers: set[Path]) -> list[str]:
+    """Where ``files`` name the lesson, one of its sentences or (outside the library) one of its functions."""
+    sentences, functions = sentences_of(lesson), functions_of(lesson)
+    names = re.compile("|".join(rf"(?<![\w.]){re.escape(name)}(?![\w/])" for name in names_of(lesson)))
+    found = []
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path}: the sentence {sentence[:60]!r}" for sentence in sentences if sentence in text]
+        found += [f"{path}: {match.group(0)!r}" for match in names.finditer(text)]
+        if path not in library_callers:
+            found += [
+                f"{path}: the function {name!r}" for name in functions if re.search(rf"\b{name}\b", text)
+            ]
+    return found
+
+
+def test_no_generic_file_names_a_lesson_its_sentences_or_its_functions() -> None:
+    library = LIBRARY_CALLERS | set(PACKAGE.glob("*.py"))
+    assert [
+        problem for lesson in load_catalog().lessons for problem in findings(lesson, generic_files(), library)
+    ] == []
+
+
+def test_the_search_finds_a_sentence_an_id_and_a_function(tmp_path: Path) -> None:
+    lesson = load_catalog().lessons[0]
+    code = next(exercise for exercise in lesson.exercises.values() if exercise.kind == "code")
+    planted = tmp_path / "generic.py"
+    hint = max(sentences_of(lesson), key=len)
+    planted.write_text(f"HINT = {hint!r}\nEXERCISE = '{lesson.id}/{code.id}'\n{code.functions[0]}(1)\n")
+    found = findings(lesson, [planted], set())
+    assert len(found) == 3, found
+    assert findings(lesson, [planted], {planted}) == found[:2]  # the library may call its functions
