@@ -25,7 +25,8 @@ OUTPUT_LINES = 40
     "exercise_id",
     default=None,
     metavar="ID",
-    help="The code exercise, e.g. L4.1/functions (default: the one whose functions FILE defines).",
+    help="The code exercise as LESSON/EXERCISE, as `qkv lessons list` shows it "
+    "(default: the exercise whose functions FILE defines).",
 )
 @click.option(
     "--content",

@@ -24,7 +24,7 @@ def lessons() -> None:
 def list_lessons(path: Path | None) -> None:
     """List every chapter and its lessons, written or planned, with each exercise's id.
 
-    An id such as L4.1/functions is what `qkv check FILE --exercise ID` takes.
+    An exercise id (LESSON/EXERCISE) is what `qkv check FILE --exercise ID` takes.
     """
     try:
         catalog = load_catalog(path)

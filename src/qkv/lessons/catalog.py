@@ -62,7 +62,7 @@ class Chapter:
             return self._reference
 
     def position(self, lesson_id: str) -> str:
-        """The place line of a lesson, such as ``"L4.1 · lesson 1 of 6"``.
+        """The place line of a lesson, such as ``"L9.1 · lesson 1 of 6"``.
 
         Examples
         --------
@@ -79,8 +79,8 @@ class Lesson:
     Attributes
     ----------
     id, title, goal, chapter_id, place : str
-        ``"L4.1"``, ``"Queries, keys and values"``, the goal sentence, ``"L4"``,
-        ``"L4.1 · lesson 1 of 6"``.
+        For example ``"L9.1"``, ``"Rectangles"``, the goal sentence, ``"L9"``,
+        ``"L9.1 · lesson 1 of 6"``.
     exercises : dict of str to Exercise
         In page order.
     parts : tuple of LessonPart
@@ -105,7 +105,7 @@ class Lesson:
         Examples
         --------
         >>> from qkv.lessons import load_catalog
-        >>> lesson = load_catalog().lesson("L4.1")
+        >>> lesson = load_catalog().lessons[0]
         >>> lesson.variant_section_ids() == [p.id for p in lesson.parts if p.changes_with_variant]
         True
         """
@@ -189,7 +189,7 @@ class Lesson:
 
 @dataclass(frozen=True)
 class CodeExercise:
-    """A code exercise with its place: ``id`` is ``"LESSON/EXERCISE"``, e.g. ``"L4.1/functions"``."""
+    """A code exercise with its place: ``id`` is ``"LESSON/EXERCISE"``, e.g. ``"L9.1/area"``."""
 
     id: str
     lesson: Lesson
@@ -208,10 +208,10 @@ class Catalog:
 
     Examples
     --------
-    >>> Catalog([], []).lesson("L4.1")
+    >>> Catalog([], []).lesson("L9.1")
     Traceback (most recent call last):
     ...
-    qkv.lessons.model.LessonError: There is no written lesson 'L4.1'; the written lessons are: none.
+    qkv.lessons.model.LessonError: There is no written lesson 'L9.1'; the written lessons are: none.
     """
 
     chapters: list[Chapter]
@@ -245,7 +245,7 @@ class Catalog:
         ]
 
     def code_exercise(self, qualified_id: str) -> CodeExercise:
-        """The code exercise with an id such as ``"L4.1/functions"`` (lesson id, slash, exercise id).
+        """The code exercise with an id such as ``"L9.1/area"`` (lesson id, slash, exercise id).
 
         Raises
         ------

@@ -166,8 +166,8 @@ class Store:
     Examples
     --------
     >>> store = Store("sqlite://")
-    >>> store.record_answer("a" * 36, "L4.1", "q", "3, 2", correct=True, message="Right.")
-    >>> store.lesson_activity("a" * 36, "L4.1").exercises["q"].solved
+    >>> store.record_answer("a" * 36, "L9.1", "area", "12", correct=True, message="Right.")
+    >>> store.lesson_activity("a" * 36, "L9.1").exercises["area"].solved
     True
     >>> store.close()
     """

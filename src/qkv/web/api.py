@@ -24,7 +24,9 @@ from qkv.web.services import Services, get_services
 router = APIRouter(prefix="/api", tags=["lesson API"])
 
 VARIANT_SEED_LIMIT = 2**31 - 1
-LessonId = Annotated[str, Path(max_length=32, examples=["L4.1"], description="A lesson id such as L4.1.")]
+LessonId = Annotated[
+    str, Path(max_length=32, examples=["L9.1"], description="A lesson id, as `qkv lessons list` shows them.")
+]
 
 
 class _Body(BaseModel):
@@ -34,7 +36,7 @@ class _Body(BaseModel):
 class AnswerIn(_Body):
     """An answer to a numeric, letter or multiple-choice exercise."""
 
-    exercise_id: str = Field(min_length=1, max_length=64, examples=["q"])
+    exercise_id: str = Field(min_length=1, max_length=64, examples=["area"])
     answer: str = Field(max_length=1000, examples=["3, 2"])
 
 
@@ -42,7 +44,7 @@ class CodeIn(_Body):
     """A program for a code exercise."""
 
     exercise_id: str = Field(min_length=1, max_length=64, examples=["code"])
-    code: str = Field(examples=["def project_qkv(X, Wq, Wk, Wv):\n    ..."])
+    code: str = Field(examples=["def area(w, h):\n    return w * h\n"])
 
 
 class VariantIn(_Body):

@@ -75,7 +75,7 @@ async function requestJson(url, init) {
   return body;
 }
 
-/** The path prefix of the current lesson's API, e.g. "/api/lessons/L4.1". */
+/** The path prefix of the current lesson's API, e.g. "/api/lessons/L9.1". */
 export function lessonApi(lessonId) {
   return `/api/lessons/${encodeURIComponent(lessonId)}`;
 }
