@@ -61,7 +61,7 @@ def sentences_of(lesson: Lesson) -> set[str]:
             texts |= {case.name for case in exercise.suite.table}
     module = _grading_module(lesson)
     if module is not None:
-        texts |= {value for value in vars(module).values() if isinstance(value, str)}
+        texts |= {value for name, value in vars(module).items() if isinstance(value, str) and name.isupper()}
     return {text for text in texts if len(text) >= MIN_SENTENCE}
 
 
