@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from qkv.cli.check import check
+from qkv.cli.check import guess_exercise, check
 from qkv.cli.lessons import lessons
-from qkv.lessons import load_catalog, validate
+from qkv.lessons import BUILTIN_CONTENT, load_catalog, validate
 
 SAMPLE = Path(__file__).parents[1] / "sample_lessons"
 LESSON_DIR = SAMPLE / "T1" / "T1.1-rectangles"
@@ -97,3 +98,50 @@ def test_a_missing_sign_check_and_an_assert_are_named(tmp_path: Path) -> None:
         result = CliRunner().invoke(check, [str(solution), "--content", str(SAMPLE), "--json"])
         (failed,) = [test for test in json.loads(result.output)["tests"] if test["status"] != "pass"]
         assert failed["call"] == "area(-2, 5)" and failed["hint"].startswith(hint)
+
+
+@pytest.fixture
+def two_chapters(tmp_path: Path) -> Path:
+    """The built-in chapter and the test chapter side by side: two code exercises to choose from."""
+    shutil.copytree(BUILTIN_CONTENT, tmp_path / "content")
+    shutil.copytree(SAMPLE / "T1", tmp_path / "content" / "T1")
+    return tmp_path / "content"
+
+
+def test_without_exercise_the_file_s_functions_choose_it(two_chapters: Path, tmp_path: Path) -> None:
+    catalog = load_catalog(two_chapters)
+    assert [entry.id for entry in catalog.code_exercises()] == ["L4.1/functions", "T1.1/shapes"]
+    assert guess_exercise(catalog, CORRECT).id == "T1.1/shapes"
+    assert guess_exercise(catalog, "def project_qkv(X, Wq, Wk, Wv):\n    pass\n").id == "L4.1/functions"
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        (
+            "def area(w, h):\n    pass\n\ndef param_count(a, b, c):\n    pass\n",
+            "defines the functions of several",
+        ),
+        ("def volume(a, b, c):\n    pass\n", "defines none of the functions"),
+        ("def area(:\n", "defines none of the functions"),
+    ],
+)
+def test_an_ambiguous_file_is_a_usage_error_listing_the_ids(
+    two_chapters: Path, tmp_path: Path, source: str, reason: str
+) -> None:
+    solution = tmp_path / "solution.py"
+    solution.write_text(source)
+    result = CliRunner().invoke(check, [str(solution), "--content", str(two_chapters)])
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert reason in said and "choose one with --exercise: L4.1/functions, T1.1/shapes." in said
+
+
+def test_an_unknown_exercise_id_lists_the_known_ones(tmp_path: Path) -> None:
+    solution = tmp_path / "solution.py"
+    solution.write_text(CORRECT)
+    result = CliRunner().invoke(check, [str(solution), "--content", str(SAMPLE), "--exercise", "T1.1/area"])
+    assert result.exit_code == 2
+    assert "There is no code exercise 'T1.1/area'; the code exercises are: T1.1/shapes." in " ".join(
+        result.output.split()
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -147,3 +148,44 @@ def test_serve_uses_the_request_head_deadline(tmp_path: Path) -> None:
             assert time.monotonic() - started <= HeadTimeoutH11Protocol.head_timeout_s + 1
     finally:
         _stop(process)
+
+
+SAMPLE = Path(__file__).parents[1] / "sample_lessons"
+RECTANGLES = "def area(w, h):\n    if w < 0 or h < 0:\n        raise ValueError('negative')\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_serve_grades_a_lesson_that_is_only_a_folder_of_data(tmp_path: Path) -> None:
+    # The test chapter under tests/sample_lessons: nothing of qkv knows it, yet it is served and graded.
+    process, url = _start(tmp_path, "--content", str(SAMPLE))
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            page = client.get("/lessons/T1.1")
+            assert page.status_code == 200 and "Area and perimeter" in page.text
+            token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
+            assert token, "the page has no csrf-token"
+            headers = {"X-CSRF-Token": token.group(1)}
+            api = "/api/lessons/T1.1"
+            wrong = client.post(
+                f"{api}/answers", json={"exercise_id": "area", "answer": "14"}, headers=headers
+            )
+            assert wrong.json()["feedback"]["message"].startswith("That is the perimeter")
+            graded = client.post(
+                f"{api}/code",
+                json={"exercise_id": "shapes", "code": RECTANGLES.replace("2 * (w + h)", "w + h")},
+                headers=headers,
+            )
+            assert graded.status_code == 200, graded.text
+            result = graded.json()["result"]
+            assert result["version"] == 2 and result["status"] == "fail"
+            assert {test["function"] for test in result["tests"] if test["status"] != "pass"} == {"perimeter"}
+            passed = client.post(
+                f"{api}/code", json={"exercise_id": "shapes", "code": RECTANGLES}, headers=headers
+            ).json()
+            assert passed["result"]["status"] == "pass"
+            assert passed["progress"]["done"] == 1 and passed["progress"]["total"] == 2
+    finally:
+        status, output = _stop(process)
+    assert status == 0, output

@@ -12,7 +12,7 @@ import click
 if TYPE_CHECKING:
     from qkv.lessons import Catalog, CodeExercise
 
-__all__ = ["check"]
+__all__ = ["check", "defined_functions", "guess_exercise"]
 
 EXPANDED_FAILURES = 4  # failures shown with expected vs got and a hint; the rest get one line each
 OUTPUT_LINES = 40
@@ -53,7 +53,7 @@ def check(file: Path, exercise_id: str | None, content: Path | None, as_json: bo
     except LessonError as error:
         raise click.BadParameter(str(error), param_hint="--content") from None
     try:
-        target = catalog.code_exercise(exercise_id) if exercise_id else _guess(catalog, source)
+        target = catalog.code_exercise(exercise_id) if exercise_id else guess_exercise(catalog, source)
     except LessonError as error:
         raise click.BadParameter(str(error), param_hint="--exercise") from None
     with Grader() as grader:
@@ -95,7 +95,7 @@ def defined_functions(source: str) -> set[str] | None:
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
 
 
-def _guess(catalog: Catalog, source: str) -> CodeExercise:
+def guess_exercise(catalog: Catalog, source: str) -> CodeExercise:
     """The code exercise a file is for: the one whose functions it defines most of, if only one fits."""
     from qkv.lessons import LessonError
 
