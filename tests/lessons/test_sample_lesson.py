@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from qkv.cli.check import guess_exercise, check
+from qkv.cli.check import check, guess_exercise
 from qkv.cli.lessons import lessons
 from qkv.lessons import BUILTIN_CONTENT, load_catalog, validate
 
