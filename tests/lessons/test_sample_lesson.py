@@ -145,3 +145,17 @@ def test_an_unknown_exercise_id_lists_the_known_ones(tmp_path: Path) -> None:
     assert "There is no code exercise 'T1.1/area'; the code exercises are: T1.1/shapes." in " ".join(
         result.output.split()
     )
+
+
+def test_the_write_a_lesson_guide_quotes_the_sample_lesson_exactly() -> None:
+    guide = (Path(__file__).parents[2] / "docs" / "lessons.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^(`{3,4})\w+ file=(\S+)\n(.*?)^\1$", guide, re.MULTILINE | re.DOTALL)
+    quoted = {name: text for _, name, text in blocks}
+    files = {
+        str(path.relative_to(SAMPLE)): path
+        for path in SAMPLE.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert sorted(quoted) == sorted(files)
+    for name, text in quoted.items():
+        assert text == files[name].read_text(encoding="utf-8"), name
