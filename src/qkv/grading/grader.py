@@ -318,7 +318,7 @@ def _import_error(event: dict[str, Any], raw: RawRun, limits: Limits) -> str:
         raise MalformedReport("an import error was reported without its type and message")
     kind, message = clean_text(kind, 200), clean_text(message)
     errno = event.get("errno")
-    limit = limit_message(kind, message, errno if isinstance(errno, int) else None, limits)
+    limit = limit_message(kind, errno if isinstance(errno, int) else None, limits)
     if limit is None and raw.processes_limit_hit and kind in ("BlockingIOError", "OSError", "RuntimeError"):
         limit = limits.describe_processes()
     at = f" on line {line}" if isinstance(line, int) else ""

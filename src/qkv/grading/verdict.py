@@ -20,7 +20,7 @@ NO_SPACE_ERRNO = 28  # ENOSPC: the tmpfs /tmp is full
 OUT_OF_MEMORY_ERRNO = 12  # ENOMEM: e.g. millions of empty files in /tmp, whose inodes the cgroup counts
 
 
-def limit_message(exception: str, message: str, errno: int | None, limits: Limits) -> str | None:
+def limit_message(exception: str, errno: int | None, limits: Limits) -> str | None:
     """The sentence naming a limit, when an exception shows that the submission hit one."""
     if exception == "MemoryError" or errno == OUT_OF_MEMORY_ERRNO:
         return limits.describe_memory()
@@ -87,7 +87,7 @@ def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
         )
         return _result(case, "fail", text, first_hint(case.hints, seen))
     errno = event.get("errno")
-    limit = limit_message(kind, message, errno if isinstance(errno, int) else None, limits)
+    limit = limit_message(kind, errno if isinstance(errno, int) else None, limits)
     text = limit or _raised_text(case.function, event)
     return _result(case, "error", text, first_hint(case.hints, seen))
 

@@ -15,15 +15,13 @@ from typing import Any
 from markdown_it.token import Token
 
 from qkv.grading import Suite
-from qkv.lessons.markup import fill, placeholders_in
+from qkv.lessons.markup import ID_PATTERN, fill, placeholders_in, toml_error, unknown_placeholder
 from qkv.lessons.model import EXERCISE_KINDS, Choice, Exercise, Problem
 from qkv.lessons.suites import GRADING_FILE
 from qkv.lessons.widgets import check_widget
 
-__all__ = ["EXERCISE_ID", "read_body", "read_exercise", "read_widget"]
+__all__ = ["read_body", "read_exercise", "read_widget"]
 
-EXERCISE_ID = re.compile(r"[a-z][a-z0-9-]*")
-_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 _COMMON_KEYS = {"kind", "part", "prompt", "label", "hint", "correct_message"}
 _KIND_KEYS = {
     "numeric": {"answer", "name", "rtol", "atol", "mistakes"},
@@ -62,14 +60,12 @@ def read_body(token: Token, file: Path) -> tuple[dict[str, Any] | None, list[Pro
     >>> [str(problem) for problem in read_body(token, Path("lesson.md"))[1]]  # doctest: +ELLIPSIS
     ['lesson.md:12: The TOML in this block is invalid: Invalid value...']
     """
-    first_line = (token.map[0] + 1) if token.map else 1
+    fence_line = (token.map[0] + 1) if token.map else 1
     try:
         return tomllib.loads(token.content), []
     except tomllib.TOMLDecodeError as error:
-        match = _TOML_LINE.search(str(error))
-        line = first_line + int(match.group(1)) if match else first_line
-        message = _TOML_LINE.sub("", str(error)).strip()
-        return None, [Problem(file, line, f"The TOML in this block is invalid: {message}.")]
+        line, reason = toml_error(error, first_line=fence_line + 1)  # the body starts below the fence
+        return None, [Problem(file, line, f"The TOML in this block is invalid: {reason}.")]
 
 
 def read_widget(token: Token, name: str, file: Path, names: Mapping[str, Any]) -> list[Problem]:
@@ -116,7 +112,7 @@ def read_exercise(
     if data is None:
         return None, problems
     body = _Body(token, file, data)
-    if not EXERCISE_ID.fullmatch(exercise_id):
+    if not ID_PATTERN.fullmatch(exercise_id):
         problems.append(
             Problem(
                 file,
@@ -212,9 +208,7 @@ def _check_text(body: _Body, key: str, *, required: bool, names: Mapping[str, An
     if not isinstance(value, str) or (required and not value.strip()):
         return [body.problem(key, f"{key} must be a non-empty text, not {value!r}.")]
     return [
-        body.problem(key, f"The placeholder {{{{{name}}}}} names nothing in the lesson's variant.")
-        for name in placeholders_in(value)
-        if name not in names
+        body.problem(key, unknown_placeholder(name)) for name in placeholders_in(value) if name not in names
     ]
 
 
@@ -241,7 +235,7 @@ def _check_mistakes(
     ]
     for key, message in mistakes.items():
         problems += [
-            body.problem(key, f"The placeholder {{{{{name}}}}} names nothing in the lesson's variant.")
+            body.problem(key, unknown_placeholder(name))
             for name in placeholders_in(message)
             if name not in names
         ]

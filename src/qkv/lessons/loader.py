@@ -17,7 +17,7 @@ from typing import Any
 from markdown_it.token import Token
 
 from qkv.lessons.catalog import Catalog, Chapter, Lesson
-from qkv.lessons.markup import new_parser
+from qkv.lessons.markup import new_parser, toml_error
 from qkv.lessons.model import LessonError, LessonPart, PlannedLesson, Problem
 from qkv.lessons.parts import read_parts
 from qkv.lessons.render import render_reference, render_sections
@@ -28,7 +28,6 @@ from qkv.lessons.variants import LessonHooks, load_hooks
 __all__ = ["BUILTIN_CONTENT", "load_catalog", "validate"]
 
 BUILTIN_CONTENT = Path(__file__).parent / "content"
-_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 _PARSER = new_parser()
 _SAMPLE_SEEDS = (1, 2, 3)
 
@@ -135,9 +134,8 @@ def _read_toml(
     try:
         return tomllib.loads(file.read_text(encoding="utf-8") if text is None else text)
     except tomllib.TOMLDecodeError as error:
-        match = _TOML_LINE.search(str(error))
-        line = first_line + int(match.group(1)) - 1 if match else first_line
-        problems.append(Problem(file, line, f"Invalid TOML: {_TOML_LINE.sub('', str(error)).strip()}."))
+        line, reason = toml_error(error, first_line)
+        problems.append(Problem(file, line, f"Invalid TOML: {reason}."))
     except (OSError, UnicodeDecodeError) as error:
         problems.append(Problem(file, 1, f"This file cannot be read: {error}."))
     return None
@@ -263,7 +261,7 @@ def _front_matter(file: Path, tokens: list[Token], problems: list[Problem]) -> _
     return _Front(fields, parts, part_lines) if all(fields.values()) else None
 
 
-def _seed_names(hooks: LessonHooks, file: Path, problems: list[Problem]) -> dict[str, Any] | None:
+def _seed_names(hooks: LessonHooks, problems: list[Problem]) -> dict[str, Any] | None:
     try:
         names = hooks.namespace(hooks.variant(None))
         for seed in _SAMPLE_SEEDS:
@@ -293,7 +291,7 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem]) -> Lesso
     problems += hook_problems
     suites, suite_problems = load_suites(file.parent)
     problems += suite_problems
-    names = _seed_names(hooks, file, problems) if not hook_problems else None
+    names = _seed_names(hooks, problems) if not hook_problems else None
     if matter is None or names is None:
         return None
     front = matter.fields

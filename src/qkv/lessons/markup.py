@@ -13,6 +13,7 @@ Text anywhere may hold ``{{name}}`` placeholders, filled from the lesson's varia
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,6 +27,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from qkv.lessons.answers import format_value
 
 __all__ = [
+    "ID_PATTERN",
     "PLACEHOLDER",
     "DirectiveInfo",
     "directive_of",
@@ -34,6 +36,8 @@ __all__ = [
     "latex_to_mathml",
     "new_parser",
     "placeholders_in",
+    "toml_error",
+    "unknown_placeholder",
 ]
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -129,6 +133,39 @@ def latex_to_mathml(latex: str, *, display: bool = False) -> str:
             f"The formula '{latex.strip()}' could not be converted to MathML ({reason})."
         ) from None
     return _WORD_OPERATOR.sub(r"<mi>\1</mi>", str(mathml))
+
+
+ID_PATTERN = re.compile(r"[a-z][a-z0-9-]*")
+"""Ids of sections, parts and exercises: lowercase letters, digits and dashes, starting with a letter."""
+
+_TOML_AT = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+def toml_error(error: tomllib.TOMLDecodeError, first_line: int) -> tuple[int, str]:
+    """The file line and the reason of a TOML error, for TOML text that starts on ``first_line`` of its file.
+
+    Examples
+    --------
+    >>> try:
+    ...     tomllib.loads("a = 1\\nb = \\nc = 2")
+    ... except tomllib.TOMLDecodeError as error:
+    ...     toml_error(error, first_line=10)
+    (11, 'Invalid value')
+    """
+    found = _TOML_AT.search(str(error))
+    line = first_line + int(found.group(1)) - 1 if found else first_line
+    return line, _TOML_AT.sub("", str(error)).strip()
+
+
+def unknown_placeholder(name: str) -> str:
+    """The sentence for a ``{{name}}`` that the lesson's variant does not define.
+
+    Examples
+    --------
+    >>> unknown_placeholder("y")
+    "The placeholder {{y}} names nothing in the lesson's variant."
+    """
+    return f"The placeholder {{{{{name}}}}} names nothing in the lesson's variant."
 
 
 def placeholders_in(text: str) -> list[str]:

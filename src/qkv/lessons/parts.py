@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qkv.lessons.markup import ID_PATTERN
 from qkv.lessons.model import LessonPart, Problem
 
 __all__ = ["PART_KEYS", "check_part_sections", "read_parts"]
 
 PART_KEYS = ("id", "title", "changes_with_variant", "counts_toward_done")
-_PART_ID = re.compile(r"[a-z][a-z0-9-]*")
 _HEADER = re.compile(r"^\s*\[\[\s*parts\s*\]\]")
 _ANY_HEADER = re.compile(r"^\s*\[")
 
@@ -137,7 +137,7 @@ def _read_part(table: dict[str, Any], file: Path, where: _Located) -> tuple[Less
             Problem(file, where.header, "Every [[parts]] table needs an id: the id of a section of the page.")
         )
         part_id = ""
-    elif not isinstance(part_id, str) or not _PART_ID.fullmatch(part_id):
+    elif not isinstance(part_id, str) or not ID_PATTERN.fullmatch(part_id):
         problems.append(
             Problem(
                 file,

@@ -5,7 +5,6 @@ Problems are collected, not raised, each located as ``file:line``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,18 +14,19 @@ from markdown_it.token import Token
 from qkv.grading import Suite
 from qkv.lessons.directives import read_body, read_exercise, read_widget
 from qkv.lessons.markup import (
+    ID_PATTERN,
     directive_of,
     display_math_html,
     latex_to_mathml,
     new_parser,
     placeholders_in,
+    unknown_placeholder,
 )
 from qkv.lessons.model import Exercise, LessonPart, Problem
 from qkv.lessons.parts import check_part_sections
 
 __all__ = ["check_markdown"]
 
-_SECTION_ID = re.compile(r"[a-z][a-z0-9-]*")
 _PARSER = new_parser()
 
 
@@ -83,7 +83,7 @@ def check_markdown(
     depth = 0
     for number, text_line in enumerate(text.splitlines(), start=1):
         problems += [
-            Problem(file, number, f"The placeholder {{{{{name}}}}} names nothing in the lesson's variant.")
+            Problem(file, number, unknown_placeholder(name))
             for name in placeholders_in(text_line)
             if name not in names
         ]
@@ -176,7 +176,7 @@ def _check_section(
     file: Path, line: int, token: Token, following: list[Token], seen: set[str], problems: list[Problem]
 ) -> set[str]:
     section_id = token.info.strip().removeprefix("section").strip()
-    if not _SECTION_ID.fullmatch(section_id):
+    if not ID_PATTERN.fullmatch(section_id):
         problems.append(
             Problem(
                 file,
