@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import shutil
 import signal
 import socket
 from pathlib import Path
@@ -17,11 +16,9 @@ BUBBLEWRAP_MISSING = (
 
 
 def _sandbox_available() -> bool:
-    try:
-        from qkv.grading import sandbox_available  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return shutil.which("bwrap") is not None
-    return bool(sandbox_available())
+    from qkv.grading import sandbox_available  # here, not at the top: other commands need not load the grader
+
+    return sandbox_available()
 
 
 def _exit_cleanly(signum: int, _frame: object) -> None:

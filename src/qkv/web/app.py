@@ -22,6 +22,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from qkv import __version__
+from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
 from qkv.web import api, pages, widget_api
 from qkv.web.body_limits import BodyLimitMiddleware
@@ -111,13 +112,6 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
 def start_grading(services: Services) -> None:
     """Start the grader and its queue, or record in a sentence why code cannot be graded."""
     settings = services.settings
-    try:
-        from qkv.grading import Grader, SandboxUnavailable  # type: ignore[attr-defined,unused-ignore]
-    except ImportError as error:
-        services.grading_off_reason = f"Code cannot be graded: the grader could not be loaded ({error})."
-        services.sandbox = "grading is off (the grader could not be loaded)"
-        log.error(services.grading_off_reason)
-        return
     try:
         grader = Grader(require_sandbox=not settings.allow_unsandboxed, warm_spares=settings.warm_spares)
     except SandboxUnavailable as error:
