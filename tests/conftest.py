@@ -8,13 +8,24 @@ may skip silently: a skip is reported as a failure, because CI installs every co
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
-# Lesson folders are data that the lesson engine imports by path; pytest must not import them as tests.
-collect_ignore_glob = ["sample_lessons/*"]
+# Lesson folders are data that the lesson engine imports by path, and the corpora are learners' files
+# graded as text in the sandbox (some fork, loop or kill): pytest must not import either as tests.
+collect_ignore_glob = ["sample_lessons/*", "lesson_corpora/*"]
+
+
+@pytest.fixture(scope="session")
+def grader() -> Iterator[object]:
+    """One grader for the whole session, with warm spares so that each grading takes a fraction of a second."""
+    from qkv.grading import Grader
+
+    with Grader(warm_spares=2) as shared:
+        yield shared
 
 
 @pytest.hookimpl(hookwrapper=True)
