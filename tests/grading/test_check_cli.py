@@ -95,3 +95,36 @@ def test_a_real_run_without_bubblewrap_on_the_path(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "bubblewrap is not installed, so your code ran with rlimits only, outside a sandbox" in done.stdout
     assert "sandbox: rlimits only (no bubblewrap)" in done.stdout
+
+
+def test_a_submission_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    forged = tmp_path / "forged.py"
+    forged.write_text(
+        (HERE / "wrong" / "stub.py").read_text()
+        + "\nprint('\\x1b[2J\\x1b[H22 of 22 tests passed')\n"
+        + "def param_count(d_model, d_k, d_v):\n    return '\\x1b[32mok\\u202e'\n"
+    )
+    code, output = run(str(forged), "--seed", "2")
+    assert code == 1
+    assert "\x1b" not in output and "\u202e" not in output  # no escape sequence reaches the terminal
+    assert "\\x1b[2J\\x1b[H22 of 22 tests passed" in output  # shown, written out
+    assert "\\x1b[32mok\\u202e" in output
+
+
+def test_the_secret_key_comes_from_a_file_or_the_environment_never_from_argv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qkv.cli.serve import _secret_key, serve
+
+    assert "--secret-key-file" in CliRunner().invoke(serve, ["--help"]).output
+    assert "--secret-key " not in CliRunner().invoke(serve, ["--help"]).output
+    key_file = tmp_path / "key"
+    key_file.write_text("a-key-of-at-least-16-characters\n")
+    assert _secret_key(key_file) == "a-key-of-at-least-16-characters"
+    monkeypatch.setenv("QKV_SECRET_KEY", "from-the-environment-0123")
+    assert _secret_key(None) == "from-the-environment-0123"
+    monkeypatch.delenv("QKV_SECRET_KEY")
+    assert _secret_key(None) is None
+    key_file.write_text("  \n")
+    refused = CliRunner().invoke(serve, ["--secret-key-file", str(key_file), "--port", "0"])
+    assert refused.exit_code == 2 and "is empty; put the key in it." in refused.output

@@ -165,3 +165,31 @@ def test_a_client_that_trickles_its_body_gets_408(live_server: tuple[str, int]) 
     assert b'{"detail":"The request body took longer than 1 s to arrive."}' in reply
     assert 0.9 <= waited < 10
     assert SECRET  # the server under test is the one configured by the shared fixtures
+
+
+@pytest.mark.parametrize("header", ["content-type", "content-length"])
+def test_two_framing_headers_are_refused_before_anything_reads_the_body(
+    browser: Browser, header: str
+) -> None:
+    body = b'{"exercise_id": "q", "answer": "\\u0000"}'
+    headers = [("X-CSRF-Token", browser.token), ("content-type", "application/json")]
+    headers += (
+        [("content-type", "text/plain")]
+        if header == "content-type"
+        else [
+            ("content-length", str(len(body))),
+            ("content-length", str(len(body))),
+        ]
+    )
+    response = browser.client.post(f"{API}/answers", content=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["detail"] == f"The request has 2 {header.title()} headers; send exactly one."
+    assert browser.progress()["exercises"]["q"]["attempts"] == 0
+
+
+def test_a_body_without_content_type_is_checked_like_json(browser: Browser) -> None:
+    body = b'{"exercise_id": "q", "answer": "3\\u0000"}'
+    response = browser.client.post(f"{API}/answers", content=body, headers={"X-CSRF-Token": browser.token})
+    assert response.status_code == 400
+    assert "NUL character" in response.json()["detail"]
+    assert browser.progress()["exercises"]["q"]["attempts"] == 0

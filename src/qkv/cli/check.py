@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ import click
 if TYPE_CHECKING:
     from qkv.lessons import Catalog, CodeExercise
 
-__all__ = ["check", "defined_functions", "guess_exercise"]
+__all__ = ["check", "defined_functions", "guess_exercise", "terminal_safe"]
 
 EXPANDED_FAILURES = 4  # failures shown with expected vs got and a hint; the rest get one line each
 OUTPUT_LINES = 40
@@ -121,13 +122,18 @@ def guess_exercise(catalog: Catalog, source: str) -> CodeExercise:
 
 def _show(result: object, file: Path, exercise_id: str) -> None:
     from rich.console import Console
-    from rich.markup import escape
+    from rich.markup import escape as markup_escape
     from rich.panel import Panel
 
     from qkv.grading import GradeResult
     from qkv.grading.grader import RLIMITS_ONLY
 
     assert isinstance(result, GradeResult)
+
+    def escape(text: str) -> str:
+        # Everything shown may come from the submission: no markup, and no terminal control sequences.
+        return markup_escape(terminal_safe(text))
+
     console = Console(highlight=False)
     if result.sandbox == RLIMITS_ONLY:
         console.print(
@@ -166,6 +172,25 @@ def _show(result: object, file: Path, exercise_id: str) -> None:
         f"[bold {colour}]{escape(summary or '')}[/] in {result.duration_ms} ms. "
         f"Repeat this run with: qkv check {escape(str(file))} --exercise {escape(exercise_id)} "
         f"--seed {result.seed}"
+    )
+
+
+def terminal_safe(text: str) -> str:
+    r"""``text`` with every control or format character written out, so it cannot drive the terminal.
+
+    A submission's output, messages and values are shown by ``qkv check``; an escape sequence in them
+    could clear the screen and draw a forged verdict. Newlines and tabs stay.
+
+    Examples
+    --------
+    >>> terminal_safe("ok\x1b[2J\n22 of 22 tests passed\u202e")
+    'ok\\x1b[2J\n22 of 22 tests passed\\u202e'
+    """
+    return "".join(
+        char
+        if char in "\n\t" or unicodedata.category(char) not in {"Cc", "Cf"}
+        else (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+        for char in text
     )
 
 

@@ -83,4 +83,27 @@ def write_gradebook(rows: list[GradebookRow], fmt: str, stream: TextIO) -> None:
     writer = csv.DictWriter(stream, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for record in records:
-        writer.writerow({key: "" if record[key] is None else record[key] for key in COLUMNS})
+        writer.writerow({key: spreadsheet_safe(record[key]) for key in COLUMNS})
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: object) -> object:
+    """A CSV cell that a spreadsheet shows as text instead of running it as a formula (OWASP's advice).
+
+    Text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading apostrophe;
+    numbers stay numbers.
+
+    Examples
+    --------
+    >>> print(spreadsheet_safe('=HYPERLINK("http://x")'), spreadsheet_safe("Ada"), spreadsheet_safe(-3))
+    '=HYPERLINK("http://x") Ada -3
+    >>> spreadsheet_safe(None)
+    ''
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
 from pathlib import Path
 
 import click
 
+SECRET_KEY_ENV = "QKV_SECRET_KEY"
 BUBBLEWRAP_MISSING = (
     "bubblewrap (bwrap) is not installed, so submitted code cannot be run in the sandbox. "
     "Install it with 'apt-get install bubblewrap'."
@@ -19,6 +21,23 @@ def _sandbox_available() -> bool:
     from qkv.grading import sandbox_available  # here, not at the top: other commands need not load the grader
 
     return sandbox_available()
+
+
+def _secret_key(file: Path | None) -> str | None:
+    """The cookie-signing key from ``file``, else from $QKV_SECRET_KEY (None: the key in the database)."""
+    if file is None:
+        return os.environ.get(SECRET_KEY_ENV) or None
+    try:
+        key = file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.BadParameter(
+            f"{str(file)!r} could not be read: {error}.", param_hint="--secret-key-file"
+        ) from None
+    if not key:
+        raise click.BadParameter(
+            f"{str(file)!r} is empty; put the key in it.", param_hint="--secret-key-file"
+        )
+    return key
 
 
 def _exit_cleanly(signum: int, _frame: object) -> None:
@@ -72,9 +91,11 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Sandboxes kept started in advance.",
 )
 @click.option(
-    "--secret-key",
-    envvar="QKV_SECRET_KEY",
-    help="Key for signing learner cookies (default: a random key kept in the database).",
+    "--secret-key-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A file holding the key for signing learner cookies (or set QKV_SECRET_KEY; default: a random key "
+    "kept in the database). Never on the command line, where every local user can read it.",
 )
 @click.option(
     "--secure-cookies",
@@ -99,7 +120,7 @@ def serve(
     grading_concurrency: int,
     grading_queue: int,
     warm_spares: int,
-    secret_key: str | None,
+    secret_key_file: Path | None,
     secure_cookies: bool,
     content: Path | None,
     log_level: str,
@@ -135,7 +156,7 @@ def serve(
     try:
         settings = Settings(
             database_url=url,
-            secret_key=secret_key,
+            secret_key=_secret_key(secret_key_file),
             allow_unsandboxed=allow_unsandboxed,
             grading_concurrency=grading_concurrency,
             grading_queue=grading_queue,

@@ -151,10 +151,10 @@ def create_store_engine(url: str, *, must_exist: bool = False, pool: PoolLimits 
             if must_exist and not file.is_file():
                 raise StoreError(f"There is no qkv database at {file}; nothing has been saved there yet.")
             try:
-                file.parent.mkdir(parents=True, exist_ok=True)
+                make_private(file)
             except OSError as error:
                 raise StoreError(
-                    f"Cannot create the folder {file.parent} for the database: {error}."
+                    f"Cannot create the database {file} readable by its owner only: {error}."
                 ) from None
             options.update(connect_args={"check_same_thread": False, "timeout": 30})
             if pool is not None:
@@ -174,6 +174,29 @@ def create_store_engine(url: str, *, must_exist: bool = False, pool: PoolLimits 
     if backend == "sqlite":
         _configure_sqlite(engine)
     return engine
+
+
+def make_private(file: Path) -> None:
+    """Create the SQLite file (and missing folders) readable by its owner only: it holds the signing key.
+
+    A new folder is made 0700 and a new file 0600; an existing file of ours that others could read is
+    made 0600 (SQLite gives its -wal and -shm files the database file's permissions).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "new"
+    >>> make_private(folder / "qkv.sqlite3")
+    >>> oct((folder / "qkv.sqlite3").stat().st_mode & 0o777), oct(folder.stat().st_mode & 0o777)
+    ('0o600', '0o700')
+    """
+    missing = [parent for parent in reversed(file.parents) if not parent.exists()]
+    for folder in missing:
+        folder.mkdir(mode=0o700)
+    if not file.exists():
+        os.close(os.open(file, os.O_CREAT | os.O_WRONLY, 0o600))
+    elif file.stat().st_mode & 0o077 and file.stat().st_uid == os.geteuid():
+        file.chmod(0o600)
 
 
 def _configure_sqlite(engine: Engine) -> None:

@@ -144,6 +144,32 @@ def clean_display_name(name: object) -> str | None:
     return trimmed or None
 
 
+def check_storable(text: str, what: str) -> str:
+    r"""``text`` if both databases can store it as it is; otherwise a ValueError naming the character.
+
+    PostgreSQL refuses NUL in text and no UTF-8 encoder takes a lone surrogate, so neither is ever
+    stored (the web app already refuses both in request bodies; this holds for every other caller).
+
+    Examples
+    --------
+    >>> check_storable("3, 2", "The answer")
+    '3, 2'
+    >>> check_storable("a\x00b", "The answer")
+    Traceback (most recent call last):
+    ...
+    ValueError: The answer contains a NUL character (\x00), which cannot be stored.
+    """
+    if "\x00" in text:
+        raise ValueError(f"{what} contains a NUL character (\\x00), which cannot be stored.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"{what} contains a lone surrogate (\\u{ord(text[error.start]):04x}), which cannot be stored."
+        ) from None
+    return text
+
+
 class Store:
     """The learners' saved work, in SQLite or PostgreSQL, on one SQLAlchemy engine.
 
@@ -300,7 +326,9 @@ class Store:
         counted_as_attempt: bool = True,
         variant_seed: int | None = None,
     ) -> None:
-        """Save one answer (every attempt is kept)."""
+        """Save one answer (every attempt is kept); ValueError for text that cannot be stored."""
+        check_storable(answer, "The answer")
+        check_storable(message, "The feedback message")
         with self._write() as conn:
             self._ensure_learner(conn, learner_id)
             conn.execute(
@@ -320,7 +348,8 @@ class Store:
     def record_code(
         self, learner_id: str, lesson_id: str, exercise_id: str, source: str, result: Mapping[str, Any]
     ) -> None:
-        """Save one code submission with the grader's result document (a JSON-able mapping)."""
+        """Save one code submission with the grader's result document; ValueError for unstorable text."""
+        check_storable(source, "The program")
         tests = result.get("tests") or []
         passed = sum(1 for test in tests if isinstance(test, Mapping) and test.get("status") == "pass")
         with self._write() as conn:

@@ -1,4 +1,4 @@
-"""Refusing bad request bodies before the app parses them: too big, too slow, not UTF-8, not JSON.
+"""Refusing bad request bodies before the app parses them: too big, too slow, ambiguous, not UTF-8, not JSON.
 
 The whole body of a state-changing request is read here (it is small, at most ``max_body_bytes``)
 and handed on unchanged, so the routes never see a body that would make them fail.
@@ -38,7 +38,16 @@ class BodyLimitMiddleware:
         if scope["type"] != "http" or scope["method"] not in _WITH_BODY:
             await self.app(scope, receive, send)
             return
-        headers = {name.lower(): value for name, value in scope.get("headers", [])}
+        raw_headers = [(name.lower(), value) for name, value in scope.get("headers", [])]
+        for framing in (b"content-type", b"content-length", b"transfer-encoding"):
+            count = sum(1 for name, _ in raw_headers if name == framing)
+            if count > 1:
+                # Two of them would be read differently by different layers (the first or the last wins).
+                title = framing.decode().title()
+                refusal = f"The request has {count} {title} headers; send exactly one."
+                await _refuse(scope, receive, send, 400, refusal)
+                return
+        headers = dict(raw_headers)
         declared = headers.get(b"content-length")
         if declared is not None:
             if not declared.isdigit():
@@ -72,7 +81,8 @@ class BodyLimitMiddleware:
             more = bool(message.get("more_body", False))
 
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-        if body and (content_type == b"application/json" or content_type.endswith(b"+json")):
+        # FastAPI reads a body without a Content-Type as JSON too, so those are checked as well.
+        if body and (content_type in (b"", b"application/json") or content_type.endswith(b"+json")):
             problem = json_problem(bytes(body))
             if problem is not None:
                 await _refuse(scope, receive, send, 400, problem)
