@@ -78,8 +78,11 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def bwrap_command(bwrap: str, runtime: Runtime, rlimits: str, tmp_bytes: int, report_fd: int) -> list[str]:
-    """The full command line that starts the harness inside bubblewrap."""
+def bwrap_command(
+    bwrap: str, runtime: Runtime, rlimits: str, tmp_bytes: int, report_fd: int, seccomp_fd: int | None = None
+) -> list[str]:
+    """The full command line that starts the harness inside bubblewrap (with the seccomp filter on
+    ``seccomp_fd``, when there is one)."""
     args = [
         bwrap,
         "--unshare-user",
@@ -101,6 +104,12 @@ def bwrap_command(bwrap: str, runtime: Runtime, rlimits: str, tmp_bytes: int, re
         "/proc",
         "--dev",
         "/dev",
+        # No pseudo-terminals: an empty, read-only /dev/pts leaves /dev/ptmx pointing at nothing, so one
+        # sandbox cannot hold the host's terminals (bubblewrap's devpts instance has no limit of its own).
+        "--tmpfs",
+        "/dev/pts",
+        "--remount-ro",
+        "/dev/pts",
         "--remount-ro",  # bubblewrap's /dev is a tmpfs of no fixed size: /tmp is the only writable place
         "/dev",
         "--size",
@@ -145,6 +154,8 @@ def bwrap_command(bwrap: str, runtime: Runtime, rlimits: str, tmp_bytes: int, re
     for directory in runtime.numpy_dirs:
         args += ["--ro-bind", source(directory), f"{SANDBOX_SITE}/{os.path.basename(directory)}"]
     args += ["--ro-bind", source(str(HARNESS)), SANDBOX_HARNESS, "--remount-ro", "/"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     return [*args, *python_command(runtime.python, SANDBOX_HARNESS, report_fd, rlimits, SANDBOX_SITE)]
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from qkv.grading.cgroups import SandboxCgroup
 from qkv.grading.limits import Limits
 from qkv.grading.runtime import bare_command, bwrap_command, bwrap_path, find_runtime
+from qkv.grading.seccomp import filter_program, syscall_numbers
 
 __all__ = [
     "RawRun",
@@ -99,6 +100,20 @@ class _Capture:
         return text + ("\n" + marker + "\n" if self.dropped else "")
 
 
+def _seccomp_pipe() -> int | None:
+    """A pipe's read end holding the seccomp filter for bubblewrap, or None where there is no filter."""
+    numbers = syscall_numbers()
+    if numbers is None:
+        return None
+    program = filter_program(numbers)  # a few hundred bytes: the pipe holds it all
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, program)
+    finally:
+        os.close(write_fd)
+    return read_fd
+
+
 class SandboxProcess:
     """A started harness waiting for its one job."""
 
@@ -119,8 +134,12 @@ class SandboxProcess:
             # every process of the uid (three are the sandbox's own) and holds for any uid but root's.
             nproc = processes_of_user(uid) + limits.processes + 3
         rlimits = limits.rlimit_spec(nproc)
+        seccomp_fd = _seccomp_pipe() if bwrap else None
         if bwrap:
-            command = [*drop, *bwrap_command(bwrap, runtime, rlimits, limits.file_bytes, write_fd)]
+            command = [
+                *drop,
+                *bwrap_command(bwrap, runtime, rlimits, limits.file_bytes, write_fd, seccomp_fd),
+            ]
         else:
             command = bare_command(runtime, rlimits, write_fd)
         env = {
@@ -137,7 +156,7 @@ class SandboxProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(write_fd,),
+                pass_fds=(write_fd,) if seccomp_fd is None else (write_fd, seccomp_fd),
                 start_new_session=True,
                 env=env,
                 cwd="/",
@@ -148,6 +167,8 @@ class SandboxProcess:
             raise SandboxStartError(f"The grading sandbox could not be started: {error}.") from None
         finally:
             os.close(write_fd)
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         """Block until the harness has imported NumPy; raise :class:`SandboxStartError` if it never does."""
