@@ -118,8 +118,10 @@ def post_answer(
         503: {"description": "The grader is busy."},
     },
 )
-async def post_code(lesson_id: LessonId, body: CodeIn, services: AppServices, learner: Writer) -> Any:
-    """Run the program in the sandboxed grader (through the bounded queue), save it, return the results."""
+async def post_code(
+    lesson_id: LessonId, body: CodeIn, request: Request, services: AppServices, learner: Writer
+) -> Any:
+    """Run the program in the sandboxed grader (through the fair wait list), save it, return the results."""
     lesson = services.lesson(lesson_id)
     exercise = services.exercise(lesson, body.exercise_id)
     if exercise.kind != "code":
@@ -138,8 +140,9 @@ async def post_code(lesson_id: LessonId, body: CodeIn, services: AppServices, le
     if services.queue is None:
         raise HTTPException(503, services.grading_off_reason or "Grading is turned off on this server.")
     try:
-        future = services.queue.submit(body.code, exercise.suite, owner=learner.id)
-    except GradingBusy as busy:  # 429: this learner's previous program; 503: the grader is full
+        client = request.client.host if request.client else ""  # behind a trusted proxy: the forwarded one
+        future = services.queue.submit(body.code, exercise.suite, owner=learner.id, client=client)
+    except GradingBusy as busy:  # 429: this learner's or this address's programs; 503: the line is full
         return SafeJSONResponse(
             {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
         )

@@ -125,6 +125,7 @@ def start_grading(services: Services) -> None:
         lambda source, suite: grader.grade(source, suite),
         concurrency=settings.grading_concurrency,
         capacity=settings.grading_queue,
+        per_client=settings.grading_per_client,
     )
     services.grading_off_reason = None
 
