@@ -195,3 +195,22 @@ def test_the_suite_inputs_are_never_whole_numbers_where_truncation_matters() -> 
     for case in L41_SUITE.cases(3)[1:5]:
         X = case.args[0]
         assert np.all(np.round(X) != X)
+
+
+@pytest.mark.slow
+def test_an_exercise_s_own_time_limit_stops_an_endless_loop_sooner(grader: Grader) -> None:
+    assert L41_SUITE.time_limit_s == 4.0 and grader.limits.wall_s == 10.0
+    looping = CORRECT.replace("    return d_model * (2 * d_k + d_v)", "    while True:\n        pass")
+    result = grader.grade(looping, L41_SUITE, seed=3)
+    stopped = next(test for test in result.tests if test.status == "timeout")
+    assert stopped.message == "Your code ran past the 4 s time limit, so it was stopped."
+    assert 4000 <= result.duration_ms < 10_000
+
+
+def test_a_suite_s_time_limit_is_checked() -> None:
+    from qkv.grading import Suite
+
+    with pytest.raises(
+        ValueError, match=r"^time_limit_s must be a number of seconds above 0 and at most 60, not 0\.$"
+    ):
+        Suite(["f"], [], time_limit_s=0)

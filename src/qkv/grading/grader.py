@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import secrets
@@ -185,8 +186,11 @@ class Grader:
             return finish(
                 "error", f"The grader could not start its sandbox, so your code was not run ({error})", []
             )
-        raw = process.run(job)
-        status, message, tests = interpret(raw, cases, self.limits)
+        limits = self.limits
+        if suite.time_limit_s is not None and suite.time_limit_s < limits.wall_s:
+            limits = dataclasses.replace(limits, wall_s=suite.time_limit_s)  # the exercise's own, shorter
+        raw = process.run(job, wall_s=limits.wall_s)
+        status, message, tests = interpret(raw, cases, limits)
         return finish(status, message, tests, _output(raw))
 
     def close(self) -> None:

@@ -35,6 +35,14 @@ def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: A
 _PARSER = new_parser(_render_fence)
 
 
+def _time_limit_note(exercise: Exercise) -> str:
+    """The sentence that states a code exercise's own time limit, when its suite declares one."""
+    limit = exercise.suite.time_limit_s if exercise.suite is not None else None
+    if limit is None:
+        return ""
+    return f'<p class="code-limit">Each run may take up to {limit:g} s; a longer one is stopped.</p>'
+
+
 def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
     """The form (or code editor block) for one exercise, with the variant's numbers filled in.
 
@@ -68,6 +76,7 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
             f'<textarea id="code-{ex_id}" name="code" spellcheck="false">{starter}</textarea>\n'
             '<button type="button" class="run-code" aria-keyshortcuts="Control+Enter Meta+Enter">'
             "Run the tests</button>"
+            f"{_time_limit_note(exercise)}"
             '<div class="grade-results" aria-live="polite"></div></div>\n'
         )
     if exercise.kind == "choice":
