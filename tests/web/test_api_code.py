@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_fixtures import CORRECT_SOLUTION, WRONG_SOLUTION, Browser
+from backend_fixtures import API, CORRECT_SOLUTION, SECRET, WRONG_SOLUTION, Browser
 from fastapi import FastAPI
 
 from qkv.web.grading_queue import (
@@ -325,3 +325,49 @@ def test_one_client_may_have_only_so_many_programs_waiting() -> None:
     queue.submit("c", "s", owner="c", client="c")  # another address still gets in line
     grade.gate.set()
     assert queue.close(timeout_s=5) is True
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app(grading_concurrency=1)
+    first, second = Browser(app).open_lesson(), Browser(app).open_lesson()
+    worker, results = _grade_slowly_in_background(app, first)  # holds the only grader for 2 s
+    assert second.client.get(f"{API}/code/queue").json() == {"position": None}
+    waiting: list[Any] = []
+    queue = app.state.qkv.queue
+    in_line = threading.Event()
+    submit = queue.submit
+
+    def submit_and_tell(*args: Any, **kwargs: Any) -> Any:
+        future = submit(*args, **kwargs)
+        in_line.set()
+        return future
+
+    queue.submit = submit_and_tell
+    waiter = threading.Thread(target=lambda: waiting.append(second.submit_code(CORRECT_SOLUTION)))
+    waiter.start()
+    assert in_line.wait(30), "the second program never got in line"
+    queue.submit = submit
+    second_learner = _learner_id(second)
+    assert second.client.get(f"{API}/code/queue").json() == {"position": 0}
+    cancelled = second.post(f"{API}/code/cancel", {})
+    assert cancelled.status_code == 200 and cancelled.json() == {"cancelled": True}
+    waiter.join(30)
+    assert waiting[0].status_code == 409
+    assert waiting[0].json() == {"detail": "You cancelled this run before it was graded."}
+    assert queue.position(second_learner) is None
+    assert second.post(f"{API}/code/cancel", {}).json() == {"cancelled": False}  # nothing left to cancel
+    worker.join(60)
+    assert results[0].status_code == 200  # the program being graded was not touched
+    assert second.progress()["exercises"]["functions"]["attempts"] == 0  # a cancelled run is not saved
+
+
+def _learner_id(browser: Browser) -> str:
+    from itsdangerous import URLSafeSerializer
+
+    cookie = browser.client.cookies.get("qkv_learner")
+    assert cookie
+    return str(URLSafeSerializer(SECRET, salt="qkv.learner").loads(cookie))

@@ -51,6 +51,10 @@ class VariantIn(_Body):
     """No fields: the server picks the new seed."""
 
 
+class CancelIn(_Body):
+    """No fields: the learner's own waiting program is the one taken out of line."""
+
+
 class LearnerIn(_Body):
     """The learner's optional display name ("" clears it)."""
 
@@ -148,13 +152,36 @@ async def post_code(
         )
     except GradingClosed as closed:
         return SafeJSONResponse({"detail": str(closed)}, status_code=503, headers={"Retry-After": "5"})
-    result = await asyncio.wrap_future(future)
+    try:
+        result = await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        if not future.cancelled():
+            raise  # the client went away: nothing to answer
+        return SafeJSONResponse({"detail": "You cancelled this run before it was graded."}, status_code=409)
     document = result.to_dict()
     await run_in_threadpool(
         services.store.record_code, learner.id, lesson.id, exercise.id, body.code, document
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
     return {"result": document, "progress": progress}
+
+
+@router.get("/lessons/{lesson_id}/code/queue", summary="Where the learner's program is in the grading line")
+def get_code_queue(lesson_id: LessonId, services: AppServices, learner: Reader) -> dict[str, Any]:
+    """``{"position": n}``: programs graded before the learner's waiting one (null when nothing waits)."""
+    services.lesson(lesson_id)
+    position = services.queue.position(learner.id) if services.queue is not None else None
+    return {"position": position}
+
+
+@router.post("/lessons/{lesson_id}/code/cancel", summary="Take the learner's waiting program out of line")
+def post_code_cancel(
+    lesson_id: LessonId, body: VariantIn, services: AppServices, learner: Writer
+) -> dict[str, Any]:
+    """``{"cancelled": true}`` when a waiting program was taken out of line; one being graded runs on."""
+    services.lesson(lesson_id)
+    cancelled = services.queue.cancel(learner.id) if services.queue is not None else False
+    return {"cancelled": cancelled}
 
 
 @router.post("/lessons/{lesson_id}/variant", summary="Switch to a new variant of the numbers")

@@ -234,6 +234,20 @@ class GradingQueue:
                 ahead += min(line_length, rank + (1 if index < turn else 0))
             return ahead
 
+    def cancel(self, owner: str) -> bool:
+        """Take ``owner``'s waiting program out of line (its future is cancelled); False if none waits."""
+        with self._lock:
+            job = self._waiting_by_owner.pop(owner, None)
+            if job is None:
+                return False
+            line = self._lines[job.client]
+            line.remove(job)
+            if not line:
+                del self._lines[job.client]
+                self._turns.remove(job.client)
+        job.future.cancel()
+        return True
+
     def _next_job(self) -> _Job | None:
         """The next program to grade, round robin over clients (call with the lock held)."""
         while self._turns:
