@@ -91,6 +91,13 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Programs one client address may have waiting (a classroom behind a NAT shares one); more: 429.",
 )
 @click.option(
+    "--identities-per-address",
+    default=200,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="New learner identities (first visits) one client address may be given in 10 minutes; more get 429.",
+)
+@click.option(
     "--forwarded-allow-ips",
     default=None,
     metavar="IPS",
@@ -134,6 +141,7 @@ def serve(
     grading_concurrency: int,
     grading_queue: int,
     grading_per_client: int,
+    identities_per_address: int,
     forwarded_allow_ips: str | None,
     warm_spares: int,
     secret_key_file: Path | None,
@@ -177,6 +185,7 @@ def serve(
             grading_concurrency=grading_concurrency,
             grading_queue=grading_queue,
             grading_per_client=grading_per_client,
+            identities_per_address=identities_per_address,
             warm_spares=warm_spares,
             secure_cookies=secure_cookies,
         )

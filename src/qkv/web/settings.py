@@ -27,6 +27,9 @@ class Settings:
     grading_per_client : int
         Programs one client address may have waiting; beyond that the API answers 429. A classroom behind
         one NAT shares an address, so the default holds a class of 64.
+    identities_per_address : int
+        New learner identities (first visits without a cookie) one address may be given in 10 minutes;
+        beyond that the page answers 429. The default allows a class behind one NAT several times over.
     warm_spares : int
         Sandboxes the grader keeps started in advance.
     max_body_bytes, max_code_bytes : int
@@ -62,6 +65,7 @@ class Settings:
     grading_concurrency: int = 4
     grading_queue: int = 256
     grading_per_client: int = 64
+    identities_per_address: int = 200
     warm_spares: int = 2
     max_body_bytes: int = 128 * 1024
     max_code_bytes: int = 64 * 1024
@@ -75,6 +79,7 @@ class Settings:
             "grading_concurrency": 1,
             "grading_queue": 0,
             "grading_per_client": 1,
+            "identities_per_address": 1,
             "warm_spares": 0,
             "max_body_bytes": 1024,
             "max_code_bytes": 1,
