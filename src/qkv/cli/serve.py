@@ -98,6 +98,14 @@ def _port_in_use(host: str, port: int) -> bool:
     help="New learner identities (first visits) one client address may be given in 10 minutes; more get 429.",
 )
 @click.option(
+    "--keep-submissions",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Answers and programs kept per learner and exercise (plus the first right one and the best); "
+    "the gradebook's counts stay exact.",
+)
+@click.option(
     "--forwarded-allow-ips",
     default=None,
     metavar="IPS",
@@ -142,6 +150,7 @@ def serve(
     grading_queue: int,
     grading_per_client: int,
     identities_per_address: int,
+    keep_submissions: int,
     forwarded_allow_ips: str | None,
     warm_spares: int,
     secret_key_file: Path | None,
@@ -186,6 +195,7 @@ def serve(
             grading_queue=grading_queue,
             grading_per_client=grading_per_client,
             identities_per_address=identities_per_address,
+            keep_submissions=keep_submissions,
             warm_spares=warm_spares,
             secure_cookies=secure_cookies,
         )

@@ -101,7 +101,56 @@ def _v2_attempts_and_secrets(conn: Connection) -> None:
     meta.create_all(conn)
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_attempts_and_secrets]
+def _v3_exercise_totals(conn: Connection) -> None:
+    """Counts per learner and exercise kept as numbers, so that old rows can be pruned without losing them."""
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # exists: only the key's target
+    Table(
+        "exercise_totals",
+        meta,
+        Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("exercise_id", String(64), primary_key=True),
+        Column("attempts", Integer, nullable=False),
+        Column("submissions", Integer, nullable=False),
+        Column("solved", Boolean, nullable=False),
+        Column("first_solved_at", DateTime),
+        Column("last_activity_at", DateTime, nullable=False),
+        Column("best_passed", Integer),
+        Column("best_total", Integer),
+    )
+    meta.create_all(conn)
+    # Every row saved so far is still there, so the totals start as exactly what the rows say.
+    conn.execute(
+        text(
+            "INSERT INTO exercise_totals (learner_id, lesson_id, exercise_id, attempts, submissions, solved, "
+            "first_solved_at, last_activity_at, best_passed, best_total) "
+            "SELECT learner_id, lesson_id, exercise_id, "
+            "SUM(CASE WHEN counted_as_attempt THEN 1 ELSE 0 END), COUNT(*), "
+            "MAX(CASE WHEN correct THEN 1 ELSE 0 END) = 1, "
+            "MIN(CASE WHEN correct THEN created_at END), MAX(created_at), NULL, NULL "
+            "FROM answers GROUP BY learner_id, lesson_id, exercise_id"
+        )
+    )
+    conn.execute(
+        text(
+            "INSERT INTO exercise_totals (learner_id, lesson_id, exercise_id, attempts, submissions, solved, "
+            "first_solved_at, last_activity_at, best_passed, best_total) "
+            "SELECT learner_id, lesson_id, exercise_id, COUNT(*), COUNT(*), "
+            "MAX(CASE WHEN status = 'pass' THEN 1 ELSE 0 END) = 1, "
+            "MIN(CASE WHEN status = 'pass' THEN created_at END), MAX(created_at), MAX(passed), MAX(total) "
+            "FROM code_submissions c WHERE NOT EXISTS (SELECT 1 FROM exercise_totals t WHERE "
+            "t.learner_id = c.learner_id AND t.lesson_id = c.lesson_id AND t.exercise_id = c.exercise_id) "
+            "GROUP BY learner_id, lesson_id, exercise_id"
+        )
+    )
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [
+    _v1_initial,
+    _v2_attempts_and_secrets,
+    _v3_exercise_totals,
+]
 LATEST_VERSION = len(MIGRATIONS)
 
 
@@ -142,7 +191,7 @@ def upgrade(engine: Engine, target: int = LATEST_VERSION) -> tuple[int, int]:
     --------
     >>> from sqlalchemy import create_engine
     >>> upgrade(create_engine("sqlite://"))
-    (0, 2)
+    (0, 3)
     """
     if not 0 <= target <= LATEST_VERSION:
         raise ValueError(f"target must be between 0 and {LATEST_VERSION}, not {target}.")

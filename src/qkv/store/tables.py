@@ -95,3 +95,24 @@ class ServerSecret(Base):
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(String(128), nullable=False)
+
+
+class ExerciseTotals(Base):
+    """Per learner and exercise, the counts the gradebook shows (added by migration 3).
+
+    They are counted as answers and programs arrive, not derived from the rows, because old rows are pruned:
+    only the last few answers and programs (and the best program) of each learner and exercise are kept.
+    """
+
+    __tablename__ = "exercise_totals"
+
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    exercise_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False)
+    submissions: Mapped[int] = mapped_column(Integer, nullable=False)
+    solved: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    first_solved_at: Mapped[datetime | None] = mapped_column(DateTime)
+    last_activity_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    best_passed: Mapped[int | None] = mapped_column(Integer)
+    best_total: Mapped[int | None] = mapped_column(Integer)

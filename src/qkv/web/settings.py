@@ -27,6 +27,9 @@ class Settings:
     grading_per_client : int
         Programs one client address may have waiting; beyond that the API answers 429. A classroom behind
         one NAT shares an address, so the default holds a class of 64.
+    keep_submissions : int
+        Answers and programs kept per learner and exercise (the last ones, plus the first right answer and
+        the best program); the gradebook's counts stay exact whatever is pruned.
     identities_per_address : int
         New learner identities (first visits without a cookie) one address may be given in 10 minutes;
         beyond that the page answers 429. The default allows a class behind one NAT several times over.
@@ -66,6 +69,7 @@ class Settings:
     grading_queue: int = 256
     grading_per_client: int = 64
     identities_per_address: int = 200
+    keep_submissions: int = 20
     warm_spares: int = 2
     max_body_bytes: int = 128 * 1024
     max_code_bytes: int = 64 * 1024
@@ -80,6 +84,7 @@ class Settings:
             "grading_queue": 0,
             "grading_per_client": 1,
             "identities_per_address": 1,
+            "keep_submissions": 1,
             "warm_spares": 0,
             "max_body_bytes": 1024,
             "max_code_bytes": 1,
