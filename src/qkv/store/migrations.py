@@ -101,7 +101,29 @@ def _v2_attempts_and_secrets(conn: Connection) -> None:
     meta.create_all(conn)
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_attempts_and_secrets]
+def _v3_drafts_and_grading_seeds(conn: Connection) -> None:
+    """Code drafts are saved as the learner types; each learner's test inputs come from their own seed."""
+    # NULL until the learner's first run draws it; learners of version 2 get theirs on their next run.
+    _add_column(conn, "learners", Column("grading_seed", Integer))
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # only for the foreign key
+    Table(
+        "code_drafts",
+        meta,
+        Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("exercise_id", String(64), primary_key=True),
+        Column("source", Text, nullable=False),
+        Column("updated_at", DateTime, nullable=False),
+    )
+    meta.tables["code_drafts"].create(conn)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [
+    _v1_initial,
+    _v2_attempts_and_secrets,
+    _v3_drafts_and_grading_seeds,
+]
 LATEST_VERSION = len(MIGRATIONS)
 
 
@@ -142,7 +164,7 @@ def upgrade(engine: Engine, target: int = LATEST_VERSION) -> tuple[int, int]:
     --------
     >>> from sqlalchemy import create_engine
     >>> upgrade(create_engine("sqlite://"))
-    (0, 2)
+    (0, 3)
     """
     if not 0 <= target <= LATEST_VERSION:
         raise ValueError(f"target must be between 0 and {LATEST_VERSION}, not {target}.")

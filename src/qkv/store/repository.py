@@ -22,15 +22,17 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from qkv.store.engine import PoolLimits, create_store_engine, describe_url
 from qkv.store.errors import StoreError
 from qkv.store.migrations import schema_version, upgrade
-from qkv.store.tables import Answer, CodeSubmission, Learner, LessonState, ServerSecret
+from qkv.store.tables import Answer, CodeDraft, CodeSubmission, Learner, LessonState, ServerSecret
 
 _LEARNERS: Table = Learner.__table__  # type: ignore[assignment]
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _STATE: Table = LessonState.__table__  # type: ignore[assignment]
+_DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
 _SECRETS: Table = ServerSecret.__table__  # type: ignore[assignment]
 
 MAX_DISPLAY_NAME = 80
+GRADING_SEED_LIMIT = 2**31  # grading seeds are 0 <= seed < this (they fit a 32-bit INTEGER column)
 
 
 def _now() -> datetime:
@@ -72,6 +74,7 @@ class ExerciseActivity:
     solved: bool
     last_answer: AnswerRecord | None = None
     last_code: CodeRecord | None = None
+    failed_runs: int = 0  # code: the runs that did not pass every test
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,8 @@ class LessonActivity:
     lesson_id: str
     variant_seed: int | None
     exercises: dict[str, ExerciseActivity] = field(default_factory=dict)
+    # code exercise id -> the editor's latest saved text (a draft, or the last program sent to the grader)
+    drafts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -258,6 +263,30 @@ class Store:
             conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(display_name=cleaned))
         return cleaned
 
+    def grading_seed(self, learner_id: str) -> int:
+        """The seed of this learner's test inputs: drawn at random on first use, then always the same.
+
+        The same seed every run lets a learner repeat a failing call; a seed per learner keeps one learner's
+        expected values from passing another's tests.
+
+        Examples
+        --------
+        >>> store = Store("sqlite://")
+        >>> store.grading_seed("a" * 36) == store.grading_seed("a" * 36)
+        True
+        >>> store.close()
+        """
+        drawn = secrets.randbelow(GRADING_SEED_LIMIT)
+        with self._write() as conn:
+            self._ensure_learner(conn, learner_id)
+            mine = _LEARNERS.c.id == learner_id
+            # Only a learner without a seed gets the new one, so two first runs at once agree on one seed.
+            conn.execute(
+                update(_LEARNERS).where(mine, _LEARNERS.c.grading_seed.is_(None)).values(grading_seed=drawn)
+            )
+            seed: int = conn.execute(select(_LEARNERS.c.grading_seed).where(mine)).scalar_one()
+        return seed
+
     # -- lesson state ----------------------------------------------------------------------------
 
     def variant_seed(self, learner_id: str, lesson_id: str) -> int | None:
@@ -338,6 +367,31 @@ class Store:
                     created_at=_now(),
                 )
             )
+            # What was sent to the grader is also the editor's latest text.
+            self._put_draft(conn, learner_id, lesson_id, exercise_id, source)
+
+    def save_draft(self, learner_id: str, lesson_id: str, exercise_id: str, source: str) -> None:
+        """Keep the editor's text of a code exercise (one draft per exercise; the newest wins)."""
+        with self._write() as conn:
+            self._ensure_learner(conn, learner_id)
+            self._put_draft(conn, learner_id, lesson_id, exercise_id, source)
+
+    def _put_draft(
+        self, conn: Connection, learner_id: str, lesson_id: str, exercise_id: str, source: str
+    ) -> None:
+        now = _now()
+        key = {"learner_id": learner_id, "lesson_id": lesson_id, "exercise_id": exercise_id}
+        self._insert_ignore(
+            conn,
+            _DRAFTS,
+            {**key, "source": source, "updated_at": now},
+            ["learner_id", "lesson_id", "exercise_id"],
+        )
+        conn.execute(
+            update(_DRAFTS)
+            .where(*(_DRAFTS.c[name] == value for name, value in key.items()))
+            .values(source=source, updated_at=now)
+        )
 
     def lesson_activity(self, learner_id: str, lesson_id: str) -> LessonActivity:
         """Everything the learner saved on one lesson, summarised per exercise."""
@@ -371,6 +425,7 @@ class Store:
                     func.count(),
                     func.max(case((_CODE.c.status == "pass", 1), else_=0)),
                     func.max(_CODE.c.id),
+                    func.sum(case((_CODE.c.status == "pass", 0), else_=1)),
                 )
                 .where(*mine_c)
                 .group_by(_CODE.c.exercise_id)
@@ -379,6 +434,14 @@ class Store:
                 row.exercise_id: row
                 for row in conn.execute(
                     select(_CODE).where(_CODE.c.id.in_([r[3] for r in code_totals]))
+                ).all()
+            }
+            drafts = {
+                row.exercise_id: row.source
+                for row in conn.execute(
+                    select(_DRAFTS.c.exercise_id, _DRAFTS.c.source).where(
+                        _DRAFTS.c.learner_id == learner_id, _DRAFTS.c.lesson_id == lesson_id
+                    )
                 ).all()
             }
         exercises: dict[str, ExerciseActivity] = {}
@@ -398,12 +461,13 @@ class Store:
                     created_at=row.created_at,
                 ),
             )
-        for exercise_id, submissions, solved, _ in code_totals:
+        for exercise_id, submissions, solved, _, failed in code_totals:
             row = last_code[exercise_id]
             exercises[exercise_id] = ExerciseActivity(
                 attempts=int(submissions),
                 submissions=int(submissions),
                 solved=bool(solved),
+                failed_runs=int(failed or 0),
                 last_code=CodeRecord(
                     exercise_id=row.exercise_id,
                     source=row.source,
@@ -414,7 +478,7 @@ class Store:
                     created_at=row.created_at,
                 ),
             )
-        return LessonActivity(lesson_id=lesson_id, variant_seed=seed, exercises=exercises)
+        return LessonActivity(lesson_id=lesson_id, variant_seed=seed, exercises=exercises, drafts=drafts)
 
     # -- the gradebook ---------------------------------------------------------------------------
 

@@ -73,7 +73,8 @@ class GradingQueue:
     Parameters
     ----------
     grade : callable
-        ``grade(source, suite)``; it must be thread-safe.
+        ``grade(source, suite)``, or ``grade(source, suite, seed=...)`` for a submission given a seed; it must
+        be thread-safe.
     concurrency : int
         Gradings running at once.
     capacity : int
@@ -88,7 +89,7 @@ class GradingQueue:
     True
     """
 
-    def __init__(self, grade: Callable[[str, Any], Any], *, concurrency: int, capacity: int) -> None:
+    def __init__(self, grade: Callable[..., Any], *, concurrency: int, capacity: int) -> None:
         if concurrency < 1 or capacity < 0:
             raise ValueError(
                 f"A grading queue needs concurrency >= 1 and capacity >= 0, not {concurrency} and {capacity}."
@@ -109,10 +110,13 @@ class GradingQueue:
         """Gradings running or waiting now."""
         return self._admitted
 
-    def submit(self, source: str, suite: Any, owner: str | None = None) -> concurrent.futures.Future[Any]:
+    def submit(
+        self, source: str, suite: Any, owner: str | None = None, *, seed: int | None = None
+    ) -> concurrent.futures.Future[Any]:
         """Queue a grading and return its future.
 
-        ``owner`` (a learner id) may have one grading admitted at a time.
+        ``owner`` (a learner id) may have one grading admitted at a time. ``seed``, when given, is passed
+        on as ``grade(source, suite, seed=seed)``: the seed of the test inputs.
 
         Raises
         ------
@@ -147,17 +151,17 @@ class GradingQueue:
             if owner is not None:
                 self._owners.add(owner)
             slot = _Slot(owner)
-            future = self._executor.submit(self._timed, source, suite, slot)
+            future = self._executor.submit(self._timed, source, suite, slot, seed)
             self._pending.add(future)
         future.add_done_callback(lambda done: self._forget(done, slot))
         return future
 
-    def _timed(self, source: str, suite: Any, slot: _Slot) -> Any:
+    def _timed(self, source: str, suite: Any, slot: _Slot, seed: int | None) -> Any:
         # The slot is freed here, in the worker, before the future gets its result: a learner who
         # has the result of one grading may submit the next at once.
         started = time.monotonic()
         try:
-            return self._grade(source, suite)
+            return self._grade(source, suite) if seed is None else self._grade(source, suite, seed=seed)
         finally:
             elapsed = time.monotonic() - started
             with self._lock:
