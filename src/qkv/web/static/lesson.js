@@ -99,7 +99,19 @@ function mountVariantButton(section, ctx) {
   });
 }
 
+/** Keep focused and linked elements below the sticky progress bar, however tall it is (it wraps on phones). */
+function padForStickyBar() {
+  const bar = document.querySelector(".progress-panel");
+  if (!bar) return;
+  const pad = () => {
+    document.documentElement.style.scrollPaddingTop = `${Math.ceil(bar.getBoundingClientRect().height) + 16}px`;
+  };
+  pad();
+  if (typeof ResizeObserver === "function") new ResizeObserver(pad).observe(bar);
+}
+
 if (article) {
+  padForStickyBar();
   const lessonId = article.getAttribute("data-lesson-id");
   const progress = createProgressStore(readEmbeddedProgress());
   const ctx = { api: lessonApi(lessonId), progress };
