@@ -131,3 +131,15 @@ def test_a_learner_gets_the_same_inputs_every_run_and_another_learner_others(
     other = Browser(app).open_lesson().submit_code(WRONG_SOLUTION).json()["result"]
     assert other["seed"] != first["seed"]
     assert [test["call"] for test in other["tests"]] != [test["call"] for test in first["tests"]]
+
+
+def test_a_draft_no_database_can_store_is_refused_with_400(browser: Browser) -> None:
+    for body, what in (('"x = 1\\u0000"', "NUL character"), ("\"x = '\\ud800'\"", "\\ud800")):
+        response = browser.client.put(
+            f"{API}/draft",
+            content=f'{{"exercise_id": "{EXERCISE}", "code": {body}}}'.encode(),
+            headers={"X-CSRF-Token": browser.token, "Content-Type": "application/json"},
+        )
+        assert response.status_code == 400, response.text
+        assert what in response.json()["detail"]
+    assert browser.progress()["code"][EXERCISE]["draft"] is None

@@ -104,10 +104,13 @@ function padForStickyBar() {
   const bar = document.querySelector(".progress-panel");
   if (!bar) return;
   const pad = () => {
-    document.documentElement.style.scrollPaddingTop = `${Math.ceil(bar.getBoundingClientRect().height) + 16}px`;
+    // On a phone the bar scrolls away with the page (lesson.css): then no padding is needed.
+    const sticky = getComputedStyle(bar).position === "sticky";
+    document.documentElement.style.scrollPaddingTop = sticky ? `${Math.ceil(bar.getBoundingClientRect().height) + 16}px` : "0.5rem";
   };
   pad();
   if (typeof ResizeObserver === "function") new ResizeObserver(pad).observe(bar);
+  window.addEventListener("resize", pad);
 }
 
 if (article) {

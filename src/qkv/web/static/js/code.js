@@ -83,10 +83,11 @@ function draftSaver(api, exerciseId, status, initial) {
     },
     // The grader's copy is saved with the run itself.
     ran(text) {
-      if (timer !== null) clearTimeout(timer);
-      timer = null;
       saved = text;
+      // Edits made while the tests ran are still waiting for their own save (the timer stays).
       if (pending === null || pending === text) {
+        if (timer !== null) clearTimeout(timer);
+        timer = null;
         unsaved.delete(key);
         status.textContent = "Saved with your run.";
       }
@@ -242,7 +243,8 @@ export async function mountCodeExercise(box, ctx) {
       stylesheet: new URL("../editor.css", import.meta.url).href,
     });
     box.classList.add("has-editor");
-    markLoadError(saved?.result);
+    // The saved result's line belongs to the program that was run, not to a newer draft.
+    if (!saved || typeof saved.draft !== "string" || saved.draft === saved.source) markLoadError(saved?.result);
     // The label pointed at the textarea, which is now hidden: clicking it should focus the editor instead.
     if (label) label.addEventListener("click", () => editor.focus());
   }
