@@ -118,27 +118,29 @@ def _v3_exercise_totals(conn: Connection) -> None:
         Column("last_activity_at", DateTime, nullable=False),
         Column("best_passed", Integer),
         Column("best_total", Integer),
+        Column("failed_runs", Integer, nullable=False),
     )
     meta.create_all(conn)
     # Every row saved so far is still there, so the totals start as exactly what the rows say.
     conn.execute(
         text(
             "INSERT INTO exercise_totals (learner_id, lesson_id, exercise_id, attempts, submissions, solved, "
-            "first_solved_at, last_activity_at, best_passed, best_total) "
+            "first_solved_at, last_activity_at, best_passed, best_total, failed_runs) "
             "SELECT learner_id, lesson_id, exercise_id, "
             "SUM(CASE WHEN counted_as_attempt THEN 1 ELSE 0 END), COUNT(*), "
             "MAX(CASE WHEN correct THEN 1 ELSE 0 END) = 1, "
-            "MIN(CASE WHEN correct THEN created_at END), MAX(created_at), NULL, NULL "
+            "MIN(CASE WHEN correct THEN created_at END), MAX(created_at), NULL, NULL, 0 "
             "FROM answers GROUP BY learner_id, lesson_id, exercise_id"
         )
     )
     conn.execute(
         text(
             "INSERT INTO exercise_totals (learner_id, lesson_id, exercise_id, attempts, submissions, solved, "
-            "first_solved_at, last_activity_at, best_passed, best_total) "
+            "first_solved_at, last_activity_at, best_passed, best_total, failed_runs) "
             "SELECT learner_id, lesson_id, exercise_id, COUNT(*), COUNT(*), "
             "MAX(CASE WHEN status = 'pass' THEN 1 ELSE 0 END) = 1, "
-            "MIN(CASE WHEN status = 'pass' THEN created_at END), MAX(created_at), MAX(passed), MAX(total) "
+            "MIN(CASE WHEN status = 'pass' THEN created_at END), MAX(created_at), MAX(passed), MAX(total), "
+            "SUM(CASE WHEN status = 'pass' THEN 0 ELSE 1 END) "
             "FROM code_submissions c WHERE NOT EXISTS (SELECT 1 FROM exercise_totals t WHERE "
             "t.learner_id = c.learner_id AND t.lesson_id = c.lesson_id AND t.exercise_id = c.exercise_id) "
             "GROUP BY learner_id, lesson_id, exercise_id"
@@ -146,10 +148,29 @@ def _v3_exercise_totals(conn: Connection) -> None:
     )
 
 
+def _v4_drafts_and_grading_seeds(conn: Connection) -> None:
+    """Code drafts are saved as the learner types; each learner's test inputs come from their own seed."""
+    # NULL until the learner's first run draws it; learners of earlier versions get theirs on their next run.
+    _add_column(conn, "learners", Column("grading_seed", Integer))
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # only for the foreign key
+    Table(
+        "code_drafts",
+        meta,
+        Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("exercise_id", String(64), primary_key=True),
+        Column("source", Text, nullable=False),
+        Column("updated_at", DateTime, nullable=False),
+    )
+    meta.tables["code_drafts"].create(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
     _v3_exercise_totals,
+    _v4_drafts_and_grading_seeds,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 
@@ -191,7 +212,7 @@ def upgrade(engine: Engine, target: int = LATEST_VERSION) -> tuple[int, int]:
     --------
     >>> from sqlalchemy import create_engine
     >>> upgrade(create_engine("sqlite://"))
-    (0, 3)
+    (0, 4)
     """
     if not 0 <= target <= LATEST_VERSION:
         raise ValueError(f"target must be between 0 and {LATEST_VERSION}, not {target}.")

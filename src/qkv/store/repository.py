@@ -22,17 +22,27 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from qkv.store.engine import PoolLimits, create_store_engine, describe_url
 from qkv.store.errors import StoreError
 from qkv.store.migrations import schema_version, upgrade
-from qkv.store.tables import Answer, CodeSubmission, ExerciseTotals, Learner, LessonState, ServerSecret
+from qkv.store.tables import (
+    Answer,
+    CodeDraft,
+    CodeSubmission,
+    ExerciseTotals,
+    Learner,
+    LessonState,
+    ServerSecret,
+)
 
 _LEARNERS: Table = Learner.__table__  # type: ignore[assignment]
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _STATE: Table = LessonState.__table__  # type: ignore[assignment]
+_DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
 _SECRETS: Table = ServerSecret.__table__  # type: ignore[assignment]
 _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
 DEFAULT_KEEP = 20  # answers and programs kept per learner and exercise (besides the first right / best one)
 
 MAX_DISPLAY_NAME = 80
+GRADING_SEED_LIMIT = 2**31  # grading seeds are 0 <= seed < this (they fit a 32-bit INTEGER column)
 
 
 def _now() -> datetime:
@@ -74,6 +84,7 @@ class ExerciseActivity:
     solved: bool
     last_answer: AnswerRecord | None = None
     last_code: CodeRecord | None = None
+    failed_runs: int = 0  # code: the runs that did not pass every test
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,8 @@ class LessonActivity:
     lesson_id: str
     variant_seed: int | None
     exercises: dict[str, ExerciseActivity] = field(default_factory=dict)
+    # code exercise id -> the editor's latest saved text (a draft, or the last program sent to the grader)
+    drafts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -297,7 +310,7 @@ class Store:
     ) -> None:
         """Add one answer or program to the learner's totals for the exercise (one atomic row update)."""
         learner_id, lesson_id, exercise_id = key
-        zero = {"attempts": 0, "submissions": 0, "solved": False, "last_activity_at": now}
+        zero = {"attempts": 0, "submissions": 0, "solved": False, "failed_runs": 0, "last_activity_at": now}
         self._insert_ignore(
             conn,
             _TOTALS,
@@ -314,6 +327,8 @@ class Store:
             changes["solved"] = True
             changes["first_solved_at"] = func.coalesce(t.first_solved_at, now)
         if score is not None:
+            if not solved:
+                changes["failed_runs"] = t.failed_runs + 1
             better = (t.best_passed.is_(None)) | (t.best_passed < score[0])
             changes["best_passed"] = case((better, score[0]), else_=t.best_passed)
             changes["best_total"] = case((better, score[1]), else_=t.best_total)
@@ -346,6 +361,30 @@ class Store:
             self._ensure_learner(conn, learner_id)
             conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(display_name=cleaned))
         return cleaned
+
+    def grading_seed(self, learner_id: str) -> int:
+        """The seed of this learner's test inputs: drawn at random on first use, then always the same.
+
+        The same seed every run lets a learner repeat a failing call; a seed per learner keeps one learner's
+        expected values from passing another's tests.
+
+        Examples
+        --------
+        >>> store = Store("sqlite://")
+        >>> store.grading_seed("a" * 36) == store.grading_seed("a" * 36)
+        True
+        >>> store.close()
+        """
+        drawn = secrets.randbelow(GRADING_SEED_LIMIT)
+        with self._write() as conn:
+            self._ensure_learner(conn, learner_id)
+            mine = _LEARNERS.c.id == learner_id
+            # Only a learner without a seed gets the new one, so two first runs at once agree on one seed.
+            conn.execute(
+                update(_LEARNERS).where(mine, _LEARNERS.c.grading_seed.is_(None)).values(grading_seed=drawn)
+            )
+            seed: int = conn.execute(select(_LEARNERS.c.grading_seed).where(mine)).scalar_one()
+        return seed
 
     # -- lesson state ----------------------------------------------------------------------------
 
@@ -451,6 +490,31 @@ class Store:
                 .scalar_subquery()
             )
             self._prune(conn, _CODE, key, keep_also=best)
+            # What was sent to the grader is also the editor's latest text.
+            self._put_draft(conn, learner_id, lesson_id, exercise_id, source)
+
+    def save_draft(self, learner_id: str, lesson_id: str, exercise_id: str, source: str) -> None:
+        """Keep the editor's text of a code exercise (one draft per exercise; the newest wins)."""
+        with self._write() as conn:
+            self._ensure_learner(conn, learner_id)
+            self._put_draft(conn, learner_id, lesson_id, exercise_id, source)
+
+    def _put_draft(
+        self, conn: Connection, learner_id: str, lesson_id: str, exercise_id: str, source: str
+    ) -> None:
+        now = _now()
+        key = {"learner_id": learner_id, "lesson_id": lesson_id, "exercise_id": exercise_id}
+        self._insert_ignore(
+            conn,
+            _DRAFTS,
+            {**key, "source": source, "updated_at": now},
+            ["learner_id", "lesson_id", "exercise_id"],
+        )
+        conn.execute(
+            update(_DRAFTS)
+            .where(*(_DRAFTS.c[name] == value for name, value in key.items()))
+            .values(source=source, updated_at=now)
+        )
 
     def lesson_activity(self, learner_id: str, lesson_id: str) -> LessonActivity:
         """Everything the learner saved on one lesson, summarised per exercise.
@@ -484,6 +548,14 @@ class Store:
                 row.exercise_id: row
                 for row in conn.execute(select(_CODE).where(_CODE.c.id.in_(last_code_ids))).all()
             }
+            drafts = {
+                row.exercise_id: row.source
+                for row in conn.execute(
+                    select(_DRAFTS.c.exercise_id, _DRAFTS.c.source).where(
+                        _DRAFTS.c.learner_id == learner_id, _DRAFTS.c.lesson_id == lesson_id
+                    )
+                ).all()
+            }
         exercises: dict[str, ExerciseActivity] = {}
         for exercise_id, total in totals.items():
             answer, code = last_answers.get(exercise_id), last_code.get(exercise_id)
@@ -491,6 +563,7 @@ class Store:
                 attempts=int(total.attempts),
                 submissions=int(total.submissions),
                 solved=bool(total.solved),
+                failed_runs=int(total.failed_runs),
                 last_answer=None
                 if answer is None
                 else AnswerRecord(
@@ -514,7 +587,7 @@ class Store:
                     created_at=code.created_at,
                 ),
             )
-        return LessonActivity(lesson_id=lesson_id, variant_seed=seed, exercises=exercises)
+        return LessonActivity(lesson_id=lesson_id, variant_seed=seed, exercises=exercises, drafts=drafts)
 
     # -- the gradebook ---------------------------------------------------------------------------
 

@@ -34,6 +34,9 @@ class Learner(Base):
     display_name: Mapped[str | None] = mapped_column(String(80))
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     last_seen_at: Mapped[datetime | None] = mapped_column(DateTime)  # added by migration 2
+    # Added by migration 3: the seed of this learner's test inputs, drawn at their first run and kept, so
+    # that a failing test shows the same call every run (and other learners see other inputs).
+    grading_seed: Mapped[int | None] = mapped_column(Integer)
 
 
 class Answer(Base):
@@ -71,6 +74,18 @@ class CodeSubmission(Base):
     total: Mapped[int] = mapped_column(Integer, nullable=False)
     result_json: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class CodeDraft(Base):
+    """The editor's latest text of a code exercise, saved as the learner types (added by migration 3)."""
+
+    __tablename__ = "code_drafts"
+
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    exercise_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
 
 
 class LessonState(Base):
@@ -116,3 +131,4 @@ class ExerciseTotals(Base):
     last_activity_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     best_passed: Mapped[int | None] = mapped_column(Integer)
     best_total: Mapped[int | None] = mapped_column(Integer)
+    failed_runs: Mapped[int] = mapped_column(Integer, nullable=False)  # programs that did not pass

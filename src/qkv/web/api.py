@@ -47,6 +47,13 @@ class CodeIn(_Body):
     code: str = Field(examples=["def area(w, h):\n    return w * h\n"])
 
 
+class DraftIn(_Body):
+    """The editor's text of a code exercise, saved as the learner types (not graded)."""
+
+    exercise_id: str = Field(min_length=1, max_length=64, examples=["code"])
+    code: str = Field(examples=["def area(w, h):\n    return w *"])
+
+
 class VariantIn(_Body):
     """No fields: the server picks the new seed."""
 
@@ -134,18 +141,15 @@ async def post_code(
             f"The exercise {exercise.id!r} takes an answer, not code; send it to "
             f"/api/lessons/{lesson.id}/answers instead.",
         )
-    size = len(body.code.encode("utf-8"))
-    limit = services.settings.max_code_bytes
-    if size > limit:
-        raise HTTPException(
-            413,
-            f"The code is {size:,} bytes; the grader accepts at most {limit:,} bytes ({limit // 1024} KiB).",
-        )
+    _check_size(services, body.code)
     if services.queue is None:
         raise HTTPException(503, services.grading_off_reason or "Grading is turned off on this server.")
+    # The learner's own seed: the same inputs every run (a failing call can be repeated), other learners'
+    # inputs differ (expected values cannot be passed around).
+    seed = await run_in_threadpool(services.store.grading_seed, learner.id)
     try:
         client = request.client.host if request.client else ""  # behind a trusted proxy: the forwarded one
-        future = services.queue.submit(body.code, exercise.suite, owner=learner.id, client=client)
+        future = services.queue.submit(body.code, exercise.suite, owner=learner.id, client=client, seed=seed)
     except GradingBusy as busy:  # 429: this learner's or this address's programs; 503: the line is full
         return SafeJSONResponse(
             {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
@@ -176,12 +180,76 @@ def get_code_queue(lesson_id: LessonId, services: AppServices, learner: Reader) 
 
 @router.post("/lessons/{lesson_id}/code/cancel", summary="Take the learner's waiting program out of line")
 def post_code_cancel(
-    lesson_id: LessonId, body: VariantIn, services: AppServices, learner: Writer
+    lesson_id: LessonId, body: CancelIn, services: AppServices, learner: Writer
 ) -> dict[str, Any]:
     """``{"cancelled": true}`` when a waiting program was taken out of line; one being graded runs on."""
     services.lesson(lesson_id)
     cancelled = services.queue.cancel(learner.id) if services.queue is not None else False
     return {"cancelled": cancelled}
+
+
+def _code_exercise(services: Services, lesson: Any, exercise_id: str) -> Any:
+    exercise = services.exercise(lesson, exercise_id)
+    if exercise.kind != "code":
+        raise HTTPException(422, f"The exercise {exercise.id!r} takes an answer, not code.")
+    return exercise
+
+
+def _check_size(services: Services, code: str) -> None:
+    size = len(code.encode("utf-8"))
+    limit = services.settings.max_code_bytes
+    if size > limit:
+        raise HTTPException(
+            413,
+            f"The code is {size:,} bytes; the grader accepts at most {limit:,} bytes ({limit // 1024} KiB).",
+        )
+
+
+@router.put(
+    "/lessons/{lesson_id}/draft",
+    summary="Save the editor's text without grading it",
+    responses={413: {"description": "The code is over 64 KiB."}},
+)
+def put_draft(lesson_id: LessonId, body: DraftIn, services: AppServices, learner: Writer) -> dict[str, Any]:
+    """Keep the learner's latest text of a code exercise (the page sends it a moment after each edit).
+
+    The page restores it from PROGRESS (``code[exercise_id].draft``) on the learner's next visit.
+    """
+    lesson = services.lesson(lesson_id)
+    exercise = _code_exercise(services, lesson, body.exercise_id)
+    _check_size(services, body.code)
+    services.store.save_draft(learner.id, lesson.id, exercise.id, body.code)
+    return {"saved": True, "exercise_id": exercise.id}
+
+
+@router.get(
+    "/lessons/{lesson_id}/solution/{exercise_id}",
+    summary="The reference solution of a code exercise, once earned",
+    responses={
+        403: {"description": "Not earned yet: solve the exercise, or run it enough times."},
+        404: {"description": "The exercise has no reference solution."},
+    },
+)
+def get_solution(
+    lesson_id: LessonId,
+    exercise_id: Annotated[str, Path(max_length=64)],
+    services: AppServices,
+    learner: Reader,
+) -> dict[str, Any]:
+    """The lesson's reference solution, for a learner who solved the exercise or failed it often enough."""
+    lesson = services.lesson(lesson_id)
+    exercise = _code_exercise(services, lesson, exercise_id)
+    if exercise.solution is None:
+        raise HTTPException(404, f"The exercise {exercise.id!r} has no reference solution.")
+    state = _progress(services, lesson, learner.id)["code"][exercise.id]
+    if not state["solution"]["open"]:
+        runs, needed = state["failed_runs"], state["solution"]["after_failed_runs"]
+        raise HTTPException(
+            403,
+            f"The reference solution opens once you have solved this exercise, or after {needed} runs that "
+            f"did not pass all the tests; you have had {runs} so far.",
+        )
+    return {"exercise_id": exercise.id, "solution": exercise.solution.strip("\n") + "\n"}
 
 
 @router.post("/lessons/{lesson_id}/variant", summary="Switch to a new variant of the numbers")

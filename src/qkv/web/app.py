@@ -128,7 +128,7 @@ def start_grading(services: Services) -> None:
     services.grader = grader
     services.sandbox = str(grader.sandbox)
     services.queue = GradingQueue(
-        lambda source, suite: grader.grade(source, suite),
+        lambda source, suite, seed=None: grader.grade(source, suite, seed=seed),
         concurrency=settings.grading_concurrency,
         capacity=settings.grading_queue,
         per_client=settings.grading_per_client,

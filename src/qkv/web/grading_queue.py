@@ -79,6 +79,7 @@ class _Job:
     suite: Any
     owner: str | None
     client: str
+    seed: int | None = None
     future: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
     queued_at: float = field(default_factory=time.monotonic)
 
@@ -108,7 +109,7 @@ class GradingQueue:
 
     def __init__(
         self,
-        grade: Callable[[str, Any], Any],
+        grade: Callable[..., Any],
         *,
         concurrency: int,
         capacity: int,
@@ -148,7 +149,13 @@ class GradingQueue:
         return sum(len(line) for line in self._lines.values())
 
     def submit(
-        self, source: str, suite: Any, owner: str | None = None, client: str = ""
+        self,
+        source: str,
+        suite: Any,
+        owner: str | None = None,
+        client: str = "",
+        *,
+        seed: int | None = None,
     ) -> concurrent.futures.Future[Any]:
         """Put a program in line and return the future of its verdict.
 
@@ -160,6 +167,8 @@ class GradingQueue:
             The learner; one program of theirs waits at a time (a newer one replaces it).
         client : str
             Who sent it (the client address); the line is served fairly across clients.
+        seed : int, optional
+            Passed on as ``grade(source, suite, seed=seed)``: the seed of the test inputs.
 
         Raises
         ------
@@ -179,7 +188,7 @@ class GradingQueue:
                 )
             if owner is not None and owner in self._waiting_by_owner:
                 job = self._waiting_by_owner[owner]
-                job.source, job.suite = source, suite  # the newer program takes the older one's place
+                job.source, job.suite, job.seed = source, suite, seed  # the newer program takes the place
                 return job.future
             if owner is not None and owner in self._running_owners:
                 retry = max(1, math.ceil(self._mean_s))
@@ -207,7 +216,7 @@ class GradingQueue:
                     f"address may have; try again in about {retry} s.",
                     retry,
                 )
-            job = _Job(source, suite, owner, client)
+            job = _Job(source, suite, owner, client, seed)
             if line is None:
                 line = self._lines[client] = deque()
                 self._turns.append(client)
@@ -281,7 +290,10 @@ class GradingQueue:
     def _run(self, job: _Job) -> None:
         started = time.monotonic()
         try:
-            result = self._grade(job.source, job.suite)
+            if job.seed is None:
+                result = self._grade(job.source, job.suite)
+            else:
+                result = self._grade(job.source, job.suite, seed=job.seed)
         except BaseException as error:  # the future carries it to the request that waits
             outcome: tuple[bool, Any] = (False, error)
         else:
