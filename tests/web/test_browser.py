@@ -629,3 +629,41 @@ def test_another_variant_and_problems_are_explained_in_sentences(
     page_errors[:] = [e for e in page_errors if "status of 503" not in e and "status of 404" not in e]
     assert page_errors == []
     page.context.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_learner_in_line_sees_their_place_and_can_cancel(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    # This server has one grader: the first learner's slow program holds it while the second one waits.
+    # Both pages are ready before either presses Run, so the first is still running when the second does.
+    first = _new_page(browser, page_errors)
+    first.goto(live_server.lesson_url)
+    slow = "import time\ntime.sleep(3)\n" + CORRECT_SOLUTION
+    _replace_editor_text(first, first.locator(".code-exercise .cm-content"), slow)
+    second = _new_page(browser, page_errors, viewport={"width": 375, "height": 800}, color_scheme="dark")
+    second.goto(live_server.lesson_url)
+    _replace_editor_text(second, second.locator(".code-exercise .cm-content"), CORRECT_SOLUTION)
+    first.locator(".code-exercise button.run-code").click()
+    expect(first.locator(".grade-running")).to_contain_text("Running the tests on your code")
+    second.locator(".code-exercise button.run-code").press("Enter")
+    waiting = second.locator(".grade-running")
+    expect(waiting).to_contain_text("Waiting for a free grader (you are next)", timeout=10_000)
+    expect(waiting).to_contain_text("Running again while you wait replaces this program.")
+    _shot(second, "code-waiting-in-line-mobile-dark")
+    cancel = second.locator(".code-exercise button.cancel-run")
+    cancel.focus()
+    second.keyboard.press("Enter")
+    expect(second.locator(".code-exercise .grade-results")).to_contain_text(
+        "You cancelled this run before it was graded."
+    )
+    expect(cancel).to_have_count(0)
+    expect(first.locator(".code-exercise .grade-summary")).to_have_text(
+        re.compile(r"✓ All \d+ tests passed"), timeout=30_000
+    )
+    # The cancelled request's 409 is the answer the page expects; Chromium logs it as a failed load.
+    assert [error for error in page_errors if "409 (Conflict)" not in error] == []
+    first.context.close()
+    second.context.close()
