@@ -74,7 +74,7 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
         options = "".join(
             f'<label><input type="radio" name="answer" value="{html.escape(choice.letter, quote=True)}"> '
             f'<span class="choice-letter">{html.escape(choice.letter)}</span> '
-            f"{html.escape(choice.text)}</label>\n"
+            f"{html.escape(fill(choice.text, names))}</label>\n"
             for choice in exercise.choices
         )
         return (
