@@ -137,7 +137,7 @@ def _draw(rng: random.Random) -> dict[str, Any]:
 
 
 def _distinguishable(numbers: dict[str, Any]) -> bool:
-    """Whether q, k, v, x and the named mistakes all differ, no projection is 0 and no matrix is the idea's."""
+    """Whether q, k, v, x and the named mistakes differ, no projection is 0 and no matrix is the idea's."""
     answers = _projections(numbers)
     x = numbers["x"]
     by_columns = {key: value for key, value in wrong_answers(numbers).items() if key.endswith("_by_columns")}
