@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 
 from qkv import attention, attention_scores, project_qkv, softmax
+from qkv.grading import Mistake, Outcome
+from qkv.grading.hints import first_hint
+from qkv.grading.suite import Case
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import directive_of, new_parser
@@ -336,6 +339,7 @@ def test_part1_opens_with_the_seeds_try_it_yourself() -> None:
 
 # ------------------------------------------------------------------ named mistakes, on every variant
 SEEDS = range(400)
+SCANNED = 200
 
 
 @pytest.mark.parametrize("letter", ["q", "k", "v"])
@@ -455,3 +459,45 @@ def test_the_quiz_keeps_the_seeds_question_and_adds_two_a_memoriser_gets_wrong()
     assert _written(doubled_output.tolist()) in doubled
     shifted_weights = softmax(attention_scores([[1, 0]], [[1, 0], [0, 1]]) + 1)[0]
     assert f"the weights stay {_written(shifted_weights.tolist())} after adding 1" in shifted
+
+
+# ------------------------------------------------- the code exercise: every named mistake keeps its hint
+def _as_made_by(hint: Mistake, case: Case) -> object:
+    """What a learner who makes exactly this mistake returns for the case (only the hint's item wrong)."""
+    try:
+        wrong = hint.compute(*case.args)
+    except (ArithmeticError, LookupError, TypeError, ValueError):
+        return None  # the mistake cannot even be made with these inputs (shapes that do not fit)
+    if hint.at is None:
+        return wrong
+    found = case.compare.item(hint.at)
+    assert found is not None
+    _, key = found
+    if isinstance(case.expected, dict):
+        return {**case.expected, key: wrong}
+    items = list(case.expected)
+    items[key] = wrong
+    return tuple(items)
+
+
+def test_every_named_mistake_of_the_code_exercise_gets_its_own_hint_for_many_seeds() -> None:
+    """A hint never depends on the random sizes: the mistake it names is recognised on every seed.
+
+    A mistake that gives the right result for a case is not a failure there (for example 3·d_model·d_k
+    when d_v = d_k, on purpose); every other named mistake must be shown with its own sentence.
+    """
+    suite = LESSON.exercises["functions"].suite
+    assert suite is not None
+    # Sizes are drawn from a few dozen whole numbers, so collisions are likely: scan many seeds. The
+    # projections take random real matrices, where two mistakes cannot agree by chance: a few seeds.
+    for seed in [397129570, *range(SCANNED)]:
+        cases = suite.cases(seed)
+        for case in cases if seed < 5 else [c for c in cases if c.function != "project_qkv"]:
+            for hint in case.hints:
+                if not isinstance(hint, Mistake):
+                    continue
+                got = _as_made_by(hint, case)
+                if got is None or case.compare.mismatch(got, case.expected) is None:
+                    continue  # this mistake happens to give the right result here
+                outcome = Outcome(case.args, case.expected, case.compare, returned=got)
+                assert first_hint(case.hints, outcome) == hint.message, (seed, case.call, hint.message)
