@@ -239,7 +239,10 @@ def test_a_variant_changes_every_number_on_the_page() -> None:
         key: variant[key] for key in ("x", "Wq", "Wk", "Wv")
     }
     x_text = "[" + ", ".join(str(c) for c in variant["x"]) + "]"
-    assert f"A token&#x27;s hidden vector is x = {x_text}." in part1
+    assert f"A token's hidden vector is x = {x_text}." in text_of(part1)
+    # Each vector or matrix of a prompt is one unbreakable literal, so a phone never wraps it mid-way.
+    assert f'x = <span class="literal">{x_text}</span>.' in part1
+    assert f'Wq = <span class="literal">{_written(variant["Wq"])}</span> (rows)' in part1
     assert "x = [1, 2]" not in text_of(part1) or variant["x"] == [1, 2]
 
 
