@@ -504,3 +504,24 @@ def test_every_named_mistake_of_the_code_exercise_gets_its_own_hint_for_many_see
                     continue  # this mistake happens to give the right result here
                 outcome = Outcome(case.args, case.expected, case.compare, returned=got)
                 assert first_hint(case.hints, outcome) == hint.message, (seed, case.call, hint.message)
+
+
+def test_hints_are_plain_sentences_without_markdown() -> None:
+    """The page shows hints as text, so a backtick would be shown as it is."""
+    import ast
+
+    from qkv.grading import STUB
+    from qkv.lessons import BUILTIN_CONTENT
+
+    (grading,) = BUILTIN_CONTENT.glob("L4/L4.1-*/grading.py")
+    tree = ast.parse(grading.read_text(encoding="utf-8"))
+    sentences = [STUB] + [
+        node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        and all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets)
+    ]
+    assert len(sentences) > 10
+    assert [sentence for sentence in sentences if "`" in sentence] == []

@@ -41,7 +41,7 @@ BY_COLUMNS = (
 ORDER = "Your Q, K and V are right but come back in another order: return them as (Q, K, V)."
 NOT_A_TUPLE = "Return the three matrices together as the tuple (Q, K, V)."
 ELEMENTWISE = (
-    "It looks like `*` multiplied the matrices element by element; a projection is a matrix product, "
+    "It looks like * multiplied the matrices element by element; a projection is a matrix product, "
     "written X @ W."
 )
 FIRST_ROW = "Only the first row of X was projected: X @ W projects every token (every row of X) at once."
