@@ -525,3 +525,22 @@ def test_hints_are_plain_sentences_without_markdown() -> None:
     ]
     assert len(sentences) > 10
     assert [sentence for sentence in sentences if "`" in sentence] == []
+
+
+def test_the_projection_widgets_new_settings_are_checked() -> None:
+    from qkv.lessons.widgets import check_widget
+
+    names = LESSON.variant(None)
+    assert check_widget("projection-sliders", {"numbers": "idea", "solved_by": {"q": "q"}}, names) == []
+    assert check_widget("projection-sliders", {"numbers": "nope"}, names) == [
+        "numbers must name a table of the variant (such as \"example\"), not 'nope'."
+    ]
+    assert check_widget("projection-sliders", {"solved_by": {"w": "q"}}, names) == [
+        "solved_by must be a table from q, k or v to the id of the exercise that asks for it, "
+        'such as q = "q".'
+    ]
+    assert check_widget("projection-sliders", {"numbers": "idea"}, {"idea": {"x": [1, 2]}}) == [
+        "The variant's table 'idea' has no 'Wq', which this widget shows.",
+        "The variant's table 'idea' has no 'Wk', which this widget shows.",
+        "The variant's table 'idea' has no 'Wv', which this widget shows.",
+    ]
