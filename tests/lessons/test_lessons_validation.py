@@ -66,7 +66,7 @@ def test_an_exercise_with_broken_toml(content: Path) -> None:
         (
             'part = "quiz"',
             'part = "exam"',
-            "part must be one of the lesson's parts (part1, part2, quiz), not 'exam'.",
+            "part must be one of the lesson's parts (predict-first, part1, one-query, part2, quiz), not 'exam'.",
         ),
         (
             'name = "v"',
@@ -338,13 +338,19 @@ def test_cli_list_and_validate(content: Path) -> None:
     assert listed.exit_code == 0
     assert listed.output.splitlines() == [
         "L4  Attention",
-        "  L4.1  Queries, keys and values  (6 exercises)",
+        "  L4.1  Queries, keys and values  (12 exercises)",
+        "      L4.1/predict (choice)",
         "      L4.1/q (numeric)",
         "      L4.1/k (numeric)",
         "      L4.1/v (numeric)",
         "      L4.1/averaged (letter)",
+        "      L4.1/scores (numeric)",
+        "      L4.1/weights (numeric)",
+        "      L4.1/output (numeric)",
         "      L4.1/functions (code: project_qkv, qkv_shapes, output_shape, param_count)",
         "      L4.1/quiz (choice)",
+        "      L4.1/doubled (choice)",
+        "      L4.1/shifted (choice)",
         "  L4.2  Scaled dot-product scores  (planned)",
         "  L4.3  Softmax: from scores to weights  (planned)",
         "  L4.4  Masks and causal attention  (planned)",
@@ -424,7 +430,8 @@ PART1 = '[[parts]]\nid = "part1"\ntitle = "Part 1: by hand"\nchanges_with_varian
             '[[parts]]\nid = "quiz"',
             '[[parts]]\nid = "exam"',
             1,
-            "The part 'exam' is not a section of the page; its sections are idea, part1, part2, quiz.",
+            "The part 'exam' is not a section of the page; its sections are predict-first, idea, part1, one-query, "
+            "part2, quiz.",
         ),
     ],
 )
@@ -441,9 +448,11 @@ def test_every_exercise_names_a_declared_part(content: Path) -> None:
     lesson = content / LESSON_DIR / "lesson.md"
     edit(lesson, '[[parts]]\nid = "quiz"', '[[parts]]\nid = "idea"')
     line = edit(lesson, 'part = "quiz"', 'part = "quiz"')
-    assert problems_of(content) == [
-        f"{lesson}:{line}: part must be one of the lesson's parts (part1, part2, idea), not 'quiz'."
-    ]
+    found = problems_of(content)
+    parts = "predict-first, part1, one-query, part2, idea"
+    assert found[0] == f"{lesson}:{line}: part must be one of the lesson's parts ({parts}), not 'quiz'."
+    # Each of the quiz's three questions is reported, and nothing else.
+    assert len(found) == 3 and all(p.endswith(f"parts ({parts}), not 'quiz'.") for p in found)
 
 
 def test_parts_that_are_not_tables(content: Path) -> None:
@@ -462,7 +471,7 @@ def test_a_lesson_without_parts_has_no_exercises(content: Path) -> None:
     start, end = text.index("[[parts]]"), text.index("---\n", 4)
     lesson.write_text(text[:start] + text[end:], encoding="utf-8")
     found = problems_of(content)
-    assert len(found) == 6, found
+    assert len(found) == len(load_catalog().lesson("L4.1").exercises), found
     line = edit(lesson, 'part = "quiz"', 'part = "quiz"')
     assert (
         f"{lesson}:{line}: The exercise is in part 'quiz', but the lesson declares no parts; add a "

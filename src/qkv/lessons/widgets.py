@@ -22,26 +22,44 @@ __all__ = ["WIDGETS", "check_widget", "render_widget"]
 _PROJECTIONS = (("q", "query", "Wq"), ("k", "key", "Wk"), ("v", "value", "Wv"))
 
 
+_PROJECTION_SETTINGS = ("slider_min", "slider_max", "roles", "numbers", "solved_by")
+
+
+def _projection_numbers(config: Mapping[str, Any], names: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The variant's values the widget shows: the variant itself, or its table named by ``numbers``."""
+    table = config.get("numbers")
+    return names if table is None else names.get(table, {})
+
+
 def _projection_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
-    Q, K, V = project_qkv([names["x"]], names["Wq"], names["Wk"], names["Wv"])  # each (1, d)
+    numbers = _projection_numbers(config, names)
+    Q, K, V = project_qkv([numbers["x"]], numbers["Wq"], numbers["Wk"], numbers["Wv"])  # each (1, d)
+    solved_by = dict(config.get("solved_by", {}))
+    results = {"q": Q[0].tolist(), "k": K[0].tolist(), "v": V[0].tolist()}
     return {
-        "x": names["x"],
-        "Wq": names["Wq"],
-        "Wk": names["Wk"],
-        "Wv": names["Wv"],
-        "q": Q[0].tolist(),
-        "k": K[0].tolist(),
-        "v": V[0].tolist(),
+        "x": numbers["x"],
+        "Wq": numbers["Wq"],
+        "Wk": numbers["Wk"],
+        "Wv": numbers["Wv"],
+        # A result that an exercise asks for is not in the page until that exercise is solved.
+        **{letter: value for letter, value in results.items() if letter not in solved_by},
+        "solved_by": solved_by,
         "slider": {"min": config.get("slider_min", -5), "max": config.get("slider_max", 5), "step": 1},
         "roles": dict(config.get("roles", {})),
     }
 
 
 def _check_projection(config: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
-    problems = [
-        f"The variant has no '{key}', which this widget shows."
+    table = config.get("numbers")
+    problems = []
+    if table is not None and not (isinstance(table, str) and isinstance(names.get(table), dict)):
+        problems.append(f'numbers must name a table of the variant (such as "example"), not {table!r}.')
+    numbers = _projection_numbers(config, names) if not problems else {}
+    where = "The variant" if table is None else f"The variant's table '{table}'"
+    problems += [
+        f"{where} has no '{key}', which this widget shows."
         for key in ("x", "Wq", "Wk", "Wv")
-        if key not in names
+        if not problems and key not in numbers
     ]
     for key in ("slider_min", "slider_max"):
         if key in config and (isinstance(config[key], bool) or not isinstance(config[key], int)):
@@ -51,29 +69,42 @@ def _check_projection(config: Mapping[str, Any], names: Mapping[str, Any]) -> li
     roles = config.get("roles", {})
     if not isinstance(roles, dict) or not all(isinstance(text, str) for text in roles.values()):
         problems.append('roles must be a table of texts, such as q = "what am I looking for?".')
-    unknown = set(config) - {"slider_min", "slider_max", "roles"}
+    solved_by = config.get("solved_by", {})
+    if not (
+        isinstance(solved_by, dict)
+        and set(solved_by) <= {"q", "k", "v"}
+        and all(isinstance(exercise, str) for exercise in solved_by.values())
+    ):
+        problems.append(
+            "solved_by must be a table from q, k or v to the id of the exercise that asks for it, "
+            'such as q = "q".'
+        )
+    unknown = set(config) - set(_PROJECTION_SETTINGS)
     problems += [
-        f"Unknown setting '{key}' (known: slider_min, slider_max, roles)." for key in sorted(unknown)
+        f"Unknown setting '{key}' (known: {', '.join(_PROJECTION_SETTINGS)})." for key in sorted(unknown)
     ]
     if not problems:
         try:
-            project_qkv([names["x"]], names["Wq"], names["Wk"], names["Wv"])
+            project_qkv([numbers["x"]], numbers["Wq"], numbers["Wk"], numbers["Wv"])
         except (TypeError, ValueError) as error:
             problems.append(f"The variant's x and weights do not fit together: {error}")
     return problems
 
 
 def _render_projection(config: Mapping[str, Any], names: Mapping[str, Any]) -> str:
-    x = names["x"]
-    results = project_qkv([x], names["Wq"], names["Wk"], names["Wv"])  # each (1, d)
+    numbers = _projection_numbers(config, names)
+    x = numbers["x"]
+    results = project_qkv([x], numbers["Wq"], numbers["Wk"], numbers["Wv"])  # each (1, d)
     roles = config.get("roles", {})
+    hidden = config.get("solved_by", {})
     inputs = " ".join(
         f'<span class="widget-input">hidden x[{i}] <output>{format_value(value)}</output></span>'
         for i, value in enumerate(x)
     )
     rows = "".join(
-        f'<tr><th scope="row">{kind} {letter} = x·{matrix}</th><td>{format_value(names[matrix])}</td>'
-        f"<td>{format_value(result[0].tolist())}</td><td>{_quoted(roles.get(letter, ''))}</td></tr>"
+        f'<tr><th scope="row">{kind} {letter} = x·{matrix}</th><td>{format_value(numbers[matrix])}</td>'
+        f"<td>{_result_cell(letter, result[0].tolist(), hidden)}</td>"
+        f"<td>{_quoted(roles.get(letter, ''))}</td></tr>"
         for (letter, kind, matrix), result in zip(_PROJECTIONS, results, strict=True)
     )
     return (
@@ -82,6 +113,14 @@ def _render_projection(config: Mapping[str, Any], names: Mapping[str, Any]) -> s
         f'<th scope="col">matrix (rows)</th><th scope="col">result for x = {format_value(x)}</th>'
         f'<th scope="col">role</th></tr></thead><tbody>{rows}</tbody></table>'
     )
+
+
+def _result_cell(letter: str, value: list[Any], hidden: Mapping[str, str]) -> str:
+    """The result, or "?" while an exercise of the page asks for it (the static page knows no progress)."""
+    if letter in hidden:
+        note = f"({letter} not shown until you type it correctly below)"
+        return f'<span class="hidden-result">?<span class="visually-hidden"> {note}</span></span>'
+    return format_value(value)
 
 
 def _explorer_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
