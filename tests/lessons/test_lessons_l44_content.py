@@ -360,3 +360,14 @@ def test_the_widget_settings_are_checked_with_sentences() -> None:
     assert shapes.startswith("Q, K and V do not fit together: V has 1 rows but K has 2")
     (size,) = check_widget("mask-grid", {**good, "Q": [[1, 0]] * 6}, {})
     assert size == "The mask grid shows 1 to 5 queries and 2 to 5 keys, not 6 and 2."
+
+
+def test_the_widget_presets_show_no_worked_example_numbers() -> None:
+    """The grid's presets never show a number that an exercise of the chapter asks for (the worked example's
+    weights and output, scaled score, and their doubled or unscaled forms)."""
+    config = widget_config(page()["idea"].html)
+    answers = {0.669762, 0.330238, 1.339523, 0.660477, 0.80443, 0.19557, 0.731059, 0.268941, 0.707107}
+    for name, mask in config["presets"].items():
+        O, A = attention(config["Q"], config["K"], config["V"], mask=mask, return_weights=True)
+        shown = {round(float(v), 6) for v in np.concatenate([A.ravel(), O.ravel()])}
+        assert shown & answers == set(), name
