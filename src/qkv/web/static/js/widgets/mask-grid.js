@@ -212,7 +212,7 @@ export function mount(widget) {
           rx: 4,
           // A masked key is grey, unless it still got weight (a fully-masked row filled with -1e9).
           class: `heat-cell${!allowed && !(weight > 0) ? " is-masked" : ""}`,
-          "fill-opacity": Number.isFinite(weight) ? (0.08 + 0.85 * weight).toFixed(3) : 0,
+          "fill-opacity": Number.isFinite(weight) ? (0.08 + 0.85 * weight).toFixed(3) : 0.08,
           "data-query": i,
           "data-key": j,
           "data-weight": weight === null ? (raised ? "error" : "NaN") : String(weight),
