@@ -24,6 +24,8 @@ pytestmark = [
     ),
 ]
 
+TESTS = len(L41_SUITE.table)  # the hidden tests of L4.1's code exercise
+
 
 @pytest.fixture(scope="module")
 def strict_grader() -> Iterator[Grader]:
@@ -151,7 +153,7 @@ def test_the_qkv_package_cannot_be_imported(strict_grader: Grader) -> None:
 def test_printing_a_fake_result_changes_nothing(strict_grader: Grader) -> None:
     result = grade(strict_grader, "fake_print.py")
     assert result.status == "fail"
-    assert result.score == (0, 22)
+    assert result.score == (0, TESTS)
     assert '"status": "pass"' in result.output  # it was printed, and ignored
 
 

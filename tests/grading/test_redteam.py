@@ -37,6 +37,8 @@ needs_bubblewrap = pytest.mark.skipif(
     not sandbox_available(), reason="bubblewrap is not installed (apt-get install bubblewrap)"
 )
 
+TESTS = len(L41_SUITE.table)  # the hidden tests of L4.1's code exercise
+
 
 @pytest.fixture(scope="module")
 def strict_grader() -> Iterator[Grader]:
@@ -158,7 +160,7 @@ def _processes_named(name: str) -> list[int]:
 @pytest.mark.timeout(60)
 def test_a_daemon_in_its_own_session_does_not_outlive_the_grading(strict_grader: Grader) -> None:
     result = grade_hostile(strict_grader, "daemon_escape.py")  # held already; kept as a regression test
-    assert result.status == "fail" and result.score == (4, 22)
+    assert result.status == "fail" and result.score == (4, TESTS)
     assert _processes_named("qkvdaemonchild") == []
 
 

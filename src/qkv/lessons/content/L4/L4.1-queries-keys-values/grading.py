@@ -220,6 +220,18 @@ def _columns_differ(rng: np.random.Generator) -> tuple[Array, ...]:
     return _values(rng, n, d_model), good, _values(rng, d_model, d_k + 1), good
 
 
+def _fewer_key_columns(rng: np.random.Generator) -> tuple[Array, ...]:
+    """The same rule from the other side (Wk narrower than Wq): a rule is tested twice, so that code which
+    raises on one numbered call instead of checking the shapes cannot pass both."""
+    n, d_model, d_k = _sizes(rng, 3, 3, 6)
+    return (
+        _values(rng, n, d_model),
+        _values(rng, d_model, d_k),
+        _values(rng, d_model, d_k - 1),
+        _values(rng, d_model, d_k),
+    )
+
+
 THE_LESSON = (
     np.array([[1, 2]]),
     np.array([[1, 0], [1, 1]]),
@@ -314,6 +326,13 @@ functions = Suite(
             "project_qkv raises ValueError when Wq and Wk have different numbers of columns",
             "project_qkv",
             _columns_differ,
+            _rejects("Wq and Wk have different numbers of columns"),
+            hints=[Returned(MISSING_COLUMN_CHECK), Raised(TYPE_ERROR, "TypeError")],
+        ),
+        TestCase(
+            "project_qkv raises ValueError when Wk has fewer columns than Wq",
+            "project_qkv",
+            _fewer_key_columns,
             _rejects("Wq and Wk have different numbers of columns"),
             hints=[Returned(MISSING_COLUMN_CHECK), Raised(TYPE_ERROR, "TypeError")],
         ),
