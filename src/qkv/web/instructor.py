@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from qkv.store.instructors import InstructorDesk
 from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth, SignedInInstructor, same_origin
-from qkv.web.instructor_charts import Bar, bar_chart, percent
+from qkv.web.instructor_charts import Bar, bar_chart, percent, plural
 from qkv.web.instructor_exports import (
     catalog_exercises,
     write_events,
@@ -188,9 +188,13 @@ def _exercise_charts(ex: dict[str, Any]) -> list[Any]:
             bar_chart(
                 f"hints-{key}",
                 f"{key}: hints shown with failed tests",
-                [Bar(h["hint"], h["count"] / most if most else 0.0, f"{h['count']} times") for h in hints],
+                [
+                    Bar(h["hint"], h["count"] / most if most else 0.0, f"{plural(h['count'], 'time')}")
+                    for h in hints
+                ],
                 ["Hint", "Times shown", "Learners"],
                 [[h["hint"], h["count"], h["learners"]] for h in hints],
+                table_visible=True,
             )
         )
         return charts
@@ -201,11 +205,16 @@ def _exercise_charts(ex: dict[str, Any]) -> list[Any]:
             f"mistakes-{key}",
             f"{key}: named mistakes among {wrong} wrong answers",
             [
-                Bar(m["id"], m["count"] / wrong if wrong else 0.0, f"{m['count']} ({m['learners']} learners)")
+                Bar(
+                    f"{m['id']}: {m['message']}",
+                    m["count"] / wrong if wrong else 0.0,
+                    f"{m['count']} ({plural(m['learners'], 'learner')})",
+                )
                 for m in mistakes
             ],
             ["Mistake", "Wrong answers", "Learners", "Message"],
             [[m["id"], m["count"], m["learners"], m["message"]] for m in mistakes],
+            table_visible=True,
         )
     )
     variants = stats["variants"]

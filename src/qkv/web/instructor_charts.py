@@ -17,10 +17,10 @@ from html import escape
 
 from markupsafe import Markup
 
-WIDTH = 400  # the viewBox width; the SVG scales to its container
-BAR_WIDTH = 300
+WIDTH = 340  # the viewBox width; the SVG scales to its container (about 1:1 on a phone)
+BAR_WIDTH = 250
 ROW_HEIGHT = 38
-LABEL_CHARS = 60
+LABEL_CHARS = 52
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,8 @@ def bar_chart(
     bars: Sequence[Bar],
     headers: Sequence[str],
     rows: Sequence[Sequence[object]],
+    *,
+    table_visible: bool = False,
 ) -> Markup:
     """A ``<figure>``: a horizontal bar chart (label above each bar) and a table with its numbers.
 
@@ -55,6 +57,9 @@ def bar_chart(
         What to draw, top to bottom.
     headers, rows
         The table: column headings and one row of cells per bar (or more detail than the bars show).
+    table_visible : bool
+        Show the table under the chart too (when it holds text the bars cut short, such as whole
+        messages); otherwise only screen readers read it.
 
     Returns
     -------
@@ -72,10 +77,11 @@ def bar_chart(
         top = index * ROW_HEIGHT
         length = max(0.0, min(1.0, bar.fraction)) * BAR_WIDTH
         parts.append(
+            f"<g><title>{escape(bar.label)}: {escape(bar.text)}</title>"
             f'<text class="chart-label" x="0" y="{top + 13}">{escape(_short(bar.label))}</text>'
             f'<rect class="chart-track" x="0" y="{top + 18}" width="{BAR_WIDTH}" height="14" rx="2"></rect>'
             f'<rect class="chart-bar" x="0" y="{top + 18}" width="{length:.1f}" height="14" rx="2"></rect>'
-            f'<text class="chart-value" x="{BAR_WIDTH + 6}" y="{top + 30}">{escape(bar.text)}</text>'
+            f'<text class="chart-value" x="{BAR_WIDTH + 6}" y="{top + 30}">{escape(bar.text)}</text></g>'
         )
     parts.append("</svg>")
     head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headers)
@@ -93,9 +99,26 @@ def bar_chart(
         f'<figure class="chart-figure" id="{escape(chart_id)}" aria-labelledby="{escape(caption_id)}">'
         f'<figcaption id="{escape(caption_id)}">{escape(title)}</figcaption>'
         + "".join(parts)
-        + f'<table class="chart-table visually-hidden"><caption>{escape(title)}</caption>'
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></figure>"
+        + (
+            f'<div class="table-scroll" tabindex="0" role="region" aria-label="{escape(title)}">'
+            '<table class="chart-table numbers">'
+            if table_visible
+            else '<div class="visually-hidden"><table class="chart-table">'
+        )
+        + f"<caption>{escape(title)}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></figure>"
     )
+
+
+def plural(count: int, word: str) -> str:
+    """``1 learner``, ``2 learners``.
+
+    Examples
+    --------
+    >>> plural(1, "learner"), plural(0, "time")
+    ('1 learner', '0 times')
+    """
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def percent(rate: float | None) -> str:
