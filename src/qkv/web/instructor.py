@@ -29,7 +29,8 @@ from qkv.web.instructor_stats import dashboard, learner_summaries, timeline
 from qkv.web.services import Services, get_services
 
 pages = APIRouter(include_in_schema=False)
-api = APIRouter(prefix="/api/instructor", tags=["instructor API"])
+# Not in /openapi.json or /docs, which learners can read: docs/instructor.md describes it.
+api = APIRouter(prefix="/api/instructor", tags=["instructor API"], include_in_schema=False)
 
 AppServices = Annotated[Services, Depends(get_services)]
 _NO_STORE = {"Cache-Control": "no-store"}
