@@ -213,7 +213,7 @@ def _exercise_charts(ex: dict[str, Any]) -> list[Any]:
                 )
                 for m in mistakes
             ],
-            ["Mistake", "Wrong answers", "Learners", "Message"],
+            ["Mistake", "Wrong answers", "Learners", "Message (as the lesson writes it)"],
             [[m["id"], m["count"], m["learners"], m["message"]] for m in mistakes],
             table_visible=True,
         )
