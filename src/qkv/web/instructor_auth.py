@@ -148,10 +148,9 @@ def same_origin(request: Request) -> bool:
     as someone else.
     """
     site = request.headers.get("sec-fetch-site")
-    if site is not None and site not in {"same-origin", "none"}:
-        return False
+    if site is not None:  # every current browser sends it; it survives reverse proxies that rewrite Host
+        return site in {"same-origin", "none"}
     origin = request.headers.get("origin")
     if origin is None:
         return True
-    host = request.headers.get("host", "")
-    return origin.split("://", 1)[-1] == host
+    return origin.split("://", 1)[-1] == request.headers.get("host", "")
