@@ -100,6 +100,7 @@ def test_anonymous_clients_get_401(class_app: FastAPI, url: str) -> None:
     page = TestClient(class_app).get(url, headers=HTML)
     assert page.status_code == 401 and BEN not in page.text
     assert ("<html" in page.text) != url.startswith("/api/")  # pages answer browsers with a page
+    assert ("<h1>Sign-in needed</h1>" in page.text) != url.startswith("/api/")
 
 
 @pytest.mark.parametrize("url", INSTRUCTOR_URLS)
