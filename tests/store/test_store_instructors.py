@@ -115,8 +115,8 @@ def test_tokens_and_sessions_are_stored_only_as_hashes(sqlite_url: str) -> None:
         store.close()
 
 
-def test_expired_links_and_sessions_do_not_work(sqlite_url: str) -> None:
-    store = Store(sqlite_url)
+def test_expired_links_and_sessions_do_not_work(database_url: str) -> None:
+    store = Store(database_url)
     desk = InstructorDesk(store)
     try:
         desk.add("Grace")
@@ -131,8 +131,8 @@ def test_expired_links_and_sessions_do_not_work(sqlite_url: str) -> None:
         store.close()
 
 
-def test_a_link_redeemed_at_once_by_several_servers_opens_one_session(sqlite_url: str) -> None:
-    stores = [Store(sqlite_url) for _ in range(4)]
+def test_a_link_redeemed_at_once_by_several_servers_opens_one_session(database_url: str) -> None:
+    stores = [Store(database_url) for _ in range(4)]
     try:
         _, token = InstructorDesk(stores[0]).add("Grace")
         sessions: list[str | None] = []
