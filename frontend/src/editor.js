@@ -5,6 +5,7 @@ import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
 import { bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { lintGutter, setDiagnostics } from "@codemirror/lint";
 import { EditorState, Prec } from "@codemirror/state";
 import {
   EditorView,
@@ -17,9 +18,10 @@ import {
 } from "@codemirror/view";
 import { classHighlighter } from "@lezer/highlight";
 
-// A small, calm setup for a lesson: line numbers, undo history, bracket help and Python indentation.
-// No completion pop-ups, search panel or lint gutter (CodeMirror's basicSetup has them; a learner
-// writing four short functions does not need them, and leaving them out keeps the bundle smaller).
+// A small, calm setup for a lesson: line numbers, undo history, bracket help and Python indentation,
+// and a lint gutter that marks the line of a syntax error the grader reports. No completion pop-ups or
+// search panel (CodeMirror's basicSetup has them; a learner writing short functions does not need them,
+// and leaving them out keeps the bundle smaller).
 const lessonSetup = [
   lineNumbers(),
   highlightActiveLineGutter(),
@@ -30,6 +32,7 @@ const lessonSetup = [
   bracketMatching(),
   closeBrackets(),
   highlightActiveLine(),
+  lintGutter(),
   keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
 ];
 
@@ -37,13 +40,17 @@ const lessonSetup = [
  * Replace a <textarea> with a CodeMirror editor and keep the textarea's value in sync.
  *
  * @param {HTMLTextAreaElement} textarea  the server-rendered fallback; it stays in the DOM, hidden.
- * @param {{doc?: string, onRun?: () => void, label?: string, stylesheet?: string}} options
+ * @param {{doc?: string, onRun?: () => void, onChange?: (text: string) => void, label?: string,
+ *   keysHelp?: string, stylesheet?: string}} options
  *   doc: the initial text (defaults to the textarea's value);
  *   onRun: called on Ctrl/⌘+Enter;
+ *   onChange: called with the new text after each edit;
  *   label: accessible name of the editing area;
+ *   keysHelp: a sentence shown under the editor and read out when it gets focus (its accessible
+ *     description), e.g. how to leave it with the keyboard;
  *   stylesheet: URL of a stylesheet to load inside the editor's shadow root.
  * @returns {{view: EditorView, host: HTMLElement, getValue: () => string, setValue: (text: string) => void,
- *   focus: () => void}}
+ *   focus: () => void, markError: (line: number, message: string) => void, clearErrors: () => void}}
  */
 export function mountEditor(textarea, options = {}) {
   const runKeys = Prec.highest(
@@ -57,7 +64,11 @@ export function mountEditor(textarea, options = {}) {
       },
     ]),
   );
-  // Tab indents inside the editor; Escape then Tab leaves it (CodeMirror's escape hatch for keyboard users).
+  // Tab indents inside the editor; Escape then Tab leaves it (CodeMirror's escape hatch for keyboard users:
+  // after Escape, the next Tab or Shift+Tab within 2 s moves focus), and Ctrl+M (Alt+Shift+M on macOS)
+  // turns Tab indentation off and on. keysHelp says so under the editor and on focus.
+  const content = { "aria-label": options.label ?? "Python code editor" };
+  if (options.keysHelp) content["aria-describedby"] = "cm-keys-help";
   const state = EditorState.create({
     doc: options.doc ?? textarea.value,
     extensions: [
@@ -68,9 +79,11 @@ export function mountEditor(textarea, options = {}) {
       syntaxHighlighting(classHighlighter),
       indentUnit.of("    "),
       EditorState.tabSize.of(4),
-      EditorView.contentAttributes.of({ "aria-label": options.label ?? "Python code editor" }),
+      EditorView.contentAttributes.of(content),
       EditorView.updateListener.of((update) => {
-        if (update.docChanged) textarea.value = update.state.doc.toString();
+        if (!update.docChanged) return;
+        textarea.value = update.state.doc.toString();
+        if (options.onChange) options.onChange(textarea.value);
       }),
     ],
   });
@@ -87,6 +100,14 @@ export function mountEditor(textarea, options = {}) {
   }
   textarea.insertAdjacentElement("afterend", host);
   const view = new EditorView({ state, parent: shadow, root: shadow });
+  if (options.keysHelp) {
+    // In the shadow root with the editor, so that aria-describedby can point at it.
+    const help = document.createElement("p");
+    help.id = "cm-keys-help";
+    help.className = "cm-keys-help";
+    help.textContent = options.keysHelp;
+    shadow.append(help);
+  }
   textarea.hidden = true;
   textarea.value = state.doc.toString();
   return {
@@ -97,5 +118,13 @@ export function mountEditor(textarea, options = {}) {
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
     },
     focus: () => view.focus(),
+    // Underline a line (1-based) with an error diagnostic and mark it in the gutter; the message shows on hover.
+    markError: (lineNumber, message) => {
+      const doc = view.state.doc;
+      const line = doc.line(Math.min(Math.max(1, Math.trunc(lineNumber)), doc.lines));
+      const diagnostic = { from: line.from, to: line.to, severity: "error", message, source: "Python" };
+      view.dispatch(setDiagnostics(view.state, [diagnostic]));
+    },
+    clearErrors: () => view.dispatch(setDiagnostics(view.state, [])),
   };
 }

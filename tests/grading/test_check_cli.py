@@ -39,6 +39,15 @@ def test_a_wrong_file_exits_1_with_expected_got_and_hint() -> None:
     assert "Hint: Wv has d_v columns" in " ".join(output.split())
 
 
+def test_tests_that_never_ran_are_listed_as_not_run_not_as_failures() -> None:
+    code, output = run(str(HERE / "hostile" / "exit_during_tests.py"), "--seed", "9")
+    assert code == 1
+    assert "(not run)" in output
+    lines = [line for line in output.splitlines() if "(not run)" in line]
+    assert lines and not any("✗" in line for line in lines)
+    assert "did not run because an earlier test stopped your program" in " ".join(output.split())
+
+
 def test_json_output_is_the_results_document() -> None:
     code, output = run(str(HERE / "wrong" / "stub.py"), "--json", "--seed", "3")
     assert code == 1

@@ -31,11 +31,13 @@ def test_the_results_document_has_exactly_the_documented_fields(grader: Grader) 
         "duration_ms",
         "sandbox",
         "output",
+        "line",
     }
-    assert document["version"] == RESULTS_VERSION == 2
+    assert document["line"] is None
+    assert document["version"] == RESULTS_VERSION == 3
     assert document["status"] == "pass" and document["seed"] == 11
     assert isinstance(document["duration_ms"], int)
-    fields = {"name", "status", "message", "hint", "function", "call"}
+    fields = {"name", "status", "message", "hint", "function", "call", "expected", "got"}
     assert [set(test) for test in document["tests"]] == [fields] * 22
     cases = L41_SUITE.cases(11)
     assert [test["name"] for test in document["tests"]] == [case.name for case in cases]
@@ -50,6 +52,9 @@ def test_each_test_carries_the_call_that_repeats_it(grader: Grader) -> None:
     # The call is Python: evaluated with the reference, it gives the expected value the message quotes.
     args = ast.literal_eval(failed.call.removeprefix("param_count"))
     assert f"Expected {param_count(*args)}, but got {3 * args[0] * args[1]}." == failed.message
+    # Expected and got also travel apart, for the page's monospace block.
+    assert (failed.expected, failed.got) == (str(param_count(*args)), str(3 * args[0] * args[1]))
+    assert all(test.expected is None and test.got is None for test in result.tests if test.status == "pass")
     example = next(test for test in result.tests if test.name.startswith("project_qkv reproduces"))
     assert example.call == (
         "project_qkv(np.array([[1, 2]]), np.array([[1, 0], [1, 1]]), np.array([[0, 1], [1, 0]]), "
@@ -111,6 +116,7 @@ def test_a_syntax_error_is_an_error_with_its_line(grader: Grader) -> None:
     assert result.status == "error" and result.tests == []
     assert result.message == "Your file has a SyntaxError on line 3: expected ':'. Fix it and run again."
     assert result.score == (0, 0)
+    assert result.line == 3 and result.to_dict()["line"] == 3  # the page marks this line in the editor
 
 
 def test_a_huge_file_is_refused_without_running(grader: Grader) -> None:
@@ -195,3 +201,22 @@ def test_the_suite_inputs_are_never_whole_numbers_where_truncation_matters() -> 
     for case in L41_SUITE.cases(3)[1:5]:
         X = case.args[0]
         assert np.all(np.round(X) != X)
+
+
+@pytest.mark.slow
+def test_an_exercise_s_own_time_limit_stops_an_endless_loop_sooner(grader: Grader) -> None:
+    assert L41_SUITE.time_limit_s == 4.0 and grader.limits.wall_s == 10.0
+    looping = CORRECT.replace("    return d_model * (2 * d_k + d_v)", "    while True:\n        pass")
+    result = grader.grade(looping, L41_SUITE, seed=3)
+    stopped = next(test for test in result.tests if test.status == "timeout")
+    assert stopped.message == "Your code ran past the 4 s time limit, so it was stopped."
+    assert 4000 <= result.duration_ms < 10_000
+
+
+def test_a_suite_s_time_limit_is_checked() -> None:
+    from qkv.grading import Suite
+
+    with pytest.raises(
+        ValueError, match=r"^time_limit_s must be a number of seconds above 0 and at most 60, not 0\.$"
+    ):
+        Suite(["f"], [], time_limit_s=0)

@@ -72,8 +72,11 @@ def test_an_infinite_loop_in_a_test_times_out_that_test(strict_grader: Grader) -
     first = statuses.index("timeout")
     assert result.tests[first].name.startswith("param_count")
     assert result.tests[first].message == "Your code ran past the 2 s time limit, so it was stopped."
-    assert set(statuses[:first]) == {"pass"} and set(statuses[first + 1 :]) == {"error"}
+    assert set(statuses[:first]) == {"pass"} and set(statuses[first + 1 :]) == {"not_run"}
     assert result.status == "fail"
+    # Tests that never ran are counted apart: the summary does not call them failures.
+    assert result.message is not None and "did not run because an earlier test stopped" in result.message
+    assert result.not_run == len(statuses) - first - 1
 
 
 def test_a_memory_bomb_is_reported_by_name(strict_grader: Grader) -> None:
@@ -169,11 +172,12 @@ def test_os_exit_at_import_is_an_error(strict_grader: Grader) -> None:
     assert result.output == "All tests passed!\n"
 
 
-def test_exiting_during_the_tests_errors_the_rest(strict_grader: Grader) -> None:
+def test_exiting_during_the_tests_errors_that_test_and_the_rest_did_not_run(strict_grader: Grader) -> None:
     result = grade(strict_grader, "exit_during_tests.py")
     statuses = [test.status for test in result.tests]
-    assert statuses[:2] == ["pass", "pass"] and set(statuses[2:]) == {"error"}
+    assert statuses[:3] == ["pass", "pass", "error"] and set(statuses[3:]) == {"not_run"}
     assert result.tests[3].message == "Not run: the test before it stopped your program."
+    assert result.tests[3].got is None and result.tests[3].expected
 
 
 def test_patching_numpy_comparisons_does_not_help(strict_grader: Grader) -> None:

@@ -29,6 +29,7 @@ from qkv.grading import Grader, GradeResult, Limits, sandbox_available
 from qkv.grading.cgroups import SandboxCgroup, cgroups_available
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
+from qkv.grading.verdict import shown
 
 HOSTILE = Path(__file__).parent / "hostile"
 CASES = L41_SUITE.cases(5)
@@ -192,6 +193,8 @@ def test_a_comparison_that_trips_is_a_failed_test_not_a_crash(monkeypatch: pytes
         "hint": None,
         "function": "project_qkv",
         "call": CASES[0].call,
+        "expected": shown(CASES[0].expected),
+        "got": None,
     }
 
 

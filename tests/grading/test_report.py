@@ -78,10 +78,14 @@ def test_a_report_that_is_not_json_is_an_error() -> None:
 def test_a_silent_end_after_import_blames_the_running_test() -> None:
     raw = RawRun(events=[IMPORTED, *none_results(2)], signal=24)
     status, message, tests = interpret(raw, CASES, Limits(cpu_s=3))
-    assert status == "fail" and message == "0 of 22 tests passed."
+    assert status == "fail" and message == (
+        "0 of 3 tests that ran passed; 19 did not run because an earlier test stopped your program."
+    )
     assert tests[2].status == "error"
     assert tests[2].message == "Your code used more than 3 s of CPU time, so it was stopped."
-    assert {test.status for test in tests[3:]} == {"error"}
+    # The tests after it never ran: "not_run", neither a pass nor a failure, each still with its call.
+    assert {test.status for test in tests[3:]} == {"not_run"}
+    assert all(test.call and test.expected and test.got is None for test in tests[3:])
 
 
 def test_an_empty_report_after_a_clean_exit_is_an_error_not_a_pass() -> None:

@@ -82,3 +82,17 @@ def test_every_code_exercise_of_a_later_lesson_has_corpora() -> None:
         assert len(list((CORPORA / exercise_id / "wrong").glob("*.py"))) >= 3, (
             f"{exercise_id}: few wrong programs"
         )
+
+
+SOLVED = [entry for entry in CATALOG.code_exercises() if entry.exercise.solution is not None]
+
+
+@pytest.mark.parametrize("entry", SOLVED or [None], ids=lambda entry: entry.id if entry else "none")
+@pytest.mark.parametrize("seed", [3, 20261201])
+def test_every_reference_solution_passes_its_tests(grader, entry, seed: int) -> None:
+    """The solution a learner is shown once they earn it (the ``solution`` key) passes every test."""
+    if entry is None:
+        return
+    result = grader.grade(entry.exercise.solution, entry.suite, seed=seed)
+    failures = [(test.name, test.message) for test in result.tests if test.status != "pass"]
+    assert result.status == "pass", failures or result.message

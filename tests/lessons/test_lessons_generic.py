@@ -53,6 +53,7 @@ def sentences_of(lesson: Lesson) -> set[str]:
             exercise.hint,
             exercise.correct_message,
             *exercise.mistakes.values(),
+            *exercise.hints,
         }
         texts |= {choice.text for choice in exercise.choices} | {
             choice.feedback for choice in exercise.choices

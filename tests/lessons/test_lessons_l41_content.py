@@ -86,7 +86,10 @@ def test_the_code_exercise_is_exactly_the_seeds() -> None:
     assert (
         '<button type="button" class="run-code" aria-keyshortcuts="Control+Enter Meta+Enter">Run the tests</button>'
     ) in part2
-    assert '<div class="grade-results" aria-live="polite"></div></div>' in part2
+    assert (
+        '<p class="code-limit">Each run may take up to 4 s; a longer one is stopped.</p>'
+        '<div class="grade-results" aria-live="polite"></div><details class="code-help" data-hints="3">'
+    ) in part2
     for spec in (
         "X has shape (n, d_model). Return (Q, K, V) = (X @ Wq, X @ Wk, X @ Wv).",
         'the shapes of Q, K and V as a dict with keys "Q", "K", "V".',

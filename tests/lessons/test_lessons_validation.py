@@ -180,6 +180,49 @@ def test_a_starter_without_one_of_the_suites_functions(content: Path) -> None:
     ]
 
 
+def _line_of(lesson: Path, start: str) -> int:
+    return next(n for n, text in enumerate(lesson.read_text().splitlines(), 1) if text.startswith(start))
+
+
+@pytest.mark.parametrize(
+    ("new", "message"),
+    [
+        ("hints = []", "hints must be a list of 1 to 10 sentences, not []."),
+        ('hints = "Think."', "hints must be a list of 1 to 10 sentences, not 'Think.'."),
+        ('hints = ["Think.", " "]', "Hint 2 must be a non-empty string, not ' '."),
+        ('hints = ["Think.", 3]', "Hint 2 must be a non-empty string, not 3."),
+    ],
+)
+def test_code_hints_must_be_a_list_of_sentences(content: Path, new: str, message: str) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    text = lesson.read_text()
+    start = text.index("hints = [")
+    end = text.index("]\n", start) + 1
+    lesson.write_text(text[:start] + new + text[end:])
+    assert problems_of(content) == [f"{lesson}:{_line_of(lesson, 'hints = ')}: {message}"]
+
+
+def test_a_solution_without_one_of_the_suites_functions(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    text = lesson.read_text()
+    at = text.index("solution = ")
+    lesson.write_text(text[:at] + text[at:].replace("def output_shape(", "def output_shapes(", 1))
+    assert problems_of(content) == [
+        f"{lesson}:{_line_of(lesson, 'solution = ')}: The solution has no 'def output_shape(' for the function "
+        "'output_shape'."
+    ]
+
+
+def test_hints_and_solution_are_optional(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    text = lesson.read_text()
+    start, end = text.index("hints = ["), text.index("\n```", text.index("solution = "))
+    lesson.write_text(text[:start] + text[end + 1 :])
+    assert problems_of(content) == []
+    exercise = next(ex for ex in load_catalog(content).lessons[0].exercises.values() if ex.kind == "code")
+    assert (exercise.hints, exercise.solution) == ((), None)
+
+
 def test_a_code_exercise_without_a_suite_in_the_grading_module(content: Path) -> None:
     grading = content / LESSON_DIR / "grading.py"
     edit(grading, 'SUITES = {"functions": functions}', 'SUITES = {"code": functions}')

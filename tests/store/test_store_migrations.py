@@ -69,8 +69,30 @@ def test_upgrading_a_version_1_database_keeps_every_row(database_url: str) -> No
         )
         assert store.lesson_activity(LEARNER, "L4.1").exercises["q"].attempts == 2
         assert store.shared_secret("cookie")
+        # Migration 3: drafts and a grading seed, for a learner who had neither.
+        assert store.lesson_activity(LEARNER, "L4.1").drafts == {}
+        store.save_draft(LEARNER, "L4.1", "code", "def f():\n    return 1\n")
+        assert store.lesson_activity(LEARNER, "L4.1").drafts == {"code": "def f():\n    return 1\n"}
+        assert store.grading_seed(LEARNER) == store.grading_seed(LEARNER)
     finally:
         store.close()
+
+
+def test_upgrading_a_version_2_database_adds_drafts_and_grading_seeds(sqlite_url: str) -> None:
+    engine = create_store_engine(sqlite_url)
+    assert upgrade(engine, target=2) == (0, 2)
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO learners (id, created_at) VALUES (:id, :t)"),
+            {"id": LEARNER, "t": datetime(2026, 11, 2)},
+        )
+        assert "code_drafts" not in inspect(conn).get_table_names()
+    assert upgrade(engine) == (2, LATEST_VERSION)
+    with engine.connect() as conn:
+        assert "code_drafts" in inspect(conn).get_table_names()
+        assert "grading_seed" in {c["name"] for c in inspect(conn).get_columns("learners")}
+        assert conn.execute(text("SELECT grading_seed FROM learners")).scalar() is None  # drawn on first run
+    engine.dispose()
 
 
 def test_opening_twice_applies_nothing_the_second_time(database_url: str) -> None:

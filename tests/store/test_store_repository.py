@@ -160,3 +160,31 @@ def test_concurrent_writers_lose_nothing(store: Store) -> None:
         activity = store.lesson_activity(learner, "L4.1")
         assert activity.exercises["q"].submissions == 15
         assert activity.variant_seed == 10
+
+
+def test_a_draft_is_kept_per_exercise_and_the_newest_wins(store: Store) -> None:
+    assert store.lesson_activity(ALICE, "L4.1").drafts == {}
+    store.save_draft(ALICE, "L4.1", "code", "def f(): pass")
+    store.save_draft(ALICE, "L4.1", "code", "def f():\n    return 2\n")
+    store.save_draft(ALICE, "L4.2", "code", "other lesson")
+    store.save_draft(BOB, "L4.1", "code", "bob's")
+    assert store.lesson_activity(ALICE, "L4.1").drafts == {"code": "def f():\n    return 2\n"}
+    assert store.lesson_activity(BOB, "L4.1").drafts == {"code": "bob's"}
+    # A program sent to the grader is the newest text too.
+    store.record_code(ALICE, "L4.1", "code", "def f():\n    return 3\n", {"status": "fail", "tests": []})
+    assert store.lesson_activity(ALICE, "L4.1").drafts == {"code": "def f():\n    return 3\n"}
+
+
+def test_failed_runs_count_the_runs_that_did_not_pass(store: Store) -> None:
+    for status in ("fail", "error", "pass", "fail"):
+        store.record_code(ALICE, "L4.1", "code", "x", {"status": status, "tests": []})
+    activity = store.lesson_activity(ALICE, "L4.1").exercises["code"]
+    assert (activity.submissions, activity.failed_runs, activity.solved) == (4, 3, True)
+
+
+def test_a_grading_seed_stays_with_its_learner(store: Store) -> None:
+    first = store.grading_seed(ALICE)
+    assert 0 <= first < 2**31
+    assert [store.grading_seed(ALICE) for _ in range(3)] == [first] * 3
+    # Another learner draws their own (two equal 31-bit draws would be a one in two billion chance).
+    assert store.grading_seed(BOB) != first

@@ -9,10 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_fixtures import CORRECT_SOLUTION, WRONG_SOLUTION, Browser
+from backend_fixtures import API, CORRECT_SOLUTION, SECRET, WRONG_SOLUTION, Browser
 from fastapi import FastAPI
 
-from qkv.web.grading_queue import AlreadyGrading, GradingBusy, GradingClosed, GradingQueue, QueueFull
+from qkv.web.grading_queue import (
+    AlreadyGrading,
+    ClientBusy,
+    GradingBusy,
+    GradingClosed,
+    GradingQueue,
+    QueueFull,
+)
 
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"
@@ -230,6 +237,7 @@ def test_busy_refusals_share_one_type_that_carries_the_http_status() -> None:
     gate = _Gate()
     queue = GradingQueue(gate, concurrency=2, capacity=0)
     queue.submit("loop", "s", owner="ada")
+    assert gate.started.acquire(timeout=5)  # running now: a second Run is refused, not queued
     with pytest.raises(GradingBusy) as again:
         queue.submit("again", "s", owner="ada")
     queue.submit("other", "s", owner="grace")
@@ -249,3 +257,117 @@ def test_closing_gives_up_after_the_grace_period() -> None:
     assert gate.started.acquire(timeout=5)
     assert queue.close(timeout_s=0.2) is False
     gate.release.set()
+
+
+class _Recorder:
+    """A grade function that records the order it grades in; the first call waits for the gate."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.started = threading.Event()
+        self.order: list[str] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, source: str, suite: str) -> str:
+        with self.lock:
+            self.order.append(source)
+        self.started.set()
+        self.gate.wait(10)
+        return f"graded {source}"
+
+
+@pytest.mark.timeout(30)
+def test_the_line_is_served_fairly_across_clients() -> None:
+    grade = _Recorder()
+    queue = GradingQueue(grade, concurrency=1, capacity=50)
+    first = queue.submit("blocker", "s", owner="x", client="10.0.0.9")
+    assert grade.started.wait(5)
+    # One client sends many programs under many identities; two honest clients send one each, later.
+    flood = [queue.submit(f"flood{i}", "s", owner=f"minted{i}", client="10.0.0.66") for i in range(6)]
+    ada = queue.submit("ada", "s", owner="ada", client="10.0.0.1")
+    grace = queue.submit("grace", "s", owner="grace", client="10.0.0.2")
+    assert queue.position("ada") == 1 and queue.position("grace") == 2  # one flood program, then ada
+    assert queue.position("minted5") == 7 and queue.position("nobody") is None
+    grade.gate.set()
+    for future in [first, *flood, ada, grace]:
+        future.result(5)
+    assert grade.order[:4] == ["blocker", "flood0", "ada", "grace"]  # round robin over addresses
+    assert queue.close(timeout_s=5) is True
+
+
+@pytest.mark.timeout(30)
+def test_running_again_while_waiting_replaces_the_waiting_program() -> None:
+    grade = _Recorder()
+    queue = GradingQueue(grade, concurrency=1, capacity=5)
+    queue.submit("blocker", "s", owner="x", client="a")
+    assert grade.started.wait(5)
+    older = queue.submit("draft 1", "s", owner="ada", client="b")
+    newer = queue.submit("draft 2", "s", owner="ada", client="b")
+    assert newer is older and queue.admitted == 2
+    grade.gate.set()
+    assert older.result(5) == newer.result(5) == "graded draft 2"
+    assert "draft 1" not in grade.order
+    assert queue.close(timeout_s=5) is True
+
+
+@pytest.mark.timeout(30)
+def test_one_client_may_have_only_so_many_programs_waiting() -> None:
+    grade = _Recorder()
+    queue = GradingQueue(grade, concurrency=1, capacity=10, per_client=2)
+    queue.submit("blocker", "s", owner="x", client="a")
+    assert grade.started.wait(5)
+    queue.submit("1", "s", owner="m1", client="b")
+    queue.submit("2", "s", owner="m2", client="b")
+    with pytest.raises(ClientBusy) as busy:
+        queue.submit("3", "s", owner="m3", client="b")
+    assert busy.value.status == 429 and busy.value.retry_after_s >= 1
+    assert str(busy.value).startswith("Your network already has 2 programs waiting to be graded")
+    queue.submit("c", "s", owner="c", client="c")  # another address still gets in line
+    grade.gate.set()
+    assert queue.close(timeout_s=5) is True
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app(grading_concurrency=1)
+    first, second = Browser(app).open_lesson(), Browser(app).open_lesson()
+    worker, results = _grade_slowly_in_background(app, first)  # holds the only grader for 2 s
+    assert second.client.get(f"{API}/code/queue").json() == {"position": None}
+    waiting: list[Any] = []
+    queue = app.state.qkv.queue
+    in_line = threading.Event()
+    submit = queue.submit
+
+    def submit_and_tell(*args: Any, **kwargs: Any) -> Any:
+        future = submit(*args, **kwargs)
+        in_line.set()
+        return future
+
+    queue.submit = submit_and_tell
+    waiter = threading.Thread(target=lambda: waiting.append(second.submit_code(CORRECT_SOLUTION)))
+    waiter.start()
+    assert in_line.wait(30), "the second program never got in line"
+    queue.submit = submit
+    second_learner = _learner_id(second)
+    assert second.client.get(f"{API}/code/queue").json() == {"position": 0}
+    cancelled = second.post(f"{API}/code/cancel", {})
+    assert cancelled.status_code == 200 and cancelled.json() == {"cancelled": True}
+    waiter.join(30)
+    assert waiting[0].status_code == 409
+    assert waiting[0].json() == {"detail": "You cancelled this run before it was graded."}
+    assert queue.position(second_learner) is None
+    assert second.post(f"{API}/code/cancel", {}).json() == {"cancelled": False}  # nothing left to cancel
+    worker.join(60)
+    assert results[0].status_code == 200  # the program being graded was not touched
+    assert second.progress()["exercises"]["functions"]["attempts"] == 0  # a cancelled run is not saved
+
+
+def _learner_id(browser: Browser) -> str:
+    from itsdangerous import URLSafeSerializer
+
+    cookie = browser.client.cookies.get("qkv_learner")
+    assert cookie
+    return str(URLSafeSerializer(SECRET, salt="qkv.learner").loads(cookie))

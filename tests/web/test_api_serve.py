@@ -179,7 +179,7 @@ def test_serve_grades_a_lesson_that_is_only_a_folder_of_data(tmp_path: Path) -> 
             )
             assert graded.status_code == 200, graded.text
             result = graded.json()["result"]
-            assert result["version"] == 2 and result["status"] == "fail"
+            assert result["version"] == 3 and result["status"] == "fail"
             assert {test["function"] for test in result["tests"] if test["status"] != "pass"} == {"perimeter"}
             passed = client.post(
                 f"{api}/code", json={"exercise_id": "shapes", "code": RECTANGLES}, headers=headers

@@ -435,3 +435,21 @@ def test_learner_text_is_escaped_on_instructor_pages(class_app: FastAPI) -> None
         "&lt;script&gt;alert(1)&lt;/script&gt;"
         in client.get(f"/instructor/learners/{BEN}", headers=HTML).text
     )
+
+
+def test_tests_that_did_not_run_are_not_failures() -> None:
+    from datetime import datetime
+
+    from qkv.store.instructors import CodeEvent
+    from qkv.web.instructor_stats import code_exercise_stats
+
+    tests = [
+        {"name": "first", "status": "timeout", "function": "f", "hint": None},
+        {"name": "second", "status": "not_run", "function": "f", "hint": None},
+    ]
+    event = CodeEvent(1, BEN, LESSON_ID, "shapes", "", "fail", 0, 2, {"tests": tests}, datetime(2026, 1, 1))
+    stats = code_exercise_stats([event])
+    assert [(t["name"], t["runs"], t["failed"], t["not_run"]) for t in stats["tests"]] == [
+        ("first", 1, 1, 0),
+        ("second", 0, 0, 1),
+    ]

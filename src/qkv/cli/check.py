@@ -151,6 +151,9 @@ def _show(result: object, file: Path, exercise_id: str) -> None:
         if test.status == "pass":
             console.print(f"  [green]✓[/] {escape(test.name)}")
             continue
+        if test.status == "not_run":
+            console.print(f"  [dim]– {escape(test.name)} (not run)[/]")
+            continue
         mark = "⏱" if test.status == "timeout" else "✗"
         console.print(f"  [red]{mark}[/] {escape(test.name)}")
         if test.function not in expanded and len(expanded) < EXPANDED_FAILURES and test.message:
@@ -167,7 +170,11 @@ def _show(result: object, file: Path, exercise_id: str) -> None:
         console.print(Panel(escape(shown), title="your code printed", title_align="left", expand=False))
     passed, total = result.score
     colour = "green" if result.passed else "red"
-    summary = result.message if result.status == "error" else f"{passed} of {total} tests passed"
+    summary = f"{passed} of {total} tests passed"
+    if result.status == "error":
+        summary = result.message or "No test could run."
+    elif result.not_run:  # tests that never ran are counted apart, not as failures
+        summary = (result.message or summary).rstrip(".")
     console.print(
         f"[bold {colour}]{escape(summary or '')}[/] in {result.duration_ms} ms. "
         f"Repeat this run with: qkv check {escape(str(file))} --exercise {escape(exercise_id)} "

@@ -78,10 +78,39 @@ def _port_in_use(host: str, port: int) -> bool:
 )
 @click.option(
     "--grading-queue",
-    default=0,
+    default=256,
     show_default=True,
-    type=click.IntRange(0, 10_000),
-    help="Programs that may wait for a grader; more get 503 with Retry-After.",
+    type=click.IntRange(0, 100_000),
+    help="Programs that may wait for a grader, served fairly across client addresses; more get 503.",
+)
+@click.option(
+    "--grading-per-client",
+    default=64,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Programs one client address may have waiting (a classroom behind a NAT shares one); more: 429.",
+)
+@click.option(
+    "--identities-per-address",
+    default=200,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="New learner identities (first visits) one client address may be given in 10 minutes; more get 429.",
+)
+@click.option(
+    "--keep-submissions",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Answers and programs kept per learner and exercise (plus the first right one and the best); "
+    "the gradebook's counts stay exact.",
+)
+@click.option(
+    "--forwarded-allow-ips",
+    default=None,
+    metavar="IPS",
+    help="Behind a reverse proxy: the proxy addresses (comma-separated, or *) whose X-Forwarded-For "
+    "gives the client address. Without it, the connection's own address is the client's.",
 )
 @click.option(
     "--warm-spares",
@@ -119,6 +148,10 @@ def serve(
     allow_unsandboxed: bool,
     grading_concurrency: int,
     grading_queue: int,
+    grading_per_client: int,
+    identities_per_address: int,
+    keep_submissions: int,
+    forwarded_allow_ips: str | None,
     warm_spares: int,
     secret_key_file: Path | None,
     secure_cookies: bool,
@@ -160,6 +193,9 @@ def serve(
             allow_unsandboxed=allow_unsandboxed,
             grading_concurrency=grading_concurrency,
             grading_queue=grading_queue,
+            grading_per_client=grading_per_client,
+            identities_per_address=identities_per_address,
+            keep_submissions=keep_submissions,
             warm_spares=warm_spares,
             secure_cookies=secure_cookies,
         )
@@ -186,6 +222,10 @@ def serve(
         timeout_graceful_shutdown=int(settings.shutdown_grace_s),
         server_header=False,
         http=HeadTimeoutH11Protocol,  # a client that never finishes its headers is cut off
+        # The client address (fair grading, per-client limits) comes from X-Forwarded-For only when the
+        # connection comes from a proxy named here.
+        proxy_headers=forwarded_allow_ips is not None,
+        forwarded_allow_ips=forwarded_allow_ips,
     )
     server = uvicorn.Server(config)
     # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal once it has shut down; by then

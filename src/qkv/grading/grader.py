@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import secrets
@@ -19,9 +20,9 @@ from qkv.grading.pool import SparePool
 from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
 from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError
-from qkv.grading.suite import Case, Suite
+from qkv.grading.suite import Case, Raises, Suite
 from qkv.grading.values import MalformedReport, clean_text
-from qkv.grading.verdict import judge, limit_message
+from qkv.grading.verdict import judge, limit_message, shown
 
 __all__ = ["BUBBLEWRAP", "RLIMITS_ONLY", "Grader", "SandboxUnavailable", "sandbox_available"]
 
@@ -156,10 +157,14 @@ class Grader:
         cases = suite.cases(seed)
 
         def finish(
-            status: str, message: str | None, tests: list[TestResult], output: str = ""
+            status: str,
+            message: str | None,
+            tests: list[TestResult],
+            output: str = "",
+            line: int | None = None,
         ) -> GradeResult:
             duration_ms = round((time.perf_counter() - started) * 1000)
-            return GradeResult(status, message, tests, seed, duration_ms, self.sandbox, output)  # type: ignore[arg-type]
+            return GradeResult(status, message, tests, seed, duration_ms, self.sandbox, output, line)  # type: ignore[arg-type]
 
         size = len(source.encode("utf-8", errors="replace"))
         if size > MAX_SOURCE_BYTES:
@@ -185,9 +190,12 @@ class Grader:
             return finish(
                 "error", f"The grader could not start its sandbox, so your code was not run ({error})", []
             )
-        raw = process.run(job)
-        status, message, tests = interpret(raw, cases, self.limits)
-        return finish(status, message, tests, _output(raw))
+        limits = self.limits
+        if suite.time_limit_s is not None and suite.time_limit_s < limits.wall_s:
+            limits = dataclasses.replace(limits, wall_s=suite.time_limit_s)  # the exercise's own, shorter
+        raw = process.run(job, wall_s=limits.wall_s)
+        status, message, tests = interpret(raw, cases, limits)
+        return finish(status, message, tests, _output(raw), error_line(raw) if status == "error" else None)
 
     def close(self) -> None:
         """Stop the warm spares."""
@@ -256,13 +264,44 @@ def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str 
         status: TestStatus = "timeout" if raw.timed_out else "error"
         tests.append(_unfinished(cases[len(tests)], status, cause))
         tests += [
-            _unfinished(case, "error", "Not run: the test before it stopped your program.")
+            _unfinished(case, "not_run", "Not run: the test before it stopped your program.")
             for case in cases[len(tests) :]
         ]
     passed = sum(test.status == "pass" for test in tests)
     if passed == len(tests):
         return "pass", f"All {len(tests)} tests passed.", tests
-    return "fail", f"{passed} of {len(tests)} tests passed.", tests
+    return "fail", summary(passed, len(tests), sum(test.status == "not_run" for test in tests)), tests
+
+
+def summary(passed: int, total: int, not_run: int = 0) -> str:
+    """The one-line score of a run; tests that never ran are counted apart, not as failures.
+
+    Examples
+    --------
+    >>> summary(3, 4)
+    '3 of 4 tests passed.'
+    >>> summary(0, 4, 3)
+    '0 of 1 test that ran passed; 3 did not run because an earlier test stopped your program.'
+    """
+    if not not_run:
+        return f"{passed} of {total} tests passed."
+    ran = total - not_run
+    tests = "test that ran" if ran == 1 else "tests that ran"
+    return (
+        f"{passed} of {ran} {tests} passed; "
+        f"{not_run} did not run because an earlier test stopped your program."
+    )
+
+
+def error_line(raw: RawRun) -> int | None:
+    """The line of the learner's file where loading stopped (a syntax error's), when the report names one."""
+    if raw.malformed:
+        return None
+    for event in raw.events:
+        if event.get("event") == "import_error":
+            line = event.get("line")
+            return line if isinstance(line, int) and not isinstance(line, bool) and 0 < line < 10**6 else None
+    return None
 
 
 def _judge_safely(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
@@ -287,7 +326,11 @@ def _judge_safely(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
 
 def _unfinished(case: Case, status: TestStatus, message: str) -> TestResult:
     """The result of a test that the report does not judge (it never ran, or its judging failed)."""
-    return TestResult(case.name, status, message, None, function=case.function, call=case.call)
+    raises = isinstance(case.expected, Raises)
+    expected = f"raises {case.expected.exception}" if raises else shown(case.expected)
+    return TestResult(
+        case.name, status, message, None, function=case.function, call=case.call, expected=expected
+    )
 
 
 def _stop_cause(raw: RawRun, limits: Limits) -> str:

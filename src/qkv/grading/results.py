@@ -7,10 +7,15 @@ from typing import Any, Literal
 
 __all__ = ["RESULTS_VERSION", "GradeResult", "TestResult"]
 
-RESULTS_VERSION = 2
-"""The version of the results document. 1 (unversioned) had no ``function`` and ``call`` per test."""
+RESULTS_VERSION = 3
+"""The version of the results document.
 
-TestStatus = Literal["pass", "fail", "error", "timeout"]
+1 (unversioned) had no ``function`` and ``call`` per test; 2 added them; 3 adds ``expected`` and ``got`` per
+test, the document's ``line`` (where loading stopped) and the test status ``not_run`` (a test that never ran
+because an earlier one stopped the program, which version 2 reported as ``error``).
+"""
+
+TestStatus = Literal["pass", "fail", "error", "timeout", "not_run"]
 GradeStatus = Literal["pass", "fail", "error"]
 
 
@@ -22,9 +27,10 @@ class TestResult:
     ----------
     name : str
         What the test checks, in words; names are the same for every seed.
-    status : {"pass", "fail", "error", "timeout"}
-        ``fail``: a wrong value or a missing/wrong exception; ``error``: the function crashed or the test
-        could not run; ``timeout``: it was running when the time limit struck.
+    status : {"pass", "fail", "error", "timeout", "not_run"}
+        ``fail``: a wrong value or a missing/wrong exception; ``error``: the function crashed or could not be
+        judged; ``timeout``: it was running when the time limit struck; ``not_run``: an earlier test stopped
+        the program before this one could start (neither a pass nor a failure).
     message : str or None
         What went wrong (expected vs got), None for a pass.
     hint : str or None
@@ -33,6 +39,12 @@ class TestResult:
         The learner's function that the test calls.
     call : str
         The call as the learner would type it to repeat the test, e.g. ``volume(3, 5, 7)``.
+    expected : str or None
+        For a test that did not pass: the expected result as Python prints it (``12``,
+        ``array([[1., 2.]])``) or the exception it should raise (``raises ValueError``); None otherwise.
+    got : str or None
+        For a test that did not pass: what the function returned, or the exception it raised; None when it
+        never returned (not run, timed out, missing function).
 
     Examples
     --------
@@ -49,6 +61,8 @@ class TestResult:
     hint: str | None = None
     function: str = ""
     call: str = ""
+    expected: str | None = None
+    got: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The test's entry in the results document."""
@@ -59,6 +73,8 @@ class TestResult:
             "hint": self.hint,
             "function": self.function,
             "call": self.call,
+            "expected": self.expected,
+            "got": self.got,
         }
 
 
@@ -83,6 +99,9 @@ class GradeResult:
         ``"bubblewrap"`` or ``"rlimits only (no bubblewrap)"``.
     output : str
         What the code printed on stdout and stderr, each cut off (with a marker) after the output limit.
+    line : int or None
+        For ``error``: the line of the learner's file where loading stopped (a syntax error's line), when
+        known; None otherwise. The page marks it in the editor.
 
     Examples
     --------
@@ -101,11 +120,17 @@ class GradeResult:
     duration_ms: int
     sandbox: str
     output: str = ""
+    line: int | None = None
 
     @property
     def passed(self) -> bool:
         """Whether every test passed."""
         return self.status == "pass"
+
+    @property
+    def not_run(self) -> int:
+        """How many tests never ran (an earlier one stopped the program)."""
+        return sum(test.status == "not_run" for test in self.tests)
 
     @property
     def score(self) -> tuple[int, int]:
@@ -123,4 +148,5 @@ class GradeResult:
             "duration_ms": self.duration_ms,
             "sandbox": self.sandbox,
             "output": self.output,
+            "line": self.line,
         }

@@ -193,13 +193,17 @@ class SandboxProcess:
         """Whether the process is still waiting (a spare that died is thrown away)."""
         return self.process.poll() is None
 
-    def run(self, job: dict[str, Any]) -> RawRun:
-        """Send the job, collect the report and output until the harness ends or the wall clock runs out."""
+    def run(self, job: dict[str, Any], wall_s: float | None = None) -> RawRun:
+        """Send the job, collect the report and output until the harness ends or the wall clock runs out.
+
+        ``wall_s`` shortens the wall-clock limit for this job (an exercise may declare a shorter one).
+        """
         result = RawRun()
         stdout, stderr = _Capture(self.limits.output_bytes), _Capture(self.limits.output_bytes)
         report = ReportReader(self._buffer)
+        wall = self.limits.wall_s if wall_s is None else min(wall_s, self.limits.wall_s)
         try:
-            result.timed_out = self._exchange(json.dumps(job).encode(), report, stdout, stderr)
+            result.timed_out = self._exchange(json.dumps(job).encode(), report, stdout, stderr, wall)
         finally:
             self._stop(stdout, stderr)
         result.stdout = stdout.text(self.limits.describe_output("stdout"))
@@ -212,7 +216,9 @@ class SandboxProcess:
         result.events, result.malformed = report.events()
         return result
 
-    def _exchange(self, job: bytes, report: ReportReader, stdout: _Capture, stderr: _Capture) -> bool:
+    def _exchange(
+        self, job: bytes, report: ReportReader, stdout: _Capture, stderr: _Capture, wall_s: float
+    ) -> bool:
         """Write the job to stdin while reading the report and output; True if the wall clock ran out first.
 
         Stops when every pipe is closed, ``GRACE_S`` after the harness's ``done`` line, when the report
@@ -228,7 +234,7 @@ class SandboxProcess:
             selector.register(process.stdout.fileno(), selectors.EVENT_READ, stdout)
             selector.register(process.stderr.fileno(), selectors.EVENT_READ, stderr)
             selector.register(self._report_fd, selectors.EVENT_READ, report)
-            deadline = time.monotonic() + self.limits.wall_s
+            deadline = time.monotonic() + wall_s
             while selector.get_map():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:

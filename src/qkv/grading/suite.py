@@ -106,6 +106,9 @@ class Suite:
         The functions the learner writes (the starter code defines each one).
     table : sequence of TestCase
         Every test, in its stable order.
+    time_limit_s : float, optional
+        The wall-clock limit of one run, when the exercise needs less than the grader's (an endless loop
+        then holds a grader for this long, not for the grader's whole limit); shown on the page.
 
     Raises
     ------
@@ -130,8 +133,17 @@ class Suite:
 
     functions: Sequence[str]
     table: Sequence[TestCase]
+    time_limit_s: float | None = None
 
     def __post_init__(self) -> None:
+        if self.time_limit_s is not None and not (
+            isinstance(self.time_limit_s, int | float)
+            and not isinstance(self.time_limit_s, bool)
+            and 0 < self.time_limit_s <= 60
+        ):
+            raise ValueError(
+                f"time_limit_s must be a number of seconds above 0 and at most 60, not {self.time_limit_s!r}."
+            )
         names = [row.name for row in self.table]
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:

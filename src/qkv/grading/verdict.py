@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from qkv.grading.display import short
+from qkv.grading.display import short, show
 from qkv.grading.hints import Outcome, first_hint
 from qkv.grading.limits import Limits
 from qkv.grading.results import TestResult, TestStatus
 from qkv.grading.suite import Case, Raises
 from qkv.grading.values import MalformedReport, clean_text, decode_value
 
-__all__ = ["judge", "limit_message"]
+__all__ = ["judge", "limit_message", "shown"]
+
+BLOCK_LIMIT = 2000  # characters of a value shown in the expected/got block before it is described instead
 
 BLOCKING_ERRNO = 11  # EAGAIN: what fork() fails with when the process limit is reached
 TOO_BIG_ERRNO = 27  # EFBIG
@@ -31,6 +33,29 @@ def limit_message(exception: str, errno: int | None, limits: Limits) -> str | No
     if errno == TOO_MANY_FILES_ERRNO:
         return limits.describe_open_files()
     return None
+
+
+def shown(value: Any) -> str:
+    """A value for the expected/got block: printed in full unless it is very long.
+
+    Examples
+    --------
+    >>> shown([1, 2])
+    '[1, 2]'
+    """
+    text = show(value)
+    return text if len(text) <= BLOCK_LIMIT else short(value)
+
+
+def _expected(case: Case) -> str:
+    if isinstance(case.expected, Raises):
+        return f"raises {case.expected.exception}"
+    return shown(case.expected)
+
+
+def _raised(event: dict[str, Any]) -> str:
+    message = event.get("message") or ""
+    return f"raised {event.get('type')}: {message}".rstrip(": ")
 
 
 def _raised_text(function: str, event: dict[str, Any]) -> str:
@@ -64,12 +89,12 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
             f"Expected {case.expected.exception} because {case.expected.reason}, but "
             f"{case.function} returned {short(got)}."
         )
-        return _result(case, "fail", message, hint)
+        return _result(case, "fail", message, hint, got=shown(got))
     mismatch = case.compare.mismatch(got, case.expected)
     if mismatch is None:
         return _result(case, "pass")
     seen = Outcome(case.args, case.expected, case.compare, returned=got, at=mismatch.at)
-    return _result(case, "fail", mismatch.message, first_hint(case.hints, seen))
+    return _result(case, "fail", mismatch.message, first_hint(case.hints, seen), got=shown(got))
 
 
 def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
@@ -85,14 +110,23 @@ def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
             f"Expected {case.expected.exception} because {case.expected.reason}, but "
             f"{_raised_text(case.function, event)}"
         )
-        return _result(case, "fail", text, first_hint(case.hints, seen))
+        return _result(case, "fail", text, first_hint(case.hints, seen), got=_raised(event))
     errno = event.get("errno")
     limit = limit_message(kind, errno if isinstance(errno, int) else None, limits)
     text = limit or _raised_text(case.function, event)
-    return _result(case, "error", text, first_hint(case.hints, seen))
+    return _result(case, "error", text, first_hint(case.hints, seen), got=_raised(event))
 
 
 def _result(
-    case: Case, status: TestStatus, message: str | None = None, hint: str | None = None
+    case: Case,
+    status: TestStatus,
+    message: str | None = None,
+    hint: str | None = None,
+    *,
+    got: str | None = None,
 ) -> TestResult:
-    return TestResult(case.name, status, message, hint, function=case.function, call=case.call)
+    """A test's result; a test that did not pass also carries what was expected and what came back."""
+    expected = None if status == "pass" else _expected(case)
+    return TestResult(
+        case.name, status, message, hint, function=case.function, call=case.call, expected=expected, got=got
+    )

@@ -18,6 +18,7 @@ needed, ``lesson.py`` (variants and named wrong answers); a chapter folder lists
 from qkv.lessons.catalog import Catalog, Chapter, CodeExercise, Lesson
 from qkv.lessons.loader import BUILTIN_CONTENT, load_catalog, validate
 from qkv.lessons.model import (
+    SOLUTION_AFTER_FAILED_RUNS,
     Exercise,
     Feedback,
     LessonError,
@@ -29,6 +30,7 @@ from qkv.lessons.model import (
 
 __all__ = [
     "BUILTIN_CONTENT",
+    "SOLUTION_AFTER_FAILED_RUNS",
     "Catalog",
     "Chapter",
     "CodeExercise",

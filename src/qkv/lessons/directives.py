@@ -27,7 +27,7 @@ _KIND_KEYS = {
     "numeric": {"answer", "name", "rtol", "atol", "mistakes"},
     "letter": {"answer", "options", "mistakes"},
     "choice": {"answer", "choices"},
-    "code": {"starter_code"},
+    "code": {"starter_code", "hints", "solution"},
 }
 
 
@@ -178,6 +178,8 @@ def _build(
         options={str(k): tuple(str(w) for w in v) for k, v in data.get("options", {}).items()},
         choices=choices,
         starter_code=data.get("starter_code"),
+        hints=tuple(str(hint) for hint in data.get("hints", [])),
+        solution=data.get("solution"),
         suite=suite if kind == "code" else None,
         functions=tuple(suite.functions) if kind == "code" and suite is not None else (),
         label=str(data.get("label", "")),
@@ -336,4 +338,36 @@ def _check_code(body: _Body, exercise_id: str, suite: Suite | None) -> list[Prob
         for name in suite.functions
         if not re.search(rf"^def {re.escape(name)}\(", starter, re.MULTILINE)
     ]
+    problems += _check_help(body, suite)
+    return problems
+
+
+MAX_HINTS = 10
+
+
+def _check_help(body: _Body, suite: Suite) -> list[Problem]:
+    """The optional ``hints`` (a list of sentences, shown one at a time) and ``solution`` (a program)."""
+    problems: list[Problem] = []
+    hints = body.data.get("hints")
+    if hints is not None:
+        if not isinstance(hints, list) or not hints or len(hints) > MAX_HINTS:
+            problems.append(
+                body.problem("hints", f"hints must be a list of 1 to {MAX_HINTS} sentences, not {hints!r}.")
+            )
+        else:
+            problems += [
+                body.problem("hints", f"Hint {number} must be a non-empty string, not {hint!r}.")
+                for number, hint in enumerate(hints, start=1)
+                if not isinstance(hint, str) or not hint.strip()
+            ]
+    solution = body.data.get("solution")
+    if solution is not None:
+        if not isinstance(solution, str) or not solution.strip():
+            problems.append(body.problem("solution", "solution must be the reference program, as a string."))
+        else:
+            problems += [
+                body.problem("solution", f"The solution has no 'def {name}(' for the function '{name}'.")
+                for name in suite.functions
+                if not re.search(rf"^def {re.escape(name)}\(", solution, re.MULTILINE)
+            ]
     return problems

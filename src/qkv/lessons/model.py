@@ -14,6 +14,10 @@ ExerciseKind = Literal["numeric", "letter", "choice", "code"]
 EXERCISE_KINDS: tuple[str, ...] = ("numeric", "letter", "choice", "code")
 
 
+SOLUTION_AFTER_FAILED_RUNS = 3
+"""A code exercise's reference solution opens once it is solved, or after this many runs that did not pass."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a lesson file, located as ``file:line``.
@@ -140,6 +144,10 @@ class Exercise:
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     choices: tuple[Choice, ...] = ()
     starter_code: str | None = None
+    # code: hints shown one at a time by "Stuck?", and the reference solution, which the page gets only
+    # once it is earned (never rendered into the page)
+    hints: tuple[str, ...] = ()
+    solution: str | None = field(default=None, repr=False)
     # code: the hidden tests, from the lesson's grading module, and the functions they call
     suite: Suite | None = field(default=None, repr=False)
     functions: tuple[str, ...] = ()

@@ -14,7 +14,7 @@ from typing import Any
 from markdown_it.token import Token
 
 from qkv.lessons.markup import directive_of, fill, new_parser
-from qkv.lessons.model import Exercise, RenderedSection
+from qkv.lessons.model import SOLUTION_AFTER_FAILED_RUNS, Exercise, RenderedSection
 from qkv.lessons.widgets import render_widget
 
 __all__ = ["exercise_html", "render_reference", "render_sections", "section_html"]
@@ -33,6 +33,14 @@ def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: A
 
 
 _PARSER = new_parser(_render_fence)
+
+
+def _time_limit_note(exercise: Exercise) -> str:
+    """The sentence that states a code exercise's own time limit, when its suite declares one."""
+    limit = exercise.suite.time_limit_s if exercise.suite is not None else None
+    if limit is None:
+        return ""
+    return f'<p class="code-limit">Each run may take up to {limit:g} s; a longer one is stopped.</p>'
 
 
 def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
@@ -68,7 +76,9 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
             f'<textarea id="code-{ex_id}" name="code" spellcheck="false">{starter}</textarea>\n'
             '<button type="button" class="run-code" aria-keyshortcuts="Control+Enter Meta+Enter">'
             "Run the tests</button>"
-            '<div class="grade-results" aria-live="polite"></div></div>\n'
+            f"{_time_limit_note(exercise)}"
+            '<div class="grade-results" aria-live="polite"></div>'
+            f"{_help_html(exercise)}</div>\n"
         )
     if exercise.kind == "choice":
         options = "".join(
@@ -91,6 +101,29 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
         f'maxlength="200" placeholder="{placeholder}" aria-describedby="feedback-{ex_id}"> '
         f'<button type="submit">Check</button> {feedback}</form>\n'
     )
+
+
+def _help_html(exercise: Exercise) -> str:
+    """The "Stuck?" box of a code exercise: its hints (the page shows them one at a time) and, when the
+    lesson has a reference solution, when it opens. The solution itself is never in the page."""
+    if not exercise.hints and exercise.solution is None:
+        return ""
+    total = len(exercise.hints)
+    hints = "".join(
+        f'<li class="code-hint"><span class="hint-count">Hint {number} of {total}:</span> '
+        f"{_PARSER.renderInline(hint).strip()}</li>"
+        for number, hint in enumerate(exercise.hints, start=1)
+    )
+    solution = ""
+    if exercise.solution is not None:
+        runs = SOLUTION_AFTER_FAILED_RUNS
+        solution = (
+            '<p class="solution-note">The reference solution opens here once you have solved this exercise, '
+            f"or after {runs} runs that did not pass all the tests.</p>"
+        )
+    listed = f'<ol class="code-hints">{hints}</ol>' if hints else ""
+    summary = "<summary>Stuck?</summary>"
+    return f'<details class="code-help" data-hints="{total}">{summary}{listed}{solution}</details>'
 
 
 def section_html(section_id: str, title_html: str, body_html: str) -> str:

@@ -101,11 +101,76 @@ def _v2_attempts_and_secrets(conn: Connection) -> None:
     meta.create_all(conn)
 
 
-def _v3_instructors_and_named_mistakes(conn: Connection) -> None:
+def _v3_exercise_totals(conn: Connection) -> None:
+    """Counts per learner and exercise kept as numbers, so that old rows can be pruned without losing them."""
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # exists: only the key's target
+    Table(
+        "exercise_totals",
+        meta,
+        Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("exercise_id", String(64), primary_key=True),
+        Column("attempts", Integer, nullable=False),
+        Column("submissions", Integer, nullable=False),
+        Column("solved", Boolean, nullable=False),
+        Column("first_solved_at", DateTime),
+        Column("last_activity_at", DateTime, nullable=False),
+        Column("best_passed", Integer),
+        Column("best_total", Integer),
+        Column("failed_runs", Integer, nullable=False),
+    )
+    meta.create_all(conn)
+    # Every row saved so far is still there, so the totals start as exactly what the rows say.
+    conn.execute(
+        text(
+            "INSERT INTO exercise_totals (learner_id, lesson_id, exercise_id, attempts, submissions, solved, "
+            "first_solved_at, last_activity_at, best_passed, best_total, failed_runs) "
+            "SELECT learner_id, lesson_id, exercise_id, "
+            "SUM(CASE WHEN counted_as_attempt THEN 1 ELSE 0 END), COUNT(*), "
+            "MAX(CASE WHEN correct THEN 1 ELSE 0 END) = 1, "
+            "MIN(CASE WHEN correct THEN created_at END), MAX(created_at), NULL, NULL, 0 "
+            "FROM answers GROUP BY learner_id, lesson_id, exercise_id"
+        )
+    )
+    conn.execute(
+        text(
+            "INSERT INTO exercise_totals (learner_id, lesson_id, exercise_id, attempts, submissions, solved, "
+            "first_solved_at, last_activity_at, best_passed, best_total, failed_runs) "
+            "SELECT learner_id, lesson_id, exercise_id, COUNT(*), COUNT(*), "
+            "MAX(CASE WHEN status = 'pass' THEN 1 ELSE 0 END) = 1, "
+            "MIN(CASE WHEN status = 'pass' THEN created_at END), MAX(created_at), MAX(passed), MAX(total), "
+            "SUM(CASE WHEN status = 'pass' THEN 0 ELSE 1 END) "
+            "FROM code_submissions c WHERE NOT EXISTS (SELECT 1 FROM exercise_totals t WHERE "
+            "t.learner_id = c.learner_id AND t.lesson_id = c.lesson_id AND t.exercise_id = c.exercise_id) "
+            "GROUP BY learner_id, lesson_id, exercise_id"
+        )
+    )
+
+
+def _v4_drafts_and_grading_seeds(conn: Connection) -> None:
+    """Code drafts are saved as the learner types; each learner's test inputs come from their own seed."""
+    # NULL until the learner's first run draws it; learners of earlier versions get theirs on their next run.
+    _add_column(conn, "learners", Column("grading_seed", Integer))
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # only for the foreign key
+    Table(
+        "code_drafts",
+        meta,
+        Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("exercise_id", String(64), primary_key=True),
+        Column("source", Text, nullable=False),
+        Column("updated_at", DateTime, nullable=False),
+    )
+    meta.tables["code_drafts"].create(conn)
+
+
+def _v5_instructors_and_named_mistakes(conn: Connection) -> None:
     """Each answer keeps the id of the named mistake it matched; instructors, their links and sessions.
 
     Self-contained: it only adds a nullable column and three new tables, so it applies in place to
-    any version 2 database (older answers keep ``mistake`` NULL: unknown, not "no mistake").
+    any version 4 database (older answers keep ``mistake`` NULL: unknown, not "no mistake").
     """
     _add_column(conn, "answers", Column("mistake", String(64)))
     meta = MetaData()
@@ -139,7 +204,9 @@ def _v3_instructors_and_named_mistakes(conn: Connection) -> None:
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
-    _v3_instructors_and_named_mistakes,
+    _v3_exercise_totals,
+    _v4_drafts_and_grading_seeds,
+    _v5_instructors_and_named_mistakes,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 
@@ -180,6 +247,10 @@ def upgrade(engine: Engine, target: int = LATEST_VERSION) -> tuple[int, int]:
     Examples
     --------
     >>> from sqlalchemy import create_engine
+    >>> upgrade(create_engine("sqlite://"))
+    (0, 4)
+
+
     >>> upgrade(create_engine("sqlite://")) == (0, LATEST_VERSION)
     True
     """

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, case, func, insert, select, update
+from sqlalchemy import Connection, Engine, Table, case, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -22,15 +22,27 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from qkv.store.engine import PoolLimits, create_store_engine, describe_url
 from qkv.store.errors import StoreError
 from qkv.store.migrations import schema_version, upgrade
-from qkv.store.tables import Answer, CodeSubmission, Learner, LessonState, ServerSecret
+from qkv.store.tables import (
+    Answer,
+    CodeDraft,
+    CodeSubmission,
+    ExerciseTotals,
+    Learner,
+    LessonState,
+    ServerSecret,
+)
 
 _LEARNERS: Table = Learner.__table__  # type: ignore[assignment]
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _STATE: Table = LessonState.__table__  # type: ignore[assignment]
+_DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
 _SECRETS: Table = ServerSecret.__table__  # type: ignore[assignment]
+_TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
+DEFAULT_KEEP = 20  # answers and programs kept per learner and exercise (besides the first right / best one)
 
 MAX_DISPLAY_NAME = 80
+GRADING_SEED_LIMIT = 2**31  # grading seeds are 0 <= seed < this (they fit a 32-bit INTEGER column)
 
 
 def _now() -> datetime:
@@ -72,6 +84,7 @@ class ExerciseActivity:
     solved: bool
     last_answer: AnswerRecord | None = None
     last_code: CodeRecord | None = None
+    failed_runs: int = 0  # code: the runs that did not pass every test
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,8 @@ class LessonActivity:
     lesson_id: str
     variant_seed: int | None
     exercises: dict[str, ExerciseActivity] = field(default_factory=dict)
+    # code exercise id -> the editor's latest saved text (a draft, or the last program sent to the grader)
+    drafts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -183,6 +198,11 @@ class Store:
         Refuse to create a new SQLite file.
     pool : PoolLimits, optional
         The connection pool's size and wait (see ``create_store_engine``).
+    keep : int
+        Answers and programs kept per learner and exercise: the last ``keep`` of each, plus the first
+        correct answer and the best program. Older ones are deleted as new ones arrive; the counts the
+        gradebook shows (attempts, submissions, solved, best score, times) are kept as numbers and stay
+        exact.
 
     Raises
     ------
@@ -199,8 +219,17 @@ class Store:
     """
 
     def __init__(
-        self, url: str, *, migrate: bool = True, must_exist: bool = False, pool: PoolLimits | None = None
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        must_exist: bool = False,
+        pool: PoolLimits | None = None,
+        keep: int = DEFAULT_KEEP,
     ) -> None:
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"keep must be a whole number of at least 1, not {keep!r}.")
+        self.keep = keep
         self.url = url
         self.engine: Engine = create_store_engine(url, must_exist=must_exist, pool=pool)
         try:
@@ -269,6 +298,55 @@ class Store:
         )
         conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(last_seen_at=now))
 
+    def _count(
+        self,
+        conn: Connection,
+        key: tuple[str, str, str],
+        now: datetime,
+        *,
+        attempt: bool,
+        solved: bool,
+        score: tuple[int, int] | None = None,
+    ) -> None:
+        """Add one answer or program to the learner's totals for the exercise (one atomic row update)."""
+        learner_id, lesson_id, exercise_id = key
+        zero = {"attempts": 0, "submissions": 0, "solved": False, "failed_runs": 0, "last_activity_at": now}
+        self._insert_ignore(
+            conn,
+            _TOTALS,
+            {"learner_id": learner_id, "lesson_id": lesson_id, "exercise_id": exercise_id, **zero},
+            ["learner_id", "lesson_id", "exercise_id"],
+        )
+        t = _TOTALS.c
+        changes: dict[str, Any] = {
+            "attempts": t.attempts + (1 if attempt else 0),
+            "submissions": t.submissions + 1,
+            "last_activity_at": now,
+        }
+        if solved:
+            changes["solved"] = True
+            changes["first_solved_at"] = func.coalesce(t.first_solved_at, now)
+        if score is not None:
+            if not solved:
+                changes["failed_runs"] = t.failed_runs + 1
+            better = (t.best_passed.is_(None)) | (t.best_passed < score[0])
+            changes["best_passed"] = case((better, score[0]), else_=t.best_passed)
+            changes["best_total"] = case((better, score[1]), else_=t.best_total)
+        conn.execute(update(_TOTALS).where(*_of(_TOTALS, key)).values(**changes))
+
+    def _prune(self, conn: Connection, table: Table, key: tuple[str, str, str], *, keep_also: Any) -> None:
+        """Delete the rows of ``key`` beyond the last ``keep``, except the one ``keep_also`` selects."""
+        newest = (
+            select(table.c.id).where(*_of(table, key)).order_by(table.c.id.desc()).limit(self.keep).subquery()
+        )
+        conn.execute(
+            delete(table).where(
+                *_of(table, key),
+                table.c.id.not_in(select(newest.c.id)),
+                table.c.id != func.coalesce(keep_also, -1),
+            )
+        )
+
     # -- learners --------------------------------------------------------------------------------
 
     def learner_display_name(self, learner_id: str) -> str | None:
@@ -283,6 +361,30 @@ class Store:
             self._ensure_learner(conn, learner_id)
             conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(display_name=cleaned))
         return cleaned
+
+    def grading_seed(self, learner_id: str) -> int:
+        """The seed of this learner's test inputs: drawn at random on first use, then always the same.
+
+        The same seed every run lets a learner repeat a failing call; a seed per learner keeps one learner's
+        expected values from passing another's tests.
+
+        Examples
+        --------
+        >>> store = Store("sqlite://")
+        >>> store.grading_seed("a" * 36) == store.grading_seed("a" * 36)
+        True
+        >>> store.close()
+        """
+        drawn = secrets.randbelow(GRADING_SEED_LIMIT)
+        with self._write() as conn:
+            self._ensure_learner(conn, learner_id)
+            mine = _LEARNERS.c.id == learner_id
+            # Only a learner without a seed gets the new one, so two first runs at once agree on one seed.
+            conn.execute(
+                update(_LEARNERS).where(mine, _LEARNERS.c.grading_seed.is_(None)).values(grading_seed=drawn)
+            )
+            seed: int = conn.execute(select(_LEARNERS.c.grading_seed).where(mine)).scalar_one()
+        return seed
 
     # -- lesson state ----------------------------------------------------------------------------
 
@@ -327,7 +429,7 @@ class Store:
         variant_seed: int | None = None,
         mistake: str | None = None,
     ) -> None:
-        """Save one answer (every attempt is kept); ValueError for text that cannot be stored.
+        """Save one answer (counted, then pruned to the last ``keep``); ValueError for unstorable text.
 
         ``mistake`` is the id of the named mistake the answer matched, if any (at most 64 characters).
         """
@@ -335,6 +437,7 @@ class Store:
         check_storable(message, "The feedback message")
         if mistake is not None and len(check_storable(mistake, "The mistake id")) > 64:
             raise ValueError(f"A mistake id may have at most 64 characters, but {mistake[:80]!r} has more.")
+        now = _now()
         with self._write() as conn:
             self._ensure_learner(conn, learner_id)
             conn.execute(
@@ -348,9 +451,17 @@ class Store:
                     message=message,
                     counted_as_attempt=counted_as_attempt,
                     mistake=mistake,
-                    created_at=_now(),
+                    created_at=now,
                 )
             )
+            key = (learner_id, lesson_id, exercise_id)
+            self._count(conn, key, now, attempt=counted_as_attempt, solved=correct)
+            first_right = (
+                select(func.min(_ANSWERS.c.id))
+                .where(*_of(_ANSWERS, key), _ANSWERS.c.correct)
+                .scalar_subquery()
+            )
+            self._prune(conn, _ANSWERS, key, keep_also=first_right)
 
     def record_code(
         self, learner_id: str, lesson_id: str, exercise_id: str, source: str, result: Mapping[str, Any]
@@ -359,6 +470,8 @@ class Store:
         check_storable(source, "The program")
         tests = result.get("tests") or []
         passed = sum(1 for test in tests if isinstance(test, Mapping) and test.get("status") == "pass")
+        status = str(result.get("status", "error"))[:16]
+        now = _now()
         with self._write() as conn:
             self._ensure_learner(conn, learner_id)
             conn.execute(
@@ -367,16 +480,55 @@ class Store:
                     lesson_id=lesson_id,
                     exercise_id=exercise_id,
                     source=source,
-                    status=str(result.get("status", "error"))[:16],
+                    status=status,
                     passed=passed,
                     total=len(tests),
                     result_json=json.dumps(result, allow_nan=False),
-                    created_at=_now(),
+                    created_at=now,
                 )
             )
+            key = (learner_id, lesson_id, exercise_id)
+            self._count(conn, key, now, attempt=True, solved=status == "pass", score=(passed, len(tests)))
+            best = (
+                select(_CODE.c.id)
+                .where(*_of(_CODE, key))
+                .order_by(_CODE.c.passed.desc(), _CODE.c.id)
+                .limit(1)
+                .scalar_subquery()
+            )
+            self._prune(conn, _CODE, key, keep_also=best)
+            # What was sent to the grader is also the editor's latest text.
+            self._put_draft(conn, learner_id, lesson_id, exercise_id, source)
+
+    def save_draft(self, learner_id: str, lesson_id: str, exercise_id: str, source: str) -> None:
+        """Keep the editor's text of a code exercise (one draft per exercise; the newest wins)."""
+        with self._write() as conn:
+            self._ensure_learner(conn, learner_id)
+            self._put_draft(conn, learner_id, lesson_id, exercise_id, source)
+
+    def _put_draft(
+        self, conn: Connection, learner_id: str, lesson_id: str, exercise_id: str, source: str
+    ) -> None:
+        now = _now()
+        key = {"learner_id": learner_id, "lesson_id": lesson_id, "exercise_id": exercise_id}
+        self._insert_ignore(
+            conn,
+            _DRAFTS,
+            {**key, "source": source, "updated_at": now},
+            ["learner_id", "lesson_id", "exercise_id"],
+        )
+        conn.execute(
+            update(_DRAFTS)
+            .where(*(_DRAFTS.c[name] == value for name, value in key.items()))
+            .values(source=source, updated_at=now)
+        )
 
     def lesson_activity(self, learner_id: str, lesson_id: str) -> LessonActivity:
-        """Everything the learner saved on one lesson, summarised per exercise."""
+        """Everything the learner saved on one lesson, summarised per exercise.
+
+        The counts come from the kept totals (exact even after old rows were pruned); the last answer or
+        program from the rows.
+        """
         mine_a = (_ANSWERS.c.learner_id == learner_id, _ANSWERS.c.lesson_id == lesson_id)
         mine_c = (_CODE.c.learner_id == learner_id, _CODE.c.lesson_id == lesson_id)
         with self._read() as conn:
@@ -385,72 +537,64 @@ class Store:
                     _STATE.c.learner_id == learner_id, _STATE.c.lesson_id == lesson_id
                 )
             ).scalar()
-            answer_totals = conn.execute(
-                select(
-                    _ANSWERS.c.exercise_id,
-                    func.sum(case((_ANSWERS.c.counted_as_attempt, 1), else_=0)),
-                    func.count(),
-                    func.max(case((_ANSWERS.c.correct, 1), else_=0)),
-                    func.max(_ANSWERS.c.id),
-                )
-                .where(*mine_a)
-                .group_by(_ANSWERS.c.exercise_id)
-            ).all()
-            last_ids = [row[4] for row in answer_totals]
-            last_answers = {
-                row.exercise_id: row
-                for row in conn.execute(select(_ANSWERS).where(_ANSWERS.c.id.in_(last_ids))).all()
-            }
-            code_totals = conn.execute(
-                select(
-                    _CODE.c.exercise_id,
-                    func.count(),
-                    func.max(case((_CODE.c.status == "pass", 1), else_=0)),
-                    func.max(_CODE.c.id),
-                )
-                .where(*mine_c)
-                .group_by(_CODE.c.exercise_id)
-            ).all()
-            last_code = {
+            totals = {
                 row.exercise_id: row
                 for row in conn.execute(
-                    select(_CODE).where(_CODE.c.id.in_([r[3] for r in code_totals]))
+                    select(_TOTALS).where(
+                        _TOTALS.c.learner_id == learner_id, _TOTALS.c.lesson_id == lesson_id
+                    )
+                )
+            }
+            last_answer_ids = select(func.max(_ANSWERS.c.id)).where(*mine_a).group_by(_ANSWERS.c.exercise_id)
+            last_answers = {
+                row.exercise_id: row
+                for row in conn.execute(select(_ANSWERS).where(_ANSWERS.c.id.in_(last_answer_ids))).all()
+            }
+            last_code_ids = select(func.max(_CODE.c.id)).where(*mine_c).group_by(_CODE.c.exercise_id)
+            last_code = {
+                row.exercise_id: row
+                for row in conn.execute(select(_CODE).where(_CODE.c.id.in_(last_code_ids))).all()
+            }
+            drafts = {
+                row.exercise_id: row.source
+                for row in conn.execute(
+                    select(_DRAFTS.c.exercise_id, _DRAFTS.c.source).where(
+                        _DRAFTS.c.learner_id == learner_id, _DRAFTS.c.lesson_id == lesson_id
+                    )
                 ).all()
             }
         exercises: dict[str, ExerciseActivity] = {}
-        for exercise_id, attempts, submissions, solved, _ in answer_totals:
-            row = last_answers[exercise_id]
+        for exercise_id, total in totals.items():
+            answer, code = last_answers.get(exercise_id), last_code.get(exercise_id)
             exercises[exercise_id] = ExerciseActivity(
-                attempts=int(attempts or 0),
-                submissions=int(submissions),
-                solved=bool(solved),
-                last_answer=AnswerRecord(
-                    exercise_id=row.exercise_id,
-                    answer=row.answer,
-                    correct=bool(row.correct),
-                    message=row.message,
-                    counted_as_attempt=bool(row.counted_as_attempt),
-                    variant_seed=row.variant_seed,
-                    created_at=row.created_at,
+                attempts=int(total.attempts),
+                submissions=int(total.submissions),
+                solved=bool(total.solved),
+                failed_runs=int(total.failed_runs),
+                last_answer=None
+                if answer is None
+                else AnswerRecord(
+                    exercise_id=answer.exercise_id,
+                    answer=answer.answer,
+                    correct=bool(answer.correct),
+                    message=answer.message,
+                    counted_as_attempt=bool(answer.counted_as_attempt),
+                    variant_seed=answer.variant_seed,
+                    created_at=answer.created_at,
+                ),
+                last_code=None
+                if code is None
+                else CodeRecord(
+                    exercise_id=code.exercise_id,
+                    source=code.source,
+                    status=code.status,
+                    passed=int(code.passed),
+                    total=int(code.total),
+                    result=json.loads(code.result_json),
+                    created_at=code.created_at,
                 ),
             )
-        for exercise_id, submissions, solved, _ in code_totals:
-            row = last_code[exercise_id]
-            exercises[exercise_id] = ExerciseActivity(
-                attempts=int(submissions),
-                submissions=int(submissions),
-                solved=bool(solved),
-                last_code=CodeRecord(
-                    exercise_id=row.exercise_id,
-                    source=row.source,
-                    status=row.status,
-                    passed=int(row.passed),
-                    total=int(row.total),
-                    result=json.loads(row.result_json),
-                    created_at=row.created_at,
-                ),
-            )
-        return LessonActivity(lesson_id=lesson_id, variant_seed=seed, exercises=exercises)
+        return LessonActivity(lesson_id=lesson_id, variant_seed=seed, exercises=exercises, drafts=drafts)
 
     # -- the gradebook ---------------------------------------------------------------------------
 
@@ -468,52 +612,20 @@ class Store:
         list of GradebookRow
         """
         rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-        a, c = _ANSWERS.c, _CODE.c
         with self._read() as conn:
             learners = {
                 row.id: row.display_name
                 for row in conn.execute(select(_LEARNERS.c.id, _LEARNERS.c.display_name))
             }
-            for row in conn.execute(
-                select(
-                    a.learner_id,
-                    a.lesson_id,
-                    a.exercise_id,
-                    func.sum(case((a.counted_as_attempt, 1), else_=0)),
-                    func.count(),
-                    func.max(case((a.correct, 1), else_=0)),
-                    func.min(case((a.correct, a.created_at), else_=None)),
-                    func.max(a.created_at),
-                ).group_by(a.learner_id, a.lesson_id, a.exercise_id)
-            ):
-                rows[(row[0], row[1], row[2])] = {
-                    "attempts": int(row[3] or 0),
-                    "submissions": int(row[4]),
-                    "solved": bool(row[5]),
-                    "best_score": None,
-                    "first_solved_at": row[6],
-                    "last_activity_at": row[7],
-                }
-            for row in conn.execute(
-                select(
-                    c.learner_id,
-                    c.lesson_id,
-                    c.exercise_id,
-                    func.count(),
-                    func.max(case((c.status == "pass", 1), else_=0)),
-                    func.min(case((c.status == "pass", c.created_at), else_=None)),
-                    func.max(c.created_at),
-                    func.max(c.passed),
-                    func.max(c.total),
-                ).group_by(c.learner_id, c.lesson_id, c.exercise_id)
-            ):
-                rows[(row[0], row[1], row[2])] = {
-                    "attempts": int(row[3]),
-                    "submissions": int(row[3]),
-                    "solved": bool(row[4]),
-                    "best_score": f"{int(row[7])}/{int(row[8])}",
-                    "first_solved_at": row[5],
-                    "last_activity_at": row[6],
+            for row in conn.execute(select(_TOTALS)):
+                best = None if row.best_passed is None else f"{int(row.best_passed)}/{int(row.best_total)}"
+                rows[(row.learner_id, row.lesson_id, row.exercise_id)] = {
+                    "attempts": int(row.attempts),
+                    "submissions": int(row.submissions),
+                    "solved": bool(row.solved),
+                    "best_score": best,
+                    "first_solved_at": row.first_solved_at,
+                    "last_activity_at": row.last_activity_at,
                 }
         empty = {
             "attempts": 0,
@@ -556,6 +668,16 @@ class Store:
         """Run a trivial query; raises StoreError if the database is unreachable."""
         with self._read() as conn:
             conn.execute(select(1))
+
+
+def _of(table: Table, key: tuple[str, str, str]) -> tuple[Any, ...]:
+    """The conditions that pick one learner's rows for one exercise."""
+    learner_id, lesson_id, exercise_id = key
+    return (
+        table.c.learner_id == learner_id,
+        table.c.lesson_id == lesson_id,
+        table.c.exercise_id == exercise_id,
+    )
 
 
 def _first_line(error: object) -> str:

@@ -34,6 +34,9 @@ class Learner(Base):
     display_name: Mapped[str | None] = mapped_column(String(80))
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     last_seen_at: Mapped[datetime | None] = mapped_column(DateTime)  # added by migration 2
+    # Added by migration 3: the seed of this learner's test inputs, drawn at their first run and kept, so
+    # that a failing test shows the same call every run (and other learners see other inputs).
+    grading_seed: Mapped[int | None] = mapped_column(Integer)
 
 
 class Answer(Base):
@@ -53,7 +56,7 @@ class Answer(Base):
     # Added by migration 2: a badly formatted answer is saved but does not cost an attempt.
     counted_as_attempt: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    # Added by migration 3: the key of the named mistake the answer matched (NULL: none, or saved before).
+    # Added by migration 5: the key of the named mistake the answer matched (NULL: none, or saved before).
     mistake: Mapped[str | None] = mapped_column(String(64))
 
 
@@ -73,6 +76,18 @@ class CodeSubmission(Base):
     total: Mapped[int] = mapped_column(Integer, nullable=False)
     result_json: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class CodeDraft(Base):
+    """The editor's latest text of a code exercise, saved as the learner types (added by migration 3)."""
+
+    __tablename__ = "code_drafts"
+
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    exercise_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
 
 
 class LessonState(Base):
@@ -99,8 +114,30 @@ class ServerSecret(Base):
     value: Mapped[str] = mapped_column(String(128), nullable=False)
 
 
+class ExerciseTotals(Base):
+    """Per learner and exercise, the counts the gradebook shows (added by migration 3).
+
+    They are counted as answers and programs arrive, not derived from the rows, because old rows are pruned:
+    only the last few answers and programs (and the best program) of each learner and exercise are kept.
+    """
+
+    __tablename__ = "exercise_totals"
+
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    exercise_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False)
+    submissions: Mapped[int] = mapped_column(Integer, nullable=False)
+    solved: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    first_solved_at: Mapped[datetime | None] = mapped_column(DateTime)
+    last_activity_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    best_passed: Mapped[int | None] = mapped_column(Integer)
+    best_total: Mapped[int | None] = mapped_column(Integer)
+    failed_runs: Mapped[int] = mapped_column(Integer, nullable=False)  # programs that did not pass
+
+
 class Instructor(Base):
-    """Someone who may see the whole class (added by migration 3); created by ``qkv instructor add``."""
+    """Someone who may see the whole class (added by migration 5); created by ``qkv instructor add``."""
 
     __tablename__ = "instructors"
 
@@ -110,7 +147,7 @@ class Instructor(Base):
 
 
 class InstructorSignInToken(Base):
-    """A one-time sign-in link's token, stored only as its SHA-256 (added by migration 3)."""
+    """A one-time sign-in link's token, stored only as its SHA-256 (added by migration 5)."""
 
     __tablename__ = "instructor_sign_in_tokens"
 
@@ -122,7 +159,7 @@ class InstructorSignInToken(Base):
 
 
 class InstructorSession(Base):
-    """A signed-in instructor's session, stored only as its SHA-256 (added by migration 3).
+    """A signed-in instructor's session, stored only as its SHA-256 (added by migration 5).
 
     Sessions live in the database so that every server sharing it accepts them, and signing out
     (or removing the instructor) ends them everywhere at once.

@@ -47,8 +47,19 @@ class CodeIn(_Body):
     code: str = Field(examples=["def area(w, h):\n    return w * h\n"])
 
 
+class DraftIn(_Body):
+    """The editor's text of a code exercise, saved as the learner types (not graded)."""
+
+    exercise_id: str = Field(min_length=1, max_length=64, examples=["code"])
+    code: str = Field(examples=["def area(w, h):\n    return w *"])
+
+
 class VariantIn(_Body):
     """No fields: the server picks the new seed."""
+
+
+class CancelIn(_Body):
+    """No fields: the learner's own waiting program is the one taken out of line."""
 
 
 class LearnerIn(_Body):
@@ -119,8 +130,10 @@ def post_answer(
         503: {"description": "The grader is busy."},
     },
 )
-async def post_code(lesson_id: LessonId, body: CodeIn, services: AppServices, learner: Writer) -> Any:
-    """Run the program in the sandboxed grader (through the bounded queue), save it, return the results."""
+async def post_code(
+    lesson_id: LessonId, body: CodeIn, request: Request, services: AppServices, learner: Writer
+) -> Any:
+    """Run the program in the sandboxed grader (through the fair wait list), save it, return the results."""
     lesson = services.lesson(lesson_id)
     exercise = services.exercise(lesson, body.exercise_id)
     if exercise.kind != "code":
@@ -129,30 +142,115 @@ async def post_code(lesson_id: LessonId, body: CodeIn, services: AppServices, le
             f"The exercise {exercise.id!r} takes an answer, not code; send it to "
             f"/api/lessons/{lesson.id}/answers instead.",
         )
-    size = len(body.code.encode("utf-8"))
-    limit = services.settings.max_code_bytes
-    if size > limit:
-        raise HTTPException(
-            413,
-            f"The code is {size:,} bytes; the grader accepts at most {limit:,} bytes ({limit // 1024} KiB).",
-        )
+    _check_size(services, body.code)
     if services.queue is None:
         raise HTTPException(503, services.grading_off_reason or "Grading is turned off on this server.")
+    # The learner's own seed: the same inputs every run (a failing call can be repeated), other learners'
+    # inputs differ (expected values cannot be passed around).
+    seed = await run_in_threadpool(services.store.grading_seed, learner.id)
     try:
-        future = services.queue.submit(body.code, exercise.suite, owner=learner.id)
-    except GradingBusy as busy:  # 429: this learner's previous program; 503: the grader is full
+        client = request.client.host if request.client else ""  # behind a trusted proxy: the forwarded one
+        future = services.queue.submit(body.code, exercise.suite, owner=learner.id, client=client, seed=seed)
+    except GradingBusy as busy:  # 429: this learner's or this address's programs; 503: the line is full
         return SafeJSONResponse(
             {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
         )
     except GradingClosed as closed:
         return SafeJSONResponse({"detail": str(closed)}, status_code=503, headers={"Retry-After": "5"})
-    result = await asyncio.wrap_future(future)
+    try:
+        result = await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        if not future.cancelled():
+            raise  # the client went away: nothing to answer
+        return SafeJSONResponse({"detail": "You cancelled this run before it was graded."}, status_code=409)
     document = result.to_dict()
     await run_in_threadpool(
         services.store.record_code, learner.id, lesson.id, exercise.id, body.code, document
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
     return {"result": document, "progress": progress}
+
+
+@router.get("/lessons/{lesson_id}/code/queue", summary="Where the learner's program is in the grading line")
+def get_code_queue(lesson_id: LessonId, services: AppServices, learner: Reader) -> dict[str, Any]:
+    """``{"position": n}``: programs graded before the learner's waiting one (null when nothing waits)."""
+    services.lesson(lesson_id)
+    position = services.queue.position(learner.id) if services.queue is not None else None
+    return {"position": position}
+
+
+@router.post("/lessons/{lesson_id}/code/cancel", summary="Take the learner's waiting program out of line")
+def post_code_cancel(
+    lesson_id: LessonId, body: CancelIn, services: AppServices, learner: Writer
+) -> dict[str, Any]:
+    """``{"cancelled": true}`` when a waiting program was taken out of line; one being graded runs on."""
+    services.lesson(lesson_id)
+    cancelled = services.queue.cancel(learner.id) if services.queue is not None else False
+    return {"cancelled": cancelled}
+
+
+def _code_exercise(services: Services, lesson: Any, exercise_id: str) -> Any:
+    exercise = services.exercise(lesson, exercise_id)
+    if exercise.kind != "code":
+        raise HTTPException(422, f"The exercise {exercise.id!r} takes an answer, not code.")
+    return exercise
+
+
+def _check_size(services: Services, code: str) -> None:
+    size = len(code.encode("utf-8"))
+    limit = services.settings.max_code_bytes
+    if size > limit:
+        raise HTTPException(
+            413,
+            f"The code is {size:,} bytes; the grader accepts at most {limit:,} bytes ({limit // 1024} KiB).",
+        )
+
+
+@router.put(
+    "/lessons/{lesson_id}/draft",
+    summary="Save the editor's text without grading it",
+    responses={413: {"description": "The code is over 64 KiB."}},
+)
+def put_draft(lesson_id: LessonId, body: DraftIn, services: AppServices, learner: Writer) -> dict[str, Any]:
+    """Keep the learner's latest text of a code exercise (the page sends it a moment after each edit).
+
+    The page restores it from PROGRESS (``code[exercise_id].draft``) on the learner's next visit.
+    """
+    lesson = services.lesson(lesson_id)
+    exercise = _code_exercise(services, lesson, body.exercise_id)
+    _check_size(services, body.code)
+    services.store.save_draft(learner.id, lesson.id, exercise.id, body.code)
+    return {"saved": True, "exercise_id": exercise.id}
+
+
+@router.get(
+    "/lessons/{lesson_id}/solution/{exercise_id}",
+    summary="The reference solution of a code exercise, once earned",
+    responses={
+        403: {"description": "Not earned yet: solve the exercise, or run it enough times."},
+        404: {"description": "The exercise has no reference solution."},
+    },
+)
+def get_solution(
+    lesson_id: LessonId,
+    exercise_id: Annotated[str, Path(max_length=64)],
+    services: AppServices,
+    learner: Reader,
+) -> dict[str, Any]:
+    """The lesson's reference solution, for a learner who solved the exercise or failed it often enough."""
+    lesson = services.lesson(lesson_id)
+    exercise = _code_exercise(services, lesson, exercise_id)
+    if exercise.solution is None:
+        raise HTTPException(404, f"The exercise {exercise.id!r} has no reference solution.")
+    state = _progress(services, lesson, learner.id)["code"][exercise.id]
+    if not state["solution"]["open"]:
+        runs, needed = state["failed_runs"], state["solution"]["after_failed_runs"]
+        raise HTTPException(
+            403,
+            f"The reference solution opens once you have solved this exercise, or after {needed} runs that "
+            f"did not pass all the tests; you have had {runs} so far.",
+        )
+    return {"exercise_id": exercise.id, "solution": exercise.solution.strip("\n") + "\n"}
 
 
 @router.post("/lessons/{lesson_id}/variant", summary="Switch to a new variant of the numbers")

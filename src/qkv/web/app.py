@@ -28,12 +28,14 @@ from qkv.web import api, instructor, pages, widget_api
 from qkv.web.body_limits import BodyLimitMiddleware
 from qkv.web.errors import install_error_handlers
 from qkv.web.grading_queue import GradingQueue
+from qkv.web.identity_limits import MintLimit
 from qkv.web.jsonsafe import SafeJSONResponse
 from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.services import Services
 from qkv.web.settings import Settings
 
 log = logging.getLogger("qkv.web")
+MINT_WINDOW_S = 600.0  # the window of Settings.identities_per_address
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -67,13 +69,17 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
         from qkv.lessons import load_catalog
 
         catalog = load_catalog()
-    store = Store(settings.database_url or default_database_url())
+    store = Store(settings.database_url or default_database_url(), keep=settings.keep_submissions)
     secret = settings.secret_key or store.shared_secret("cookie-signing")
     services = Services(
         settings=settings,
         store=store,
         catalog=catalog,
-        identity=LearnerIdentity(secret, secure=settings.secure_cookies),
+        identity=LearnerIdentity(
+            secret,
+            secure=settings.secure_cookies,
+            mint_limit=MintLimit(settings.identities_per_address, MINT_WINDOW_S),
+        ),
         templates=Jinja2Templates(directory=str(settings.templates_dir or TEMPLATES_DIR)),
     )
 
@@ -123,9 +129,10 @@ def start_grading(services: Services) -> None:
     services.grader = grader
     services.sandbox = str(grader.sandbox)
     services.queue = GradingQueue(
-        lambda source, suite: grader.grade(source, suite),
+        lambda source, suite, seed=None: grader.grade(source, suite, seed=seed),
         concurrency=settings.grading_concurrency,
         capacity=settings.grading_queue,
+        per_client=settings.grading_per_client,
     )
     services.grading_off_reason = None
 

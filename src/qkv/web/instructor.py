@@ -179,8 +179,11 @@ def _exercise_charts(ex: dict[str, Any]) -> list[Any]:
                     Bar(t["name"], t["rate"] or 0.0, f"{t['failed']} of {t['runs']} ({percent(t['rate'])})")
                     for t in tests
                 ],
-                ["Test", "Function", "Programs that ran it", "Failed", "Failure rate"],
-                [[t["name"], t["function"], t["runs"], t["failed"], percent(t["rate"])] for t in tests],
+                ["Test", "Function", "Programs that ran it", "Failed", "Failure rate", "Not run"],
+                [
+                    [t["name"], t["function"], t["runs"], t["failed"], percent(t["rate"]), t["not_run"]]
+                    for t in tests
+                ],
             )
         )
         hints = stats["hints"]

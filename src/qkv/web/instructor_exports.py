@@ -148,7 +148,7 @@ def event_records(
         )
     for c in programs:
         tests = [t for t in c.result.get("tests") or [] if isinstance(t, dict)]
-        failed = [t for t in tests if t.get("status") != "pass"]
+        failed = [t for t in tests if t.get("status") not in ("pass", "not_run")]
         records.append(
             (
                 (c.created_at, 1, c.id),

@@ -17,7 +17,9 @@ Definitions (also in docs/instructor.md):
   have none and are counted as *not recorded*;
 - *unmatched wrong answers*: readable wrong answers that no named mistake matched, grouped by the
   answer as the lesson reads it, per variant;
-- *per-test failure rate*: of the programs whose tests ran, the share in which that test failed.
+- *per-test failure rate*: of the programs in which that test ran, the share in which it failed
+  (``fail``, ``error`` or ``timeout``); a test that an earlier one stopped (``not_run``, results
+  version 3) is counted apart, not as a failure.
 """
 
 from __future__ import annotations
@@ -178,6 +180,7 @@ def code_exercise_stats(events: Sequence[CodeEvent]) -> dict[str, Any]:
                 attempts_to_solve.append(number)
                 break
     runs: Counter[str] = Counter()
+    not_run: Counter[str] = Counter()
     failures: Counter[str] = Counter()
     functions: dict[str, str] = {}
     hints: Counter[str] = Counter()
@@ -189,8 +192,11 @@ def code_exercise_stats(events: Sequence[CodeEvent]) -> dict[str, Any]:
             ran += 1
         for test in tests:
             name = str(test["name"])
-            runs[name] += 1
             functions.setdefault(name, str(test.get("function") or ""))
+            if test.get("status") == "not_run":  # results v3: an earlier test stopped the run
+                not_run[name] += 1
+                continue
+            runs[name] += 1
             if test.get("status") != "pass":
                 failures[name] += 1
                 hint = test.get("hint")
@@ -203,9 +209,10 @@ def code_exercise_stats(events: Sequence[CodeEvent]) -> dict[str, Any]:
             "function": functions[name],
             "runs": runs[name],
             "failed": failures[name],
+            "not_run": not_run[name],
             "rate": _rate(failures[name], runs[name]),
         }
-        for name in runs  # first-seen order, which is the suite's order
+        for name in functions  # first-seen order, which is the suite's order
     ]
     return {
         "started": len(by_learner),
@@ -319,7 +326,11 @@ def timeline(answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent]) -> l
         for a in answers
     ]
     for c in programs:
-        failed = [t for t in c.result.get("tests") or [] if isinstance(t, dict) and t.get("status") != "pass"]
+        failed = [
+            t
+            for t in c.result.get("tests") or []
+            if isinstance(t, dict) and t.get("status") not in ("pass", "not_run")
+        ]
         items.append(
             {
                 "type": "program",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS
 from qkv.store import LessonActivity
 
 
@@ -27,7 +28,10 @@ def build_progress(lesson: Any, activity: LessonActivity) -> dict[str, Any]:
     dict
         ``{"lesson_id", "variant_seed", "done", "total", "parts": [...], "exercises": {...},
         "code": {...}}``; ``done`` and ``total`` count the exercises of the parts that count
-        toward done; each part is ``{"id", "title", "done", "total", "exercise_ids", "complete"}``.
+        toward done; each part is ``{"id", "title", "done", "total", "exercise_ids", "complete"}``;
+        each code exercise is ``{"source", "result", "draft", "failed_runs", "solution"}``, where
+        ``draft`` is the editor's latest saved text and ``solution`` is None (no reference solution)
+        or ``{"open", "after_failed_runs"}``.
 
     Examples
     --------
@@ -58,7 +62,14 @@ def build_progress(lesson: Any, activity: LessonActivity) -> dict[str, Any]:
         if exercise.kind == "code":
             last_code = done.last_code if done else None
             result = last_code.result if last_code else None
-            code[exercise_id] = {"source": last_code.source if last_code else None, "result": result}
+            failed_runs = done.failed_runs if done else 0
+            code[exercise_id] = {
+                "source": last_code.source if last_code else None,
+                "result": result,
+                "draft": activity.drafts.get(exercise_id),
+                "failed_runs": failed_runs,
+                "solution": _solution_state(getattr(exercise, "solution", None), done, failed_runs),
+            }
             entry["done"] = entry["done"] or _passed(result)
         else:
             last = done.last_answer if done else None
@@ -96,6 +107,25 @@ def build_progress(lesson: Any, activity: LessonActivity) -> dict[str, Any]:
         "exercises": exercises,
         "code": code,
     }
+
+
+def solution_open(solved: bool, failed_runs: int) -> bool:
+    """Whether a code exercise's reference solution is earned: it was solved, or enough runs failed.
+
+    Examples
+    --------
+    >>> solution_open(False, SOLUTION_AFTER_FAILED_RUNS - 1), solution_open(False, SOLUTION_AFTER_FAILED_RUNS)
+    (False, True)
+    """
+    return solved or failed_runs >= SOLUTION_AFTER_FAILED_RUNS
+
+
+def _solution_state(solution: str | None, done: Any, failed_runs: int) -> dict[str, Any] | None:
+    """None when the exercise has no reference solution; the text itself is never part of PROGRESS."""
+    if solution is None:
+        return None
+    solved = bool(done.solved) if done else False
+    return {"open": solution_open(solved, failed_runs), "after_failed_runs": SOLUTION_AFTER_FAILED_RUNS}
 
 
 def _passed(result: Any) -> bool:

@@ -16,6 +16,8 @@ from fastapi import HTTPException, Request
 from itsdangerous import BadSignature, URLSafeSerializer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from qkv.web.identity_limits import MintLimit, TooManyIdentities
+
 COOKIE_NAME = "qkv_learner"
 CSRF_HEADER = "X-CSRF-Token"
 COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest lifetime browsers accept
@@ -64,10 +66,11 @@ class LearnerIdentity:
     True
     """
 
-    def __init__(self, secret_key: str, *, secure: bool = False) -> None:
+    def __init__(self, secret_key: str, *, secure: bool = False, mint_limit: MintLimit | None = None) -> None:
         self._serializer = URLSafeSerializer(secret_key, salt="qkv.learner")
         self._csrf_key = hashlib.sha256(b"qkv.csrf\x00" + secret_key.encode()).digest()
         self.secure = secure
+        self.mint_limit = mint_limit
 
     def sign(self, learner_id: str) -> str:
         """The cookie value for ``learner_id``."""
@@ -97,6 +100,14 @@ class LearnerIdentity:
         known = self.unsign(request.cookies.get(COOKIE_NAME))
         if known is not None:
             return Learner(known, from_cookie=True)
+        if self.mint_limit is not None:
+            address = request.client.host if request.client else ""
+            try:
+                self.mint_limit.take(address)
+            except TooManyIdentities as refused:
+                raise HTTPException(
+                    429, str(refused), headers={"Retry-After": str(refused.retry_after_s)}
+                ) from None
         fresh = Learner(str(uuid.uuid4()), from_cookie=False)
         request.state.qkv_set_cookie = self.cookie_header(fresh.id)
         return fresh

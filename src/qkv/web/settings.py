@@ -22,7 +22,17 @@ class Settings:
     grading_concurrency : int
         Gradings that run at once.
     grading_queue : int
-        Gradings that may wait for a free slot; beyond that the API answers 503.
+        Programs that may wait for a grader, served fairly across client addresses; beyond that the API
+        answers 503. The default holds a class of a few hundred.
+    grading_per_client : int
+        Programs one client address may have waiting; beyond that the API answers 429. A classroom behind
+        one NAT shares an address, so the default holds a class of 64.
+    keep_submissions : int
+        Answers and programs kept per learner and exercise (the last ones, plus the first right answer and
+        the best program); the gradebook's counts stay exact whatever is pruned.
+    identities_per_address : int
+        New learner identities (first visits without a cookie) one address may be given in 10 minutes;
+        beyond that the page answers 429. The default allows a class behind one NAT several times over.
     warm_spares : int
         Sandboxes the grader keeps started in advance.
     max_body_bytes, max_code_bytes : int
@@ -44,7 +54,7 @@ class Settings:
     Examples
     --------
     >>> Settings(grading_concurrency=8).grading_queue
-    0
+    256
     >>> Settings(grading_concurrency=0)
     Traceback (most recent call last):
     ...
@@ -54,10 +64,12 @@ class Settings:
     database_url: str | None = None
     secret_key: str | None = None
     allow_unsandboxed: bool = False
-    # Measured best for a class on 2 cores (docs/operations.md): runaway programs hold a grader for the
-    # whole 10 s limit, so a wait list only makes accepted programs wait behind them.
+    # Measured best for a class on 2 cores (docs/operations.md): a grader is mostly waiting on its sandbox.
     grading_concurrency: int = 4
-    grading_queue: int = 0
+    grading_queue: int = 256
+    grading_per_client: int = 64
+    identities_per_address: int = 200
+    keep_submissions: int = 20
     warm_spares: int = 2
     max_body_bytes: int = 128 * 1024
     max_code_bytes: int = 64 * 1024
@@ -70,6 +82,9 @@ class Settings:
         minimums = {
             "grading_concurrency": 1,
             "grading_queue": 0,
+            "grading_per_client": 1,
+            "identities_per_address": 1,
+            "keep_submissions": 1,
             "warm_spares": 0,
             "max_body_bytes": 1024,
             "max_code_bytes": 1,

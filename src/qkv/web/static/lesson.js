@@ -99,7 +99,22 @@ function mountVariantButton(section, ctx) {
   });
 }
 
+/** Keep focused and linked elements below the sticky progress bar, however tall it is (it wraps on phones). */
+function padForStickyBar() {
+  const bar = document.querySelector(".progress-panel");
+  if (!bar) return;
+  const pad = () => {
+    // On a phone the bar scrolls away with the page (lesson.css): then no padding is needed.
+    const sticky = getComputedStyle(bar).position === "sticky";
+    document.documentElement.style.scrollPaddingTop = sticky ? `${Math.ceil(bar.getBoundingClientRect().height) + 16}px` : "0.5rem";
+  };
+  pad();
+  if (typeof ResizeObserver === "function") new ResizeObserver(pad).observe(bar);
+  window.addEventListener("resize", pad);
+}
+
 if (article) {
+  padForStickyBar();
   const lessonId = article.getAttribute("data-lesson-id");
   const progress = createProgressStore(readEmbeddedProgress());
   const ctx = { api: lessonApi(lessonId), progress };

@@ -43,6 +43,15 @@ export async function postJson(url, body) {
   });
 }
 
+/** PUT a JSON body (same headers as postJson) and return the parsed JSON answer. */
+export async function putJson(url, body) {
+  return requestJson(url, {
+    method: "PUT",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken() },
+    body: JSON.stringify(body),
+  });
+}
+
 /** GET a JSON document. */
 export async function getJson(url) {
   return requestJson(url, { method: "GET", headers: { Accept: "application/json" } });

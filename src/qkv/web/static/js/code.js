@@ -1,8 +1,15 @@
 // The Part 2 code exercise: a CodeMirror editor over the server-rendered textarea, a Run button and
 // Ctrl/⌘+Enter that send the code to the sandboxed grader, and the per-test results it sends back.
-import { ApiError, postJson } from "./api.js";
+// The editor's text is saved on the server as the learner types (a draft), and "Stuck?" gives hints
+// one at a time and, once earned, the reference solution.
+import { ApiError, getJson, postJson, putJson } from "./api.js";
 import { el } from "./format.js";
 import { renderGradeResult } from "./results.js";
+
+const DRAFT_DELAY_MS = 800; // save this long after the last keystroke
+const KEYS_HELP =
+  "Tab indents. To leave the editor with the keyboard, press Escape, then Tab (or Shift+Tab). " +
+  "Ctrl+Enter (⌘+Enter) runs the tests.";
 
 async function loadEditorModule() {
   try {
@@ -10,6 +17,134 @@ async function loadEditorModule() {
   } catch {
     return null;
   }
+}
+
+// Every code exercise with unsaved text; one beforeunload listener asks before leaving.
+const unsaved = new Set();
+window.addEventListener("beforeunload", (event) => {
+  if (unsaved.size === 0) return;
+  event.preventDefault();
+  event.returnValue = ""; // older browsers need it to show their "Leave site?" dialog
+});
+
+/**
+ * Save a code exercise's text a moment after each edit, and say so next to the Run button.
+ *
+ * @returns {{changed: (text: string) => void, flush: () => Promise<void>, ran: (text: string) => void}}
+ */
+function draftSaver(api, exerciseId, status, initial) {
+  let saved = initial;
+  let pending = null;
+  let timer = null;
+  let inFlight = null;
+  const key = `${api}#${exerciseId}`;
+
+  async function save() {
+    timer = null;
+    if (pending === null || pending === saved) {
+      unsaved.delete(key);
+      return;
+    }
+    const text = pending;
+    status.textContent = "Saving your draft…";
+    try {
+      inFlight = putJson(`${api}/draft`, { exercise_id: exerciseId, code: text });
+      await inFlight;
+      saved = text;
+      status.textContent = "Draft saved.";
+      if (pending === saved) unsaved.delete(key);
+    } catch (error) {
+      status.textContent =
+        error instanceof ApiError ? `Your draft could not be saved: ${error.message}` : "Your draft could not be saved.";
+    } finally {
+      inFlight = null;
+    }
+  }
+
+  return {
+    changed(text) {
+      pending = text;
+      if (text === saved) {
+        unsaved.delete(key);
+        return;
+      }
+      unsaved.add(key);
+      status.textContent = "Unsaved changes…";
+      if (timer !== null) clearTimeout(timer);
+      timer = setTimeout(save, DRAFT_DELAY_MS);
+    },
+    async flush() {
+      if (timer !== null) {
+        clearTimeout(timer);
+        await save();
+      } else if (inFlight) {
+        await inFlight.catch(() => {});
+      }
+    },
+    // The grader's copy is saved with the run itself.
+    ran(text) {
+      saved = text;
+      // Edits made while the tests ran are still waiting for their own save (the timer stays).
+      if (pending === null || pending === text) {
+        if (timer !== null) clearTimeout(timer);
+        timer = null;
+        unsaved.delete(key);
+        status.textContent = "Saved with your run.";
+      }
+    },
+  };
+}
+
+/** "Stuck?": one hint at a time ("Hint 1 of 3"), then the reference solution once the server opens it. */
+function mountHelp(box, ctx, exerciseId) {
+  const help = box.querySelector("details.code-help");
+  if (!help) return () => {};
+  const hints = [...help.querySelectorAll("li.code-hint")];
+  let shown = 0;
+  const next = el("button", { type: "button", class: "next-hint secondary" });
+  function update() {
+    hints.forEach((hint, i) => {
+      hint.hidden = i >= shown;
+    });
+    next.hidden = shown >= hints.length;
+    next.textContent = `Show hint ${shown + 1} of ${hints.length}`;
+  }
+  if (hints.length) {
+    help.querySelector("ol.code-hints")?.insertAdjacentElement("afterend", next);
+    next.addEventListener("click", () => {
+      shown = Math.min(shown + 1, hints.length);
+      update();
+      hints[shown - 1].setAttribute("tabindex", "-1");
+      hints[shown - 1].focus();
+    });
+    update();
+  }
+  const note = help.querySelector(".solution-note");
+  if (!note) return () => {};
+  const button = el("button", { type: "button", class: "show-solution secondary", hidden: "" }, "Show the reference solution");
+  const place = el("div", { class: "solution-place", "aria-live": "polite" });
+  note.insertAdjacentElement("afterend", button);
+  button.insertAdjacentElement("afterend", place);
+  button.addEventListener("click", async () => {
+    try {
+      const reply = await getJson(`${ctx.api}/solution/${encodeURIComponent(exerciseId)}`);
+      place.replaceChildren(
+        el("p", {}, "One way to write it (yours may differ and still be right):"),
+        el("pre", { class: "reference-solution", tabindex: "0" }, el("code", {}, reply.solution)),
+      );
+      button.hidden = true;
+    } catch (error) {
+      place.replaceChildren(el("p", { class: "is-error" }, error instanceof ApiError ? error.message : "The solution could not be loaded."));
+    }
+  });
+  // Called with each PROGRESS document: the server decides when the solution is open.
+  return (progress) => {
+    const open = Boolean(progress?.code?.[exerciseId]?.solution?.open);
+    if (open && button.hidden && !place.querySelector("pre")) {
+      button.hidden = false;
+      note.textContent = "You have earned the reference solution.";
+    }
+  };
 }
 
 /**
@@ -28,12 +163,29 @@ export async function mountCodeExercise(box, ctx) {
   const functions = (box.dataset.functions ?? "").split(/\s+/).filter(Boolean);
 
   const saved = ctx.progress.get().code?.[exerciseId];
-  if (saved && typeof saved.source === "string") textarea.value = saved.source;
+  // The newest text wins: the draft (saved as the learner typed), else the last program run, else the starter.
+  if (saved && typeof saved.draft === "string") textarea.value = saved.draft;
+  else if (saved && typeof saved.source === "string") textarea.value = saved.source;
   if (saved && saved.result) renderGradeResult(results, saved.result, functions);
+
+  const draftStatus = el("span", { class: "draft-status" });
+  button.insertAdjacentElement("afterend", draftStatus);
+  const drafts = draftSaver(ctx.api, exerciseId, draftStatus, textarea.value);
+  const updateHelp = mountHelp(box, ctx, exerciseId);
+  updateHelp(ctx.progress.get());
+  ctx.progress.onChange(updateHelp);
 
   let busy = false;
   let editor = null;
   const currentCode = () => (editor ? editor.getValue() : textarea.value);
+
+  function markLoadError(result) {
+    if (!editor) return;
+    editor.clearErrors();
+    if (result && result.status === "error" && Number.isInteger(result.line) && result.message) {
+      editor.markError(result.line, result.message);
+    }
+  }
 
   async function run() {
     if (busy) return;
@@ -45,9 +197,12 @@ export async function mountCodeExercise(box, ctx) {
     results.classList.add("is-busy");
     const status = el("p", { class: "grade-running" }, "Running the tests on your code…");
     results.replaceChildren(status);
+    const code = currentCode();
     try {
-      const reply = await postJson(`${ctx.api}/code`, { exercise_id: exerciseId, code: currentCode() });
+      const reply = await postJson(`${ctx.api}/code`, { exercise_id: exerciseId, code });
+      drafts.ran(code);
       renderGradeResult(results, reply.result, functions);
+      markLoadError(reply.result);
       ctx.progress.set(reply.progress);
     } catch (error) {
       results.classList.remove("is-busy");
@@ -69,16 +224,27 @@ export async function mountCodeExercise(box, ctx) {
       run();
     }
   });
+  textarea.addEventListener("input", () => {
+    if (!editor) drafts.changed(textarea.value);
+  });
+  // Leaving through a link on the page: save first, so that nothing typed is lost.
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") drafts.flush();
+  });
 
   const module = await loadEditorModule();
   if (module && typeof module.mountEditor === "function") {
     const label = box.querySelector(`label[for="${textarea.id}"]`);
     editor = module.mountEditor(textarea, {
       onRun: run,
+      onChange: (text) => drafts.changed(text),
       label: label ? label.textContent.trim() : "Python code editor",
+      keysHelp: KEYS_HELP,
       stylesheet: new URL("../editor.css", import.meta.url).href,
     });
     box.classList.add("has-editor");
+    // The saved result's line belongs to the program that was run, not to a newer draft.
+    if (!saved || typeof saved.draft !== "string" || saved.draft === saved.source) markLoadError(saved?.result);
     // The label pointed at the textarea, which is now hidden: clicking it should focus the editor instead.
     if (label) label.addEventListener("click", () => editor.focus());
   }

@@ -3,7 +3,12 @@
 // failure in full and folds the other failures and all passes away behind a <details>.
 import { el } from "./format.js";
 
-const STATUS_WORDS = { pass: "passed", fail: "failed", error: "error", timeout: "timed out" };
+const STATUS_WORDS = { pass: "passed", fail: "failed", error: "error", timeout: "timed out", not_run: "not run" };
+const MARKS = { pass: "✓", not_run: "–" };
+
+/** Tests that an earlier test stopped before they could start: neither passes nor failures. */
+const isNotRun = (test) => test.status === "not_run";
+const isFailure = (test) => test.status !== "pass" && !isNotRun(test);
 
 /** The function a test calls: the results document says so (version 2); older saved results only name it. */
 function functionOf(test, functions) {
@@ -31,12 +36,30 @@ function shortName(test, fn) {
   return fn && name.startsWith(`${fn} `) ? name.slice(fn.length + 1) : name;
 }
 
+/**
+ * Call, expected and got in one monospace block, lined up, so that a learner can repeat the call in their
+ * own Python and compare. Older saved results (version 2) have no expected/got: the call alone is shown.
+ */
+function reproBlock(test) {
+  const rows = [
+    ["Call", test.call],
+    ["Expected", test.expected],
+    ["Got", test.got],
+  ].filter(([, value]) => typeof value === "string" && value !== "");
+  if (!rows.length) return null;
+  const list = el("dl", { class: "test-repro" });
+  for (const [name, value] of rows) {
+    list.append(el("dt", {}, `${name}:`), el("dd", {}, el("code", {}, value)));
+  }
+  return list;
+}
+
 function testItem(test, hintsShown, fn) {
   const ok = test.status === "pass";
   const item = el(
     "li",
     { class: `test-result test-${test.status}` },
-    el("span", { class: "test-mark", "aria-hidden": "true" }, ok ? "✓" : "✗"),
+    el("span", { class: "test-mark", "aria-hidden": "true" }, MARKS[test.status] ?? "✗"),
     " ",
     el("span", { class: "test-name", title: test.name }, shortName(test, fn)),
     " ",
@@ -44,7 +67,8 @@ function testItem(test, hintsShown, fn) {
   );
   if (test.message) item.append(el("p", { class: "test-message" }, test.message));
   // The call itself, so that a learner can run it in their own Python and see the same result.
-  if (!ok && test.call) item.append(el("p", { class: "test-call" }, "Call: ", el("code", {}, test.call)));
+  const repro = ok ? null : reproBlock(test);
+  if (repro) item.append(repro);
   // One hint often explains several failing tests: show it once, under the first of them.
   if (test.hint && !hintsShown.has(test.hint)) {
     hintsShown.add(test.hint);
@@ -58,33 +82,39 @@ function folded(summary, className, tests, hintsShown, fn) {
   return el("details", { class: className }, el("summary", {}, summary), list);
 }
 
-function groupTitle(group, passes) {
+function groupTitle(group, passes, notRun) {
+  const ran = group.tests.length - notRun.length;
   const ok = passes.length === group.tests.length;
+  const count = notRun.length
+    ? `${passes.length} of ${ran} passed, ${notRun.length} not run`
+    : `${passes.length} of ${group.tests.length} passed`;
   return [
-    el("span", { class: "test-mark", "aria-hidden": "true" }, ok ? "✓" : "✗"),
+    el("span", { class: "test-mark", "aria-hidden": "true" }, ok ? "✓" : ran === passes.length ? "–" : "✗"),
     " ",
     group.name ? el("code", {}, group.name) : "Other tests",
     " ",
-    el("span", { class: "test-group-count" }, `${passes.length} of ${group.tests.length} passed`),
+    el("span", { class: "test-group-count" }, count),
   ];
 }
 
 function groupBox(group) {
-  const failures = group.tests.filter((test) => test.status !== "pass");
+  const failures = group.tests.filter(isFailure);
   const passes = group.tests.filter((test) => test.status === "pass");
-  const box = el("div", { class: `test-group ${failures.length ? "has-failures" : "all-pass"}` });
+  const notRun = group.tests.filter(isNotRun);
+  const box = el("div", { class: `test-group ${failures.length ? "has-failures" : notRun.length ? "has-not-run" : "all-pass"}` });
   if (group.name) box.dataset.function = group.name;
-  // A group that passed is one folded line; a group with failures is open at its first failure.
-  if (!failures.length) box.append(el("details", { class: "passing-tests" }, el("summary", {}, ...groupTitle(group, passes))));
-  else box.append(el("p", { class: "test-group-title" }, ...groupTitle(group, passes)));
-  return { name: group.name, box, failures, passes };
+  // A group without failures is one folded line; a group with failures is open at its first failure.
+  if (!failures.length) box.append(el("details", { class: "passing-tests" }, el("summary", {}, ...groupTitle(group, passes, notRun))));
+  else box.append(el("p", { class: "test-group-title" }, ...groupTitle(group, passes, notRun)));
+  return { name: group.name, box, failures, passes, notRun };
 }
 
 /**
  * Render a GradeResult dict into the `.grade-results` container.
  *
  * @param {HTMLElement} container
- * @param {object|null} result  the results document: status, message, tests [{name, status, message, hint, function, call}], …
+ * @param {object|null} result  the results document: status, message, line, tests [{name, status, message, hint,
+ *   function, call, expected, got}], …
  * @param {string[]} [functions]  the exercise's functions, to group the tests by
  */
 export function renderGradeResult(container, result, functions = []) {
@@ -93,14 +123,17 @@ export function renderGradeResult(container, result, functions = []) {
   if (!result) return;
   const tests = Array.isArray(result.tests) ? result.tests : [];
   const passed = tests.filter((test) => test.status === "pass").length;
+  const notRun = tests.filter(isNotRun).length;
   let summary;
   if (result.status === "pass") summary = `✓ All ${tests.length} tests passed.`;
   else if (result.status === "error" && tests.length === 0) summary = "✗ Your code could not be graded.";
+  else if (notRun) summary = `✗ ${passed} of ${tests.length - notRun} tests that ran passed; ${notRun} not run.`;
   else summary = `✗ ${passed} of ${tests.length} tests passed.`;
   container.classList.add(`is-${result.status === "pass" ? "pass" : result.status === "error" ? "error" : "fail"}`);
   container.append(el("p", { class: "grade-summary" }, summary));
-  // The message repeats the count when there are tests; it matters when the code could not be run at all.
-  if (result.message && (result.status === "error" || tests.length === 0)) {
+  // The message repeats the count when there are tests; it matters when the code could not be run at all,
+  // and it says why tests did not run.
+  if (result.message && (result.status === "error" || tests.length === 0 || notRun)) {
     container.append(el("p", { class: "grade-message" }, result.message));
   }
   if (tests.length) {
@@ -108,7 +141,7 @@ export function renderGradeResult(container, result, functions = []) {
     const hintsShown = new Set();
     // The first failure of every group is drawn first, so that its hint is the one shown in full.
     const firsts = boxes.map(({ name, failures }) => (failures.length ? testItem(failures[0], hintsShown, name) : null));
-    boxes.forEach(({ name, box, failures, passes }, i) => {
+    boxes.forEach(({ name, box, failures, passes, notRun: skipped }, i) => {
       if (firsts[i]) box.append(el("ul", { class: "test-results" }, firsts[i]));
       const rest = failures.slice(1);
       if (rest.length) {
@@ -116,8 +149,15 @@ export function renderGradeResult(container, result, functions = []) {
         box.append(folded(words, "more-failures", rest, hintsShown, name));
       }
       if (!failures.length) {
-        box.querySelector("details").append(el("ul", { class: "test-results" }, ...passes.map((t) => testItem(t, hintsShown, name))));
-      } else if (passes.length) {
+        const items = [...passes, ...skipped].map((t) => testItem(t, hintsShown, name));
+        box.querySelector("details").append(el("ul", { class: "test-results" }, ...items));
+        return;
+      }
+      if (skipped.length) {
+        const words = skipped.length === 1 ? "1 test not run" : `${skipped.length} tests not run`;
+        box.append(folded(words, "not-run-tests", skipped, hintsShown, name));
+      }
+      if (passes.length) {
         const words = passes.length === 1 ? "1 passing test" : `${passes.length} passing tests`;
         box.append(folded(words, "passing-tests", passes, hintsShown, name));
       }

@@ -255,6 +255,7 @@ def _four_sizes(rng: np.random.Generator) -> list[int]:
 
 
 # --------------------------------------------------------------------------------------------- the suite
+# Correct solutions run in tens of milliseconds: an endless loop holds a grader for 4 s, not 10.
 functions = Suite(
     FUNCTIONS,
     [
@@ -363,6 +364,7 @@ functions = Suite(
             PARAM_HINTS,
         ),
     ],
+    time_limit_s=4.0,
 )
 
 SUITES = {"functions": functions}

@@ -1,0 +1,220 @@
+"""A class presses Run at once: does every honest learner get a verdict, and how long do they wait?
+
+The scenario of issue "A class presses Run at once": ``--learners`` learners (default 50), each from an
+address of their own, press Run within one second; ``--loops`` of them (default 5) send an endless loop,
+the others a correct L4.1 solution. Meanwhile one client, from one address, mints a new identity for
+every program it sends (an endless loop each time), as fast as the server answers. The script starts its
+own ``qkv serve`` on a temporary SQLite database with the server's defaults, trusting ``X-Forwarded-For``
+from loopback only so that each simulated client can have its own address.
+
+It prints, for the honest learners: refusals (any answer but 200), time from pressing Run to the verdict
+(p50/p99/max), and whether every one got a verdict; and how many programs the minting client got graded.
+With ``--strict`` it exits 1 when a target is missed: every honest learner gets a verdict, 0 honest
+refusals, honest p99 at most ``--p99-target`` seconds (10 by default). Timing targets live here, never in
+the tests.
+
+Usage::
+
+    .venv/bin/python benchmarks/class_burst.py [--learners 50] [--loops 5] [--strict]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+CORRECT = (ROOT / "tests" / "grading" / "correct" / "reference_style.py").read_text()
+ENDLESS = "def project_qkv(X, Wq, Wk, Wv):\n    while True:\n        pass\n"
+LESSON = "/lessons/L4.1"
+API = "/api/lessons/L4.1"
+CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
+
+
+@dataclass
+class Figures:
+    """What the run measured."""
+
+    honest_seconds: list[float] = field(default_factory=list)  # press Run -> verdict, per honest learner
+    honest_refusals: dict[int, int] = field(default_factory=dict)  # HTTP status -> count
+    honest_without_verdict: int = 0
+    minted_sent: int = 0
+    minted_graded: int = 0
+    minted_refused: int = 0
+
+    def percentile(self, p: float) -> float:
+        ordered = sorted(self.honest_seconds)
+        if not ordered:
+            return float("nan")
+        return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
+
+    def report(self) -> str:
+        refused = sum(self.honest_refusals.values())
+        lines = [
+            f"honest learners with a verdict: {len(self.honest_seconds)} "
+            f"(without one: {self.honest_without_verdict})",
+            f"honest refusals: {refused} {dict(self.honest_refusals) or ''}".rstrip(),
+            f"honest time to verdict: p50 {self.percentile(50):.2f} s, p99 {self.percentile(99):.2f} s, "
+            f"max {max(self.honest_seconds, default=float('nan')):.2f} s",
+            f"minting client: {self.minted_sent} programs sent, {self.minted_graded} graded, "
+            f"{self.minted_refused} refused",
+        ]
+        return "\n".join(lines)
+
+    def misses(self, p99_target: float) -> list[str]:
+        found = []
+        if self.honest_without_verdict:
+            found.append(f"{self.honest_without_verdict} honest learners got no verdict")
+        if self.honest_refusals:
+            found.append(f"{sum(self.honest_refusals.values())} honest refusals")
+        if not self.percentile(99) <= p99_target:
+            found.append(f"honest p99 {self.percentile(99):.2f} s is over {p99_target:g} s")
+        return found
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def _open(client: httpx.AsyncClient, address: str) -> str:
+    """Open the lesson as a new visitor from ``address``; the CSRF token of the identity it was given."""
+    page = await client.get(LESSON, headers={"X-Forwarded-For": address})
+    found = CSRF.search(page.text)
+    if page.status_code != 200 or not found:
+        raise RuntimeError(f"the lesson page answered {page.status_code}")
+    return found.group(1)
+
+
+async def honest_learner(url: str, number: int, program: str, start: float, figures: Figures) -> None:
+    address = f"10.1.{number // 250}.{number % 250 + 1}"
+    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+        token = await _open(client, address)
+        await asyncio.sleep(max(0.0, start + random.random() - time.monotonic()))  # within one second
+        pressed = time.monotonic()
+        response = await client.post(
+            f"{API}/code",
+            json={"exercise_id": "functions", "code": program},
+            headers={"X-CSRF-Token": token, "X-Forwarded-For": address},
+        )
+        if response.status_code != 200:
+            figures.honest_refusals[response.status_code] = (
+                figures.honest_refusals.get(response.status_code, 0) + 1
+            )
+            figures.honest_without_verdict += 1
+            return
+        figures.honest_seconds.append(time.monotonic() - pressed)
+
+
+async def minting_client(url: str, stop: asyncio.Event, figures: Figures) -> None:
+    """One address, a fresh identity per program, endless loops, as fast as answers come."""
+    address = "10.66.0.1"
+
+    async def one() -> None:
+        async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+            token = await _open(client, address)
+            figures.minted_sent += 1
+            response = await client.post(
+                f"{API}/code",
+                json={"exercise_id": "functions", "code": ENDLESS},
+                headers={"X-CSRF-Token": token, "X-Forwarded-For": address},
+            )
+            if response.status_code == 200:
+                figures.minted_graded += 1
+            else:
+                figures.minted_refused += 1
+
+    running: set[asyncio.Task[None]] = set()
+    while not stop.is_set():
+        task = asyncio.create_task(one())
+        running.add(task)
+        task.add_done_callback(running.discard)
+        await asyncio.sleep(0.1)
+    for task in running:
+        task.cancel()
+
+
+async def run_class(url: str, learners: int, loops: int) -> Figures:
+    figures = Figures()
+    stop = asyncio.Event()
+    start = time.monotonic() + 2.0  # every learner has the page open before the burst
+    programs = [ENDLESS if number < loops else CORRECT for number in range(learners)]
+    minter = asyncio.create_task(minting_client(url, stop, figures))
+    honest = [
+        honest_learner(url, number, program, start, figures)
+        for number, program in enumerate(programs)
+        if program is CORRECT
+    ]
+    looping = [honest_learner(url, n, ENDLESS, start, Figures()) for n in range(loops)]
+    await asyncio.gather(*honest, *looping)
+    stop.set()
+    await minter
+    return figures
+
+
+def start_server(database: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "qkv", "serve", "--port", str(port),
+        "--database-url", f"sqlite:///{database}", "--forwarded-allow-ips", "127.0.0.1",
+        "--log-level", "warning",
+    ]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return server, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    server.kill()
+    raise RuntimeError("qkv serve did not start within 60 s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--learners", type=int, default=50, help="learners pressing Run at once (default 50)")
+    parser.add_argument("--loops", type=int, default=5, help="of them, how many send an endless loop (5)")
+    parser.add_argument("--p99-target", type=float, default=10.0, help="honest p99 target in seconds (10)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    if not 0 <= args.loops < args.learners:
+        parser.error(f"--loops must be from 0 to {args.learners - 1}, not {args.loops}.")
+    with tempfile.TemporaryDirectory() as folder:
+        server, url = start_server(Path(folder) / "burst.sqlite3")
+        try:
+            started = time.monotonic()
+            figures = asyncio.run(run_class(url, args.learners, args.loops))
+            elapsed = time.monotonic() - started
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(60)
+    print(f"class burst: {args.learners} learners ({args.loops} endless loops) + one minting client, "
+          f"{os.cpu_count()} CPUs, {elapsed:.1f} s")  # fmt: skip
+    print(figures.report())
+    misses = figures.misses(args.p99_target)
+    print("targets: " + ("all met" if not misses else "missed: " + "; ".join(misses)))
+    median = statistics.median(figures.honest_seconds) if figures.honest_seconds else float("nan")
+    print(f"(median honest wait {median:.2f} s)")
+    return 1 if args.strict and misses else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,145 @@
+"""Nothing is lost and help that helps: drafts saved as the learner types, the same test inputs every run,
+and a reference solution that no response carries before it is earned."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+import pytest
+from backend_fixtures import API, CORRECT_SOLUTION, LESSON, LESSON_URL, WRONG_SOLUTION, Browser
+from fastapi import FastAPI
+
+from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS, load_catalog
+
+needs_bubblewrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"
+)
+EXERCISE = "functions"
+SOLUTION = load_catalog().code_exercise(f"{LESSON}/{EXERCISE}").exercise.solution
+BROKEN = "def project_qkv(:\n"
+
+
+def put_draft(browser: Browser, code: str, exercise_id: str = EXERCISE, token: str | None = None) -> Any:
+    headers = {"X-CSRF-Token": browser.token if token is None else token}
+    return browser.client.put(
+        f"{API}/draft", json={"exercise_id": exercise_id, "code": code}, headers=headers
+    )
+
+
+def solution_lines() -> list[str]:
+    """The solution's own lines (not the starter's), long enough to be unmistakable in a response."""
+    assert SOLUTION is not None
+    starter = load_catalog().code_exercise(f"{LESSON}/{EXERCISE}").exercise.starter_code or ""
+    return [line.strip() for line in SOLUTION.splitlines() if len(line.strip()) > 20 and line not in starter]
+
+
+def assert_no_solution_in(text: str) -> None:
+    lines = solution_lines()
+    assert lines
+    leaked = [line for line in lines if line in text]
+    assert leaked == [], leaked
+
+
+def test_a_draft_is_saved_and_comes_back_with_the_page(app: FastAPI, browser: Browser) -> None:
+    draft = "import numpy as np\n\ndef project_qkv(X, Wq, Wk, Wv):\n    return X @ Wq  # half done\n"
+    assert browser.page_progress()["code"][EXERCISE]["draft"] is None
+    response = put_draft(browser, draft)
+    assert response.status_code == 200, response.text
+    assert response.json() == {"saved": True, "exercise_id": EXERCISE}
+    assert put_draft(browser, draft + "# more\n").status_code == 200
+    assert browser.page_progress()["code"][EXERCISE]["draft"] == draft + "# more\n"
+    assert browser.progress()["code"][EXERCISE]["draft"] == draft + "# more\n"
+    # It follows the learner's cookie, not the browser's storage: another learner has no draft.
+    assert Browser(app).open_lesson().page_progress()["code"][EXERCISE]["draft"] is None
+    # A draft is not a run: no attempt is counted.
+    assert browser.progress()["exercises"][EXERCISE]["attempts"] == 0
+
+
+def test_a_draft_needs_the_csrf_token_a_code_exercise_and_a_size_limit(browser: Browser) -> None:
+    assert put_draft(browser, "x = 1\n", token="").status_code == 403
+    wrong_kind = put_draft(browser, "3, 2", exercise_id="q")
+    assert wrong_kind.status_code == 422
+    assert wrong_kind.json() == {"detail": "The exercise 'q' takes an answer, not code."}
+    big = put_draft(browser, "#" * (64 * 1024 + 1))
+    assert big.status_code == 413 and "at most 65,536 bytes" in big.json()["detail"]
+    assert browser.page_progress()["code"][EXERCISE]["draft"] is None
+
+
+def test_the_solution_is_not_in_the_page_progress_or_variants_before_it_is_earned(browser: Browser) -> None:
+    page = browser.client.get(LESSON_URL, headers={"accept": "text/html"}).text
+    assert_no_solution_in(page)
+    assert "Hint 1 of 3:" in page and "Stuck?" in page  # the hints are in the page: they are not answers
+    assert f"or after {SOLUTION_AFTER_FAILED_RUNS} runs that did not pass" in page  # it says when
+    assert_no_solution_in(str(browser.progress()))
+    assert browser.progress()["code"][EXERCISE]["solution"] == {
+        "open": False,
+        "after_failed_runs": SOLUTION_AFTER_FAILED_RUNS,
+    }
+    assert_no_solution_in(browser.post(f"{API}/variant", {}).text)
+    refused = browser.client.get(f"{API}/solution/{EXERCISE}")
+    assert refused.status_code == 403
+    assert refused.json() == {
+        "detail": "The reference solution opens once you have solved this exercise, or after "
+        f"{SOLUTION_AFTER_FAILED_RUNS} runs that did not pass all the tests; you have had 0 so far."
+    }
+    assert browser.client.get(f"{API}/solution/q").status_code == 422
+    assert browser.client.get(f"{API}/solution/nope").status_code == 422
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(180)
+def test_the_solution_opens_after_enough_failed_runs(browser: Browser) -> None:
+    for run in range(1, SOLUTION_AFTER_FAILED_RUNS):
+        body = browser.submit_code(BROKEN).json()
+        assert body["result"]["status"] == "error"
+        assert_no_solution_in(str(body))
+        assert body["progress"]["code"][EXERCISE]["failed_runs"] == run
+        refused = browser.client.get(f"{API}/solution/{EXERCISE}")
+        assert refused.status_code == 403 and f"you have had {run} so far" in refused.json()["detail"]
+    body = browser.submit_code(WRONG_SOLUTION).json()
+    assert body["progress"]["code"][EXERCISE]["solution"]["open"] is True
+    opened = browser.client.get(f"{API}/solution/{EXERCISE}")
+    assert opened.status_code == 200
+    assert opened.json()["solution"].strip() == SOLUTION.strip()
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_the_solution_opens_once_solved(browser: Browser) -> None:
+    assert browser.submit_code(CORRECT_SOLUTION).json()["result"]["status"] == "pass"
+    assert browser.client.get(f"{API}/solution/{EXERCISE}").status_code == 200
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(180)
+def test_a_learner_gets_the_same_inputs_every_run_and_another_learner_others(
+    app: FastAPI, browser: Browser
+) -> None:
+    first = browser.submit_code(WRONG_SOLUTION).json()["result"]
+    again = browser.submit_code(WRONG_SOLUTION).json()["result"]
+    assert first["seed"] == again["seed"]
+    calls = [
+        (test["call"], test["expected"], test["got"]) for test in first["tests"] if test["status"] != "pass"
+    ]
+    assert calls and calls == [
+        (test["call"], test["expected"], test["got"]) for test in again["tests"] if test["status"] != "pass"
+    ]
+    other = Browser(app).open_lesson().submit_code(WRONG_SOLUTION).json()["result"]
+    assert other["seed"] != first["seed"]
+    assert [test["call"] for test in other["tests"]] != [test["call"] for test in first["tests"]]
+
+
+def test_a_draft_no_database_can_store_is_refused_with_400(browser: Browser) -> None:
+    for body, what in (('"x = 1\\u0000"', "NUL character"), ("\"x = '\\ud800'\"", "\\ud800")):
+        response = browser.client.put(
+            f"{API}/draft",
+            content=f'{{"exercise_id": "{EXERCISE}", "code": {body}}}'.encode(),
+            headers={"X-CSRF-Token": browser.token, "Content-Type": "application/json"},
+        )
+        assert response.status_code == 400, response.text
+        assert what in response.json()["detail"]
+    assert browser.progress()["code"][EXERCISE]["draft"] is None

@@ -1,0 +1,289 @@
+"""The code exercise as a learner meets it, in Chromium: a keyboard-safe editor, failures that can be
+repeated, drafts that survive leaving the page, and "Stuck?" help that opens step by step.
+
+Uses the live server and Chromium of ``test_browser.py`` (same fixtures, its own server for this module).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import test_browser as shared
+from backend_fixtures import CORRECT_SOLUTION
+from test_browser import CHROMIUM, DEEP_ACTIVE, LiveServer, _new_page, _shot
+
+# The fixtures of test_browser.py, used here under the same names (module scope: a server of our own).
+live_server = shared.live_server
+browser = shared.browser
+page_errors = shared.page_errors
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
+]
+
+EDITOR = ".code-exercise .cm-content"
+WRONG = CORRECT_SOLUTION.replace("return (n_q, d_v)", "return (n_k, d_v)")
+STOPS_EARLY = (Path(__file__).parents[1] / "grading" / "hostile" / "exit_during_tests.py").read_text()
+BROKEN = "import numpy as np\n\ndef project_qkv(X, Wq, Wk, Wv)\n    return X\n"
+
+# A description of the focused element (inside shadow roots too) and where it is on screen.
+FOCUS_STOP = f"""() => {{
+    const el = ({DEEP_ACTIVE})();
+    if (!el || el === document.body) return null;
+    const rect = el.getBoundingClientRect();
+    const bar = document.querySelector(".progress-panel").getBoundingClientRect();
+    const host = el.getRootNode().host;
+    return {{
+        tag: el.tagName.toLowerCase(),
+        text: (el.getAttribute("aria-label") || el.textContent || el.value || "").trim().slice(0, 40),
+        inEditor: Boolean(host && host.classList.contains("cm-host")),
+        inBar: Boolean(el.closest(".progress-panel")),
+        top: rect.top,
+        bottom: rect.bottom,
+        barBottom: bar.bottom,
+        barTop: bar.top,
+    }};
+}}"""
+
+
+def _set_editor(page: Any, text: str) -> None:
+    page.locator(EDITOR).click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    # insertText is one edit, without CodeMirror's auto-indent and bracket closing.
+    page.keyboard.insert_text(text)
+
+
+def _editor_text(page: Any) -> str:
+    return str(page.locator(".code-exercise textarea").input_value())
+
+
+def _run(page: Any) -> Any:
+    results = page.locator(".code-exercise .grade-results")
+    page.get_by_role("button", name="Run the tests").click()
+    summary = results.locator(".grade-summary")
+    summary.wait_for(timeout=60_000)
+    return results
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_tab_goes_through_the_whole_page_editor_included(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 700})
+    page.goto(live_server.lesson_url)
+    expect(page.locator(EDITOR)).to_be_visible()
+    focusable = page.evaluate(
+        """() => {
+            const seen = new Set();  // a group of radio buttons is one tab stop
+            return [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex="0"]')]
+                .filter(el => !el.disabled && el.offsetParent !== null && el.tabIndex >= 0)
+                .filter(el => {  // inside a closed <details>, only its summary takes focus
+                    const closed = el.closest("details:not([open])");
+                    return !closed || el === closed.querySelector(":scope > summary");
+                })
+                .filter(el => {
+                    if (el.type !== "radio") return true;
+                    const key = `${el.form ? [...document.forms].indexOf(el.form) : -1}/${el.name}`;
+                    if (seen.has(key)) return false;
+                    seen.add(key);
+                    return true;
+                }).map(el => (el.getAttribute("aria-label") || el.textContent || el.value || "").trim().slice(0, 40));
+        }"""
+    )
+    stops: list[dict[str, Any]] = []
+    in_editor = 0
+    for _ in range(400):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(FOCUS_STOP)
+        if stop is None:  # past the last element: focus went back to the browser
+            break
+        if stop["inEditor"]:
+            in_editor += 1
+            # Inside the editor, the page says how to leave it: on screen and as the editor's description.
+            help_text = page.locator(".cm-keys-help").inner_text()
+            assert "Escape, then Tab" in help_text
+            described = page.locator(EDITOR).get_attribute("aria-describedby")
+            assert described == "cm-keys-help"
+            # Tab indents (it stays in the editor) ...
+            page.keyboard.press("Tab")
+            assert page.evaluate(FOCUS_STOP)["inEditor"]
+            # ... and Escape then Tab leaves it.
+            page.keyboard.press("Escape")
+            page.keyboard.press("Tab")
+            stop = page.evaluate(FOCUS_STOP)
+            assert stop is not None and not stop["inEditor"], stop
+        stops.append(stop)
+        if stop["inBar"] or stop["barTop"] > 1:
+            continue  # the bar is not stuck to the top here, or the element is in it
+        # Nothing focused hides under the sticky progress bar.
+        assert stop["top"] >= stop["barBottom"] - 1, (stop, len(stops))
+    else:
+        raise AssertionError("400 presses of Tab never left the page: a keyboard trap.")
+    assert in_editor == 1, "Tab skipped the code editor, or came back into it"
+    # Every focusable element of the page was reached once, in order, and then focus left the page.
+    # (the editor is reached through its shadow root, which the list above does not see; its stop was
+    # replaced by the one after it, the Run button, when the test left it)
+    assert [stop["text"] for stop in stops] == focusable
+    assert page.locator("textarea").count() == 1 and not page.locator(".code-exercise textarea").is_visible()
+    # Back up the page with Shift+Tab: focus now scrolls elements in at the top, where the sticky bar is.
+    back: list[dict[str, Any]] = []
+    for _ in range(len(stops)):
+        page.keyboard.press("Shift+Tab")
+        stop = page.evaluate(FOCUS_STOP)
+        assert stop is not None, [stop["text"] for stop in back]
+        if stop["inEditor"]:
+            page.keyboard.press("Escape")  # Escape then Shift+Tab leaves the editor backwards
+            page.keyboard.press("Shift+Tab")
+            stop = page.evaluate(FOCUS_STOP)
+            assert stop is not None and not stop["inEditor"], stop
+        back.append(stop)
+        if not stop["inBar"] and stop["barTop"] <= 1:
+            assert stop["top"] >= stop["barBottom"] - 1, ("under the bar going back", stop)
+    assert [stop["text"] for stop in back] == focusable[::-1]
+    _shot(page, "editor-keyboard")
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_failures_show_call_expected_and_got_the_same_every_run(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 390, "height": 844}, color_scheme="dark")
+    page.goto(live_server.lesson_url)
+    expect(page.locator(EDITOR)).to_be_visible()
+
+    # A syntax error is marked on its line in the editor.
+    _set_editor(page, BROKEN)
+    results = _run(page)
+    expect(results.locator(".grade-message")).to_contain_text("SyntaxError on line 3")
+    marked = page.locator(".code-exercise .cm-lintRange-error")
+    expect(marked).to_have_count(1)
+    assert "def project_qkv(X, Wq, Wk, Wv)" in marked.inner_text()
+    expect(page.locator(".code-exercise .cm-lint-marker-error")).to_have_count(1)
+
+    # A wrong function: call, expected and got in a monospace block, the same in the next run.
+    _set_editor(page, WRONG)
+    results = _run(page)
+    expect(page.locator(".code-exercise .cm-lintRange-error")).to_have_count(0)
+    block = results.locator('.test-group[data-function="output_shape"] .test-repro').first
+    expect(block).to_be_visible()
+    text = block.inner_text()
+    assert re.search(r"Call:\s*output_shape\(\d+, \d+, \d+\)", text), text
+    assert re.search(r"Expected:\s*\(\d+, \d+\)", text) and re.search(r"Got:\s*\(\d+, \d+\)", text), text
+    font = block.locator("dd").first.evaluate("el => getComputedStyle(el).fontFamily")
+    assert "mono" in font.lower(), font
+    _shot(page, "failure-block-390px-dark")
+    results = _run(page)
+    again = results.locator('.test-group[data-function="output_shape"] .test-repro').first.inner_text()
+    assert again == text  # the learner's inputs stay the same between runs
+
+    # Tests that an earlier one stopped are "not run", not failures.
+    _set_editor(page, STOPS_EARLY)
+    results = _run(page)
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"^✗ \d+ of \d+ tests that ran passed; \d+ not run\.$")
+    )
+    expect(results.locator(".grade-message")).to_contain_text("did not run because an earlier test stopped")
+    assert results.locator(".test-not_run").count() > 0
+    assert results.locator(".test-not_run .test-status").first.text_content() == "not run"
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], widths
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_draft_is_saved_as_the_learner_types_and_leaving_unsaved_warns(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(live_server.lesson_url)
+    expect(page.locator(EDITOR)).to_be_visible()
+    draft = "import numpy as np\n\ndef output_shape(n_q, n_k, d_v):\n    return 'draft in progress'\n"
+    _set_editor(page, draft)
+    expect(page.locator(".draft-status")).to_have_text("Draft saved.")
+
+    # To the index and back: the draft is there (from the server: a fresh page knows only the cookie).
+    page.goto(live_server.url + "/")
+    page.goto(live_server.lesson_url)
+    expect(page.locator(EDITOR)).to_contain_text("draft in progress")
+    assert _editor_text(page) == draft
+
+    # Typing and leaving at once: the browser asks first.
+    dialogs: list[str] = []
+
+    def dismiss(dialog: Any) -> None:
+        dialogs.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
+    page.locator(EDITOR).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("# more")
+    page.close(run_before_unload=True)
+    page.wait_for_timeout(500)
+    assert dialogs == ["beforeunload"]
+    assert not page.is_closed()
+    # Once saved, leaving is quiet.
+    expect(page.locator(".draft-status")).to_have_text("Draft saved.")
+    with page.expect_event("close"):
+        page.close(run_before_unload=True)
+    assert dialogs == ["beforeunload"]
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS
+
+    page = _new_page(browser, page_errors, viewport={"width": 390, "height": 844})
+    page.goto(live_server.lesson_url)
+    expect(page.locator(EDITOR)).to_be_visible()
+    help_box = page.locator(".code-exercise details.code-help")
+    help_box.locator("summary").click()
+    hints = help_box.locator("li.code-hint")
+    expect(hints.filter(visible=True)).to_have_count(0)
+    page.get_by_role("button", name="Show hint 1 of 3").click()
+    expect(hints.filter(visible=True)).to_have_count(1)
+    expect(hints.first).to_contain_text("Hint 1 of 3:")
+    expect(hints.first).to_be_focused()
+    page.get_by_role("button", name="Show hint 2 of 3").click()
+    expect(hints.filter(visible=True)).to_have_count(2)
+    # Backticks in a hint are code, not raw Markdown.
+    assert "`" not in help_box.inner_text()
+    assert help_box.locator("li.code-hint code").count() > 0
+
+    # The page says when the solution opens; until then there is no button and no solution text.
+    expect(help_box.locator(".solution-note")).to_contain_text(f"after {SOLUTION_AFTER_FAILED_RUNS} runs")
+    solution = page.get_by_role("button", name="Show the reference solution")
+    expect(solution).to_be_hidden()
+    for _ in range(SOLUTION_AFTER_FAILED_RUNS):
+        _set_editor(page, BROKEN)
+        _run(page)
+    expect(solution).to_be_visible()
+    solution.click()
+    shown = help_box.locator("pre.reference-solution")
+    expect(shown).to_contain_text("def param_count(")
+    _shot(page, "stuck-solution-390px")
+    assert page_errors == []
+    page.context.close()
