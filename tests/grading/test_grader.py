@@ -37,7 +37,7 @@ def test_the_results_document_has_exactly_the_documented_fields(grader: Grader) 
     assert document["version"] == RESULTS_VERSION == 3
     assert document["status"] == "pass" and document["seed"] == 11
     assert isinstance(document["duration_ms"], int)
-    fields = {"name", "status", "message", "hint", "function", "call", "expected", "got"}
+    fields = {"name", "status", "message", "hint", "function", "call", "expected", "got", "ran"}
     assert [set(test) for test in document["tests"]] == [fields] * 22
     cases = L41_SUITE.cases(11)
     assert [test["name"] for test in document["tests"]] == [case.name for case in cases]
@@ -220,3 +220,18 @@ def test_a_suite_s_time_limit_is_checked() -> None:
         ValueError, match=r"^time_limit_s must be a number of seconds above 0 and at most 60, not 0\.$"
     ):
         Suite(["f"], [], time_limit_s=0)
+
+
+def test_the_calls_run_in_an_order_shuffled_by_the_seed_and_are_listed_in_the_suite_s(grader: Grader) -> None:
+    # A program that counts its calls and breaks the rule only on one numbered call.
+    counting = CORRECT.replace(
+        "def project_qkv(X, Wq, Wk, Wv):", "CALLS = [0]\n\ndef project_qkv(X, Wq, Wk, Wv):\n    CALLS[0] += 1"
+    )
+    names = [case.name for case in L41_SUITE.cases(1)]
+    orders = []
+    for seed in (1, 2, 3):
+        result = grader.grade(counting, L41_SUITE, seed=seed)
+        assert [test.name for test in result.tests] == names  # listed in the suite's order
+        orders.append([test.ran for test in result.tests])
+        assert sorted(orders[-1]) == list(range(len(names)))
+    assert orders[0] != orders[1] != orders[2]  # run in another order for every seed

@@ -193,6 +193,7 @@ def test_a_comparison_that_trips_is_a_failed_test_not_a_crash(monkeypatch: pytes
         "hint": None,
         "function": "project_qkv",
         "call": CASES[0].call,
+        "ran": None,
         "expected": shown(CASES[0].expected),
         "got": None,
     }
@@ -301,7 +302,16 @@ _OUTCOME = st.one_of(
     st.recursive(_LEAF, _containers, max_leaves=10).map(lambda v: {"outcome": "returned", "value": v}),
     st.tuples(
         st.sampled_from(["ValueError", "TypeError", "OSError"]), _TEXT, st.sampled_from([None, 11, 24])
-    ).map(lambda t: {"outcome": "raised", "type": t[0], "message": t[1], "line": None, "errno": t[2]}),
+    ).map(
+        lambda t: {
+            "outcome": "raised",
+            "type": t[0],
+            "bases": [t[0], "Exception", "BaseException"],
+            "message": t[1],
+            "line": None,
+            "errno": t[2],
+        }
+    ),
 )
 
 

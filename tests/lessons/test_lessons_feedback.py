@@ -36,13 +36,13 @@ def test_the_quiz_accepts_a_and_explains_every_choice() -> None:
     assert right.message.startswith("Right. Queries and keys only produce the weights")
     assert LESSON.check("quiz", "a") == right
     for letter, start in (
-        ("B", "Not quite. Keys are matched against a query"),
-        ("C", "Not quite. A query does"),
+        ("B", "Not quite. A key is matched against a query, never against another key"),
+        ("C", "Not quite. A query is used once, to score every key"),
     ):
         feedback = LESSON.check("quiz", letter)
         assert not feedback.correct and feedback.counted_as_attempt
         assert feedback.message.startswith(start)
-        assert "values" in feedback.message
+        assert "value" not in feedback.message  # it teaches, but leaves the answer to the learner
     assert LESSON.check("quiz", "D") == Feedback(
         False, "I could not read 'D' as one of A, B or C; type a single letter.", False
     )
@@ -164,7 +164,8 @@ def test_errors_for_unknown_exercises_code_exercises_and_bad_seeds() -> None:
     with pytest.raises(LessonError) as unknown:
         LESSON.check("z", "1")
     assert str(unknown.value) == (
-        "Lesson L4.1 has no exercise 'z'; its exercises are q, k, v, averaged, functions, quiz."
+        "Lesson L4.1 has no exercise 'z'; its exercises are predict, q, k, v, averaged, scores, weights, "
+        "output, functions, quiz, doubled, shifted."
     )
     with pytest.raises(
         LessonError,

@@ -9,9 +9,15 @@ import re
 import threading
 from html.parser import HTMLParser
 
+import numpy as np
 import pytest
 
+from qkv import attention, attention_scores, project_qkv, softmax
+from qkv.grading import Mistake, Outcome
+from qkv.grading.hints import first_hint
+from qkv.grading.suite import Case
 from qkv.lessons import RenderedSection, load_catalog
+from qkv.lessons.answers import format_value
 from qkv.lessons.markup import directive_of, new_parser
 
 CATALOG = load_catalog()
@@ -48,20 +54,40 @@ def test_identity_of_the_lesson_and_chapter() -> None:
     )
     chapter = CATALOG.chapter("L4")
     assert chapter.lesson_ids == ["L4.1", "L4.2", "L4.3", "L4.4", "L4.5", "L4.6"]
-    assert [lesson.id for lesson in CATALOG.lessons] == ["L4.1"]
+    assert CATALOG.lessons[0].id == "L4.1"
 
 
 def test_exercises_in_page_order() -> None:
     kinds = {ex.id: (ex.kind, ex.part) for ex in LESSON.exercises.values()}
     assert kinds == {
+        "predict": ("choice", "predict-first"),
         "q": ("numeric", "part1"),
         "k": ("numeric", "part1"),
         "v": ("numeric", "part1"),
         "averaged": ("letter", "part1"),
+        "scores": ("numeric", "one-query"),
+        "weights": ("numeric", "one-query"),
+        "output": ("numeric", "one-query"),
         "functions": ("code", "part2"),
         "quiz": ("choice", "quiz"),
+        "doubled": ("choice", "quiz"),
+        "shifted": ("choice", "quiz"),
     }
-    assert list(kinds) == ["q", "k", "v", "averaged", "functions", "quiz"]
+    assert list(kinds) == [
+        "predict",
+        *("q", "k", "v", "averaged"),
+        *("scores", "weights", "output"),
+        "functions",
+        *("quiz", "doubled", "shifted"),
+    ]
+    # Predicting is not graded: the idea's part shows its progress but does not count toward done.
+    assert [(part.id, part.counts_toward_done) for part in LESSON.parts] == [
+        ("predict-first", False),
+        ("part1", True),
+        ("one-query", True),
+        ("part2", True),
+        ("quiz", True),
+    ]
     assert LESSON.exercises["q"].prompt == (
         "A token's hidden vector is x = [1, 2]. Its query is x @ Wq with Wq = [[1, 0], [1, 1]] (rows). Type q."
     )
@@ -101,10 +127,20 @@ def test_the_code_exercise_is_exactly_the_seeds() -> None:
 
 def test_sections_follow_the_html_contract() -> None:
     sections = LESSON.render()
-    assert [s.id for s in sections] == ["idea", "part1", "part2", "quiz", "reference"]
+    assert [s.id for s in sections] == [
+        "predict-first",
+        "idea",
+        "part1",
+        "one-query",
+        "part2",
+        "quiz",
+        "reference",
+    ]
     assert [s.title for s in sections] == [
+        "Predict first",
         "The idea",
         "Part 1. Do it hands-on",
+        "Part 1, continued. One query, all the way to the output",
         "Part 2. Do it in code",
         "Check your understanding",
         "Chapter reference: math, worked example & code",
@@ -145,37 +181,71 @@ def widget_configs(fragment: str, name: str) -> list[dict[str, object]]:
     return [json.loads(html.unescape(raw)) for raw in found]
 
 
-def test_the_projection_widget_shows_the_seed_table() -> None:
-    sections = page()
-    for section_id in ("idea", "part1"):
-        (config,) = widget_configs(sections[section_id].html, "projection-sliders")
-        assert config["x"] == [1, 2] and config["Wq"] == [[1, 0], [1, 1]]
-        assert config["Wk"] == [[0, 1], [1, 0]] and config["Wv"] == [[2, 0], [0, 2]]
-        assert (config["q"], config["k"], config["v"]) == ([3, 2], [2, 1], [2, 4])
-        assert config["slider"] == {"min": -5, "max": 5, "step": 1}
-        table = text_of(sections[section_id].html)
-        for row in (
-            "query q = x·Wq[[1, 0], [1, 1]][3, 2]“what am I looking for?”",
-            "key k = x·Wk[[0, 1], [1, 0]][2, 1]“what do I offer to be matched?”",
-            "value v = x·Wv[[2, 0], [0, 2]][2, 4]“what do I pass along if chosen?”",
-        ):
-            assert row in table
-        assert "result for x = [1, 2]" in table
-    assert "Predict first. Which vectors are averaged to produce the attention output?" in text_of(
-        sections["idea"].html
+def test_the_idea_illustrates_with_numbers_of_its_own() -> None:
+    idea = page()["idea"].html
+    (config,) = widget_configs(idea, "projection-sliders")
+    variant = LESSON.variant(None)
+    numbers = variant["idea"]
+    assert {key: config[key] for key in ("x", "Wq", "Wk", "Wv", "q", "k", "v")} == numbers
+    # The results come from qkv, and none of the illustration's matrices is Part 1's.
+    q, k, v = project_qkv([numbers["x"]], numbers["Wq"], numbers["Wk"], numbers["Wv"])
+    assert (config["q"], config["k"], config["v"]) == (q[0].tolist(), k[0].tolist(), v[0].tolist())
+    assert not {json.dumps(numbers[m]) for m in ("Wq", "Wk", "Wv")} & {
+        json.dumps(variant[m]) for m in ("Wq", "Wk", "Wv")
+    }
+    assert config["slider"] == {"min": -5, "max": 5, "step": 1} and config["solved_by"] == {}
+    table = text_of(idea)
+    assert "query q = x·Wq[[1, 1], [0, 1]][3, 4]“what am I looking for?”" in table
+    assert "result for x = [3, 1]" in table
+    assert "Part 1 gives you other numbers to work out yourself." in " ".join(table.split())
+    assert "Q, K, V = X @ Wq, X @ Wk, X @ Wv  # X is (tokens, d_model)" in table
+
+
+@pytest.mark.parametrize("seed", [None, 1, 11, 397129570])
+def test_part1_hides_every_result_it_asks_for(seed: int | None) -> None:
+    """Nothing above a question gives its answer away: not the table, not its JSON, not the idea."""
+    variant = LESSON.variant(seed)
+    sections = page(seed)
+    part1 = sections["part1"].html
+    (config,) = widget_configs(part1, "projection-sliders")
+    assert config["solved_by"] == {"q": "q", "k": "k", "v": "v"}
+    assert "q" not in config and "k" not in config and "v" not in config
+    assert {key: config[key] for key in ("x", "Wq", "Wk", "Wv")} == {
+        key: variant[key] for key in ("x", "Wq", "Wk", "Wv")
+    }
+    table = text_of(part1.split("<form")[0])
+    for letter, matrix in (("q", "Wq"), ("k", "Wk"), ("v", "Wv")):
+        assert f"x·{matrix}{_written(variant[matrix])}? ({letter} not shown until you type it" in table
+    above_the_questions = text_of(sections["predict-first"].html + sections["idea"].html) + table
+    for matrix in ("Wq", "Wk", "Wv"):  # a row of a matrix may look like an answer; the matrices are given
+        above_the_questions = above_the_questions.replace(_written(variant[matrix]), "")
+    for letter in ("q", "k", "v"):
+        assert _written(variant[letter]) not in above_the_questions, letter
+    # The worked example's answers are nowhere above its questions either.
+    above_attend = (
+        above_the_questions + text_of(part1) + text_of(sections["one-query"].html.split("<form")[0])
     )
-    assert "Q, K, V = X @ Wq, X @ Wk, X @ Wv  # X is (tokens, d_model)" in text_of(sections["idea"].html)
+    for name in ("ex_scores", "ex_weights", "ex_output"):
+        assert _written(variant[name]) not in above_attend
+        assert _written(variant[name])[1:6] not in above_attend  # not even the first decimals
+
+
+def _written(value: object) -> str:
+    return format_value(value)
 
 
 def test_a_variant_changes_every_number_on_the_page() -> None:
     variant = LESSON.variant(11)
     part1 = page(11)["part1"].html
     (config,) = widget_configs(part1, "projection-sliders")
-    assert {key: config[key] for key in ("x", "Wq", "Wk", "Wv", "q", "k", "v")} == {
-        key: variant[key] for key in ("x", "Wq", "Wk", "Wv", "q", "k", "v")
+    assert {key: config[key] for key in ("x", "Wq", "Wk", "Wv")} == {
+        key: variant[key] for key in ("x", "Wq", "Wk", "Wv")
     }
     x_text = "[" + ", ".join(str(c) for c in variant["x"]) + "]"
-    assert f"A token&#x27;s hidden vector is x = {x_text}." in part1
+    assert f"A token's hidden vector is x = {x_text}." in text_of(part1)
+    # Each vector or matrix of a prompt is one unbreakable literal, so a phone never wraps it mid-way.
+    assert f'x = <span class="literal">{x_text}</span>.' in part1
+    assert f'Wq = <span class="literal">{_written(variant["Wq"])}</span> (rows)' in part1
     assert "x = [1, 2]" not in text_of(part1) or variant["x"] == [1, 2]
 
 
@@ -271,3 +341,209 @@ class _Balance(HTMLParser):
 
 def test_part1_opens_with_the_seeds_try_it_yourself() -> None:
     assert text_of(page()["part1"].html).startswith("Part 1. Do it hands-on\nTry it yourself.")
+
+
+# ------------------------------------------------------------------ named mistakes, on every variant
+SEEDS = range(400)
+SCANNED = 200
+
+
+@pytest.mark.parametrize("letter", ["q", "k", "v"])
+def test_typing_x_itself_is_named_on_every_variant(letter: str) -> None:
+    matrix = "W" + letter
+    for seed in (None, *range(60)):
+        variant = LESSON.variant(seed)
+        feedback = LESSON.check(letter, _written(variant["x"]), variant_seed=seed)
+        assert not feedback.correct and feedback.counted_as_attempt
+        assert feedback.message.startswith("You typed the hidden vector x itself."), (seed, feedback)
+        assert f"{matrix} = {_written(variant[matrix])}" in feedback.message
+
+
+def test_variants_keep_answers_and_named_mistakes_apart() -> None:
+    """No projection equals x, another projection, a mistake of its own or zero; no matrix is the idea's."""
+    idea = LESSON.variant(None)["idea"]
+    for seed in SEEDS:
+        variant = LESSON.variant(seed)
+        names = LESSON.hooks.namespace(variant)
+        vectors = {key: tuple(names[key]) for key in ("x", "q", "k", "v")}
+        vectors |= {f"{key}_by_columns": tuple(names[f"{key}_by_columns"]) for key in ("q", "k", "v")}
+        assert len(set(vectors.values())) == len(vectors), (seed, vectors)
+        assert all(any(value != 0 for value in vectors[key]) for key in "qkv"), seed
+        assert not any(variant[m] == idea[n] for m in ("Wq", "Wk", "Wv") for n in ("Wq", "Wk", "Wv")), seed
+        for letter in "qkv":  # and so every named mistake of the exercise gets its own sentence
+            for mistake in LESSON.exercises[letter].mistakes:
+                feedback = LESSON.check(letter, _written(names[mistake]), variant_seed=seed)
+                assert not feedback.correct, (seed, letter, mistake)
+
+
+# -------------------------------------------------------------- the goal: one query to its output
+WORKED = {
+    "scores": (attention_scores([[1, 0]], [[1, 0], [0, 1]])[0], [0.707107, 0]),
+    "weights": (softmax(attention_scores([[1, 0]], [[1, 0], [0, 1]]))[0], [0.669762, 0.330238]),
+    "output": (attention([[1, 0]], [[1, 0], [0, 1]], [[2, 0], [0, 2]])[0], [1.339523, 0.660477]),
+}
+
+
+@pytest.mark.parametrize("exercise", list(WORKED))
+def test_the_worked_example_is_graded_with_qkvs_numbers(exercise: str) -> None:
+    from_qkv, rounded = WORKED[exercise]
+    assert np.allclose(from_qkv, rounded, atol=5e-7)
+    assert LESSON.check(exercise, _written(from_qkv.tolist())).correct
+    assert LESSON.check(exercise, ", ".join(f"{value:.3f}" for value in from_qkv)).correct  # three decimals
+    assert LESSON.check(exercise, ", ".join(f"{value:.6f}" for value in rounded)).correct
+    assert LESSON.check(exercise, "0.5, 0.5").correct is False
+    for seed in (None, 3):  # the worked example is the same in every variant
+        assert LESSON.check(exercise, _written(from_qkv.tolist()), variant_seed=seed).correct
+
+
+@pytest.mark.parametrize(
+    ("exercise", "typed", "says"),
+    [
+        ("scores", "1, 0", "raw dot products q·k. Scaled scores are also divided by √d_k, here √2."),
+        ("scores", "0.5, 0", "You divided by d_k itself"),
+        ("weights", "0.731059, 0.268941", "you forgot to divide by √d_k before the softmax."),
+        ("weights", "0.707107, 0", "Scores are not weights before normalization"),
+        ("weights", "1, 0", "Scores are not weights before normalization"),
+        ("output", "0.669762, 0.330238", "the weights applied to the keys"),
+        ("output", "1.462117, 0.537883", "unscaled weights"),
+        ("output", "1, 1", "plain average of the values"),
+    ],
+)
+def test_the_worked_examples_mistakes_are_named(exercise: str, typed: str, says: str) -> None:
+    feedback = LESSON.check(exercise, typed)
+    assert not feedback.correct and feedback.counted_as_attempt
+    assert says in feedback.message
+
+
+def test_the_worked_examples_slips_come_from_qkv() -> None:
+    slips = LESSON.hooks.namespace(LESSON.variant(None))
+    raw = attention_scores([[1, 0]], [[1, 0], [0, 1]], scale=1.0)
+    assert np.allclose(slips["ex_unscaled_weights"], softmax(raw)[0])
+    assert np.allclose(slips["ex_unscaled_weights"], [0.731059, 0.268941], atol=5e-7)
+    assert np.allclose(slips["ex_keys_mixed"], WORKED["weights"][0] @ np.eye(2))
+    assert np.allclose(slips["ex_unscaled_output"], softmax(raw)[0] @ [[2, 0], [0, 2]])
+
+
+def test_predict_first_is_a_choice_whose_explanation_comes_after_committing() -> None:
+    sections = page()
+    idea = sections["predict-first"].html
+    form = re.search(
+        r'<form class="exercise" data-exercise-id="predict" data-kind="choice">.*?</form>', idea, re.S
+    )
+    assert form and "<legend>Predict first (not graded): which vectors are averaged" in form.group(0)
+    # The explanations are not in the page: the server sends the one for the learner's choice.
+    for letter in "ABC":
+        assert LESSON.exercises["predict"].choices[ord(letter) - 65].feedback not in html.unescape(idea)
+    assert LESSON.check("predict", "C").correct
+    for letter in "AB":
+        feedback = LESSON.check("predict", letter)
+        assert not feedback.correct and "value" not in feedback.message.lower()
+    # Nothing above the question answers it: it opens the page, and the idea that explains it follows.
+    assert LESSON.render()[0].id == "predict-first"
+    assert "average" not in text_of(idea.split("<form")[0])
+    assert "the output averages the values" in text_of(sections["idea"].html)
+
+
+def test_the_quiz_keeps_the_seeds_question_and_adds_two_a_memoriser_gets_wrong() -> None:
+    assert LESSON.exercises["quiz"].answer == "A"
+    assert (LESSON.exercises["doubled"].answer, LESSON.exercises["shifted"].answer) == ("B", "C")
+    for exercise in ("quiz", "doubled", "shifted"):
+        right = LESSON.exercises[exercise].answer
+        right_text = next(c.text for c in LESSON.exercises[exercise].choices if c.letter == right)
+        for choice in LESSON.exercises[exercise].choices:
+            if choice.letter == right:
+                continue
+            message = LESSON.check(exercise, choice.letter).message
+            # A wrong choice's explanation teaches without handing over the right choice.
+            assert message.startswith("Not quite.") and right_text.lower().rstrip(".") not in message.lower()
+            assert "the values" not in message.lower() and "stay" not in message.lower()
+    doubled = LESSON.check("doubled", "B").message
+    shifted = LESSON.check("shifted", "C").message
+    weights = _written(WORKED["weights"][0].tolist())
+    doubled_output = attention([[1, 0]], [[1, 0], [0, 1]], [[4, 0], [0, 4]])[0]
+    assert f"they stay {weights}, while the output doubles" in doubled
+    assert _written(doubled_output.tolist()) in doubled
+    shifted_weights = softmax(attention_scores([[1, 0]], [[1, 0], [0, 1]]) + 1)[0]
+    assert f"the weights stay {_written(shifted_weights.tolist())} after adding 1" in shifted
+
+
+# ------------------------------------------------- the code exercise: every named mistake keeps its hint
+def _as_made_by(hint: Mistake, case: Case) -> object:
+    """What a learner who makes exactly this mistake returns for the case (only the hint's item wrong)."""
+    try:
+        wrong = hint.compute(*case.args)
+    except (ArithmeticError, LookupError, TypeError, ValueError):
+        return None  # the mistake cannot even be made with these inputs (shapes that do not fit)
+    if hint.at is None:
+        return wrong
+    found = case.compare.item(hint.at)
+    assert found is not None
+    _, key = found
+    if isinstance(case.expected, dict):
+        return {**case.expected, key: wrong}
+    items = list(case.expected)
+    items[key] = wrong
+    return tuple(items)
+
+
+def test_every_named_mistake_of_the_code_exercise_gets_its_own_hint_for_many_seeds() -> None:
+    """A hint never depends on the random sizes: the mistake it names is recognised on every seed.
+
+    A mistake that gives the right result for a case is not a failure there (for example 3·d_model·d_k
+    when d_v = d_k, on purpose); every other named mistake must be shown with its own sentence.
+    """
+    suite = LESSON.exercises["functions"].suite
+    assert suite is not None
+    # Sizes are drawn from a few dozen whole numbers, so collisions are likely: scan many seeds. The
+    # projections take random real matrices, where two mistakes cannot agree by chance: a few seeds.
+    for seed in [397129570, *range(SCANNED)]:
+        cases = suite.cases(seed)
+        for case in cases if seed < 5 else [c for c in cases if c.function != "project_qkv"]:
+            for hint in case.hints:
+                if not isinstance(hint, Mistake):
+                    continue
+                got = _as_made_by(hint, case)
+                if got is None or case.compare.mismatch(got, case.expected) is None:
+                    continue  # this mistake happens to give the right result here
+                outcome = Outcome(case.args, case.expected, case.compare, returned=got)
+                assert first_hint(case.hints, outcome) == hint.message, (seed, case.call, hint.message)
+
+
+def test_hints_are_plain_sentences_without_markdown() -> None:
+    """The page shows hints as text, so a backtick would be shown as it is."""
+    import ast
+
+    from qkv.grading import STUB
+    from qkv.lessons import BUILTIN_CONTENT
+
+    (grading,) = BUILTIN_CONTENT.glob("L4/L4.1-*/grading.py")
+    tree = ast.parse(grading.read_text(encoding="utf-8"))
+    sentences = [STUB] + [
+        node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        and all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets)
+    ]
+    assert len(sentences) > 10
+    assert [sentence for sentence in sentences if "`" in sentence] == []
+
+
+def test_the_projection_widgets_new_settings_are_checked() -> None:
+    from qkv.lessons.widgets import check_widget
+
+    names = LESSON.variant(None)
+    assert check_widget("projection-sliders", {"numbers": "idea", "solved_by": {"q": "q"}}, names) == []
+    assert check_widget("projection-sliders", {"numbers": "nope"}, names) == [
+        "numbers must name a table of the variant (such as \"example\"), not 'nope'."
+    ]
+    assert check_widget("projection-sliders", {"solved_by": {"w": "q"}}, names) == [
+        "solved_by must be a table from q, k or v to the id of the exercise that asks for it, "
+        'such as q = "q".'
+    ]
+    assert check_widget("projection-sliders", {"numbers": "idea"}, {"idea": {"x": [1, 2]}}) == [
+        "The variant's table 'idea' has no 'Wq', which this widget shows.",
+        "The variant's table 'idea' has no 'Wk', which this widget shows.",
+        "The variant's table 'idea' has no 'Wv', which this widget shows.",
+    ]

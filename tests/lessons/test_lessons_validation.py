@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from qkv.cli.lessons import lessons
 from qkv.lessons import BUILTIN_CONTENT, LessonError, LessonPart, load_catalog, validate
+from qkv.lessons.widgets import WIDGETS
 
 LESSON_DIR = "L4/L4.1-queries-keys-values"
 
@@ -66,7 +67,7 @@ def test_an_exercise_with_broken_toml(content: Path) -> None:
         (
             'part = "quiz"',
             'part = "exam"',
-            "part must be one of the lesson's parts (part1, part2, quiz), not 'exam'.",
+            "part must be one of the lesson's parts (predict-first, part1, one-query, part2, quiz), not 'exam'.",
         ),
         (
             'name = "v"',
@@ -100,7 +101,7 @@ def test_exercise_problems_point_at_the_key(content: Path, old: str, new: str, m
         (
             "```{widget} projection-sliders",
             "```{widget} projection-slider",
-            "There is no widget called 'projection-slider' (known: attention-explorer, projection-sliders).",
+            f"There is no widget called 'projection-slider' (known: {', '.join(sorted(WIDGETS))}).",
         ),
         (
             "```{exercise} k\n",
@@ -304,7 +305,8 @@ def test_a_second_lesson_needs_no_engine_change(content: Path) -> None:
     )
     catalog = load_catalog(content)
     second = catalog.lesson("L4.2")
-    assert [lesson.id for lesson in catalog.lessons] == ["L4.1", "L4.2"]
+    built_in = [lesson.id for lesson in load_catalog().lessons]
+    assert [lesson.id for lesson in catalog.lessons] == sorted([*built_in, "L4.2"])
     assert second.place == "L4.2 · lesson 2 of 6"
     assert second.check("scale", "b").correct
     assert [s.id for s in second.render()] == ["idea", "quiz", "reference"]
@@ -316,15 +318,18 @@ def test_a_second_lesson_needs_no_engine_change(content: Path) -> None:
 
 def test_planned_and_unknown_lessons_are_errors_with_sentences() -> None:
     catalog = load_catalog()
-    with pytest.raises(LessonError) as planned:
-        catalog.lesson("L4.3")
-    assert (
-        str(planned.value)
-        == "The lesson 'L4.3' is planned but not written yet; the written lessons are: L4.1."
-    )
+    written = ", ".join(lesson.id for lesson in catalog.lessons)
+    not_written = [p.id for p in catalog.chapter("L4").planned if p.id not in written.split(", ")]
+    for lesson_id in not_written:  # the lessons of the chapter that nobody has written yet
+        with pytest.raises(LessonError) as planned:
+            catalog.lesson(lesson_id)
+        assert (
+            str(planned.value)
+            == f"The lesson '{lesson_id}' is planned but not written yet; the written lessons are: {written}."
+        )
     with pytest.raises(LessonError) as unknown:
         catalog.lesson("L9.1")
-    assert str(unknown.value) == "There is no written lesson 'L9.1'; the written lessons are: L4.1."
+    assert str(unknown.value) == f"There is no written lesson 'L9.1'; the written lessons are: {written}."
     with pytest.raises(LessonError, match=r"^There is no chapter 'L9'; the chapters are: L4\.$"):
         catalog.chapter("L9")
 
@@ -336,21 +341,27 @@ def test_cli_list_and_validate(content: Path) -> None:
     runner = CliRunner()
     listed = runner.invoke(lessons, ["list"])
     assert listed.exit_code == 0
-    assert listed.output.splitlines() == [
+    assert listed.output.splitlines()[:14] == [
         "L4  Attention",
-        "  L4.1  Queries, keys and values  (6 exercises)",
+        "  L4.1  Queries, keys and values  (12 exercises)",
+        "      L4.1/predict (choice)",
         "      L4.1/q (numeric)",
         "      L4.1/k (numeric)",
         "      L4.1/v (numeric)",
         "      L4.1/averaged (letter)",
+        "      L4.1/scores (numeric)",
+        "      L4.1/weights (numeric)",
+        "      L4.1/output (numeric)",
         "      L4.1/functions (code: project_qkv, qkv_shapes, output_shape, param_count)",
         "      L4.1/quiz (choice)",
-        "  L4.2  Scaled dot-product scores  (planned)",
-        "  L4.3  Softmax: from scores to weights  (planned)",
-        "  L4.4  Masks and causal attention  (planned)",
-        "  L4.5  Multi-head attention  (planned)",
-        "  L4.6  Attention inside a transformer block  (planned)",
+        "      L4.1/doubled (choice)",
+        "      L4.1/shifted (choice)",
     ]
+    # Every later lesson of the chapter follows in order: planned, or written with its exercises.
+    later = [line for line in listed.output.splitlines()[14:] if line.startswith("  L4.")]
+    assert [line.split()[0] for line in later] == ["L4.2", "L4.3", "L4.4", "L4.5", "L4.6"]
+    written = {lesson.id for lesson in load_catalog().lessons}
+    assert all(line.endswith("(planned)") == (line.split()[0] not in written) for line in later)
     ok = runner.invoke(lessons, ["validate"])
     assert (ok.exit_code, ok.output) == (0, "The built-in lessons: no problems found.\n")
     lesson = content / LESSON_DIR / "lesson.md"
@@ -424,7 +435,8 @@ PART1 = '[[parts]]\nid = "part1"\ntitle = "Part 1: by hand"\nchanges_with_varian
             '[[parts]]\nid = "quiz"',
             '[[parts]]\nid = "exam"',
             1,
-            "The part 'exam' is not a section of the page; its sections are idea, part1, part2, quiz.",
+            "The part 'exam' is not a section of the page; its sections are predict-first, idea, part1, one-query, "
+            "part2, quiz.",
         ),
     ],
 )
@@ -441,9 +453,11 @@ def test_every_exercise_names_a_declared_part(content: Path) -> None:
     lesson = content / LESSON_DIR / "lesson.md"
     edit(lesson, '[[parts]]\nid = "quiz"', '[[parts]]\nid = "idea"')
     line = edit(lesson, 'part = "quiz"', 'part = "quiz"')
-    assert problems_of(content) == [
-        f"{lesson}:{line}: part must be one of the lesson's parts (part1, part2, idea), not 'quiz'."
-    ]
+    found = problems_of(content)
+    parts = "predict-first, part1, one-query, part2, idea"
+    assert found[0] == f"{lesson}:{line}: part must be one of the lesson's parts ({parts}), not 'quiz'."
+    # Each of the quiz's three questions is reported, and nothing else.
+    assert len(found) == 3 and all(p.endswith(f"parts ({parts}), not 'quiz'.") for p in found)
 
 
 def test_parts_that_are_not_tables(content: Path) -> None:
@@ -462,7 +476,7 @@ def test_a_lesson_without_parts_has_no_exercises(content: Path) -> None:
     start, end = text.index("[[parts]]"), text.index("---\n", 4)
     lesson.write_text(text[:start] + text[end:], encoding="utf-8")
     found = problems_of(content)
-    assert len(found) == 6, found
+    assert len(found) == len(load_catalog().lesson("L4.1").exercises), found
     line = edit(lesson, 'part = "quiz"', 'part = "quiz"')
     assert (
         f"{lesson}:{line}: The exercise is in part 'quiz', but the lesson declares no parts; add a "

@@ -14,7 +14,12 @@ LESSON = load_catalog().lesson("L4.1")
 
 
 def test_no_seed_gives_the_seed_page() -> None:
-    assert LESSON.variant(None) == {
+    variant = LESSON.variant(None)
+    # The idea's illustration and the worked example ride along, the same in every variant.
+    shared = {key: variant.pop(key) for key in list(variant) if key == "idea" or key.startswith("ex_")}
+    assert shared == {key: value for key, value in LESSON.variant(7).items() if key in shared}
+    assert shared["idea"]["x"] == [3, 1] and shared["ex_q"] == [1, 0]
+    assert variant == {
         "seed": None,
         "x": [1, 2],
         "Wq": [[1, 0], [1, 1]],
@@ -47,7 +52,7 @@ def test_variants_differ_and_keep_mistakes_distinguishable() -> None:
         x = np.array(variant["x"])
         by_columns = [tuple(x @ np.array(variant[m]).T) for m in ("Wq", "Wk", "Wv")]
         answers = [tuple(variant[n]) for n in ("q", "k", "v")]
-        assert len(set(answers + by_columns)) == 6
+        assert len(set([tuple(x), *answers, *by_columns])) == 7  # typing x itself is a named mistake too
         assert all(any(answer) for answer in answers)
 
 

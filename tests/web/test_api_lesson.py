@@ -34,22 +34,23 @@ def test_the_lesson_page_sets_a_learner_cookie_and_embeds_a_csrf_token(app: Fast
 def test_every_section_is_on_the_page_in_order(browser: Browser) -> None:
     page = browser.client.get(LESSON_URL).text
     ids = re.findall(r'<section class="lesson-section" id="([a-z0-9-]+)"', page)
-    assert ids[:1] == ["idea"] and ids[-1] == "reference"
-    assert ids.index("part1") < ids.index("part2") < ids.index("quiz")
+    assert ids[:2] == ["predict-first", "idea"] and ids[-1] == "reference"
+    assert ids.index("part1") < ids.index("one-query") < ids.index("part2") < ids.index("quiz")
 
 
 def test_index_lists_the_lesson_with_the_learners_progress(browser: Browser) -> None:
     browser.answer("q", "3, 2")
     page = browser.client.get("/", headers={"accept": "text/html"}).text
     assert 'href="/lessons/L4.1"' in page
-    assert "1 of 6 exercises done" in " ".join(page.split())
+    assert "1 of 11 exercises done" in " ".join(page.split())  # predicting first is not counted
 
 
 def test_index_shows_the_chapters_whole_outline_with_planned_lessons_unlinked(browser: Browser) -> None:
     page = " ".join(browser.client.get("/", headers={"accept": "text/html"}).text.split())
     places = re.findall(r'<span class="lesson-place">(L4\.\d) · lesson (\d) of 6</span>', page)
     assert places == [(f"L4.{i}", str(i)) for i in range(1, 7)]
-    assert page.count('class="lesson-card is-planned"') == 5
+    written = len(load_catalog().lessons)
+    assert page.count('class="lesson-card is-planned"') == 6 - written
     assert 'href="/lessons/L4.2"' not in page
     assert "Not written yet." in page
 
@@ -68,7 +69,7 @@ def test_wrong_then_right_answer_is_saved_and_counted(browser: Browser) -> None:
     }
     entry = right["progress"]["exercises"]["q"]
     assert (entry["status"], entry["attempts"], entry["last_answer"]) == ("correct", 2, "3, 2")
-    assert (right["progress"]["done"], right["progress"]["total"]) == (1, 6)
+    assert (right["progress"]["done"], right["progress"]["total"]) == (1, 11)
 
 
 def test_a_format_error_costs_no_attempt(browser: Browser) -> None:
@@ -123,11 +124,15 @@ def test_unknown_exercise_and_lesson_get_sentences(browser: Browser) -> None:
     unknown = browser.answer("nope", "1")
     assert unknown.status_code == 422
     assert unknown.json() == {
-        "detail": "The lesson L4.1 has no exercise 'nope'; its exercises are q, k, v, averaged, functions, quiz."
+        "detail": "The lesson L4.1 has no exercise 'nope'; its exercises are predict, q, k, v, averaged, scores, "
+        "weights, output, functions, quiz, doubled, shifted."
     }
     missing = browser.client.get("/api/lessons/L9.9/progress")
     assert missing.status_code == 404
-    assert missing.json() == {"detail": "There is no written lesson 'L9.9'; the written lessons are: L4.1."}
+    written = ", ".join(lesson.id for lesson in load_catalog().lessons)
+    assert missing.json() == {
+        "detail": f"There is no written lesson 'L9.9'; the written lessons are: {written}."
+    }
     page = browser.client.get("/lessons/L9.9", headers={"accept": "text/html"})
     assert page.status_code == 404
     assert "There is no written lesson" in page.text and "<html" in page.text
@@ -244,8 +249,14 @@ def test_the_variant_route_returns_every_section_that_changes_with_the_variant(t
         assert html.startswith(f'<section class="lesson-section" id="{section_id}"')
     # The quiz no longer counts toward done: it is shown in the panel but left out of the total.
     progress = body["progress"]
-    assert progress["total"] == 5
-    assert [(p["id"], p["total"]) for p in progress["parts"]] == [("part1", 4), ("part2", 1), ("quiz", 1)]
+    assert progress["total"] == 8
+    assert [(p["id"], p["total"]) for p in progress["parts"]] == [
+        ("predict-first", 1),
+        ("part1", 4),
+        ("one-query", 3),
+        ("part2", 1),
+        ("quiz", 3),
+    ]
 
 
 def test_a_lesson_without_variant_parts_gets_no_sections_and_no_variant_marker(tmp_path: Path) -> None:
@@ -264,8 +275,9 @@ def test_the_progress_document_says_what_is_done(browser: Browser) -> None:
     browser.answer("q", "3, 2")
     browser.answer("quiz", "B")
     progress = browser.progress()
-    assert (progress["done"], progress["total"]) == (1, 6)
-    part1, part2, quiz = progress["parts"]
+    assert (progress["done"], progress["total"]) == (1, 11)
+    predict, part1, one_query, part2, quiz = progress["parts"]
+    assert (predict["total"], one_query["total"], quiz["total"]) == (1, 3, 3)
     assert (part1["done"], part1["total"], part1["complete"]) == (1, 4, False)
     assert part1["exercise_ids"] == ["q", "k", "v", "averaged"]
     assert (part2["done"], part2["total"], quiz["done"]) == (0, 1, 0)

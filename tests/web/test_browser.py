@@ -179,23 +179,27 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     expect(page.locator("h1")).to_have_text(lesson.title)
     seed = _progress(page)["variant_seed"]
     section_ids = page.locator("section.lesson-section").evaluate_all("nodes => nodes.map(n => n.id)")
-    assert section_ids[:4] == ["idea", "part1", "part2", "quiz"], section_ids
+    assert section_ids[:6] == ["predict-first", "idea", "part1", "one-query", "part2", "quiz"], section_ids
     assert section_ids[-1] == "reference"
 
-    # Moving the x[0] slider in Part 1 changes q, computed by the server's project_qkv.
+    # Predict first: a choice, explained once the learner commits to it.
+    predict = page.locator('form[data-exercise-id="predict"]')
+    predict.locator('input[value="C"]').check()
+    predict.get_by_role("button", name="Check").click()
+    expect(page.locator("#feedback-predict")).to_have_class(re.compile("is-correct"))
+
+    # Part 1's table keeps q hidden ("?") until q is solved, wherever the x[0] slider is.
     widget = page.locator('#part1 [data-widget="projection-sliders"]')
     config = json.loads(widget.get_attribute("data-config"))
     q_cell = widget.locator('[data-result="q"]')
     x0 = widget.get_by_label("hidden x[0]")
-    expect(q_cell).to_have_text(
-        _vector(qkv.project_qkv([config["x"]], config["Wq"], config["Wk"], config["Wv"])[0][0])
-    )
+    expect(q_cell).to_have_text(re.compile(r"^\?"))
     x0.focus()
     page.keyboard.press("ArrowRight")
     step = float(x0.get_attribute("step"))
     moved = [float(config["x"][0]) + step, float(config["x"][1])]
-    expected_q = qkv.project_qkv([moved], config["Wq"], config["Wk"], config["Wv"])[0][0]
-    expect(q_cell).to_have_text(_vector(expected_q))
+    expect(widget.locator(".result-heading")).to_have_text(f"result for x = {_vector(moved)}")
+    expect(q_cell).to_have_text(re.compile(r"^\?"))
 
     # Part 1: a wrong q first (counted, with a message), then the right one; then k, v and the letter.
     variant = lesson.variant(seed)
@@ -215,12 +219,26 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     q_box.fill(answers["q"])
     q_box.press("Enter")
     expect(feedback_q).to_have_class(re.compile("is-correct"))
+    # Once solved, q shows, and follows the slider: computed by the server's project_qkv.
+    expected_q = qkv.project_qkv([moved], config["Wq"], config["Wk"], config["Wv"])[0][0]
+    expect(q_cell).to_have_text(_vector(expected_q))
     for exercise_id in ("k", "v", "averaged"):
         box = page.locator(f"#answer-{exercise_id}")
         box.fill(answers[exercise_id])
         box.press("Enter")
         expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
     expect(page.locator('.progress-part[data-part="part1"]')).to_have_class(re.compile("is-done"))
+
+    # One query to its output, on the worked example: a named mistake first, then the right numbers.
+    page.locator("#answer-scores").fill("1, 0")
+    page.locator("#answer-scores").press("Enter")
+    expect(page.locator("#feedback-scores")).to_contain_text("divided by √d_k")
+    for exercise_id in ("scores", "weights", "output"):
+        answers[exercise_id] = _vector([round(v, 6) for v in variant[f"ex_{exercise_id}"]])
+        box = page.locator(f"#answer-{exercise_id}")
+        box.fill(answers[exercise_id])
+        box.press("Enter")
+        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
 
     # Part 2: the editor is CodeMirror, prefilled with the starter code.
     code_box = page.locator(".code-exercise")
@@ -252,14 +270,16 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     expect(results.locator(".test-group.all-pass")).to_have_count(len(code_exercise.functions))
     expect(results.locator(".test-result:visible")).to_have_count(0)
 
-    # The quiz: the answer the engine accepts.
-    quiz = page.locator('form.exercise[data-kind="choice"]')
-    quiz_id = quiz.get_attribute("data-exercise-id")
-    letters = quiz.locator('input[type="radio"]').evaluate_all("nodes => nodes.map(n => n.value)")
-    right = _right_answer(lesson, quiz_id, letters, seed)
-    quiz.locator(f'input[type="radio"][value="{right}"]').check()
-    quiz.get_by_role("button", name="Check").click()
-    expect(page.locator(f"#feedback-{quiz_id}")).to_have_class(re.compile("is-correct"))
+    # The quiz: for each question, the answer the engine accepts.
+    picked = {}
+    for quiz in page.locator('#quiz form.exercise[data-kind="choice"]').all():
+        quiz_id = quiz.get_attribute("data-exercise-id")
+        letters = quiz.locator('input[type="radio"]').evaluate_all("nodes => nodes.map(n => n.value)")
+        picked[quiz_id] = right = _right_answer(lesson, quiz_id, letters, seed)
+        quiz.locator(f'input[type="radio"][value="{right}"]').check()
+        quiz.get_by_role("button", name="Check").click()
+        expect(page.locator(f"#feedback-{quiz_id}")).to_have_class(re.compile("is-correct"))
+    assert len(picked) == 3
 
     # The explorer on the worked example: weights 0.669762 / 0.330238; the causal mask leaves only key 0.
     explorer = page.locator('[data-widget="attention-explorer"]')
@@ -275,6 +295,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     expect(explorer.locator("[data-output-vector]")).to_have_text("[1.000000, 1.000000]")
 
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
+    expect(page.locator("#lesson-complete")).to_be_visible()  # shown as soon as the last one is done
     _shot(page, "lesson-done-desktop")
 
     # Reload: every answer, feedback, the editor's code, its results and the progress come back.
@@ -282,12 +303,13 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     for exercise_id, answer in answers.items():
         expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
         expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
-    expect(page.locator(f'form[data-exercise-id="{quiz_id}"] input[value="{right}"]')).to_be_checked()
-    expect(page.locator(f"#feedback-{quiz_id}")).to_have_class(re.compile("is-correct"))
+    for quiz_id, right in picked.items():
+        expect(page.locator(f'form[data-exercise-id="{quiz_id}"] input[value="{right}"]')).to_be_checked()
+        expect(page.locator(f"#feedback-{quiz_id}")).to_have_class(re.compile("is-correct"))
     editor = page.locator(".code-exercise .cm-content")
     expect(editor).to_contain_text("return d_model * (2 * d_k + d_v)")  # the last line of the saved solution
     expect(page.locator(".code-exercise .grade-summary")).to_have_text(re.compile(r"✓ All \d+ tests passed"))
-    for part in ("part1", "part2", "quiz"):
+    for part in ("part1", "one-query", "part2", "quiz"):
         expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
         expect(page.locator(f'.progress-part[data-part="{part}"] .part-status')).to_have_text("✓ done")
     _shot(page, "lesson-restored-desktop")
@@ -334,7 +356,7 @@ def test_the_progress_panel_shows_the_servers_progress_document(
     page.goto(live_server.lesson_url)
     _panel_matches(page, _progress(page))
     lesson = _lesson()
-    first = next(iter(lesson.exercises.values()))
+    first = next(ex for ex in lesson.exercises.values() if ex.kind == "numeric")
     variant = lesson.variant(_progress(page)["variant_seed"])
     box = page.locator(f"#answer-{first.id}")
     box.fill(_vector(variant[first.answer]))
@@ -409,11 +431,11 @@ def test_keyboard_alone_reaches_and_operates_the_lesson(
     assert outline_width() >= 2
 
     # The quiz: arrow keys choose a radio button, Tab then Enter on Check submits it.
-    tab_until('form[data-kind="choice"] input[type="radio"]')
+    tab_until('#quiz form[data-kind="choice"] input[type="radio"]')
     page.keyboard.press("ArrowDown")
-    tab_until('form[data-kind="choice"] button[type="submit"]')
+    tab_until('#quiz form[data-kind="choice"] button[type="submit"]')
     page.keyboard.press("Enter")
-    expect(page.locator('form[data-kind="choice"] .feedback')).not_to_be_empty()
+    expect(page.locator('#quiz form[data-kind="choice"] .feedback').first).not_to_be_empty()
 
     # The explorer's causal toggle is a checkbox that Space flips.
     tab_until('[data-widget="attention-explorer"] input[type="checkbox"]')
@@ -510,7 +532,11 @@ def test_without_javascript_the_lesson_reads_and_says_what_needs_it(
     page.goto(live_server.lesson_url)
     expect(page.locator(".noscript-note")).to_contain_text("checking answers")
     # The server's static widgets carry the numbers: the projection table and the worked example.
-    expect(page.locator('#idea [data-widget="projection-sliders"]')).to_contain_text("[3, 2]")
+    idea = _lesson().variant(None)["idea"]
+    expect(page.locator('#idea [data-widget="projection-sliders"]')).to_contain_text(_vector(idea["q"]))
+    # Part 1's results stay hidden: the page without JavaScript does not give them away either.
+    expect(page.locator('#part1 [data-widget="projection-sliders"] tbody')).not_to_contain_text("[3, 2]")
+    expect(page.locator('#part1 [data-widget="projection-sliders"] .hidden-result')).to_have_count(3)
     expect(page.locator('[data-widget="attention-explorer"]')).to_contain_text(
         "output = [1.339523, 0.660477]; with only the first key allowed: [2, 0]"
     )
@@ -602,7 +628,8 @@ def test_another_variant_and_problems_are_explained_in_sentences(
     explorer = page.locator('[data-widget="attention-explorer"]')
     explorer.get_by_label("key 1 component 2").fill("one")
     expect(explorer.locator(".widget-status")).to_have_text(
-        "key 1 component 2 must be a number, but it is 'one'."
+        "key 1 component 2 must be a number, but it is 'one'. "
+        "The steps appear again once every box holds a number."
     )
     expect(explorer.locator(".widget-status")).to_have_class("widget-status is-error")
     explorer.get_by_label("key 1 component 2").fill("1")
@@ -629,3 +656,41 @@ def test_another_variant_and_problems_are_explained_in_sentences(
     page_errors[:] = [e for e in page_errors if "status of 503" not in e and "status of 404" not in e]
     assert page_errors == []
     page.context.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_learner_in_line_sees_their_place_and_can_cancel(
+    live_server: LiveServer, browser: Any, page_errors: list[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    # This server has one grader: the first learner's slow program holds it while the second one waits.
+    # Both pages are ready before either presses Run, so the first is still running when the second does.
+    first = _new_page(browser, page_errors)
+    first.goto(live_server.lesson_url)
+    slow = "import time\ntime.sleep(3)\n" + CORRECT_SOLUTION
+    _replace_editor_text(first, first.locator(".code-exercise .cm-content"), slow)
+    second = _new_page(browser, page_errors, viewport={"width": 375, "height": 800}, color_scheme="dark")
+    second.goto(live_server.lesson_url)
+    _replace_editor_text(second, second.locator(".code-exercise .cm-content"), CORRECT_SOLUTION)
+    first.locator(".code-exercise button.run-code").click()
+    expect(first.locator(".grade-running")).to_contain_text("Running the tests on your code")
+    second.locator(".code-exercise button.run-code").press("Enter")
+    waiting = second.locator(".grade-running")
+    expect(waiting).to_contain_text("Waiting for a free grader (you are next)", timeout=10_000)
+    expect(waiting).to_contain_text("Running again while you wait replaces this program.")
+    _shot(second, "code-waiting-in-line-mobile-dark")
+    cancel = second.locator(".code-exercise button.cancel-run")
+    cancel.focus()
+    second.keyboard.press("Enter")
+    expect(second.locator(".code-exercise .grade-results")).to_contain_text(
+        "You cancelled this run before it was graded."
+    )
+    expect(cancel).to_have_count(0)
+    expect(first.locator(".code-exercise .grade-summary")).to_have_text(
+        re.compile(r"✓ All \d+ tests passed"), timeout=30_000
+    )
+    # The cancelled request's 409 is the answer the page expects; Chromium logs it as a failed load.
+    assert [error for error in page_errors if "409 (Conflict)" not in error] == []
+    first.context.close()
+    second.context.close()

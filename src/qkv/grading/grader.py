@@ -174,11 +174,15 @@ class Grader:
                 f"{MAX_SOURCE_BYTES // 1024} KiB.",
                 [],
             )
+        # The calls run in an order shuffled by the seed, so code that counts its calls cannot know which
+        # test it is in; the results are reported in the suite's own order.
+        order = run_order(len(cases), seed)
+        running = [cases[index] for index in order]
         job = {
             "source": source,
             "calls": [
                 {"id": index, "function": case.function, "args": [_encode_arg(arg) for arg in case.args]}
-                for index, case in enumerate(cases)
+                for index, case in enumerate(running)
             ],
         }
         try:
@@ -194,7 +198,11 @@ class Grader:
         if suite.time_limit_s is not None and suite.time_limit_s < limits.wall_s:
             limits = dataclasses.replace(limits, wall_s=suite.time_limit_s)  # the exercise's own, shorter
         raw = process.run(job, wall_s=limits.wall_s)
-        status, message, tests = interpret(raw, cases, limits)
+        status, message, ran = interpret(raw, running, limits)
+        # Back to the suite's order, each result saying when it ran.
+        tests = [
+            dataclasses.replace(ran[order.index(index)], ran=order.index(index)) for index in range(len(ran))
+        ]
         return finish(status, message, tests, _output(raw), error_line(raw) if status == "error" else None)
 
     def close(self) -> None:
@@ -209,6 +217,19 @@ class Grader:
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def run_order(count: int, seed: int) -> list[int]:
+    """The order the tests of one run are called in: a permutation drawn from the run's seed.
+
+    Examples
+    --------
+    >>> run_order(5, 1) == run_order(5, 1), sorted(run_order(5, 1))
+    (True, [0, 1, 2, 3, 4])
+    >>> run_order(10, 1) != run_order(10, 2)
+    True
+    """
+    return [int(index) for index in np.random.default_rng([seed, 0x0D3E]).permutation(count)]
 
 
 def _encode_arg(value: Any) -> Any:

@@ -20,6 +20,7 @@ Protocol (one JSON object per line on the report descriptor):
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import math
@@ -109,11 +110,28 @@ def decode(value: Any) -> Any:
     return value
 
 
+# Python's own exception classes, taken before the learner's code runs (it could rebind the names).
+BUILTIN_EXCEPTIONS = {
+    name: value
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+}
+
+
+def builtin_bases(error: BaseException) -> list[str]:
+    """The built-in exception classes ``error`` is an instance of, nearest first (its own, if built in).
+
+    A class of the learner's that is merely *named* ValueError is not one: only the real classes count.
+    """
+    return [cls.__name__ for cls in type(error).__mro__ if BUILTIN_EXCEPTIONS.get(cls.__name__) is cls][:16]
+
+
 def describe_error(error: BaseException) -> dict[str, Any]:
-    """The exception's type, message and the learner's part of the traceback."""
+    """The exception's type, its built-in classes, message and the learner's part of the traceback."""
     frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == "solution.py"]
     detail: dict[str, Any] = {
         "type": type(error).__name__,
+        "bases": builtin_bases(error),
         "message": clip(safe_str(error)),
         "line": frames[-1].lineno if frames else None,
         "errno": error.errno if isinstance(error, OSError) and isinstance(error.errno, int) else None,

@@ -34,7 +34,8 @@ __all__ = [
     "missing_function_hint",
 ]
 
-STUB = "Your function still returns None: replace `pass` with a `return` statement that gives the result."
+# Hints are plain sentences (the page shows them as text): no Markdown, so no backticks.
+STUB = "Your function still returns None: replace its pass with a return statement that gives the result."
 
 _NOTHING = object()  # "the function did not return" (it raised), as opposed to returning None
 

@@ -42,6 +42,10 @@ class TestResult:
     expected : str or None
         For a test that did not pass: the expected result as Python prints it (``12``,
         ``array([[1., 2.]])``) or the exception it should raise (``raises ValueError``); None otherwise.
+    ran : int or None
+        When the test was called in its run: 0 for the first. The calls run in an order shuffled by the seed
+        (so code that counts its calls cannot tell which test it is in); tests are listed in the suite's
+        order. None for a result made without a run.
     got : str or None
         For a test that did not pass: what the function returned, or the exception it raised; None when it
         never returned (not run, timed out, missing function).
@@ -63,10 +67,12 @@ class TestResult:
     call: str = ""
     expected: str | None = None
     got: str | None = None
+    ran: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The test's entry in the results document."""
         return {
+            "ran": self.ran,
             "name": self.name,
             "status": self.status,
             "message": self.message,

@@ -101,20 +101,36 @@ def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
     if not isinstance(event.get("type"), str) or not isinstance(event.get("message"), str):
         raise MalformedReport("an exception was reported without its type and message")
     kind, message = clean_text(event["type"], 200), clean_text(event["message"])
+    bases = _bases(event)
     event = {**event, "type": kind, "message": message}
-    seen = Outcome(case.args, case.expected, case.compare, exception=kind, message=message)
+    # Hints and checks go by the nearest real built-in class, never by a name the learner can choose.
+    seen = Outcome(case.args, case.expected, case.compare, exception=bases[0], message=message)
     if isinstance(case.expected, Raises):
-        if kind == case.expected.exception:
+        if case.expected.exception in bases:  # isinstance: a subclass of ValueError is a ValueError
             return _result(case, "pass")
         text = (
             f"Expected {case.expected.exception} because {case.expected.reason}, but "
             f"{_raised_text(case.function, event)}"
         )
+        if kind == case.expected.exception:
+            text += f" (a class of your own named {kind}, which is a {bases[0]}, not Python's {kind})"
         return _result(case, "fail", text, first_hint(case.hints, seen), got=_raised(event))
     errno = event.get("errno")
     limit = limit_message(kind, errno if isinstance(errno, int) else None, limits)
     text = limit or _raised_text(case.function, event)
     return _result(case, "error", text, first_hint(case.hints, seen), got=_raised(event))
+
+
+def _bases(event: dict[str, Any]) -> list[str]:
+    """The built-in classes of a reported exception, nearest first, checked like everything reported."""
+    bases = event.get("bases")
+    if (
+        not isinstance(bases, list)
+        or not 1 <= len(bases) <= 16
+        or not all(isinstance(name, str) and name.isidentifier() and len(name) <= 64 for name in bases)
+    ):
+        raise MalformedReport("an exception was reported without the built-in classes it belongs to")
+    return list(bases)
 
 
 def _result(

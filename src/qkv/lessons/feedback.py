@@ -60,7 +60,7 @@ def check_answer(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> F
     if exercise.kind == "letter":
         return _check_letter(exercise, answer, names)
     if exercise.kind == "choice":
-        return _check_choice(exercise, answer)
+        return _check_choice(exercise, answer, names)
     raise LessonError(
         f"The exercise '{exercise.id}' is a code exercise; the grader runs its tests on a program, "
         "so it is not checked as a typed answer."
@@ -159,14 +159,16 @@ def _check_letter(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> 
     return Feedback(False, fill(message, names), True, mistake=mistake)
 
 
-def _check_choice(exercise: Exercise, answer: str) -> Feedback:
+def _check_choice(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
     letters = {choice.letter: choice for choice in exercise.choices}
     try:
         letter = parse_letter(answer, {letter: () for letter in letters})
     except AnswerFormatError as error:
         return Feedback(False, str(error), False)
     choice = letters[letter]
-    return Feedback(choice.correct, choice.feedback, True, mistake=None if choice.correct else letter)
+    return Feedback(
+        choice.correct, fill(choice.feedback, names), True, mistake=None if choice.correct else letter
+    )
 
 
 def _ordinal(index: int) -> str:

@@ -13,7 +13,8 @@ from typing import Any
 
 from markdown_it.token import Token
 
-from qkv.lessons.markup import directive_of, fill, new_parser
+from qkv.lessons.answers import format_value
+from qkv.lessons.markup import PLACEHOLDER, directive_of, fill, new_parser
 from qkv.lessons.model import SOLUTION_AFTER_FAILED_RUNS, Exercise, RenderedSection
 from qkv.lessons.widgets import render_widget
 
@@ -24,7 +25,8 @@ def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: A
     token = tokens[idx]
     directive = directive_of(token)
     if directive is None:
-        return str(self.fence(tokens, idx, options, env))
+        # A code block scrolls sideways on a phone: focusable, so the keyboard can scroll it too.
+        return str(self.fence(tokens, idx, options, env)).replace("<pre>", '<pre tabindex="0">', 1)
     kind, argument = directive
     if kind == "exercise":
         return exercise_html(env["exercises"][argument], env["names"])
@@ -61,10 +63,10 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
     --------
     >>> ex = Exercise(id="q", kind="numeric", part="drill", prompt="", prompt_template="x = {{x}}. Type q.")
     >>> print(exercise_html(ex, {"x": [1, 2]}))  # doctest: +ELLIPSIS
-    <form class="exercise" data-exercise-id="q" data-kind="numeric"><label for="answer-q">x = [1, 2]...
+    <form class="exercise" data-exercise-id="q" data-kind="numeric"><label for="answer-q">x = <span class="literal">[1, 2]</span>...
     """
     ex_id = html.escape(exercise.id, quote=True)
-    prompt = html.escape(fill(exercise.prompt_template, names))
+    prompt = _prompt_html(exercise.prompt_template, names)
     feedback = f'<p class="feedback" id="feedback-{ex_id}" aria-live="polite"></p>'
     if exercise.kind == "code":
         starter = html.escape(exercise.starter_code or "")
@@ -84,7 +86,7 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
         options = "".join(
             f'<label><input type="radio" name="answer" value="{html.escape(choice.letter, quote=True)}"> '
             f'<span class="choice-letter">{html.escape(choice.letter)}</span> '
-            f"{html.escape(choice.text)}</label>\n"
+            f"{html.escape(fill(choice.text, names))}</label>\n"
             for choice in exercise.choices
         )
         return (
@@ -124,6 +126,27 @@ def _help_html(exercise: Exercise) -> str:
     listed = f'<ol class="code-hints">{hints}</ol>' if hints else ""
     summary = "<summary>Stuck?</summary>"
     return f'<details class="code-help" data-hints="{total}">{summary}{listed}{solution}</details>'
+
+
+def _prompt_html(template: str, names: Mapping[str, Any]) -> str:
+    """The prompt with each placeholder's value in a ``span.literal``, which never breaks inside a matrix.
+
+    Examples
+    --------
+    >>> _prompt_html("W = {{W}} & {{nope}}", {"W": [[1, 0], [0, 1]]})
+    'W = <span class="literal">[[1, 0], [0, 1]]</span> &amp; {{nope}}'
+    """
+    pieces, last = [], 0
+    for match in PLACEHOLDER.finditer(template):
+        pieces.append(html.escape(template[last : match.start()]))
+        name = match.group(1)
+        if name in names:
+            pieces.append(f'<span class="literal">{html.escape(format_value(names[name]))}</span>')
+        else:
+            pieces.append(html.escape(match.group(0)))
+        last = match.end()
+    pieces.append(html.escape(template[last:]))
+    return "".join(pieces)
 
 
 def section_html(section_id: str, title_html: str, body_html: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from qkv import attention, attention_scores, project_qkv
+from qkv import attention, attention_scores, causal_mask, project_qkv, softmax
 from qkv.lessons.answers import format_value
 
 __all__ = ["WIDGETS", "check_widget", "render_widget"]
@@ -22,26 +22,44 @@ __all__ = ["WIDGETS", "check_widget", "render_widget"]
 _PROJECTIONS = (("q", "query", "Wq"), ("k", "key", "Wk"), ("v", "value", "Wv"))
 
 
+_PROJECTION_SETTINGS = ("slider_min", "slider_max", "roles", "numbers", "solved_by")
+
+
+def _projection_numbers(config: Mapping[str, Any], names: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The variant's values the widget shows: the variant itself, or its table named by ``numbers``."""
+    table = config.get("numbers")
+    return names if table is None else names.get(table, {})
+
+
 def _projection_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
-    Q, K, V = project_qkv([names["x"]], names["Wq"], names["Wk"], names["Wv"])  # each (1, d)
+    numbers = _projection_numbers(config, names)
+    Q, K, V = project_qkv([numbers["x"]], numbers["Wq"], numbers["Wk"], numbers["Wv"])  # each (1, d)
+    solved_by = dict(config.get("solved_by", {}))
+    results = {"q": Q[0].tolist(), "k": K[0].tolist(), "v": V[0].tolist()}
     return {
-        "x": names["x"],
-        "Wq": names["Wq"],
-        "Wk": names["Wk"],
-        "Wv": names["Wv"],
-        "q": Q[0].tolist(),
-        "k": K[0].tolist(),
-        "v": V[0].tolist(),
+        "x": numbers["x"],
+        "Wq": numbers["Wq"],
+        "Wk": numbers["Wk"],
+        "Wv": numbers["Wv"],
+        # A result that an exercise asks for is not in the page until that exercise is solved.
+        **{letter: value for letter, value in results.items() if letter not in solved_by},
+        "solved_by": solved_by,
         "slider": {"min": config.get("slider_min", -5), "max": config.get("slider_max", 5), "step": 1},
         "roles": dict(config.get("roles", {})),
     }
 
 
 def _check_projection(config: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
-    problems = [
-        f"The variant has no '{key}', which this widget shows."
+    table = config.get("numbers")
+    problems = []
+    if table is not None and not (isinstance(table, str) and isinstance(names.get(table), dict)):
+        problems.append(f'numbers must name a table of the variant (such as "example"), not {table!r}.')
+    numbers = _projection_numbers(config, names) if not problems else {}
+    where = "The variant" if table is None else f"The variant's table '{table}'"
+    problems += [
+        f"{where} has no '{key}', which this widget shows."
         for key in ("x", "Wq", "Wk", "Wv")
-        if key not in names
+        if not problems and key not in numbers
     ]
     for key in ("slider_min", "slider_max"):
         if key in config and (isinstance(config[key], bool) or not isinstance(config[key], int)):
@@ -51,29 +69,42 @@ def _check_projection(config: Mapping[str, Any], names: Mapping[str, Any]) -> li
     roles = config.get("roles", {})
     if not isinstance(roles, dict) or not all(isinstance(text, str) for text in roles.values()):
         problems.append('roles must be a table of texts, such as q = "what am I looking for?".')
-    unknown = set(config) - {"slider_min", "slider_max", "roles"}
+    solved_by = config.get("solved_by", {})
+    if not (
+        isinstance(solved_by, dict)
+        and set(solved_by) <= {"q", "k", "v"}
+        and all(isinstance(exercise, str) for exercise in solved_by.values())
+    ):
+        problems.append(
+            "solved_by must be a table from q, k or v to the id of the exercise that asks for it, "
+            'such as q = "q".'
+        )
+    unknown = set(config) - set(_PROJECTION_SETTINGS)
     problems += [
-        f"Unknown setting '{key}' (known: slider_min, slider_max, roles)." for key in sorted(unknown)
+        f"Unknown setting '{key}' (known: {', '.join(_PROJECTION_SETTINGS)})." for key in sorted(unknown)
     ]
     if not problems:
         try:
-            project_qkv([names["x"]], names["Wq"], names["Wk"], names["Wv"])
+            project_qkv([numbers["x"]], numbers["Wq"], numbers["Wk"], numbers["Wv"])
         except (TypeError, ValueError) as error:
             problems.append(f"The variant's x and weights do not fit together: {error}")
     return problems
 
 
 def _render_projection(config: Mapping[str, Any], names: Mapping[str, Any]) -> str:
-    x = names["x"]
-    results = project_qkv([x], names["Wq"], names["Wk"], names["Wv"])  # each (1, d)
+    numbers = _projection_numbers(config, names)
+    x = numbers["x"]
+    results = project_qkv([x], numbers["Wq"], numbers["Wk"], numbers["Wv"])  # each (1, d)
     roles = config.get("roles", {})
+    hidden = config.get("solved_by", {})
     inputs = " ".join(
         f'<span class="widget-input">hidden x[{i}] <output>{format_value(value)}</output></span>'
         for i, value in enumerate(x)
     )
     rows = "".join(
-        f'<tr><th scope="row">{kind} {letter} = x·{matrix}</th><td>{format_value(names[matrix])}</td>'
-        f"<td>{format_value(result[0].tolist())}</td><td>{_quoted(roles.get(letter, ''))}</td></tr>"
+        f'<tr><th scope="row">{kind} {letter} = x·{matrix}</th><td>{format_value(numbers[matrix])}</td>'
+        f"<td>{_result_cell(letter, result[0].tolist(), hidden)}</td>"
+        f"<td>{_quoted(roles.get(letter, ''))}</td></tr>"
         for (letter, kind, matrix), result in zip(_PROJECTIONS, results, strict=True)
     )
     return (
@@ -82,6 +113,14 @@ def _render_projection(config: Mapping[str, Any], names: Mapping[str, Any]) -> s
         f'<th scope="col">matrix (rows)</th><th scope="col">result for x = {format_value(x)}</th>'
         f'<th scope="col">role</th></tr></thead><tbody>{rows}</tbody></table>'
     )
+
+
+def _result_cell(letter: str, value: list[Any], hidden: Mapping[str, str]) -> str:
+    """The result, or "?" while an exercise of the page asks for it (the static page knows no progress)."""
+    if letter in hidden:
+        note = f"({letter} not shown until you type it correctly below)"
+        return f'<span class="hidden-result">?<span class="visually-hidden"> {note}</span></span>'
+    return format_value(value)
 
 
 def _explorer_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
@@ -127,6 +166,121 @@ def _quoted(text: str) -> str:
     return f"“{html.escape(text)}”" if text else ""
 
 
+# -- mask-grid: toggle which keys each query may attend; weights and outputs under a fully-masked policy --
+
+_MASK_GRID_KEYS = ("Q", "K", "V", "padding_length")
+_MASK_GRID_MAX = 5  # queries and keys: 2**5 masks per row stay a small config
+_LARGE_NEGATIVE = -1e9  # the common shortcut for -inf, shown next to qkv's three policies
+
+
+def _mask_grid_arrays(config: Mapping[str, Any]) -> tuple[np.ndarray[Any, Any], ...]:
+    return tuple(np.asarray(config[key], dtype=float) for key in ("Q", "K", "V"))
+
+
+def _check_mask_grid(config: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
+    problems = [f"The mask grid needs '{key}'." for key in ("Q", "K", "V") if key not in config]
+    problems += [
+        f"Unknown setting '{key}' (known: {', '.join(_MASK_GRID_KEYS)})."
+        for key in sorted(set(config) - set(_MASK_GRID_KEYS))
+    ]
+    if problems:
+        return problems
+    try:
+        attention(config["Q"], config["K"], config["V"])
+    except (TypeError, ValueError) as error:
+        return [f"Q, K and V do not fit together: {error}"]
+    n_q, n_k = len(config["Q"]), len(config["K"])
+    if not (1 <= n_q <= _MASK_GRID_MAX and 2 <= n_k <= _MASK_GRID_MAX):
+        problems.append(
+            f"The mask grid shows 1 to {_MASK_GRID_MAX} queries and 2 to {_MASK_GRID_MAX} keys, "
+            f"not {n_q} and {n_k}."
+        )
+    length = config.get("padding_length", n_k - 1)
+    if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= n_k:
+        problems.append(f"padding_length must be a whole number from 1 to {n_k}, not {length!r}.")
+    return problems
+
+
+def _finite_or_none(values: np.ndarray[Any, Any]) -> list[float | None]:
+    """JSON has no NaN: the nan policy's entries travel as null."""
+    return [float(v) if np.isfinite(v) else None for v in values]
+
+
+def _mask_grid_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+    Q, K, V = _mask_grid_arrays(config)  # (n_q, d_k), (n_k, d_k), (n_k, d_v)
+    n_q, n_k = len(Q), len(K)
+    # rows[i][bits]: query i's weights and output when the keys it may attend are the set bits.
+    rows: list[list[dict[str, Any] | None]] = []
+    for i in range(n_q):
+        entries: list[dict[str, Any] | None] = [None]  # bits 0: no key left, see "dead"
+        for bits in range(1, 1 << n_k):
+            allowed = [[bool(bits >> j & 1) for j in range(n_k)]]  # (1, n_k)
+            O, A = attention(Q[i : i + 1], K, V, mask=allowed, return_weights=True)  # (1, d_v), (1, n_k)
+            entries.append({"weights": A[0].tolist(), "output": O[0].tolist()})
+        rows.append(entries)
+    nothing = np.zeros((n_q, n_k), dtype=bool)
+    dead: dict[str, list[dict[str, Any]]] = {}
+    for policy in ("zero", "nan"):
+        O, A = attention(Q, K, V, mask=nothing, all_masked=policy, return_weights=True)
+        dead[policy] = [
+            {"weights": _finite_or_none(A[i]), "output": _finite_or_none(O[i])} for i in range(n_q)
+        ]
+    S = attention_scores(Q, K)  # (n_q, n_k)
+    A = softmax(np.where(nothing, S, _LARGE_NEGATIVE))  # (n_q, n_k): every score equal, so uniform
+    dead["fill"] = [{"weights": A[i].tolist(), "output": (A @ V)[i].tolist()} for i in range(n_q)]
+    errors: dict[str, str] = {}  # the raise policy: qkv's own sentence for each set of dead rows
+    for bits in range(1, 1 << n_q):
+        mask = np.ones((n_q, n_k), dtype=bool)
+        mask[[i for i in range(n_q) if bits >> i & 1]] = False
+        try:
+            attention(Q, K, V, mask=mask, all_masked="raise")
+        except ValueError as error:
+            errors[str(bits)] = str(error)
+    length = int(config.get("padding_length", n_k - 1))
+    causal = causal_mask(n_q, n_k)  # (n_q, n_k)
+    presets = {
+        "all": np.ones((n_q, n_k), dtype=bool),
+        "causal": causal,
+        "padding": np.broadcast_to(np.arange(n_k) < length, (n_q, n_k)),
+        "no-diagonal": causal & ~np.eye(n_q, n_k, dtype=bool),
+        "none": nothing,
+    }
+    return {
+        "Q": Q.tolist(),
+        "K": K.tolist(),
+        "V": V.tolist(),
+        "scores": S.tolist(),
+        "rows": rows,
+        "dead": dead,
+        "errors": errors,
+        "padding_length": length,
+        "presets": {name: mask.tolist() for name, mask in presets.items()},
+        "initial": "causal",
+    }
+
+
+def _render_mask_grid(config: Mapping[str, Any], names: Mapping[str, Any]) -> str:
+    Q, K, V = _mask_grid_arrays(config)
+    mask = causal_mask(len(Q), len(K))  # (n_q, n_k): the widget starts on the causal preset
+    O, A = attention(Q, K, V, mask=mask, return_weights=True)  # (n_q, d_v), (n_q, n_k)
+    head = "".join(f'<th scope="col">key {j}</th>' for j in range(len(K)))
+    body = "".join(
+        f'<tr><th scope="row">query {i}</th>'
+        + "".join(
+            f"<td>{format_value(float(w)) if ok else '−∞ (masked)'}</td>"
+            for w, ok in zip(A[i], mask[i], strict=True)
+        )
+        + f"<td>{format_value([round(float(v), 6) for v in O[i]])}</td></tr>"
+        for i in range(len(Q))
+    )
+    return (
+        '<p class="widget-inputs">The causal mask (query i sees keys j ≤ i) on Q = '
+        f"{format_value(config['Q'])}, K = {format_value(config['K'])}, V = {format_value(config['V'])}:</p>"
+        f'<table class="mask-table"><thead><tr><th scope="col">weights</th>{head}'
+        f'<th scope="col">output</th></tr></thead><tbody>{body}</tbody></table>'
+    )
+
+
 # name -> (check the config against the variant, JSON config for the script, static fallback HTML)
 Widget = tuple[
     Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]],
@@ -136,6 +290,7 @@ Widget = tuple[
 WIDGETS: dict[str, Widget] = {
     "projection-sliders": (_check_projection, _projection_config, _render_projection),
     "attention-explorer": (_check_explorer, _explorer_config, _render_explorer),
+    "mask-grid": (_check_mask_grid, _mask_grid_config, _render_mask_grid),
 }
 
 
@@ -147,7 +302,7 @@ def check_widget(name: str, config: Mapping[str, Any], names: Mapping[str, Any])
     >>> check_widget("attention-explorer", {"q": [1, 0], "K": [[1, 0]], "V": [[2, 0]]}, {})
     []
     >>> check_widget("sparkles", {}, {})
-    ["There is no widget called 'sparkles' (known: attention-explorer, projection-sliders)."]
+    ["There is no widget called 'sparkles' (known: attention-explorer, mask-grid, projection-sliders)."]
     """
     if name not in WIDGETS:
         return [f"There is no widget called {name!r} (known: {', '.join(sorted(WIDGETS))})."]

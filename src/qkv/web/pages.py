@@ -75,6 +75,25 @@ def index(request: Request, services: AppServices, learner: Reader) -> Response:
     return services.templates.TemplateResponse(request, "index.html", context, headers=_NO_STORE)
 
 
+def _onward(request: Request, services: Services, lesson_id: str) -> dict[str, Any] | None:
+    """The lesson after this one in its chapter: a link when it is written, its title when planned."""
+    for chapter in services.catalog.chapters:
+        if lesson_id not in chapter.lesson_ids:
+            continue
+        index = chapter.lesson_ids.index(lesson_id)
+        if index + 1 == len(chapter.lesson_ids):
+            return None
+        following = chapter.planned[index + 1]
+        written = {lesson.id for lesson in services.catalog.lessons}
+        url = (
+            str(request.url_for("lesson_page", lesson_id=following.id).path)
+            if following.id in written
+            else None
+        )
+        return {"title": following.title, "place": chapter.position(following.id), "url": url}
+    return None
+
+
 @router.get("/lessons/{lesson_id}", response_class=HTMLResponse, name="lesson_page")
 def lesson_page(lesson_id: str, request: Request, services: AppServices, learner: Reader) -> Response:
     """The whole lesson, with the learner's saved answers, code and variant."""
@@ -89,7 +108,7 @@ def lesson_page(lesson_id: str, request: Request, services: AppServices, learner
         "learner": _learner_view(services, learner),
         "variant": lesson.variant(seed),
         "variant_sections": lesson.variant_section_ids(),
-        "sandbox": services.sandbox,
+        "onward": _onward(request, services, lesson.id),
     }
     return services.templates.TemplateResponse(request, "lesson.html", context, headers=_NO_STORE)
 

@@ -12,16 +12,17 @@ const widgetModules = new Map();
 
 /**
  * Make one `[data-widget="NAME"]` element live: load `./js/widgets/NAME.js` (same origin, once per name)
- * and call its `mount(element)`. The server's widget registry is the only list of widgets; a widget
+ * and call its `mount(element, ctx)` (ctx.progress: the learner's PROGRESS store). The server's widget
+ * registry is the only list of widgets; a widget
  * whose module cannot be loaded keeps the static HTML the server rendered.
  */
-async function mountWidget(element) {
+async function mountWidget(element, ctx) {
   const name = element.getAttribute("data-widget") ?? "";
   if (!WIDGET_NAME.test(name)) return;
   if (!widgetModules.has(name)) widgetModules.set(name, import(`./js/widgets/${name}.js`));
   try {
     const module = await widgetModules.get(name);
-    module.mount(element);
+    module.mount(element, ctx);
   } catch (error) {
     console.error(`The widget "${name}" could not be started:`, error);
   }
@@ -30,7 +31,7 @@ async function mountWidget(element) {
 function mountWithin(root, ctx) {
   for (const form of root.querySelectorAll("form.exercise[data-exercise-id]")) mountAnswerForm(form, ctx);
   for (const box of root.querySelectorAll(".code-exercise[data-exercise-id]")) mountCodeExercise(box, ctx);
-  for (const widget of root.querySelectorAll("[data-widget]")) mountWidget(widget);
+  for (const widget of root.querySelectorAll("[data-widget]")) mountWidget(widget, ctx);
 }
 
 /** Parse section HTML from the server into an element (the whole <section>, or null). */

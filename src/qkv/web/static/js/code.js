@@ -153,6 +153,54 @@ function mountHelp(box, ctx, exerciseId) {
  * @param {HTMLElement} box
  * @param {{api: string, progress: ReturnType<import("./progress.js").createProgressStore>}} ctx
  */
+/**
+ * While a run waits for its verdict: once a second, say how long it has taken and, while it is still in
+ * line (every grader busy), how many programs are ahead of it, with a Cancel button that takes it out.
+ */
+function watchQueue(ctx, status, results) {
+  const started = Date.now();
+  let position = null;
+  let stopped = false;
+  const cancel = el("button", { type: "button", class: "secondary cancel-run" }, "Cancel");
+  cancel.addEventListener("click", async () => {
+    cancel.setAttribute("aria-disabled", "true");
+    try {
+      await postJson(`${ctx.api}/code/cancel`, {});
+    } catch {
+      cancel.removeAttribute("aria-disabled");
+    }
+  });
+  function show() {
+    const seconds = Math.round((Date.now() - started) / 1000);
+    if (position === null) {
+      status.textContent = `Running the tests on your code… ${seconds} s`;
+      cancel.remove();
+    } else {
+      const ahead = position === 0 ? "you are next" : `${position} program${position === 1 ? "" : "s"} ahead of yours`;
+      status.textContent = `Waiting for a free grader (${ahead}) · ${seconds} s. Running again while you wait replaces this program.`;
+      if (!cancel.isConnected) results.append(cancel);
+    }
+  }
+  async function poll() {
+    if (stopped) return;
+    try {
+      const reply = await getJson(`${ctx.api}/code/queue`);
+      if (!stopped) position = Number.isInteger(reply.position) ? reply.position : null;
+    } catch {
+      // The verdict is what matters; a missed position is shown on the next tick.
+    }
+    if (!stopped) show();
+  }
+  const timer = setInterval(poll, 1000);
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+      cancel.remove();
+    },
+  };
+}
+
 export async function mountCodeExercise(box, ctx) {
   const exerciseId = box.dataset.exerciseId;
   const textarea = box.querySelector("textarea");
@@ -195,9 +243,10 @@ export async function mountCodeExercise(box, ctx) {
     const label = button.textContent;
     button.textContent = "Running…";
     results.classList.add("is-busy");
-    const status = el("p", { class: "grade-running" }, "Running the tests on your code…");
+    const status = el("p", { class: "grade-running", role: "status" }, "Running the tests on your code…");
     results.replaceChildren(status);
     const code = currentCode();
+    const watch = watchQueue(ctx, status, results);
     try {
       const reply = await postJson(`${ctx.api}/code`, { exercise_id: exerciseId, code });
       drafts.ran(code);
@@ -209,6 +258,7 @@ export async function mountCodeExercise(box, ctx) {
       const message = error instanceof ApiError ? error.message : "Your code could not be sent to the grader.";
       results.replaceChildren(el("p", { class: "grade-message is-error" }, message));
     } finally {
+      watch.stop();
       busy = false;
       box.removeAttribute("aria-busy");
       button.removeAttribute("aria-disabled");

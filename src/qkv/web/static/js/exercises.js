@@ -5,6 +5,23 @@ import { el } from "./format.js";
 
 const FEEDBACK_CLASSES = ["is-correct", "is-wrong", "is-format", "is-error"];
 
+/** What a screen reader hears before the message, since the ✓ and ✗ marks are only pictures. */
+function spokenVerdict(feedback, kind) {
+  if (kind === "is-format") return "";
+  const message = feedback.message ?? "";
+  if (feedback.correct) return /^(correct|right)\b/i.test(message) ? "" : "Correct. ";
+  return /^(incorrect|wrong)\b/i.test(message) ? "" : "Incorrect. ";
+}
+
+/** Mark the answer box (or the picked choice) invalid while its last answer is wrong, for assistive tech. */
+function markInvalid(form, invalid) {
+  for (const input of form.querySelectorAll('input[name="answer"]')) {
+    const mark = invalid && (input.type !== "radio" || input.checked);
+    if (mark) input.setAttribute("aria-invalid", "true");
+    else input.removeAttribute("aria-invalid");
+  }
+}
+
 /** Show a Feedback ({correct, message, counted_as_attempt}) under its form. */
 export function showFeedback(form, feedback) {
   const paragraph = form.querySelector(".feedback");
@@ -17,7 +34,10 @@ export function showFeedback(form, feedback) {
   const mark = feedback.correct ? "✓" : kind === "is-format" ? "" : "✗";
   paragraph.replaceChildren();
   if (mark) paragraph.append(el("span", { class: "feedback-mark", "aria-hidden": "true" }, mark), " ");
+  const verdict = spokenVerdict(feedback, kind);
+  if (verdict) paragraph.append(el("span", { class: "visually-hidden" }, verdict));
   paragraph.append(feedback.message ?? "");
+  markInvalid(form, !feedback.correct);
   form.dataset.status = feedback.correct ? "correct" : kind === "is-format" ? "format" : "attempted";
 }
 

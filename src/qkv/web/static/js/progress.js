@@ -39,6 +39,10 @@ export function renderProgressIndicator(progress, doc = document) {
     const text = `${progress.done} of ${progress.total} exercises done`;
     if (summary.textContent.trim() !== text) summary.textContent = text;
   }
+  const complete = doc.getElementById("lesson-complete");
+  if (complete && typeof progress.done === "number" && typeof progress.total === "number") {
+    complete.hidden = !(progress.total > 0 && progress.done >= progress.total);
+  }
   const rows = new Map([...doc.querySelectorAll(".progress-part[data-part]")].map((row) => [row.dataset.part, row]));
   for (const part of Array.isArray(progress.parts) ? progress.parts : []) {
     const row = rows.get(part.id);

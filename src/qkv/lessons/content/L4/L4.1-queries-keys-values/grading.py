@@ -41,7 +41,7 @@ BY_COLUMNS = (
 ORDER = "Your Q, K and V are right but come back in another order: return them as (Q, K, V)."
 NOT_A_TUPLE = "Return the three matrices together as the tuple (Q, K, V)."
 ELEMENTWISE = (
-    "It looks like `*` multiplied the matrices element by element; a projection is a matrix product, "
+    "It looks like * multiplied the matrices element by element; a projection is a matrix product, "
     "written X @ W."
 )
 FIRST_ROW = "Only the first row of X was projected: X @ W projects every token (every row of X) at once."
@@ -254,6 +254,28 @@ def _four_sizes(rng: np.random.Generator) -> list[int]:
     return _sizes(rng, 4)
 
 
+def _telling(draw: Any) -> Any:
+    """Redraw ``draw``'s param_count sizes until every named mistake gives a count of its own.
+
+    With d_v = 2·d_k, for instance, 3·d_model·d_k equals d_model·(d_k + d_v): the hint would then
+    depend on the random sizes. Mistakes that give the right count (3·d_model·d_k when d_v = d_k) say
+    nothing there and are left out.
+    """
+
+    def sizes(rng: np.random.Generator) -> tuple[int, ...]:
+        while True:
+            args = tuple(draw(rng))
+            right = param_count(*args)
+            counts: dict[str, set[int]] = {}
+            for hint in PARAM_HINTS:
+                counts.setdefault(hint.message, set()).add(hint.compute(*args))
+            wrong = [values - {right} for values in counts.values()]
+            if sum(len(values) for values in wrong) == len(set().union(*wrong)):
+                return args
+
+    return sizes
+
+
 # --------------------------------------------------------------------------------------------- the suite
 # Correct solutions run in tens of milliseconds: an endless loop holds a grader for 4 s, not 10.
 functions = Suite(
@@ -342,7 +364,7 @@ functions = Suite(
         TestCase(
             "param_count with d_model, d_k and d_v all different",
             "param_count",
-            lambda rng: _sizes(rng, 3, 2, 40),
+            _telling(lambda rng: _sizes(rng, 3, 2, 40)),
             param_count,
             Whole(),
             PARAM_HINTS,
@@ -350,7 +372,7 @@ functions = Suite(
         TestCase(
             "param_count with d_v = d_k but d_model different",
             "param_count",
-            lambda rng: (lambda d_model, d_k: (d_model, d_k, d_k))(*_sizes(rng, 2, 2, 40)),
+            _telling(lambda rng: (lambda d_model, d_k: (d_model, d_k, d_k))(*_sizes(rng, 2, 2, 40))),
             param_count,
             Whole(),
             PARAM_HINTS,

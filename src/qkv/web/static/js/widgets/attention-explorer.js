@@ -151,7 +151,8 @@ export function mount(widget) {
     const note = el(
       "p",
       { class: "steps-note", id: `${uid}-steps-note` },
-      `One query against ${reply.scores.length} keys; d_k = ${reply.d_k}, so scores are divided by √${reply.d_k}. ` +
+      `One query against ${reply.scores.length} ${reply.scores.length === 1 ? "key" : "keys"}; ` +
+        `d_k = ${reply.d_k}, so scores are divided by √${reply.d_k}. ` +
         "The deeper a key's shade, the more weight it gets.",
     );
     table.setAttribute("aria-describedby", note.id);
@@ -213,12 +214,15 @@ export function mount(widget) {
       el("p", { class: "explorer-output", "data-output-vector": "" }, outputText),
       outputList,
     );
+    steps.hidden = false;
     status.textContent = `Weights [${reply.weights.map((v) => formatNumber(v)).join(", ")}], output ${outputText}.`;
     status.classList.remove("is-error");
     status.classList.add("visually-hidden");
   }
 
   function showProblem(message) {
+    // The last result belongs to other inputs: take it off the screen rather than leave it looking current.
+    steps.hidden = true;
     status.textContent = message;
     status.classList.add("is-error");
     status.classList.remove("visually-hidden");
@@ -230,7 +234,7 @@ export function mount(widget) {
     try {
       readInputs();
     } catch (error) {
-      showProblem(error.message);
+      showProblem(`${error.message} The steps appear again once every box holds a number.`);
       return;
     }
     positionSelect.disabled = !state.causal;

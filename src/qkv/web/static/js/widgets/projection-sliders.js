@@ -1,7 +1,11 @@
 // The projection widget: two sliders for the hidden vector x; every move asks the server (POST /api/project,
 // which uses qkv.project_qkv) for q, k and v, and updates the table in place.
+// A result that an exercise of the page asks for (config.solved_by: {q: "q", ...}) shows "?" until the
+// learner's PROGRESS document says that exercise was answered correctly for the current variant; the server
+// leaves such results out of the config, so nothing on the page gives them away before.
 import { ApiError, postJson } from "../api.js";
 import { debounce, el, formatCompact } from "../format.js";
+import { readEmbeddedProgress } from "../progress.js";
 
 const ROWS = [
   { name: "q", label: "query q = x·Wq", matrix: "Wq" },
@@ -38,8 +42,30 @@ function sliderRange(config, x) {
   return { min, max, step };
 }
 
-/** Turn one `[data-widget="projection-sliders"]` into a live widget. */
-export function mount(widget) {
+/** Whether the exercise `exerciseId` is answered correctly for the variant on the page. */
+export function isSolved(progress, exerciseId) {
+  return progress?.exercises?.[exerciseId]?.feedback?.correct === true;
+}
+
+function hiddenResult(letter) {
+  return [
+    el(
+      "span",
+      { class: "hidden-result" },
+      "?",
+      el("span", { class: "visually-hidden" }, ` (${letter} not shown until you type it correctly below)`),
+    ),
+  ];
+}
+
+/**
+ * Turn one `[data-widget="projection-sliders"]` into a live widget.
+ *
+ * @param {HTMLElement} widget
+ * @param {{progress?: {get(): object, onChange(listener: (progress: object) => void): void}}} [ctx]
+ *   the page's progress store, so that a result appears as soon as its exercise is solved
+ */
+export function mount(widget, ctx = {}) {
   if (widget.dataset.mounted) return;
   let config;
   try {
@@ -70,12 +96,24 @@ export function mount(widget) {
     return { input, output, row };
   });
 
+  const solvedBy = config.solved_by && typeof config.solved_by === "object" ? config.solved_by : {};
+  let progress = ctx.progress ? ctx.progress.get() : readEmbeddedProgress();
+  const shown = (name) => !(name in solvedBy) || isSolved(progress, solvedBy[name]);
+  const latestValues = {};
+  for (const row of ROWS) if (Array.isArray(config[row.name])) latestValues[row.name] = config[row.name];
+
   const heading = el("th", { scope: "col", class: "result-heading" }, `result for x = ${vectorText(x)}`);
   const resultCells = {};
   const body = el("tbody");
+  function drawResult(name) {
+    const cell = resultCells[name];
+    const hidden = !shown(name);
+    cell.classList.toggle("is-hidden", hidden);
+    if (hidden) cell.replaceChildren(...hiddenResult(name));
+    else cell.textContent = Array.isArray(latestValues[name]) ? vectorText(latestValues[name]) : "…";
+  }
   for (const row of ROWS) {
-    const initial = config[row.name];
-    const cell = el("td", { class: "result", "data-result": row.name }, Array.isArray(initial) ? vectorText(initial) : "…");
+    const cell = el("td", { class: "result", "data-result": row.name });
     resultCells[row.name] = cell;
     body.append(
       el(
@@ -106,6 +144,7 @@ export function mount(widget) {
     ),
     body,
   );
+  for (const row of ROWS) drawResult(row.name);
   const status = el("p", { class: "widget-status", "aria-live": "polite" });
   const live = el(
     "div",
@@ -126,9 +165,12 @@ export function mount(widget) {
     try {
       const reply = await postJson("/api/project", { x: current, Wq: config.Wq, Wk: config.Wk, Wv: config.Wv });
       if (request !== latest) return; // a newer slider position is on its way
-      for (const row of ROWS) resultCells[row.name].textContent = vectorText(reply[row.name]);
+      for (const row of ROWS) {
+        latestValues[row.name] = reply[row.name];
+        drawResult(row.name);
+      }
       heading.textContent = `result for x = ${vectorText(current)}`;
-      status.textContent = `q = ${vectorText(reply.q)}, k = ${vectorText(reply.k)}, v = ${vectorText(reply.v)}`;
+      status.textContent = ROWS.map((row) => `${row.name} = ${shown(row.name) ? vectorText(reply[row.name]) : "?"}`).join(", ");
       status.classList.remove("is-error");
     } catch (error) {
       if (request !== latest) return;
@@ -141,6 +183,13 @@ export function mount(widget) {
     slider.input.addEventListener("input", () => {
       slider.output.textContent = formatCompact(Number(slider.input.value));
       update();
+    });
+  }
+  if (ctx.progress && Object.keys(solvedBy).length) {
+    ctx.progress.onChange((next) => {
+      if (!widget.isConnected) return; // replaced by another variant's widget
+      progress = next;
+      for (const row of ROWS) drawResult(row.name);
     });
   }
   // The configuration may carry only x and the matrices: ask for q, k and v once right away.

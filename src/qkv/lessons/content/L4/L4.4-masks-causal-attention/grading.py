@@ -1,0 +1,345 @@
+"""The hidden tests of L4.4's code exercise, with expected values from the ``qkv`` library.
+
+``causal_mask`` is ``qkv.causal_mask`` (top-left aligned, as PyTorch's ``is_causal``);
+``masked_attention`` is ``qkv.attention`` with a bool mask, the zero policy for fully-masked rows and
+the weights returned; ``padding_mask`` is written out below. Each hint names a mistake; the grader
+shows it when the failed result is what that mistake computes for the same inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from qkv import attention, causal_mask, softmax
+from qkv.grading import (
+    Close,
+    Items,
+    Mistake,
+    Returned,
+    Suite,
+    TestCase,
+    missing_function_hint,
+)
+
+FUNCTIONS = ("causal_mask", "masked_attention", "padding_mask")
+Array = np.ndarray[Any, np.dtype[Any]]
+
+# ---------------------------------------------------------------------------------------------- hints
+MISSING_FUNCTION = missing_function_hint(FUNCTIONS)
+TRANSPOSED = (
+    "The mask looks transposed: the upper triangle (j ≥ i) lets each query see the keys after it. "
+    "Causal is the lower triangle, query i attends key j when j ≤ i: np.tril, not np.triu."
+)
+DIAGONAL_EXCLUDED = (
+    "The diagonal is missing: query i may attend key j when j ≤ i, itself included "
+    "(np.tril with k=0, not k=-1). Without it query 0 has no key at all."
+)
+TRUE_MEANS_MASKED = (
+    "True was read as masked: your mask is the exact opposite. True means the query may attend that key."
+)
+BOTTOM_RIGHT = (
+    "Your mask lines up the last query with the last key (bottom-right). The spec wants the top-left "
+    "alignment of PyTorch's is_causal: query i sees keys j ≤ i, so query 0 sees key 0 alone."
+)
+NOT_BOOL = (
+    "Return a bool array (True = may attend), not numbers: build it with a comparison such as "
+    "j <= i, or np.tril(np.ones((n_q, n_k), dtype=bool))."
+)
+AFTER_SOFTMAX = (
+    "The mask was applied after the softmax: the masked weights are 0, but the allowed ones keep the "
+    "share they had next to the masked keys and no longer sum to 1. Set masked scores to -inf before "
+    "the softmax."
+)
+MULTIPLIED = (
+    "The scores were multiplied by the mask, so a masked score became 0, and e^0 = 1 still gives that "
+    "key weight. A masked score must become -inf: np.where(mask, S, -np.inf)."
+)
+MASK_TRANSPOSED = (
+    "The mask was used transposed (mask.T): row i of the mask belongs to query i and column j to key j, "
+    "the same layout as the scores Q @ K.T."
+)
+NAN_ROWS = (
+    "A query whose keys are all masked came back as NaN: its softmax is 0/0. Give such a row zero "
+    "weights and a zero output, for example by dividing only where the row's sum is not 0."
+)
+LARGE_NEGATIVE = (
+    "A fully-masked row got nonzero weights: a finite fill such as -1e9 instead of -inf leaves every key "
+    "of that row with the same score, so softmax spreads the weight over all of them (uniformly, the mean "
+    "of V). Give such a row zero weights and a zero output."
+)
+NO_SCALING = "The scores were not divided by √d_k: S = Q @ K.T / np.sqrt(d_k), with d_k = Q.shape[-1]."
+ORDER = "Your O and A are right but come back in the other order: return (O, A), the output first."
+NOT_A_PAIR = "Return the output and the weights together as the tuple (O, A)."
+PADDING_OFF_BY_ONE = (
+    "Padding is off by one: row b allows the keys 0 … lengths[b] − 1, that is lengths[b] keys, "
+    "so the test is j < lengths[b]."
+)
+PADDING_TRANSPOSED = (
+    "The padding mask came out transposed: it has one row per sequence (len(lengths) rows) and one "
+    "column per key (n_k columns)."
+)
+
+# ------------------------------------------------------------------------------------- references
+
+
+def masked_attention(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    """The reference: qkv's attention with a bool mask, zero rows for fully-masked queries, and A."""
+    O, A = attention(Q, K, V, mask=mask, all_masked="zero", return_weights=True)  # (n_q, d_v), (n_q, n_k)
+    return O, A
+
+
+def padding_mask(lengths: Any, n_k: int) -> Array:
+    """The reference: row b allows keys 0 … lengths[b] − 1."""
+    return np.arange(n_k)[None, :] < np.asarray(lengths)[:, None]  # (len(lengths), n_k)
+
+
+# ---------------------------------------------------------------------------- mistakes, as computations
+
+
+def _softmax_rows(S: Array) -> Array:
+    """A softmax that leaves 0/0 as it is (NaN), as a plain one written by hand does."""
+    with np.errstate(all="ignore"):
+        return softmax(S)
+
+
+def _scores(Q: Array, K: Array) -> Array:
+    return np.asarray(Q, dtype=float) @ np.asarray(K, dtype=float).T / np.sqrt(np.shape(Q)[-1])  # (n_q, n_k)
+
+
+def _zero_dead(A: Array, mask: Array) -> Array:
+    dead = ~np.broadcast_to(mask, A.shape).any(axis=-1)  # (n_q,)
+    return np.where(dead[:, None], 0.0, A)
+
+
+def _pair(A: Array, V: Array) -> tuple[Array, Array]:
+    return A @ V, A  # (n_q, d_v), (n_q, n_k)
+
+
+def _after_softmax(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    return _pair(softmax(_scores(Q, K)) * mask, V)
+
+
+def _multiplied(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    return _pair(softmax(_scores(Q, K) * mask), V)
+
+
+def _transposed(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    return masked_attention(Q, K, V, np.asarray(mask).T)
+
+
+def _inverted(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    return masked_attention(Q, K, V, ~np.asarray(mask, dtype=bool))
+
+
+def _filled(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    return _pair(softmax(np.where(mask, _scores(Q, K), -1e9)), V)
+
+
+def _added(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    return _pair(softmax(_scores(Q, K) + np.where(mask, 0.0, -1e9)), V)
+
+
+def _unscaled(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    O, A = attention(Q, K, V, mask=mask, scale=1.0, return_weights=True)
+    return O, A
+
+
+def _swapped(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    O, A = masked_attention(Q, K, V, mask)
+    return A, O
+
+
+def _has_nan(got: Any, *args: Any) -> bool:
+    try:
+        return bool(any(np.isnan(np.asarray(item, dtype=float)).any() for item in got))
+    except (TypeError, ValueError):
+        return False
+
+
+def _not_a_pair(got: Any, *args: Any) -> bool:
+    return not isinstance(got, tuple | list) or len(got) != 2
+
+
+def _not_bool(got: Any, *args: Any) -> bool:
+    return isinstance(got, np.ndarray) and got.dtype != np.bool_
+
+
+CAUSAL_HINTS = [
+    Mistake(TRANSPOSED, lambda n_q, n_k: np.triu(np.ones((n_q, n_k), dtype=bool))),
+    Mistake(TRANSPOSED, lambda n_q, n_k: causal_mask(n_k, n_q).T),
+    Mistake(DIAGONAL_EXCLUDED, lambda n_q, n_k: np.tril(np.ones((n_q, n_k), dtype=bool), k=-1)),
+    Mistake(TRUE_MEANS_MASKED, lambda n_q, n_k: ~causal_mask(n_q, n_k)),
+    Mistake(BOTTOM_RIGHT, lambda n_q, n_k: causal_mask(n_q, n_k, align="bottom-right")),
+]
+ATTENTION_HINTS = [
+    Returned(NOT_A_PAIR, when=_not_a_pair),
+    Returned(NAN_ROWS, when=_has_nan),
+    Mistake(ORDER, _swapped),
+    Mistake(AFTER_SOFTMAX, _after_softmax),
+    Mistake(MULTIPLIED, _multiplied),
+    Mistake(MASK_TRANSPOSED, _transposed),
+    Mistake(TRUE_MEANS_MASKED, _inverted),
+    Mistake(LARGE_NEGATIVE, _filled),
+    Mistake(LARGE_NEGATIVE, _added),
+    Mistake(NO_SCALING, _unscaled),
+]
+PADDING_HINTS = [
+    Mistake(PADDING_OFF_BY_ONE, lambda lengths, n_k: np.arange(n_k)[None, :] <= np.asarray(lengths)[:, None]),
+    Mistake(
+        PADDING_OFF_BY_ONE, lambda lengths, n_k: np.arange(n_k)[None, :] < np.asarray(lengths)[:, None] - 1
+    ),
+    Mistake(TRUE_MEANS_MASKED, lambda lengths, n_k: ~padding_mask(lengths, n_k)),
+    Mistake(PADDING_TRANSPOSED, lambda lengths, n_k: padding_mask(lengths, n_k).T),
+]
+
+# ------------------------------------------------------------------------------------ comparators
+OUTPUT_AND_WEIGHTS = Items(
+    [Close(), Close()], names=("O", "A"), description="(O, A), the output and the weights"
+)
+MASK = Close()
+BOOL_MASK = Close(dtype="bool")
+
+# ------------------------------------------------------------------------------------ input generators
+
+
+def _values(rng: np.random.Generator, *shape: int) -> Array:
+    """Random entries with two decimals, readable in feedback."""
+    return np.round(rng.uniform(-2.0, 2.0, size=shape), 2)
+
+
+def _sizes(rng: np.random.Generator, count: int, low: int = 2, high: int = 7) -> list[int]:
+    """``count`` different sizes, so that swapped sizes show."""
+    return [int(n) for n in rng.choice(np.arange(low, high + 1), size=count, replace=False)]
+
+
+def _qkv(rng: np.random.Generator, n_q: int, n_k: int) -> tuple[Array, Array, Array]:
+    d_k, d_v = _sizes(rng, 2, 2, 4)
+    return _values(rng, n_q, d_k), _values(rng, n_k, d_k), _values(rng, n_k, d_v)
+
+
+def _random_mask(rng: np.random.Generator, n_q: int, n_k: int) -> Array:
+    """A mask that leaves every query at least one key, and masks at least one key of some query."""
+    while True:
+        mask = rng.random((n_q, n_k)) < 0.6  # (n_q, n_k)
+        if mask.any(axis=1).all() and not mask.all(axis=1).all():
+            return mask
+
+
+def _rectangular(rng: np.random.Generator) -> tuple[Array, ...]:
+    n_q, n_k = _sizes(rng, 2, 2, 5)
+    return (*_qkv(rng, n_q, n_k), _random_mask(rng, n_q, n_k))
+
+
+def _causal(rng: np.random.Generator) -> tuple[Array, ...]:
+    n = int(rng.integers(3, 6))
+    return (*_qkv(rng, n, n), causal_mask(n, n))
+
+
+def _key_padding(rng: np.random.Generator) -> tuple[Array, ...]:
+    n_q, n_k = int(rng.integers(2, 5)), int(rng.integers(3, 6))
+    keep = np.arange(n_k) < int(rng.integers(1, n_k))  # (n_k,)
+    return (*_qkv(rng, n_q, n_k), keep[None, :])  # (1, n_k): broadcast over the queries
+
+
+def _one_dimensional(rng: np.random.Generator) -> tuple[Array, ...]:
+    Q, K, V, row = _key_padding(rng)
+    return Q, K, V, row[0]  # (n_k,)
+
+
+def _one_dead_row(rng: np.random.Generator) -> tuple[Array, ...]:
+    n_q, n_k = int(rng.integers(3, 5)), int(rng.integers(2, 5))
+    mask = _random_mask(rng, n_q, n_k)
+    mask[int(rng.integers(0, n_q))] = False  # this query may attend no key
+    return (*_qkv(rng, n_q, n_k), mask)
+
+
+def _all_dead(rng: np.random.Generator) -> tuple[Array, ...]:
+    n_q, n_k = int(rng.integers(2, 4)), int(rng.integers(2, 4))
+    return (*_qkv(rng, n_q, n_k), np.zeros((n_q, n_k), dtype=bool))
+
+
+def _no_diagonal_dead(rng: np.random.Generator) -> tuple[Array, ...]:
+    """The strict lower triangle (j < i): query 0 has no key, the others do."""
+    n = int(rng.integers(3, 5))
+    return (*_qkv(rng, n, n), np.tril(np.ones((n, n), dtype=bool), k=-1))
+
+
+def _lengths(rng: np.random.Generator) -> tuple[list[int], int]:
+    n_k = int(rng.integers(4, 8))
+    count = int(rng.integers(2, 5))
+    lengths = [int(n) for n in rng.integers(1, n_k, size=count)]  # each 1 … n_k − 1
+    lengths[0] = n_k  # one sequence fills every position
+    return lengths, n_k
+
+
+THE_LESSON = (
+    np.array([[1.0, 0.0]]),
+    np.array([[1.0, 0.0], [0.0, 1.0]]),
+    np.array([[2.0, 0.0], [0.0, 2.0]]),
+    np.array([[True, False]]),
+)
+
+
+def _causal_case(name: str, args: Any, compare: Any = MASK, hints: Any = CAUSAL_HINTS) -> TestCase:
+    return TestCase(name, "causal_mask", args, causal_mask, compare, hints)
+
+
+def _attention_case(name: str, args: Any, hints: Any = ATTENTION_HINTS) -> TestCase:
+    return TestCase(name, "masked_attention", args, masked_attention, OUTPUT_AND_WEIGHTS, hints)
+
+
+def _padding_case(name: str, args: Any, compare: Any = MASK, hints: Any = PADDING_HINTS) -> TestCase:
+    return TestCase(name, "padding_mask", args, padding_mask, compare, hints)
+
+
+# --------------------------------------------------------------------------------------------- the suite
+functions = Suite(
+    FUNCTIONS,
+    [
+        _causal_case("causal_mask for a sequence of 4 (the lesson's example)", (4, 4)),
+        _causal_case("causal_mask for a random square size", lambda rng: [int(rng.integers(2, 8))] * 2),
+        _causal_case(
+            "causal_mask with fewer queries than keys (top-left aligned)", lambda rng: sorted(_sizes(rng, 2))
+        ),
+        _causal_case(
+            "causal_mask with more queries than keys",
+            lambda rng: sorted(_sizes(rng, 2), reverse=True),
+        ),
+        _causal_case(
+            "causal_mask returns a bool array",
+            lambda rng: _sizes(rng, 2),
+            BOOL_MASK,
+            [Returned(NOT_BOOL, when=_not_bool)],
+        ),
+        _attention_case("masked_attention on the worked example with key 1 masked", THE_LESSON),
+        _attention_case("masked_attention with a causal mask", _causal),
+        _attention_case("masked_attention with a random mask, n_q ≠ n_k and d_v ≠ d_k", _rectangular),
+        _attention_case(
+            "masked_attention with a (1, n_k) padding mask broadcast over the queries", _key_padding
+        ),
+        _attention_case("masked_attention with a 1-D mask of n_k entries", _one_dimensional),
+        _attention_case(
+            "masked_attention gives a fully-masked query zero weights and a zero output", _one_dead_row
+        ),
+        _attention_case(
+            "masked_attention when query 0 has no key (the diagonal excluded)", _no_diagonal_dead
+        ),
+        # Here -1e9 and scores times the mask both give uniform rows, so neither hint can be told apart.
+        _attention_case(
+            "masked_attention when every key of every query is masked", _all_dead, ATTENTION_HINTS[:3]
+        ),
+        _padding_case("padding_mask for lengths [3, 1] and 4 keys", ([3, 1], 4)),
+        _padding_case("padding_mask for random lengths, one of them full", _lengths),
+        _padding_case("padding_mask with a single sequence", lambda rng: ([int(rng.integers(1, 6))], 6)),
+        _padding_case(
+            "padding_mask returns a bool array",
+            _lengths,
+            BOOL_MASK,
+            [Returned(NOT_BOOL, when=_not_bool)],
+        ),
+    ],
+)
+
+SUITES = {"functions": functions}
