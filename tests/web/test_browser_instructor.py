@@ -1,4 +1,4 @@
-"""The instructor's dashboard in Chromium: sign in by keyboard, read the class, phone width, dark mode.
+"""The instructor's dashboard in Chromium: sign in by keyboard, read the class, phone width, dark mode, axe.
 
 One uvicorn server serves the test chapter T1 on a SQLite file holding the seeded class of
 ``instructor_seed``. Screenshots go to ``test-artifacts/instructor-*.png`` (ignored by git).
@@ -19,6 +19,7 @@ from instructor_seed import BEN, LESSON_ID, catalog, seed_class
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"  # bundled; nothing is fetched
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--headless",
@@ -191,4 +192,29 @@ def test_the_dashboard_at_phone_width_in_dark_mode(server: Server, browser: Any)
             fill = bar.evaluate("el => getComputedStyle(el).fill")
             assert fill != background
         _shot(page, name)
+    assert errors == []
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1100, 375], ids=["desktop", "phone"])
+def test_axe_finds_no_violations_on_the_instructor_pages(
+    server: Server, browser: Any, width: int, scheme: str
+) -> None:
+    errors: list[str] = []
+    # bypass_csp lets Playwright inject the bundled axe-core; the pages' own markup is unchanged.
+    page = _page(
+        browser, errors, viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True
+    )
+    page.goto(server.sign_in_link(f"Axe {width} {scheme}"))
+    page.get_by_role("button", name="Sign in as instructor").click()
+    page.wait_for_url(re.compile(r"/instructor$"))
+    for path in ("/instructor", f"/instructor/lessons/{LESSON_ID}", f"/instructor/learners/{BEN}"):
+        page.goto(server.url + path)
+        page.add_script_tag(path=str(AXE))
+        violations = page.evaluate(
+            """async () => (await axe.run(document, {resultTypes: ['violations']})).violations.map(
+                (v) => ({id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' '))}))"""
+        )
+        assert violations == [], f"{path}: {violations}"
     assert errors == []
