@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from typing import TYPE_CHECKING, TextIO
 
@@ -42,7 +41,14 @@ def progress() -> None:
 
 
 @progress.command("export")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "json", "lms", "events"]),
+    default="csv",
+    show_default=True,
+    help="csv, json: the gradebook; lms: a row per learner for an LMS; events: every answer and program.",
+)
 @click.option(
     "--database-url", envvar="QKV_DATABASE_URL", help="The server's database (default: the local one)."
 )
@@ -54,7 +60,12 @@ def progress() -> None:
     help="File to write (default: stdout).",
 )
 def export(fmt: str, database_url: str | None, output: TextIO) -> None:
-    """Print the gradebook: one row per learner and exercise, with attempts and whether it is solved."""
+    """Print the gradebook: one row per learner and exercise, with attempts and whether it is solved.
+
+    ``--format lms`` prints one row per learner with the exercises solved per lesson (the layout of
+    Moodle's CSV grade import); ``--format events`` every answer and program with its time,
+    exercise, correctness and named mistake. Every CSV cell is made spreadsheet-safe.
+    """
     from qkv.store import Store, StoreError, default_database_url  # SQLAlchemy only for this command
 
     url = database_url or default_database_url()
@@ -63,6 +74,9 @@ def export(fmt: str, database_url: str | None, output: TextIO) -> None:
     except StoreError as error:
         raise click.ClickException(str(error)) from None
     try:
+        if fmt in {"lms", "events"}:
+            _write_class_file(store, fmt, output)
+            return
         rows = store.gradebook(_catalog_exercises())
     except StoreError as error:
         raise click.ClickException(str(error)) from None
@@ -80,30 +94,22 @@ def write_gradebook(rows: list[GradebookRow], fmt: str, stream: TextIO) -> None:
         json.dump(records, stream, indent=2, ensure_ascii=False)
         stream.write("\n")
         return
-    writer = csv.DictWriter(stream, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for record in records:
-        writer.writerow({key: spreadsheet_safe(record[key]) for key in COLUMNS})
+    from qkv.store.exports import write_csv  # every CSV cell is made spreadsheet-safe there
+
+    write_csv(records, COLUMNS, stream)
 
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+def _write_class_file(store: object, fmt: str, output: TextIO) -> None:
+    """The LMS import file or the event log, written by the same code as the instructor's downloads."""
+    from qkv.lessons import load_catalog
+    from qkv.store import Store
+    from qkv.store.instructors import InstructorDesk
+    from qkv.web.instructor_exports import catalog_exercises, write_events, write_lms
 
-
-def spreadsheet_safe(value: object) -> object:
-    """A CSV cell that a spreadsheet shows as text instead of running it as a formula (OWASP's advice).
-
-    Text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading apostrophe;
-    numbers stay numbers.
-
-    Examples
-    --------
-    >>> print(spreadsheet_safe('=HYPERLINK("http://x")'), spreadsheet_safe("Ada"), spreadsheet_safe(-3))
-    '=HYPERLINK("http://x") Ada -3
-    >>> spreadsheet_safe(None)
-    ''
-    """
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
+    assert isinstance(store, Store)
+    desk = InstructorDesk(store)
+    if fmt == "lms":
+        catalog = load_catalog()
+        write_lms(catalog, store.gradebook(catalog_exercises(catalog)), desk.learners(), output)
+    else:
+        write_events(desk.answer_events(), desk.code_events(), desk.learners(), output)

@@ -45,9 +45,13 @@ def check_answer(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> F
     --------
     >>> ex = Exercise(id="q", kind="numeric", part="practice", prompt="", prompt_template="", answer="q")
     >>> check_answer(ex, "3, 2", {"q": [3, 2]})
-    Feedback(correct=True, message='Correct: q = [3, 2].', counted_as_attempt=True)
+    Feedback(correct=True, message='Correct: q = [3, 2].', counted_as_attempt=True, mistake=None)
     >>> check_answer(ex, "3", {"q": [3, 2]}).counted_as_attempt
     False
+    >>> ex = Exercise(id="q", kind="numeric", part="practice", prompt="", prompt_template="", answer="q",
+    ...               mistakes={"q_swapped": "Those are the components swapped."})
+    >>> check_answer(ex, "2, 3", {"q": [3, 2], "q_swapped": [2, 3]}).mistake
+    'q_swapped'
     """
     if not isinstance(answer, str):
         raise LessonError(f"An answer must be text (a str), not the {type(answer).__name__} {answer!r}.")
@@ -101,7 +105,7 @@ def _check_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
             and all(_close(got, wrong, exercise))
             and not all(_close(wrong, expected, exercise))
         ):
-            return Feedback(False, fill(message, names), True)
+            return Feedback(False, fill(message, names), True, mistake=key)
     hint = f" {fill(exercise.hint, names)}" if exercise.hint else ""
     backwards = expected[::-1]
     if (
@@ -151,7 +155,8 @@ def _check_letter(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> 
         return Feedback(True, fill(exercise.correct_message, names) or f"Correct: {letter}.", True)
     hint = f" {exercise.hint}" if exercise.hint else ""
     message = exercise.mistakes.get(letter, f"Not {letter}.{hint}")
-    return Feedback(False, fill(message, names), True)
+    mistake = letter if letter in exercise.mistakes else None
+    return Feedback(False, fill(message, names), True, mistake=mistake)
 
 
 def _check_choice(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
@@ -161,7 +166,9 @@ def _check_choice(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> 
     except AnswerFormatError as error:
         return Feedback(False, str(error), False)
     choice = letters[letter]
-    return Feedback(choice.correct, fill(choice.feedback, names), True)
+    return Feedback(
+        choice.correct, fill(choice.feedback, names), True, mistake=None if choice.correct else letter
+    )
 
 
 def _ordinal(index: int) -> str:

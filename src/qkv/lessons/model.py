@@ -64,6 +64,10 @@ class Feedback:
 
     ``counted_as_attempt`` is false when the answer could not be read (empty, wrong number of
     components, not a number): the learner gets a format message and no attempt is used up.
+    ``mistake`` is the key of the exercise's ``[mistakes]`` table that the answer matched (for a
+    choice exercise, the letter of the wrong choice picked), or None; the store keeps it with the
+    answer so an instructor can count named mistakes exactly. It is bookkeeping, not part of the
+    verdict, so two feedbacks that say the same thing compare equal whatever their ``mistake``.
 
     Examples
     --------
@@ -74,6 +78,7 @@ class Feedback:
     correct: bool
     message: str
     counted_as_attempt: bool
+    mistake: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, bool | str]:
         """Return the feedback as plain JSON types.

@@ -166,11 +166,47 @@ def _v4_drafts_and_grading_seeds(conn: Connection) -> None:
     meta.tables["code_drafts"].create(conn)
 
 
+def _v5_instructors_and_named_mistakes(conn: Connection) -> None:
+    """Each answer keeps the id of the named mistake it matched; instructors, their links and sessions.
+
+    Self-contained: it only adds a nullable column and three new tables, so it applies in place to
+    any version 4 database (older answers keep ``mistake`` NULL: unknown, not "no mistake").
+    """
+    _add_column(conn, "answers", Column("mistake", String(64)))
+    meta = MetaData()
+    Table(
+        "instructors",
+        meta,
+        Column("id", String(36), primary_key=True),
+        Column("name", String(80), nullable=False, unique=True),
+        Column("created_at", DateTime, nullable=False),
+    )
+    Table(
+        "instructor_sign_in_tokens",
+        meta,
+        Column("token_hash", String(64), primary_key=True),
+        Column("instructor_id", String(36), ForeignKey("instructors.id"), nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Column("expires_at", DateTime, nullable=False),
+        Column("used_at", DateTime),
+    )
+    Table(
+        "instructor_sessions",
+        meta,
+        Column("session_hash", String(64), primary_key=True),
+        Column("instructor_id", String(36), ForeignKey("instructors.id"), nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Column("expires_at", DateTime, nullable=False),
+    )
+    meta.create_all(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
     _v3_exercise_totals,
     _v4_drafts_and_grading_seeds,
+    _v5_instructors_and_named_mistakes,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 
@@ -211,8 +247,12 @@ def upgrade(engine: Engine, target: int = LATEST_VERSION) -> tuple[int, int]:
     Examples
     --------
     >>> from sqlalchemy import create_engine
-    >>> upgrade(create_engine("sqlite://"))
-    (0, 4)
+    >>> upgrade(create_engine("sqlite://")) == (0, LATEST_VERSION)
+    True
+
+
+    >>> upgrade(create_engine("sqlite://")) == (0, LATEST_VERSION)
+    True
     """
     if not 0 <= target <= LATEST_VERSION:
         raise ValueError(f"target must be between 0 and {LATEST_VERSION}, not {target}.")

@@ -427,10 +427,16 @@ class Store:
         message: str,
         counted_as_attempt: bool = True,
         variant_seed: int | None = None,
+        mistake: str | None = None,
     ) -> None:
-        """Save one answer (counted, then pruned to the last ``keep``); ValueError for unstorable text."""
+        """Save one answer (counted, then pruned to the last ``keep``); ValueError for unstorable text.
+
+        ``mistake`` is the id of the named mistake the answer matched, if any (at most 64 characters).
+        """
         check_storable(answer, "The answer")
         check_storable(message, "The feedback message")
+        if mistake is not None and len(check_storable(mistake, "The mistake id")) > 64:
+            raise ValueError(f"A mistake id may have at most 64 characters, but {mistake[:80]!r} has more.")
         now = _now()
         with self._write() as conn:
             self._ensure_learner(conn, learner_id)
@@ -444,6 +450,7 @@ class Store:
                     correct=correct,
                     message=message,
                     counted_as_attempt=counted_as_attempt,
+                    mistake=mistake,
                     created_at=now,
                 )
             )

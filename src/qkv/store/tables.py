@@ -56,6 +56,8 @@ class Answer(Base):
     # Added by migration 2: a badly formatted answer is saved but does not cost an attempt.
     counted_as_attempt: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    # Added by migration 5: the key of the named mistake the answer matched (NULL: none, or saved before).
+    mistake: Mapped[str | None] = mapped_column(String(64))
 
 
 class CodeSubmission(Base):
@@ -132,3 +134,40 @@ class ExerciseTotals(Base):
     best_passed: Mapped[int | None] = mapped_column(Integer)
     best_total: Mapped[int | None] = mapped_column(Integer)
     failed_runs: Mapped[int] = mapped_column(Integer, nullable=False)  # programs that did not pass
+
+
+class Instructor(Base):
+    """Someone who may see the whole class (added by migration 5); created by ``qkv instructor add``."""
+
+    __tablename__ = "instructors"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80), nullable=False, unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class InstructorSignInToken(Base):
+    """A one-time sign-in link's token, stored only as its SHA-256 (added by migration 5)."""
+
+    __tablename__ = "instructor_sign_in_tokens"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    instructor_id: Mapped[str] = mapped_column(String(36), ForeignKey("instructors.id"), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class InstructorSession(Base):
+    """A signed-in instructor's session, stored only as its SHA-256 (added by migration 5).
+
+    Sessions live in the database so that every server sharing it accepts them, and signing out
+    (or removing the instructor) ends them everywhere at once.
+    """
+
+    __tablename__ = "instructor_sessions"
+
+    session_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    instructor_id: Mapped[str] = mapped_column(String(36), ForeignKey("instructors.id"), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)

@@ -116,6 +116,7 @@ def post_answer(
         message=feedback.message,
         counted_as_attempt=feedback.counted_as_attempt,
         variant_seed=seed,
+        mistake=feedback.mistake,
     )
     return {"feedback": feedback.to_dict(), "progress": _progress(services, lesson, learner.id)}
 

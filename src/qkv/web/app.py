@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from qkv import __version__
 from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
-from qkv.web import api, pages, widget_api
+from qkv.web import api, instructor, pages, widget_api
 from qkv.web.body_limits import BodyLimitMiddleware
 from qkv.web.errors import install_error_handlers
 from qkv.web.grading_queue import GradingQueue
@@ -105,6 +105,7 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
     app.include_router(api.router)
     app.include_router(widget_api.router)
     app.include_router(pages.router)
+    instructor.install(app, services, secret)  # /instructor pages and /api/instructor
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     install_error_handlers(app)
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)

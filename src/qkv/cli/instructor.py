@@ -1,0 +1,109 @@
+"""``qkv instructor``: create instructors and print their one-time sign-in links; list and remove them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+import click
+
+if TYPE_CHECKING:
+    from qkv.store.instructors import InstructorDesk
+
+_DATABASE = click.option(
+    "--database-url", envvar="QKV_DATABASE_URL", help="The server's database (default: the local one)."
+)
+_URL = click.option(
+    "--url",
+    envvar="QKV_PUBLIC_URL",
+    default="http://127.0.0.1:8000",
+    show_default=True,
+    help="Where the instructor reaches the server (the start of the printed link).",
+)
+
+
+def _desk(database_url: str | None) -> InstructorDesk:
+    from qkv.store import Store, StoreError, default_database_url
+    from qkv.store.instructors import InstructorDesk
+
+    try:
+        return InstructorDesk(Store(database_url or default_database_url()))
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _link(url: str, token: str) -> str:
+    return f"{url.rstrip('/')}/instructor/sign-in?token={quote(token)}"
+
+
+def _print_link(name: str, url: str, token: str) -> None:
+    click.echo(f"Sign-in link for {name} (works once, for 24 hours; keep it private):")
+    click.echo(f"  {_link(url, token)}")
+
+
+@click.group()
+def instructor() -> None:
+    """Instructors: who may open the class dashboard at /instructor."""
+
+
+@instructor.command("add")
+@click.argument("name")
+@_DATABASE
+@_URL
+def add(name: str, database_url: str | None, url: str) -> None:
+    """Create the instructor NAME and print a one-time sign-in link."""
+    desk = _desk(database_url)
+    try:
+        record, token = desk.add(name)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    finally:
+        desk.store.close()
+    click.echo(f"Created the instructor {record.name}.")
+    _print_link(record.name, url, token)
+
+
+@instructor.command("link")
+@click.argument("name")
+@_DATABASE
+@_URL
+def link(name: str, database_url: str | None, url: str) -> None:
+    """Print a new one-time sign-in link for the existing instructor NAME."""
+    desk = _desk(database_url)
+    try:
+        token = desk.new_sign_in_token(name)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    finally:
+        desk.store.close()
+    _print_link(" ".join(name.split()), url, token)
+
+
+@instructor.command("list")
+@_DATABASE
+def list_instructors(database_url: str | None) -> None:
+    """List the instructors."""
+    desk = _desk(database_url)
+    try:
+        found = desk.all()
+    finally:
+        desk.store.close()
+    if not found:
+        click.echo("No instructors yet; create one with 'qkv instructor add NAME'.")
+    for record in found:
+        click.echo(f"{record.name}  (since {record.created_at:%Y-%m-%d %H:%M} UTC)")
+
+
+@instructor.command("remove")
+@click.argument("name")
+@_DATABASE
+def remove(name: str, database_url: str | None) -> None:
+    """Remove the instructor NAME; their sessions end on every server at once."""
+    desk = _desk(database_url)
+    try:
+        removed = desk.remove(name)
+    finally:
+        desk.store.close()
+    if not removed:
+        raise click.ClickException(f"There is no instructor named {name!r}.")
+    click.echo(f"Removed the instructor {' '.join(name.split())}; their sessions have ended.")

@@ -1,0 +1,342 @@
+"""Instructors and what they read: accounts, one-time sign-in links, sessions, and the class's work.
+
+Everything lives in the database, never in a server's memory, so any number of servers sharing one
+database accept the same sign-in links and sessions, and signing out ends a session everywhere.
+Tokens and session ids are random (256 bits) and stored only as their SHA-256: a copy of the
+database lets nobody sign in.
+
+    >>> from qkv.store import Store
+    >>> store = Store("sqlite://")
+    >>> desk = InstructorDesk(store)
+    >>> instructor, token = desk.add("Grace")
+    >>> session = desk.redeem(token)
+    >>> desk.instructor_for_session(session).name
+    'Grace'
+    >>> desk.redeem(token) is None  # a link works once
+    True
+    >>> store.close()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Table, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from qkv.store.repository import Store, _now, check_storable
+from qkv.store.tables import (
+    Answer,
+    CodeSubmission,
+    Instructor,
+    InstructorSession,
+    InstructorSignInToken,
+    Learner,
+)
+
+_INSTRUCTORS: Table = Instructor.__table__  # type: ignore[assignment]
+_TOKENS: Table = InstructorSignInToken.__table__  # type: ignore[assignment]
+_SESSIONS: Table = InstructorSession.__table__  # type: ignore[assignment]
+_LEARNERS: Table = Learner.__table__  # type: ignore[assignment]
+_ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
+_CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
+
+SIGN_IN_LINK_LIFETIME = timedelta(hours=24)
+SESSION_LIFETIME = timedelta(hours=12)
+MAX_INSTRUCTOR_NAME = 80
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()
+
+
+@dataclass(frozen=True)
+class InstructorRecord:
+    """An instructor account."""
+
+    id: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class LearnerRecord:
+    """A learner as the class view lists them."""
+
+    id: str
+    display_name: str | None
+    created_at: datetime
+    last_seen_at: datetime | None
+
+
+@dataclass(frozen=True)
+class AnswerEvent:
+    """One saved answer of any learner, with the named mistake it matched (None: none or not recorded)."""
+
+    id: int
+    learner_id: str
+    lesson_id: str
+    exercise_id: str
+    answer: str
+    correct: bool
+    message: str
+    counted_as_attempt: bool
+    mistake: str | None
+    variant_seed: int | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class CodeEvent:
+    """One saved program of any learner, with the grader's result document."""
+
+    id: int
+    learner_id: str
+    lesson_id: str
+    exercise_id: str
+    source: str
+    status: str
+    passed: int
+    total: int
+    result: dict[str, Any]
+    created_at: datetime
+
+
+def clean_instructor_name(name: object) -> str:
+    """A trimmed instructor name of 1 to 80 printable characters; ValueError with a sentence otherwise.
+
+    Examples
+    --------
+    >>> clean_instructor_name("  Grace  Hopper ")
+    'Grace Hopper'
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"An instructor name must be text, not the {type(name).__name__} {name!r}.")
+    trimmed = " ".join(check_storable(name, "The instructor name").split())
+    if not trimmed:
+        raise ValueError("An instructor name cannot be empty.")
+    if len(trimmed) > MAX_INSTRUCTOR_NAME:
+        raise ValueError(
+            f"An instructor name may have at most {MAX_INSTRUCTOR_NAME} characters, "
+            f"but this one has {len(trimmed)}."
+        )
+    if any(not ch.isprintable() for ch in trimmed):
+        raise ValueError(f"The instructor name {trimmed!r} contains control characters.")
+    return trimmed
+
+
+class InstructorDesk:
+    """Instructor accounts, sign-in links and sessions, and read access to every learner's work.
+
+    Parameters
+    ----------
+    store : Store
+        The database to use.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- accounts --------------------------------------------------------------------------------
+
+    def add(self, name: str) -> tuple[InstructorRecord, str]:
+        """Create an instructor; return it and a one-time sign-in token (valid 24 hours).
+
+        Raises
+        ------
+        ValueError
+            If the name is not acceptable or an instructor with that name exists.
+        """
+        cleaned = clean_instructor_name(name)
+        record = InstructorRecord(str(uuid.uuid4()), cleaned, _now())
+        try:
+            with self.store._write() as conn:
+                conn.execute(
+                    insert(_INSTRUCTORS).values(id=record.id, name=record.name, created_at=record.created_at)
+                )
+        except IntegrityError:
+            raise ValueError(
+                f"An instructor named {cleaned!r} already exists; "
+                "use 'qkv instructor link' for a new sign-in link."
+            ) from None
+        return record, self.new_sign_in_token(cleaned)
+
+    def find(self, name: str) -> InstructorRecord | None:
+        """The instructor with this name, or None."""
+        with self.store._read() as conn:
+            row = conn.execute(
+                select(_INSTRUCTORS).where(_INSTRUCTORS.c.name == " ".join(name.split()))
+            ).first()
+        return InstructorRecord(row.id, row.name, row.created_at) if row else None
+
+    def all(self) -> list[InstructorRecord]:
+        """Every instructor, by name."""
+        with self.store._read() as conn:
+            rows = conn.execute(select(_INSTRUCTORS).order_by(_INSTRUCTORS.c.name)).all()
+        return [InstructorRecord(row.id, row.name, row.created_at) for row in rows]
+
+    def remove(self, name: str) -> bool:
+        """Delete an instructor with their links and sessions (signed out everywhere); False if unknown."""
+        found = self.find(name)
+        if found is None:
+            return False
+        with self.store._write() as conn:
+            conn.execute(delete(_SESSIONS).where(_SESSIONS.c.instructor_id == found.id))
+            conn.execute(delete(_TOKENS).where(_TOKENS.c.instructor_id == found.id))
+            conn.execute(delete(_INSTRUCTORS).where(_INSTRUCTORS.c.id == found.id))
+        return True
+
+    # -- sign-in links and sessions ------------------------------------------------------------------
+
+    def new_sign_in_token(self, name: str, lifetime: timedelta = SIGN_IN_LINK_LIFETIME) -> str:
+        """A fresh one-time sign-in token for the named instructor; ValueError if there is none."""
+        found = self.find(name)
+        if found is None:
+            raise ValueError(f"There is no instructor named {name!r}; create one with 'qkv instructor add'.")
+        token = secrets.token_urlsafe(32)
+        now = _now()
+        with self.store._write() as conn:
+            conn.execute(
+                insert(_TOKENS).values(
+                    token_hash=_digest(token),
+                    instructor_id=found.id,
+                    created_at=now,
+                    expires_at=now + lifetime,
+                )
+            )
+        return token
+
+    def redeem(self, token: str, lifetime: timedelta = SESSION_LIFETIME) -> str | None:
+        """Use up a sign-in token and open a session; the session id, or None for a used, expired or
+        unknown token. The token is marked used by one conditional UPDATE, so of two servers
+        redeeming it at once exactly one succeeds."""
+        if not token or len(token) > 200:
+            return None
+        now = _now()
+        digest = _digest(token)
+        with self.store._write() as conn:
+            used = conn.execute(
+                update(_TOKENS)
+                .where(
+                    _TOKENS.c.token_hash == digest,
+                    _TOKENS.c.used_at.is_(None),
+                    _TOKENS.c.expires_at > now,
+                )
+                .values(used_at=now)
+            )
+            if used.rowcount != 1:
+                return None
+            instructor_id = conn.execute(
+                select(_TOKENS.c.instructor_id).where(_TOKENS.c.token_hash == digest)
+            ).scalar_one()
+            session = secrets.token_urlsafe(32)
+            conn.execute(
+                insert(_SESSIONS).values(
+                    session_hash=_digest(session),
+                    instructor_id=instructor_id,
+                    created_at=now,
+                    expires_at=now + lifetime,
+                )
+            )
+        return session
+
+    def instructor_for_session(self, session: str | None) -> InstructorRecord | None:
+        """The instructor of a live session, or None (unknown, ended or expired)."""
+        if not session:
+            return None
+        with self.store._read() as conn:
+            row = conn.execute(
+                select(_INSTRUCTORS)
+                .join(_SESSIONS, _SESSIONS.c.instructor_id == _INSTRUCTORS.c.id)
+                .where(_SESSIONS.c.session_hash == _digest(session), _SESSIONS.c.expires_at > _now())
+            ).first()
+        return InstructorRecord(row.id, row.name, row.created_at) if row else None
+
+    def end_session(self, session: str) -> None:
+        """Sign out: the session stops working on every server."""
+        with self.store._write() as conn:
+            conn.execute(delete(_SESSIONS).where(_SESSIONS.c.session_hash == _digest(session)))
+
+    # -- the class's work ------------------------------------------------------------------------
+
+    def learners(self) -> list[LearnerRecord]:
+        """Every learner with saved work, the most recently seen first."""
+        with self.store._read() as conn:
+            rows = conn.execute(select(_LEARNERS)).all()
+        records = [LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) for r in rows]
+        return sorted(records, key=lambda r: (r.last_seen_at or r.created_at, r.id), reverse=True)
+
+    def learner(self, learner_id: str) -> LearnerRecord | None:
+        """One learner, or None."""
+        with self.store._read() as conn:
+            r = conn.execute(select(_LEARNERS).where(_LEARNERS.c.id == learner_id)).first()
+        return LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) if r else None
+
+    def answer_events(self, learner_id: str | None = None) -> list[AnswerEvent]:
+        """Every saved answer (of one learner, if given), oldest first."""
+        query = select(_ANSWERS).order_by(_ANSWERS.c.id)
+        if learner_id is not None:
+            query = query.where(_ANSWERS.c.learner_id == learner_id)
+        with self.store._read() as conn:
+            rows = conn.execute(query).all()
+        return [
+            AnswerEvent(
+                id=int(r.id),
+                learner_id=r.learner_id,
+                lesson_id=r.lesson_id,
+                exercise_id=r.exercise_id,
+                answer=r.answer,
+                correct=bool(r.correct),
+                message=r.message,
+                counted_as_attempt=bool(r.counted_as_attempt),
+                mistake=r.mistake,
+                variant_seed=r.variant_seed,
+                created_at=r.created_at,
+            )
+            for r in rows
+        ]
+
+    def code_events(self, learner_id: str | None = None) -> list[CodeEvent]:
+        """Every saved program (of one learner, if given), oldest first, with its result document."""
+        query = select(_CODE).order_by(_CODE.c.id)
+        if learner_id is not None:
+            query = query.where(_CODE.c.learner_id == learner_id)
+        with self.store._read() as conn:
+            rows = conn.execute(query).all()
+        events = []
+        for r in rows:
+            try:
+                result = json.loads(r.result_json)
+            except ValueError:
+                result = {}
+            events.append(
+                CodeEvent(
+                    id=int(r.id),
+                    learner_id=r.learner_id,
+                    lesson_id=r.lesson_id,
+                    exercise_id=r.exercise_id,
+                    source=r.source,
+                    status=r.status,
+                    passed=int(r.passed),
+                    total=int(r.total),
+                    result=result if isinstance(result, dict) else {},
+                    created_at=r.created_at,
+                )
+            )
+        return events
+
+
+__all__ = [
+    "AnswerEvent",
+    "CodeEvent",
+    "InstructorDesk",
+    "InstructorRecord",
+    "LearnerRecord",
+    "clean_instructor_name",
+]

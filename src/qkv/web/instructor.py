@@ -1,0 +1,334 @@
+"""The instructor's view: sign-in, the class dashboard, one learner's timeline, the exports.
+
+Pages under ``/instructor`` and the API under ``/api/instructor`` need an instructor session
+(``qkv.web.instructor_auth``); learner pages never link here. The numbers come from
+``instructor_stats``, the charts from ``instructor_charts``, the files from ``instructor_exports``.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Annotated, Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from qkv.store.instructors import InstructorDesk
+from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth, SignedInInstructor, same_origin
+from qkv.web.instructor_charts import Bar, bar_chart, percent, plural
+from qkv.web.instructor_exports import (
+    catalog_exercises,
+    write_events,
+    write_gradebook,
+    write_lms,
+)
+from qkv.web.instructor_stats import dashboard, learner_summaries, timeline
+from qkv.web.services import Services, get_services
+
+pages = APIRouter(include_in_schema=False)
+# Not in /openapi.json or /docs, which learners can read: docs/instructor.md describes it.
+api = APIRouter(prefix="/api/instructor", tags=["instructor API"], include_in_schema=False)
+
+AppServices = Annotated[Services, Depends(get_services)]
+_NO_STORE = {"Cache-Control": "no-store"}
+_MAX_FORM_BYTES = 4096
+
+
+def install(app: FastAPI, services: Services, secret_key: str) -> None:
+    """Register the instructor's routes and keep their access checker on ``app.state``."""
+    app.state.qkv_instructor = InstructorAuth(
+        secret_key, InstructorDesk(services.store), secure=services.settings.secure_cookies
+    )
+    app.include_router(pages)
+    app.include_router(api)
+
+
+def _auth(request: Request) -> InstructorAuth:
+    found: InstructorAuth = request.app.state.qkv_instructor
+    return found
+
+
+def _signed_in(request: Request) -> SignedInInstructor:
+    return _auth(request).require(request)
+
+
+Instructor = Annotated[SignedInInstructor, Depends(_signed_in)]
+
+
+def _render(
+    request: Request,
+    services: Services,
+    template: str,
+    context: dict[str, Any],
+    signed_in: SignedInInstructor | None,
+) -> Response:
+    base = {
+        "learner": None,
+        "instructor": signed_in.instructor if signed_in else None,
+        "csrf_token": _auth(request).csrf_token(signed_in.session) if signed_in else None,
+        "csrf_field": CSRF_FIELD,
+    }
+    return services.templates.TemplateResponse(request, template, {**base, **context}, headers=_NO_STORE)
+
+
+async def _form(request: Request) -> dict[str, str]:
+    body = await request.body()
+    if len(body) > _MAX_FORM_BYTES:
+        raise HTTPException(
+            413, f"The form is {len(body):,} bytes; at most {_MAX_FORM_BYTES:,} are accepted."
+        )
+    fields = parse_qs(body.decode("utf-8", "replace"), max_num_fields=8)
+    return {key: values[0] for key, values in fields.items() if values}
+
+
+# -- signing in and out ------------------------------------------------------------------------------
+
+
+@pages.get("/instructor/sign-in", response_class=HTMLResponse, name="instructor_sign_in")
+def sign_in_page(request: Request, services: AppServices, token: str = "") -> Response:
+    """The page a sign-in link opens: a button that uses the link (a link preview cannot use it up)."""
+    return _render(request, services, "instructor/sign_in.html", {"token": token[:200]}, None)
+
+
+@pages.post("/instructor/sign-in", response_class=HTMLResponse)
+async def sign_in(request: Request) -> Response:
+    """Use up a one-time sign-in token and set the instructor cookie."""
+    if not same_origin(request):
+        raise HTTPException(403, "Instructor sign-in is only accepted from qkv's own sign-in page.")
+    token = (await _form(request)).get("token", "")
+    auth = _auth(request)
+    session = await run_in_threadpool(auth.desk.redeem, token)
+    if session is None:
+        raise HTTPException(
+            401,
+            "This sign-in link was already used, has expired or was never issued; ask for a new one with "
+            "'qkv instructor link NAME'.",
+        )
+    response = RedirectResponse("/instructor", status_code=303, headers=_NO_STORE)
+    response.headers.append("set-cookie", auth.cookie_header(session))
+    return response
+
+
+@pages.post("/instructor/sign-out", response_class=HTMLResponse)
+async def sign_out(request: Request, signed_in: Instructor) -> Response:
+    """End the session on every server (CSRF-checked: header ``X-CSRF-Token`` or form field)."""
+    form = (await _form(request)) if "x-csrf-token" not in request.headers else {}
+    auth = _auth(request)
+    auth.check_csrf(request, signed_in, form.get(CSRF_FIELD, ""))
+    await run_in_threadpool(auth.desk.end_session, signed_in.session)
+    response = RedirectResponse("/instructor/sign-in", status_code=303, headers=_NO_STORE)
+    response.headers.append("set-cookie", auth.clear_cookie_header())
+    return response
+
+
+# -- pages -----------------------------------------------------------------------------------------
+
+
+def _class_data(request: Request) -> tuple[Any, Any, Any]:
+    desk = _auth(request).desk
+    return desk.learners(), desk.answer_events(), desk.code_events()
+
+
+def _lesson_overview_chart(lesson: dict[str, Any], learners: int) -> Any:
+    bars, rows = [], []
+    for ex in lesson["exercises"]:
+        stats = ex["stats"]
+        bars.append(
+            Bar(
+                f"{ex['id']} ({ex['kind']})",
+                stats["solved"] / learners if learners else 0.0,
+                f"{stats['solved']} of {stats['started']} solved",
+            )
+        )
+        median = "–" if stats["median_attempts"] is None else f"{stats['median_attempts']:g}"
+        rows.append([ex["id"], ex["kind"], stats["started"], stats["solved"], median])
+    return bar_chart(
+        f"overview-{lesson['id']}",
+        f"{lesson['id']}: learners who solved each exercise (bar: share of all {learners} learners)",
+        bars,
+        ["Exercise", "Kind", "Started", "Solved", "Median attempts to solve"],
+        rows,
+    )
+
+
+@pages.get("/instructor", response_class=HTMLResponse, name="instructor_dashboard")
+def instructor_dashboard(request: Request, services: AppServices, signed_in: Instructor) -> Response:
+    """The class at a glance: every lesson's exercises, every learner, the exports."""
+    learners, answers, programs = _class_data(request)
+    data = dashboard(services.catalog, answers, programs, learners)
+    for chapter in data["chapters"]:
+        for lesson in chapter["lessons"]:
+            lesson["chart"] = _lesson_overview_chart(lesson, data["learners"])
+    context = {"data": data, "learners": learner_summaries(learners, answers, programs)}
+    return _render(request, services, "instructor/dashboard.html", context, signed_in)
+
+
+def _exercise_charts(ex: dict[str, Any]) -> list[Any]:
+    stats, key = ex["stats"], ex["id"]
+    charts = []
+    if ex["kind"] == "code":
+        tests = stats["tests"]
+        charts.append(
+            bar_chart(
+                f"tests-{key}",
+                f"{key}: share of graded programs in which each test failed",
+                [
+                    Bar(t["name"], t["rate"] or 0.0, f"{t['failed']} of {t['runs']} ({percent(t['rate'])})")
+                    for t in tests
+                ],
+                ["Test", "Function", "Programs that ran it", "Failed", "Failure rate", "Not run"],
+                [
+                    [t["name"], t["function"], t["runs"], t["failed"], percent(t["rate"]), t["not_run"]]
+                    for t in tests
+                ],
+            )
+        )
+        hints = stats["hints"]
+        most = max((h["count"] for h in hints), default=0)
+        charts.append(
+            bar_chart(
+                f"hints-{key}",
+                f"{key}: hints shown with failed tests",
+                [
+                    Bar(h["hint"], h["count"] / most if most else 0.0, f"{plural(h['count'], 'time')}")
+                    for h in hints
+                ],
+                ["Hint", "Times shown", "Learners"],
+                [[h["hint"], h["count"], h["learners"]] for h in hints],
+                table_visible=True,
+            )
+        )
+        return charts
+    mistakes = stats["mistakes"]
+    wrong = stats["wrong"]
+    charts.append(
+        bar_chart(
+            f"mistakes-{key}",
+            f"{key}: named mistakes among {wrong} wrong answers",
+            [
+                Bar(
+                    f"{m['id']}: {m['message']}",
+                    m["count"] / wrong if wrong else 0.0,
+                    f"{m['count']} ({plural(m['learners'], 'learner')})",
+                )
+                for m in mistakes
+            ],
+            ["Mistake", "Wrong answers", "Learners", "Message (as the lesson writes it)"],
+            [[m["id"], m["count"], m["learners"], m["message"]] for m in mistakes],
+            table_visible=True,
+        )
+    )
+    variants = stats["variants"]
+    charts.append(
+        bar_chart(
+            f"variants-{key}",
+            f"{key}: solve rate by variant",
+            [
+                Bar(
+                    v["variant"], v["rate"] or 0.0, f"{v['solved']} of {v['learners']} ({percent(v['rate'])})"
+                )
+                for v in variants
+            ],
+            ["Variant", "Learners who answered", "Solved", "Solve rate"],
+            [[v["variant"], v["learners"], v["solved"], percent(v["rate"])] for v in variants],
+        )
+    )
+    return charts
+
+
+@pages.get("/instructor/lessons/{lesson_id}", response_class=HTMLResponse, name="instructor_lesson")
+def instructor_lesson(
+    lesson_id: Annotated[str, Path(max_length=32)],
+    request: Request,
+    services: AppServices,
+    signed_in: Instructor,
+) -> Response:
+    """One lesson in detail: per exercise, mistakes and unmatched wrong answers, or tests and hints."""
+    lesson_obj = services.lesson(lesson_id)
+    learners, answers, programs = _class_data(request)
+    data = dashboard(services.catalog, answers, programs, learners)
+    lesson = next(
+        lesson
+        for chapter in data["chapters"]
+        for lesson in chapter["lessons"]
+        if lesson["id"] == lesson_obj.id
+    )
+    for ex in lesson["exercises"]:
+        ex["charts"] = _exercise_charts(ex)
+    context = {"lesson": lesson, "learner_count": data["learners"]}
+    return _render(request, services, "instructor/lesson.html", context, signed_in)
+
+
+@pages.get("/instructor/learners/{learner_id}", response_class=HTMLResponse, name="instructor_learner")
+def instructor_learner(
+    learner_id: Annotated[str, Path(max_length=36)],
+    request: Request,
+    services: AppServices,
+    signed_in: Instructor,
+) -> Response:
+    """One learner's answers and programs, in the order they were saved."""
+    desk = _auth(request).desk
+    learner = desk.learner(learner_id)
+    if learner is None:
+        raise HTTPException(404, f"No learner with the id {learner_id!r} has saved any work.")
+    items = timeline(desk.answer_events(learner_id), desk.code_events(learner_id))
+    context = {"person": learner, "items": items}
+    return _render(request, services, "instructor/learner.html", context, signed_in)
+
+
+# -- exports ---------------------------------------------------------------------------------------
+
+
+def _download(text: str, filename: str, media_type: str) -> Response:
+    headers = {**_NO_STORE, "Content-Disposition": f'attachment; filename="{filename}"'}
+    return Response(text, media_type=media_type, headers=headers)
+
+
+@pages.get("/instructor/export/{name}", name="instructor_export")
+def instructor_export(
+    name: Annotated[str, Path(max_length=32)], request: Request, services: AppServices, signed_in: Instructor
+) -> Response:
+    """``gradebook.csv``, ``gradebook.json``, ``lms.csv`` (an LMS gradebook import) or ``events.csv``."""
+    out = io.StringIO()
+    desk = _auth(request).desk
+    if name in {"gradebook.csv", "gradebook.json"}:
+        fmt = name.rsplit(".", 1)[1]
+        write_gradebook(services.store.gradebook(catalog_exercises(services.catalog)), fmt, out)
+        media = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
+        return _download(out.getvalue(), f"qkv-{name}", media)
+    if name == "lms.csv":
+        rows = services.store.gradebook(catalog_exercises(services.catalog))
+        write_lms(services.catalog, rows, desk.learners(), out)
+        return _download(out.getvalue(), "qkv-lms-gradebook.csv", "text/csv; charset=utf-8")
+    if name == "events.csv":
+        write_events(desk.answer_events(), desk.code_events(), desk.learners(), out)
+        return _download(out.getvalue(), "qkv-events.csv", "text/csv; charset=utf-8")
+    raise HTTPException(
+        404,
+        f"There is no export {name!r}; the exports are gradebook.csv, gradebook.json, lms.csv, events.csv.",
+    )
+
+
+# -- the JSON API ------------------------------------------------------------------------------------
+
+
+@api.get("/dashboard", summary="The class dashboard's numbers")
+def api_dashboard(request: Request, services: AppServices, signed_in: Instructor) -> dict[str, Any]:
+    """Per chapter, lesson and exercise: started, solved, median attempts, variants, mistakes, tests, hints.
+
+    Needs an instructor session (401 without one, 403 for a learner's browser).
+    """
+    learners, answers, programs = _class_data(request)
+    return dashboard(services.catalog, answers, programs, learners)
+
+
+@api.post("/sign-out", summary="End the instructor session")
+def api_sign_out(request: Request, signed_in: Instructor) -> dict[str, str]:
+    """End this instructor session on every server; needs the ``X-CSRF-Token`` of the instructor page."""
+    auth = _auth(request)
+    auth.check_csrf(request, signed_in)
+    auth.desk.end_session(signed_in.session)
+    return {"status": "signed out"}

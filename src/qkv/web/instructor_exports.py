@@ -1,0 +1,184 @@
+"""The instructor's exports: the gradebook (CSV, JSON), an LMS gradebook import CSV and an event-level CSV.
+
+Every CSV is written by ``qkv.store.exports.write_csv``, so cells a spreadsheet would run as a
+formula get a leading apostrophe. ``qkv progress export --format lms|events`` writes the same files.
+
+The LMS file follows Moodle's "Import grades → CSV file" layout: a header row, then one row per
+learner with an identifier column and one numeric column per grade item (here: per lesson, the
+number of its exercises solved, out of the count in the column's heading), and a total. Moodle asks
+on import which column identifies the user and which grade item each other column fills. The same
+shape imports into any LMS that maps columns to grade items (Canvas needs its own student ids in
+an ``ID`` column; use the display name to match them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, TextIO
+
+from qkv.store import GradebookRow
+from qkv.store.exports import write_csv
+from qkv.store.instructors import AnswerEvent, CodeEvent, LearnerRecord
+
+GRADEBOOK_COLUMNS = [
+    "learner_id",
+    "display_name",
+    "lesson_id",
+    "exercise_id",
+    "attempts",
+    "submissions",
+    "solved",
+    "best_score",
+    "first_solved_at",
+    "last_activity_at",
+]
+
+EVENT_COLUMNS = [
+    "time",
+    "learner_id",
+    "display_name",
+    "lesson_id",
+    "exercise_id",
+    "event",
+    "variant_seed",
+    "answer",
+    "correct",
+    "counted_as_attempt",
+    "mistake",
+    "status",
+    "passed",
+    "total",
+    "failed_tests",
+    "hints",
+    "message",
+]
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() + "Z" if value is not None else None
+
+
+def catalog_exercises(catalog: Any) -> list[tuple[str, str]]:
+    """Every (lesson id, exercise id) of the catalog, in page order."""
+    return [(lesson.id, exercise_id) for lesson in catalog.lessons for exercise_id in lesson.exercises]
+
+
+def write_gradebook(rows: Sequence[GradebookRow], fmt: str, stream: TextIO) -> None:
+    """The gradebook (one row per learner and exercise) as CSV with a header, or as a JSON array."""
+    records = [row.to_dict() for row in rows]
+    if fmt == "json":
+        json.dump(records, stream, indent=2, ensure_ascii=False)
+        stream.write("\n")
+        return
+    write_csv(records, GRADEBOOK_COLUMNS, stream)
+
+
+def counted_exercises(lesson: Any) -> list[str]:
+    """The exercises of a lesson that count toward done (those of parts with ``counts_toward_done``)."""
+    counted_parts = {part.id for part in lesson.parts if part.counts_toward_done}
+    return [eid for eid, exercise in lesson.exercises.items() if exercise.part in counted_parts]
+
+
+def lms_columns(catalog: Any) -> list[str]:
+    """The LMS file's headings: ``learner_id``, ``display_name``, one per lesson, ``total (out of N)``."""
+    lesson_columns = [
+        f"{lesson.id} {lesson.title} (out of {len(counted_exercises(lesson))})" for lesson in catalog.lessons
+    ]
+    total = sum(len(counted_exercises(lesson)) for lesson in catalog.lessons)
+    return ["learner_id", "display_name", *lesson_columns, f"total (out of {total})"]
+
+
+def lms_records(
+    catalog: Any, rows: Iterable[GradebookRow], learners: Sequence[LearnerRecord]
+) -> list[dict[str, Any]]:
+    """One record per learner: exercises solved per lesson (counted ones only) and the total."""
+    solved: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for row in rows:
+        if row.solved:
+            solved[row.learner_id].add((row.lesson_id, row.exercise_id))
+    columns = lms_columns(catalog)
+    records = []
+    for learner in sorted(learners, key=lambda r: ((r.display_name or "").casefold(), r.id)):
+        record: dict[str, Any] = {"learner_id": learner.id, "display_name": learner.display_name}
+        total = 0
+        for lesson, column in zip(catalog.lessons, columns[2:-1], strict=True):
+            score = sum(1 for eid in counted_exercises(lesson) if (lesson.id, eid) in solved[learner.id])
+            record[column] = score
+            total += score
+        record[columns[-1]] = total
+        records.append(record)
+    return records
+
+
+def write_lms(
+    catalog: Any, rows: Iterable[GradebookRow], learners: Sequence[LearnerRecord], stream: TextIO
+) -> None:
+    """Write the LMS gradebook import CSV."""
+    write_csv(lms_records(catalog, rows, learners), lms_columns(catalog), stream)
+
+
+def event_records(
+    answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent], learners: Sequence[LearnerRecord]
+) -> list[dict[str, Any]]:
+    """Every answer and program as one record each, in the order they were saved."""
+    names = {learner.id: learner.display_name for learner in learners}
+    records: list[tuple[tuple[datetime, int, int], dict[str, Any]]] = []
+    for a in answers:
+        records.append(
+            (
+                (a.created_at, 0, a.id),
+                {
+                    "time": _iso(a.created_at),
+                    "learner_id": a.learner_id,
+                    "display_name": names.get(a.learner_id),
+                    "lesson_id": a.lesson_id,
+                    "exercise_id": a.exercise_id,
+                    "event": "answer",
+                    "variant_seed": a.variant_seed,
+                    "answer": a.answer,
+                    "correct": a.correct,
+                    "counted_as_attempt": a.counted_as_attempt,
+                    "mistake": a.mistake,
+                    "message": a.message,
+                },
+            )
+        )
+    for c in programs:
+        tests = [t for t in c.result.get("tests") or [] if isinstance(t, dict)]
+        failed = [t for t in tests if t.get("status") not in ("pass", "not_run")]
+        records.append(
+            (
+                (c.created_at, 1, c.id),
+                {
+                    "time": _iso(c.created_at),
+                    "learner_id": c.learner_id,
+                    "display_name": names.get(c.learner_id),
+                    "lesson_id": c.lesson_id,
+                    "exercise_id": c.exercise_id,
+                    "event": "program",
+                    "correct": c.status == "pass",
+                    "counted_as_attempt": True,
+                    "status": c.status,
+                    "passed": c.passed,
+                    "total": c.total,
+                    "failed_tests": "; ".join(str(t.get("name", "")) for t in failed),
+                    "hints": "; ".join(sorted({str(t["hint"]) for t in failed if t.get("hint")})),
+                    "message": str(c.result.get("message") or ""),
+                },
+            )
+        )
+    records.sort(key=lambda item: item[0])
+    return [record for _, record in records]
+
+
+def write_events(
+    answers: Iterable[AnswerEvent],
+    programs: Iterable[CodeEvent],
+    learners: Sequence[LearnerRecord],
+    stream: TextIO,
+) -> None:
+    """Write the event-level CSV."""
+    write_csv(event_records(answers, programs, learners), EVENT_COLUMNS, stream)

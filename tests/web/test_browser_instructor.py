@@ -1,0 +1,220 @@
+"""The instructor's dashboard in Chromium: sign in by keyboard, read the class, phone width, dark mode, axe.
+
+One uvicorn server serves the test chapter T1 on a SQLite file holding the seeded class of
+``instructor_seed``. Screenshots go to ``test-artifacts/instructor-*.png`` (ignored by git).
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from instructor_seed import BEN, LESSON_ID, catalog, seed_class
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"  # bundled; nothing is fetched
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
+]
+
+
+class Server:
+    def __init__(self, url: str, app: Any) -> None:
+        self.url = url
+        self.app = app
+
+    def sign_in_link(self, name: str) -> str:
+        _, token = self.app.state.qkv_instructor.desk.add(name)
+        return f"{self.url}/instructor/sign-in?token={token}"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    import uvicorn
+
+    from qkv.web.app import create_app
+    from qkv.web.settings import Settings
+
+    folder = tmp_path_factory.mktemp("instructor-browser")
+    settings = Settings(
+        database_url=f"sqlite:///{folder / 'qkv.db'}", secret_key="instructor-browser", warm_spares=0
+    )
+    app = create_app(settings, catalog=catalog())
+    seed_class(app.state.qkv.store)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    uvi = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=uvi.run, name="instructor-browser-uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not uvi.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise AssertionError("The qkv web app did not start on uvicorn within 30 s.")
+        time.sleep(0.05)
+    yield Server(f"http://127.0.0.1:{port}", app)
+    uvi.should_exit = True
+    thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+def _page(browser: Any, errors: list[str], **options: Any) -> Any:
+    context = browser.new_context(**options)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    return page
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"instructor-{name}.png"), full_page=True)
+
+
+def _tab_to(page: Any, predicate: str, limit: int = 60) -> None:
+    """Press Tab until the focused element satisfies ``predicate`` (a JS function of the element)."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate(f"({predicate})(document.activeElement)"):
+            return
+    raise AssertionError(f"Tab never reached an element with {predicate}")
+
+
+def _charts_match_their_tables(page: Any) -> int:
+    """Every chart's table has one row per bar and the numbers the bars print; returns the chart count."""
+    figures = page.locator("figure.chart-figure")
+    for index in range(figures.count()):
+        figure = figures.nth(index)
+        assert figure.locator("svg[aria-hidden='true']").count() == 1
+        values = figure.locator("svg .chart-value").all_text_contents()
+        rows = figure.locator("table tbody tr")
+        assert rows.count() == len(values)
+        table_text = figure.locator("table").text_content() or ""
+        for value in values:  # each bar's first number is in its table
+            first = re.match(r"\d+", value)
+            assert first and first.group(0) in table_text
+        assert figure.locator("table caption").text_content() == figure.locator("figcaption").text_content()
+    return int(figures.count())
+
+
+@pytest.mark.timeout(240)
+def test_an_instructor_signs_in_and_reads_the_class_by_keyboard(server: Server, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = _page(browser, errors, viewport={"width": 1100, "height": 900})
+    page.goto(server.sign_in_link("Grace"))
+    _tab_to(page, "el => el.tagName === 'BUTTON'")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/instructor$"))
+    expect(page.locator("h1")).to_have_text("Class dashboard")
+    expect(page.locator(".lead")).to_contain_text("4 learners")
+    row = page.locator("table.numbers tbody tr").first
+    expect(row).to_contain_text("area")
+    assert _charts_match_their_tables(page) == 1
+    _shot(page, "dashboard-desktop")
+
+    # Keyboard: the focused link is visibly outlined, and Enter opens the lesson's detail page.
+    _tab_to(page, "el => el.tagName === 'A' && el.getAttribute('href') === '/instructor/lessons/T1.1'")
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(rf"/instructor/lessons/{re.escape(LESSON_ID)}$"))
+    assert _charts_match_their_tables(page) == 4  # mistakes and variants; failing tests and hints
+    expect(page.get_by_role("table", name="area: unmatched wrong answers")).to_contain_text("13")
+    expect(page.locator("#exercise-shapes figure").first).to_contain_text("perimeter with fractional sides")
+    _shot(page, "lesson-desktop")
+
+    # One learner's timeline, from the dashboard's list of learners.
+    page.goto(server.url + "/instructor")
+    page.get_by_role("link", name="Ben").click()
+    page.wait_for_url(re.compile(rf"/instructor/learners/{BEN}$"))
+    expect(page.locator(".timeline-item")).to_have_count(4)
+    _shot(page, "learner-desktop")
+
+    # Signing out by keyboard ends the session.
+    _tab_to(page, "el => el.tagName === 'BUTTON' && el.textContent.includes('Sign out')")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/instructor/sign-in$"))
+    assert errors == []
+    response = page.goto(server.url + "/instructor")
+    assert response is not None and response.status == 401
+
+
+@pytest.mark.timeout(240)
+def test_the_dashboard_at_phone_width_in_dark_mode(server: Server, browser: Any) -> None:
+    errors: list[str] = []
+    page = _page(browser, errors, viewport={"width": 375, "height": 800}, color_scheme="dark", is_mobile=True)
+    page.goto(server.sign_in_link("Ada"))
+    page.get_by_role("button", name="Sign in as instructor").click()
+    page.wait_for_url(re.compile(r"/instructor$"))
+    for path, name in (
+        ("/instructor", "dashboard-phone-dark"),
+        (f"/instructor/lessons/{LESSON_ID}", "lesson-phone-dark"),
+        (f"/instructor/learners/{BEN}", "learner-phone-dark"),
+    ):
+        page.goto(server.url + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 375, f"{path} is {width} px wide at a 375 px viewport"
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        red, green, blue = (int(n) for n in re.findall(r"\d+", background)[:3])
+        assert red + green + blue < 150, background  # dark mode is dark
+        bar = page.locator("rect.chart-bar").first
+        if bar.count():
+            fill = bar.evaluate("el => getComputedStyle(el).fill")
+            assert fill != background
+        _shot(page, name)
+    assert errors == []
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1100, 375], ids=["desktop", "phone"])
+def test_axe_finds_no_violations_on_the_instructor_pages(
+    server: Server, browser: Any, width: int, scheme: str
+) -> None:
+    errors: list[str] = []
+    # bypass_csp lets Playwright inject the bundled axe-core; the pages' own markup is unchanged.
+    page = _page(
+        browser, errors, viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True
+    )
+    page.goto(server.sign_in_link(f"Axe {width} {scheme}"))
+    page.get_by_role("button", name="Sign in as instructor").click()
+    page.wait_for_url(re.compile(r"/instructor$"))
+    for path in ("/instructor", f"/instructor/lessons/{LESSON_ID}", f"/instructor/learners/{BEN}"):
+        page.goto(server.url + path)
+        page.add_script_tag(path=str(AXE))
+        violations = page.evaluate(
+            """async () => (await axe.run(document, {resultTypes: ['violations']})).violations.map(
+                (v) => ({id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' '))}))"""
+        )
+        assert violations == [], f"{path}: {violations}"
+    assert errors == []
