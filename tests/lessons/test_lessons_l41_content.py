@@ -430,7 +430,7 @@ def test_predict_first_is_a_choice_whose_explanation_comes_after_committing() ->
     form = re.search(
         r'<form class="exercise" data-exercise-id="predict" data-kind="choice">.*?</form>', idea, re.S
     )
-    assert form and "<legend>Predict first (not graded): which vectors are averaged" in form.group(0)
+    assert form and "<legend>Your guess: which vectors are averaged" in form.group(0)
     # The explanations are not in the page: the server sends the one for the learner's choice.
     for letter in "ABC":
         assert LESSON.exercises["predict"].choices[ord(letter) - 65].feedback not in html.unescape(idea)

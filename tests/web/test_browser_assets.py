@@ -178,7 +178,8 @@ def test_lesson_template_embeds_progress_csrf_and_a_module_script_only() -> None
     # Sections appear in the order given, unescaped; the learner's name is escaped.
     assert html.index('id="idea"') < html.index('id="part1"')
     assert "Ada &lt;b&gt;" in html
-    assert "bubblewrap" in html
+    # How code is graded is said in words; the sandbox's program name is not the learner's business.
+    assert "graded on this machine, in a sandbox" in html and "bubblewrap" not in html
 
 
 def test_lesson_template_progress_panel_shows_what_the_progress_document_says() -> None:
@@ -291,10 +292,24 @@ def test_every_widget_has_one_front_end_module_and_nothing_else_is_there() -> No
     assert modules == set(WIDGETS)
     for name in modules:
         text = (STATIC / "js" / "widgets" / f"{name}.js").read_text()
-        assert re.search(r"^export function mount\(\w+\)", text, re.M), (
-            f"{name}.js exports no mount(element)."
+        assert re.search(r"^export function mount\(\w+(, \w+ = \{\})?\)", text, re.M), (
+            f"{name}.js exports no mount(element) or mount(element, ctx = {{}})."
         )
     # lesson.js names no widget: it loads each one by the name in the page.
     lesson_js = (STATIC / "lesson.js").read_text()
     assert "import(`./js/widgets/${name}.js`)" in lesson_js
     assert not any(name in lesson_js for name in WIDGETS)
+
+
+def test_lesson_template_says_when_the_lesson_is_complete_and_where_to_go_next() -> None:
+    template = _env().get_template("lesson.html")
+    unfinished = template.render(**_lesson_context(_progress()))
+    assert re.search(r'<p class="lesson-complete" id="lesson-complete" role="status" hidden>', unfinished)
+    finished = {**_progress(), "done": 6}
+    onward = {"title": "Scaled dot-product scores", "place": "L4.2 · lesson 2 of 6", "url": "/lessons/L4.2"}
+    page = template.render(**{**_lesson_context(finished), "onward": onward})
+    assert '<p class="lesson-complete" id="lesson-complete" role="status">' in page
+    assert 'Next: <a href="/lessons/L4.2">L4.2 · lesson 2 of 6, Scaled dot-product scores</a>.' in page
+    planned = template.render(**{**_lesson_context(finished), "onward": {**onward, "url": None}})
+    assert "Next in the chapter: Scaled dot-product scores (not written yet)." in planned
+    assert '<a href="/">Back to all lessons</a>' in planned

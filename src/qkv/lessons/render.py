@@ -63,7 +63,7 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
     --------
     >>> ex = Exercise(id="q", kind="numeric", part="drill", prompt="", prompt_template="x = {{x}}. Type q.")
     >>> print(exercise_html(ex, {"x": [1, 2]}))  # doctest: +ELLIPSIS
-    <form class="exercise" data-exercise-id="q" data-kind="numeric"><label for="answer-q">x = <span...
+    <form class="exercise" ...><label for="answer-q">x = <span class="literal">[1, 2]</span>. Type q...
     """
     ex_id = html.escape(exercise.id, quote=True)
     prompt = _prompt_html(exercise.prompt_template, names)
