@@ -171,6 +171,5 @@ export function renderGradeResult(container, result, functions = []) {
   }
   const meta = [];
   if (typeof result.duration_ms === "number") meta.push(`${result.duration_ms} ms`);
-  if (result.sandbox) meta.push(`sandbox: ${result.sandbox}`);
   if (meta.length) container.append(el("p", { class: "grade-meta" }, meta.join(" · ")));
 }
