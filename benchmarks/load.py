@@ -288,6 +288,17 @@ class _PageParser(HTMLParser):
                 self.slider_config = None
 
 
+def _right_letters(lesson_id: str) -> dict[str, str]:
+    """The right letter of each letter and choice exercise of the lesson, read from the lesson itself."""
+    from qkv.lessons import LessonError, load_catalog
+
+    try:
+        lesson = load_catalog().lesson(lesson_id)
+    except LessonError:
+        return {}
+    return {ex.id: ex.answer for ex in lesson.exercises.values() if ex.kind in ("letter", "choice")}
+
+
 def _vector_text(x: Sequence[float], matrix: Sequence[Sequence[float]]) -> str:
     """x @ matrix written the way a learner types it, e.g. "[3, 2]"."""
     result = [sum(x[i] * matrix[i][j] for i in range(len(x))) for j in range(len(matrix[0]))]
@@ -417,9 +428,10 @@ class Learner:
         for ex, right in zip(numeric, expected, strict=False):
             await self.answer(api, ex, "[0, 0]" if right != "[0, 0]" else "[1, 1]", expect_correct=False)
             await self.answer(api, ex, right, expect_correct=True)
+        letters = _right_letters(self.config.lesson_id)
         for ex, kind in exercises:
             if kind == "letter":
-                await self.answer(api, ex, "V", expect_correct=True)
+                await self.answer(api, ex, letters.get(ex, "V"), expect_correct=True)
         await self.request(
             "POST attention",
             "POST",
@@ -433,7 +445,7 @@ class Learner:
                     await self.submit_code(api, ex, program, source)
         for ex, kind in exercises:
             if kind == "choice":
-                await self.answer(api, ex, "A", expect_correct=True)
+                await self.answer(api, ex, letters.get(ex, "A"), expect_correct=True)
 
     async def answer(self, api: str, exercise_id: str, answer: str, *, expect_correct: bool) -> None:
         body = {"exercise_id": exercise_id, "answer": answer}

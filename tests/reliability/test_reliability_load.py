@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from reliability_support import require_bubblewrap
 
+from qkv.lessons import load_catalog
+
 LEARNERS = 6
 
 
@@ -41,10 +43,13 @@ def assert_nothing_lost(report: Any) -> None:
     for hostile in ("loop", "memory hog"):
         assert "pass" not in report.grading_statuses[hostile], details
         assert sum(report.grading_statuses[hostile].values()) == LEARNERS, details
-    # Page, Part 1 (two answers for each of q, k, v plus the letter), widgets, code and quiz.
+    # Page, Part 1, widgets, code and the choices.
     assert len(report.latencies["GET page"]) == LEARNERS
-    assert len(report.latencies["POST answers"]) == 8 * LEARNERS
-    assert report.acknowledged_writes == 11 * LEARNERS
+    # Two answers for each of q, k and v, one for every letter and choice exercise of the lesson.
+    kinds = [exercise.kind for exercise in load_catalog().lesson("L4.1").exercises.values()]
+    answers = 2 * 3 + kinds.count("letter") + kinds.count("choice")
+    assert len(report.latencies["POST answers"]) == answers * LEARNERS
+    assert report.acknowledged_writes == (answers + 3) * LEARNERS  # and three programs
 
 
 @pytest.mark.slow
