@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from qkv.cli.lessons import lessons
 from qkv.lessons import BUILTIN_CONTENT, LessonError, LessonPart, load_catalog, validate
+from qkv.lessons.widgets import WIDGETS
 
 LESSON_DIR = "L4/L4.1-queries-keys-values"
 
@@ -100,7 +101,7 @@ def test_exercise_problems_point_at_the_key(content: Path, old: str, new: str, m
         (
             "```{widget} projection-sliders",
             "```{widget} projection-slider",
-            "There is no widget called 'projection-slider' (known: attention-explorer, projection-sliders).",
+            f"There is no widget called 'projection-slider' (known: {', '.join(sorted(WIDGETS))}).",
         ),
         (
             "```{exercise} k\n",
@@ -247,6 +248,8 @@ def test_missing_paths_and_folders_without_chapters(tmp_path: Path) -> None:
 
 
 def test_a_second_lesson_needs_no_engine_change(content: Path) -> None:
+    for written in (content / "L4").glob("L4.[2-9]-*"):
+        shutil.rmtree(written)  # this test writes its own L4.2 next to L4.1 alone
     folder = content / "L4" / "L4.2-scores"
     folder.mkdir()
     (folder / "lesson.md").write_text(
@@ -273,15 +276,24 @@ def test_a_second_lesson_needs_no_engine_change(content: Path) -> None:
 
 def test_planned_and_unknown_lessons_are_errors_with_sentences() -> None:
     catalog = load_catalog()
-    with pytest.raises(LessonError) as planned:
-        catalog.lesson("L4.3")
-    assert (
-        str(planned.value)
-        == "The lesson 'L4.3' is planned but not written yet; the written lessons are: L4.1."
+    written = [lesson.id for lesson in catalog.lessons]
+    assert written[0] == "L4.1"
+    planned_id = next(
+        (lesson_id for lesson_id in catalog.chapter("L4").lesson_ids if lesson_id not in written), None
     )
+    if planned_id is not None:
+        with pytest.raises(LessonError) as planned:
+            catalog.lesson(planned_id)
+        assert str(planned.value) == (
+            f"The lesson '{planned_id}' is planned but not written yet; the written lessons are: "
+            f"{', '.join(written)}."
+        )
     with pytest.raises(LessonError) as unknown:
         catalog.lesson("L9.1")
-    assert str(unknown.value) == "There is no written lesson 'L9.1'; the written lessons are: L4.1."
+    assert (
+        str(unknown.value)
+        == f"There is no written lesson 'L9.1'; the written lessons are: {', '.join(written)}."
+    )
     with pytest.raises(LessonError, match=r"^There is no chapter 'L9'; the chapters are: L4\.$"):
         catalog.chapter("L9")
 
@@ -293,7 +305,8 @@ def test_cli_list_and_validate(content: Path) -> None:
     runner = CliRunner()
     listed = runner.invoke(lessons, ["list"])
     assert listed.exit_code == 0
-    assert listed.output.splitlines() == [
+    lines = listed.output.splitlines()
+    assert lines[:8] == [
         "L4  Attention",
         "  L4.1  Queries, keys and values  (6 exercises)",
         "      L4.1/q (numeric)",
@@ -302,11 +315,20 @@ def test_cli_list_and_validate(content: Path) -> None:
         "      L4.1/averaged (letter)",
         "      L4.1/functions (code: project_qkv, qkv_shapes, output_shape, param_count)",
         "      L4.1/quiz (choice)",
-        "  L4.2  Scaled dot-product scores  (planned)",
-        "  L4.3  Softmax: from scores to weights  (planned)",
-        "  L4.4  Masks and causal attention  (planned)",
-        "  L4.5  Multi-head attention  (planned)",
-        "  L4.6  Attention inside a transformer block  (planned)",
+    ]
+    # Every later lesson of the chapter is listed in order: with its exercises once written, else as planned.
+    catalog = load_catalog()
+    expected = lines[:8]
+    for lesson_id in catalog.chapter("L4").lesson_ids[1:]:
+        title = next(entry.title for entry in catalog.chapter("L4").planned if entry.id == lesson_id)
+        if lesson_id in [lesson.id for lesson in catalog.lessons]:
+            exercises = catalog.lesson(lesson_id).exercises
+            expected.append(f"  {lesson_id}  {title}  ({len(exercises)} exercises)")
+            expected += [f"      {lesson_id}/{ex.id} ({ex.kind}" for ex in exercises.values()]
+        else:
+            expected.append(f"  {lesson_id}  {title}  (planned)")
+    assert [line.split(":")[0] if "(code" in line else line.rstrip(")") for line in lines] == [
+        line.split(":")[0] if "(code" in line else line.rstrip(")") for line in expected
     ]
     ok = runner.invoke(lessons, ["validate"])
     assert (ok.exit_code, ok.output) == (0, "The built-in lessons: no problems found.\n")
