@@ -291,6 +291,8 @@ def test_missing_paths_and_folders_without_chapters(tmp_path: Path) -> None:
 
 
 def test_a_second_lesson_needs_no_engine_change(content: Path) -> None:
+    for written in (content / "L4").glob("L4.[2-9]-*"):
+        shutil.rmtree(written)  # this test writes its own L4.2 next to L4.1 alone
     folder = content / "L4" / "L4.2-scores"
     folder.mkdir()
     (folder / "lesson.md").write_text(
@@ -318,18 +320,24 @@ def test_a_second_lesson_needs_no_engine_change(content: Path) -> None:
 
 def test_planned_and_unknown_lessons_are_errors_with_sentences() -> None:
     catalog = load_catalog()
-    written = ", ".join(lesson.id for lesson in catalog.lessons)
-    not_written = [p.id for p in catalog.chapter("L4").planned if p.id not in written.split(", ")]
-    for lesson_id in not_written:  # the lessons of the chapter that nobody has written yet
+    written = [lesson.id for lesson in catalog.lessons]
+    assert written[0] == "L4.1"
+    planned_id = next(
+        (lesson_id for lesson_id in catalog.chapter("L4").lesson_ids if lesson_id not in written), None
+    )
+    if planned_id is not None:
         with pytest.raises(LessonError) as planned:
-            catalog.lesson(lesson_id)
-        assert (
-            str(planned.value)
-            == f"The lesson '{lesson_id}' is planned but not written yet; the written lessons are: {written}."
+            catalog.lesson(planned_id)
+        assert str(planned.value) == (
+            f"The lesson '{planned_id}' is planned but not written yet; the written lessons are: "
+            f"{', '.join(written)}."
         )
     with pytest.raises(LessonError) as unknown:
         catalog.lesson("L9.1")
-    assert str(unknown.value) == f"There is no written lesson 'L9.1'; the written lessons are: {written}."
+    assert (
+        str(unknown.value)
+        == f"There is no written lesson 'L9.1'; the written lessons are: {', '.join(written)}."
+    )
     with pytest.raises(LessonError, match=r"^There is no chapter 'L9'; the chapters are: L4\.$"):
         catalog.chapter("L9")
 
@@ -341,7 +349,8 @@ def test_cli_list_and_validate(content: Path) -> None:
     runner = CliRunner()
     listed = runner.invoke(lessons, ["list"])
     assert listed.exit_code == 0
-    assert listed.output.splitlines()[:14] == [
+    lines = listed.output.splitlines()
+    assert lines[:14] == [
         "L4  Attention",
         "  L4.1  Queries, keys and values  (12 exercises)",
         "      L4.1/predict (choice)",
@@ -356,6 +365,20 @@ def test_cli_list_and_validate(content: Path) -> None:
         "      L4.1/quiz (choice)",
         "      L4.1/doubled (choice)",
         "      L4.1/shifted (choice)",
+    ]
+    # Every later lesson of the chapter is listed in order: with its exercises once written, else as planned.
+    catalog = load_catalog()
+    expected = lines[:14]
+    for lesson_id in catalog.chapter("L4").lesson_ids[1:]:
+        title = next(entry.title for entry in catalog.chapter("L4").planned if entry.id == lesson_id)
+        if lesson_id in [lesson.id for lesson in catalog.lessons]:
+            exercises = catalog.lesson(lesson_id).exercises
+            expected.append(f"  {lesson_id}  {title}  ({len(exercises)} exercises)")
+            expected += [f"      {lesson_id}/{ex.id} ({ex.kind}" for ex in exercises.values()]
+        else:
+            expected.append(f"  {lesson_id}  {title}  (planned)")
+    assert [line.split(":")[0] if "(code" in line else line.rstrip(")") for line in lines] == [
+        line.split(":")[0] if "(code" in line else line.rstrip(")") for line in expected
     ]
     # Every later lesson of the chapter follows in order: planned, or written with its exercises.
     later = [line for line in listed.output.splitlines()[14:] if line.startswith("  L4.")]

@@ -104,6 +104,8 @@ def test_a_missing_sign_check_and_an_assert_are_named(tmp_path: Path) -> None:
 def two_chapters(tmp_path: Path) -> Path:
     """The built-in chapter and the test chapter side by side: two code exercises to choose from."""
     shutil.copytree(BUILTIN_CONTENT, tmp_path / "content")
+    for later in (tmp_path / "content" / "L4").glob("L4.[2-9]-*"):
+        shutil.rmtree(later)  # L4.1 alone: its one code exercise next to the test chapter's
     shutil.copytree(SAMPLE / "T1", tmp_path / "content" / "T1")
     return tmp_path / "content"
 

@@ -98,7 +98,7 @@ def latex_to_mathml(latex: str, *, display: bool = False) -> str:
     """Convert LaTeX to native MathML that Chromium renders well.
 
     ``\\mathbb R`` becomes the letter ℝ (MathML Core ignores double-struck variants) and word
-    operators such as ``\\operatorname{softmax}`` become upright identifiers, which read tighter.
+    operators such as ``\\operatorname{argmax}`` become upright identifiers, which read tighter.
 
     Parameters
     ----------
@@ -121,7 +121,7 @@ def latex_to_mathml(latex: str, *, display: bool = False) -> str:
     --------
     >>> latex_to_mathml(r"x\\in\\mathbb R")  # doctest: +ELLIPSIS
     '<math ... display="inline"><mrow><mi>x</mi><mo>&#x02208;</mo><mi>ℝ</mi></mrow></math>'
-    >>> "<mi>softmax</mi>" in latex_to_mathml(r"\\operatorname{softmax}(S)")
+    >>> "<mi>argmax</mi>" in latex_to_mathml(r"\\operatorname{argmax}(S)")
     True
     """
     prepared = _DOUBLE_STRUCK.sub("ℝ", latex.strip())
@@ -209,7 +209,7 @@ def display_math_html(latex: str) -> str:
     """A display formula as HTML; a top-level ``\\quad`` separates formulas that may wrap.
 
     MathML never breaks a line by itself, so a row of formulas such as
-    ``S=QK^T,\\quad A=\\operatorname{softmax}(S)`` would be wider than a phone. Each part between
+    ``S=QK^T,\\quad O=AV,\\quad Y=XW`` would be wider than a phone. Each part between
     top-level ``\\quad`` s becomes its own ``<math>`` in a ``math-row`` that wraps like words do.
 
     Parameters

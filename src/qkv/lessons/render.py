@@ -95,7 +95,10 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
             f'<button type="submit">Check</button> {feedback}</form>\n'
         )
     name = f'<span class="answer-name">{html.escape(exercise.label)}</span> ' if exercise.label else ""
-    placeholder = "[a, b]" if exercise.kind == "numeric" else "letter"
+    placeholder = "letter"
+    if exercise.kind == "numeric":  # a single number gets a number's placeholder, not a vector's
+        single = isinstance(names.get(exercise.answer), int | float)
+        placeholder = "a number" if single else "[a, b]"
     return (
         f'<form class="exercise" data-exercise-id="{ex_id}" data-kind="{exercise.kind}">'
         f'<label for="answer-{ex_id}">{prompt}</label> {name}'

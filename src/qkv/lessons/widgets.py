@@ -162,6 +162,153 @@ def _render_explorer(config: Mapping[str, Any], names: Mapping[str, Any]) -> str
     )
 
 
+_SPREAD_KEYS = {"sizes", "keys", "queries", "seed"}
+
+
+def _spread_settings(config: Mapping[str, Any]) -> tuple[list[int], int, int, int]:
+    return (
+        list(config.get("sizes", [4, 16, 64, 256, 512])),
+        config.get("keys", 48),
+        config.get("queries", 16),
+        config.get("seed", 0),
+    )
+
+
+def _check_spread(config: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
+    problems = [
+        f"Unknown setting '{key}' (known: keys, queries, seed, sizes)."
+        for key in sorted(set(config) - _SPREAD_KEYS)
+    ]
+    sizes = config.get("sizes", [4, 16, 64, 256, 512])
+    if not isinstance(sizes, list) or not 1 <= len(sizes) <= 8 or not all(_whole(n, 1, 1024) for n in sizes):
+        problems.append(f"sizes must be a list of 1 to 8 whole numbers from 1 to 1024, not {sizes!r}.")
+    for key, low, high, default in (("keys", 2, 64, 48), ("queries", 1, 64, 16), ("seed", 0, 2**32 - 1, 0)):
+        if not _whole(config.get(key, default), low, high):
+            problems.append(f"{key} must be a whole number from {low} to {high}, not {config[key]!r}.")
+    return problems
+
+
+def _whole(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _spread_rows(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per size: one query's raw and scaled scores, their softmax weights, and the spread over all queries."""
+    sizes, n_keys, n_queries, seed = _spread_settings(config)
+    rows = []
+    for d_k in sizes:
+        rng = np.random.default_rng([seed, d_k])
+        Q = rng.standard_normal((n_queries, d_k))  # (n_q, d_k)
+        K = rng.standard_normal((n_keys, d_k))  # (n_k, d_k)
+        raw = attention_scores(Q, K, scale=1.0)  # (n_q, n_k)
+        scaled = attention_scores(Q, K)  # (n_q, n_k)
+        rows.append(
+            {
+                "d_k": d_k,
+                "root": _rounded(math.sqrt(d_k)),
+                "raw": _rounded(raw[0]),
+                "scaled": _rounded(scaled[0]),
+                "raw_weights": _rounded(softmax(raw[0])),
+                "scaled_weights": _rounded(softmax(scaled[0])),
+                "raw_spread": _rounded(raw.std()),
+                "scaled_spread": _rounded(scaled.std()),
+            }
+        )
+    return rows
+
+
+def _rounded(value: Any) -> Any:
+    return np.round(np.asarray(value, dtype=float), 4).tolist()
+
+
+def _spread_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+    _, n_keys, n_queries, _ = _spread_settings(config)
+    return {"keys": n_keys, "queries": n_queries, "rows": _spread_rows(config)}
+
+
+def _render_spread(config: Mapping[str, Any], names: Mapping[str, Any]) -> str:
+    _, n_keys, n_queries, _ = _spread_settings(config)
+    rows = "".join(
+        f'<tr><th scope="row">{row["d_k"]}</th><td>{format_value(row["root"])}</td>'
+        f"<td>{format_value(row['raw_spread'])}</td><td>{format_value(row['scaled_spread'])}</td>"
+        f"<td>{format_value(max(row['raw_weights']))}</td><td>{format_value(max(row['scaled_weights']))}</td></tr>"
+        for row in _spread_rows(config)
+    )
+    return (
+        f'<p class="widget-inputs">{n_queries} random queries against {n_keys} random keys, every component '
+        "drawn from a standard normal distribution.</p>"
+        '<div class="table-scroll"><table class="spread-table"><thead><tr><th scope="col">d_k</th>'
+        '<th scope="col">√d_k</th><th scope="col">spread of raw scores</th>'
+        '<th scope="col">spread of scaled scores</th><th scope="col">largest weight, raw</th>'
+        f'<th scope="col">largest weight, scaled</th></tr></thead><tbody>{rows}</tbody></table></div>'
+    )
+
+
+_BARS_KEYS = {"scores", "V"}
+_BIG_SHIFT = 1000.0
+
+
+def _check_bars(config: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
+    problems = [f"Unknown setting '{key}' (known: V, scores)." for key in sorted(set(config) - _BARS_KEYS)]
+    scores, values = config.get("scores"), config.get("V")
+    if not isinstance(scores, list) or not 2 <= len(scores) <= 6 or not all(_real(s) for s in scores):
+        return [*problems, f"scores must be a list of 2 to 6 numbers, not {scores!r}."]
+    rows_ok = isinstance(values, list) and all(isinstance(row, list) for row in values)
+    if not rows_ok or len(values) != len(scores):  # type: ignore[arg-type]
+        return [*problems, f"V must have one row per score ({len(scores)} rows), not {values!r}."]
+    widths = {len(row) for row in values}  # type: ignore[union-attr]
+    if len(widths) != 1 or not 1 <= widths.pop() <= 4 or not all(_real(v) for row in values for v in row):  # type: ignore[union-attr]
+        problems.append(f"The rows of V must be 1 to 4 numbers each, all of the same length, not {values!r}.")
+    return problems
+
+
+def _real(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _bars_numbers(config: Mapping[str, Any]) -> dict[str, Any]:
+    scores = np.asarray(config["scores"], dtype=float)  # (n_k,)
+    values = np.asarray(config["V"], dtype=float)  # (n_k, d_v)
+    weights = softmax(scores)  # (n_k,)
+    shifted = scores + _BIG_SHIFT
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = np.exp(shifted) / np.exp(shifted).sum()  # the formula without the max: inf / inf
+    return {
+        "scores": scores.tolist(),
+        "V": values.tolist(),
+        "weights": weights.tolist(),
+        "output": (weights @ values).tolist(),  # (d_v,)
+        "shift": _BIG_SHIFT,
+        "shifted_weights": softmax(shifted).tolist(),
+        "plain_shifted": ["nan" if math.isnan(w) else w for w in plain.tolist()],
+    }
+
+
+def _bars_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+    return _bars_numbers(config)
+
+
+def _render_bars(config: Mapping[str, Any], names: Mapping[str, Any]) -> str:
+    numbers = _bars_numbers(config)
+    rows = "".join(
+        f'<tr><th scope="row">{j + 1}</th><td>{format_value(score)}</td><td>{format_value(weight)}</td>'
+        f"<td>{format_value(value)}</td></tr>"
+        for j, (score, weight, value) in enumerate(
+            zip(numbers["scores"], numbers["weights"], numbers["V"], strict=True)
+        )
+    )
+    plain = ", ".join(str(w) for w in numbers["plain_shifted"])
+    return (
+        '<div class="table-scroll"><table class="bars-table"><thead><tr><th scope="col">key</th>'
+        '<th scope="col">score</th><th scope="col">weight</th><th scope="col">value</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+        f'<p class="widget-output">output = {format_value(numbers["output"])}</p>'
+        f'<p class="widget-output">Every score + {format_value(numbers["shift"])}: weights '
+        f"{format_value(numbers['shifted_weights'])} after subtracting the maximum; the plain formula "
+        f"gives [{plain}].</p>"
+    )
+
+
 def _quoted(text: str) -> str:
     return f"“{html.escape(text)}”" if text else ""
 
@@ -291,6 +438,8 @@ WIDGETS: dict[str, Widget] = {
     "projection-sliders": (_check_projection, _projection_config, _render_projection),
     "attention-explorer": (_check_explorer, _explorer_config, _render_explorer),
     "mask-grid": (_check_mask_grid, _mask_grid_config, _render_mask_grid),
+    "score-spread": (_check_spread, _spread_config, _render_spread),
+    "softmax-bars": (_check_bars, _bars_config, _render_bars),
 }
 
 
@@ -302,7 +451,7 @@ def check_widget(name: str, config: Mapping[str, Any], names: Mapping[str, Any])
     >>> check_widget("attention-explorer", {"q": [1, 0], "K": [[1, 0]], "V": [[2, 0]]}, {})
     []
     >>> check_widget("sparkles", {}, {})
-    ["There is no widget called 'sparkles' (known: attention-explorer, mask-grid, projection-sliders)."]
+    ["There is no widget called 'sparkles' (known: attention-explorer, ...)."]
     """
     if name not in WIDGETS:
         return [f"There is no widget called {name!r} (known: {', '.join(sorted(WIDGETS))})."]

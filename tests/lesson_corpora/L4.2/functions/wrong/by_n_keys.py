@@ -1,0 +1,15 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected hint: BY_N_KEYS
+import numpy as np
+
+
+def dot_scores(Q, K):
+    return Q @ K.T
+
+
+def scaled_scores(Q, K):
+    return Q @ K.T / np.sqrt(K.shape[0])
+
+
+def score_spread(d_k):
+    return np.sqrt(d_k)

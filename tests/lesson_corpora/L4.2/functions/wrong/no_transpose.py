@@ -1,0 +1,15 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected hint: NO_TRANSPOSE
+import numpy as np
+
+
+def dot_scores(Q, K):
+    return Q @ K
+
+
+def scaled_scores(Q, K):
+    return Q @ K / np.sqrt(Q.shape[1])
+
+
+def score_spread(d_k):
+    return np.sqrt(d_k)

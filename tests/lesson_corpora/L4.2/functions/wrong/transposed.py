@@ -1,0 +1,15 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected hint: TRANSPOSED_RESULT
+import numpy as np
+
+
+def dot_scores(Q, K):
+    return K @ Q.T
+
+
+def scaled_scores(Q, K):
+    return K @ Q.T / np.sqrt(Q.shape[1])
+
+
+def score_spread(d_k):
+    return np.sqrt(d_k)

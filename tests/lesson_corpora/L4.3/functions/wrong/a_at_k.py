@@ -1,0 +1,19 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected hint: A_AT_K
+import numpy as np
+
+
+def softmax(S):
+    E = np.exp(S - S.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+def attention_weights(Q, K):
+    return softmax(Q @ K.T / np.sqrt(Q.shape[1]))
+
+
+def attend(Q, K, V):
+    if K.shape[0] != V.shape[0]:
+        raise ValueError("K and V need the same number of rows")
+    A = attention_weights(Q, K)
+    return A @ K, A

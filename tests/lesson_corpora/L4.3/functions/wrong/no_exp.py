@@ -1,0 +1,16 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected hint: NO_EXP
+import numpy as np
+
+
+def softmax(S):
+    return S / S.sum(axis=-1, keepdims=True)
+
+
+def attention_weights(Q, K):
+    return softmax(Q @ K.T / np.sqrt(Q.shape[1]))
+
+
+def attend(Q, K, V):
+    A = attention_weights(Q, K)
+    return A @ V, A

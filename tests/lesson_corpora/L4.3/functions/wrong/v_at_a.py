@@ -1,0 +1,17 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected hint: V_AT_A
+import numpy as np
+
+
+def softmax(S):
+    E = np.exp(S - S.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+def attention_weights(Q, K):
+    return softmax(Q @ K.T / np.sqrt(Q.shape[1]))
+
+
+def attend(Q, K, V):
+    A = attention_weights(Q, K)
+    return V @ A, A

@@ -1,0 +1,239 @@
+"""Lesson L4.2 as shipped: every number on its page against qkv, its variants, its feedback and its widget."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from qkv import attention_scores, softmax
+from qkv.lessons import RenderedSection, load_catalog
+from qkv.lessons.markup import fill
+
+CATALOG = load_catalog()
+LESSON = CATALOG.lesson("L4.2")
+STARTER = """import numpy as np
+
+def dot_scores(Q, K):
+    pass
+
+def scaled_scores(Q, K):
+    pass
+
+def score_spread(d_k):
+    pass
+"""
+NUMERIC = ("raw", "scaled", "second", "growth")
+
+
+def page(seed: int | None = None) -> dict[str, RenderedSection]:
+    return {section.id: section for section in LESSON.render(seed)}
+
+
+def text_of(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def typed(value: object) -> str:
+    """A value as a learner would type it, with every digit kept."""
+    if isinstance(value, list):
+        return "[" + ", ".join(repr(float(v)) for v in value) + "]"
+    return repr(float(value))  # type: ignore[arg-type]
+
+
+def test_identity_place_and_goal() -> None:
+    assert (LESSON.id, LESSON.title, LESSON.chapter_id) == ("L4.2", "Scaled dot-product scores", "L4")
+    assert LESSON.place == "L4.2 · lesson 2 of 6"
+    assert LESSON.goal == "Score every query against every key, and know why the scores are divided by √d_k."
+    assert "L4.2" in [lesson.id for lesson in CATALOG.lessons]
+
+
+def test_sections_parts_and_exercises_in_page_order() -> None:
+    assert [s.id for s in LESSON.render()] == ["idea", "predict", "part1", "part2", "quiz", "reference"]
+    assert [(p.id, p.counts_toward_done, p.changes_with_variant) for p in LESSON.parts] == [
+        ("predict", False, False),
+        ("part1", True, True),
+        ("part2", True, False),
+        ("quiz", True, False),
+    ]
+    kinds = [(ex.id, ex.kind, ex.part) for ex in LESSON.exercises.values()]
+    assert kinds == [
+        ("guess", "choice", "predict"),
+        ("raw", "numeric", "part1"),
+        ("scaled", "numeric", "part1"),
+        ("second", "numeric", "part1"),
+        ("growth", "numeric", "part1"),
+        ("under-root", "letter", "part1"),
+        ("functions", "code", "part2"),
+        ("quiz", "choice", "quiz"),
+        ("order", "choice", "quiz"),
+    ]
+
+
+def test_the_idea_table_and_the_spreads_it_quotes_come_from_qkv() -> None:
+    idea = text_of(page()["idea"].html)
+    raw = attention_scores([[1, 0], [0, 2]], [[1, 0], [0, 1]], scale=1.0)  # (2, 2)
+    rows = re.findall(r"query q\S+=\[(\S+),(\S+)\]\s+(\S+)\s+(\S+)", idea)
+    assert [[float(a), float(b)] for a, b, _, _ in rows] == [[1, 0], [0, 2]]
+    assert [[float(c), float(d)] for _, _, c, d in rows] == raw.tolist()
+    spreads = re.search(r"about (\d+) at dk=(\d+), (\d+) at dk=(\d+), (\d+) at dk=(\d+)", idea)
+    assert spreads, idea
+    numbers = [int(n) for n in spreads.groups()]
+    for spread, d_k in zip(numbers[::2], numbers[1::2], strict=True):
+        assert spread == math.sqrt(d_k)
+    assert "S = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_q, n_k): row i holds query i's scores" in idea
+    assert "score, normalise, average" in idea
+
+
+def test_the_seed_page_is_the_worked_example() -> None:
+    variant = LESSON.variant(None)
+    assert variant["raw1"] == [1, 0] and variant["raw2"] == [0, 2]
+    assert np.allclose(variant["scaled1"], [0.707107, 0], atol=1e-6)
+    assert np.allclose(variant["scaled2"], [0, 1.414214], atol=1e-6)
+    assert variant["growth"] == 2 and variant["d_k"] == 2
+    part1 = text_of(page()["part1"].html)
+    assert "The first query is q₁ = [1, 0]." in part1 and "K = [[1, 0], [0, 1]]" in part1
+    assert "The second query is q₂ = [0, 2]" in part1
+    assert "d_k goes from 16 to 64" in part1
+    # Typed the way a learner rounds them, the worked example's answers are accepted.
+    for exercise_id, answer in (
+        ("raw", "1, 0"),
+        ("scaled", "0.7071, 0"),
+        ("second", "0, 1.4142"),
+        ("growth", "2"),
+        ("under-root", "b"),
+        ("under-root", "d_k"),
+    ):
+        assert LESSON.check(exercise_id, answer).correct, (exercise_id, answer)
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "answer", "words"),
+    [
+        ("scaled", "1, 0", "unscaled"),
+        ("scaled", "0.5, 0", "divided by d_k"),
+        ("scaled", "1.4142, 0", "multiplied by √d_k"),
+        ("second", "0, 2", "not yet divided"),
+        ("second", "0, 1", "divided by d_k"),
+        ("growth", "4", "variance"),
+        ("under-root", "A", "Not d_model"),
+        ("under-root", "c", "Not d_v"),
+        ("under-root", "n", "Not n."),
+    ],
+)
+def test_the_seed_pages_named_mistakes(exercise_id: str, answer: str, words: str) -> None:
+    feedback = LESSON.check(exercise_id, answer)
+    assert not feedback.correct and feedback.counted_as_attempt
+    assert words in feedback.message, feedback.message
+
+
+def _mistake_keys(exercise_id: str, names: dict[str, object]) -> list[str]:
+    return [key for key in LESSON.exercises[exercise_id].mistakes if key in names]
+
+
+@pytest.mark.parametrize("seed", range(0, 400, 7))
+def test_every_variant_tells_each_answer_and_mistake_apart(seed: int) -> None:
+    variant = LESSON.variant(seed)
+    assert variant["d_k"] == 4 and np.shape(variant["K"]) == (2, 4)
+    Q = [variant["q1"], variant["q2"]]
+    raw = attention_scores(Q, variant["K"], scale=1.0)
+    assert [variant["raw1"], variant["raw2"]] == raw.tolist()
+    assert [variant["scaled1"], variant["scaled2"]] == (raw / 2).tolist()
+    assert variant["growth"] == math.sqrt(variant["dk_to"] / variant["dk_from"]) in (2, 4)
+    for exercise_id in NUMERIC:
+        exercise = LESSON.exercises[exercise_id]
+        assert LESSON.check(exercise_id, typed(variant[exercise.answer]), seed).correct
+        keys = _mistake_keys(exercise_id, variant)
+        wrong = {key: LESSON.check(exercise_id, typed(variant[key]), seed) for key in keys}
+        for key, feedback in wrong.items():
+            assert not feedback.correct, (exercise_id, key)
+            assert feedback.message == fill(exercise.mistakes[key], variant), (exercise_id, key)
+    # Mistakes computed by wrong_answers() are named too (they are not in the variant itself).
+    hooks = {
+        "scaled": ("by_dk1", (raw[0] / 4).tolist()),
+        "second": ("column2", (raw[:, 1] / 2).tolist()),
+        "raw": ("raw_column1", raw[:, 0].tolist()),
+        "growth": ("growth_linear", variant["dk_to"] / variant["dk_from"]),
+    }
+    for exercise_id, (key, value) in hooks.items():
+        feedback = LESSON.check(exercise_id, typed(value), seed)
+        assert feedback.message == fill(LESSON.exercises[exercise_id].mistakes[key], variant), exercise_id
+
+
+def test_a_variant_changes_the_numbers_on_the_page() -> None:
+    variant = LESSON.variant(11)
+    part1 = text_of(page(11)["part1"].html)
+    q1 = "[" + ", ".join(str(c) for c in variant["q1"]) + "]"
+    assert f"The first query is q₁ = {q1}." in part1
+    assert f"d_k goes from {variant['dk_from']} to {variant['dk_to']}" in part1
+    assert "here dk=4, so every score is divided by\ndk≈2." in part1
+
+
+def test_the_code_exercise() -> None:
+    code = LESSON.exercises["functions"]
+    assert code.starter_code == STARTER
+    assert code.functions == ("dot_scores", "scaled_scores", "score_spread")
+    part2 = text_of(page()["part2"].html)
+    for spec in (
+        "the raw scores Q Kᵀ as a NumPy array of shape (n_q, n_k)",
+        "naming both sizes, when Q and K have different numbers of columns",
+        "where d_k is read from the arrays",
+        "standard-normal components",
+    ):
+        assert spec in part2.replace("\n", " ")
+
+
+def test_choices_teach_and_the_right_ones_are_true() -> None:
+    assert LESSON.check("guess", "B").correct and not LESSON.check("guess", "A").correct
+    assert math.sqrt(256 / 4) == 8
+    assert LESSON.check("quiz", "C").correct
+    assert math.sqrt(256) / math.sqrt(16) == 4
+    assert LESSON.check("order", "A").correct
+    assert attention_scores([[1, 1, 1, 1]], [[1.5, 1.5, 1.5, 1.5], [0.5] * 4, [-1] * 4]).tolist() == [
+        [3, 1, -2]
+    ]
+    for exercise in (LESSON.exercises[name] for name in ("guess", "quiz", "order")):
+        right = next(choice for choice in exercise.choices if choice.letter == exercise.answer)
+        for choice in exercise.choices:
+            assert (choice.feedback and choice.feedback != right.feedback) or choice is right
+            # No wrong choice's explanation gives away the right choice's letter.
+            assert (
+                f" {exercise.answer})" not in choice.feedback
+                and f"({exercise.answer})" not in choice.feedback
+            )
+
+
+def widget_config(fragment: str) -> dict[str, object]:
+    (raw,) = re.findall(
+        r"<div class=\"widget\" data-widget=\"score-spread\" data-config='([^']*)'>", fragment
+    )
+    return json.loads(html.unescape(raw))  # type: ignore[no-any-return]
+
+
+def test_the_widget_numbers_are_qkvs_and_show_what_the_page_claims() -> None:
+    predict = page()["predict"].html
+    config = widget_config(predict)
+    assert (config["keys"], config["queries"]) == (48, 16)
+    rows = config["rows"]
+    assert [row["d_k"] for row in rows] == [4, 16, 64, 256, 512]  # type: ignore[index]
+    for row in rows:  # type: ignore[attr-defined]
+        rng = np.random.default_rng([0, row["d_k"]])
+        Q, K = rng.standard_normal((16, row["d_k"])), rng.standard_normal((48, row["d_k"]))
+        raw, scaled = attention_scores(Q, K, scale=1.0), attention_scores(Q, K)
+        assert np.allclose(row["raw"], raw[0], atol=1e-4) and np.allclose(row["scaled"], scaled[0], atol=1e-4)
+        assert np.allclose(row["raw_weights"], softmax(raw[0]), atol=1e-4)
+        assert np.allclose(row["scaled_weights"], softmax(scaled[0]), atol=1e-4)
+        assert math.isclose(row["raw_spread"], raw.std(), abs_tol=1e-4)
+        # What the page says: raw scores spread like √d_k, scaled ones like 1.
+        assert 0.8 < row["raw_spread"] / math.sqrt(row["d_k"]) < 1.2
+        assert 0.8 < row["scaled_spread"] < 1.2
+    assert max(rows[-1]["raw_weights"]) > 0.95 > 0.5 > max(rows[-1]["scaled_weights"])  # type: ignore[index]
+    fallback = text_of(predict)
+    assert "16 random queries against 48 random keys" in fallback
+    assert "d_k√d_kspread of raw scores" in fallback
+    # Nothing in the page before the choice gives the predicted factor away.
+    assert predict.index('data-exercise-id="guess"') < predict.index('data-widget="score-spread"')

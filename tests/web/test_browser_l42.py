@@ -1,0 +1,222 @@
+"""Lesson L4.2 in a real browser, walked as a learner: wrong answers first, then right; keyboard; phone; dark.
+
+The server, Chromium and the helpers are test_browser.py's; screenshots go to ``test-artifacts/l42-*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_browser import (  # noqa: F401  (fixtures, used by name)
+    ARTIFACTS,
+    LiveServer,
+    _new_page,
+    _progress,
+    _replace_editor_text,
+    _shot,
+    browser,
+    live_server,
+    page_errors,
+)
+
+from qkv import attention_scores
+from qkv.lessons import load_catalog
+
+pytestmark = [pytest.mark.browser]
+CORPUS = Path(__file__).parents[1] / "lesson_corpora" / "L4.2" / "functions"
+LESSON = load_catalog().lesson("L4.2")
+
+
+def _url(server: LiveServer) -> str:
+    return f"{server.url}/lessons/L4.2"
+
+
+def _typed(values: list[float]) -> str:
+    return "[" + ", ".join(f"{v:.4f}".rstrip("0").rstrip(".") for v in values) + "]"
+
+
+def _spread_text(value: float) -> str:
+    """format.js formatCompact(value, 2)."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _check_choice(page: Any, exercise_id: str, letter: str, outcome: str) -> None:
+    from playwright.sync_api import expect
+
+    form = page.locator(f'form[data-exercise-id="{exercise_id}"]')
+    form.locator(f'input[type="radio"][value="{letter}"]').check()
+    form.get_by_role("button", name="Check").click()
+    expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile(outcome))
+
+
+def _answer(page: Any, exercise_id: str, text: str, outcome: str) -> Any:
+    from playwright.sync_api import expect
+
+    box = page.locator(f"#answer-{exercise_id}")
+    box.fill(text)
+    box.press("Enter")
+    feedback = page.locator(f"#feedback-{exercise_id}")
+    expect(feedback).to_have_class(re.compile(outcome))
+    return feedback
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811  (the imported fixtures)
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(live_server.url + "/")
+    page.get_by_role("link", name=re.compile("Scaled dot-product scores")).click()
+    page.wait_for_url(re.compile(r"/lessons/L4\.2"))
+    expect(page.locator("h1")).to_have_text(LESSON.title)
+    expect(page.locator("body")).to_contain_text("L4.2 · lesson 2 of 6")
+    seed = _progress(page)["variant_seed"]
+    variant = LESSON.variant(seed)
+
+    # Predict first: a wrong guess is explained, then the right one.
+    _check_choice(page, "guess", "A", "is-wrong")
+    expect(page.locator("#feedback-guess")).to_contain_text("square root")
+    _check_choice(page, "guess", "B", "is-correct")
+
+    # The widget: its numbers are qkv's, and the slider moves to another d_k.
+    widget = page.locator('[data-widget="score-spread"]')
+    config = json.loads(widget.get_attribute("data-config"))
+    slider = widget.locator('input[type="range"]')
+    for index in (2, 3, 4):
+        row = config["rows"][index]
+        rng = np.random.default_rng([0, row["d_k"]])
+        Q, K = rng.standard_normal((16, row["d_k"])), rng.standard_normal((48, row["d_k"]))
+        raw = attention_scores(Q, K, scale=1.0)
+        expect(widget.locator('[data-spread="raw"]')).to_have_text(_spread_text(float(raw.std())))
+        expect(widget.locator('[data-spread="scaled"]')).to_have_text(
+            _spread_text(float(attention_scores(Q, K).std()))
+        )
+        expect(widget.locator("circle")).to_have_count(2 * 48)
+        expect(widget.locator("rect")).to_have_count(2 * 48)
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+    widget.screenshot(path=str(ARTIFACTS / "l42-widget-desktop.png"))
+
+    # Part 1: a named mistake first, then the right answers.
+    feedback = _answer(page, "scaled", _typed(variant["raw1"]), "is-wrong")
+    expect(feedback).to_contain_text("unscaled")
+    page.locator("#part1").screenshot(path=str(ARTIFACTS / "l42-part1-wrong.png"))
+    assert page.locator("#answer-scaled").evaluate("el => el.closest('form').dataset.status") == "attempted"
+    _answer(page, "growth", str(variant["dk_to"] // variant["dk_from"]), "is-wrong")
+    expect(page.locator("#feedback-growth")).to_contain_text("variance")
+    _answer(page, "under-root", "A", "is-wrong")
+    answers = {
+        "raw": _typed(variant["raw1"]),
+        "scaled": _typed(variant["scaled1"]),
+        "second": _typed(variant["scaled2"]),
+        "growth": _typed([variant["growth"]]).strip("[]"),
+        "under-root": "B",
+    }
+    for exercise_id, answer in answers.items():
+        _answer(page, exercise_id, answer, "is-correct")
+    expect(page.locator('.progress-part[data-part="part1"]')).to_have_class(re.compile("is-done"))
+
+    # Part 2: a wrong program gets its hint and shows the call; then the reference passes.
+    code_box = page.locator(".code-exercise")
+    editor = code_box.locator(".cm-content")
+    results = code_box.locator(".grade-results")
+    _replace_editor_text(page, editor, (CORPUS / "wrong" / "by_dk.py").read_text())
+    page.keyboard.press("Control+Enter")
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
+    )
+    expect(results.locator(".test-hint").first).to_contain_text("divided by d_k itself")
+    expect(results.locator(".test-call").first).to_contain_text("scaled_scores(")
+    results.screenshot(path=str(ARTIFACTS / "l42-code-wrong.png"))
+    _replace_editor_text(page, editor, (CORPUS / "correct" / "reference.py").read_text())
+    page.keyboard.press("Control+Enter")
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"✓ All \d+ tests passed"), timeout=60_000
+    )
+
+    # The quiz: wrong first, then right.
+    _check_choice(page, "quiz", "A", "is-wrong")
+    _check_choice(page, "quiz", "C", "is-correct")
+    _check_choice(page, "order", "B", "is-wrong")
+    _check_choice(page, "order", "A", "is-correct")
+    expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
+    _shot(page, "l42-done-desktop")
+
+    # Reload: answers, feedback and progress come back.
+    page.reload()
+    for exercise_id, answer in answers.items():
+        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
+        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    for part in ("part1", "part2", "quiz"):
+        expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(120)
+def test_l42_by_keyboard(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811  (the imported fixtures)
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(_url(live_server))
+    expect(page.locator(".code-exercise .cm-content")).to_be_visible()
+
+    def tab_until(selector: str, limit: int = 80) -> None:
+        target = page.locator(selector).first
+        for _ in range(limit):
+            page.keyboard.press("Tab")
+            if target.evaluate("el => el === document.activeElement"):
+                return
+        raise AssertionError(f"{limit} presses of Tab never reached {selector}.")
+
+    tab_until('form[data-exercise-id="guess"] input[type="radio"]')
+    page.keyboard.press("ArrowDown")  # B
+    tab_until('form[data-exercise-id="guess"] button[type="submit"]')
+    page.keyboard.press("Enter")
+    expect(page.locator("#feedback-guess")).to_have_class(re.compile("is-correct"))
+    tab_until('[data-widget="score-spread"] input[type="range"]')
+    outline = page.evaluate("parseFloat(getComputedStyle(document.activeElement).outlineWidth)")
+    assert outline >= 2
+    page.keyboard.press("End")
+    expect(page.locator('[data-widget="score-spread"] output')).to_have_text("512")
+    tab_until("#answer-raw")
+    page.keyboard.type("one and zero")
+    page.keyboard.press("Enter")
+    expect(page.locator("#feedback-raw")).to_have_class(re.compile("is-format"))
+    page.keyboard.press("Control+A")
+    page.keyboard.type("1, 0")
+    page.keyboard.press("Enter")
+    expect(page.locator("#feedback-raw")).to_have_class(re.compile("is-correct"))
+    _shot(page, "l42-keyboard")
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_l42_fits_a_phone(live_server: LiveServer, browser: Any, page_errors: list[str], scheme: str) -> None:  # noqa: F811  (the imported fixtures)
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
+    page.goto(_url(live_server))
+    widget = page.locator('[data-widget="score-spread"]')
+    expect(widget.locator("svg").first).to_be_visible()
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1] == 375, widths
+    for svg in widget.locator("svg").all():
+        box = svg.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375, box
+    # The dots keep their colours in both schemes (CSS variables, not black).
+    fill = widget.locator("circle.dot-raw").first.evaluate("el => getComputedStyle(el).fill")
+    assert fill not in ("rgb(0, 0, 0)", "none"), fill
+    widget.screenshot(path=str(ARTIFACTS / f"l42-widget-375-{scheme}.png"))
+    _shot(page, f"l42-375px-{scheme}")
+    assert page_errors == []
+    page.context.close()

@@ -1,0 +1,188 @@
+"""Lesson L4.3 in a real browser, walked as a learner: wrong answers first, then right; keyboard; phone; dark.
+
+The server, Chromium and the helpers are test_browser.py's; screenshots go to ``test-artifacts/l43-*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_browser import (  # noqa: F401  (fixtures, used by name)
+    ARTIFACTS,
+    LiveServer,
+    _new_page,
+    _progress,
+    _replace_editor_text,
+    _shot,
+    browser,
+    live_server,
+    page_errors,
+)
+from test_browser_l42 import _answer, _check_choice, _typed
+
+from qkv import softmax
+from qkv.lessons import load_catalog
+
+pytestmark = [pytest.mark.browser]
+CORPUS = Path(__file__).parents[1] / "lesson_corpora" / "L4.3" / "functions"
+LESSON = load_catalog().lesson("L4.3")
+
+
+def _six(values: Any) -> str:
+    """format.js formatNumber: six decimals."""
+    return "[" + ", ".join(f"{float(v):.6f}" for v in values) + "]"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_learner_walks_lesson_l43(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(live_server.url + "/")
+    page.get_by_role("link", name=re.compile("Softmax: from scores to weights")).click()
+    page.wait_for_url(re.compile(r"/lessons/L4\.3"))
+    expect(page.locator("h1")).to_have_text(LESSON.title)
+    expect(page.locator("body")).to_contain_text("L4.3 · lesson 3 of 6")
+    variant = LESSON.variant(_progress(page)["variant_seed"])
+
+    _check_choice(page, "guess", "B", "is-wrong")
+    expect(page.locator("#feedback-guess")).to_contain_text("differences")
+    _check_choice(page, "guess", "C", "is-correct")
+
+    # The widget starts from qkv's numbers; moving a score recomputes weights and output equal to qkv's.
+    widget = page.locator('[data-widget="softmax-bars"]')
+    config = json.loads(widget.get_attribute("data-config"))
+    V = np.array(config["V"])
+    expect(widget.locator("[data-weights]")).to_have_text(_six(softmax(config["scores"])))
+    expect(widget.locator("[data-output]")).to_have_text(_six(softmax(config["scores"]) @ V))
+    first = widget.locator('input[type="range"]').first
+    first.focus()
+    for _ in range(5):
+        page.keyboard.press("ArrowRight")
+    scores = [float(s.input_value()) for s in widget.locator('input[type="range"]').all()]
+    assert scores[0] != config["scores"][0]
+    expect(widget.locator("[data-weights]")).to_have_text(_six(softmax(scores)))
+    expect(widget.locator("[data-output]")).to_have_text(_six(softmax(scores) @ V))
+    expect(widget.locator("rect")).to_have_count(3)
+    # + 1000: the plain formula is NaN, the stable weights do not move.
+    widget.get_by_label("Add 1000 to every score").check()
+    expect(widget.locator("[data-plain]")).to_contain_text("NaN")
+    expect(widget.locator("[data-weights]")).to_have_text(_six(softmax(np.array(scores) + 1000)))
+    widget.screenshot(path=str(ARTIFACTS / "l43-widget-desktop.png"))
+
+    # Part 1: named mistakes first, then the right answers.
+    feedback = _answer(page, "weights", _typed(variant["scaled"]), "is-wrong")
+    expect(feedback).to_contain_text("Scores are not yet weights")
+    _answer(page, "output", _typed(variant["weights"]), "is-wrong")
+    expect(page.locator("#feedback-output")).to_contain_text("weighted sum of the rows of V")
+    page.locator("#part1").screenshot(path=str(ARTIFACTS / "l43-part1-wrong.png"))
+    answers = {
+        "weights": _typed(variant["weights"]),
+        "output": _typed(variant["output"]),
+        "shifted": _typed(variant["shifted_weights"]),
+        "sharper": _typed(variant["sharper_weights"]),
+    }
+    for exercise_id, answer in answers.items():
+        _answer(page, exercise_id, answer, "is-correct")
+    expect(page.locator('.progress-part[data-part="part1"]')).to_have_class(re.compile("is-done"))
+
+    # Part 2: the textbook softmax overflows and is told so; the reference passes.
+    code_box = page.locator(".code-exercise")
+    editor = code_box.locator(".cm-content")
+    results = code_box.locator(".grade-results")
+    _replace_editor_text(page, editor, (CORPUS / "wrong" / "no_max.py").read_text())
+    page.keyboard.press("Control+Enter")
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
+    )
+    expect(results.locator(".test-hint").first).to_contain_text("Subtract each row's maximum")
+    expect(results.locator(".test-call").first).to_contain_text("softmax(")
+    results.screenshot(path=str(ARTIFACTS / "l43-code-wrong.png"))
+    _replace_editor_text(page, editor, (CORPUS / "correct" / "reference.py").read_text())
+    page.keyboard.press("Control+Enter")
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"✓ All \d+ tests passed"), timeout=60_000
+    )
+
+    _check_choice(page, "quiz", "A", "is-wrong")
+    _check_choice(page, "quiz", "B", "is-correct")
+    _check_choice(page, "underflow", "B", "is-wrong")
+    _check_choice(page, "underflow", "A", "is-correct")
+    expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
+    _shot(page, "l43-done-desktop")
+
+    page.reload()
+    for exercise_id, answer in answers.items():
+        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
+        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    for part in ("part1", "part2", "quiz"):
+        expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(120)
+def test_l43_by_keyboard(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/lessons/L4.3")
+    expect(page.locator(".code-exercise .cm-content")).to_be_visible()
+
+    def tab_until(selector: str, limit: int = 80) -> None:
+        target = page.locator(selector).first
+        for _ in range(limit):
+            page.keyboard.press("Tab")
+            if target.evaluate("el => el === document.activeElement"):
+                return
+        raise AssertionError(f"{limit} presses of Tab never reached {selector}.")
+
+    tab_until('[data-widget="softmax-bars"] input[type="range"]')
+    assert page.evaluate("parseFloat(getComputedStyle(document.activeElement).outlineWidth)") >= 2
+    page.keyboard.press("End")  # the first score to its maximum, 4
+    widget = page.locator('[data-widget="softmax-bars"]')
+    scores = [float(s.input_value()) for s in widget.locator('input[type="range"]').all()]
+    assert scores[0] == 4
+    expect(widget.locator("[data-weights]")).to_have_text(_six(softmax(scores)))
+    tab_until('[data-widget="softmax-bars"] input[type="checkbox"]')
+    page.keyboard.press("Space")
+    expect(widget.locator("[data-plain]")).to_contain_text("NaN")
+    tab_until("#answer-weights")
+    page.keyboard.type("0.67, 0.33, 0")
+    page.keyboard.press("Enter")
+    expect(page.locator("#feedback-weights")).to_have_class(re.compile("is-format"))
+    page.keyboard.press("Control+A")
+    page.keyboard.type("0.6698, 0.3302")
+    page.keyboard.press("Enter")
+    expect(page.locator("#feedback-weights")).to_have_class(re.compile("is-correct"))
+    _shot(page, "l43-keyboard")
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_l43_fits_a_phone(live_server: LiveServer, browser: Any, page_errors: list[str], scheme: str) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
+    page.goto(f"{live_server.url}/lessons/L4.3")
+    widget = page.locator('[data-widget="softmax-bars"]')
+    expect(widget.locator("svg")).to_be_visible()
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1] == 375, widths
+    box = widget.locator("svg").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375, box
+    fill = widget.locator("rect").first.evaluate("el => getComputedStyle(el).fill")
+    assert fill not in ("rgb(0, 0, 0)", "none"), fill
+    widget.get_by_label("Add 1000 to every score").check()
+    widget.screenshot(path=str(ARTIFACTS / f"l43-widget-375-{scheme}.png"))
+    _shot(page, f"l43-375px-{scheme}")
+    assert page_errors == []
+    page.context.close()
