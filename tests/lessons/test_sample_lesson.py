@@ -110,7 +110,8 @@ def two_chapters(tmp_path: Path) -> Path:
 
 def test_without_exercise_the_file_s_functions_choose_it(two_chapters: Path, tmp_path: Path) -> None:
     catalog = load_catalog(two_chapters)
-    assert [entry.id for entry in catalog.code_exercises()] == ["L4.1/functions", "T1.1/shapes"]
+    builtin = [entry.id for entry in load_catalog().code_exercises()]
+    assert [entry.id for entry in catalog.code_exercises()] == [*builtin, "T1.1/shapes"]
     assert guess_exercise(catalog, CORRECT).id == "T1.1/shapes"
     assert guess_exercise(catalog, "def project_qkv(X, Wq, Wk, Wv):\n    pass\n").id == "L4.1/functions"
 
@@ -134,7 +135,10 @@ def test_an_ambiguous_file_is_a_usage_error_listing_the_ids(
     result = CliRunner().invoke(check, [str(solution), "--content", str(two_chapters)])
     assert result.exit_code == 2
     said = " ".join(result.output.split())
-    assert reason in said and "choose one with --exercise: L4.1/functions, T1.1/shapes." in said
+    # A file with none of the functions is told every exercise; one with several, the ones it matches.
+    every = [*(entry.id for entry in load_catalog().code_exercises()), "T1.1/shapes"]
+    ids = ", ".join(every if "none" in reason else ["L4.1/functions", "T1.1/shapes"])
+    assert reason in said and f"choose one with --exercise: {ids}." in said
 
 
 def test_an_unknown_exercise_id_lists_the_known_ones(tmp_path: Path) -> None:

@@ -146,8 +146,8 @@ def check_widget(name: str, config: Mapping[str, Any], names: Mapping[str, Any])
     --------
     >>> check_widget("attention-explorer", {"q": [1, 0], "K": [[1, 0]], "V": [[2, 0]]}, {})
     []
-    >>> check_widget("sparkles", {}, {})
-    ["There is no widget called 'sparkles' (known: attention-explorer, projection-sliders)."]
+    >>> check_widget("sparkles", {}, {})[0].startswith("There is no widget called 'sparkles' (known: ")
+    True
     """
     if name not in WIDGETS:
         return [f"There is no widget called {name!r} (known: {', '.join(sorted(WIDGETS))})."]
@@ -172,3 +172,105 @@ def render_widget(name: str, config: Mapping[str, Any], names: Mapping[str, Any]
         f'<div class="widget" data-widget="{html.escape(name)}" data-config=\'{config_json}\'>'
         f"{fallback(config, names)}</div>\n"
     )
+
+
+# ------------------------------------------------------------------------------------------ head-heatmaps
+# One weights heatmap per head for a short sequence, for each number of heads the config offers. Every
+# number is qkv.attention on the heads' columns (its leading batch axis holds the heads), computed here;
+# the script only chooses which of the precomputed views to draw.
+
+_HEATMAP_KEYS = ("tokens", "X", "Wq", "Wk", "Wv", "Wo", "heads")
+
+
+def _heads_view(config: Mapping[str, Any], h: int, causal: bool) -> dict[str, Any]:
+    X = np.asarray(config["X"], dtype=float)  # (n, d_model)
+    n, d_model = X.shape
+    d_head = d_model // h
+    Q, K, V = (
+        (X @ np.asarray(config[name], dtype=float)).reshape(n, h, d_head).transpose(1, 0, 2)
+        for name in ("Wq", "Wk", "Wv")
+    )  # each (h, n, d_head)
+    heads, weights = attention(Q, K, V, causal=causal, return_weights=True)  # (h, n, d_head), (h, n, n)
+    merged = heads.transpose(1, 0, 2).reshape(n, d_model)  # (n, d_model)
+    output = merged @ np.asarray(config["Wo"], dtype=float)  # (n, d_model)
+    return {
+        "h": h,
+        "d_head": d_head,
+        "causal": causal,
+        "weights": np.round(weights, 6).tolist(),
+        "output": np.round(output, 6).tolist(),
+        "shapes": [
+            ["X", [n, d_model]],
+            ["Q = X·Wq, split", [h, n, d_head]],
+            ["weights per head", [h, n, n]],
+            ["head outputs", [h, n, d_head]],
+            ["merged", [n, d_model]],
+            ["output = merged·Wo", [n, d_model]],
+        ],
+    }
+
+
+def _heatmaps_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "tokens": list(config["tokens"]),
+        "d_model": len(config["X"][0]),
+        "initial": config.get("initial", config["heads"][0]),
+        "views": [_heads_view(config, h, causal) for h in config["heads"] for causal in (False, True)],
+    }
+
+
+def _check_heatmaps(config: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
+    problems = [f"The head heatmaps need '{key}'." for key in _HEATMAP_KEYS if key not in config]
+    problems += [
+        f"Unknown setting '{key}' (known: {', '.join(_HEATMAP_KEYS)}, initial)."
+        for key in sorted(set(config) - {*_HEATMAP_KEYS, "initial"})
+    ]
+    if problems:
+        return problems
+    try:
+        X = np.asarray(config["X"], dtype=float)
+        d_model = X.shape[1]
+        weights = [np.asarray(config[name], dtype=float) for name in ("Wq", "Wk", "Wv", "Wo")]
+    except (TypeError, ValueError, IndexError) as error:
+        return [f"X and the weights must be matrices of numbers: {error}"]
+    if X.ndim != 2 or any(W.shape != (d_model, d_model) for W in weights):
+        problems.append(f"X must be (n, d_model) and every weight (d_model, d_model); X is {X.shape}.")
+    if len(config["tokens"]) != len(X):
+        problems.append(f"There are {len(config['tokens'])} tokens but X has {len(X)} rows.")
+    heads = config["heads"]
+    if (
+        not isinstance(heads, list)
+        or not heads
+        or any(isinstance(h, bool) or not isinstance(h, int) or h <= 0 or d_model % h for h in heads)
+    ):
+        problems.append(f"heads must list numbers of heads that divide d_model = {d_model}, not {heads!r}.")
+    elif config.get("initial", heads[0]) not in heads:
+        problems.append(f"initial = {config['initial']!r} is not one of heads = {heads}.")
+    return problems
+
+
+def _render_heatmaps(config: Mapping[str, Any], names: Mapping[str, Any]) -> str:
+    h = config.get("initial", config["heads"][0])
+    view = _heads_view(config, h, False)
+    tokens = [html.escape(str(token)) for token in config["tokens"]]
+    head_row = "".join(f'<th scope="col">{token}</th>' for token in tokens)
+    tables = "".join(
+        f'<table class="heatmap-table"><caption>head {i}: weights (rows: queries)</caption>'
+        f'<thead><tr><th scope="col">query</th>{head_row}</tr></thead><tbody>'
+        + "".join(
+            f'<tr><th scope="row">{token}</th>'
+            + "".join(f"<td>{format_value(float(w))}</td>" for w in row)
+            + "</tr>"
+            for token, row in zip(tokens, head, strict=True)
+        )
+        + "</tbody></table>"
+        for i, head in enumerate(view["weights"])
+    )
+    shapes = " → ".join(f"{label} {tuple(shape)}" for label, shape in view["shapes"])
+    return (
+        f'<p class="widget-inputs">h = {h}, d_head = {view["d_head"]}</p>'
+        f'{tables}<p class="widget-output">{shapes}</p>'
+    )
+
+
+WIDGETS["head-heatmaps"] = (_check_heatmaps, _heatmaps_config, _render_heatmaps)
