@@ -49,7 +49,7 @@ def test_json_output_is_the_results_document() -> None:
 def test_an_error_exits_1(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_text("def project_qkv(:\n")
-    code, output = run(str(broken), "--json")
+    code, output = run(str(broken), "--exercise", "L4.1/functions", "--json")
     assert code == 1
     assert (
         json.loads(output)["message"]
