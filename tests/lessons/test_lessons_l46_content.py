@@ -204,3 +204,15 @@ def test_transformer_block_matches_pytorch(n: int, d: int, h: int, causal: bool)
     np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)
     if causal and n > 1:  # the mask matters
         assert not np.allclose(GRADING.transformer_block(X, P, h, causal=False), expected, atol=1e-3)
+
+
+def test_the_starter_has_the_three_stubs_and_gives_no_earlier_answer_away() -> None:
+    starter = LESSON.exercises["functions"].starter_code or ""
+    for signature in (
+        "def layer_norm(X, gamma, beta, eps=1e-5):\n    pass",
+        "def gelu(x):\n    pass",
+        "def transformer_block(X, params, h, causal=True):\n    pass",
+        "def multi_head_attention(X, Wq, Wk, Wv, Wo, h, causal=False):\n",
+    ):
+        assert signature in starter
+    assert "np.exp" not in starter and "transpose" not in starter  # the previous lesson's answer is not here
