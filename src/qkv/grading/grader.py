@@ -235,6 +235,8 @@ def run_order(count: int, seed: int) -> list[int]:
 def _encode_arg(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return {"array": value.tolist(), "dtype": str(value.dtype)}
+    if isinstance(value, dict):  # a dict of arguments (a layer's parameters by name), arrays inside
+        return {"dict": {str(key): _encode_arg(item) for key, item in value.items()}}
     return value
 
 

@@ -102,9 +102,16 @@ def encode(value: Any, depth: int = 0) -> dict[str, Any]:
 
 
 def decode(value: Any) -> Any:
-    """Turn a job's argument back into Python: ``{"array": rows, "dtype": ...}`` becomes an ndarray."""
+    """Turn a job's argument back into Python: ``{"array": rows, "dtype": ...}`` becomes an ndarray and
+    ``{"dict": {name: argument}}`` a dict of such arguments.
+
+    >>> decode({"dict": {"b": {"array": [1, 2], "dtype": "int64"}, "h": 2}})
+    {'b': array([1, 2]), 'h': 2}
+    """
     import numpy as np
 
+    if isinstance(value, dict) and "dict" in value:
+        return {key: decode(item) for key, item in value["dict"].items()}
     if isinstance(value, dict):
         return np.array(value["array"], dtype=value["dtype"])
     return value

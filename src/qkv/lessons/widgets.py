@@ -450,8 +450,8 @@ def check_widget(name: str, config: Mapping[str, Any], names: Mapping[str, Any])
     --------
     >>> check_widget("attention-explorer", {"q": [1, 0], "K": [[1, 0]], "V": [[2, 0]]}, {})
     []
-    >>> check_widget("sparkles", {}, {})
-    ["There is no widget called 'sparkles' (known: attention-explorer, ...)."]
+    >>> check_widget("sparkles", {}, {})[0].startswith("There is no widget called 'sparkles' (known: ")
+    True
     """
     if name not in WIDGETS:
         return [f"There is no widget called {name!r} (known: {', '.join(sorted(WIDGETS))})."]
@@ -476,3 +476,236 @@ def render_widget(name: str, config: Mapping[str, Any], names: Mapping[str, Any]
         f'<div class="widget" data-widget="{html.escape(name)}" data-config=\'{config_json}\'>'
         f"{fallback(config, names)}</div>\n"
     )
+
+
+# ------------------------------------------------------------------------------------------ head-heatmaps
+# One weights heatmap per head for a short sequence, for each number of heads the config offers. Every
+# number is qkv.attention on the heads' columns (its leading batch axis holds the heads), computed here;
+# the script only chooses which of the precomputed views to draw.
+
+_HEATMAP_KEYS = ("tokens", "X", "Wq", "Wk", "Wv", "Wo", "heads")
+
+
+def _heads_view(config: Mapping[str, Any], h: int, causal: bool) -> dict[str, Any]:
+    X = np.asarray(config["X"], dtype=float)  # (n, d_model)
+    n, d_model = X.shape
+    d_head = d_model // h
+    Q, K, V = (
+        (X @ np.asarray(config[name], dtype=float)).reshape(n, h, d_head).transpose(1, 0, 2)
+        for name in ("Wq", "Wk", "Wv")
+    )  # each (h, n, d_head)
+    heads, weights = attention(Q, K, V, causal=causal, return_weights=True)  # (h, n, d_head), (h, n, n)
+    merged = heads.transpose(1, 0, 2).reshape(n, d_model)  # (n, d_model)
+    output = merged @ np.asarray(config["Wo"], dtype=float)  # (n, d_model)
+    return {
+        "h": h,
+        "d_head": d_head,
+        "causal": causal,
+        "weights": np.round(weights, 6).tolist(),
+        "output": np.round(output, 6).tolist(),
+        "shapes": [
+            ["X", [n, d_model]],
+            ["Q = X·Wq, split", [h, n, d_head]],
+            ["weights per head", [h, n, n]],
+            ["head outputs", [h, n, d_head]],
+            ["merged", [n, d_model]],
+            ["output = merged·Wo", [n, d_model]],
+        ],
+    }
+
+
+def _heatmaps_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "tokens": list(config["tokens"]),
+        "d_model": len(config["X"][0]),
+        "initial": config.get("initial", config["heads"][0]),
+        "views": [_heads_view(config, h, causal) for h in config["heads"] for causal in (False, True)],
+    }
+
+
+def _check_heatmaps(config: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
+    problems = [f"The head heatmaps need '{key}'." for key in _HEATMAP_KEYS if key not in config]
+    problems += [
+        f"Unknown setting '{key}' (known: {', '.join(_HEATMAP_KEYS)}, initial)."
+        for key in sorted(set(config) - {*_HEATMAP_KEYS, "initial"})
+    ]
+    if problems:
+        return problems
+    try:
+        X = np.asarray(config["X"], dtype=float)
+        d_model = X.shape[1]
+        weights = [np.asarray(config[name], dtype=float) for name in ("Wq", "Wk", "Wv", "Wo")]
+    except (TypeError, ValueError, IndexError) as error:
+        return [f"X and the weights must be matrices of numbers: {error}"]
+    if X.ndim != 2 or any(W.shape != (d_model, d_model) for W in weights):
+        problems.append(f"X must be (n, d_model) and every weight (d_model, d_model); X is {X.shape}.")
+    if len(config["tokens"]) != len(X):
+        problems.append(f"There are {len(config['tokens'])} tokens but X has {len(X)} rows.")
+    heads = config["heads"]
+    if (
+        not isinstance(heads, list)
+        or not heads
+        or any(isinstance(h, bool) or not isinstance(h, int) or h <= 0 or d_model % h for h in heads)
+    ):
+        problems.append(f"heads must list numbers of heads that divide d_model = {d_model}, not {heads!r}.")
+    elif config.get("initial", heads[0]) not in heads:
+        problems.append(f"initial = {config['initial']!r} is not one of heads = {heads}.")
+    return problems
+
+
+def _render_heatmaps(config: Mapping[str, Any], names: Mapping[str, Any]) -> str:
+    h = config.get("initial", config["heads"][0])
+    view = _heads_view(config, h, False)
+    tokens = [html.escape(str(token)) for token in config["tokens"]]
+    head_row = "".join(f'<th scope="col">{token}</th>' for token in tokens)
+    tables = "".join(
+        f'<table class="heatmap-table"><caption>head {i}: weights (rows: queries)</caption>'
+        f'<thead><tr><th scope="col">query</th>{head_row}</tr></thead><tbody>'
+        + "".join(
+            f'<tr><th scope="row">{token}</th>'
+            + "".join(f"<td>{format_value(float(w))}</td>" for w in row)
+            + "</tr>"
+            for token, row in zip(tokens, head, strict=True)
+        )
+        + "</tbody></table>"
+        for i, head in enumerate(view["weights"])
+    )
+    shapes = " → ".join(f"{label} {tuple(shape)}" for label, shape in view["shapes"])
+    return (
+        f'<p class="widget-inputs">h = {h}, d_head = {view["d_head"]}</p>'
+        f'{tables}<p class="widget-output">{shapes}</p>'
+    )
+
+
+WIDGETS["head-heatmaps"] = (_check_heatmaps, _heatmaps_config, _render_heatmaps)
+
+
+# ------------------------------------------------------------------------------------------ residual-block
+# A pre-norm transformer block as a diagram whose arrows carry shapes, with the residual stream as the main
+# line. Its output is computed here (qkv.attention in each head, a layer norm, a tanh-GELU MLP) for every
+# combination of the residual connections and the layer norms on or off; the script only picks one.
+
+_BLOCK_KEYS = ("X", "heads", "seed")
+
+
+def _block_params(d: int, seed: int) -> dict[str, Any]:
+    """Small fixed weights for the widget's block, drawn from ``seed`` (the same every time)."""
+    rng = np.random.default_rng(seed)
+
+    def draw(*shape: int) -> Any:
+        return np.round(rng.normal(0.0, 0.3, size=shape), 2)
+
+    return {
+        "ln1_g": np.ones(d),
+        "ln1_b": np.zeros(d),
+        "Wq": draw(d, d),
+        "Wk": draw(d, d),
+        "Wv": draw(d, d),
+        "Wo": draw(d, d),
+        "ln2_g": np.ones(d),
+        "ln2_b": np.zeros(d),
+        "W1": draw(d, 4 * d),
+        "b1": draw(4 * d),
+        "W2": draw(4 * d, d),
+        "b2": draw(d),
+    }
+
+
+def _block_forward(X: Any, p: Mapping[str, Any], h: int, residual: bool, norm: bool) -> Any:
+    def normed(Y: Any, gamma: Any, beta: Any) -> Any:
+        if not norm:
+            return Y
+        centred = Y - Y.mean(axis=-1, keepdims=True)  # (n, d)
+        return centred / np.sqrt(Y.var(axis=-1, keepdims=True) + 1e-5) * gamma + beta
+
+    n, d = X.shape
+    Y = normed(X, p["ln1_g"], p["ln1_b"])
+    Q, K, V = (
+        (Y @ p[name]).reshape(n, h, d // h).transpose(1, 0, 2) for name in ("Wq", "Wk", "Wv")
+    )  # each (h, n, d_head)
+    heads = np.asarray(attention(Q, K, V, causal=True))  # (h, n, d_head)
+    attended = heads.transpose(1, 0, 2).reshape(n, d) @ p["Wo"]  # (n, d)
+    X = X + attended if residual else attended
+    Z = normed(X, p["ln2_g"], p["ln2_b"]) @ p["W1"] + p["b1"]  # (n, 4d)
+    hidden = 0.5 * Z * (1 + np.tanh(math.sqrt(2 / math.pi) * (Z + 0.044715 * Z**3)))
+    fed = hidden @ p["W2"] + p["b2"]  # (n, d)
+    return X + fed if residual else fed
+
+
+def _residual_block_config(config: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+    X = np.asarray(config["X"], dtype=float)  # (n, d)
+    n, d = X.shape
+    p = _block_params(d, config["seed"])
+    views = []
+    for scale in (1, 10):
+        for residual in (True, False):
+            for norm in (True, False):
+                views.append(_block_view(X * scale, p, config["heads"], residual, norm) | {"scale": scale})
+    return {
+        "n": n,
+        "d": d,
+        "heads": config["heads"],
+        "input_norms": np.round(np.linalg.norm(X, axis=1), 4).tolist(),
+        "views": views,
+    }
+
+
+def _block_view(X: Any, p: Mapping[str, Any], h: int, residual: bool, norm: bool) -> dict[str, Any]:
+    out = _block_forward(X, p, h, residual, norm)  # (n, d)
+    update = out - X  # (n, d): what the block added to the residual stream
+    return {
+        "residual": residual,
+        "norm": norm,
+        "output": np.round(out, 4).tolist(),
+        "row_norms": np.round(np.linalg.norm(out, axis=1), 4).tolist(),
+        "cosines": np.round(
+            (out * X).sum(axis=1) / (np.linalg.norm(out, axis=1) * np.linalg.norm(X, axis=1)), 4
+        ).tolist(),  # (n,): how much each output row still points like its input row
+        "update_norms": np.round(np.linalg.norm(update, axis=1), 4).tolist(),
+        "input_norms": np.round(np.linalg.norm(X, axis=1), 4).tolist(),
+    }
+
+
+def _check_residual_block(config: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
+    problems = [f"The block diagram needs '{key}'." for key in _BLOCK_KEYS if key not in config]
+    problems += [
+        f"Unknown setting '{key}' (known: {', '.join(_BLOCK_KEYS)})."
+        for key in sorted(set(config) - set(_BLOCK_KEYS))
+    ]
+    if problems:
+        return problems
+    try:
+        X = np.asarray(config["X"], dtype=float)
+    except (TypeError, ValueError) as error:
+        return [f"X must be a matrix of numbers: {error}"]
+    h, seed = config["heads"], config["seed"]
+    if X.ndim != 2 or X.shape[0] < 1:
+        return [f"X must be a matrix (n, d_model), not an array of shape {X.shape}."]
+    if isinstance(h, bool) or not isinstance(h, int) or h <= 0 or X.shape[1] % h:
+        problems.append(f"heads must be a number of heads that divides d_model = {X.shape[1]}, not {h!r}.")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        problems.append(f"seed must be a whole number of 0 or more, not {seed!r}.")
+    return problems
+
+
+def _render_residual_block(config: Mapping[str, Any], names: Mapping[str, Any]) -> str:
+    made = _residual_block_config(config, names)
+    n, d = made["n"], made["d"]
+    rows = "".join(
+        f'<tr><th scope="row">{"on" if view["residual"] else "off"}</th>'
+        f"<td>{'on' if view['norm'] else 'off'}</td><td>{format_value(view['row_norms'])}</td>"
+        f"<td>{format_value(view['cosines'])}</td></tr>"
+        for view in made["views"]
+        if view["scale"] == 1
+    )
+    return (
+        f'<p class="widget-inputs">X ({n}, {d}) → LN₁ → attention ({n}, {d}) → + → LN₂ → MLP ({n}, {4 * d}) '
+        f"→ ({n}, {d}) → + → output ({n}, {d}). Row norms of X: {format_value(made['input_norms'])}.</p>"
+        '<table class="block-table"><thead><tr><th scope="col">residual</th><th scope="col">layer norms</th>'
+        '<th scope="col">row norms of the output</th>'
+        '<th scope="col">cosine of each output row with its input row</th>'
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+WIDGETS["residual-block"] = (_check_residual_block, _residual_block_config, _render_residual_block)

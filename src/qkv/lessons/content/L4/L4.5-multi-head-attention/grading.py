@@ -1,0 +1,360 @@
+"""The hidden tests of L4.5's code exercise, with expected values from the reference implementation below.
+
+The qkv library holds single-head attention only; multi-head attention is what this lesson teaches, so
+its reference lives here, in the lesson's folder, built on ``qkv.attention`` (which attends in every head
+at once through its leading batch axis). The project's tests hold this reference equal to PyTorch's
+``torch.nn.MultiheadAttention`` with the same weights. Each hint names a mistake learners make; the
+grader shows it when the failed result is what that mistake computes for the same inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from qkv import attention
+from qkv.grading import (
+    Close,
+    Mistake,
+    Raised,
+    Raises,
+    Returned,
+    Suite,
+    TestCase,
+    Whole,
+    check_raises,
+    missing_function_hint,
+)
+
+FUNCTIONS = ("split_heads", "merge_heads", "multi_head_attention", "mha_param_count")
+Array = np.ndarray[Any, np.dtype[Any]]
+
+# ------------------------------------------------------------------------------------------ reference
+
+
+def split_heads(X: Any, h: int) -> Array:
+    """Cut the columns of X into ``h`` heads: (n, d_model) -> (h, n, d_model // h).
+
+    Examples
+    --------
+    >>> split_heads(np.arange(8).reshape(2, 4), 2)[1]
+    array([[2, 3],
+           [6, 7]])
+    """
+    X = np.asarray(X)
+    n, d_model = X.shape
+    if h <= 0 or d_model % h:
+        raise ValueError(f"h = {h} does not divide d_model = {d_model}, so the heads cannot be equal.")
+    return X.reshape(n, h, d_model // h).transpose(1, 0, 2)  # (h, n, d_head)
+
+
+def merge_heads(H: Any) -> Array:
+    """Put the heads side by side again: (h, n, d_head) -> (n, h·d_head), the inverse of ``split_heads``.
+
+    Examples
+    --------
+    >>> merge_heads(split_heads(np.arange(8).reshape(2, 4), 2))
+    array([[0, 1, 2, 3],
+           [4, 5, 6, 7]])
+    """
+    H = np.asarray(H)
+    h, n, d_head = H.shape
+    return H.transpose(1, 0, 2).reshape(n, h * d_head)  # (n, h·d_head)
+
+
+def multi_head_attention(X: Any, Wq: Any, Wk: Any, Wv: Any, Wo: Any, h: int, causal: bool = False) -> Array:
+    """Project, split into ``h`` heads, attend in each (scaled by √d_head), merge and mix with Wo.
+
+    Examples
+    --------
+    >>> I = np.eye(4)
+    >>> multi_head_attention(np.eye(4)[:2], I, I, I, I, 2, causal=True)[0]
+    array([1., 0., 0., 0.])
+    """
+    X = np.asarray(X, dtype=float)
+    Q, K, V = (split_heads(X @ np.asarray(W, dtype=float), h) for W in (Wq, Wk, Wv))  # each (h, n, d_head)
+    heads = attention(Q, K, V, causal=bool(causal))  # (h, n, d_head)
+    return merge_heads(heads) @ np.asarray(Wo, dtype=float)  # (n, d_model)
+
+
+def mha_param_count(d_model: int) -> int:
+    """The weights of a multi-head layer without biases: Wq, Wk, Wv and Wo, each d_model × d_model.
+
+    Examples
+    --------
+    >>> mha_param_count(512)
+    1048576
+    """
+    return 4 * d_model * d_model
+
+
+# ---------------------------------------------------------------------------------------------- hints
+MISSING_FUNCTION = missing_function_hint(FUNCTIONS)
+SPLIT_WITHOUT_TRANSPOSE = (
+    "Your heads mix tokens: X.reshape(h, n, d_head) cuts X in memory order, so one head gets pieces of "
+    "several tokens. Reshape to (n, h, d_head) first, then swap the first two axes to get (h, n, d_head)."
+)
+SPLIT_AXES_SWAPPED = (
+    "That array has the shape (n, h, d_head): the heads must come first. After reshaping to "
+    "(n, h, d_head), transpose to (h, n, d_head) with transpose(1, 0, 2)."
+)
+MERGE_WITHOUT_TRANSPOSE = (
+    "Your merge mixes tokens: H.reshape(n, h·d_head) straight from (h, n, d_head) reads the heads in "
+    "memory order. Bring the tokens first with transpose(1, 0, 2), then reshape to (n, h·d_head)."
+)
+MERGE_ORDER = (
+    "The heads are merged in the wrong order: row i must hold head 0's d_head numbers for token i, then "
+    "head 1's, and so on, so that merge_heads undoes split_heads exactly."
+)
+SCALED_BY_D_MODEL = (
+    "Each head's scores were divided by √d_model. A head compares vectors of d_head = d_model / h "
+    "numbers, so its scores are divided by √d_head."
+)
+NOT_SCALED = "The scores were not scaled: in every head, divide Q_i K_iᵀ by √d_head before the softmax."
+WO_FORGOTTEN = (
+    "W_O is missing: after merging the heads, multiply by Wo, the learned matrix that mixes what the "
+    "heads found back into d_model dimensions."
+)
+CAUSAL_IGNORED = (
+    "With causal=True, token i may attend only to tokens 0 … i: in every head, set the scores above the "
+    "diagonal to −∞ before the softmax."
+)
+CAUSAL_ALWAYS = "causal defaults to False: without it, every token attends to every token, later ones too."
+PROJECTED_AFTER_SPLIT = (
+    "Project first, then split: Q = X @ Wq uses all d_model columns of X for every head. Splitting X "
+    "before projecting lets each head see only its own slice of the input."
+)
+DIVIDES_CHECK = (
+    "Raise ValueError when h does not divide d_model: the heads must all have the same width d_model / h."
+)
+TYPE_ERROR = "The spec asks for ValueError here, but your code raised TypeError: raise ValueError."
+COUNT_WITHOUT_WO = "3·d_model² counts Wq, Wk and Wv only: the output matrix W_O adds another d_model²."
+COUNT_WITH_BIASES = "This layer has no biases: count only the four d_model × d_model matrices."
+
+# -------------------------------------------------------------------------------- mistakes, computed
+
+
+def _split_raw(X: Any, h: int) -> Array:
+    X = np.asarray(X)
+    n, d_model = X.shape
+    return X.reshape(h, n, d_model // h)
+
+
+def _merge_raw(H: Any) -> Array:
+    H = np.asarray(H)
+    h, n, d_head = H.shape
+    return H.reshape(n, h * d_head)
+
+
+def _merge_interleaved(H: Any) -> Array:
+    H = np.asarray(H)
+    h, n, d_head = H.shape
+    return H.transpose(1, 2, 0).reshape(n, h * d_head)
+
+
+def _merge_reversed(H: Any) -> Array:
+    return merge_heads(np.asarray(H)[::-1])
+
+
+def _mha(
+    split: Callable[[Any, int], Array] = split_heads,
+    merge: Callable[[Any], Array] = merge_heads,
+    scale: str = "d_head",
+    use_wo: bool = True,
+    project_after_split: bool = False,
+    causal: bool | None = None,
+) -> Callable[..., Array]:
+    """What multi-head attention computes with one mistake (or several) built in."""
+
+    def compute(X: Any, Wq: Any, Wk: Any, Wv: Any, Wo: Any, h: int, wanted_causal: bool = False) -> Array:
+        X = np.asarray(X, dtype=float)
+        d_model = X.shape[1]
+        d_head = d_model // h
+        if project_after_split:
+            pieces = split_heads(X, h)  # (h, n, d_head)
+            blocks = [slice(i * d_head, (i + 1) * d_head) for i in range(h)]
+            Q, K, V = (
+                np.stack([pieces[i] @ np.asarray(W, dtype=float)[b, b] for i, b in enumerate(blocks)])
+                for W in (Wq, Wk, Wv)
+            )  # each (h, n, d_head)
+        else:
+            Q, K, V = (split(X @ np.asarray(W, dtype=float), h) for W in (Wq, Wk, Wv))
+        factor = {"d_head": 1 / np.sqrt(d_head), "d_model": 1 / np.sqrt(d_model), "none": 1.0}[scale]
+        masked = bool(wanted_causal) if causal is None else causal
+        heads = attention(Q, K, V, causal=masked, scale=factor)  # (h, n, d_head)
+        merged = merge(heads)  # (n, d_model)
+        return merged @ np.asarray(Wo, dtype=float) if use_wo else merged
+
+    return compute
+
+
+MHA_HINTS = [
+    Mistake(WO_FORGOTTEN, _mha(use_wo=False)),
+    Mistake(SCALED_BY_D_MODEL, _mha(scale="d_model")),
+    Mistake(NOT_SCALED, _mha(scale="none")),
+    Mistake(SPLIT_WITHOUT_TRANSPOSE, _mha(split=_split_raw)),
+    Mistake(SPLIT_WITHOUT_TRANSPOSE, _mha(split=_split_raw, merge=_merge_raw)),
+    Mistake(MERGE_WITHOUT_TRANSPOSE, _mha(merge=_merge_raw)),
+    Mistake(MERGE_ORDER, _mha(merge=_merge_interleaved)),
+    Mistake(MERGE_ORDER, _mha(merge=_merge_reversed)),
+    Mistake(PROJECTED_AFTER_SPLIT, _mha(project_after_split=True)),
+    Mistake(CAUSAL_IGNORED, _mha(causal=False)),
+    Mistake(CAUSAL_ALWAYS, _mha(causal=True)),
+    Raised(PROJECTED_AFTER_SPLIT, "ValueError", contains="matmul"),
+]
+SPLIT_HINTS = [
+    Mistake(SPLIT_WITHOUT_TRANSPOSE, _split_raw),
+    Mistake(SPLIT_AXES_SWAPPED, lambda X, h: np.asarray(X).reshape(len(X), h, -1)),
+]
+MERGE_HINTS = [
+    Mistake(MERGE_WITHOUT_TRANSPOSE, _merge_raw),
+    Mistake(MERGE_ORDER, _merge_interleaved),
+    Mistake(MERGE_ORDER, _merge_reversed),
+]
+COUNT_HINTS = [
+    Mistake(COUNT_WITHOUT_WO, lambda d_model: 3 * d_model * d_model),
+    Mistake(COUNT_WITH_BIASES, lambda d_model: 4 * d_model * d_model + 4 * d_model),
+    Mistake(COUNT_WITH_BIASES, lambda d_model: 4 * d_model * (d_model + 1)),
+]
+
+# ------------------------------------------------------------------------------------ input generators
+
+
+def _values(rng: np.random.Generator, *shape: int) -> Array:
+    """Random entries with two decimals, small enough that the softmax stays far from one-hot."""
+    return np.round(rng.uniform(-1.5, 1.5, size=shape), 2)
+
+
+def _layer(d_model: int, h: int, n: int) -> Callable[[np.random.Generator], tuple[Any, ...]]:
+    def draw(rng: np.random.Generator) -> tuple[Any, ...]:
+        X = _values(rng, n, d_model)
+        weights = [_values(rng, d_model, d_model) for _ in range(4)]
+        return (X, *weights, h)
+
+    return draw
+
+
+def _causal(d_model: int, h: int, n: int) -> Callable[[np.random.Generator], tuple[Any, ...]]:
+    return lambda rng: (*_layer(d_model, h, n)(rng), True)
+
+
+def _not_causal(d_model: int, h: int, n: int) -> Callable[[np.random.Generator], tuple[Any, ...]]:
+    return lambda rng: (*_layer(d_model, h, n)(rng), False)
+
+
+def _to_split(n: int, d_model: int, h: int) -> Callable[[np.random.Generator], tuple[Any, ...]]:
+    return lambda rng: (_values(rng, n, d_model), h)
+
+
+def _to_merge(h: int, n: int, d_head: int) -> Callable[[np.random.Generator], tuple[Any, ...]]:
+    return lambda rng: (_values(rng, h, n, d_head),)
+
+
+def _bad_heads(rng: np.random.Generator) -> tuple[Any, ...]:
+    n, d_model, h = int(rng.integers(2, 5)), int(rng.choice([6, 9, 10])), 4
+    return _values(rng, n, d_model), h
+
+
+# Two tokens, identity projections and Wo = 2·I: each head attends over its own half of X.
+TWO_TOKENS = (
+    np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, 1.0]]),
+    np.eye(4),
+    np.eye(4),
+    np.eye(4),
+    2 * np.eye(4),
+    2,
+)
+
+
+def _mha_case(name: str, args: Any) -> TestCase:
+    return TestCase(name, "multi_head_attention", args, multi_head_attention, Close(), MHA_HINTS)
+
+
+# --------------------------------------------------------------------------------------------- the suite
+functions = Suite(
+    FUNCTIONS,
+    [
+        TestCase(
+            "split_heads of 3 tokens, d_model = 8, into 2 heads",
+            "split_heads",
+            _to_split(3, 8, 2),
+            split_heads,
+            Close(),
+            SPLIT_HINTS,
+        ),
+        TestCase(
+            "split_heads of 5 tokens, d_model = 6, into 3 heads",
+            "split_heads",
+            _to_split(5, 6, 3),
+            split_heads,
+            Close(),
+            SPLIT_HINTS,
+        ),
+        TestCase(
+            "split_heads into 1 head keeps X as one head",
+            "split_heads",
+            _to_split(3, 4, 1),
+            split_heads,
+            Close(),
+            SPLIT_HINTS,
+        ),
+        TestCase(
+            "split_heads raises ValueError when h does not divide d_model",
+            "split_heads",
+            _bad_heads,
+            check_raises(split_heads, Raises("ValueError", "h does not divide d_model")),
+            hints=[Returned(DIVIDES_CHECK), Raised(TYPE_ERROR, "TypeError")],
+        ),
+        TestCase(
+            "merge_heads of 2 heads, 3 tokens, d_head = 4",
+            "merge_heads",
+            _to_merge(2, 3, 4),
+            merge_heads,
+            Close(),
+            MERGE_HINTS,
+        ),
+        TestCase(
+            "merge_heads of 4 heads, 5 tokens, d_head = 2",
+            "merge_heads",
+            _to_merge(4, 5, 2),
+            merge_heads,
+            Close(),
+            MERGE_HINTS,
+        ),
+        TestCase(
+            "merge_heads undoes split_heads",
+            "merge_heads",
+            lambda rng: (split_heads(_values(rng, 3, 6), 3),),
+            merge_heads,
+            Close(),
+            MERGE_HINTS,
+        ),
+        _mha_case("multi_head_attention of two tokens, identity projections, Wo = 2·I, 2 heads", TWO_TOKENS),
+        _mha_case("multi_head_attention with 3 tokens, d_model = 4, 2 heads", _layer(4, 2, 3)),
+        _mha_case("multi_head_attention with 5 tokens, d_model = 6, 3 heads", _layer(6, 3, 5)),
+        _mha_case("multi_head_attention with 3 tokens, d_model = 8, 4 heads", _layer(8, 4, 3)),
+        _mha_case("multi_head_attention with causal=False given", _not_causal(6, 2, 4)),
+        _mha_case("multi_head_attention with causal=True, 4 tokens, 2 heads", _causal(4, 2, 4)),
+        _mha_case("multi_head_attention with causal=True, 5 tokens, 3 heads", _causal(6, 3, 5)),
+        TestCase(
+            "mha_param_count for d_model = 512",
+            "mha_param_count",
+            (512,),
+            mha_param_count,
+            Whole(),
+            COUNT_HINTS,
+        ),
+        TestCase(
+            "mha_param_count for a random d_model",
+            "mha_param_count",
+            lambda rng: (int(rng.integers(3, 300)),),
+            mha_param_count,
+            Whole(),
+            COUNT_HINTS,
+        ),
+    ],
+)
+
+SUITES = {"functions": functions}

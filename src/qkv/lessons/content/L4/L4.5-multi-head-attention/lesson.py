@@ -1,0 +1,132 @@
+"""Variants of lesson L4.5: the sizes of a multi-head layer, and one head worked by hand.
+
+``variant(seed)`` gives the sizes (d_model, h, n) of the counting questions and the projected Q, K, V of
+two tokens whose head 1 the learner works out; ``wrong_answers(data)`` gives what each named mistake
+computes instead. Every number comes from the ``qkv`` library: the head is ``qkv.attention`` on the
+head's columns.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+from qkv import attention
+
+Matrix = list[list[int]]
+
+# The seed page's own numbers.
+SEED_PAGE: dict[str, Any] = {
+    "d_model": 512,
+    "h": 8,
+    "n": 10,
+    "Q": [[2, 1, 0, 1], [0, 0, 0, 1]],
+    "K": [[0, 1, 2, 1], [2, 1, 1, 2]],
+    "V": [[1, 2, 1, 2], [2, 1, 2, 0]],
+}
+
+SIZES = ((256, (4, 8)), (384, (6, 8, 12)), (512, (4, 8, 16)), (768, (6, 12, 16)), (1024, (8, 16)))
+ENTRIES = (-2, -1, 0, 1, 2)
+HEADS, D_HEAD = 2, 2  # the hand example: d_model = 4 in two heads of two columns
+ASKED = 1  # the head the learner works out (columns 2 and 3)
+
+
+def variant(seed: int | None) -> dict[str, Any]:
+    """The numbers of one variant: the seed page's for ``None``, otherwise drawn from ``seed``."""
+    numbers = SEED_PAGE if seed is None else _draw(random.Random(seed))
+    return {"seed": seed, **numbers, **_answers(numbers)}
+
+
+def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
+    """What the lesson's named mistakes compute for this variant."""
+    d_model, h, n = data["d_model"], data["h"], data["n"]
+    d_head = d_model // h
+    Q, K, V = (np.asarray(data[name], dtype=float) for name in ("Q", "K", "V"))  # each (2, 4)
+    cols = slice(0, D_HEAD)  # head 0: the wrong head
+    raw = [M.reshape(HEADS, 2, D_HEAD)[ASKED] for M in (Q, K, V)]  # heads cut without the transpose
+    wrong = {
+        "split_swapped": [n, h, d_head],
+        "split_full_width": [h, n, d_model],
+        "params_no_wo": 3 * d_model * d_model,
+        "params_biases": 4 * d_model * d_model + 4 * d_model,
+        "params_times_h": 4 * d_model * d_model * h,
+    }
+    for name, (q, k, v, scale) in {
+        "head0": (Q[:1, cols], K[:, cols], V[:, cols], 1 / np.sqrt(D_HEAD)),
+        "sqrt_d_model": (*_head(Q, K, V, ASKED), 1 / np.sqrt(HEADS * D_HEAD)),
+        "unscaled": (*_head(Q, K, V, ASKED), 1.0),
+        "reshaped": (raw[0][:1], raw[1], raw[2], 1 / np.sqrt(D_HEAD)),
+    }.items():
+        output, weights = attention(q, k, v, scale=scale, return_weights=True)  # (1, 2), (1, 2)
+        wrong[f"weights_{name}"] = _rounded(weights[0])
+        wrong[f"output_{name}"] = _rounded(output[0])
+    return wrong
+
+
+def _head(Q: Any, K: Any, V: Any, i: int) -> tuple[Any, Any, Any]:
+    """Token 0's query and every key and value of head ``i`` (its two columns)."""
+    cols = slice(i * D_HEAD, (i + 1) * D_HEAD)
+    return Q[:1, cols], K[:, cols], V[:, cols]
+
+
+def _answers(numbers: dict[str, Any]) -> dict[str, Any]:
+    d_model, h, n = numbers["d_model"], numbers["h"], numbers["n"]
+    Q, K, V = (np.asarray(numbers[name], dtype=float) for name in ("Q", "K", "V"))
+    output, weights = attention(*_head(Q, K, V, ASKED), return_weights=True)  # (1, 2), (1, 2)
+    return {
+        "d_head": d_model // h,
+        "split_shape": [h, n, d_model // h],
+        "params": 4 * d_model * d_model,
+        "head_weights": _rounded(weights[0]),
+        "head_output": _rounded(output[0]),
+    }
+
+
+def _rounded(values: Any) -> list[float]:
+    return [round(float(v), 6) for v in values]
+
+
+def _draw(rng: random.Random) -> dict[str, Any]:
+    # Redraw until every answer and every named mistake differ, so feedback is never ambiguous.
+    while True:
+        d_model, heads = rng.choice(SIZES)
+        h = rng.choice(heads)
+        n = rng.randint(3, 16)
+        matrices: list[Matrix] = [
+            [[rng.choice(ENTRIES) for _ in range(4)] for _ in range(2)] for _ in range(3)
+        ]
+        numbers = {"d_model": d_model, "h": h, "n": n, "Q": matrices[0], "K": matrices[1], "V": matrices[2]}
+        if _distinguishable(numbers):
+            return numbers
+
+
+def _distinguishable(numbers: dict[str, Any]) -> bool:
+    """Sizes whose answers and mistakes all differ, and a head whose weights are neither even nor one-hot."""
+    data = {**numbers, **_answers(numbers)}
+    wrong = wrong_answers(data)
+    h, n, d_head = data["split_shape"]
+    if len({h, n, d_head}) < 3:
+        return False
+    weights = [data["head_weights"]] + [wrong[f"weights_{name}"] for name in _MISTAKES]
+    outputs = [data["head_output"]] + [wrong[f"output_{name}"] for name in _MISTAKES]
+    first = data["head_weights"][0]
+    return (
+        0.6 < max(first, 1 - first) < 0.95
+        and _apart(weights)
+        and _apart(outputs)
+        and all(abs(value) > 0.05 for value in data["head_output"])
+    )
+
+
+_MISTAKES = ("head0", "sqrt_d_model", "unscaled", "reshaped")
+
+
+def _apart(vectors: list[list[float]]) -> bool:
+    """No two vectors within 0.02 of each other, or of each other reversed (typed to 3 decimals)."""
+    for i, a in enumerate(vectors):
+        for b in vectors[i + 1 :]:
+            if np.allclose(a, b, atol=0.02) or np.allclose(a, b[::-1], atol=0.02):
+                return False
+    return True

@@ -1,0 +1,285 @@
+"""The hidden tests of L4.6's code exercise, with expected values from the reference implementation below.
+
+The qkv library holds single-head attention only; the layer norm, the GELU and the pre-norm block are what
+this lesson teaches, so their reference lives here, built on ``qkv.attention`` for the heads. The project's
+tests hold ``transformer_block`` equal to PyTorch's ``torch.nn.TransformerEncoderLayer`` (norm_first, tanh
+GELU, zero attention biases) with the same weights. Each hint names a mistake learners make; the grader
+shows it when the failed result is what that mistake computes for the same inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from qkv import attention
+from qkv.grading import Close, Mistake, Suite, TestCase, missing_function_hint
+
+FUNCTIONS = ("layer_norm", "gelu", "transformer_block")
+Array = np.ndarray[Any, np.dtype[Any]]
+PARAM_KEYS = ("ln1_g", "ln1_b", "Wq", "Wk", "Wv", "Wo", "ln2_g", "ln2_b", "W1", "b1", "W2", "b2")
+
+# ------------------------------------------------------------------------------------------ reference
+
+
+def layer_norm(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Array:
+    """Normalise each row (the last axis) to mean 0 and variance 1, then scale by gamma and shift by beta.
+
+    Examples
+    --------
+    >>> layer_norm(np.array([[1.0, 3.0]]), np.ones(2), np.zeros(2), eps=0.0)
+    array([[-1.,  1.]])
+    """
+    X = np.asarray(X, dtype=float)
+    mean = X.mean(axis=-1, keepdims=True)  # (..., 1)
+    var = X.var(axis=-1, keepdims=True)  # (..., 1), biased: divided by d
+    return (X - mean) / np.sqrt(var + eps) * np.asarray(gamma) + np.asarray(beta)
+
+
+def gelu(x: Any) -> Array:
+    """GELU, tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+
+    Examples
+    --------
+    >>> float(np.round(gelu(1.0), 6))
+    0.841192
+    """
+    x = np.asarray(x, dtype=float)
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def _mha(X: Array, p: dict[str, Any], h: int, causal: bool) -> Array:
+    n, d = X.shape
+    Q, K, V = (
+        (X @ np.asarray(p[name], dtype=float)).reshape(n, h, d // h).transpose(1, 0, 2)
+        for name in ("Wq", "Wk", "Wv")
+    )  # each (h, n, d_head)
+    heads = attention(Q, K, V, causal=causal)  # (h, n, d_head)
+    return heads.transpose(1, 0, 2).reshape(n, d) @ np.asarray(p["Wo"], dtype=float)  # (n, d)
+
+
+def _mlp(X: Array, p: dict[str, Any], act: Callable[[Any], Array] = gelu) -> Array:
+    hidden = act(X @ np.asarray(p["W1"]) + np.asarray(p["b1"]))  # (n, d_ff)
+    return hidden @ np.asarray(p["W2"]) + np.asarray(p["b2"])  # (n, d)
+
+
+def transformer_block(X: Any, params: dict[str, Any], h: int, causal: bool = True) -> Array:
+    """A pre-norm block: X + MHA(LN₁(X)), then that plus MLP(LN₂(·)).
+
+    Examples
+    --------
+    >>> d = 4
+    >>> p = {"ln1_g": np.ones(d), "ln1_b": np.zeros(d), "ln2_g": np.ones(d), "ln2_b": np.zeros(d),
+    ...      "Wq": np.eye(d), "Wk": np.eye(d), "Wv": np.zeros((d, d)), "Wo": np.eye(d),
+    ...      "W1": np.zeros((d, 8)), "b1": np.zeros(8), "W2": np.zeros((8, d)), "b2": np.zeros(d)}
+    >>> transformer_block(np.eye(d)[:2], p, 2).tolist()  # nothing added to the residual stream
+    [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
+    """
+    X = np.asarray(X, dtype=float)
+    p = params
+    X = X + _mha(layer_norm(X, p["ln1_g"], p["ln1_b"]), p, h, bool(causal))  # (n, d)
+    return X + _mlp(layer_norm(X, p["ln2_g"], p["ln2_b"]), p)  # (n, d)
+
+
+# ---------------------------------------------------------------------------------------------- hints
+MISSING_FUNCTION = missing_function_hint(FUNCTIONS)
+WRONG_AXIS = (
+    "You normalised over the tokens (axis 0). Layer norm works on each token by itself: take the mean and "
+    "the variance over the last axis, the d_model features of one row."
+)
+UNBIASED_VARIANCE = (
+    "Your variance divides by d − 1 (ddof=1, as pandas and torch.var do by default). Layer norm uses the "
+    "plain mean of the squared deviations, divided by d: np.var's default."
+)
+EPS_OUTSIDE = (
+    "eps belongs inside the square root: divide by √(var + eps), not by √var + eps. The difference shows "
+    "when a row's variance is small."
+)
+EPS_IGNORED = "eps is missing: divide by √(var + eps), so that a constant row does not divide by zero."
+NO_GAMMA_BETA = "Scale by gamma and shift by beta after normalising: the output is x̂·gamma + beta."
+EXACT_GELU = (
+    "That is the exact GELU, 0.5·x·(1 + erf(x/√2)). This lesson, like PyTorch's approximate='tanh', uses "
+    "the tanh form: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."
+)
+GELU_NO_CUBE = "The tanh form has a cubic term: tanh(√(2/π)·(x + 0.044715·x³)), not tanh(√(2/π)·x)."
+RESIDUAL_MISSING = (
+    "A residual connection is missing: each sub-layer adds its result to its input, X + MHA(LN(X)) and then "
+    "X + MLP(LN(X)), so the residual stream carries X through the block."
+)
+POST_NORM = (
+    "That is a post-norm block, LN(X + MHA(X)). This one is pre-norm: normalise the input of each sub-layer "
+    "and add the sub-layer's result to the un-normalised X."
+)
+CAUSAL_IGNORED = (
+    "With causal=True (the default here), token i may attend only to tokens 0 … i: pass the mask to the "
+    "attention in every head."
+)
+SAME_NORM = (
+    "Each sub-layer has its own layer norm: ln1_g, ln1_b before attention and ln2_g, ln2_b before the MLP."
+)
+
+# -------------------------------------------------------------------------------- mistakes, computed
+
+
+def _ln(
+    axis: int = -1, ddof: int = 0, eps_place: str = "inside", affine: bool = True
+) -> Callable[..., Array]:
+    def compute(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Array:
+        X = np.asarray(X, dtype=float)
+        mean = X.mean(axis=axis, keepdims=True)
+        var = X.var(axis=axis, keepdims=True, ddof=ddof)
+        scale = {"inside": np.sqrt(var + eps), "outside": np.sqrt(var) + eps, "none": np.sqrt(var)}[eps_place]
+        with np.errstate(all="ignore"):
+            normed = (X - mean) / scale
+        return normed * np.asarray(gamma) + np.asarray(beta) if affine else normed
+
+    return compute
+
+
+def _exact_gelu(x: Any) -> Array:
+    x = np.asarray(x, dtype=float)
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def _gelu_no_cube(x: Any) -> Array:
+    x = np.asarray(x, dtype=float)
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * x))
+
+
+def _block(
+    norm: Callable[..., Array] = layer_norm,
+    act: Callable[[Any], Array] = gelu,
+    residual: tuple[bool, bool] = (True, True),
+    post_norm: bool = False,
+    causal: bool | None = None,
+    same_norm: bool = False,
+) -> Callable[..., Array]:
+    def compute(X: Any, p: dict[str, Any], h: int, wanted: bool = True) -> Array:
+        X = np.asarray(X, dtype=float)
+        masked = bool(wanted) if causal is None else causal
+        g2, b2 = (p["ln1_g"], p["ln1_b"]) if same_norm else (p["ln2_g"], p["ln2_b"])
+        if post_norm:
+            X = norm(X + _mha(X, p, h, masked), p["ln1_g"], p["ln1_b"])
+            return norm(X + _mlp(X, p, act), g2, b2)
+        attended = _mha(norm(X, p["ln1_g"], p["ln1_b"]), p, h, masked)
+        X = X + attended if residual[0] else attended
+        fed = _mlp(norm(X, g2, b2), p, act)
+        return X + fed if residual[1] else fed
+
+    return compute
+
+
+LN_HINTS = [
+    Mistake(WRONG_AXIS, _ln(axis=0)),
+    Mistake(UNBIASED_VARIANCE, _ln(ddof=1)),
+    Mistake(EPS_OUTSIDE, _ln(eps_place="outside")),
+    Mistake(EPS_IGNORED, _ln(eps_place="none")),
+    Mistake(NO_GAMMA_BETA, _ln(affine=False)),
+]
+GELU_HINTS = [Mistake(EXACT_GELU, _exact_gelu), Mistake(GELU_NO_CUBE, _gelu_no_cube)]
+BLOCK_HINTS = [
+    Mistake(RESIDUAL_MISSING, _block(residual=(False, True))),
+    Mistake(RESIDUAL_MISSING, _block(residual=(True, False))),
+    Mistake(RESIDUAL_MISSING, _block(residual=(False, False))),
+    Mistake(POST_NORM, _block(post_norm=True)),
+    Mistake(WRONG_AXIS, _block(norm=_ln(axis=0))),
+    Mistake(UNBIASED_VARIANCE, _block(norm=_ln(ddof=1))),
+    Mistake(EPS_OUTSIDE, _block(norm=_ln(eps_place="outside"))),
+    Mistake(EXACT_GELU, _block(act=_exact_gelu)),
+    Mistake(CAUSAL_IGNORED, _block(causal=False)),
+    Mistake(SAME_NORM, _block(same_norm=True)),
+]
+
+# ------------------------------------------------------------------------------------ input generators
+
+
+def _values(rng: np.random.Generator, *shape: int, spread: float = 1.5) -> Array:
+    return np.round(rng.uniform(-spread, spread, size=shape), 2)
+
+
+def _rows(n: int, d: int, scale: float = 1.0, eps: float | None = None) -> Callable[..., tuple[Any, ...]]:
+    def draw(rng: np.random.Generator) -> tuple[Any, ...]:
+        X = _values(rng, n, d) * scale
+        gamma, beta = 1 + _values(rng, d, spread=0.5), _values(rng, d, spread=0.5)
+        return (X, gamma, beta) if eps is None else (X, gamma, beta, eps)
+
+    return draw
+
+
+def _params(rng: np.random.Generator, d: int, d_ff: int) -> dict[str, Array]:
+    return {
+        "ln1_g": 1 + _values(rng, d, spread=0.5),
+        "ln1_b": _values(rng, d, spread=0.5),
+        "Wq": _values(rng, d, d, spread=0.8),
+        "Wk": _values(rng, d, d, spread=0.8),
+        "Wv": _values(rng, d, d, spread=0.8),
+        "Wo": _values(rng, d, d, spread=0.8),
+        "ln2_g": 1 + _values(rng, d, spread=0.5),
+        "ln2_b": _values(rng, d, spread=0.5),
+        "W1": _values(rng, d, d_ff, spread=0.8),
+        "b1": _values(rng, d_ff, spread=0.5),
+        "W2": _values(rng, d_ff, d, spread=0.8),
+        "b2": _values(rng, d, spread=0.5),
+    }
+
+
+def _block_args(n: int, d: int, h: int, causal: bool | None = None) -> Callable[..., tuple[Any, ...]]:
+    def draw(rng: np.random.Generator) -> tuple[Any, ...]:
+        args = (_values(rng, n, d) * 2, _params(rng, d, 4 * d), h)
+        return args if causal is None else (*args, causal)
+
+    return draw
+
+
+def _ln_case(name: str, args: Any) -> TestCase:
+    return TestCase(name, "layer_norm", args, layer_norm, Close(rtol=1e-6, atol=1e-7), LN_HINTS)
+
+
+def _block_case(name: str, args: Any) -> TestCase:
+    return TestCase(
+        name, "transformer_block", args, transformer_block, Close(rtol=1e-6, atol=1e-6), BLOCK_HINTS
+    )
+
+
+# --------------------------------------------------------------------------------------------- the suite
+functions = Suite(
+    FUNCTIONS,
+    [
+        _ln_case("layer_norm of 3 tokens with 4 features", _rows(3, 4)),
+        _ln_case("layer_norm of 5 tokens with 6 features", _rows(5, 6)),
+        _ln_case("layer_norm of one token", _rows(1, 5)),
+        _ln_case("layer_norm with eps = 0.5 given", _rows(3, 4, eps=0.5)),
+        _ln_case("layer_norm of rows with a tiny variance (eps matters)", _rows(4, 4, scale=0.003)),
+        TestCase(
+            "gelu of a vector",
+            "gelu",
+            lambda rng: (np.round(rng.uniform(-3, 3, size=7), 2),),
+            gelu,
+            Close(rtol=1e-7, atol=1e-9),
+            GELU_HINTS,
+        ),
+        TestCase(
+            "gelu of a matrix",
+            "gelu",
+            lambda rng: (np.round(rng.uniform(-3, 3, size=(3, 4)), 2),),
+            gelu,
+            Close(rtol=1e-7, atol=1e-9),
+            GELU_HINTS,
+        ),
+        _block_case(
+            "transformer_block, 4 tokens, d_model = 4, 2 heads (causal by default)", _block_args(4, 4, 2)
+        ),
+        _block_case(
+            "transformer_block, 5 tokens, d_model = 6, 3 heads, causal=True", _block_args(5, 6, 3, True)
+        ),
+        _block_case(
+            "transformer_block, 3 tokens, d_model = 8, 2 heads, causal=False", _block_args(3, 8, 2, False)
+        ),
+        _block_case("transformer_block, one token, d_model = 4, 1 head", _block_args(1, 4, 1)),
+    ],
+)
+
+SUITES = {"functions": functions}

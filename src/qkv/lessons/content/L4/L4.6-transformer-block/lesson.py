@@ -1,0 +1,112 @@
+"""Variants of lesson L4.6: the sizes of a block, and the layer norm of one token worked by hand.
+
+``variant(seed)`` gives n and d_model for the shape and counting questions and a two-token X whose first row
+the learner normalises; ``wrong_answers(data)`` gives what each named mistake computes instead (the variance
+divided by d − 1, the statistics taken over the tokens, the counts that forget a part of the block).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+SEED_PAGE: dict[str, Any] = {"n": 10, "d_model": 512, "X": [[1, 2, 3, 6], [3, 2, 1, 2]]}
+D_MODELS = (64, 128, 256, 384, 512, 768, 1024)
+
+
+def variant(seed: int | None) -> dict[str, Any]:
+    """The numbers of one variant: the seed page's for ``None``, otherwise drawn from ``seed``."""
+    numbers = SEED_PAGE if seed is None else _draw(random.Random(seed))
+    return {"seed": seed, **numbers, **_answers(numbers)}
+
+
+def _counts(d: int) -> dict[str, int]:
+    return {
+        "attention": 4 * d * d,  # Wq, Wk, Wv, Wo; no biases
+        "mlp": 2 * d * 4 * d,  # W1 (d, 4d) and W2 (4d, d)
+        "mlp_biases": 4 * d + d,  # b1 and b2
+        "norms": 2 * 2 * d,  # gamma and beta of two layer norms
+    }
+
+
+def _answers(numbers: dict[str, Any]) -> dict[str, Any]:
+    n, d = numbers["n"], numbers["d_model"]
+    row = np.asarray(numbers["X"][0], dtype=float)
+    normed = (row - row.mean()) / np.sqrt(row.var() + 1e-5)
+    return {
+        "hidden_shape": [n, 4 * d],
+        "block_shape": [n, d],
+        "block_params": sum(_counts(d).values()),
+        "row_mean": _rounded(row.mean()),
+        "row_var": _rounded(row.var()),
+        "row_normed": [_rounded(v) for v in normed],
+    }
+
+
+def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
+    """What the lesson's named mistakes compute for this variant."""
+    n, d = data["n"], data["d_model"]
+    counts = _counts(d)
+    total = sum(counts.values())
+    X = np.asarray(data["X"], dtype=float)  # (2, 4)
+    row = X[0]
+    unbiased = row.var(ddof=1)
+    over_tokens = (X - X.mean(axis=0)) / np.sqrt(X.var(axis=0) + 1e-5)  # (2, 4): statistics per column
+    return {
+        "hidden_d": [n, d],
+        "hidden_transposed": [4 * d, n],
+        "params_no_norms": total - counts["norms"],
+        "params_no_mlp_biases": total - counts["mlp_biases"],
+        "params_no_wo": total - d * d,
+        "params_one_norm": total - 2 * d,
+        "params_mlp_width_d": total - 6 * d * d - 3 * d,  # a hidden layer of d, not 4d
+        "var_unbiased": _rounded(unbiased),
+        "std_instead": _rounded(np.sqrt(row.var())),
+        "normed_unbiased": [_rounded(v) for v in (row - row.mean()) / np.sqrt(unbiased + 1e-5)],
+        "normed_over_tokens": [_rounded(v) for v in over_tokens[0]],
+        "centred_only": [_rounded(v) for v in row - row.mean()],
+    }
+
+
+def _rounded(value: Any) -> float:
+    return round(float(value), 6)
+
+
+def _draw(rng: random.Random) -> dict[str, Any]:
+    # Rows with a whole-number mean, and every answer and named mistake apart from the others.
+    while True:
+        first = [rng.randint(0, 8) for _ in range(4)]
+        if sum(first) % 4 or len(set(first)) < 3:
+            continue
+        numbers = {
+            "n": rng.randint(3, 32),
+            "d_model": rng.choice(D_MODELS),
+            "X": [first, [rng.randint(0, 8) for _ in range(4)]],
+        }
+        if _distinguishable(numbers):
+            return numbers
+
+
+def _distinguishable(numbers: dict[str, Any]) -> bool:
+    data = {**numbers, **_answers(numbers)}
+    wrong = wrong_answers(data)
+    if numbers["n"] in (numbers["d_model"], 4 * numbers["d_model"]):
+        return False
+    vectors = [
+        data["row_normed"],
+        wrong["normed_unbiased"],
+        wrong["normed_over_tokens"],
+        wrong["centred_only"],
+    ]
+    scalars = [data["row_var"], wrong["var_unbiased"], wrong["std_instead"], data["row_mean"]]
+    return _apart(vectors) and len({round(s, 2) for s in scalars}) == len(scalars)
+
+
+def _apart(vectors: list[list[float]]) -> bool:
+    for i, a in enumerate(vectors):
+        for b in vectors[i + 1 :]:
+            if np.allclose(a, b, atol=0.02) or np.allclose(a, b[::-1], atol=0.02):
+                return False
+    return True

@@ -1,0 +1,230 @@
+"""Lesson L4.5 as shipped: every number on its page, its named mistakes, its widget, and its PyTorch oracle."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+from qkv.lessons import load_catalog
+from qkv.lessons.pyfiles import import_lesson_file
+
+CATALOG = load_catalog()
+LESSON = CATALOG.lesson("L4.5")
+GRADING, _ = import_lesson_file(LESSON.source.parent / "grading.py")
+STARTER = """import numpy as np
+
+def split_heads(X, h):
+    pass
+
+def merge_heads(H):
+    pass
+
+def multi_head_attention(X, Wq, Wk, Wv, Wo, h, causal=False):
+    pass
+
+def mha_param_count(d_model):
+    pass
+"""
+
+
+def text_of(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def page(seed: int | None = None) -> dict[str, str]:
+    return {section.id: section.html for section in LESSON.render(seed)}
+
+
+def softmax(row: np.ndarray) -> np.ndarray:
+    e = np.exp(row - row.max())
+    return e / e.sum()  # type: ignore[no-any-return]
+
+
+def test_identity_and_sections() -> None:
+    assert (LESSON.title, LESSON.place) == ("Multi-head attention", "L4.5 · lesson 5 of 6")
+    assert (
+        LESSON.goal
+        == "Split d_model into h heads, attend in each head, merge the heads and mix them with W_O."
+    )
+    assert [s.id for s in LESSON.render()] == ["predict", "idea", "part1", "part2", "quiz", "reference"]
+    assert [(p.id, p.counts_toward_done, p.changes_with_variant) for p in LESSON.parts] == [
+        ("predict", False, False),
+        ("part1", True, True),
+        ("part2", True, False),
+        ("quiz", True, False),
+    ]
+    kinds = {ex.id: ex.kind for ex in LESSON.exercises.values()}
+    assert kinds == {
+        "guess": "choice",
+        "d-head": "numeric",
+        "split-shape": "numeric",
+        "params": "numeric",
+        "head-weights": "numeric",
+        "head-output": "numeric",
+        "functions": "code",
+        "quiz": "choice",
+        "quiz-transpose": "choice",
+    }
+
+
+def test_the_seed_page_numbers_are_right() -> None:
+    """Computed here from the definitions, without the lesson's code or qkv."""
+    v = LESSON.variant(None)
+    assert (v["d_model"], v["h"], v["n"]) == (512, 8, 10)
+    assert (
+        (v["d_head"], v["split_shape"], v["params"])
+        == (64, [8, 10, 64], 4 * 512**2)
+        == (64, [8, 10, 64], 1048576)
+    )
+    Q, K, V = (np.array(v[name], dtype=float) for name in "QKV")
+    q, keys, values = Q[0, 2:], K[:, 2:], V[:, 2:]
+    weights = softmax(keys @ q / np.sqrt(2))
+    assert np.allclose(v["head_weights"], weights, atol=1e-6)
+    assert np.allclose(v["head_output"], weights @ values, atol=1e-6)
+    assert np.allclose(v["head_weights"], [0.330238, 0.669762]) and np.allclose(
+        v["head_output"], [1.669762, 0.660477]
+    )
+    part1 = text_of(page()["part1"])
+    for shown in ("d_model = 512 and h = 8 heads", "n = 10 tokens", "Q = [[2, 1, 0, 1], [0, 0, 0, 1]]"):
+        assert shown in part1
+
+
+@pytest.mark.parametrize(
+    ("exercise", "typed", "expected"),
+    [
+        ("d-head", "64", "Correct"),
+        ("d-head", "512", "That is d_model itself."),
+        ("split-shape", "[8, 10, 64]", "Correct"),
+        ("split-shape", "(10, 8, 64)", "That is (n, h, d_head)"),
+        ("split-shape", "8 10 512", "Each head holds only its own slice"),
+        ("params", "1048576", "Correct"),
+        ("params", "786432", "you forgot W_O"),
+        ("params", "1050624", "That includes biases"),
+        ("params", "8388608", "The heads do not bring their own full-size matrices"),
+        ("head-weights", "[0.330, 0.670]", "Correct"),
+        ("head-weights", "[0.056, 0.944]", "Those are head 0's weights"),  # head 0: q = [2, 1]
+        ("head-weights", "[0.378, 0.622]", "You divided by √d_model = 2."),
+        ("head-weights", "[0.269, 0.731]", "You left the scores unscaled"),
+        ("head-weights", "[0.731, 0.269]", "Not quite"),  # the weights reversed: named, not given away
+        ("head-output", "[1.670, 0.660]", "Correct"),
+        ("head-output", "[0.330, 0.670]", "Those are the weights."),
+    ],
+)
+def test_answers_and_named_mistakes_on_the_seed_page(exercise: str, typed: str, expected: str) -> None:
+    feedback = LESSON.check(exercise, typed)
+    assert feedback.message.startswith(expected) or expected in feedback.message, feedback.message
+    assert feedback.correct == (expected == "Correct")
+
+
+def test_the_wrong_head_and_the_scale_mistakes_are_what_they_say() -> None:
+    namespace = LESSON.hooks.namespace(LESSON.variant(None))
+    Q, K = np.array(namespace["Q"], dtype=float), np.array(namespace["K"], dtype=float)
+    assert np.allclose(namespace["weights_head0"], softmax(K[:, :2] @ Q[0, :2] / np.sqrt(2)), atol=1e-6)
+    assert np.allclose(namespace["weights_sqrt_d_model"], softmax(K[:, 2:] @ Q[0, 2:] / 2), atol=1e-6)
+    assert np.allclose(namespace["weights_unscaled"], softmax(K[:, 2:] @ Q[0, 2:]), atol=1e-6)
+    # Cut in memory order, "head 1" is the second token's row: [Q[1, 0], Q[1, 1]] and the second rows.
+    assert np.allclose(
+        namespace["weights_reshaped"], softmax(K[1].reshape(2, 2) @ Q[1, :2] / np.sqrt(2)), atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_variant_tells_each_named_mistake_apart(seed: int) -> None:
+    namespace = LESSON.hooks.namespace(LESSON.variant(seed))
+    for exercise in LESSON.exercises.values():
+        if exercise.kind != "numeric":
+            continue
+        answer = json.dumps(namespace[exercise.answer])
+        assert LESSON.check(exercise.id, answer, variant_seed=seed).correct
+        for name, message in exercise.mistakes.items():
+            feedback = LESSON.check(exercise.id, json.dumps(namespace[name]), variant_seed=seed)
+            assert (feedback.correct, feedback.message) == (False, message), (seed, exercise.id, name)
+
+
+def test_the_variant_renders_its_own_numbers() -> None:
+    v = LESSON.variant(7)
+    part1 = text_of(page(7)["part1"])
+    assert f"d_model = {v['d_model']} and h = {v['h']} heads" in part1
+    assert f"n = {v['n']} tokens" in part1
+    assert "Q = " + json.dumps(v["Q"]) in part1
+
+
+def test_the_code_exercise_and_its_starter() -> None:
+    code = LESSON.exercises["functions"]
+    assert code.starter_code == STARTER
+    assert code.functions == ("split_heads", "merge_heads", "multi_head_attention", "mha_param_count")
+    assert html.escape(STARTER) in page()["part2"]
+
+
+def widget_config(fragment: str) -> dict[str, Any]:
+    (raw,) = re.findall(
+        r"<div class=\"widget\" data-widget=\"head-heatmaps\" data-config='([^']*)'>", fragment
+    )
+    return json.loads(html.unescape(raw))  # type: ignore[no-any-return]
+
+
+def test_the_heatmaps_show_each_heads_own_weights() -> None:
+    idea = page()["idea"]
+    config = widget_config(idea)
+    assert config["tokens"] == ["the", "cat", "sat", "down"] and config["initial"] == 2
+    assert [(view["h"], view["causal"]) for view in config["views"]] == [
+        (h, causal) for h in (1, 2, 4) for causal in (False, True)
+    ]
+    X = 2 * np.eye(4)
+    Wq = np.array([[1, 0, 1, 0], [0, 1, 0, 1], [-1, 0, -1, 0], [0, -1, 0, -1]], dtype=float)
+    Wk = np.array([[1, 0, 0, 1], [0, 1, -1, 0], [-1, 0, 0, -1], [0, -1, 1, 0]], dtype=float)
+    for view in config["views"]:
+        h, d_head = view["h"], 4 // view["h"]
+        for i, shown in enumerate(view["weights"]):
+            cols = slice(i * d_head, (i + 1) * d_head)
+            S = (X @ Wq[:, cols]) @ (X @ Wk[:, cols]).T / np.sqrt(d_head)
+            if view["causal"]:
+                S = np.where(np.tri(4, dtype=bool), S, -np.inf)
+            assert np.allclose(shown, np.apply_along_axis(softmax, 1, S), atol=1e-6)
+        assert view["shapes"][1] == ["Q = X·Wq, split", [h, 4, d_head]]
+    two = next(view for view in config["views"] if view["h"] == 2 and not view["causal"])
+    # Head 0 attends to the token itself, head 1 to the token before it.
+    assert all(row[i] > 0.85 for i, row in enumerate(two["weights"][0]))
+    assert all(row[i - 1] > 0.85 for i, row in enumerate(two["weights"][1]))
+    fallback = text_of(idea)
+    assert "head 0: weights (rows: queries)" in fallback and "head 1: weights (rows: queries)" in fallback
+    assert "0.8915" in fallback and "X (4, 4) → Q = X·Wq, split (2, 4, 2)" in fallback
+
+
+def test_the_reference_functions_on_a_small_example() -> None:
+    assert GRADING is not None
+    X = np.arange(8).reshape(2, 4)
+    assert GRADING.split_heads(X, 2).tolist() == [[[0, 1], [4, 5]], [[2, 3], [6, 7]]]
+    assert GRADING.merge_heads(GRADING.split_heads(X, 2)).tolist() == X.tolist()
+    with pytest.raises(ValueError, match="h = 3 does not divide d_model = 4"):
+        GRADING.split_heads(X, 3)
+    assert GRADING.mha_param_count(512) == 1048576
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(("d_model", "h", "n"), [(4, 2, 3), (6, 3, 5), (8, 4, 7), (8, 1, 4), (16, 8, 6)])
+def test_multi_head_attention_matches_pytorch(d_model: int, h: int, n: int, causal: bool) -> None:
+    torch = pytest.importorskip("torch")
+    assert GRADING is not None
+    rng = np.random.default_rng(d_model * 100 + h * 10 + n)
+    X = rng.normal(size=(n, d_model)).astype(np.float32)
+    Wq, Wk, Wv, Wo = (rng.normal(size=(d_model, d_model)).astype(np.float32) for _ in range(4))
+    layer = torch.nn.MultiheadAttention(d_model, h, bias=False, batch_first=True)
+    with torch.no_grad():
+        # PyTorch multiplies by weight.T; our matrices act as X @ W, so they go in transposed.
+        layer.in_proj_weight.copy_(torch.from_numpy(np.concatenate([Wq.T, Wk.T, Wv.T])))
+        layer.out_proj.weight.copy_(torch.from_numpy(Wo.T))
+        x = torch.from_numpy(X)[None]
+        mask = torch.nn.Transformer.generate_square_subsequent_mask(n) if causal else None
+        expected, _ = layer(x, x, x, need_weights=False, attn_mask=mask, is_causal=causal)
+    ours = GRADING.multi_head_attention(X, Wq, Wk, Wv, Wo, h, causal=causal)
+    np.testing.assert_allclose(ours, expected[0].numpy(), rtol=1e-5, atol=1e-5)
+    if causal:  # and the mask matters: without it the result differs
+        assert not np.allclose(
+            GRADING.multi_head_attention(X, Wq, Wk, Wv, Wo, h), expected[0].numpy(), atol=1e-3
+        )

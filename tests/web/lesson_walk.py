@@ -1,0 +1,137 @@
+"""A learner's walk through any lesson page in Chromium: wrong answers first, then the right ones.
+
+Used by the browser tests of the later lessons. The lesson engine, not this file, knows the answers: a
+numeric exercise's right answer is the variant's value it names, its wrong answer the value of its first
+named mistake; a choice's wrong answer is any letter the engine rejects. Code exercises are walked with the
+lesson's corpora (a wrong program first, whose hint must show, then a correct one).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from test_browser import _progress, _replace_editor_text, _shot
+
+CORPORA = Path(__file__).parents[1] / "lesson_corpora"
+
+
+def expected_hint_text(lesson: Any, path: Path) -> str:
+    """The sentence a wrong corpus file must be told (its ``# expected hint: NAME`` line)."""
+    from qkv.lessons.pyfiles import import_lesson_file
+
+    name = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
+    assert name, path
+    module, problems = import_lesson_file(lesson.source.parent / "grading.py")
+    assert module is not None, problems
+    return str(getattr(module, name.group(1)))
+
+
+def answer_text(value: Any) -> str:
+    return json.dumps(value)
+
+
+def check_choice(page: Any, lesson: Any, exercise: Any, seed: int | None, wrong_first: bool = True) -> None:
+    from playwright.sync_api import expect
+
+    form = page.locator(f'form.exercise[data-exercise-id="{exercise.id}"]')
+    feedback = page.locator(f"#feedback-{exercise.id}")
+    letters = [choice.letter for choice in exercise.choices]
+    right = next(letter for letter in letters if lesson.check(exercise.id, letter, variant_seed=seed).correct)
+    if wrong_first:
+        wrong = next(letter for letter in letters if letter != right)
+        form.locator(f'input[type="radio"][value="{wrong}"]').check()
+        form.get_by_role("button", name="Check").click()
+        expect(feedback).to_have_class(re.compile("is-wrong"))
+        expect(feedback).to_contain_text(lesson.check(exercise.id, wrong, variant_seed=seed).message[:40])
+    # The keyboard: focus the right radio and press Enter in the form.
+    radio = form.locator(f'input[type="radio"][value="{right}"]')
+    radio.focus()
+    page.keyboard.press("Space")
+    form.get_by_role("button", name="Check").focus()
+    page.keyboard.press("Enter")
+    expect(feedback).to_have_class(re.compile("is-correct"))
+
+
+def check_numeric(page: Any, lesson: Any, exercise: Any, seed: int | None) -> str:
+    """A named mistake first (its sentence must show), then the right answer; returns what was typed."""
+    from playwright.sync_api import expect
+
+    names = lesson.hooks.namespace(lesson.variant(seed))
+    box = page.locator(f"#answer-{exercise.id}")
+    feedback = page.locator(f"#feedback-{exercise.id}")
+    if exercise.mistakes:
+        mistake = next(iter(exercise.mistakes))
+        box.fill(answer_text(names[mistake]))
+        box.press("Enter")
+        expect(feedback).to_have_class(re.compile("is-wrong"))
+        told = lesson.check(exercise.id, answer_text(names[mistake]), variant_seed=seed).message
+        expect(feedback).to_contain_text(told)
+    right = answer_text(names[exercise.answer])
+    box.fill(right)
+    box.press("Enter")
+    expect(feedback).to_have_class(re.compile("is-correct"))
+    return right
+
+
+def check_code(page: Any, lesson: Any, exercise: Any) -> None:
+    from playwright.sync_api import expect
+
+    folder = CORPORA / lesson.id / exercise.id
+    wrong = sorted((folder / "wrong").glob("*.py"))[0]
+    correct = sorted((folder / "correct").glob("*.py"))[0]
+    box = page.locator(f'.code-exercise[data-exercise-id="{exercise.id}"]')
+    editor = box.locator(".cm-content")
+    results = box.locator(".grade-results")
+    _replace_editor_text(page, editor, wrong.read_text())
+    page.keyboard.press("Control+Enter")
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
+    )
+    expect(results.locator(".test-hint").first).to_be_visible()
+    expect(results).to_contain_text(expected_hint_text(lesson, wrong)[:50])
+    _replace_editor_text(page, editor, correct.read_text())
+    page.keyboard.press("Control+Enter")
+    expect(results.locator(".grade-summary")).to_have_text(
+        re.compile(r"✓ All \d+ tests passed"), timeout=60_000
+    )
+
+
+def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str]:
+    """Do every exercise of the lesson (wrong first) and check that the progress panel says done."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{base_url}/lessons/{lesson.id}")
+    expect(page.locator("h1")).to_have_text(lesson.title)
+    seed = _progress(page)["variant_seed"]
+    typed: dict[str, str] = {}
+    for exercise in lesson.exercises.values():
+        if exercise.kind == "choice":
+            check_choice(page, lesson, exercise, seed)
+        elif exercise.kind in ("numeric", "letter"):
+            typed[exercise.id] = check_numeric(page, lesson, exercise, seed)
+        elif exercise.kind == "code":
+            check_code(page, lesson, exercise)
+    for part in lesson.parts:
+        expect(page.locator(f'.progress-part[data-part="{part.id}"]')).to_have_class(re.compile("is-done"))
+    expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
+    _shot(page, shot_name)
+    # Reload: the answers and their feedback come back.
+    page.reload()
+    for exercise_id, answer in typed.items():
+        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
+        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    return typed
+
+
+def assert_fits_a_phone(page: Any, width: int) -> None:
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1] == width, f"The page is {widths[0]} px wide at a {width} px viewport."
+    hidden = page.evaluate(
+        """() => [...document.querySelectorAll('.widget-live, .widget-live svg, .math-display, .lesson-section p:not(.visually-hidden)')]
+            .filter((e) => e.offsetParent !== null && e.getBoundingClientRect().right > window.innerWidth + 1)
+            .map((e) => `${e.className.baseVal ?? e.className}: ${e.getBoundingClientRect().right}`)"""
+    )
+    assert hidden == [], hidden

@@ -1,0 +1,98 @@
+"""L4.5 in Chromium: the whole lesson walked (wrong answers first), the heads widget by keyboard, a phone in dark mode."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from lesson_walk import assert_fits_a_phone, walk
+from test_browser import CHROMIUM, LiveServer, _new_page, _shot, browser, live_server
+
+__all__ = ["browser", "live_server"]  # the fixtures, shared with the L4.1 browser tests
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
+]
+
+
+def _lesson() -> Any:
+    from qkv.lessons import load_catalog
+
+    return load_catalog().lesson("L4.5")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_learner_walks_the_whole_lesson(live_server: LiveServer, browser: Any) -> None:
+    errors: list[str] = []
+    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    walk(page, live_server.url, _lesson(), "l45-done-desktop")
+    assert errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(120)
+def test_the_heads_widget_by_keyboard(live_server: LiveServer, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/lessons/L4.5")
+    widget = page.locator('[data-widget="head-heatmaps"]')
+    config = json.loads(widget.get_attribute("data-config"))
+    expect(widget.locator("svg.heatmap")).to_have_count(2)
+    # The cells show the server's numbers for two heads, rounded to two decimals.
+    two = next(v for v in config["views"] if v["h"] == 2 and not v["causal"])
+    first_cell = widget.locator("svg.heatmap").first.locator("text.heatmap-value").first
+    expect(first_cell).to_have_text(f"{two['weights'][0][0][0]:.2f}".rstrip("0").rstrip("."))
+    expect(widget.locator("li[data-shape]").nth(1)).to_have_text("Q = X·Wq, split (2, 4, 2)")
+
+    # Arrow keys move between the numbers of heads; Space toggles the causal mask.
+    widget.get_by_label("2 heads").focus()
+    page.keyboard.press("ArrowRight")
+    expect(widget.get_by_label("4 heads")).to_be_checked()
+    expect(widget.locator("svg.heatmap")).to_have_count(4)
+    expect(widget.locator("li[data-shape]").nth(1)).to_have_text("Q = X·Wq, split (4, 4, 1)")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    expect(widget.get_by_label("1 head", exact=True)).to_be_checked()
+    expect(widget.locator("svg.heatmap")).to_have_count(1)
+    widget.get_by_label("Causal mask in every head").focus()
+    page.keyboard.press("Space")
+    one_causal = next(v for v in config["views"] if v["h"] == 1 and v["causal"])
+    label = widget.locator("svg.heatmap").first.get_attribute("aria-label")
+    assert label is not None and label.startswith("head 0: the attends 1 to the, 0 to cat")
+    assert one_causal["weights"][0][0] == [1.0, 0.0, 0.0, 0.0]
+    _shot(page, "l45-widget-keyboard")
+    assert errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_phone_in_either_scheme(live_server: LiveServer, browser: Any, scheme: str) -> None:
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = _new_page(browser, errors, viewport={"width": 375, "height": 800}, color_scheme=scheme)
+    page.goto(f"{live_server.url}/lessons/L4.5")
+    expect(page.locator('[data-widget="head-heatmaps"] svg.heatmap')).to_have_count(2)
+    expect(page.locator(".code-exercise .cm-content")).to_be_visible()
+    assert_fits_a_phone(page, 375)
+    # No answer is on the page before it is earned: the seed's head weights appear nowhere yet.
+    assert "0.330238" not in page.locator("#part1").inner_text()
+    assert not re.search(r"1048576", page.locator("#part1").inner_text())
+    page.locator("#idea").screenshot(path=str(_artifact(f"l45-idea-375px-{scheme}")))
+    _shot(page, f"l45-375px-{scheme}")
+    assert errors == []
+    page.context.close()
+
+
+def _artifact(name: str) -> Any:
+    from test_browser import ARTIFACTS
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS / f"{name}.png"

@@ -1,0 +1,103 @@
+"""L4.6 in Chromium: the whole lesson walked (wrong answers first), the block widget by keyboard, a phone in both schemes."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from lesson_walk import assert_fits_a_phone, walk
+from test_browser import ARTIFACTS, CHROMIUM, LiveServer, _new_page, _shot, browser, live_server
+
+__all__ = ["browser", "live_server"]  # the fixtures, shared with the L4.1 browser tests
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
+]
+
+
+def _lesson() -> Any:
+    from qkv.lessons import load_catalog
+
+    return load_catalog().lesson("L4.6")
+
+
+def _compact(value: float) -> str:
+    text = f"{value:.4f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_learner_walks_the_whole_lesson_and_the_index_says_complete(
+    live_server: LiveServer, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    lesson = _lesson()
+    walk(page, live_server.url, lesson, "l46-done-desktop")
+    page.goto(live_server.url + "/")
+    card = page.locator(".lesson-card", has=page.locator(f'a[href="/lessons/{lesson.id}"]'))
+    expect(card).to_contain_text("✓ complete")
+    assert errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(120)
+def test_the_block_widget_by_keyboard(live_server: LiveServer, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/lessons/L4.6")
+    widget = page.locator('[data-widget="residual-block"]')
+    config = json.loads(widget.get_attribute("data-config"))
+    views = {(v["scale"], v["residual"], v["norm"]): v for v in config["views"]}
+
+    def shows(view: dict[str, Any]) -> None:
+        for i, (norm, cosine) in enumerate(zip(view["row_norms"], view["cosines"], strict=True)):
+            expect(widget.locator(f'[data-norm="{i}"]')).to_have_text(_compact(norm))
+            expect(widget.locator(f'[data-cosine="{i}"]')).to_have_text(_compact(cosine))
+
+    expect(widget.locator("svg.block-diagram")).to_be_visible()
+    shows(views[1, True, True])
+    assert "(4, 16)" in widget.locator("svg.block-diagram").inner_html()
+    widget.get_by_role("checkbox", name="Residual connections").focus()
+    page.keyboard.press("Space")
+    shows(views[1, False, True])
+    expect(widget.locator(".block-arrow.is-off").first).to_be_visible()
+    page.keyboard.press("Tab")
+    expect(widget.get_by_role("checkbox", name="Layer norms")).to_be_focused()
+    page.keyboard.press("Space")
+    shows(views[1, False, False])
+    page.keyboard.press("Tab")
+    page.keyboard.press("Space")
+    shows(views[10, False, False])
+    _shot(page, "l46-widget-keyboard")
+    assert errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_phone_in_either_scheme(live_server: LiveServer, browser: Any, scheme: str) -> None:
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = _new_page(browser, errors, viewport={"width": 375, "height": 800}, color_scheme=scheme)
+    page.goto(f"{live_server.url}/lessons/L4.6")
+    expect(page.locator('[data-widget="residual-block"] svg.block-diagram')).to_be_visible()
+    expect(page.locator(".code-exercise .cm-content")).to_be_visible()
+    assert_fits_a_phone(page, 375)
+    # No answer is on the page before it is earned.
+    part1 = page.locator("#part1").inner_text()
+    assert "3150336" not in part1 and not re.search(r"1\.60\d", part1)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("#idea").screenshot(path=str(ARTIFACTS / f"l46-idea-375px-{scheme}.png"))
+    _shot(page, f"l46-375px-{scheme}")
+    assert errors == []
+    page.context.close()
