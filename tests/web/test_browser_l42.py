@@ -133,7 +133,7 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_
         re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
     )
     expect(results.locator(".test-hint").first).to_contain_text("divided by d_k itself")
-    expect(results.locator(".test-call").first).to_contain_text("scaled_scores(")
+    expect(results.locator(".test-repro").first).to_contain_text("scaled_scores(")
     results.screenshot(path=str(ARTIFACTS / "l42-code-wrong.png"))
     _replace_editor_text(page, editor, (CORPUS / "correct" / "reference.py").read_text())
     page.keyboard.press("Control+Enter")

@@ -221,8 +221,10 @@ def test_a_finished_lesson_says_so_and_points_onward(
     complete = page.locator("#lesson-complete")
     expect(complete).to_be_visible()
     expect(complete).to_contain_text("✓ Lesson complete: every exercise is done.")
-    expect(complete).to_contain_text("Next in the chapter: Scaled dot-product scores (not written yet).")
-    expect(complete.get_by_role("link", name="Back to all lessons")).to_have_attribute("href", "/")
+    expect(complete).to_contain_text("Next: L4.2 · lesson 2 of 6, Scaled dot-product scores.")
+    expect(
+        complete.get_by_role("link", name="L4.2 · lesson 2 of 6, Scaled dot-product scores")
+    ).to_have_attribute("href", "/lessons/L4.2")
     progress = _progress(page)
     assert progress["done"] == progress["total"]
     _shot(page, "walk-complete")
