@@ -121,3 +121,12 @@ def app(make_app: Callable[..., FastAPI]) -> FastAPI:
 @pytest.fixture
 def browser(app: FastAPI) -> Browser:
     return Browser(app).open_lesson()
+
+
+def learner_id_of(browser: Browser) -> str:
+    """The learner id in a browser's signed cookie (what the server reads)."""
+    from itsdangerous import URLSafeSerializer
+
+    cookie = browser.client.cookies.get("qkv_learner")
+    assert cookie, "this browser has no learner cookie yet"
+    return str(URLSafeSerializer(SECRET, salt="qkv.learner").loads(cookie))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_fixtures import API, CORRECT_SOLUTION, SECRET, WRONG_SOLUTION, Browser
+from backend_fixtures import API, CORRECT_SOLUTION, WRONG_SOLUTION, Browser, learner_id_of
 from fastapi import FastAPI
 
 from qkv.web.grading_queue import (
@@ -351,7 +351,7 @@ def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..
     waiter.start()
     assert in_line.wait(30), "the second program never got in line"
     queue.submit = submit
-    second_learner = _learner_id(second)
+    second_learner = learner_id_of(second)
     assert second.client.get(f"{API}/code/queue").json() == {"position": 0}
     cancelled = second.post(f"{API}/code/cancel", {})
     assert cancelled.status_code == 200 and cancelled.json() == {"cancelled": True}
@@ -363,11 +363,3 @@ def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..
     worker.join(60)
     assert results[0].status_code == 200  # the program being graded was not touched
     assert second.progress()["exercises"]["functions"]["attempts"] == 0  # a cancelled run is not saved
-
-
-def _learner_id(browser: Browser) -> str:
-    from itsdangerous import URLSafeSerializer
-
-    cookie = browser.client.cookies.get("qkv_learner")
-    assert cookie
-    return str(URLSafeSerializer(SECRET, salt="qkv.learner").loads(cookie))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from backend_fixtures import API, LESSON_URL, SECRET, Browser
+from backend_fixtures import API, LESSON_URL, SECRET, Browser, learner_id_of
 from fastapi import FastAPI
 
 from qkv.lessons import BUILTIN_CONTENT, load_catalog
@@ -284,3 +284,29 @@ def test_the_progress_document_says_what_is_done(browser: Browser) -> None:
     assert (part2["done"], part2["total"], quiz["done"]) == (0, 1, 0)
     assert progress["exercises"]["q"]["done"] is True
     assert progress["exercises"]["quiz"]["done"] is False
+
+
+def test_the_index_says_a_chapter_is_complete_only_when_every_lesson_is_done(
+    app: FastAPI, browser: Browser
+) -> None:
+    store = app.state.qkv.store
+    learner = learner_id_of(browser)
+    lessons = load_catalog().lessons
+    assert [lesson.id for lesson in lessons] == [f"L4.{i}" for i in range(1, 7)]
+
+    def finish(lesson: Any) -> None:
+        for exercise in lesson.exercises.values():
+            if exercise.kind == "code":
+                store.record_code(
+                    learner, lesson.id, exercise.id, "# solved", {"status": "pass", "tests": []}
+                )
+            else:
+                store.record_answer(learner, lesson.id, exercise.id, "right", correct=True, message="Right.")
+
+    for lesson in lessons[:-1]:
+        finish(lesson)
+    index = " ".join(browser.client.get("/", headers={"accept": "text/html"}).text.split())
+    assert index.count("✓ complete") == 5 and "Chapter complete" not in index  # L4.6 is still to do
+    finish(lessons[-1])
+    index = " ".join(browser.client.get("/", headers={"accept": "text/html"}).text.split())
+    assert "✓ Chapter complete: every lesson of Attention is done." in index

@@ -66,7 +66,11 @@ def index(request: Request, services: AppServices, learner: Reader) -> Response:
                     "written": True,
                 }
             )
-        chapters.append({"id": chapter.id, "title": chapter.title, "lessons": lessons})
+        # A chapter is complete when every one of its lessons is written and every counted exercise is done.
+        complete = bool(lessons) and all(
+            entry["written"] and entry["total"] and entry["done"] >= entry["total"] for entry in lessons
+        )
+        chapters.append({"id": chapter.id, "title": chapter.title, "lessons": lessons, "complete": complete})
     context = {
         "chapters": chapters,
         "learner": _learner_view(services, learner),
