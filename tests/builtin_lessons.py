@@ -14,6 +14,7 @@ from qkv.lessons.pyfiles import import_lesson_file
 L41_FOLDER = BUILTIN_CONTENT / "L4" / "L4.1-queries-keys-values"
 L41_EXERCISE = load_catalog().code_exercise("L4.1/functions")
 L41_SUITE = L41_EXERCISE.suite
+L41_TESTS = len(L41_SUITE.table)  # the hidden tests of L4.1's code exercise
 
 
 def _grading_module() -> ModuleType:

@@ -7,13 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from builtin_lessons import L41_GRADING, L41_SUITE
+from builtin_lessons import L41_GRADING, L41_SUITE, L41_TESTS
 from qkv.grading import hints as grading_hints
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent
-
-TESTS = len(L41_SUITE.table)  # the hidden tests of L4.1's code exercise
 
 
 def corpus(kind: str) -> list[Path]:
@@ -26,8 +24,8 @@ def test_correct_solutions_pass(grader, path: Path, seed: int) -> None:
     result = grader.grade(path.read_text(), L41_SUITE, seed=seed)
     failures = [test for test in result.tests if test.status != "pass"]
     assert result.status == "pass", failures or result.message
-    assert result.score == (TESTS, TESTS)
-    assert result.message == f"All {TESTS} tests passed."
+    assert result.score == (L41_TESTS, L41_TESTS)
+    assert result.message == f"All {L41_TESTS} tests passed."
 
 
 def expected_hint(path: Path) -> str:

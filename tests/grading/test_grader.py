@@ -11,15 +11,13 @@ import numpy as np
 import pytest
 
 import qkv.grading.grader as grader_module
-from builtin_lessons import L41_SUITE
+from builtin_lessons import L41_SUITE, L41_TESTS
 from qkv import param_count
 from qkv.grading import RESULTS_VERSION, Grader, GradeResult, SandboxUnavailable, sandbox_available
 from qkv.grading.grader import RLIMITS_ONLY
 
 pytestmark = pytest.mark.timeout(120)
 CORRECT = (Path(__file__).parent / "correct" / "reference_style.py").read_text()
-
-TESTS = len(L41_SUITE.table)  # the hidden tests of L4.1's code exercise
 
 
 def test_the_results_document_has_exactly_the_documented_fields(grader: Grader) -> None:
@@ -40,7 +38,7 @@ def test_the_results_document_has_exactly_the_documented_fields(grader: Grader) 
     assert document["status"] == "pass" and document["seed"] == 11
     assert isinstance(document["duration_ms"], int)
     fields = {"name", "status", "message", "hint", "function", "call", "expected", "got", "ran"}
-    assert [set(test) for test in document["tests"]] == [fields] * TESTS
+    assert [set(test) for test in document["tests"]] == [fields] * L41_TESTS
     cases = L41_SUITE.cases(11)
     assert [test["name"] for test in document["tests"]] == [case.name for case in cases]
     assert [test["function"] for test in document["tests"]] == [case.function for case in cases]

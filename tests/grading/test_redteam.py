@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import qkv.grading.grader as grader_module
-from builtin_lessons import L41_SUITE
+from builtin_lessons import L41_SUITE, L41_TESTS
 from qkv.grading import Grader, GradeResult, Limits, sandbox_available
 from qkv.grading.cgroups import SandboxCgroup, cgroups_available
 from qkv.grading.grader import interpret
@@ -36,8 +36,6 @@ CASES = L41_SUITE.cases(5)
 needs_bubblewrap = pytest.mark.skipif(
     not sandbox_available(), reason="bubblewrap is not installed (apt-get install bubblewrap)"
 )
-
-TESTS = len(L41_SUITE.table)  # the hidden tests of L4.1's code exercise
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +158,7 @@ def _processes_named(name: str) -> list[int]:
 @pytest.mark.timeout(60)
 def test_a_daemon_in_its_own_session_does_not_outlive_the_grading(strict_grader: Grader) -> None:
     result = grade_hostile(strict_grader, "daemon_escape.py")  # held already; kept as a regression test
-    assert result.status == "fail" and result.score == (4, TESTS)
+    assert result.status == "fail" and result.score == (4, L41_TESTS)
     assert _processes_named("qkvdaemonchild") == []
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from builtin_lessons import L41_SUITE
+from builtin_lessons import L41_SUITE, L41_TESTS
 from qkv.grading import Limits
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
@@ -15,8 +15,6 @@ from qkv.grading.values import MalformedReport, Opaque, decode_value
 CASES = L41_SUITE.cases(1)
 IMPORTED = {"event": "imported"}
 
-TESTS = len(L41_SUITE.table)  # the hidden tests of L4.1's code exercise
-
 
 def none_results(count: int) -> list[dict[str, Any]]:
     return [{"event": "result", "id": i, "outcome": "returned", "value": {"t": "none"}} for i in range(count)]
@@ -24,16 +22,16 @@ def none_results(count: int) -> list[dict[str, Any]]:
 
 def test_a_complete_report_is_judged() -> None:
     status, message, tests = interpret(
-        RawRun(events=[IMPORTED, *none_results(TESTS), {"event": "done"}]), CASES, Limits()
+        RawRun(events=[IMPORTED, *none_results(L41_TESTS), {"event": "done"}]), CASES, Limits()
     )
-    assert status == "fail" and message == f"0 of {TESTS} tests passed." and len(tests) == TESTS
+    assert status == "fail" and message == f"0 of {L41_TESTS} tests passed." and len(tests) == L41_TESTS
 
 
 @pytest.mark.parametrize(
     ("events", "reason"),
     [
         (
-            [IMPORTED, *none_results(TESTS), *none_results(1), {"event": "done"}],
+            [IMPORTED, *none_results(L41_TESTS), *none_results(1), {"event": "done"}],
             "a result came for a test that was not expected next",
         ),
         (
@@ -41,11 +39,11 @@ def test_a_complete_report_is_judged() -> None:
             "a result came for a test that was not expected next",
         ),
         (
-            [IMPORTED, *none_results(TESTS - 1), {"event": "done"}],
+            [IMPORTED, *none_results(L41_TESTS - 1), {"event": "done"}],
             "the report ended before every test had a result",
         ),
         (
-            [IMPORTED, *none_results(TESTS), {"event": "done"}, {"event": "done"}],
+            [IMPORTED, *none_results(L41_TESTS), {"event": "done"}, {"event": "done"}],
             "something was reported after the end",
         ),
         ([IMPORTED, {"event": "pass"}], "an unexpected event 'pass' was reported"),
@@ -57,7 +55,7 @@ def test_a_complete_report_is_judged() -> None:
             [IMPORTED, {"event": "result", "id": 0, "outcome": "returned", "value": {"t": "int", "v": 1.5}}],
             "1.5 is not a whole number",
         ),
-        ([*none_results(TESTS), {"event": "done"}], "an unexpected event 'result' was reported"),
+        ([*none_results(L41_TESTS), {"event": "done"}], "an unexpected event 'result' was reported"),
         ([IMPORTED, IMPORTED], "an unexpected event 'imported' was reported"),
     ],
 )
@@ -84,7 +82,7 @@ def test_a_silent_end_after_import_blames_the_running_test() -> None:
     raw = RawRun(events=[IMPORTED, *none_results(2)], signal=24)
     status, message, tests = interpret(raw, CASES, Limits(cpu_s=3))
     assert status == "fail" and message == (
-        f"0 of 3 tests that ran passed; {TESTS - 3} did not run because an earlier test stopped your program."
+        f"0 of 3 tests that ran passed; {L41_TESTS - 3} did not run because an earlier test stopped your program."
     )
     assert tests[2].status == "error"
     assert tests[2].message == "Your code used more than 3 s of CPU time, so it was stopped."
