@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
+from lesson_pages import text_of
 from qkv import attention, attention_scores, project_qkv, softmax
 from qkv.grading import Mistake, Outcome
 from qkv.grading.hints import first_hint
@@ -40,10 +41,6 @@ def param_count(d_model, d_k, d_v):
 
 def page(seed: int | None = None) -> dict[str, RenderedSection]:
     return {section.id: section for section in LESSON.render(seed)}
-
-
-def text_of(fragment: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
 def test_identity_of_the_lesson_and_chapter() -> None:

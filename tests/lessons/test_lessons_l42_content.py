@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from lesson_pages import text_of, typed
 from qkv import attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.markup import fill
@@ -32,17 +33,6 @@ NUMERIC = ("raw", "scaled", "second", "growth")
 
 def page(seed: int | None = None) -> dict[str, RenderedSection]:
     return {section.id: section for section in LESSON.render(seed)}
-
-
-def text_of(fragment: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
-
-
-def typed(value: object) -> str:
-    """A value as a learner would type it, with every digit kept."""
-    if isinstance(value, list):
-        return "[" + ", ".join(repr(float(v)) for v in value) + "]"
-    return repr(float(value))  # type: ignore[arg-type]
 
 
 def test_identity_place_and_goal() -> None:

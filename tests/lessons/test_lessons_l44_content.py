@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from lesson_pages import text_of
 from qkv import attention, attention_scores, causal_mask, softmax
 from qkv.lessons import LessonPart, RenderedSection, load_catalog
 
@@ -33,10 +34,6 @@ q, K, V = [[1, 0]], [[1, 0], [0, 1]], [[2, 0], [0, 2]]
 
 def page(seed: int | None = None) -> dict[str, RenderedSection]:
     return {section.id: section for section in LESSON.render(seed)}
-
-
-def text_of(fragment: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
 def vector(values: Any) -> str:

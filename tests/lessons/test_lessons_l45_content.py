@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from lesson_pages import text_of
 from qkv.lessons import load_catalog
 from qkv.lessons.pyfiles import import_lesson_file
 
@@ -30,10 +31,6 @@ def multi_head_attention(X, Wq, Wk, Wv, Wo, h, causal=False):
 def mha_param_count(d_model):
     pass
 """
-
-
-def text_of(fragment: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
 def page(seed: int | None = None) -> dict[str, str]:

@@ -11,16 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from lesson_pages import text_of
 from qkv.lessons import load_catalog
 from qkv.lessons.pyfiles import import_lesson_file
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.6")
 GRADING, _ = import_lesson_file(LESSON.source.parent / "grading.py")
-
-
-def text_of(fragment: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
 def page(seed: int | None = None) -> dict[str, str]:

@@ -76,22 +76,38 @@ def check_numeric(page: Any, lesson: Any, exercise: Any, seed: int | None) -> st
     return right
 
 
-def check_code(page: Any, lesson: Any, exercise: Any) -> None:
+def check_code(
+    page: Any,
+    lesson: Any,
+    exercise: Any,
+    *,
+    wrong: str | None = None,
+    call: str | None = None,
+    shot: Path | None = None,
+) -> None:
+    """Run a wrong corpus program (the first, or the one named) and see its hint, then a correct one pass.
+
+    ``call`` is the start of the failing call the results must show; ``shot`` a screenshot of the results.
+    """
     from playwright.sync_api import expect
 
     folder = CORPORA / lesson.id / exercise.id
-    wrong = sorted((folder / "wrong").glob("*.py"))[0]
+    wrong_file = folder / "wrong" / wrong if wrong else sorted((folder / "wrong").glob("*.py"))[0]
     correct = sorted((folder / "correct").glob("*.py"))[0]
     box = page.locator(f'.code-exercise[data-exercise-id="{exercise.id}"]')
     editor = box.locator(".cm-content")
     results = box.locator(".grade-results")
-    _replace_editor_text(page, editor, wrong.read_text())
+    _replace_editor_text(page, editor, wrong_file.read_text())
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
         re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
     )
     expect(results.locator(".test-hint").first).to_be_visible()
-    expect(results).to_contain_text(expected_hint_text(lesson, wrong)[:50])
+    expect(results).to_contain_text(expected_hint_text(lesson, wrong_file)[:50])
+    if call:
+        expect(results.locator(".test-repro").first).to_contain_text(call)
+    if shot:
+        results.screenshot(path=str(shot))
     _replace_editor_text(page, editor, correct.read_text())
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(

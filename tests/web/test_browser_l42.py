@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from lesson_walk import check_code
 from test_browser import (  # noqa: F401  (fixtures, used by name)
     ARTIFACTS,
     LiveServer,
@@ -28,7 +28,6 @@ from qkv import attention_scores
 from qkv.lessons import load_catalog
 
 pytestmark = [pytest.mark.browser]
-CORPUS = Path(__file__).parents[1] / "lesson_corpora" / "L4.2" / "functions"
 LESSON = load_catalog().lesson("L4.2")
 
 
@@ -124,21 +123,9 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_
     expect(page.locator('.progress-part[data-part="part1"]')).to_have_class(re.compile("is-done"))
 
     # Part 2: a wrong program gets its hint and shows the call; then the reference passes.
-    code_box = page.locator(".code-exercise")
-    editor = code_box.locator(".cm-content")
-    results = code_box.locator(".grade-results")
-    _replace_editor_text(page, editor, (CORPUS / "wrong" / "by_dk.py").read_text())
-    page.keyboard.press("Control+Enter")
-    expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
-    )
-    expect(results.locator(".test-hint").first).to_contain_text("divided by d_k itself")
-    expect(results.locator(".test-repro").first).to_contain_text("scaled_scores(")
-    results.screenshot(path=str(ARTIFACTS / "l42-code-wrong.png"))
-    _replace_editor_text(page, editor, (CORPUS / "correct" / "reference.py").read_text())
-    page.keyboard.press("Control+Enter")
-    expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✓ All \d+ tests passed"), timeout=60_000
+    code = next(exercise for exercise in LESSON.exercises.values() if exercise.kind == "code")
+    check_code(
+        page, LESSON, code, wrong="by_dk.py", call="scaled_scores(", shot=ARTIFACTS / "l42-code-wrong.png"
     )
 
     # The quiz: wrong first, then right.

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from lesson_walk import check_code
 from test_browser import (  # noqa: F401  (fixtures, used by name)
     ARTIFACTS,
     LiveServer,
@@ -29,7 +29,6 @@ from qkv import softmax
 from qkv.lessons import load_catalog
 
 pytestmark = [pytest.mark.browser]
-CORPUS = Path(__file__).parents[1] / "lesson_corpora" / "L4.3" / "functions"
 LESSON = load_catalog().lesson("L4.3")
 
 
@@ -93,22 +92,8 @@ def test_a_learner_walks_lesson_l43(live_server: LiveServer, browser: Any, page_
     expect(page.locator('.progress-part[data-part="part1"]')).to_have_class(re.compile("is-done"))
 
     # Part 2: the textbook softmax overflows and is told so; the reference passes.
-    code_box = page.locator(".code-exercise")
-    editor = code_box.locator(".cm-content")
-    results = code_box.locator(".grade-results")
-    _replace_editor_text(page, editor, (CORPUS / "wrong" / "no_max.py").read_text())
-    page.keyboard.press("Control+Enter")
-    expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
-    )
-    expect(results.locator(".test-hint").first).to_contain_text("Subtract each row's maximum")
-    expect(results.locator(".test-repro").first).to_contain_text("softmax(")
-    results.screenshot(path=str(ARTIFACTS / "l43-code-wrong.png"))
-    _replace_editor_text(page, editor, (CORPUS / "correct" / "reference.py").read_text())
-    page.keyboard.press("Control+Enter")
-    expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✓ All \d+ tests passed"), timeout=60_000
-    )
+    code = next(exercise for exercise in LESSON.exercises.values() if exercise.kind == "code")
+    check_code(page, LESSON, code, wrong="no_max.py", call="softmax(", shot=ARTIFACTS / "l43-code-wrong.png")
 
     _check_choice(page, "quiz", "A", "is-wrong")
     _check_choice(page, "quiz", "B", "is-correct")
