@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from qkv.grading.cgroups import HOST, CgroupHost
 from qkv.grading.cgroups import remove_stale as remove_stale_cgroups
 from qkv.grading.limits import Limits
 from qkv.grading.pool import SparePool
@@ -69,6 +70,8 @@ class Grader:
         to start. Each spare grades exactly one submission and is then thrown away.
     limits : Limits, optional
         The resource limits (the defaults are those the learner is told about).
+    cgroup_host : CgroupHost, optional
+        Where the cgroup files are (this machine's by default); see :func:`qkv.grading.cgroups.choose`.
 
     Raises
     ------
@@ -88,11 +91,17 @@ class Grader:
     """
 
     def __init__(
-        self, require_sandbox: bool = False, warm_spares: int = 0, *, limits: Limits | None = None
+        self,
+        require_sandbox: bool = False,
+        warm_spares: int = 0,
+        *,
+        limits: Limits | None = None,
+        cgroup_host: CgroupHost = HOST,
     ) -> None:
         self.limits = limits or Limits()
         self._use_bwrap = sandbox_available()
-        remove_stale_cgroups()
+        self._cgroup_host = cgroup_host
+        remove_stale_cgroups(cgroup_host)
         if require_sandbox and not self._use_bwrap:
             reason = (
                 "is not installed" if bwrap_path() is None else "is installed but cannot start a sandbox here"
@@ -120,7 +129,7 @@ class Grader:
         return self._pool
 
     def _new_process(self) -> SandboxProcess:
-        return SandboxProcess(self.limits, use_bwrap=self._use_bwrap)
+        return SandboxProcess(self.limits, use_bwrap=self._use_bwrap, cgroup_host=self._cgroup_host)
 
     def grade(self, source: str, suite: Suite, *, seed: int | None = None) -> GradeResult:
         """Grade one submission. Safe to call from several threads at once.

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from qkv.grading.cgroups import SandboxCgroup
+from qkv.grading.cgroups import HOST, CgroupHost, SandboxCgroup
 from qkv.grading.limits import Limits
 from qkv.grading.runtime import bare_command, bwrap_command, bwrap_path, find_runtime
 from qkv.grading.seccomp import filter_program, syscall_numbers
@@ -117,7 +117,7 @@ def _seccomp_pipe() -> int | None:
 class SandboxProcess:
     """A started harness waiting for its one job."""
 
-    def __init__(self, limits: Limits, *, use_bwrap: bool) -> None:
+    def __init__(self, limits: Limits, *, use_bwrap: bool, cgroup_host: CgroupHost = HOST) -> None:
         self.limits = limits
         self.use_bwrap = use_bwrap
         self._buffer = b""
@@ -127,10 +127,10 @@ class SandboxProcess:
         self._own_uid = uid if drop else None  # drawn for this sandbox (another grader process may share it)
         read_fd, write_fd = os.pipe()
         self._report_fd = read_fd
-        self.cgroup = SandboxCgroup.create(limits.processes + 3, limits.memory_bytes * 3 // 2)
+        self.cgroup = SandboxCgroup.create(limits.processes + 3, limits.memory_bytes * 3 // 2, cgroup_host)
         nproc = None
-        if self.cgroup is None and uid != 0:
-            # No pids cgroup (cgroup v2 only, say): RLIMIT_NPROC bounds the processes instead. It counts
+        if (self.cgroup is None or not self.cgroup.bounds_processes) and uid != 0:
+            # No pids controller (neither v1 nor v2 offers one): RLIMIT_NPROC bounds the processes. It counts
             # every process of the uid (three are the sandbox's own) and holds for any uid but root's.
             nproc = processes_of_user(uid) + limits.processes + 3
         rlimits = limits.rlimit_spec(nproc)
@@ -299,9 +299,11 @@ class SandboxProcess:
     def _kill(self) -> None:
         """Kill the whole tree: the process group, every process in the cgroup, then reap."""
         for _ in range(20):
-            pids = self._cgroup_pids()
+            pids = self.cgroup.processes() if self.cgroup is not None else []
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
+            if pids and self.cgroup is not None:
+                self.cgroup.kill()  # v2: the whole group at once; the loop below covers kernels without it
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
@@ -315,15 +317,6 @@ class SandboxProcess:
             deadline = time.monotonic() + 1.0
             while processes_of_user(self._own_uid) and time.monotonic() < deadline:
                 time.sleep(0.002)
-
-    def _cgroup_pids(self) -> list[int]:
-        if self.cgroup is None or self.cgroup.pids_dir is None:
-            return []
-        try:
-            with open(os.path.join(self.cgroup.pids_dir, "cgroup.procs")) as handle:
-                return [int(line) for line in handle if line.strip()]
-        except OSError:
-            return []
 
     def _kill_and_collect_stderr(self) -> str:
         self._kill()
