@@ -13,7 +13,9 @@ So the tests are of three sorts, each named for what it checks:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -257,8 +259,10 @@ def test_cgroup_kill_empties_a_real_v2_group_forks_in_other_sessions_included(tm
         assert group.processes() == []
         assert shell.wait(timeout=10) == -9
         assert not any(_alive(pid) for pid in members)
-    finally:
-        shell.kill()
+    finally:  # should the test fail, leave no sleeper and no group behind
+        for pid in [shell.pid, *group.processes()]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         shell.wait()
         group.remove()
     assert not os.path.exists(group.procs_dir)

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import qkv.grading.grader as grader_module
 from builtin_lessons import L41_SUITE, L41_TESTS
 from qkv.grading import Grader, GradeResult, Limits, sandbox_available
-from qkv.grading.cgroups import SandboxCgroup, cgroups_available
+from qkv.grading.cgroups import CgroupHost, CgroupKind, cgroups_available, choose
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
 from qkv.grading.verdict import shown
@@ -125,12 +125,14 @@ def test_an_exception_type_with_a_huge_name_is_cut_short(strict_grader: Grader) 
 @needs_bubblewrap
 @pytest.mark.sandbox
 @pytest.mark.timeout(60)
-def test_without_a_pids_cgroup_the_process_limit_still_holds(monkeypatch: pytest.MonkeyPatch) -> None:
-    # On a machine with cgroup v2 only (most current distributions), or where making a cgroup fails, a
-    # root grader used to set no process limit at all: RLIMIT_NPROC was skipped for root, although the
-    # sandbox runs as an unprivileged uid for which it holds.
-    monkeypatch.setattr(SandboxCgroup, "create", classmethod(lambda cls, *args: None))
-    with Grader(require_sandbox=True, limits=Limits(wall_s=5.0)) as grader:
+def test_without_a_pids_cgroup_the_process_limit_still_holds(tmp_path: Path) -> None:
+    # On a machine where no cgroup can be made (neither v1 nor v2 usable), a root grader used to set no
+    # process limit at all: RLIMIT_NPROC was skipped for root, although the sandbox runs as an
+    # unprivileged uid for which it holds.
+    nowhere = str(tmp_path / "absent")
+    host = CgroupHost(v1_pids=nowhere, v1_memory=nowhere, mountinfo=nowhere)
+    assert choose(host).kind is CgroupKind.NONE
+    with Grader(require_sandbox=True, limits=Limits(wall_s=5.0), cgroup_host=host) as grader:
         result = grade_hostile(grader, "fork_flood.py")  # the file itself stops after 200 forks
     assert result.status == "error"
     assert result.message == (
@@ -165,7 +167,7 @@ def test_a_daemon_in_its_own_session_does_not_outlive_the_grading(strict_grader:
 @needs_bubblewrap
 @pytest.mark.sandbox
 @pytest.mark.timeout(60)
-@pytest.mark.skipif(not cgroups_available(), reason="the cgroup v1 pids controller is not writable here")
+@pytest.mark.skipif(not cgroups_available(), reason="no pids cgroup (v1, or v2 with pids) can be made here")
 def test_a_thread_flood_hits_the_process_limit_by_name(strict_grader: Grader) -> None:
     result = grade_hostile(strict_grader, "thread_flood.py")  # held already; kept as a regression test
     assert result.message == (
