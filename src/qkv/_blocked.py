@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from qkv._hardware import l2_cache_bytes, tile_scores
 from qkv._workers import run_on_threads, worker_count
 
 __all__ = [
@@ -59,17 +60,21 @@ __all__ = [
 FloatArray = npt.NDArray[np.floating[Any]]
 BoolArray = npt.NDArray[np.bool_]
 
-# Tuned on a 2-core machine with a 1 MiB L2 cache per core: a 256 × 1024 float32 tile is 1 MiB.
-BLOCK_Q = 256
-BLOCK_K = 1024
+# Keys per tile. Measured with OpenBLAS's AVX-512 and its AVX2 kernels alike (docs/performance.md),
+# 256 keys and taller query blocks beat 512 or 1024 keys in tiles of the same size.
+BLOCK_K = 256
+# Queries per tile: as many as keep a tile of float32 scores within half of this machine's L2 cache
+# (512 rows for an L2 of 1-2 MiB).
+BLOCK_Q = tile_scores(l2_cache_bytes()) // BLOCK_K
 # When references follow the scores: how far (in nats) scores may lie above or below a query's
 # reference before it moves. exp(±20) is far from float32's overflow and underflow
 # (blocked_attention checks the sums against the values' size).
 HEADROOM = 20.0
-# From this many scores per head on, ``attention`` takes the blocked path: it makes fewer passes over
-# the scores than the plain path, which spells out every step for the lesson. Below it, the plain
-# path's lower fixed cost wins (they broke even between 192 × 192 and 256 × 256 here).
-MIN_SCORES = 224 * 224
+# From this many scores per head on, ``attention`` takes the blocked path, which makes fewer passes over
+# the scores than the plain path (that one spells out every step for the lesson). Below it the plain
+# path's lower fixed cost wins: they broke even at 32 × 32 scores, measured alike with OpenBLAS's
+# AVX-512 and AVX2 kernels (docs/performance.md).
+MIN_SCORES = 32 * 32
 # From this many scores in all on, the blocks go to the thread pool; below it, waking the workers
 # costs more than the second core gives back.
 MIN_THREADED_SCORES = 512 * 512
@@ -158,9 +163,16 @@ def blocked_attention(
     array([ True])
     """
     single_head = q.ndim == k.ndim == v.ndim == 2
-    batch = () if single_head else tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     dtype = q.dtype
+    smallest_sum = _SMALLEST_SUM[dtype.itemsize]
+    block_k = block_k or BLOCK_K
+    if block_q is None:  # fewer keys than a block: taller tiles of the same size, fewer calls
+        block_q = BLOCK_Q * BLOCK_K // min(block_k, n_k)
+    one_tile = single_head and n_q <= block_q and n_k <= block_k
+    if one_tile and (O := _one_tile(q, k, v, scale, smallest_sum, bias, allowed, causal_offset)) is not None:
+        return O, np.zeros(n_q, np.bool_)
+    batch = () if single_head else tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     if threads is None:
         threads = worker_count() if math.prod(batch) * n_q * n_k >= MIN_THREADED_SCORES else 1
     workers = max(1, threads)
@@ -172,15 +184,13 @@ def blocked_attention(
         allowed=None if allowed is None else _expand(allowed, batch, (n_q, n_k)),
         bias=None if bias is None else _expand(bias, batch, (n_q, n_k)),
         causal_offset=causal_offset,
-        block_k=block_k or BLOCK_K,
+        block_k=block_k,
         v=v,
         headroom=None,
-        smallest_sum=math.sqrt(float(np.finfo(dtype).tiny)),
+        smallest_sum=smallest_sum,
         out=np.empty((*batch, n_q, d_v), dtype),
         dead=np.empty((*batch, n_q), np.bool_),
     )
-    if block_q is None:  # fewer keys than a block: taller tiles of the same size, fewer calls
-        block_q = BLOCK_Q * BLOCK_K // min(problem.block_k, n_k)
     tasks = _query_blocks(problem, batch, block_q, workers)
     if workers == 1 or len(tasks) == 1:
         for task in tasks:
@@ -188,6 +198,68 @@ def blocked_attention(
     else:
         run_on_threads(lambda task: _run_query_block(problem, *task), tasks, min(workers, len(tasks)))
     return problem.out, problem.dead
+
+
+# A query whose weights sum to less than this may have lost them to underflow: it is summed again.
+_SMALLEST_SUM = {size: math.sqrt(float(np.finfo(f"f{size}").tiny)) for size in (4, 8)}  # by itemsize
+
+
+def _one_tile(
+    q: FloatArray,
+    k: FloatArray,
+    v: FloatArray,
+    scale: float,
+    smallest_sum: float,
+    bias: FloatArray | None,
+    allowed: BoolArray | None,
+    causal_offset: int | None,
+) -> FloatArray | None:
+    """One head whose scores fit in one tile: the blocked path's arithmetic on
+    the whole score matrix at once, without blocks, scratch arrays or threads (their bookkeeping cost
+    more than the arithmetic on small inputs), and with the sums taken by ``S.sum`` rather than by
+    V's column of ones (copying V costs more than the sum here).
+
+    Returns None when the weights, taken with every reference at 0, left the float range, or some
+    query has no allowed key; the caller then takes the general path, whose references follow the
+    scores and which reports such queries.
+    """
+    S = _tile_scores(_scaled_queries(q, scale, None), k, None)  # (n_q, n_k)
+    if not _mask_tile(S, bias, allowed, causal_offset):
+        return None
+    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+        _tile_exp(S)
+        l = S.sum(axis=1, keepdims=True)  # (n_q, 1)
+        O: FloatArray = S @ v  # (n_q, d_v)
+        O /= l
+        # A sum below smallest_sum may have underflowed; inf or NaN weights, or a sum of 0, make O's
+        # sum NaN or inf (as do values near the float's limit: the general path takes those too).
+        exact = l.min() >= smallest_sum and math.isfinite(O.sum())
+    return O if exact else None
+
+
+# -- the steps of a tile, each a function so that ``python -m qkv.bench attention --profile`` can time
+# -- them by name (see qkv/bench_profile.py)
+
+
+def _scaled_queries(q: FloatArray, scale: float, out: FloatArray | None) -> FloatArray:
+    # Scaling the queries is cheaper than scaling every tile of scores.
+    return np.multiply(q, q.dtype.type(scale), out=out)  # (bq, d_k)
+
+
+def _tile_scores(q: FloatArray, k: FloatArray, out: FloatArray | None) -> FloatArray:
+    return np.matmul(q, k.T, out=out)  # (bq, bk)
+
+
+def _tile_exp(S: FloatArray) -> None:
+    np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
+
+
+def _tile_values(S: FloatArray, v1: FloatArray, out: FloatArray) -> None:
+    np.matmul(S, v1, out=out)  # (bq, d_v + 1)
+
+
+def _normalise(acc: FloatArray, out: FloatArray | None) -> FloatArray:
+    return np.divide(acc[:, :-1], acc[:, -1:], out=out)  # (bq, d_v) = weighted values / l
 
 
 def _headroom(v: FloatArray, n_k: int) -> float:
@@ -285,6 +357,10 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
         # Without a causal mask the blocks cost alike: when one head has few, give each worker one (up
         # to twice as tall). Fewer, taller tiles ran 3-6 % faster at n = 1024 on 2 cores.
         block_q = max(block_q, math.ceil(n_q / workers))
+    elif workers > 1 and problem.causal_offset is not None and heads * math.ceil(n_q / block_q) < 2 * workers:
+        # Under a causal mask later blocks cost more; two or more per worker let the workers finish
+        # closer together (at n = 1024 on 2 cores, 256-row blocks ran 15-39 % faster than 512-row ones).
+        block_q = math.ceil(n_q / math.ceil(2 * workers / heads))
     heads_index = itertools.product(*map(range, batch))  # every batch index, () when there is none
     tasks = [(b, i0, min(i0 + block_q, n_q)) for b in heads_index for i0 in range(0, n_q, block_q)]
     # Under a causal mask later queries see more keys: start the costly blocks first so the
@@ -299,8 +375,7 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
     q, acc, part, tile = _scratch(
         "block", dtype, (bq, d_k), (bq, d_v1), (bq, d_v1), (bq, min(p.block_k, p.key_end(i1)))
     )
-    # Scaling the queries is cheaper than scaling every tile of scores.
-    np.multiply(p.q[b][i0:i1], dtype.type(p.scale), out=q)  # (bq, d_k)
+    _scaled_queries(p.q[b][i0:i1], p.scale, q)  # (bq, d_k)
     # First every reference stays at 0, so no tile needs its top scores. That is exact unless some
     # exp overflowed or all of a query's weights underflowed; the sums show both (or a query with no
     # allowed key), and then the block is summed again with references that follow the scores.
@@ -310,7 +385,7 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
     out = p.out[b][i0:i1]  # (bq, d_v)
     if np.isfinite(acc).all() and l.min() >= p.smallest_sum:
         p.dead[b][i0:i1] = False
-        np.divide(acc[:, :-1], l, out=out)
+        _normalise(acc, out)
         return
     _accumulate(p, b, i0, q, acc, part, tile, ref=np.zeros(bq, dtype))
     dead = l[:, 0] == 0  # (bq,) queries with no allowed key
@@ -342,18 +417,20 @@ def _accumulate(
     key_end = p.key_end(i0 + q.shape[0])
     for j0 in range(0, key_end, p.block_k):
         j1 = min(j0 + p.block_k, key_end)
-        S = tile[:, : j1 - j0]  # (bq, bk) one block of scores
-        np.matmul(q, k[j0:j1].T, out=S)
-        if not _mask_tile(S, p, b, i0, j0):
+        S = _tile_scores(q, k[j0:j1], tile[:, : j1 - j0])  # (bq, bk) one block of scores
+        i1, j1 = i0 + S.shape[0], j0 + S.shape[1]
+        bias = None if p.bias is None else p.bias[b][i0:i1, j0:j1]
+        allowed = None if p.allowed is None else p.allowed[b][i0:i1, j0:j1]
+        if not _mask_tile(S, bias, allowed, None if p.causal_offset is None else i0 + p.causal_offset - j0):
             continue  # every score in the tile is masked: it would add nothing
         if ref is not None:
             ref = _follow(S, ref, acc, p.follow_headroom())
-        np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
+        _tile_exp(S)
         if summed:
-            np.matmul(S, v1[j0:j1], out=part)  # (bq, d_v + 1) this key block's share
+            _tile_values(S, v1[j0:j1], part)  # (bq, d_v + 1) this key block's share
             acc += part
         else:
-            np.matmul(S, v1[j0:j1], out=acc)
+            _tile_values(S, v1[j0:j1], acc)
             summed = True
     if not summed:
         acc[...] = 0  # every key block was masked or in the future
@@ -379,18 +456,21 @@ def _follow(S: FloatArray, ref: FloatArray, acc: FloatArray, headroom: float) ->
     return ref
 
 
-def _mask_tile(S: FloatArray, p: _Problem, b: tuple[int, ...], i0: int, j0: int) -> bool:
-    """Apply the bias, the bool mask and causality to one tile; False if nothing in it is allowed."""
-    i1, j1 = i0 + S.shape[0], j0 + S.shape[1]
-    if p.bias is not None:
-        np.add(S, p.bias[b][i0:i1, j0:j1], out=S)
-    if p.allowed is not None:
-        excluded = ~p.allowed[b][i0:i1, j0:j1]  # (bq, bk)
+def _mask_tile(S: FloatArray, bias: FloatArray | None, allowed: BoolArray | None, lag: int | None) -> bool:
+    """Apply a tile's bias, its bool mask and causality to its scores; False if nothing is allowed.
+
+    ``bias`` and ``allowed`` are the tile's slices (or None); under a causal mask, row ``r`` of the
+    tile may see its columns ``c <= r + lag``.
+    """
+    if bias is not None:
+        np.add(S, bias, out=S)
+    if allowed is not None:
+        excluded = ~allowed  # (bq, bk)
         if excluded.all():
             return False
         np.copyto(S, -np.inf, where=excluded)
-    if p.causal_offset is not None and j1 - 1 > i0 + p.causal_offset:  # the tile crosses the diagonal
-        np.copyto(S, -np.inf, where=_future(S.shape, i0 + p.causal_offset - j0))  # (bq, bk)
+    if lag is not None and S.shape[1] - 1 > lag:  # the tile crosses the diagonal
+        np.copyto(S, -np.inf, where=_future(S.shape, lag))  # (bq, bk)
     return True
 
 

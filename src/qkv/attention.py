@@ -28,6 +28,7 @@ FloatArray = npt.NDArray[np.floating[Any]]
 
 _ALL_MASKED_POLICIES = ("zero", "nan", "raise")
 _ALIGNS = ("top-left", "bottom-right")
+_COMPUTE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def attention_scores(Q: npt.ArrayLike, K: npt.ArrayLike, *, scale: float | None = None) -> FloatArray:
@@ -257,6 +258,8 @@ def _streamed(
     """The same attention for long sequences, streamed through key blocks by ``qkv._blocked``."""
     n_q, n_k = scores_shape[-2:]
     align = _causal_align(causal)
+    if mask is None and align is None:  # every query sees every key: none can be left without one
+        return blocked_attention(q, k, v, scale=scale)[0]
     allowed, bias = _mask_parts(mask, False, scores_shape, q.dtype)  # causality is applied per block
     offset = None if align is None else (0 if align == "top-left" else n_k - n_q)
     O, dead = blocked_attention(q, k, v, scale=scale, allowed=allowed, bias=bias, causal_offset=offset)
@@ -317,6 +320,9 @@ def _as_float_arrays(*named: tuple[str, npt.ArrayLike]) -> tuple[list[FloatArray
     too much precision) and converted back at the end.
     """
     arrays = [as_numeric_array(name, value) for name, value in named]
+    dtypes = {array.dtype for array in arrays}
+    if len(dtypes) == 1 and (only := dtypes.pop()) in _COMPUTE_DTYPES:
+        return arrays, only  # the common case, and the cheapest check on small inputs
     out_dtype = _result_dtype(*arrays)
     compute = np.float64 if out_dtype == np.float64 else np.float32
     return [array.astype(compute, copy=False) for array in arrays], out_dtype
@@ -356,6 +362,8 @@ def _check_kv(k: FloatArray, v: FloatArray) -> None:
 
 
 def _broadcast_batch(q: FloatArray, k: FloatArray, v: FloatArray) -> tuple[int, ...]:
+    if q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+        return q.shape[:-2]  # nothing to broadcast (np.broadcast_shapes costs microseconds)
     try:
         return tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     except ValueError:

@@ -220,3 +220,61 @@ def test_references_follow_the_scores_only_when_the_weights_leave_the_float_rang
     # Scores of about ±150 round by ~1e-5 in float32 on either path.
     tolerance = 1e-6 if query_scale == 1.0 and mask_kind != "far below" else 1e-4
     np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * float(np.abs(V).max()))
+
+
+@contextmanager
+def one_tile_for_all() -> Iterator[None]:
+    """Every call without weights goes to the blocked path, with the machine's own block sizes: a
+    single head of up to 40 × 40 scores then fits one tile (and takes ``_one_tile``)."""
+    with mock.patch.object(blocked, "MIN_SCORES", 0):
+        yield
+
+
+@settings(max_examples=300, deadline=None)
+@given(problem=problems())
+def test_one_tile_equals_plain(problem: dict[str, Any]) -> None:
+    try:
+        want = plain(**problem)
+    except ValueError as error:
+        with one_tile_for_all(), pytest.raises(ValueError) as raised:
+            attention(**problem)
+        assert str(raised.value) == str(error)
+        return
+    with one_tile_for_all():
+        got = attention(**problem)
+    assert_same_result(got, want, problem["V"])
+
+
+@pytest.mark.parametrize(
+    ("case", "used"),
+    [
+        ("typical", True),  # small scores, no mask: one tile, nothing more
+        ("causal", True),  # the mask is applied to the one tile
+        ("overflow", False),  # scores past exp's float32 range: summed again by the general path
+        ("far below", False),  # every weight underflows with the reference at 0
+        ("dead row", False),  # a query with no key: the general path reports it to the policy
+    ],
+)
+def test_one_tile_hands_what_it_cannot_sum_exactly_to_the_general_path(case: str, used: bool) -> None:
+    rng = np.random.default_rng(6)
+    Q, K, V = (rng.standard_normal((n, 8)).astype(np.float32) for n in (20, 24, 24))
+    mask = None
+    if case == "overflow":
+        Q *= np.float32(60.0)
+    elif case == "far below":
+        mask = np.full((20, 24), -150.0, np.float32)
+    elif case == "dead row":
+        mask = np.ones((20, 24), bool)
+        mask[3] = False
+    causal = case == "causal"
+    want = plain(Q, K, V, mask=mask, causal=causal)
+    with (
+        one_tile_for_all(),
+        mock.patch.object(blocked, "_one_tile", wraps=blocked._one_tile) as one_tile,
+        mock.patch.object(blocked, "_query_blocks", wraps=blocked._query_blocks) as general,
+    ):
+        got = attention(Q, K, V, mask=mask, causal=causal)
+    assert one_tile.call_count == 1
+    assert general.called != used
+    tolerance = 1e-6 if case in ("typical", "causal", "dead row") else 1e-4  # scores of ±150 round by ~1e-5
+    np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * float(np.abs(V).max()))
