@@ -228,9 +228,8 @@ def _one_tile(
         return None
     with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
         _tile_exp(S)
-        l = S.sum(axis=1, keepdims=True)  # (n_q, 1)
-        O: FloatArray = S @ v  # (n_q, d_v)
-        O /= l
+        O = _tile_values(S, v, None)  # (n_q, d_v)
+        l = _divide_by_row_sums(O, S)  # (n_q, 1)
         # A sum below smallest_sum may have underflowed; inf or NaN weights, or a sum of 0, make O's
         # sum NaN or inf (as do values near the float's limit: the general path takes those too).
         exact = l.min() >= smallest_sum and math.isfinite(O.sum())
@@ -254,8 +253,14 @@ def _tile_exp(S: FloatArray) -> None:
     np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
 
 
-def _tile_values(S: FloatArray, v1: FloatArray, out: FloatArray) -> None:
-    np.matmul(S, v1, out=out)  # (bq, d_v + 1)
+def _tile_values(S: FloatArray, v1: FloatArray, out: FloatArray | None) -> FloatArray:
+    return np.matmul(S, v1, out=out)  # (bq, d_v + 1), or (bq, d_v) for V without its ones
+
+
+def _divide_by_row_sums(O: FloatArray, S: FloatArray) -> FloatArray:
+    l: FloatArray = S.sum(axis=1, keepdims=True)  # (bq, 1)
+    np.divide(O, l, out=O)
+    return l
 
 
 def _normalise(acc: FloatArray, out: FloatArray | None) -> FloatArray:
@@ -353,10 +358,10 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
     heads = math.prod(batch)
     if workers > 1 and heads * math.ceil(n_q / block_q) < workers:
         block_q = math.ceil(n_q / math.ceil(workers / heads))  # smaller blocks, so no worker sits idle
-    elif workers > 1 and heads == 1 and problem.causal_offset is None and n_q <= 2 * workers * block_q:
-        # Without a causal mask the blocks cost alike: when one head has few, give each worker one (up
-        # to twice as tall). Fewer, taller tiles ran 3-6 % faster at n = 1024 on 2 cores.
-        block_q = max(block_q, math.ceil(n_q / workers))
+    elif workers > 1 and heads == 1 and problem.causal_offset is None and n_q <= workers * block_q:
+        # Without a causal mask the blocks cost alike: when one head has no more than one per worker,
+        # split it evenly (600 queries on 2 workers: 300 each rather than 512 and 88).
+        block_q = math.ceil(n_q / workers)
     elif workers > 1 and problem.causal_offset is not None and heads * math.ceil(n_q / block_q) < 2 * workers:
         # Under a causal mask later blocks cost more; two or more per worker let the workers finish
         # closer together (at n = 1024 on 2 cores, 256-row blocks ran 15-39 % faster than 512-row ones).

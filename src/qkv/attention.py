@@ -237,7 +237,7 @@ def attention(
     A = _softmax(S, axis=-1)  # (..., n_q, n_k); all-masked rows are NaN here
     if allowed is not None or bias is not None:  # without a mask no row can be all-masked
         A = _apply_all_masked_policy(A, S, all_masked)
-    O = A @ v  # (..., n_q, d_v)
+    O = _weighted_values(A, v)  # (..., n_q, d_v)
 
     O = O.astype(out_dtype, copy=False)
     if return_weights:
@@ -283,9 +283,27 @@ def _scores(q: FloatArray, k: FloatArray, scale: float) -> FloatArray:
 
 
 def _softmax(s: FloatArray, axis: int) -> FloatArray:
-    peak = s.max(axis=axis, keepdims=True)
-    peak[~np.isfinite(peak)] = 0  # an all -inf slice stays -inf, so it becomes 0/0
-    weights: FloatArray = np.exp(s - peak)
+    peak = _peaks(s, axis)  # an all -inf slice gets 0, so it becomes 0/0
+    weights = _shifted(s, peak)  # s - peak: a new array, the caller's s stays as it is
+    _exp_in_place(weights)
+    return _normalised(weights, axis)
+
+
+def _peaks(s: FloatArray, axis: int) -> FloatArray:
+    peak: FloatArray = s.max(axis=axis, keepdims=True)
+    peak[~np.isfinite(peak)] = 0
+    return peak
+
+
+def _shifted(s: FloatArray, peak: FloatArray) -> FloatArray:
+    return s - peak
+
+
+def _exp_in_place(weights: FloatArray) -> None:
+    np.exp(weights, out=weights)
+
+
+def _normalised(weights: FloatArray, axis: int) -> FloatArray:
     total = weights.sum(axis=axis, keepdims=True)
     if total.all():
         weights /= total
@@ -293,6 +311,10 @@ def _softmax(s: FloatArray, axis: int) -> FloatArray:
         with np.errstate(invalid="ignore"):  # 0/0: a slice with no allowed entry is NaN
             weights /= total
     return weights
+
+
+def _weighted_values(A: FloatArray, v: FloatArray) -> FloatArray:
+    return A @ v  # (..., n_q, d_v)
 
 
 def _apply_all_masked_policy(A: FloatArray, S: FloatArray, policy: str) -> FloatArray:

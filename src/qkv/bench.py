@@ -25,6 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from qkv import attention
+from qkv._hardware import blas_core_type, l2_cache_bytes
+from qkv.bench_profile import print_profiles, profile_attention
 
 __all__ = ["Measurement", "main", "matmul_gflops", "naive_attention", "run_attention_benchmark"]
 
@@ -265,6 +267,12 @@ def _print_header(stream: TextIO, d: int, torch_note: str, roofline_size: int) -
         f"NumPy {np.__version__}, {torch_note}",
         file=stream,
     )
+    l2 = l2_cache_bytes()
+    print(
+        f"BLAS core type: {blas_core_type() or 'unknown'}, "
+        f"L2 cache per core: {'unknown' if l2 is None else f'{l2 // 1024} KiB'}",
+        file=stream,
+    )
     roofline = matmul_gflops(roofline_size)
     print(f"roofline: float32 matmul {roofline_size}³ = {roofline:.0f} GFLOP/s", file=stream)
     print(
@@ -310,7 +318,7 @@ def _print_summary(stream: TextIO, rows: list[Measurement]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a benchmark from the command line: ``python -m qkv.bench attention [--sizes 256,1024]``.
+    """Run a benchmark: ``python -m qkv.bench attention [--sizes 256,1024] [--d 64] [--profile]``.
 
     Parameters
     ----------
@@ -337,6 +345,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="comma-separated sequence lengths (default: %(default)s)",
     )
     parser.add_argument("--d", type=int, default=64, help="head dimension (default: %(default)s)")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also print where the time of a call goes (GEMMs, exp, other passes, checks, Python), "
+        "for the plain and the blocked path",
+    )
     args = parser.parse_args(argv)
     try:
         sizes = [int(text) for text in args.sizes.split(",")]
@@ -348,6 +362,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"not --sizes {args.sizes!r} --d {args.d}."
         )
     run_attention_benchmark(sizes, d=args.d)
+    if args.profile:
+        profiles = [
+            profile_attention(n, d=args.d, causal=causal, path=path)
+            for n in sizes
+            for path, causal in (("plain", False), ("blocked", False), ("blocked", True))
+        ]
+        print_profiles(profiles, sys.stdout)
     return 0
 
 

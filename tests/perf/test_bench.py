@@ -9,7 +9,9 @@ from unittest import mock
 
 import pytest
 
+import qkv._blocked as blocked
 import qkv.bench as bench
+import qkv.bench_profile as bench_profile
 
 
 @pytest.fixture(autouse=True)
@@ -70,3 +72,38 @@ def test_bad_arguments_exit_with_a_sentence(
         bench.main(args)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def profiled_functions() -> list[object]:
+    return [
+        getattr(module, name) for functions in bench_profile.PHASES.values() for module, name in functions
+    ]
+
+
+@pytest.mark.parametrize(("path", "causal"), [("plain", False), ("blocked", False), ("blocked", True)])
+def test_a_profile_accounts_for_the_whole_call_and_puts_every_step_back(path: str, causal: bool) -> None:
+    before = profiled_functions()
+    profile = bench_profile.profile_attention(600, d=16, causal=causal, path=path, calls=2)
+    assert profiled_functions() == before  # no timed copy is left behind
+    assert set(profile.phases) == {*bench_profile.PHASES, bench_profile.REMAINDER}
+    assert sum(profile.share(name) for name in profile.phases) == pytest.approx(1.0, abs=0.01)
+    # Each path's own arithmetic steps were timed (so were reached through their names).
+    for phase in (bench_profile.SCORES_GEMM, bench_profile.EXP, bench_profile.VALUES_GEMM):
+        assert profile.phases[phase] > 0, phase
+    # 600 × 600 scores: more than one tile, so the blocked path hands its blocks to the workers.
+    assert profile.threads == (1 if path == "plain" else blocked.worker_count())
+
+
+def test_a_profile_of_an_unknown_path_is_refused_with_a_sentence() -> None:
+    with pytest.raises(ValueError, match=r"path must be 'plain' or 'blocked', not 'fused'\."):
+        bench_profile.profile_attention(8, path="fused")
+
+
+def test_profile_flag_prints_the_breakdown_for_both_paths(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["attention", "--sizes", "48", "--d", "8", "--profile"]) == 0
+    text = capsys.readouterr().out
+    assert "BLAS core type: " in text and "L2 cache per core: " in text
+    assert "where the time goes" in text
+    lines = [line.split() for line in text.splitlines() if line.split()[:1] == ["48"]]
+    profile_rows = [line[:3] for line in lines if line[2] in ("plain", "blocked")]
+    assert profile_rows == [["48", "no", "plain"], ["48", "no", "blocked"], ["48", "yes", "blocked"]]
