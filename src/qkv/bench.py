@@ -37,6 +37,10 @@ ROOFLINE_SIZE = 2048
 SECONDS_PER_TIMING = 0.8
 MIN_REPEATS = 6
 ROUNDS = 3
+# Before each burst: OpenBLAS's and PyTorch's worker threads keep spinning for a while after a threaded
+# call and slow whatever runs next on those cores (measured: a 2-thread qkv call right after a
+# BLAS-threaded one took up to 1.5 times as long). A pause lets them go to sleep first.
+PAUSE_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -205,7 +209,8 @@ def _measure(
 
 
 def _timings(call: Callable[[], object]) -> list[float]:
-    """Warm up once (threads, caches), then time enough calls for one round's share of the budget."""
+    """Pause, warm up once (threads, caches), then time enough calls for one round's share of the budget."""
+    time.sleep(PAUSE_SECONDS)
     start = time.perf_counter()
     call()
     first = time.perf_counter() - start

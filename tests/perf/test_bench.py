@@ -17,6 +17,7 @@ import qkv.bench_profile as bench_profile
 @pytest.fixture(autouse=True)
 def short_timings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bench, "SECONDS_PER_TIMING", 0.01)  # the figures are not checked, only the table
+    monkeypatch.setattr(bench, "PAUSE_SECONDS", 0.0)
 
 
 def test_module_import_does_not_import_torch() -> None:
