@@ -155,7 +155,9 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_write(
         saved = progress["exercises"][browser.numeric_exercise]
         # Every acknowledged answer is there; at most the one in flight at the kill may be there too.
         assert acked[i] <= saved["attempts"] <= len(sent[i]), (i, acked[i], saved)
-        assert saved["last_answer"] == sent[i][saved["attempts"] - 1]
+        # A learner whose first answer was still in flight at the kill has none saved (the burst waits
+        # for 90 acknowledged answers in all, not for each learner's first).
+        assert saved["last_answer"] == (sent[i][saved["attempts"] - 1] if saved["attempts"] else None)
         if code_acked[i]:
             source = progress["code"][browser.code_exercise]["source"]
             assert source in code_sent[i][code_acked[i] - 1 : code_acked[i] + 1], (i, code_acked[i], source)
