@@ -214,10 +214,9 @@ def _one_tile(
     allowed: BoolArray | None,
     causal_offset: int | None,
 ) -> FloatArray | None:
-    """One head whose scores fit in one tile: the blocked path's arithmetic on
-    the whole score matrix at once, without blocks, scratch arrays or threads (their bookkeeping cost
-    more than the arithmetic on small inputs), and with the sums taken by ``S.sum`` rather than by
-    V's column of ones (copying V costs more than the sum here).
+    """One head whose scores fit in one tile: the blocked path's arithmetic on the whole score matrix
+    at once, without blocks, scratch arrays or threads (their bookkeeping cost more than the arithmetic
+    on small inputs), the sums taken by ``S.sum`` rather than through a copy of V with its ones.
 
     Returns None when the weights, taken with every reference at 0, left the float range, or some
     query has no allowed key; the caller then takes the general path, whose references follow the
