@@ -15,7 +15,8 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from qkv.cli.serve import serve
+from qkv.cli.serve import cgroup_line, serve
+from qkv.grading.cgroups import CgroupHost, CgroupKind, choose
 
 SERVE = "import sys; from qkv.cli.serve import serve; serve.main(sys.argv[1:], prog_name='qkv serve')"
 
@@ -82,6 +83,10 @@ def test_serve_serves_the_lesson_and_exits_cleanly_on_sigterm(tmp_path: Path) ->
         status, output = _stop(process)
     assert status == 0, output
     assert f"qkv: serving the lesson at {url}/" in output
+    # The operator is told which cgroups bound the sandboxes on this host, and why.
+    choice = choose()
+    assert choice.reason in output
+    assert ("qkv: each sandbox gets its own cgroup" in output) == (choice.kind is not CgroupKind.NONE)
     assert "Application shutdown complete." in output
 
 
@@ -189,3 +194,12 @@ def test_serve_grades_a_lesson_that_is_only_a_folder_of_data(tmp_path: Path) -> 
     finally:
         status, output = _stop(process)
     assert status == 0, output
+
+
+def test_a_host_without_usable_cgroups_is_named_with_its_fallback(tmp_path: Path) -> None:
+    nowhere = str(tmp_path / "missing")
+    host = CgroupHost(v1_pids=nowhere, v1_memory=nowhere, mountinfo=nowhere)
+    line = cgroup_line(host)
+    assert line.startswith("qkv: sandboxes get no cgroup of their own here (")
+    assert choose(host).reason in line
+    assert "bounded per process by rlimits and the seccomp filter only" in line

@@ -7,8 +7,12 @@ import os
 import signal
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from qkv.grading.cgroups import CgroupHost
 
 SECRET_KEY_ENV = "QKV_SECRET_KEY"
 BUBBLEWRAP_MISSING = (
@@ -21,6 +25,21 @@ def _sandbox_available() -> bool:
     from qkv.grading import sandbox_available  # here, not at the top: other commands need not load the grader
 
     return sandbox_available()
+
+
+def cgroup_line(host: CgroupHost | None = None) -> str:
+    """Which cgroups bound each sandbox on this host (or ``host``), and why: printed at start-up, as it is
+    what an operator checks first when limits differ between machines."""
+    from qkv.grading.cgroups import HOST, CgroupKind, choose
+
+    choice = choose(host or HOST)
+    if choice.kind is CgroupKind.NONE:
+        return (
+            f"qkv: sandboxes get no cgroup of their own here ({choice.reason}); processes and memory are "
+            "bounded per process by rlimits and the seccomp filter only (see docs/grading.md, Cgroups)."
+        )
+    kind = "v1 (pids and memory)" if choice.kind is CgroupKind.V1 else "v2 (memory and pids)"
+    return f"qkv: each sandbox gets its own cgroup {kind}: {choice.reason}"
 
 
 def _secret_key(file: Path | None) -> str | None:
@@ -210,6 +229,8 @@ def serve(
     click.echo(
         f"qkv: serving the lesson at http://{host}:{port}/ (database {describe_url(url)}; grading {grading})"
     )
+    if grading.startswith("in the bubblewrap sandbox"):
+        click.echo(cgroup_line())
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     config = uvicorn.Config(
         app,
