@@ -75,9 +75,11 @@ HEADROOM = 20.0
 # path's lower fixed cost wins: they broke even at 32 × 32 scores, measured alike with OpenBLAS's
 # AVX-512 and AVX2 kernels (docs/performance.md).
 MIN_SCORES = 32 * 32
-# From this many scores in all on, the blocks go to the thread pool; below it, waking the workers
-# costs more than the second core gives back.
-MIN_THREADED_SCORES = 512 * 512
+# From this many scores in all on, the blocks go to the thread pool; below it, setting the pool up (the
+# BLAS limit, the hand-off, a worker per block) costs more than the second core gives back, and BLAS's
+# own threads do better. Measured in separate bursts with OpenBLAS's AVX-512 and AVX2 kernels: the pool
+# ran at 0.5-0.9 times the speed of one thread at n = 512-1024, broke even near 1536 and won from 2048.
+MIN_THREADED_SCORES = 1536 * 1536
 
 
 def uses_blocks(n_q: int, n_k: int) -> bool:

@@ -91,8 +91,9 @@ def test_a_profile_accounts_for_the_whole_call_and_puts_every_step_back(path: st
     # Each path's own arithmetic steps were timed (so were reached through their names).
     for phase in (bench_profile.SCORES_GEMM, bench_profile.EXP, bench_profile.VALUES_GEMM):
         assert profile.phases[phase] > 0, phase
-    # 600 × 600 scores: more than one tile, so the blocked path hands its blocks to the workers.
-    assert profile.threads == (1 if path == "plain" else blocked.worker_count())
+    # 600 × 600 scores: more than one tile, yet below the pool's break-even, so one thread either way.
+    pooled = path == "blocked" and blocked.MIN_THREADED_SCORES <= 600 * 600
+    assert profile.threads == (blocked.worker_count() if pooled else 1)
 
 
 def test_a_profile_of_an_unknown_path_is_refused_with_a_sentence() -> None:
@@ -108,3 +109,11 @@ def test_profile_flag_prints_the_breakdown_for_both_paths(capsys: pytest.Capture
     lines = [line.split() for line in text.splitlines() if line.split()[:1] == ["48"]]
     profile_rows = [line[:3] for line in lines if line[2] in ("plain", "blocked")]
     assert profile_rows == [["48", "no", "plain"], ["48", "no", "blocked"], ["48", "yes", "blocked"]]
+
+
+def test_a_profile_of_pooled_blocks_sums_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blocked, "MIN_THREADED_SCORES", 0)  # 600 × 600 on the pool
+    profile = bench_profile.profile_attention(600, d=16, path="blocked", calls=2)
+    assert profile.threads == blocked.worker_count()
+    assert sum(profile.share(name) for name in profile.phases) == pytest.approx(1.0, abs=0.01)
+    assert profile.phases[bench_profile.EXP] > 0

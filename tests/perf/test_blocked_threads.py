@@ -44,7 +44,33 @@ def test_blas_is_limited_during_a_call_and_restored_after() -> None:
     assert blas_threads() == before
 
 
+@pytest.fixture
+def pooled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Send heads of a few hundred rows to the pool (by default only from 1536 × 1536 scores)."""
+    monkeypatch.setattr(blocked, "MIN_THREADED_SCORES", 0)
+
+
+@pytest.mark.parametrize(("n", "pool"), [(1024, False), (2048, True)])
+def test_only_heads_past_the_measured_break_even_go_to_the_pool(n: int, pool: bool) -> None:
+    calls: list[int] = []
+    original = blocked.run_on_threads
+
+    def spy(run: object, tasks: object, workers: int) -> None:
+        calls.append(workers)
+        original(run, tasks, workers)  # type: ignore[arg-type]
+
+    rng = np.random.default_rng(4)
+    Q, K, V = (rng.standard_normal((n, 8)).astype(np.float32) for _ in range(3))
+    blocked.run_on_threads = spy  # type: ignore[attr-defined]
+    try:
+        attention(Q, K, V)
+    finally:
+        blocked.run_on_threads = original  # type: ignore[attr-defined]
+    assert calls == ([blocked.worker_count()] if pool and blocked.worker_count() > 1 else [])
+
+
 @pytest.mark.timeout(60)
+@pytest.mark.usefixtures("pooled")
 def test_concurrent_calls_agree_with_serial_ones_and_restore_blas() -> None:
     before = blas_threads()
     rng = np.random.default_rng(1)
@@ -67,6 +93,7 @@ def test_concurrent_calls_agree_with_serial_ones_and_restore_blas() -> None:
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.usefixtures("pooled")
 def test_a_forked_child_can_still_use_the_pool() -> None:
     rng = np.random.default_rng(2)
     Q, K, V = (rng.standard_normal((600, 8)).astype(np.float32) for _ in range(3))
