@@ -129,12 +129,11 @@ def profile_attention(
     rng = np.random.default_rng(n)
     q, k, v = (rng.standard_normal((n, d)).astype(np.float32) for _ in range(3))
     call = _call(q, k, v, causal, path)
-    call()  # warm-up: threads, scratch arrays, caches
+    threads = _warm_up_counting_threads(call)  # warm-up: threads, scratch arrays, caches
     if calls is None:
         start = time.perf_counter()
         call()
         calls = max(3, min(200, round(0.3 / max(time.perf_counter() - start, 1e-6))))
-    threads = _python_threads(n, causal, path)
     with _timed_phases() as totals:
         start = time.perf_counter()
         for _ in range(calls):
@@ -196,21 +195,18 @@ def _call(q: npt.NDArray[np.float32], k: Any, v: Any, causal: bool, path: str) -
     return forced_blocked
 
 
-def _python_threads(n: int, causal: bool, path: str) -> int:
-    """How many threads run the path's Python code for this size (the blocked path's workers)."""
-    if path == "plain":
-        return 1
-    used = [1]  # a call that never reaches the pool runs on the caller's thread alone
+def _warm_up_counting_threads(call: Callable[[], object]) -> int:
+    """Make one call and return how many threads ran its Python code (the blocked path's workers; the
+    caller's thread alone when the call never reaches the pool, as the plain path never does)."""
+    used = [1]
     original = vars(blocked)["run_on_threads"]  # the name _blocked calls (imported from qkv._workers)
 
     def spy(run: Callable[[Any], object], tasks: Any, workers: int) -> None:
         used[0] = workers
         original(run, tasks, workers)
 
-    rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((n, 8)).astype(np.float32) for _ in range(3))
-    with _swapped(blocked, "run_on_threads", spy), _swapped(blocked, "MIN_SCORES", 0):
-        core.attention(q, k, v, causal=causal)
+    with _swapped(blocked, "run_on_threads", spy):
+        call()
     return used[0]
 
 

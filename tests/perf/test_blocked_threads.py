@@ -51,21 +51,20 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(("n", "pool"), [(1024, False), (2048, True)])
-def test_only_heads_past_the_measured_break_even_go_to_the_pool(n: int, pool: bool) -> None:
+def test_only_heads_past_the_measured_break_even_go_to_the_pool(
+    n: int, pool: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls: list[int] = []
-    original = blocked.run_on_threads
+    original = vars(blocked)["run_on_threads"]
 
     def spy(run: object, tasks: object, workers: int) -> None:
         calls.append(workers)
-        original(run, tasks, workers)  # type: ignore[arg-type]
+        original(run, tasks, workers)
 
     rng = np.random.default_rng(4)
     Q, K, V = (rng.standard_normal((n, 8)).astype(np.float32) for _ in range(3))
-    blocked.run_on_threads = spy  # type: ignore[attr-defined]
-    try:
-        attention(Q, K, V)
-    finally:
-        blocked.run_on_threads = original  # type: ignore[attr-defined]
+    monkeypatch.setattr(blocked, "run_on_threads", spy)
+    attention(Q, K, V)
     assert calls == ([blocked.worker_count()] if pool and blocked.worker_count() > 1 else [])
 
 
