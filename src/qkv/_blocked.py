@@ -50,10 +50,10 @@ from qkv._workers import run_on_threads, worker_count
 __all__ = [
     "BLOCK_K",
     "BLOCK_Q",
-    "MIN_SCORES",
     "MIN_THREADED_SCORES",
     "blocked_attention",
-    "uses_blocks",
+    "fits_one_tile",
+    "one_tile_attention",
     "worker_count",
 ]
 
@@ -70,11 +70,6 @@ BLOCK_Q = tile_scores(l2_cache_bytes()) // BLOCK_K
 # reference before it moves. exp(±20) is far from float32's overflow and underflow
 # (blocked_attention checks the sums against the values' size).
 HEADROOM = 20.0
-# From this many scores per head on, ``attention`` takes the blocked path, which makes fewer passes over
-# the scores than the plain path (that one spells out every step for the lesson). Below it the plain
-# path's lower fixed cost wins: they broke even at 32 × 32 scores, measured alike with OpenBLAS's
-# AVX-512 and AVX2 kernels (docs/performance.md).
-MIN_SCORES = 32 * 32
 # From this many scores in all on, the blocks go to the thread pool; below it, setting the pool up (the
 # BLAS limit, the hand-off, a worker per block) costs more than the second core gives back, and BLAS's
 # own threads do better. Measured in separate bursts with OpenBLAS's AVX-512 and AVX2 kernels: the pool
@@ -82,27 +77,28 @@ MIN_SCORES = 32 * 32
 MIN_THREADED_SCORES = 1536 * 1536
 
 
-def uses_blocks(n_q: int, n_k: int) -> bool:
-    """Whether ``attention`` streams a head of this size through the blocked path.
+def fits_one_tile(n_q: int, n_k: int) -> bool:
+    """Whether one head of this size is computed as a single tile (see ``one_tile_attention``).
 
     Parameters
     ----------
     n_q, n_k : int
-        Number of queries and keys in one head.
+        Number of queries and keys in the head.
 
     Returns
     -------
     bool
-        True when the head has at least ``MIN_SCORES`` scores.
+        True when ``n_k`` keys fit in a block and the ``n_q × n_k`` scores in a tile of
+        ``BLOCK_Q × BLOCK_K``.
 
     Examples
     --------
-    >>> uses_blocks(2, 2)
-    False
-    >>> uses_blocks(1024, 1024)
+    >>> fits_one_tile(8, 8)
     True
+    >>> fits_one_tile(4096, 4096)
+    False
     """
-    return n_q * n_k >= MIN_SCORES
+    return n_k <= BLOCK_K and n_q * n_k <= BLOCK_Q * BLOCK_K
 
 
 def blocked_attention(
@@ -167,13 +163,13 @@ def blocked_attention(
     single_head = q.ndim == k.ndim == v.ndim == 2
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     dtype = q.dtype
-    smallest_sum = _SMALLEST_SUM[dtype.itemsize]
     block_k = block_k or BLOCK_K
     if block_q is None:  # fewer keys than a block: taller tiles of the same size, fewer calls
         block_q = BLOCK_Q * BLOCK_K // min(block_k, n_k)
     one_tile = single_head and n_q <= block_q and n_k <= block_k
-    if one_tile and (O := _one_tile(q, k, v, scale, smallest_sum, bias, allowed, causal_offset)) is not None:
-        return O, np.zeros(n_q, np.bool_)
+    if one_tile and (O := one_tile_attention(q, k, v, scale, bias, allowed, causal_offset)) is not None:
+        return O, _none_dead(n_q)
+    smallest_sum = _SMALLEST_SUM[dtype.itemsize]
     batch = () if single_head else tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     if threads is None:
         threads = worker_count() if math.prod(batch) * n_q * n_k >= MIN_THREADED_SCORES else 1
@@ -202,38 +198,85 @@ def blocked_attention(
     return problem.out, problem.dead
 
 
+@functools.lru_cache(maxsize=64)
+def _none_dead(n_q: int) -> BoolArray:
+    """``dead`` for a head where every query has a key: one read-only array per size, kept, because a
+    new one cost a few percent of a call on a small head."""
+    dead = np.zeros(n_q, np.bool_)
+    dead.flags.writeable = False
+    return dead
+
+
 # A query whose weights sum to less than this may have lost them to underflow: it is summed again.
 _SMALLEST_SUM = {size: math.sqrt(float(np.finfo(f"f{size}").tiny)) for size in (4, 8)}  # by itemsize
+# exp of a score above this overflows (by itemsize); one_tile_attention keeps a margin of n_k terms and 1.
+_LOG_LARGEST = {size: math.log(float(np.finfo(f"f{size}").max)) for size in (4, 8)}
 
 
-def _one_tile(
+def one_tile_attention(
     q: FloatArray,
     k: FloatArray,
     v: FloatArray,
     scale: float,
-    smallest_sum: float,
-    bias: FloatArray | None,
-    allowed: BoolArray | None,
-    causal_offset: int | None,
+    bias: FloatArray | None = None,
+    allowed: BoolArray | None = None,
+    causal_offset: int | None = None,
 ) -> FloatArray | None:
-    """One head whose scores fit in one tile: the blocked path's arithmetic on the whole score matrix
-    at once, without blocks, scratch arrays or threads (their bookkeeping cost more than the arithmetic
-    on small inputs), the sums taken by ``S.sum`` rather than through a copy of V with its ones.
+    """One head whose scores fit in one tile: the blocked path's arithmetic on the whole score matrix at
+    once, without blocks, scratch arrays or threads (their bookkeeping costs more than the arithmetic on
+    small inputs), or None where that arithmetic would not be exact.
 
-    Returns None when the weights, taken with every reference at 0, left the float range, or some
-    query has no allowed key; the caller then takes the general path, whose references follow the
-    scores and which reports such queries.
+    Every reference stays at 0 (see the module's docstring). That is exact unless a weight would
+    overflow, all of a query's weights underflow, or a query has no allowed key; both are checked before
+    the step they would spoil (the top score before ``exp``, the sums before dividing by them), so no
+    step here overflows or divides by 0, and the answer is then None: ``blocked_attention``'s general
+    path, whose references follow the scores and which reports dead queries, takes such heads.
+
+    Parameters
+    ----------
+    q : ndarray, shape (n_q, d_k)
+    k : ndarray, shape (n_k, d_k)
+    v : ndarray, shape (n_k, d_v)
+        Valid inputs of one float dtype (float32 or float64), the result's dtype.
+    scale : float
+        Factor on the dot products.
+    bias, allowed, causal_offset : optional
+        As for ``blocked_attention``, for this one head.
+
+    Returns
+    -------
+    ndarray, shape (n_q, d_v), or None
+
+    Examples
+    --------
+    >>> q = np.array([[1.0, 0.0]])
+    >>> K = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> one_tile_attention(q, K, 2 * K, scale=2**-0.5).round(6)
+    array([[1.339523, 0.660477]])
+    >>> one_tile_attention(q, K, 2 * K, scale=1.0, allowed=np.array([[False, False]])) is None
+    True
     """
     S = _tile_scores(_scaled_queries(q, scale, None), k, None)  # (n_q, n_k)
-    if not _mask_tile(S, bias, allowed, causal_offset):
+    masked = bias is not None or allowed is not None or causal_offset is not None
+    if masked and not _mask_tile(S, bias, allowed, causal_offset):
         return None
-    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
-        _tile_exp(S)
-        O = _tile_values(S, v, None)  # (n_q, d_v)
-        l = _divide_by_row_sums(O, S)  # (n_q, 1)
-        # A sum below smallest_sum may have underflowed; inf or NaN weights, or a sum of 0, make O's
-        # sum NaN or inf (as do values near the float's limit: the general path takes those too).
-        exact = l.min() >= smallest_sum and math.isfinite(O.sum())
+    n_k, d_v = S.shape[1], v.shape[-1]
+    # (ufunc.reduce: S.max() adds a Python wrapper of a quarter microsecond to a 2.5 µs reduction)
+    if not float(np.maximum.reduce(S, None)) <= _LOG_LARGEST[S.dtype.itemsize] - math.log(n_k) - 1:
+        return None
+    _tile_exp(S)  # (n_q, n_k) weights, at most e^top each, their sums finite
+    l = _row_sums(S)  # (n_q, 1)
+    if not float(np.minimum.reduce(l, None)) >= _SMALLEST_SUM[S.dtype.itemsize]:  # underflow, no key
+        return None
+    if n_k <= d_v:
+        # Dividing the weights costs no more than dividing the output here, and A V is then an average
+        # of V's rows, which overflows no more than the plain path does.
+        _divide_rows(S, l)  # (n_q, n_k) A
+        return _tile_values(S, v, None)  # (n_q, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):  # V near the float's limit: O's sum shows it
+        O = _tile_values(S, v, None)  # (n_q, d_v), weighted by up to e^top
+        _divide_rows(O, l)
+        exact = math.isfinite(O.sum())
     return O if exact else None
 
 
@@ -242,11 +285,19 @@ def _one_tile(
 
 
 def _scaled_queries(q: FloatArray, scale: float, out: FloatArray | None) -> FloatArray:
-    # Scaling the queries is cheaper than scaling every tile of scores.
-    return np.multiply(q, q.dtype.type(scale), out=out)  # (bq, d_k)
+    # Scaling the queries is cheaper than scaling every tile of scores. A Python float keeps q's dtype.
+    return np.multiply(q, scale, out=out)  # (bq, d_k)
+
+
+# Without an ``out`` the products go through ``ndarray.dot``: on 2-D arrays it is the same product,
+# and on small ones its call costs half of matmul's (0.6 against 1.3 µs, docs/performance.md). A tile
+# buffer cut to fewer keys is not contiguous, which ``dot`` refuses as ``out``, so those keep matmul.
 
 
 def _tile_scores(q: FloatArray, k: FloatArray, out: FloatArray | None) -> FloatArray:
+    if out is None:
+        scores: FloatArray = q.dot(k.T)  # (bq, bk)
+        return scores
     return np.matmul(q, k.T, out=out)  # (bq, bk)
 
 
@@ -255,13 +306,28 @@ def _tile_exp(S: FloatArray) -> None:
 
 
 def _tile_values(S: FloatArray, v1: FloatArray, out: FloatArray | None) -> FloatArray:
-    return np.matmul(S, v1, out=out)  # (bq, d_v + 1), or (bq, d_v) for V without its ones
+    if out is None:
+        values: FloatArray = S.dot(v1)  # (bq, d_v) for V without its ones
+        return values
+    return np.matmul(S, v1, out=out)  # (bq, d_v + 1)
 
 
-def _divide_by_row_sums(O: FloatArray, S: FloatArray) -> FloatArray:
-    l: FloatArray = S.sum(axis=1, keepdims=True)  # (bq, 1)
-    np.divide(O, l, out=O)
-    return l
+def _row_sums(S: FloatArray) -> FloatArray:
+    # A product with a column of ones: on small tiles its call costs half of a sum's (S.sum(axis=1)),
+    # and it adds up like the general path's column of ones in [V | 1].
+    sums: FloatArray = S.dot(_ones(S.shape[1], S.dtype))  # (bq, 1)
+    return sums
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(n: int, dtype: np.dtype[Any]) -> FloatArray:
+    ones = np.ones((n, 1), dtype)  # read-only: threads share it
+    ones.flags.writeable = False
+    return ones
+
+
+def _divide_rows(X: FloatArray, l: FloatArray) -> None:
+    np.divide(X, l, out=X)  # (bq, ...) each row by its sum
 
 
 def _normalise(acc: FloatArray, out: FloatArray | None) -> FloatArray:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from qkv._blocked import blocked_attention, uses_blocks
+from qkv._blocked import blocked_attention, fits_one_tile, one_tile_attention
 from qkv._validate import as_numeric_array, check_size, shape_text
 
 __all__ = ["attention", "attention_scores", "causal_mask", "softmax"]
@@ -138,6 +138,11 @@ def causal_mask(n_q: int, n_k: int, *, align: CausalAlign = "top-left") -> npt.N
     n_k = check_size("n_k", n_k)
     if align not in _ALIGNS:
         raise ValueError(f"align must be 'top-left' or 'bottom-right', not {align!r}.")
+    return _causal_triangle(n_q, n_k, align)
+
+
+def _causal_triangle(n_q: int, n_k: int, align: CausalAlign) -> npt.NDArray[np.bool_]:
+    """``causal_mask`` for sizes already checked (0 allowed: a call with no queries has an empty one)."""
     offset = 0 if align == "top-left" else n_k - n_q
     query = np.arange(n_q)[:, None]  # (n_q, 1)
     key = np.arange(n_k)[None, :]  # (1, n_k)
@@ -216,6 +221,9 @@ def attention(
     >>> attention(q, K, V, mask=[[True, False]])
     array([[2., 0.]])
     """
+    usual = mask is None and not return_weights and all_masked in _ALL_MASKED_POLICIES
+    if usual and (O := _one_small_head(Q, K, V, causal, scale)) is not None:
+        return O  # a small head without a mask, taken in a few attribute reads (see _one_small_head)
     (q, k, v), out_dtype = _as_float_arrays(("Q", Q), ("K", K), ("V", V))
     _check_qk(q, k)
     _check_kv(k, v)
@@ -224,7 +232,12 @@ def attention(
     scale = _resolve_scale(scale, q.shape[-1])
     if all_masked not in _ALL_MASKED_POLICIES:
         raise ValueError(f"all_masked must be 'zero', 'nan' or 'raise', not {all_masked!r}.")
-    if not return_weights and uses_blocks(n_q, n_k):
+    if n_k == 0:
+        raise ValueError(
+            f"K and V have no rows (K {shape_text(k.shape)}, V {shape_text(v.shape)}), so no query has "
+            "a key to attend to; attention needs at least one key."
+        )
+    if not return_weights and n_q > 0:  # (no queries: the plain path has nothing to compute)
         O = _streamed(q, k, v, mask, causal, scale, all_masked, (*batch, n_q, n_k))
         return O.astype(out_dtype, copy=False)
     allowed, bias = _mask_parts(mask, causal, (*batch, n_q, n_k), q.dtype)
@@ -245,6 +258,46 @@ def attention(
     return O
 
 
+def _one_small_head(
+    Q: npt.ArrayLike, K: npt.ArrayLike, V: npt.ArrayLike, causal: object, scale: object
+) -> FloatArray | None:
+    """``attention`` of the usual call without a mask, or None to have ``attention`` check and compute
+    the call in full (and word its errors).
+
+    The usual call: one head of float32 or float64 ndarrays of one dtype whose shapes agree, scores
+    that fit one tile, ``causal`` a bool or an alignment, ``scale`` None or a finite float. On a few
+    tokens the arithmetic is a handful of NumPy calls of a microsecond or two each, and the general
+    checks with the layers between them and the tile (a few microseconds of Python) made qkv slower
+    than the naive three lines (docs/performance.md); this accepts such calls in a few attribute reads.
+    A head that the one tile cannot sum exactly (``one_tile_attention`` returns None) goes the general
+    way, whose ``blocked_attention`` tries the tile once more before its blocks.
+    """
+    if type(Q) is not np.ndarray or type(K) is not np.ndarray or type(V) is not np.ndarray:
+        return None
+    dtype = Q.dtype
+    if not (dtype is K.dtype is V.dtype and dtype in _COMPUTE_DTYPES):
+        return None
+    q_shape, k_shape, v_shape = Q.shape, K.shape, V.shape
+    if not (len(q_shape) == len(k_shape) == len(v_shape) == 2 and q_shape[1] == k_shape[1] > 0):
+        return None
+    (n_q, d_k), n_k = q_shape, k_shape[0]
+    if v_shape[0] != n_k or n_q == 0 or n_k == 0 or not fits_one_tile(n_q, n_k):
+        return None
+    if causal is False:
+        offset = None
+    elif causal is True:
+        offset = 0
+    elif type(causal) is str and causal in _ALIGNS:
+        offset = 0 if causal == "top-left" else n_k - n_q
+    else:
+        return None
+    if scale is None:
+        scale = 1.0 / math.sqrt(d_k)
+    elif type(scale) is not float or not math.isfinite(scale):
+        return None
+    return one_tile_attention(Q, K, V, scale, None, None, offset)
+
+
 def _streamed(
     q: FloatArray,
     k: FloatArray,
@@ -263,6 +316,8 @@ def _streamed(
     allowed, bias = _mask_parts(mask, False, scores_shape, q.dtype)  # causality is applied per block
     offset = None if align is None else (0 if align == "top-left" else n_k - n_q)
     O, dead = blocked_attention(q, k, v, scale=scale, allowed=allowed, bias=bias, causal_offset=offset)
+    if mask is None and offset is not None and offset >= 0:
+        return O  # causal alone, every query sees key 0: none is dead (and dead.any() costs 1 µs)
     if not dead.any():
         return O
     # Report dead rows in the scores' batch shape (V's batch dimensions play no part), as the plain
@@ -290,7 +345,7 @@ def _softmax(s: FloatArray, axis: int) -> FloatArray:
 
 
 def _peaks(s: FloatArray, axis: int) -> FloatArray:
-    peak: FloatArray = s.max(axis=axis, keepdims=True)
+    peak: FloatArray = s.max(axis=axis, keepdims=True, initial=-np.inf)  # -inf: no entries at all
     peak[~np.isfinite(peak)] = 0
     return peak
 
@@ -344,7 +399,7 @@ def _as_float_arrays(*named: tuple[str, npt.ArrayLike]) -> tuple[list[FloatArray
     arrays = [as_numeric_array(name, value) for name, value in named]
     dtypes = {array.dtype for array in arrays}
     if len(dtypes) == 1 and (only := dtypes.pop()) in _COMPUTE_DTYPES:
-        return arrays, only  # the common case, and the cheapest check on small inputs
+        return arrays, only
     out_dtype = _result_dtype(*arrays)
     compute = np.float64 if out_dtype == np.float64 else np.float32
     return [array.astype(compute, copy=False) for array in arrays], out_dtype
@@ -358,12 +413,11 @@ def _result_dtype(*arrays: npt.NDArray[Any]) -> np.dtype[Any]:
 
 
 def _check_qk(q: FloatArray, k: FloatArray) -> None:
-    for name, array, layout in (("Q", q, "(..., n_q, d_k)"), ("K", k, "(..., n_k, d_k)")):
-        if array.ndim < 2:
-            raise ValueError(
-                f"{name} must have at least 2 dimensions {layout}, "
-                f"but its shape is {shape_text(array.shape)}."
-            )
+    if q.ndim < 2 or k.ndim < 2:
+        name, array, layout = ("Q", q, "(..., n_q, d_k)") if q.ndim < 2 else ("K", k, "(..., n_k, d_k)")
+        raise ValueError(
+            f"{name} must have at least 2 dimensions {layout}, but its shape is {shape_text(array.shape)}."
+        )
     if k.shape[-1] != q.shape[-1]:
         raise ValueError(
             f"K has d_k = {k.shape[-1]} columns but Q has {q.shape[-1]} "
@@ -384,6 +438,8 @@ def _check_kv(k: FloatArray, v: FloatArray) -> None:
 
 
 def _broadcast_batch(q: FloatArray, k: FloatArray, v: FloatArray) -> tuple[int, ...]:
+    if q.ndim == k.ndim == v.ndim == 2:
+        return ()  # one head, the usual case: no tuples to slice and compare
     if q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
         return q.shape[:-2]  # nothing to broadcast (np.broadcast_shapes costs microseconds)
     try:
@@ -397,6 +453,11 @@ def _broadcast_batch(q: FloatArray, k: FloatArray, v: FloatArray) -> tuple[int, 
 
 def _resolve_scale(scale: object, d_k: int) -> float:
     if scale is None:
+        if d_k == 0:
+            raise ValueError(
+                "Q and K have d_k = 0 columns, so the default scale 1/√d_k is undefined; "
+                "pass scale= to score them (every dot product is then 0)."
+            )
         return 1.0 / math.sqrt(d_k)
     if isinstance(scale, bool | np.bool_) or not isinstance(scale, numbers.Real):
         raise TypeError(f"scale must be a real number, not the {type(scale).__name__} {scale!r}.")
@@ -448,6 +509,6 @@ def _mask_parts(
     align = _causal_align(causal)
     if align is not None:
         n_q, n_k = scores_shape[-2:]
-        triangle = causal_mask(n_q, n_k, align=align)
+        triangle = _causal_triangle(n_q, n_k, align)
         allowed = triangle if allowed is None else (allowed & triangle)
     return allowed, bias

@@ -67,7 +67,8 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         (blocked, "_follow"),
         (blocked, "_with_ones"),
         (blocked, "_normalise"),
-        (blocked, "_divide_by_row_sums"),
+        (blocked, "_row_sums"),
+        (blocked, "_divide_rows"),
     ),
 }
 
@@ -102,8 +103,8 @@ def profile_attention(
     causal : bool
         Apply a causal mask.
     path : {"plain", "blocked"}
-        The plain path (as ``return_weights=True`` takes it) or the blocked one (forced even where
-        ``attention`` would pick the plain path for so few scores).
+        The plain path (as ``return_weights=True`` takes it) or the blocked one (every call without
+        weights: one tile for a small head).
     calls : int, optional
         Calls to average over (after one warm-up call); by default about 0.3 s worth.
 
@@ -188,11 +189,7 @@ def _call(q: npt.NDArray[np.float32], k: Any, v: Any, causal: bool, path: str) -
     if path == "plain":
         return lambda: core.attention(q, k, v, causal=causal, return_weights=True)
 
-    def forced_blocked() -> object:
-        with _swapped(blocked, "MIN_SCORES", 0):
-            return core.attention(q, k, v, causal=causal)
-
-    return forced_blocked
+    return lambda: core.attention(q, k, v, causal=causal)
 
 
 def _warm_up_counting_threads(call: Callable[[], object]) -> int:

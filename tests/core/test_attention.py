@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -300,3 +301,46 @@ def test_causal_must_be_a_bool_or_an_alignment_name_even_on_the_streamed_path() 
                 ValueError, match=r"^causal must be False, True, 'top-left' or 'bottom-right', not "
             ):
                 attention(Qm, Qm, Qm, causal=value)  # type: ignore[arg-type]
+
+
+# -- attention: sizes of zero -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"causal": True}, {"causal": "bottom-right"}, {"mask": np.ones((1, 4), bool)}, {"scale": 1.0}],
+)
+def test_no_queries_give_an_empty_output(kwargs: dict[str, Any]) -> None:
+    for batch in ((), (2,)):
+        Qe, Ke, Ve = np.ones((*batch, 0, 3)), np.ones((*batch, 4, 3)), np.ones((*batch, 4, 5))
+        assert attention(Qe, Ke, Ve, **kwargs).shape == (*batch, 0, 5)
+        O, A = attention(Qe, Ke, Ve, return_weights=True, **kwargs)
+        assert (O.shape, A.shape) == ((*batch, 0, 5), (*batch, 0, 4))
+
+
+@pytest.mark.parametrize("return_weights", [False, True])
+def test_no_keys_is_an_error_that_names_the_shapes(return_weights: bool) -> None:
+    with pytest.raises(ValueError) as error:
+        attention(np.ones((2, 3), np.float32), np.ones((0, 3), np.float32), np.ones((0, 4), np.float32),
+                  return_weights=return_weights)  # fmt: skip
+    assert str(error.value) == (
+        "K and V have no rows (K (0, 3), V (0, 4)), so no query has a key to attend to; "
+        "attention needs at least one key."
+    )
+
+
+def test_d_k_of_zero_needs_an_explicit_scale() -> None:
+    Qz, Kz, Vz = np.ones((2, 0)), np.ones((3, 0)), np.arange(6.0).reshape(3, 2)
+    for call in (lambda: attention(Qz, Kz, Vz), lambda: attention_scores(Qz, Kz)):
+        with pytest.raises(ValueError) as error:
+            call()
+        assert str(error.value) == (
+            "Q and K have d_k = 0 columns, so the default scale 1/√d_k is undefined; "
+            "pass scale= to score them (every dot product is then 0)."
+        )
+    # Every score is 0, so every query averages the values evenly.
+    np.testing.assert_allclose(attention(Qz, Kz, Vz, scale=1.0), [[2.0, 3.0], [2.0, 3.0]])
+
+
+def test_softmax_over_no_entries_is_empty() -> None:
+    assert softmax(np.ones((2, 0))).shape == (2, 0)

@@ -1,8 +1,8 @@
 """The blocked (streaming) path gives the plain path's result: same values, same dtypes, same errors.
 
-``attention(..., return_weights=True)`` always takes the plain path, so it is the reference. The
-blocked path is forced onto small inputs by lowering ``MIN_SCORES`` to 0 and choosing tiny blocks,
-so that Hypothesis's shapes cross many block edges (and are rarely multiples of the block size).
+``attention(..., return_weights=True)`` always takes the plain path, so it is the reference; without
+weights every call takes the blocked path. Tiny blocks make Hypothesis's small shapes cross many block
+edges (and they are rarely multiples of the block size).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ TOLERANCE = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
 def forced_blocks(block_q: int, block_k: int, threads: int) -> Iterator[None]:
     """Send every call through the blocked path with these block sizes and this many threads."""
     with (
-        mock.patch.object(blocked, "MIN_SCORES", 0),
         mock.patch.object(blocked, "MIN_THREADED_SCORES", 0),
         mock.patch.object(blocked, "BLOCK_Q", block_q),
         mock.patch.object(blocked, "BLOCK_K", block_k),
@@ -170,10 +169,10 @@ def test_single_query_and_single_key() -> None:
         np.testing.assert_array_equal(attention(Q, K, V, causal="bottom-right"), [[3.0, 4.0, 5.0]])
 
 
-def test_long_inputs_take_the_blocked_path_and_return_weights_takes_the_plain_one() -> None:
+def test_calls_without_weights_take_the_blocked_path_and_return_weights_takes_the_plain_one() -> None:
     rng = np.random.default_rng(4)
-    n_q, n_k = 300, blocked.MIN_SCORES // 300 + 1
-    assert blocked.uses_blocks(n_q, n_k)
+    n_q, n_k = 300, blocked.BLOCK_K + 1  # more keys than one tile holds: the general blocked path
+    assert not blocked.fits_one_tile(n_q, n_k)
     Q, K, V = (rng.standard_normal((n, 16)).astype(np.float32) for n in (n_q, n_k, n_k))
     with mock.patch.object(core, "blocked_attention", wraps=blocked.blocked_attention) as spy:
         O = attention(Q, K, V, causal="bottom-right")
@@ -222,26 +221,17 @@ def test_references_follow_the_scores_only_when_the_weights_leave_the_float_rang
     np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * float(np.abs(V).max()))
 
 
-@contextmanager
-def one_tile_for_all() -> Iterator[None]:
-    """Every call without weights goes to the blocked path, with the machine's own block sizes: a
-    single head of up to 40 × 40 scores then fits one tile (and takes ``_one_tile``)."""
-    with mock.patch.object(blocked, "MIN_SCORES", 0):
-        yield
-
-
 @settings(max_examples=300, deadline=None)
 @given(problem=problems())
 def test_one_tile_equals_plain(problem: dict[str, Any]) -> None:
     try:
         want = plain(**problem)
     except ValueError as error:
-        with one_tile_for_all(), pytest.raises(ValueError) as raised:
+        with pytest.raises(ValueError) as raised:
             attention(**problem)
         assert str(raised.value) == str(error)
         return
-    with one_tile_for_all():
-        got = attention(**problem)
+    got = attention(**problem)  # heads of up to 40 × 40 scores: one tile, with the machine's block sizes
     assert_same_result(got, want, problem["V"])
 
 
@@ -268,13 +258,17 @@ def test_one_tile_hands_what_it_cannot_sum_exactly_to_the_general_path(case: str
         mask[3] = False
     causal = case == "causal"
     want = plain(Q, K, V, mask=mask, causal=causal)
+    tile = blocked.one_tile_attention
     with (
-        one_tile_for_all(),
-        mock.patch.object(blocked, "_one_tile", wraps=blocked._one_tile) as one_tile,
+        mock.patch.object(blocked, "one_tile_attention", wraps=tile) as in_blocked,
+        mock.patch.object(core, "one_tile_attention", wraps=tile) as in_fast_path,
         mock.patch.object(blocked, "_query_blocks", wraps=blocked._query_blocks) as general,
     ):
         got = attention(Q, K, V, mask=mask, causal=causal)
-    assert one_tile.call_count == 1
+    # Without a mask the fast path tries the tile; a head it hands on is tried once more by
+    # blocked_attention (the general way, which masked heads take from the start).
+    tries = {"typical": (1, 0), "causal": (1, 0), "overflow": (1, 1), "far below": (0, 1), "dead row": (0, 1)}
+    assert (in_fast_path.call_count, in_blocked.call_count) == tries[case]
     assert general.called != used
     tolerance = 1e-6 if case in ("typical", "causal", "dead row") else 1e-4  # scores of ±150 round by ~1e-5
     np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * float(np.abs(V).max()))
