@@ -4,12 +4,14 @@ The attention benchmark times, in one run and on the same inputs, ``qkv.attentio
 NumPy version (materialise the scores, softmax, multiply by V) and PyTorch's
 ``scaled_dot_product_attention`` when PyTorch is installed, and measures the machine's float32
 matmul throughput as the roofline. Shared machines drift from minute to minute, so read the ratios
-measured in the same run rather than the absolute figures. Nothing here asserts a time.
+measured in the same run rather than the absolute figures: the methods take turns in rounds, and each
+ratio is the median of the rounds' ratios. Nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import platform
@@ -36,16 +38,24 @@ ROOFLINE_SIZE = 2048
 # rounds that take turns between the methods, so a burst of load elsewhere hits them all alike.
 SECONDS_PER_TIMING = 0.8
 MIN_REPEATS = 6
+MAX_REPEATS = 20_000  # per burst: a burst of the shortest calls (about 10 µs) then lasts 0.04 s
 ROUNDS = 3
 # Before each burst: OpenBLAS's and PyTorch's worker threads keep spinning for a while after a threaded
 # call and slow whatever runs next on those cores (measured: a 2-thread qkv call right after a
 # BLAS-threaded one took up to 1.5 times as long). A pause lets them go to sleep first.
 PAUSE_SECONDS = 0.2
+# Sizes whose calls all take less than this are timed in SHORT_ROUNDS rounds without pauses. Such calls
+# take microseconds and the machine's speed moves within a second, so the methods must take turns
+# often (in three rounds of 200 calls, qkv ÷ naive at n = 1-16 ranged over 0.5-1.9 between runs); and
+# they are too small for BLAS or PyTorch to start threads, so nothing spins between them (PyTorch's
+# SDPA started its second thread at n = 64, a call of about 30 µs).
+SHORT_CALL_SECONDS = 50e-6
+SHORT_ROUNDS = 21
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """One method at one size: the median time of its calls and its peak NumPy memory."""
+    """One method at one size: the median time of its calls, of each round's calls, and its peak memory."""
 
     method: str
     n: int
@@ -53,11 +63,29 @@ class Measurement:
     seconds: float
     peak_mib: float | None  # None where tracemalloc cannot see the allocations (PyTorch)
     flops: float
+    # The median call of each round, in order. All methods of one size took turns round by round, so
+    # their rounds pair up: a ratio of paired rounds cancels the machine's speed at that moment.
+    round_seconds: tuple[float, ...] = ()
 
     @property
     def gflops(self) -> float:
         """Throughput, counting ``4 · n_q · n_k · d`` operations even when causal skips half."""
         return self.flops / self.seconds / 1e9
+
+    def speed_relative_to(self, other: Measurement) -> float:
+        """How many times as fast as ``other`` this method ran: the median of the paired rounds' ratios
+        (the ratio of the medians where the rounds do not pair up).
+
+        Examples
+        --------
+        >>> fast = Measurement("qkv", 8, False, 1.0, None, 1.0, round_seconds=(1.0, 2.0, 1.0))
+        >>> slow = Measurement("naive", 8, False, 3.0, None, 1.0, round_seconds=(3.0, 4.0, 3.0))
+        >>> fast.speed_relative_to(slow)
+        3.0
+        """
+        if len(self.round_seconds) != len(other.round_seconds) or not self.round_seconds:
+            return other.seconds / self.seconds
+        return statistics.median(o / s for s, o in zip(self.round_seconds, other.round_seconds, strict=True))
 
 
 def naive_attention(
@@ -191,40 +219,45 @@ def _methods(
 def _measure(
     methods: dict[tuple[str, bool], Callable[[], object]], n: int, flops: float
 ) -> list[Measurement]:
-    times: dict[tuple[str, bool], list[float]] = {key: [] for key in methods}
-    for _round in range(ROUNDS):
+    # (The quickest of three calls: the first calls also warm caches and threads up.)
+    short = (
+        max(min(_seconds_of_one(call) for _ in range(3)) for call in methods.values()) < SHORT_CALL_SECONDS
+    )
+    rounds, pause = (SHORT_ROUNDS, 0.0) if short else (ROUNDS, PAUSE_SECONDS)
+    times: dict[tuple[str, bool], list[list[float]]] = {key: [] for key in methods}
+    for _round in range(rounds):
         for key, call in methods.items():
-            times[key].extend(_timings(call))
+            times[key].append(_timings(call, SECONDS_PER_TIMING / rounds, pause))
     return [
         Measurement(
             method=name,
             n=n,
             causal=causal,
-            seconds=statistics.median(times[name, causal]),
+            seconds=statistics.median(itertools.chain.from_iterable(times[name, causal])),
             peak_mib=None if name == "torch" else peak_extra_bytes(call) / 2**20,
             flops=flops,
+            round_seconds=tuple(statistics.median(calls) for calls in times[name, causal]),
         )
         for (name, causal), call in methods.items()
     ]
 
 
-def _timings(call: Callable[[], object]) -> list[float]:
-    """Pause, warm up once (threads, caches), then time enough calls for one round's share of the budget."""
-    time.sleep(PAUSE_SECONDS)
+def _timings(call: Callable[[], object], seconds: float, pause: float) -> list[float]:
+    """Pause, warm up once (threads, caches), then time enough calls to fill ``seconds``."""
+    time.sleep(pause)
+    first = _seconds_of_one(call)
+    repeats = max(-(-MIN_REPEATS // ROUNDS), round(seconds / max(first, 1e-6)))
+    return [_seconds_of_one(call) for _ in range(min(repeats, MAX_REPEATS))]
+
+
+def _seconds_of_one(call: Callable[[], object]) -> float:
     start = time.perf_counter()
     call()
-    first = time.perf_counter() - start
-    repeats = max(-(-MIN_REPEATS // ROUNDS), round(SECONDS_PER_TIMING / ROUNDS / max(first, 1e-6)))
-    seconds = []
-    for _ in range(min(repeats, 200)):
-        start = time.perf_counter()
-        call()
-        seconds.append(time.perf_counter() - start)
-    return seconds
+    return time.perf_counter() - start
 
 
 def _median_seconds(call: Callable[[], object]) -> float:
-    return statistics.median(_timings(call))
+    return statistics.median(_timings(call, SECONDS_PER_TIMING / ROUNDS, PAUSE_SECONDS))
 
 
 def peak_extra_bytes(call: Callable[[], object]) -> int:
@@ -294,7 +327,7 @@ def _print_header(stream: TextIO, d: int, torch_note: str, roofline_size: int) -
 def _print_rows(stream: TextIO, rows: list[Measurement]) -> None:
     torch_row = next((row for row in rows if row.method == "torch"), None)
     for row in rows:
-        ratio = f"{row.gflops / torch_row.gflops:8.2f}" if torch_row else f"{'-':>8}"
+        ratio = f"{row.speed_relative_to(torch_row):8.2f}" if torch_row else f"{'-':>8}"
         peak = f"{row.peak_mib:9.1f}" if row.peak_mib is not None else f"{'-':>9}"
         print(
             f"{row.n:>6} {'yes' if row.causal else 'no':>6} {row.method:>6} {row.seconds * 1e3:10.2f} "
@@ -305,19 +338,19 @@ def _print_rows(stream: TextIO, rows: list[Measurement]) -> None:
 
 def _print_summary(stream: TextIO, rows: list[Measurement]) -> None:
     by_key = {(row.method, row.n, row.causal): row for row in rows}
-    print("\nratios (same run):", file=stream)
+    print("\nratios (same run; each the median of the rounds' paired ratios):", file=stream)
     for n in sorted({row.n for row in rows}):
         parts = []
         for causal in (False, True):
             qkv = by_key[("qkv", n, causal)]
             label = "causal" if causal else "full"
-            parts.append(f"qkv/naive {label} {by_key[('naive', n, causal)].seconds / qkv.seconds:.2f}")
+            parts.append(f"qkv/naive {label} {qkv.speed_relative_to(by_key[('naive', n, causal)]):.2f}")
             if ("torch", n, causal) in by_key:
-                parts.append(f"qkv/torch {label} {qkv.gflops / by_key[('torch', n, causal)].gflops:.2f}")
-        speedup = by_key[("qkv", n, False)].seconds / by_key[("qkv", n, True)].seconds
+                parts.append(f"qkv/torch {label} {qkv.speed_relative_to(by_key[('torch', n, causal)]):.2f}")
+        speedup = by_key[("qkv", n, True)].speed_relative_to(by_key[("qkv", n, False)])
         parts.append(f"qkv causal speedup {speedup:.2f}")
         if ("torch", n, True) in by_key:
-            torch_speedup = by_key[("torch", n, False)].seconds / by_key[("torch", n, True)].seconds
+            torch_speedup = by_key[("torch", n, True)].speed_relative_to(by_key[("torch", n, False)])
             parts.append(f"torch causal speedup {torch_speedup:.2f}")
         print(f"  n = {n:>5}: " + ", ".join(parts), file=stream)
 

@@ -58,6 +58,28 @@ def test_without_torch_it_says_so_and_compares_qkv_with_naive_numpy() -> None:
 
 
 @pytest.mark.parametrize(
+    ("short_call", "rounds", "pause"), [(10.0, "SHORT_ROUNDS", 0.0), (0.0, "ROUNDS", 0.2)]
+)
+def test_short_calls_take_turns_in_more_rounds_without_pauses(
+    monkeypatch: pytest.MonkeyPatch, short_call: float, rounds: str, pause: float
+) -> None:
+    monkeypatch.setattr(bench, "SHORT_CALL_SECONDS", short_call)  # every call is short, or none is
+    monkeypatch.setattr(bench, "PAUSE_SECONDS", 0.2)
+    bursts: list[tuple[str, float]] = []
+
+    def burst(call: object, seconds: float, pause: float) -> list[float]:
+        bursts.append((str(call), pause))
+        return [1e-3]
+
+    methods = {("a", False): lambda: None, ("b", False): lambda: None}
+    with mock.patch.object(bench, "_timings", side_effect=burst):
+        bench._measure(methods, n=4, flops=1.0)
+    assert len(bursts) == 2 * getattr(bench, rounds)
+    assert [name for name, _ in bursts[:4]] == [str(call) for call in methods.values()] * 2  # in turns
+    assert {paused for _, paused in bursts} == {pause}
+
+
+@pytest.mark.parametrize(
     ("args", "message"),
     [
         (["attention", "--sizes", "256,x"], "--sizes must be positive whole numbers separated by commas"),
