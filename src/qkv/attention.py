@@ -399,7 +399,7 @@ def _as_float_arrays(*named: tuple[str, npt.ArrayLike]) -> tuple[list[FloatArray
     arrays = [as_numeric_array(name, value) for name, value in named]
     dtypes = {array.dtype for array in arrays}
     if len(dtypes) == 1 and (only := dtypes.pop()) in _COMPUTE_DTYPES:
-        return arrays, only
+        return arrays, only  # the common case, and the cheapest check on small inputs
     out_dtype = _result_dtype(*arrays)
     compute = np.float64 if out_dtype == np.float64 else np.float32
     return [array.astype(compute, copy=False) for array in arrays], out_dtype
@@ -413,11 +413,12 @@ def _result_dtype(*arrays: npt.NDArray[Any]) -> np.dtype[Any]:
 
 
 def _check_qk(q: FloatArray, k: FloatArray) -> None:
-    if q.ndim < 2 or k.ndim < 2:
-        name, array, layout = ("Q", q, "(..., n_q, d_k)") if q.ndim < 2 else ("K", k, "(..., n_k, d_k)")
-        raise ValueError(
-            f"{name} must have at least 2 dimensions {layout}, but its shape is {shape_text(array.shape)}."
-        )
+    for name, array, layout in (("Q", q, "(..., n_q, d_k)"), ("K", k, "(..., n_k, d_k)")):
+        if array.ndim < 2:
+            raise ValueError(
+                f"{name} must have at least 2 dimensions {layout}, "
+                f"but its shape is {shape_text(array.shape)}."
+            )
     if k.shape[-1] != q.shape[-1]:
         raise ValueError(
             f"K has d_k = {k.shape[-1]} columns but Q has {q.shape[-1]} "

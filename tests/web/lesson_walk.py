@@ -33,6 +33,33 @@ def answer_text(value: Any) -> str:
     return json.dumps(value)
 
 
+def typed_vector(values: list[float]) -> str:
+    """A vector as a learner types it: ``[0.7071, 0]``, four decimals at most."""
+    return "[" + ", ".join(f"{v:.4f}".rstrip("0").rstrip(".") for v in values) + "]"
+
+
+def pick_choice(page: Any, exercise_id: str, letter: str, outcome: str) -> None:
+    """Pick one letter of a choice exercise with the mouse, press Check, and wait for ``outcome``."""
+    from playwright.sync_api import expect
+
+    form = page.locator(f'form[data-exercise-id="{exercise_id}"]')
+    form.locator(f'input[type="radio"][value="{letter}"]').check()
+    form.get_by_role("button", name="Check").click()
+    expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile(outcome))
+
+
+def type_answer(page: Any, exercise_id: str, text: str, outcome: str) -> Any:
+    """Type an answer, press Enter, wait for ``outcome``; returns the feedback element."""
+    from playwright.sync_api import expect
+
+    box = page.locator(f"#answer-{exercise_id}")
+    box.fill(text)
+    box.press("Enter")
+    feedback = page.locator(f"#feedback-{exercise_id}")
+    expect(feedback).to_have_class(re.compile(outcome))
+    return feedback
+
+
 def check_choice(page: Any, lesson: Any, exercise: Any, seed: int | None, wrong_first: bool = True) -> None:
     from playwright.sync_api import expect
 

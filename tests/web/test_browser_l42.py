@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from lesson_walk import check_code
+from lesson_walk import check_code, pick_choice, type_answer, typed_vector
 from test_browser import (  # noqa: F401  (fixtures, used by name)
     ARTIFACTS,
     LiveServer,
@@ -35,34 +35,10 @@ def _url(server: LiveServer) -> str:
     return f"{server.url}/lessons/L4.2"
 
 
-def _typed(values: list[float]) -> str:
-    return "[" + ", ".join(f"{v:.4f}".rstrip("0").rstrip(".") for v in values) + "]"
-
-
 def _spread_text(value: float) -> str:
     """format.js formatCompact(value, 2)."""
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
-
-
-def _check_choice(page: Any, exercise_id: str, letter: str, outcome: str) -> None:
-    from playwright.sync_api import expect
-
-    form = page.locator(f'form[data-exercise-id="{exercise_id}"]')
-    form.locator(f'input[type="radio"][value="{letter}"]').check()
-    form.get_by_role("button", name="Check").click()
-    expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile(outcome))
-
-
-def _answer(page: Any, exercise_id: str, text: str, outcome: str) -> Any:
-    from playwright.sync_api import expect
-
-    box = page.locator(f"#answer-{exercise_id}")
-    box.fill(text)
-    box.press("Enter")
-    feedback = page.locator(f"#feedback-{exercise_id}")
-    expect(feedback).to_have_class(re.compile(outcome))
-    return feedback
 
 
 @pytest.mark.slow
@@ -80,9 +56,9 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_
     variant = LESSON.variant(seed)
 
     # Predict first: a wrong guess is explained, then the right one.
-    _check_choice(page, "guess", "A", "is-wrong")
+    pick_choice(page, "guess", "A", "is-wrong")
     expect(page.locator("#feedback-guess")).to_contain_text("square root")
-    _check_choice(page, "guess", "B", "is-correct")
+    pick_choice(page, "guess", "B", "is-correct")
 
     # The widget: its numbers are qkv's, and the slider moves to another d_k.
     widget = page.locator('[data-widget="score-spread"]')
@@ -104,22 +80,22 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_
     widget.screenshot(path=str(ARTIFACTS / "l42-widget-desktop.png"))
 
     # Part 1: a named mistake first, then the right answers.
-    feedback = _answer(page, "scaled", _typed(variant["raw1"]), "is-wrong")
+    feedback = type_answer(page, "scaled", typed_vector(variant["raw1"]), "is-wrong")
     expect(feedback).to_contain_text("unscaled")
     page.locator("#part1").screenshot(path=str(ARTIFACTS / "l42-part1-wrong.png"))
     assert page.locator("#answer-scaled").evaluate("el => el.closest('form').dataset.status") == "attempted"
-    _answer(page, "growth", str(variant["dk_to"] // variant["dk_from"]), "is-wrong")
+    type_answer(page, "growth", str(variant["dk_to"] // variant["dk_from"]), "is-wrong")
     expect(page.locator("#feedback-growth")).to_contain_text("variance")
-    _answer(page, "under-root", "A", "is-wrong")
+    type_answer(page, "under-root", "A", "is-wrong")
     answers = {
-        "raw": _typed(variant["raw1"]),
-        "scaled": _typed(variant["scaled1"]),
-        "second": _typed(variant["scaled2"]),
-        "growth": _typed([variant["growth"]]).strip("[]"),
+        "raw": typed_vector(variant["raw1"]),
+        "scaled": typed_vector(variant["scaled1"]),
+        "second": typed_vector(variant["scaled2"]),
+        "growth": typed_vector([variant["growth"]]).strip("[]"),
         "under-root": "B",
     }
     for exercise_id, answer in answers.items():
-        _answer(page, exercise_id, answer, "is-correct")
+        type_answer(page, exercise_id, answer, "is-correct")
     expect(page.locator('.progress-part[data-part="part1"]')).to_have_class(re.compile("is-done"))
 
     # Part 2: a wrong program gets its hint and shows the call; then the reference passes.
@@ -129,10 +105,10 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_
     )
 
     # The quiz: wrong first, then right.
-    _check_choice(page, "quiz", "A", "is-wrong")
-    _check_choice(page, "quiz", "C", "is-correct")
-    _check_choice(page, "order", "B", "is-wrong")
-    _check_choice(page, "order", "A", "is-correct")
+    pick_choice(page, "quiz", "A", "is-wrong")
+    pick_choice(page, "quiz", "C", "is-correct")
+    pick_choice(page, "order", "B", "is-wrong")
+    pick_choice(page, "order", "A", "is-correct")
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
     _shot(page, "l42-done-desktop")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from lesson_walk import check_code
+from lesson_walk import check_code, pick_choice, type_answer, typed_vector
 from test_browser import (  # noqa: F401  (fixtures, used by name)
     ARTIFACTS,
     LiveServer,
@@ -23,7 +23,6 @@ from test_browser import (  # noqa: F401  (fixtures, used by name)
     live_server,
     page_errors,
 )
-from test_browser_l42 import _answer, _check_choice, _typed
 
 from qkv import softmax
 from qkv.lessons import load_catalog
@@ -50,9 +49,9 @@ def test_a_learner_walks_lesson_l43(live_server: LiveServer, browser: Any, page_
     expect(page.locator("body")).to_contain_text("L4.3 · lesson 3 of 6")
     variant = LESSON.variant(_progress(page)["variant_seed"])
 
-    _check_choice(page, "guess", "B", "is-wrong")
+    pick_choice(page, "guess", "B", "is-wrong")
     expect(page.locator("#feedback-guess")).to_contain_text("differences")
-    _check_choice(page, "guess", "C", "is-correct")
+    pick_choice(page, "guess", "C", "is-correct")
 
     # The widget starts from qkv's numbers; moving a score recomputes weights and output equal to qkv's.
     widget = page.locator('[data-widget="softmax-bars"]')
@@ -76,29 +75,29 @@ def test_a_learner_walks_lesson_l43(live_server: LiveServer, browser: Any, page_
     widget.screenshot(path=str(ARTIFACTS / "l43-widget-desktop.png"))
 
     # Part 1: named mistakes first, then the right answers.
-    feedback = _answer(page, "weights", _typed(variant["scaled"]), "is-wrong")
+    feedback = type_answer(page, "weights", typed_vector(variant["scaled"]), "is-wrong")
     expect(feedback).to_contain_text("Scores are not yet weights")
-    _answer(page, "output", _typed(variant["weights"]), "is-wrong")
+    type_answer(page, "output", typed_vector(variant["weights"]), "is-wrong")
     expect(page.locator("#feedback-output")).to_contain_text("weighted sum of the rows of V")
     page.locator("#part1").screenshot(path=str(ARTIFACTS / "l43-part1-wrong.png"))
     answers = {
-        "weights": _typed(variant["weights"]),
-        "output": _typed(variant["output"]),
-        "shifted": _typed(variant["shifted_weights"]),
-        "sharper": _typed(variant["sharper_weights"]),
+        "weights": typed_vector(variant["weights"]),
+        "output": typed_vector(variant["output"]),
+        "shifted": typed_vector(variant["shifted_weights"]),
+        "sharper": typed_vector(variant["sharper_weights"]),
     }
     for exercise_id, answer in answers.items():
-        _answer(page, exercise_id, answer, "is-correct")
+        type_answer(page, exercise_id, answer, "is-correct")
     expect(page.locator('.progress-part[data-part="part1"]')).to_have_class(re.compile("is-done"))
 
     # Part 2: the textbook softmax overflows and is told so; the reference passes.
     code = next(exercise for exercise in LESSON.exercises.values() if exercise.kind == "code")
     check_code(page, LESSON, code, wrong="no_max.py", call="softmax(", shot=ARTIFACTS / "l43-code-wrong.png")
 
-    _check_choice(page, "quiz", "A", "is-wrong")
-    _check_choice(page, "quiz", "B", "is-correct")
-    _check_choice(page, "underflow", "B", "is-wrong")
-    _check_choice(page, "underflow", "A", "is-correct")
+    pick_choice(page, "quiz", "A", "is-wrong")
+    pick_choice(page, "quiz", "B", "is-correct")
+    pick_choice(page, "underflow", "B", "is-wrong")
+    pick_choice(page, "underflow", "A", "is-correct")
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
     _shot(page, "l43-done-desktop")
 
