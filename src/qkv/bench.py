@@ -78,8 +78,10 @@ class Measurement:
 
         Examples
         --------
-        >>> fast = Measurement("qkv", 8, False, 1.0, None, 1.0, round_seconds=(1.0, 2.0, 1.0))
-        >>> slow = Measurement("naive", 8, False, 3.0, None, 1.0, round_seconds=(3.0, 4.0, 3.0))
+        The median of the rounds' ratios (3, 1.5 and 3), not the ratio of the medians (1.5):
+
+        >>> fast = Measurement("qkv", 8, False, 2.0, None, 1.0, round_seconds=(1.0, 2.0, 2.0))
+        >>> slow = Measurement("naive", 8, False, 3.0, None, 1.0, round_seconds=(3.0, 3.0, 6.0))
         >>> fast.speed_relative_to(slow)
         3.0
         """
