@@ -41,6 +41,12 @@ from urllib.parse import urlsplit
 
 import httpx
 
+# How long a learner's client keeps an idle connection for reuse: shorter than the server's keep-alive
+# (uvicorn closes an idle connection after 5 s). With equal limits a request sent on a connection just as
+# the server closed it failed with ReadError (seen once in CI: a learner's connection to one server sat
+# idle through a 5.7 s grading on the other). Browsers retry such requests; this client does not.
+KEEPALIVE_SECONDS = 2.0
+
 # The three programs every learner sends, in this order (so the correct one is the last saved).
 LOOP_FOREVER = "def project_qkv(X, Wq, Wk, Wv):\n    while True:\n        pass\n"
 HOG_MEMORY = (
@@ -347,7 +353,11 @@ class Learner:
         self.acked_answers: dict[str, list[tuple[str, bool]]] = {}  # ex id -> [(answer, counted_as_attempt)]
         self.acked_correct: set[str] = set()
         self.acked_code: dict[str, str] = {}
-        self.client = httpx.AsyncClient(timeout=config.request_timeout, follow_redirects=True)
+        self.client = httpx.AsyncClient(
+            timeout=config.request_timeout,
+            follow_redirects=True,
+            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_SECONDS),
+        )
 
     def _base(self) -> str:
         urls = self.config.base_urls
@@ -513,7 +523,9 @@ _round_robin = itertools.count()
 
 async def discover_lesson_path(config: LoadConfig) -> str:
     """Find the lesson page's path from the index page's links (``/lessons/<id>`` if none matches)."""
-    async with httpx.AsyncClient(timeout=config.request_timeout) as client:
+    async with httpx.AsyncClient(
+        timeout=config.request_timeout, limits=httpx.Limits(keepalive_expiry=KEEPALIVE_SECONDS)
+    ) as client:
         try:
             index = await client.get(config.base_urls[0] + "/")
         except httpx.HTTPError as failure:

@@ -98,3 +98,12 @@ def test_a_busy_answer_must_say_when_and_why(load_script: ModuleType) -> None:
     assert problem(no_header) == "a 503 came without a Retry-After header."
     no_sentence = httpx.Response(503, headers={"Retry-After": "3"}, text="busy")
     assert problem(no_sentence) == "a 503 came without a sentence in 'detail': 'busy'."
+
+
+def test_learners_drop_idle_connections_before_the_server_closes_them(load_script: ModuleType) -> None:
+    # qkv serve keeps uvicorn's keep-alive; a client that reused a connection as long as the server kept
+    # it could send a request just as the server closed it (a ReadError, seen once in CI).
+    import uvicorn
+
+    server_keep_alive = uvicorn.Config("qkv.web.app:app").timeout_keep_alive
+    assert server_keep_alive > load_script.KEEPALIVE_SECONDS
