@@ -7,12 +7,11 @@ import json
 import math
 import re
 import threading
-from html.parser import HTMLParser
 
 import numpy as np
 import pytest
 
-from lesson_pages import text_of
+from lesson_pages import assert_tags_balanced, text_of
 from qkv import attention, attention_scores, project_qkv, softmax
 from qkv.grading import Mistake, Outcome
 from qkv.grading.hints import first_hint
@@ -148,9 +147,7 @@ def test_sections_follow_the_html_contract() -> None:
             f'<h2 id="{section.id}-title">'
         )
         assert section.html.endswith("</section>")
-        checker = _Balance()
-        checker.feed(section.html)
-        assert checker.stack == [], f"unclosed tags in {section.id}: {checker.stack}"
+        assert_tags_balanced(section.html, section.id)
 
 
 def test_answer_forms_follow_the_contract() -> None:
@@ -315,25 +312,6 @@ def test_rendering_from_many_threads_gives_the_same_page() -> None:
     for thread in threads:
         thread.join(timeout=30)
     assert len(results) == 20 and all(result == expected for result in results)
-
-
-class _Balance(HTMLParser):
-    VOID = frozenset({"input", "br", "img", "hr", "mspace", "meta", "link"})
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag not in self.VOID:
-            self.stack.append(tag)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        pass
-
-    def handle_endtag(self, tag: str) -> None:
-        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
-        self.stack.pop()
 
 
 def test_part1_opens_with_the_seeds_try_it_yourself() -> None:

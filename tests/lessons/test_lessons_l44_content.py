@@ -5,13 +5,12 @@ from __future__ import annotations
 import html
 import json
 import re
-from html.parser import HTMLParser
 from typing import Any
 
 import numpy as np
 import pytest
 
-from lesson_pages import text_of
+from lesson_pages import assert_tags_balanced, text_of
 from qkv import attention, attention_scores, causal_mask, softmax
 from qkv.lessons import LessonPart, RenderedSection, load_catalog
 
@@ -86,9 +85,7 @@ def test_sections_titles_and_balanced_html() -> None:
     ]
     assert sections[-1] is CATALOG.chapter_reference("L4")
     for section in sections:
-        checker = _Balance()
-        checker.feed(section.html)
-        assert checker.stack == [], f"unclosed tags in {section.id}: {checker.stack}"
+        assert_tags_balanced(section.html, section.id)
     predict = text_of(page()["predict"].html)
     assert "S = np.where(mask, Q @ K.T / np.sqrt(K.shape[-1]), -np.inf)" in predict  # the NumPy one-liner
     assert "Chapter context" in predict
@@ -317,25 +314,6 @@ def test_the_widget_fallback_shows_the_causal_weights() -> None:
     assert first != LESSON.variant(None)["output_causal"]
     assert f"query 1{_num(A[1, 0])}{_num(A[1, 1])}" in fallback
     assert f"[{_num(O[3, 0])}, {_num(O[3, 1])}]" in fallback
-
-
-class _Balance(HTMLParser):
-    VOID = frozenset({"input", "br", "img", "hr", "mspace", "meta", "link"})
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag not in self.VOID:
-            self.stack.append(tag)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        pass
-
-    def handle_endtag(self, tag: str) -> None:
-        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
-        self.stack.pop()
 
 
 def test_the_widget_settings_are_checked_with_sentences() -> None:

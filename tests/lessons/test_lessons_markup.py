@@ -1,4 +1,5 @@
-"""Display math: a row of formulas separated by a top-level \\quad wraps on narrow screens."""
+"""Display math: a row of formulas separated by a top-level \\quad wraps on narrow screens; every lesson's
+sections are well-formed."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import re
 
 import pytest
 
+from lesson_pages import assert_tags_balanced
+from qkv.lessons import Lesson, load_catalog
 from qkv.lessons.markup import display_math_html, latex_to_mathml
 
 
@@ -47,3 +50,10 @@ def test_quads_that_do_not_separate_formulas(latex: str) -> None:
 def test_a_bad_part_is_quoted_in_the_error() -> None:
     with pytest.raises(ValueError, match=r"^The formula 'y=\\left\(x' could not be converted to MathML"):
         display_math_html(r"x=1,\quad y=\left(x")
+
+
+@pytest.mark.parametrize("lesson", load_catalog().lessons, ids=lambda lesson: lesson.id)
+def test_every_lesson_section_closes_the_tags_it_opens(lesson: Lesson) -> None:
+    for seed in (None, 7):  # the default variant and another
+        for section in lesson.render(seed):
+            assert_tags_balanced(section.html, f"{lesson.id} {section.id}")
