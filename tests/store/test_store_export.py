@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from qkv.cli.progress import COLUMNS, progress
+from qkv.cli.progress import progress
 from qkv.lessons import load_catalog
 from qkv.store import Store
+from qkv.web.instructor_exports import GRADEBOOK_COLUMNS
 
 ALICE = "a" * 36
 BOB = "b" * 36
@@ -36,7 +37,7 @@ def test_csv_has_one_row_per_learner_and_exercise(filled_url: str) -> None:
     result = CliRunner().invoke(progress, ["export", "--database-url", filled_url])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
-    assert list(rows[0]) == COLUMNS
+    assert list(rows[0]) == GRADEBOOK_COLUMNS
     # Every exercise of every written lesson, in teaching order, for each learner.
     exercises = [(lesson.id, e) for lesson in load_catalog().lessons for e in lesson.exercises]
     assert exercises[1:5] == [("L4.1", "q"), ("L4.1", "k"), ("L4.1", "v"), ("L4.1", "averaged")]
@@ -57,7 +58,7 @@ def test_json_holds_the_same_rows(filled_url: str) -> None:
     rows = json.loads(result.stdout)
     assert len(rows) == 2 * sum(len(lesson.exercises) for lesson in load_catalog().lessons)
     first = rows[1]
-    assert set(first) == set(COLUMNS)
+    assert set(first) == set(GRADEBOOK_COLUMNS)
     assert (first["learner_id"], first["exercise_id"], first["attempts"], first["solved"]) == (
         ALICE,
         "q",
@@ -79,5 +80,5 @@ def test_an_empty_database_prints_the_header_and_says_so(sqlite_url: str) -> Non
     Store(sqlite_url).close()
     result = CliRunner().invoke(progress, ["export", "--database-url", sqlite_url])
     assert result.exit_code == 0
-    assert result.stdout == ",".join(COLUMNS) + "\n"
+    assert result.stdout == ",".join(GRADEBOOK_COLUMNS) + "\n"
     assert "No learner has saved any work yet." in result.stderr

@@ -2,37 +2,22 @@
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 import click
-
-if TYPE_CHECKING:
-    from qkv.store import GradebookRow
-
-COLUMNS = [
-    "learner_id",
-    "display_name",
-    "lesson_id",
-    "exercise_id",
-    "attempts",
-    "submissions",
-    "solved",
-    "best_score",
-    "first_solved_at",
-    "last_activity_at",
-]
 
 
 def _catalog_exercises() -> list[tuple[str, str]]:
     """Every exercise of the built-in lessons, so untouched ones get a row too."""
+    from qkv.web.instructor_exports import catalog_exercises
+
     try:
         from qkv.lessons import load_catalog
 
         catalog = load_catalog()
     except Exception:  # the gradebook still lists every exercise with saved work
         return []
-    return [(lesson.id, exercise_id) for lesson in catalog.lessons for exercise_id in lesson.exercises]
+    return catalog_exercises(catalog)
 
 
 @click.group()
@@ -67,6 +52,7 @@ def export(fmt: str, database_url: str | None, output: TextIO) -> None:
     exercise, correctness and named mistake. Every CSV cell is made spreadsheet-safe.
     """
     from qkv.store import Store, StoreError, default_database_url  # SQLAlchemy only for this command
+    from qkv.web.instructor_exports import write_gradebook  # the instructor's download, the same code
 
     url = database_url or default_database_url()
     try:
@@ -85,18 +71,6 @@ def export(fmt: str, database_url: str | None, output: TextIO) -> None:
     write_gradebook(rows, fmt, output)
     if not rows:
         click.echo("No learner has saved any work yet.", err=True)
-
-
-def write_gradebook(rows: list[GradebookRow], fmt: str, stream: TextIO) -> None:
-    """Write ``rows`` to ``stream`` as CSV (with a header) or as a JSON array of objects."""
-    records = [row.to_dict() for row in rows]
-    if fmt == "json":
-        json.dump(records, stream, indent=2, ensure_ascii=False)
-        stream.write("\n")
-        return
-    from qkv.store.exports import write_csv  # every CSV cell is made spreadsheet-safe there
-
-    write_csv(records, COLUMNS, stream)
 
 
 def _write_class_file(store: object, fmt: str, output: TextIO) -> None:
