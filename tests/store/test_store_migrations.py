@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from pathlib import Path
 
@@ -161,27 +162,28 @@ def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
     store.close()
 
 
-@pytest.mark.timeout(120)
-def test_servers_starting_together_migrate_once(database_url: str) -> None:
-    import threading
-
-    errors: list[BaseException] = []
+def open_stores_at_once(url: str, count: int = 4) -> tuple[list[Store], list[BaseException]]:
+    """Open ``count`` stores on ``url`` from as many threads at once: those that opened, and the errors."""
     opened: list[Store] = []
-    lock = threading.Lock()
+    errors: list[BaseException] = []
 
     def start() -> None:
         try:
-            store = Store(database_url)
-            with lock:
-                opened.append(store)
+            opened.append(Store(url))
         except BaseException as error:  # reported in the test thread
             errors.append(error)
 
-    threads = [threading.Thread(target=start) for _ in range(4)]
+    threads = [threading.Thread(target=start) for _ in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    return opened, errors
+
+
+@pytest.mark.timeout(120)
+def test_servers_starting_together_migrate_once(database_url: str) -> None:
+    opened, errors = open_stores_at_once(database_url)
     try:
         assert errors == []
         with opened[0].engine.connect() as conn:
@@ -199,24 +201,8 @@ def test_four_stores_opening_one_new_sqlite_file_at_once_all_open(tmp_path: Path
     # Switching a new file to WAL needs it to itself for a moment, and SQLite answered "database is
     # locked" at once (not after the busy timeout) to a connection that raced another: before the
     # retry, 1 trial in 10 of these failed. 40 trials: a regression fails here with 98 % certainty.
-    import threading
-
     for trial in range(40):
-        url = f"sqlite:///{tmp_path / f'qkv-{trial}.sqlite3'}"
-        errors: list[BaseException] = []
-        opened: list[Store] = []
-
-        def start(url: str = url, errors: list[BaseException] = errors, opened: list[Store] = opened) -> None:
-            try:
-                opened.append(Store(url))
-            except BaseException as error:  # reported in the test thread
-                errors.append(error)
-
-        threads = [threading.Thread(target=start) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        opened, errors = open_stores_at_once(f"sqlite:///{tmp_path / f'qkv-{trial}.sqlite3'}")
         for store in opened:
             store.close()
         assert errors == [], (trial, errors)
