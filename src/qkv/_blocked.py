@@ -256,48 +256,58 @@ def one_tile_attention(
     >>> one_tile_attention(q, K, 2 * K, scale=1.0, allowed=np.array([[False, False]])) is None
     True
     """
-    S = _tile_scores(_scaled_queries(q, scale, None), k, None)  # (n_q, n_k)
+    S = _one_tile_scores(_one_tile_scaled(q, scale), k.T)  # (n_q, n_k)
     masked = bias is not None or allowed is not None or causal_offset is not None
     if masked and not _mask_tile(S, bias, allowed, causal_offset):
         return None
     n_k, d_v = S.shape[1], v.shape[-1]
-    # (ufunc.reduce: S.max() adds a Python wrapper of a quarter microsecond to a 2.5 µs reduction)
-    if not float(np.maximum.reduce(S, None)) <= _LOG_LARGEST[S.dtype.itemsize] - math.log(n_k) - 1:
+    if not float(_one_tile_top(S, None)) <= _LOG_LARGEST[S.dtype.itemsize] - math.log(n_k) - 1:
         return None
-    _tile_exp(S)  # (n_q, n_k) weights, at most e^top each, their sums finite
-    l = _row_sums(S)  # (n_q, 1)
-    if not float(np.minimum.reduce(l, None)) >= _SMALLEST_SUM[S.dtype.itemsize]:  # underflow, no key
+    _one_tile_exp(S, S)  # (n_q, n_k) weights, at most e^top each, their sums finite
+    l = _one_tile_row_sums(S, _ones(n_k, S.dtype))  # (n_q, 1)
+    if not float(_one_tile_least(l, None)) >= _SMALLEST_SUM[S.dtype.itemsize]:  # underflow, no key
         return None
     if n_k <= d_v:
         # Dividing the weights costs no more than dividing the output here, and A V is then an average
         # of V's rows, which overflows no more than the plain path does.
-        _divide_rows(S, l)  # (n_q, n_k) A
-        return _tile_values(S, v, None)  # (n_q, d_v)
+        _one_tile_divide(S, l, S)  # (n_q, n_k) A
+        O: FloatArray = _one_tile_values(S, v)  # (n_q, d_v)
+        return O
     with np.errstate(over="ignore", invalid="ignore"):  # V near the float's limit: O's sum shows it
-        O = _tile_values(S, v, None)  # (n_q, d_v), weighted by up to e^top
-        _divide_rows(O, l)
+        O = _one_tile_values(S, v)  # (n_q, d_v), weighted by up to e^top
+        _one_tile_divide(O, l, O)
         exact = math.isfinite(O.sum())
     return O if exact else None
+
+
+# The one tile's steps are NumPy's own callables under names of their own: ``python -m qkv.bench
+# attention --profile`` swaps each for a timed copy by name (qkv/bench_profile.py), and an unprofiled
+# call pays no Python frame for them (six frames were a tenth of a call on an 8-token head,
+# docs/performance.md). The products go through ``ndarray.dot``, whose call costs less than the
+# ``matmul`` ufunc's on small arrays (1.5 against 2.4 µs on an 8 × 64 head); the row sums are a
+# product with a column of ones, whose call costs half of ``S.sum(axis=1)``'s and which adds up like
+# the general path's column of ones in [V | 1]; ``ufunc.reduce`` spares the quarter microsecond of
+# ``S.max()``'s Python wrapper.
+_one_tile_scaled = np.multiply  # (q, scale): scaling the queries costs less than scaling the scores
+_one_tile_scores = np.ndarray.dot  # (q, kᵀ)
+_one_tile_top = np.maximum.reduce  # (S, None): the top score
+_one_tile_exp = np.exp  # (S, S)
+_one_tile_row_sums = np.ndarray.dot  # (S, ones)
+_one_tile_least = np.minimum.reduce  # (l, None): the smallest row sum
+_one_tile_divide = np.divide  # (X, l, X): each row by its sum
+_one_tile_values = np.ndarray.dot  # (A, v)
 
 
 # -- the steps of a tile, each a function so that ``python -m qkv.bench attention --profile`` can time
 # -- them by name (see qkv/bench_profile.py)
 
 
-def _scaled_queries(q: FloatArray, scale: float, out: FloatArray | None) -> FloatArray:
+def _scaled_queries(q: FloatArray, scale: float, out: FloatArray) -> FloatArray:
     # Scaling the queries is cheaper than scaling every tile of scores. A Python float keeps q's dtype.
     return np.multiply(q, scale, out=out)  # (bq, d_k)
 
 
-# Without an ``out`` the products go through ``ndarray.dot``: on 2-D arrays it is the same product,
-# and on small ones its call costs less (1.5 against 2.4 µs on an 8 × 64 head, docs/performance.md). A tile
-# buffer cut to fewer keys is not contiguous, which ``dot`` refuses as ``out``, so those keep matmul.
-
-
-def _tile_scores(q: FloatArray, k: FloatArray, out: FloatArray | None) -> FloatArray:
-    if out is None:
-        scores: FloatArray = q.dot(k.T)  # (bq, bk)
-        return scores
+def _tile_scores(q: FloatArray, k: FloatArray, out: FloatArray) -> FloatArray:
     return np.matmul(q, k.T, out=out)  # (bq, bk)
 
 
@@ -305,18 +315,8 @@ def _tile_exp(S: FloatArray) -> None:
     np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
 
 
-def _tile_values(S: FloatArray, v1: FloatArray, out: FloatArray | None) -> FloatArray:
-    if out is None:
-        values: FloatArray = S.dot(v1)  # (bq, d_v) for V without its ones
-        return values
+def _tile_values(S: FloatArray, v1: FloatArray, out: FloatArray) -> FloatArray:
     return np.matmul(S, v1, out=out)  # (bq, d_v + 1)
-
-
-def _row_sums(S: FloatArray) -> FloatArray:
-    # A product with a column of ones: on small tiles its call costs half of a sum's (S.sum(axis=1)),
-    # and it adds up like the general path's column of ones in [V | 1].
-    sums: FloatArray = S.dot(_ones(S.shape[1], S.dtype))  # (bq, 1)
-    return sums
 
 
 @functools.lru_cache(maxsize=64)
@@ -324,10 +324,6 @@ def _ones(n: int, dtype: np.dtype[Any]) -> FloatArray:
     ones = np.ones((n, 1), dtype)  # read-only: threads share it
     ones.flags.writeable = False
     return ones
-
-
-def _divide_rows(X: FloatArray, l: FloatArray) -> None:
-    np.divide(X, l, out=X)  # (bq, ...) each row by its sum
 
 
 def _normalise(acc: FloatArray, out: FloatArray | None) -> FloatArray:

@@ -29,6 +29,7 @@ FloatArray = npt.NDArray[np.floating[Any]]
 _ALL_MASKED_POLICIES = ("zero", "nan", "raise")
 _ALIGNS = ("top-left", "bottom-right")
 _COMPUTE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_NDARRAY = np.ndarray  # (a global read, not a global's attribute: _one_small_head counts nanoseconds)
 
 
 def attention_scores(Q: npt.ArrayLike, K: npt.ArrayLike, *, scale: float | None = None) -> FloatArray:
@@ -272,7 +273,7 @@ def _one_small_head(
     A head that the one tile cannot sum exactly (``one_tile_attention`` returns None) goes the general
     way, whose ``blocked_attention`` tries the tile once more before its blocks.
     """
-    if type(Q) is not np.ndarray or type(K) is not np.ndarray or type(V) is not np.ndarray:
+    if not (type(Q) is _NDARRAY and type(K) is _NDARRAY and type(V) is _NDARRAY):
         return None
     dtype = Q.dtype
     if not (dtype is K.dtype is V.dtype and dtype in _COMPUTE_DTYPES):

@@ -54,9 +54,9 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
             "_mask_parts",
         )
     ),
-    SCORES_GEMM: ((core, "_scores"), (blocked, "_tile_scores")),
-    EXP: ((core, "_exp_in_place"), (blocked, "_tile_exp")),
-    VALUES_GEMM: ((core, "_weighted_values"), (blocked, "_tile_values")),
+    SCORES_GEMM: ((core, "_scores"), (blocked, "_tile_scores"), (blocked, "_one_tile_scores")),
+    EXP: ((core, "_exp_in_place"), (blocked, "_tile_exp"), (blocked, "_one_tile_exp")),
+    VALUES_GEMM: ((core, "_weighted_values"), (blocked, "_tile_values"), (blocked, "_one_tile_values")),
     ELEMENTWISE: (
         (core, "_peaks"),  # the plain path: row maxima, subtraction, sums and division, mask policy
         (core, "_shifted"),
@@ -67,8 +67,11 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         (blocked, "_follow"),
         (blocked, "_with_ones"),
         (blocked, "_normalise"),
-        (blocked, "_row_sums"),
-        (blocked, "_divide_rows"),
+        (blocked, "_one_tile_scaled"),  # one tile: scaled queries, top score, row sums, division
+        (blocked, "_one_tile_top"),
+        (blocked, "_one_tile_row_sums"),
+        (blocked, "_one_tile_least"),
+        (blocked, "_one_tile_divide"),
     ),
 }
 

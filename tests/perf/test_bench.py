@@ -118,6 +118,24 @@ def test_a_profile_accounts_for_the_whole_call_and_puts_every_step_back(path: st
     assert profile.threads == (blocked.worker_count() if pooled else 1)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_profile_of_a_head_in_one_tile_times_its_steps(causal: bool) -> None:
+    # The one tile calls NumPy through names of its own, not the general path's step functions.
+    assert blocked.fits_one_tile(16, 16)
+    before = profiled_functions()
+    profile = bench_profile.profile_attention(16, d=8, causal=causal, path="blocked", calls=3)
+    assert profiled_functions() == before
+    assert profile.threads == 1
+    for phase in (
+        bench_profile.SCORES_GEMM,
+        bench_profile.EXP,
+        bench_profile.VALUES_GEMM,
+        bench_profile.ELEMENTWISE,
+    ):
+        assert profile.phases[phase] > 0, phase
+    assert sum(profile.share(name) for name in profile.phases) == pytest.approx(1.0, abs=0.01)
+
+
 def test_a_profile_of_an_unknown_path_is_refused_with_a_sentence() -> None:
     with pytest.raises(ValueError, match=r"path must be 'plain' or 'blocked', not 'fused'\."):
         bench_profile.profile_attention(8, path="fused")
