@@ -282,7 +282,7 @@ def one_tile_attention(
 
 # The one tile's steps are NumPy's own callables under names of their own: ``python -m qkv.bench
 # attention --profile`` swaps each for a timed copy by name (qkv/bench_profile.py), and an unprofiled
-# call pays no Python frame for them (six frames were a tenth of a call on an 8-token head,
+# call pays no Python frame for them (six frames cost 0.7–0.9 µs, a tenth of the tile on 1–8 tokens,
 # docs/performance.md). The products go through ``ndarray.dot``, whose call costs less than the
 # ``matmul`` ufunc's on small arrays (1.5 against 2.4 µs on an 8 × 64 head); the row sums are a
 # product with a column of ones, whose call costs half of ``S.sum(axis=1)``'s and which adds up like
