@@ -1,9 +1,11 @@
 """Where the time of one attention call goes: ``python -m qkv.bench attention --profile``.
 
-Each step of the two paths is a module-level function in ``qkv.attention`` or ``qkv._blocked`` (the
+Each step of the two paths is a module-level name in ``qkv.attention`` or ``qkv._blocked`` (the
 scores' matrix product, the ``exp``, the values' product, the other element-wise passes, the input
-checks). While a profile runs, those functions are swapped for timed copies of themselves, so the
-code that is measured is the code that runs; they are put back afterwards. What the timed steps do
+checks): a function of ours, or for a head in one tile NumPy's own callable under a name of its own
+(``_one_tile_exp = np.exp``), so that the tile's unprofiled calls pay no Python frame. While a
+profile runs, those names are bound to timed copies of what they name, so the code that is measured
+is the code that runs; they are put back afterwards. What the timed steps do
 not cover (Python between the steps, scratch arrays, handing blocks to threads, threads waiting for
 each other) is the remainder, shown as "Python, bookkeeping, waiting".
 
