@@ -57,3 +57,20 @@ def test_every_lesson_section_closes_the_tags_it_opens(lesson: Lesson) -> None:
     for seed in (None, 7):  # the default variant and another
         for section in lesson.render(seed):
             assert_tags_balanced(section.html, f"{lesson.id} {section.id}")
+
+
+@pytest.mark.parametrize("lesson", load_catalog().lessons, ids=lambda lesson: lesson.id)
+def test_every_answer_box_shows_as_many_components_as_its_answer_has(lesson: Lesson) -> None:
+    html = "".join(section.html for section in lesson.render(None))
+    variant = lesson.variant(None)
+    exercises = [lesson.exercise(exercise_id) for exercise_id in lesson.exercises]
+    numeric = [exercise for exercise in exercises if exercise.kind == "numeric"]
+    assert numeric, lesson.id
+    for exercise in numeric:
+        box = re.search(rf'id="answer-{re.escape(exercise.id)}"[^>]*placeholder="([^"]*)"', html)
+        assert box is not None, exercise.id
+        answer = variant[exercise.answer]
+        if isinstance(answer, list):
+            assert box.group(1).count(",") == len(answer) - 1, (exercise.id, box.group(1), answer)
+        else:
+            assert box.group(1) == "a number", (exercise.id, box.group(1))

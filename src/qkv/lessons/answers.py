@@ -10,14 +10,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 __all__ = [
     "MAX_ANSWER_CHARS",
     "AnswerFormatError",
+    "TypedNumber",
     "format_number",
     "format_value",
     "parse_letter",
     "parse_numbers",
+    "parse_typed_numbers",
 ]
 
 MAX_ANSWER_CHARS = 200
@@ -27,6 +30,8 @@ _MINUS_SIGNS = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2010": "-", "\ufe
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _LEADING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*=")
 _SEPARATORS = re.compile(r"[\s,;]+")
+# One number written with thousands separators (1,048,576): read as one number where one is asked for.
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 
 
 class AnswerFormatError(ValueError):
@@ -43,6 +48,41 @@ def _check_length(text: str) -> None:
             f"Your answer is {len(text):,} characters long, but an answer here is at most "
             f"{MAX_ANSWER_CHARS} characters; type just the numbers, for example [0.5, -1]."
         )
+
+
+@dataclass(frozen=True)
+class TypedNumber:
+    """A number as the learner typed it, with how precisely they typed it.
+
+    ``half_unit`` is half of the last digit typed (0.005 for ``0.71``, 0.5 for ``44672``, 0 for a
+    fraction such as ``1/3``, which is exact): any value that rounds to what was typed lies within it.
+    """
+
+    value: float
+    half_unit: float
+
+    def agrees_with(self, value: float) -> bool:
+        """Whether ``value`` rounds to what was typed, and what was typed has at least two significant
+        digits of ``value`` (so ``0.71`` and ``0.20`` agree with 0.707107 and 0.19557, but ``0.7``
+        not with 0.707107 and ``1`` not with 0.7: one digit says too little to name a mistake by).
+
+        Examples
+        --------
+        >>> TypedNumber(0.71, 0.005).agrees_with(0.707107), TypedNumber(0.2, 0.005).agrees_with(0.19557)
+        (True, True)
+        >>> TypedNumber(0.7, 0.05).agrees_with(0.707107), TypedNumber(1.0, 0.5).agrees_with(0.7)
+        (False, False)
+        """
+        close = abs(self.value - value) <= self.half_unit * (1 + 1e-9)
+        return close and (self.value == value or self.half_unit <= 0.05 * abs(value))
+
+
+def _half_unit(token: str) -> float:
+    if "/" in token:
+        return 0.0
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
 
 
 def _parse_number(token: str) -> float:
@@ -64,6 +104,8 @@ def _parse_number(token: str) -> float:
 
 def parse_numbers(text: str) -> list[float]:
     """Read a vector (or a single number) typed by a learner.
+
+    The same as ``parse_typed_numbers`` without the precision of each number.
 
     Brackets and parentheses anywhere are ignored, numbers are separated by commas, semicolons or
     spaces, a leading ``name =`` is dropped, and Unicode minus signs count as ``-``.
@@ -95,6 +137,36 @@ def parse_numbers(text: str) -> list[float]:
     ...
     qkv.lessons.answers.AnswerFormatError: I could not read 'two' as a number; type numbers such as 3, ...
     """
+    return [number.value for number in parse_typed_numbers(text)]
+
+
+def parse_typed_numbers(text: str, single: bool = False) -> list[TypedNumber]:
+    """Read a vector (or a single number) typed by a learner, with the precision of each number.
+
+    Parameters
+    ----------
+    text : str
+        The raw answer (see ``parse_numbers`` for what is accepted).
+    single : bool
+        One number is asked for: a number written with thousands separators (``1,048,576``) is then
+        read as that number rather than as three.
+
+    Returns
+    -------
+    list of TypedNumber
+
+    Raises
+    ------
+    AnswerFormatError
+        As ``parse_numbers``.
+
+    Examples
+    --------
+    >>> [(n.value, n.half_unit) for n in parse_typed_numbers("[0.71, 2, 1/3, 1.5e3]")]
+    [(0.71, 0.005), (2.0, 0.5), (0.3333333333333333, 0.0), (1500.0, 50.0)]
+    >>> parse_typed_numbers("1,048,576", single=True)[0].value
+    1048576.0
+    """
     _check_length(text)
     cleaned = text.translate(_MINUS_SIGNS).strip()
     name = _LEADING_NAME.match(cleaned)
@@ -105,7 +177,9 @@ def parse_numbers(text: str) -> list[float]:
     cleaned = cleaned.strip(" \t\r\n,;")
     if not cleaned:
         raise AnswerFormatError("The answer is empty; type the numbers, for example [0.5, -1].")
-    return [_parse_number(token) for token in _SEPARATORS.split(cleaned)]
+    if single and _THOUSANDS.fullmatch(cleaned):
+        cleaned = cleaned.replace(",", "")
+    return [TypedNumber(_parse_number(token), _half_unit(token)) for token in _SEPARATORS.split(cleaned)]
 
 
 def parse_letter(text: str, options: Mapping[str, Sequence[str]]) -> str:

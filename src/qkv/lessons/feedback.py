@@ -11,7 +11,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qkv.lessons.answers import AnswerFormatError, format_value, parse_letter, parse_numbers
+from qkv.lessons.answers import (
+    AnswerFormatError,
+    TypedNumber,
+    format_value,
+    parse_letter,
+    parse_typed_numbers,
+)
 from qkv.lessons.markup import fill
 from qkv.lessons.model import Exercise, Feedback, LessonError
 
@@ -80,32 +86,47 @@ def _close(got: Sequence[float], expected: Sequence[float], exercise: Exercise) 
     ]
 
 
+def _agree(typed: Sequence[TypedNumber], values: Sequence[float], exercise: Exercise) -> bool:
+    """Every typed number is within the exercise's tolerance of its value, or rounds from it."""
+    return len(typed) == len(values) and all(
+        math.isclose(t.value, v, rel_tol=exercise.rtol, abs_tol=exercise.atol) or t.agrees_with(v)
+        for t, v in zip(typed, values, strict=True)
+    )
+
+
+def _shown(numbers: Sequence[float]) -> str:
+    """A single number as a number, a vector as a list."""
+    return format_value(numbers[0] if len(numbers) == 1 else list(numbers))
+
+
 def _check_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
     expected = _as_numbers(names[exercise.answer])
     name = exercise.name or exercise.answer
     try:
-        got = parse_numbers(answer)
+        typed = parse_typed_numbers(answer, single=len(expected) == 1)
     except AnswerFormatError as error:
         return Feedback(False, str(error), False)
+    got = [number.value for number in typed]
     if len(got) != len(expected):
         return Feedback(False, _length_message(name, got, len(expected)), False)
     matches = _close(got, expected, exercise)
     if all(matches):
         return Feedback(
             True,
-            fill(exercise.correct_message, names) or f"Correct: {name} = {format_value(expected)}.",
+            fill(exercise.correct_message, names) or f"Correct: {name} = {_shown(expected)}.",
             True,
         )
+    # A named mistake is recognised at the precision the learner typed (0.707 for 0.707107), unless
+    # what was typed is also the right answer rounded: then rounding is what to mention.
+    rounded = _agree(typed, expected, exercise)
     for key, message in exercise.mistakes.items():
-        if key not in names:
+        if key not in names or rounded:
             continue
         wrong = _as_numbers(names[key])
-        if (
-            len(wrong) == len(got)
-            and all(_close(got, wrong, exercise))
-            and not all(_close(wrong, expected, exercise))
-        ):
+        if _agree(typed, wrong, exercise) and not all(_close(wrong, expected, exercise)):
             return Feedback(False, fill(message, names), True, mistake=key)
+    if rounded:
+        return Feedback(False, _rounded_message(name, typed, expected, exercise), True)
     hint = f" {fill(exercise.hint, names)}" if exercise.hint else ""
     backwards = expected[::-1]
     if (
@@ -129,7 +150,31 @@ def _check_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
             f"but check the {_join(wrong_places)} component{_plural(wrong_places, 's', '')}.{hint}",
             True,
         )
-    return Feedback(False, f"Not quite: {format_value(got)} is not {name}.{hint}", True)
+    return Feedback(False, f"Not quite: {_shown(got)} is not {name}.{hint}", True)
+
+
+def _rounded_message(
+    name: str, typed: Sequence[TypedNumber], expected: Sequence[float], exercise: Exercise
+) -> str:
+    """The right numbers, rounded further than the exercise accepts: say how many decimals it wants
+    (the fewest whose rounding stays within the tolerance of every component)."""
+    off = [
+        (t, e)
+        for t, e in zip(typed, expected, strict=True)
+        if not math.isclose(t.value, e, rel_tol=exercise.rtol, abs_tol=exercise.atol)
+    ]
+    typed_decimals = max(0, round(-math.log10(2 * min(t.half_unit for t, _ in off))))
+    tolerance = min(max(exercise.atol, exercise.rtol * abs(e)) for _, e in off)
+    needed = max(typed_decimals + 1, math.ceil(-math.log10(2 * tolerance))) if tolerance > 0 else None
+    typed_text = (
+        "whole numbers" if typed_decimals == 0 else f"{typed_decimals} decimal" + "s" * (typed_decimals > 1)
+    )
+    ask = (
+        f"type at least {needed} decimals"
+        if needed is not None
+        else "type the exact value (a fraction is fine)"
+    )
+    return f"Right to the {typed_text} you typed, but this box checks {name} more closely than that; {ask}."
 
 
 def _length_message(name: str, got: list[float], size: int) -> str:

@@ -96,9 +96,8 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
         )
     name = f'<span class="answer-name">{html.escape(exercise.label)}</span> ' if exercise.label else ""
     placeholder = "letter"
-    if exercise.kind == "numeric":  # a single number gets a number's placeholder, not a vector's
-        single = isinstance(names.get(exercise.answer), int | float)
-        placeholder = "a number" if single else "[a, b]"
+    if exercise.kind == "numeric":
+        placeholder = _numeric_placeholder(names.get(exercise.answer))
     return (
         f'<form class="exercise" data-exercise-id="{ex_id}" data-kind="{exercise.kind}">'
         f'<label for="answer-{ex_id}">{prompt}</label> {name}'
@@ -106,6 +105,17 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
         f'maxlength="200" placeholder="{placeholder}" aria-describedby="feedback-{ex_id}"> '
         f'<button type="submit">Check</button> {feedback}</form>\n'
     )
+
+
+def _numeric_placeholder(answer: object) -> str:
+    """What the answer box shows while empty: "a number", or a vector with as many components as
+    the answer has ([a, b, c] for three), so the box says the answer's length before it is typed."""
+    if not isinstance(answer, list | tuple):
+        return "a number"
+    letters = "abcdefgh"
+    if len(answer) > len(letters):
+        return "[a, b, …]"
+    return "[" + ", ".join(letters[: len(answer)]) + "]"
 
 
 def _help_html(exercise: Exercise) -> str:
