@@ -89,14 +89,15 @@ class Close:
     def mismatch(self, got: Any, want: Any, name: str | None = None) -> Mismatch | None:
         want_array = np.asarray(want)
         label = name or "the result"
-        array = numeric_array(got) if not isinstance(got, int | float) or isinstance(got, bool) else None
-        if array is None and isinstance(got, int | float) and not isinstance(got, bool):
-            array = np.asarray(got)
+        number = isinstance(got, int | float | np.integer | np.floating) and not isinstance(got, bool)
+        array = np.asarray(got) if number else numeric_array(got)
         if array is None:
             kind = "an array" if want_array.ndim else "a number"
             return Mismatch(f"Expected {label} to be {kind}, but got {short(got)}.")
         if array.shape != want_array.shape:
-            got_shape = f"shape {array.shape}: {short(array)}"
+            values = show(array)
+            # Long values would be described as "an array of shape …", which says the shape again.
+            got_shape = f"shape {array.shape}" + (f": {values}" if short(array) == values else "")
             return Mismatch(f"Expected {label} with shape {want_array.shape}, but got {got_shape}.")
         wrong_dtype = self._dtype_problem(array)
         if wrong_dtype:
@@ -106,7 +107,9 @@ class Close:
                 array.astype(np.float64), want_array.astype(np.float64), rtol=self.rtol, atol=self.atol
             )
         if not same:
-            return Mismatch(f"Expected {label} = {show(want)}, but got {show(array)}.")
+            # A single number is shown as it was returned (4, not array(4)), as the failure's "Got" shows it.
+            shown = show(array.item()) if array.ndim == 0 else show(array)
+            return Mismatch(f"Expected {label} = {show(want)}, but got {shown}.")
         return None
 
     def _dtype_problem(self, array: np.ndarray[Any, Any]) -> str | None:
@@ -143,7 +146,7 @@ class Items:
     --------
     >>> pair = Items((Close(), Close()), names=("a", "b"), description="(a, b)")
     >>> pair.mismatch((1.0, 3.0), (1, 2))
-    Mismatch(message='Expected b = 2, but got array(3.).', at='b')
+    Mismatch(message='Expected b = 2, but got 3.0.', at='b')
     >>> pair.mismatch([1.0], (1, 2)).message
     'Expected (a, b), but got [1.0].'
     """
