@@ -102,6 +102,8 @@ def test_part1_shows_each_result_only_once_its_exercise_is_solved_in_every_varia
     moved_q = qkv.project_qkv([moved], config["Wq"], config["Wk"], config["Wv"])[0][0]
     expect(widget.locator('[data-result="q"]')).to_have_text(_vector(moved_q))
     assert _results(widget)["k"].startswith("?") and _results(widget)["v"].startswith("?")
+    # The line under the table follows the table (it said "q = ?" until a slider moved again).
+    expect(widget.locator(".widget-status")).to_have_text(f"q = {_vector(moved_q)}, k = ?, v = ?")
 
     # After a reload the solved result is still shown; after another variant, nothing is.
     page.reload()

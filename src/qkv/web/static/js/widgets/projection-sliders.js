@@ -146,6 +146,11 @@ export function mount(widget, ctx = {}) {
   );
   for (const row of ROWS) drawResult(row.name);
   const status = el("p", { class: "widget-status", "aria-live": "polite" });
+  // The line under the table says the same as the table, so it follows the same "?" rule.
+  function drawStatus() {
+    if (!ROWS.every((row) => Array.isArray(latestValues[row.name]) || !shown(row.name))) return;
+    status.textContent = ROWS.map((row) => `${row.name} = ${shown(row.name) ? vectorText(latestValues[row.name]) : "?"}`).join(", ");
+  }
   const live = el(
     "div",
     { class: "widget-live" },
@@ -170,8 +175,8 @@ export function mount(widget, ctx = {}) {
         drawResult(row.name);
       }
       heading.textContent = `result for x = ${vectorText(current)}`;
-      status.textContent = ROWS.map((row) => `${row.name} = ${shown(row.name) ? vectorText(reply[row.name]) : "?"}`).join(", ");
       status.classList.remove("is-error");
+      drawStatus();
     } catch (error) {
       if (request !== latest) return;
       status.textContent = error instanceof ApiError ? error.message : "The projection could not be computed.";
@@ -190,6 +195,7 @@ export function mount(widget, ctx = {}) {
       if (!widget.isConnected) return; // replaced by another variant's widget
       progress = next;
       for (const row of ROWS) drawResult(row.name);
+      if (!status.classList.contains("is-error")) drawStatus();
     });
   }
   // The configuration may carry only x and the matrices: ask for q, k and v once right away.
