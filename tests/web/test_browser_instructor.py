@@ -184,6 +184,16 @@ def test_the_dashboard_at_phone_width_in_dark_mode(server: Server, browser: Any)
         page.goto(server.url + path)
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 375, f"{path} is {width} px wide at a 375 px viewport"
+        # The tables that hold whole messages fit the phone without scrolling sideways, and a message
+        # gets the row's width (it was squeezed to 90 px beside a long mistake id).
+        tables = page.evaluate(
+            """() => [...document.querySelectorAll('.table-scroll table.stacks-when-narrow')].map(t => [
+                t.parentElement.clientWidth, t.scrollWidth,
+                Math.max(0, ...[...t.querySelectorAll('td')].map(td => td.getBoundingClientRect().width))])"""
+        )
+        assert tables or not path.startswith("/instructor/lessons/"), "the lesson page shows its mistakes"
+        for scroll, table, cell in tables:
+            assert table <= scroll and cell >= 0.8 * scroll, (path, scroll, table, cell)
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         red, green, blue = (int(n) for n in re.findall(r"\d+", background)[:3])
         assert red + green + blue < 150, background  # dark mode is dark

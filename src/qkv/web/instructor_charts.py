@@ -88,7 +88,11 @@ def bar_chart(
     body = "".join(
         "<tr>"
         + "".join(
-            (f'<th scope="row">{escape(str(cell))}</th>' if i == 0 else f"<td>{escape(str(cell))}</td>")
+            (
+                f'<th scope="row">{escape(str(cell))}</th>'
+                if i == 0
+                else f'<td data-label="{escape(headers[i])}">{escape(str(cell))}</td>'
+            )
             for i, cell in enumerate(row)
         )
         + "</tr>"
@@ -101,7 +105,7 @@ def bar_chart(
         + "".join(parts)
         + (
             f'<div class="table-scroll" tabindex="0" role="region" aria-label="{escape(title)}">'
-            '<table class="chart-table numbers">'
+            '<table class="chart-table numbers stacks-when-narrow">'
             if table_visible
             else '<div class="visually-hidden"><table class="chart-table">'
         )
