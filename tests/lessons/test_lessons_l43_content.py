@@ -300,3 +300,16 @@ def test_a_wrong_axis_in_attention_weights_is_named_on_every_failed_test(grader)
         failing = [test for test in result.tests if test.status != "pass"]
         assert {test.name.split(" ")[0] for test in failing} == {"attention_weights", "attend"}
         assert all(test.hint == WRONG_AXIS for test in failing), [(t.name, t.hint) for t in failing]
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "symbol"), [("weights", "w"), ("output", "o"), ("shifted", "w′"), ("sharper", "w″")]
+)
+def test_right_numbers_in_reverse_order_are_told_with_the_prompts_symbol(
+    exercise_id: str, symbol: str
+) -> None:
+    exercise = LESSON.exercises[exercise_id]
+    assert f"{symbol} " in exercise.prompt + " " and f"{symbol} =" in exercise.label
+    feedback = LESSON.check(exercise_id, typed(SEED[exercise.answer][::-1]))
+    assert not feedback.correct
+    assert f"Write {symbol}[0] first, then {symbol}[1]." in feedback.message, feedback.message

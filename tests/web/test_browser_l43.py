@@ -174,9 +174,7 @@ def test_l43_fits_a_phone(live_server: LiveServer, browser: Any, page_errors: li
 
 
 @pytest.mark.timeout(90)
-def test_l43_fresh_page_asks_before_it_tells(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
-) -> None:  # noqa: F811
+def test_l43_fresh_page_asks_first(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811
     """Predict first is above the idea, and no Part 1 answer is on the page before it is typed."""
     from playwright.sync_api import expect
 
