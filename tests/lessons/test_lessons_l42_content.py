@@ -146,7 +146,7 @@ def _written_forms(value: object) -> list[str]:
     return forms
 
 
-@pytest.mark.parametrize("seed", [None, 3, 11])
+@pytest.mark.parametrize("seed", [None, *range(1, 120, 7)])
 def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) -> None:
     variant = LESSON.variant(seed)
     rendered = "".join(section.html for section in LESSON.render(seed))

@@ -153,7 +153,7 @@ def _written_forms(value: object) -> list[str]:
     return forms
 
 
-@pytest.mark.parametrize("seed", [None, 3, 11])
+@pytest.mark.parametrize("seed", [None, *range(1, 120, 7)])
 def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) -> None:
     variant = LESSON.variant(seed)
     rendered = "".join(section.html for section in LESSON.render(seed))
@@ -313,3 +313,15 @@ def test_right_numbers_in_reverse_order_are_told_with_the_prompts_symbol(
     feedback = LESSON.check(exercise_id, typed(SEED[exercise.answer][::-1]))
     assert not feedback.correct
     assert f"Write {symbol}[0] first, then {symbol}[1]." in feedback.message, feedback.message
+
+
+def test_lesson_py_knows_the_numbers_the_page_illustrates_with() -> None:
+    """_distinguishable keeps Part 1 away from the widget's and the worked example's numbers: those must be
+    the ones the page really shows."""
+    module = LESSON.hooks.variant_function.__globals__  # type: ignore[union-attr]
+    config = widget_config(page()["predict"].html)
+    assert module["WIDGET"] == {"scores": config["scores"], "V": config["V"]}
+    assert module["WORKED"] == {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
+    idea = text_of(page()["idea"].html)
+    for number in module["shown_elsewhere"]()[:4]:  # the worked example's weights and output
+        assert f"{number:.6f}" in idea

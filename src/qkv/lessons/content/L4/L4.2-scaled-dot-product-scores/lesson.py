@@ -89,6 +89,11 @@ def _distinguishable(numbers: dict[str, Any]) -> bool:
     if all(numbers[key] == IDEA[key] for key in IDEA):
         return False
     answers = _answers(numbers)
+    idea = _answers({**numbers, **IDEA})
+    shown = [np.asarray(idea[key]) for key in ("raw1", "raw2", "scaled1", "scaled2")]  # the idea's rows
+    for key in ("raw1", "raw2", "scaled1", "scaled2"):
+        if any(np.max(np.abs(np.asarray(answers[key]) - row)) <= TOLERANCE for row in shown):
+            return False  # e.g. q₁'s raw scores [1, 0]: the idea's table would show them
     mistakes = wrong_answers(numbers)
     factors = [answers["growth"], mistakes["growth_linear"], mistakes["growth_new_spread"]]
     if any(abs(a - b) <= TOLERANCE for i, a in enumerate(factors) for b in factors[i + 1 :]):
