@@ -13,6 +13,7 @@ import pytest
 from lesson_pages import text_of, typed
 from qkv import attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
+from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
 
 CATALOG = load_catalog()
@@ -43,7 +44,8 @@ def test_identity_place_and_goal() -> None:
 
 
 def test_sections_parts_and_exercises_in_page_order() -> None:
-    assert [s.id for s in LESSON.render()] == ["idea", "predict", "part1", "part2", "quiz", "reference"]
+    # Predict first comes before the idea, which states its answer (the spreads at 4, 64 and 256).
+    assert [s.id for s in LESSON.render()] == ["predict", "idea", "part1", "part2", "quiz", "reference"]
     assert [(p.id, p.counts_toward_done, p.changes_with_variant) for p in LESSON.parts] == [
         ("predict", False, False),
         ("part1", True, True),
@@ -79,46 +81,131 @@ def test_the_idea_table_and_the_spreads_it_quotes_come_from_qkv() -> None:
     assert "score, normalise, average" in idea
 
 
-def test_the_seed_page_is_the_worked_example() -> None:
-    variant = LESSON.variant(None)
-    assert variant["raw1"] == [1, 0] and variant["raw2"] == [0, 2]
-    assert np.allclose(variant["scaled1"], [0.707107, 0], atol=1e-6)
-    assert np.allclose(variant["scaled2"], [0, 1.414214], atol=1e-6)
-    assert variant["growth"] == 2 and variant["d_k"] == 2
-    part1 = text_of(page()["part1"].html)
-    assert "The first query is q₁ = [1, 0]." in part1 and "K = [[1, 0], [0, 1]]" in part1
-    assert "The second query is q₂ = [0, 2]" in part1
-    assert "d_k goes from 16 to 64" in part1
-    # Typed the way a learner rounds them, the worked example's answers are accepted.
-    for exercise_id, answer in (
-        ("raw", "1, 0"),
-        ("scaled", "0.7071, 0"),
-        ("second", "0, 1.4142"),
-        ("growth", "2"),
-        ("under-root", "b"),
-        ("under-root", "d_k"),
-    ):
-        assert LESSON.check(exercise_id, answer).correct, (exercise_id, answer)
+SEED = LESSON.variant(None)
+SEED_NAMES = LESSON.hooks.namespace(SEED)
+
+
+def _rounded(values: object, decimals: int) -> str:
+    return ", ".join(f"{value:.{decimals}f}" for value in np.atleast_1d(np.asarray(values, dtype=float)))
+
+
+def test_the_seed_pages_numbers_come_from_qkv() -> None:
+    Q = [SEED["q1"], SEED["q2"]]
+    raw, scaled = attention_scores(Q, SEED["K"], scale=1.0), attention_scores(Q, SEED["K"])
+    assert [SEED["raw1"], SEED["raw2"]] == raw.tolist() and [
+        SEED["scaled1"],
+        SEED["scaled2"],
+    ] == scaled.tolist()
+    assert SEED["d_k"] == len(SEED["q1"]) == 4 and SEED["root_d_k"] == 2
+    assert SEED["growth"] == math.sqrt(SEED["dk_to"] / SEED["dk_from"])
+    part1 = " ".join(text_of(page()["part1"].html).split())
+    assert f"The first query is q₁ = {format_value(SEED['q1'])}." in part1
+    assert f"K = {format_value(SEED['K'])}" in part1
+    assert f"The second query is q₂ = {format_value(SEED['q2'])}" in part1
+    assert f"d_k goes from {SEED['dk_from']} to {SEED['dk_to']}" in part1
+    # Typed the way a learner rounds them, the seed page's answers are accepted.
+    for exercise_id in NUMERIC:
+        answer = SEED[LESSON.exercises[exercise_id].answer]
+        assert LESSON.check(exercise_id, _rounded(answer, 4)).correct, (exercise_id, answer)
+    for letter in ("b", "d_k"):
+        assert LESSON.check("under-root", letter).correct
+
+
+def test_the_seed_page_is_not_the_ideas_table() -> None:
+    """The idea's table scores q₁ = [1, 0] and q₂ = [0, 2] against K = I; Part 1 has numbers of its own."""
+    assert (SEED["q1"], SEED["q2"], SEED["K"]) != ([1, 0], [0, 2], [[1, 0], [0, 1]])
+    idea = attention_scores([[1, 0], [0, 2]], [[1, 0], [0, 1]], scale=1.0).tolist()
+    assert not {str(row) for row in idea} & {str(SEED[key]) for key in ("raw1", "raw2", "scaled1", "scaled2")}
+
+
+@pytest.mark.parametrize("exercise_id", NUMERIC)
+def test_the_seed_pages_answer_and_named_mistakes_all_differ(exercise_id: str) -> None:
+    """What lesson.py's _distinguishable checks for drawn variants holds for the seed page too: with a
+    symmetric Q Kᵀ a learner who computes K Qᵀ would be marked right, and the column mistakes never named."""
+    exercise = LESSON.exercises[exercise_id]
+    keys = [exercise.answer, *(key for key in exercise.mistakes if key in SEED_NAMES)]
+    assert len(keys) == len(exercise.mistakes) + 1, keys  # every named mistake is computed
+    values = [np.asarray(SEED_NAMES[key], dtype=float) for key in keys]
+    for i, a in enumerate(values):
+        for j in range(i + 1, len(values)):
+            assert np.max(np.abs(a - values[j])) > 0.01, (keys[i], keys[j])
+    for key in keys[1:]:
+        feedback = LESSON.check(exercise_id, typed(SEED_NAMES[key]))
+        assert not feedback.correct and feedback.mistake == key, (exercise_id, key, feedback)
+    raw = attention_scores([SEED["q1"], SEED["q2"]], SEED["K"], scale=1.0)
+    assert not np.allclose(raw, raw.T)  # Q Kᵀ is not symmetric, so K Qᵀ is wrong
+
+
+def _written_forms(value: object) -> list[str]:
+    """An answer as the page would write it: qkv's format, and rounded to 2, 3 or 6 decimals."""
+    numbers = np.atleast_1d(np.asarray(value, dtype=float))
+    forms = [format_value(value)]
+    for decimals in (2, 3, 6):
+        forms += [_rounded(numbers, decimals), "[" + _rounded(numbers, decimals) + "]"]
+    forms += [f"{n:.{d}f}" for n in numbers for d in (3, 6) if round(n, 2) != n]
+    return forms
+
+
+@pytest.mark.parametrize("seed", [None, *range(1, 120, 7)])
+def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) -> None:
+    variant = LESSON.variant(seed)
+    rendered = "".join(section.html for section in LESSON.render(seed))
+    text = " ".join(text_of(rendered).split())
+    for exercise_id in ("raw", "scaled", "second"):  # the factor is a small whole number, shown everywhere
+        for form in _written_forms(variant[LESSON.exercises[exercise_id].answer]):
+            assert form not in text, (seed, exercise_id, form)
 
 
 @pytest.mark.parametrize(
-    ("exercise_id", "answer", "words"),
+    ("exercise_id", "key", "words"),
     [
-        ("scaled", "1, 0", "unscaled"),
-        ("scaled", "0.5, 0", "divided by d_k"),
-        ("scaled", "1.4142, 0", "multiplied by √d_k"),
-        ("second", "0, 2", "not yet divided"),
-        ("second", "0, 1", "divided by d_k"),
-        ("growth", "4", "variance"),
-        ("under-root", "A", "Not d_model"),
-        ("under-root", "c", "Not d_v"),
-        ("under-root", "n", "Not n."),
+        ("raw", "raw2", "scores of the second query"),
+        ("raw", "raw_column1", "a column of Q Kᵀ"),
+        ("raw", "scaled1", "already divided by √d_k"),
+        ("scaled", "raw1", "unscaled"),
+        ("scaled", "by_dk1", "divided by d_k"),
+        ("scaled", "times_root1", "multiplied by √d_k"),
+        ("scaled", "column1", "a column of S"),
+        ("second", "raw2", "not yet divided"),
+        ("second", "by_dk2", "divided by d_k"),
+        ("second", "column2", "roles of query and key are swapped"),
+        ("second", "scaled1", "q₁'s scaled scores"),
+        ("growth", "growth_linear", "variance"),
+        ("growth", "growth_new_spread", "the spread itself at d_k = 64, √64"),
     ],
 )
-def test_the_seed_pages_named_mistakes(exercise_id: str, answer: str, words: str) -> None:
-    feedback = LESSON.check(exercise_id, answer)
+def test_the_seed_pages_named_mistakes(exercise_id: str, key: str, words: str) -> None:
+    feedback = LESSON.check(exercise_id, _rounded(SEED_NAMES[key], 4))
     assert not feedback.correct and feedback.counted_as_attempt
     assert words in feedback.message, feedback.message
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [("A", "Not d_model"), ("c", "Not d_v"), ("n", "Not n.")],
+)
+def test_the_under_root_letters_are_named(answer: str, words: str) -> None:
+    feedback = LESSON.check("under-root", answer)
+    assert not feedback.correct and words in feedback.message
+
+
+def test_typing_the_new_spread_for_the_factor_is_named_apart_from_the_variance() -> None:
+    """8 (√64, the spread at the new size) is not the factor 2, and not the variance's factor 4 either."""
+    assert (SEED["dk_from"], SEED["dk_to"]) == (16, 64)
+    spread = LESSON.check("growth", "8")
+    variance = LESSON.check("growth", "4")
+    assert (spread.mistake, variance.mistake) == ("growth_new_spread", "growth_linear")
+    assert spread.message != variance.message
+
+
+@pytest.mark.parametrize("seed", range(0, 400, 3))
+def test_no_variant_asks_for_a_factor_that_a_slip_gives_too(seed: int) -> None:
+    """16 → 256 would make √256 = 16 equal to the variance's factor 16: such pairs are never drawn."""
+    names = LESSON.hooks.namespace(LESSON.variant(seed))
+    factors = [names["growth"], names["growth_linear"], names["growth_new_spread"]]
+    assert len({round(f, 2) for f in factors}) == 3, (seed, factors)
+    for key in ("growth_linear", "growth_new_spread"):
+        assert LESSON.check("growth", typed(names[key]), seed).mistake == key
 
 
 def _mistake_keys(exercise_id: str, names: dict[str, object]) -> list[str]:
@@ -149,6 +236,13 @@ def test_every_variant_tells_each_answer_and_mistake_apart(seed: int) -> None:
         "raw": ("raw_column1", raw[:, 0].tolist()),
         "growth": ("growth_linear", variant["dk_to"] / variant["dk_from"]),
     }
+    hooks_more = {
+        "raw": ("raw2", raw[1].tolist()),
+        "growth": ("growth_new_spread", math.sqrt(variant["dk_to"])),
+    }
+    for exercise_id, (key, value) in hooks_more.items():
+        feedback = LESSON.check(exercise_id, typed(value), seed)
+        assert feedback.message == fill(LESSON.exercises[exercise_id].mistakes[key], variant), exercise_id
     for exercise_id, (key, value) in hooks.items():
         feedback = LESSON.check(exercise_id, typed(value), seed)
         assert feedback.message == fill(LESSON.exercises[exercise_id].mistakes[key], variant), exercise_id
@@ -160,7 +254,7 @@ def test_a_variant_changes_the_numbers_on_the_page() -> None:
     q1 = "[" + ", ".join(str(c) for c in variant["q1"]) + "]"
     assert f"The first query is q₁ = {q1}." in part1
     assert f"d_k goes from {variant['dk_from']} to {variant['dk_to']}" in part1
-    assert "here dk=4, so every score is divided by\ndk≈2." in part1
+    assert "here dk=4, so every score is divided by\ndk=2." in part1
 
 
 def test_the_code_exercise() -> None:
@@ -227,3 +321,25 @@ def test_the_widget_numbers_are_qkvs_and_show_what_the_page_claims() -> None:
     assert "d_k√d_kspread of raw scores" in fallback
     # Nothing in the page before the choice gives the predicted factor away.
     assert predict.index('data-exercise-id="guess"') < predict.index('data-widget="score-spread"')
+
+
+def test_predict_first_asks_before_the_idea_answers() -> None:
+    """The idea gives the spread at d_k = 4, 64 and 256; the guess must come first and not say it."""
+    rendered = "".join(section.html for section in LESSON.render())
+    assert rendered.index('data-exercise-id="guess"') < rendered.index('id="idea"')
+    predict = page()["predict"].html
+    question = " ".join(text_of(predict.split("<form")[0]).split()) + " " + LESSON.exercises["guess"].prompt
+    assert "Make a guess before you read on" in question
+    for giveaway in ("√", "square root", "8 times", "standard deviation", "variance"):
+        assert giveaway not in question, giveaway
+
+
+@pytest.mark.parametrize(("exercise_id", "symbol"), [("raw", "r₁"), ("scaled", "s₁"), ("second", "s₂")])
+def test_right_numbers_in_reverse_order_are_told_with_the_prompts_symbol(
+    exercise_id: str, symbol: str
+) -> None:
+    exercise = LESSON.exercises[exercise_id]
+    assert f"{symbol}" in exercise.prompt
+    feedback = LESSON.check(exercise_id, typed(SEED[exercise.answer][::-1]))
+    assert not feedback.correct
+    assert f"Write {symbol}[0] first, then {symbol}[1]." in feedback.message, feedback.message

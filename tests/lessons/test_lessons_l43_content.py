@@ -6,6 +6,7 @@ import html
 import json
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,10 +14,13 @@ import pytest
 from lesson_pages import text_of, typed
 from qkv import attention, attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
+from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
+from qkv.lessons.pyfiles import import_lesson_file
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.3")
+WRONG_AXIS = import_lesson_file(LESSON.source.parent / "grading.py")[0].WRONG_AXIS  # type: ignore[union-attr]
 STARTER = """import numpy as np
 
 def softmax(S):
@@ -45,7 +49,8 @@ def test_identity_place_and_goal() -> None:
 
 
 def test_sections_parts_and_exercises_in_page_order() -> None:
-    assert [s.id for s in LESSON.render()] == ["idea", "predict", "part1", "part2", "quiz", "reference"]
+    # Predict first comes before the idea, which states its answer ("Shifting is free").
+    assert [s.id for s in LESSON.render()] == ["predict", "idea", "part1", "part2", "quiz", "reference"]
     assert [(p.id, p.counts_toward_done, p.changes_with_variant) for p in LESSON.parts] == [
         ("predict", False, False),
         ("part1", True, True),
@@ -89,40 +94,102 @@ def test_every_number_of_the_idea_comes_from_qkv() -> None:
     assert "Scores are not yet weights." in idea
 
 
-def test_the_seed_page_is_the_worked_example() -> None:
-    variant = LESSON.variant(None)
-    assert np.allclose(variant["weights"], [0.669762, 0.330238], atol=1e-6)
-    assert np.allclose(variant["output"], [1.339523, 0.660477], atol=1e-6)
-    assert np.allclose(variant["shifted"], [10.707107, 10], atol=1e-6)
-    assert np.allclose(variant["shifted_weights"], variant["weights"], atol=1e-12)
-    assert np.allclose(variant["sharper"], [1.414214, 0], atol=1e-6)
-    assert np.allclose(variant["sharper_weights"], [0.804430, 0.195570], atol=1e-6)
-    for exercise_id, answer in (
-        ("weights", "0.6698, 0.3302"),
-        ("output", "1.3395, 0.6605"),
-        ("shifted", "0.6698 0.3302"),
-        ("sharper", "[0.8044, 0.1956]"),
-    ):
-        assert LESSON.check(exercise_id, answer).correct, (exercise_id, answer)
+SEED = LESSON.variant(None)
+SEED_NAMES = LESSON.hooks.namespace(SEED)
+
+
+def _rounded(values: object, decimals: int) -> str:
+    return ", ".join(f"{value:.{decimals}f}" for value in np.atleast_1d(np.asarray(values, dtype=float)))
+
+
+def test_the_seed_pages_numbers_come_from_qkv() -> None:
+    q, K, V = [SEED["q"]], SEED["K"], SEED["V"]
+    O, A = attention(q, K, V, return_weights=True)
+    scaled = attention_scores(q, K)[0]
+    assert np.allclose(SEED["weights"], A[0]) and np.allclose(SEED["output"], O[0])
+    assert np.allclose(SEED["shifted"], scaled + SEED["shift"])
+    assert np.allclose(SEED["shifted_weights"], A[0], atol=1e-12)
+    assert np.allclose(SEED["sharper"], scaled * SEED["factor"])
+    assert np.allclose(SEED["sharper_weights"], softmax(scaled * SEED["factor"]))
+    # Typed the way a learner rounds them (four decimals), the seed page's answers are accepted.
+    for exercise_id in NUMERIC:
+        answer = SEED[LESSON.exercises[exercise_id].answer]
+        assert LESSON.check(exercise_id, _rounded(answer, 4)).correct, (exercise_id, answer)
+
+
+def test_the_seed_page_is_not_the_worked_example_the_page_illustrates_with() -> None:
+    """Part 1's default numbers are not the chapter's worked example, which the idea, the predict-first
+    question and the chapter reference all show with its weights and output."""
+    output, weights = attention([[1, 0]], [[1, 0], [0, 1]], [[2, 0], [0, 2]], return_weights=True)
+    assert (SEED["q"], SEED["K"]) != ([1, 0], [[1, 0], [0, 1]])
+    assert not np.allclose(SEED["weights"], weights[0], atol=0.01)
+    assert not np.allclose(SEED["output"], output[0], atol=0.01)
+    assert SEED["shift"] != 10  # the predict-first question adds 10
+
+
+@pytest.mark.parametrize("exercise_id", NUMERIC)
+def test_the_seed_pages_answer_and_named_mistakes_all_differ(exercise_id: str) -> None:
+    """What lesson.py's _distinguishable checks for drawn variants holds for the seed page too."""
+    exercise = LESSON.exercises[exercise_id]
+    keys = [exercise.answer, *(key for key in exercise.mistakes if key in SEED_NAMES)]
+    assert len(keys) == len(exercise.mistakes) + 1, keys  # every named mistake is computed
+    values = [np.asarray(SEED_NAMES[key], dtype=float) for key in keys]
+    for i, a in enumerate(values):
+        for j in range(i + 1, len(values)):
+            assert np.max(np.abs(a - values[j])) > 0.01, (keys[i], keys[j])
+    for key in keys[1:]:
+        feedback = LESSON.check(exercise_id, typed(SEED_NAMES[key]))
+        assert not feedback.correct and feedback.mistake == key, (exercise_id, key, feedback)
+
+
+def _written_forms(value: object) -> list[str]:
+    """An answer as the page would write it: qkv's 6 decimals, and rounded to 2 or 3 decimals."""
+    numbers = np.atleast_1d(np.asarray(value, dtype=float))
+    forms = [format_value(np.asarray(value).tolist())]
+    for decimals in (2, 3, 6):
+        forms += [_rounded(numbers, decimals), "[" + _rounded(numbers, decimals) + "]"]
+    # Single components too, where they are specific enough to mean something (not 1, 0.5 or 2.25).
+    forms += [f"{n:.{d}f}" for n in numbers for d in (3, 6) if round(n, 2) != n]
+    return forms
+
+
+@pytest.mark.parametrize("seed", [None, *range(1, 120, 7)])
+def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) -> None:
+    variant = LESSON.variant(seed)
+    rendered = "".join(section.html for section in LESSON.render(seed))
+    text = " ".join(text_of(rendered).split())
+    for exercise_id in NUMERIC:
+        answer = variant[LESSON.exercises[exercise_id].answer]
+        for form in _written_forms(answer):
+            assert form not in text, (seed, exercise_id, form)
+        for number in np.atleast_1d(answer):  # nor in an attribute (a widget's JSON)
+            assert round(number, 2) == number or repr(float(number)) not in rendered, (exercise_id, number)
 
 
 @pytest.mark.parametrize(
-    ("exercise_id", "answer", "words"),
+    ("exercise_id", "key", "words"),
     [
-        ("weights", "0.731059, 0.268941", "skipped the division by √d_k"),
-        ("weights", "0.707107, 0", "Scores are not yet weights"),
-        ("weights", "2.028115, 1", "do not sum to 1"),
-        ("output", "1.462117, 0.537883", "unscaled weights"),
-        ("output", "1, 1", "plain mean"),
-        ("output", "1.414214, 0", "Scores are not yet weights"),
-        ("shifted", "0.517074, 0.482926", "without exponentiating"),
-        ("shifted", "10.707107, 10", "not weights"),
-        ("sharper", "0.669762, 0.330238", "wider gap gives sharper weights"),
-        ("sharper", "1.339523, 0.660477", "multiplied the weights"),
+        ("weights", "unscaled", "skipped the division by √d_k"),
+        ("weights", "scaled", "Scores are not yet weights"),
+        ("weights", "raw", "raw scores q·k"),
+        ("weights", "no_exp", "without exponentiating them first"),
+        ("weights", "exp_only", "do not sum to 1"),
+        ("output", "weights", "weighted sum of the rows of V"),
+        ("output", "output_keys", "You averaged the keys"),
+        ("output", "output_unscaled", "unscaled weights"),
+        ("output", "output_mean", "plain mean"),
+        ("output", "output_scores", "Scores are not yet weights"),
+        ("shifted", "shift_no_exp", "without exponentiating"),
+        ("shifted", "shift_exp_only", "do not sum to 1"),
+        ("shifted", "shifted", "not weights"),
+        ("sharper", "weights", "wider gap gives sharper weights"),
+        ("sharper", "weights_scaled_up", "multiplied the weights"),
+        ("sharper", "sharper_no_exp", "without exponentiating"),
+        ("sharper", "sharper", "not weights"),
     ],
 )
-def test_the_seed_pages_named_mistakes(exercise_id: str, answer: str, words: str) -> None:
-    feedback = LESSON.check(exercise_id, answer)
+def test_the_seed_pages_named_mistakes(exercise_id: str, key: str, words: str) -> None:
+    feedback = LESSON.check(exercise_id, _rounded(SEED_NAMES[key], 6))
     assert not feedback.correct and feedback.counted_as_attempt
     assert words in feedback.message, feedback.message
 
@@ -208,3 +275,53 @@ def test_the_widget_numbers_are_qkvs() -> None:
     assert "output = [1.282865, 0.717135]" in fallback
     assert "the plain formula gives [nan, nan, nan]" in fallback
     assert predict.index('data-exercise-id="guess"') < predict.index('data-widget="softmax-bars"')
+
+
+def test_predict_first_asks_before_the_idea_answers() -> None:
+    """The idea says that shifting every score changes nothing; the guess must come first and not say so."""
+    rendered = "".join(section.html for section in LESSON.render())
+    assert rendered.index('data-exercise-id="guess"') < rendered.index('id="idea"')
+    predict = page()["predict"].html
+    question = " ".join(text_of(predict.split("<form")[0]).split()) + " " + LESSON.exercises["guess"].prompt
+    assert "Make a guess before you read on" in question
+    for giveaway in ("unchanged", "cancel", "not change", "Shifting is free", "the same weights", "e^c"):
+        assert giveaway not in question, giveaway
+
+
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_a_wrong_axis_in_attention_weights_is_named_on_every_failed_test(grader) -> None:  # type: ignore[no-untyped-def]
+    """softmax right, attention_weights normalised down each column and without the maximum: each failed
+    test of attention_weights and attend names the axis, the one with scores in the thousands (NaN) too."""
+    path = Path(__file__).parents[1] / "lesson_corpora/L4.3/functions/wrong/weights_axis_zero.py"
+    code = CATALOG.code_exercise("L4.3/functions")
+    for seed in (1, 7):
+        result = grader.grade(path.read_text(), code.suite, seed=seed)
+        failing = [test for test in result.tests if test.status != "pass"]
+        assert {test.name.split(" ")[0] for test in failing} == {"attention_weights", "attend"}
+        assert all(test.hint == WRONG_AXIS for test in failing), [(t.name, t.hint) for t in failing]
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "symbol"), [("weights", "w"), ("output", "o"), ("shifted", "w′"), ("sharper", "w″")]
+)
+def test_right_numbers_in_reverse_order_are_told_with_the_prompts_symbol(
+    exercise_id: str, symbol: str
+) -> None:
+    exercise = LESSON.exercises[exercise_id]
+    assert f"{symbol} " in exercise.prompt + " " and f"{symbol} =" in exercise.label
+    feedback = LESSON.check(exercise_id, typed(SEED[exercise.answer][::-1]))
+    assert not feedback.correct
+    assert f"Write {symbol}[0] first, then {symbol}[1]." in feedback.message, feedback.message
+
+
+def test_lesson_py_knows_the_numbers_the_page_illustrates_with() -> None:
+    """_distinguishable keeps Part 1 away from the widget's and the worked example's numbers: those must be
+    the ones the page really shows."""
+    module = LESSON.hooks.variant_function.__globals__  # type: ignore[union-attr]
+    config = widget_config(page()["predict"].html)
+    assert module["WIDGET"] == {"scores": config["scores"], "V": config["V"]}
+    assert module["WORKED"] == {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
+    idea = text_of(page()["idea"].html)
+    for number in module["shown_elsewhere"]()[:4]:  # the worked example's weights and output
+        assert f"{number:.6f}" in idea

@@ -6,6 +6,7 @@ The server, Chromium and the helpers are test_browser.py's; screenshots go to ``
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -84,8 +85,12 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_
     expect(feedback).to_contain_text("unscaled")
     page.locator("#part1").screenshot(path=str(ARTIFACTS / "l42-part1-wrong.png"))
     assert page.locator("#answer-scaled").evaluate("el => el.closest('form').dataset.status") == "attempted"
+    type_answer(page, "raw", typed_vector(variant["raw2"]), "is-wrong")
+    expect(page.locator("#feedback-raw")).to_contain_text("scores of the second query")
     type_answer(page, "growth", str(variant["dk_to"] // variant["dk_from"]), "is-wrong")
     expect(page.locator("#feedback-growth")).to_contain_text("variance")
+    type_answer(page, "growth", typed_vector([math.sqrt(variant["dk_to"])]).strip("[]"), "is-wrong")
+    expect(page.locator("#feedback-growth")).to_contain_text("the spread itself")
     type_answer(page, "under-root", "A", "is-wrong")
     answers = {
         "raw": typed_vector(variant["raw1"]),
@@ -154,7 +159,7 @@ def test_l42_by_keyboard(live_server: LiveServer, browser: Any, page_errors: lis
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-raw")).to_have_class(re.compile("is-format"))
     page.keyboard.press("Control+A")
-    page.keyboard.type("1, 0")
+    page.keyboard.type(typed_vector(LESSON.variant(_progress(page)["variant_seed"])["raw1"]))
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-raw")).to_have_class(re.compile("is-correct"))
     _shot(page, "l42-keyboard")
@@ -181,5 +186,28 @@ def test_l42_fits_a_phone(live_server: LiveServer, browser: Any, page_errors: li
     assert fill not in ("rgb(0, 0, 0)", "none"), fill
     widget.screenshot(path=str(ARTIFACTS / f"l42-widget-375-{scheme}.png"))
     _shot(page, f"l42-375px-{scheme}")
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(90)
+def test_l42_fresh_page_asks_first(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811  (the imported fixtures)
+    """Predict first is above the idea, and no Part 1 answer is on the page before it is typed."""
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(_url(live_server))
+    expect(page.locator("#predict")).to_be_visible()
+    order = page.evaluate(
+        "[...document.querySelectorAll('section.lesson-section')].map(s => s.id).slice(0, 3)"
+    )
+    assert order == ["predict", "idea", "part1"], order
+    variant = LESSON.variant(_progress(page)["variant_seed"])
+    text = " ".join(page.locator("main").inner_text().split())
+    for key in ("raw1", "scaled1", "scaled2"):
+        for decimals in (2, 3, 6):
+            written = ", ".join(f"{value:.{decimals}f}" for value in variant[key])
+            assert written not in text, (key, written)
+        assert typed_vector(variant[key]) not in text, key
     assert page_errors == []
     page.context.close()

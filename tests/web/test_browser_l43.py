@@ -142,7 +142,8 @@ def test_l43_by_keyboard(live_server: LiveServer, browser: Any, page_errors: lis
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-weights")).to_have_class(re.compile("is-format"))
     page.keyboard.press("Control+A")
-    page.keyboard.type("0.6698, 0.3302")
+    weights = LESSON.variant(_progress(page)["variant_seed"])["weights"]
+    page.keyboard.type(", ".join(f"{w:.4f}" for w in weights))
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-weights")).to_have_class(re.compile("is-correct"))
     _shot(page, "l43-keyboard")
@@ -168,5 +169,29 @@ def test_l43_fits_a_phone(live_server: LiveServer, browser: Any, page_errors: li
     widget.get_by_label("Add 1000 to every score").check()
     widget.screenshot(path=str(ARTIFACTS / f"l43-widget-375-{scheme}.png"))
     _shot(page, f"l43-375px-{scheme}")
+    assert page_errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(90)
+def test_l43_fresh_page_asks_first(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811
+    """Predict first is above the idea, and no Part 1 answer is on the page before it is typed."""
+    from playwright.sync_api import expect
+
+    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/lessons/L4.3")
+    expect(page.locator("#predict")).to_be_visible()
+    order = page.evaluate(
+        "[...document.querySelectorAll('section.lesson-section')].map(s => s.id).slice(0, 3)"
+    )
+    assert order == ["predict", "idea", "part1"], order
+    variant = LESSON.variant(_progress(page)["variant_seed"])
+    text = " ".join(page.locator("main").inner_text().split())
+    for key in ("weights", "output", "shifted_weights", "sharper_weights"):
+        for decimals in (2, 3, 6):
+            written = ", ".join(f"{value:.{decimals}f}" for value in variant[key])
+            assert written not in text, (key, written)
+        for value in variant[key]:
+            assert f"{value:.6f}" not in text and f"{value:.3f}" not in text, (key, value)
     assert page_errors == []
     page.context.close()

@@ -1,7 +1,8 @@
 """Variants of lesson L4.2: two queries, two keys, and the scores they give, raw and scaled.
 
-The seed page is the chapter's worked example (d_k = 2). Drawn variants use d_k = 4, so that dividing by
-√d_k = 2 stays easy by hand. Every answer comes from the ``qkv`` library itself.
+Part 1 uses d_k = 4 on every page, the seed page included, so that dividing by √d_k = 2 stays easy by
+hand. The idea section illustrates with the chapter's worked example (``IDEA``, d_k = 2), which no Part 1
+uses, so the illustration cannot be copied into Part 1. Every answer comes from the ``qkv`` library itself.
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ import numpy as np
 
 from qkv import attention_scores
 
-# The seed page's own numbers: the chapter's worked example, plus a second query.
+# The seed page's own numbers: Part 1 when no variant was drawn (they pass _distinguishable too).
 SEED_PAGE: dict[str, Any] = {
-    "q1": [1, 0],
-    "q2": [0, 2],
-    "K": [[1, 0], [0, 1]],
+    "q1": [0, 1, 1, 0],
+    "q2": [1, 1, 0, -1],
+    "K": [[2, 2, 1, 0], [0, 0, 2, 2]],
     "dk_from": 16,
     "dk_to": 64,
 }
+
+# The idea section's illustration: the chapter's worked example with a second query (its table shows the
+# raw scores), which no Part 1 may use.
+IDEA: dict[str, Any] = {"q1": [1, 0], "q2": [0, 2], "K": [[1, 0], [0, 1]]}
 
 ENTRIES = (-2, -1, 0, 1, 2)
 DRAWN_D_K = 4
@@ -48,7 +53,8 @@ def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
         "by_dk2": (raw[1] / d_k).tolist(),
         "times_root1": (raw[0] * math.sqrt(d_k)).tolist(),
         "times_root2": (raw[1] * math.sqrt(d_k)).tolist(),
-        "growth_linear": data["dk_to"] / data["dk_from"],
+        "growth_linear": data["dk_to"] / data["dk_from"],  # the growth of the variance
+        "growth_new_spread": math.sqrt(data["dk_to"]),  # the spread at the new size, not the ratio
     }
 
 
@@ -79,8 +85,19 @@ def _draw(rng: random.Random) -> dict[str, Any]:
 
 
 def _distinguishable(numbers: dict[str, Any]) -> bool:
+    """Whether every answer and named mistake differ, no row of scores is 0 and Part 1 is not the idea's."""
+    if all(numbers[key] == IDEA[key] for key in IDEA):
+        return False
     answers = _answers(numbers)
+    idea = _answers({**numbers, **IDEA})
+    shown = [np.asarray(idea[key]) for key in ("raw1", "raw2", "scaled1", "scaled2")]  # the idea's rows
+    for key in ("raw1", "raw2", "scaled1", "scaled2"):
+        if any(np.max(np.abs(np.asarray(answers[key]) - row)) <= TOLERANCE for row in shown):
+            return False  # e.g. q₁'s raw scores [1, 0]: the idea's table would show them
     mistakes = wrong_answers(numbers)
+    factors = [answers["growth"], mistakes["growth_linear"], mistakes["growth_new_spread"]]
+    if any(abs(a - b) <= TOLERANCE for i, a in enumerate(factors) for b in factors[i + 1 :]):
+        return False  # e.g. 16 → 256: √256 = 16 is also the variance's growth, so the two slips look alike
     vectors = [answers[key] for key in ("raw1", "raw2", "scaled1", "scaled2")]
     vectors += [value for value in mistakes.values() if isinstance(value, list)]
     if any(not any(abs(v) > TOLERANCE for v in vector) for vector in vectors):

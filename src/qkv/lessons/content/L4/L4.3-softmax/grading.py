@@ -136,6 +136,29 @@ def _breaks_like(formula: Softmax, other: Softmax, scores: Callable[..., Array])
     return when
 
 
+def _axis_zero_plain(S: Array) -> Array:
+    """The textbook formula over axis 0 with no maximum subtracted: NaN where the scores are large."""
+    with np.errstate(all="ignore"):
+        return np.exp(S) / np.exp(S).sum(axis=0, keepdims=True)
+
+
+def _like_axis_zero(scores: Callable[..., Array]) -> Callable[..., bool]:
+    """The result is the softmax down each column, with NaN exactly where e^S overflowed: two slips at
+    once, which no single computed mistake reproduces (NaN never equals NaN)."""
+
+    def when(got: Any, *args: Any) -> bool:
+        S = np.asarray(scores(*args), dtype=float)
+        if S.ndim != 2 or S.shape[0] < 2:
+            return False
+        wrong, seen = _axis_zero_plain(S), _pattern(got)
+        finite = np.isfinite(wrong)
+        if seen is None or seen.shape != wrong.shape or finite.all() or not (seen == finite).all():
+            return False
+        return bool(np.allclose(np.asarray(got, dtype=float)[finite], wrong[finite]))
+
+    return when
+
+
 def _non_finite_hints(
     scores: Callable[..., Array], picked: Callable[[Any], Any] = lambda got: got
 ) -> list[Any]:
@@ -173,6 +196,7 @@ WEIGHTS_HINTS = [
     Mistake(SCORES_AS_WEIGHTS, _scaled),
     *[Mistake(message, lambda Q, K, slip=slip: slip(_scaled(Q, K))) for message, slip in SLIPS],
     Raised(AXIS_ONE, "AxisError"),
+    Returned(WRONG_AXIS, when=_like_axis_zero(_scaled)),
     *_non_finite_hints(_scaled),
 ]
 
@@ -206,6 +230,10 @@ ATTEND_HINTS = [
         for mistake in _slip_pair(message, lambda Q, K, slip=slip: slip(_scaled(Q, K)))
     ],
     Raised(AXIS_ONE, "AxisError"),
+    Returned(
+        WRONG_AXIS,
+        when=lambda got, Q, K, V: not _pair_problem(got) and _like_axis_zero(_scaled)(got[1], Q, K),
+    ),
     *_non_finite_hints(
         lambda Q, K, V: _scaled(Q, K), picked=lambda got: got[1] if not _pair_problem(got) else got
     ),

@@ -1,8 +1,10 @@
 """Variants of lesson L4.3: one query against two keys, its softmax weights, and the output they average.
 
-The seed page is the chapter's worked example. Drawn variants keep d_k = 2 and d_v = 2, so that averaging
-the keys instead of the values gives a vector of the same length, which feedback can name. Every answer
-comes from the ``qkv`` library itself.
+Every page keeps d_k = 2 and d_v = 2, so that averaging the keys instead of the values gives a vector of
+the same length, which feedback can name. The idea section and the predict-first question illustrate with
+the chapter's worked example (``WORKED``), and the widget starts from scores of its own (``WIDGET``): no
+Part 1, the seed page's included, uses those numbers or has their weights or output as an answer, so
+nothing shown can be copied into Part 1. Every answer comes from the ``qkv`` library itself.
 """
 
 from __future__ import annotations
@@ -15,13 +17,19 @@ import numpy as np
 
 from qkv import attention, attention_scores, softmax
 
+# The seed page's own numbers: Part 1 when no variant was drawn (they pass _distinguishable too).
 SEED_PAGE: dict[str, Any] = {
-    "q": [1, 0],
-    "K": [[1, 0], [0, 1]],
-    "V": [[2, 0], [0, 2]],
-    "shift": 10,
+    "q": [2, 1],
+    "K": [[1, 1], [0, 1]],
+    "V": [[1, 3], [2, -1]],
+    "shift": 5,
     "factor": 2,
 }
+
+# The chapter's worked example, which the idea section and the predict-first question illustrate with.
+WORKED: dict[str, Any] = {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
+# The softmax-bars widget's starting scores and values (lesson.md's widget block).
+WIDGET: dict[str, Any] = {"scores": [0.707107, 0.0, -0.5], "V": [[2, 0], [0, 2], [1, 1]]}
 
 ENTRIES = (-2, -1, 0, 1, 2)
 VALUE_ENTRIES = (-2, -1, 0, 1, 2, 3)
@@ -102,8 +110,28 @@ def _draw(rng: random.Random) -> dict[str, Any]:
             return numbers
 
 
+def shown_elsewhere() -> list[float]:
+    """The weights and outputs the page shows outside Part 1: the worked example's and the widget's.
+
+    Examples
+    --------
+    >>> [round(number, 6) for number in shown_elsewhere()][:4]
+    [0.669762, 0.330238, 1.339523, 0.660477]
+    """
+    output, weights = attention([WORKED["q"]], WORKED["K"], WORKED["V"], return_weights=True)
+    widget_weights = softmax(np.asarray(WIDGET["scores"]))  # (3,)
+    widget_output = widget_weights @ np.asarray(WIDGET["V"])  # (d_v,)
+    return [*weights[0].tolist(), *output[0].tolist(), *widget_weights.tolist(), *widget_output.tolist()]
+
+
 def _distinguishable(numbers: dict[str, Any]) -> bool:
+    """Whether the answers and named mistakes of each exercise differ, and no answer is shown elsewhere."""
+    if all(numbers[key] == WORKED[key] for key in ("q", "K")):
+        return False
     answers = _answers(numbers)
+    found = [number for key in ("weights", "output", "sharper_weights") for number in answers[key]]
+    if any(abs(a - b) <= TOLERANCE for a in found for b in shown_elsewhere()):
+        return False  # the idea, the predict-first question or the widget would show it
     gap = abs(answers["scaled"][0] - answers["scaled"][1])
     if not 0.4 <= gap <= 2.0 or numbers["V"][0] == numbers["V"][1]:
         return False  # equal scores, near one-hot weights or equal values would teach nothing

@@ -1,0 +1,21 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected hint: WRONG_AXIS
+# softmax is right, but attention_weights writes the textbook formula again, down each column (axis 0) and
+# without subtracting the maximum: a column of ones for one query, NaN for scores in the thousands.
+import numpy as np
+
+
+def softmax(S):
+    S = np.asarray(S, dtype=float)
+    E = np.exp(S - S.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+def attention_weights(Q, K):
+    S = Q @ K.T / np.sqrt(Q.shape[1])
+    return np.exp(S) / np.exp(S).sum(axis=0)
+
+
+def attend(Q, K, V):
+    A = attention_weights(Q, K)
+    return A @ V, A
