@@ -124,21 +124,30 @@ def test_a_learner_walks_the_masks_lesson(server: LiveServer, chromium: Any, err
     expect(page.locator("#feedback-predict")).to_have_class(re.compile("is-correct"))
 
     # Part 1: wrong answers first, each named; then the right ones, typed and sent with Enter.
-    wrong = {
-        "weights": (_six(_after(variant)), "after the softmax"),
-        "causal-row": (
+    wrong = [
+        ("weights", _six(_after(variant)), "after the softmax"),
+        ("weights", _six(_even(variant)), "evenly"),
+        (
+            "causal-row",
             "[" + ", ".join(str(1 - v) for v in variant["causal_row"]) + "]",
             "reverse of what was asked",
         ),
-        "masked-scores": ("A", "multiplies the scores by the mask"),
-    }
-    for exercise_id, (answer, words) in wrong.items():
+        # The right count of keys at the end of the row: named as such, not as a slip in the order of typing.
+        (
+            "causal-row",
+            "[" + ", ".join(str(v) for v in variant["causal_row"][::-1]) + "]",
+            "at the wrong end",
+        ),
+        ("masked-scores", "A", "multiplies the scores by the mask"),
+    ]
+    for exercise_id, answer, words in wrong:
         box = page.locator(f"#answer-{exercise_id}")
         box.fill(answer)
         box.press("Enter")
         feedback = page.locator(f"#feedback-{exercise_id}")
         expect(feedback).to_have_class(re.compile("is-wrong"))
         expect(feedback).to_contain_text(words)
+        expect(feedback).not_to_contain_text("reverse order")
     right = {
         "weights": _six(variant["weights_causal"]),
         "output": _six(variant["output_causal"]),
@@ -242,10 +251,56 @@ def test_a_learner_walks_the_masks_lesson(server: LiveServer, chromium: Any, err
 
 
 def _after(variant: dict[str, Any]) -> np.ndarray:
-    """Query 0's weights masked after the softmax (the seed page: [0.669762, 0])."""
+    """Query 1's weights over the three keys, masked after the softmax."""
     from qkv import attention_scores, softmax
 
-    return softmax(attention_scores([variant["q"]], variant["K"]))[0] * causal_mask(1, len(variant["K"]))[0]
+    return softmax(attention_scores([variant["q"]], variant["K"]))[0] * causal_mask(3, 3)[1]
+
+
+def _even(variant: dict[str, Any]) -> np.ndarray:
+    """Query 1's two allowed keys sharing the weight evenly, with no softmax."""
+    return causal_mask(3, 3)[1] / causal_mask(3, 3)[1].sum()
+
+
+def _answers_shown(page: Any, variant: dict[str, Any]) -> set[float]:
+    """The fractions of Part 1's weights and output that the live page (widgets drawn) holds anywhere."""
+    markup = page.evaluate("document.documentElement.outerHTML")
+    shown = {round(float(x), 6) + 0.0 for x in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", markup)}
+    answers = (round(float(v), 6) + 0.0 for key in ("weights_causal", "output_causal") for v in variant[key])
+    return {v for v in answers if v % 1} & shown
+
+
+@pytest.mark.timeout(120)
+def test_no_part1_answer_is_on_the_live_page_before_it_is_earned(
+    server: LiveServer, chromium: Any, errors: list[str]
+) -> None:
+    """The chapter reference's explorer and the mask grid compute numbers live; none is a Part 1 answer, on the
+    first numbers or after "Another variant", and Part 1 never claims to be the worked example."""
+    from playwright.sync_api import expect
+
+    lesson = _lesson()
+    page = _new_page(chromium, errors, viewport={"width": 1100, "height": 900})
+    page.goto(server.url + "/lessons/L4.4")
+    expect(page.locator('[data-widget="mask-grid"] .mask-heatmap rect.heat-cell')).to_have_count(16)
+    expect(page.locator('[data-widget="attention-explorer"]')).to_be_visible()
+    variant = lesson.variant(_progress(page)["variant_seed"])
+    assert any(float(v) % 1 for v in variant["weights_causal"])  # a real softmax: fractions to look for
+    assert _answers_shown(page, variant) == set()
+    expect(page.locator("#part1")).not_to_contain_text("worked example")
+    page.get_by_role("button", name="Another variant").click()
+    expect(page.locator("#part1 .variant-status")).to_have_text("New numbers loaded.")
+    seed = page.evaluate("fetch('/api/lessons/L4.4/progress').then(r => r.json())")["variant_seed"]
+    assert isinstance(seed, int)
+    variant = lesson.variant(seed)
+    expect(page.locator("#part1")).to_contain_text(f"q = {_listed(variant['q'])}")
+    expect(page.locator("#part1")).not_to_contain_text("worked example")
+    assert _answers_shown(page, variant) == set()
+    assert errors == []
+    page.context.close()
+
+
+def _listed(value: Any) -> str:
+    return json.dumps(value).replace(",", ", ")
 
 
 @pytest.mark.timeout(120)
@@ -302,6 +357,9 @@ def test_the_masks_lesson_fits_a_phone(
     assert (background == "rgb(22, 24, 28)") == (scheme == "dark"), background
     widget.scroll_into_view_if_needed()
     widget.screenshot(path=str(_artifacts() / f"l44-widget-375px-{scheme}.png"))
+    part1 = page.locator("#part1")
+    part1.scroll_into_view_if_needed()
+    part1.screenshot(path=str(_artifacts() / f"l44-part1-375px-{scheme}.png"))
     _shot(page, f"l44-lesson-375px-{scheme}")
     assert errors == []
     page.context.close()

@@ -69,6 +69,10 @@ LARGE_NEGATIVE = (
     "of that row with the same score, so softmax spreads the weight over all of them (uniformly, the mean "
     "of V). Give such a row zero weights and a zero output."
 )
+SOFTMAX_OVER_QUERIES = (
+    "The softmax ran down the columns (axis=0, over the queries) instead of along each row (axis=-1, "
+    "over the keys): each key's weights sum to 1, not each query's. Normalise every row of S."
+)
 NO_SCALING = "The scores were not divided by √d_k: S = Q @ K.T / np.sqrt(d_k), with d_k = Q.shape[-1]."
 ORDER = "Your O and A are right but come back in the other order: return (O, A), the output first."
 NOT_A_PAIR = "Return the output and the weights together as the tuple (O, A)."
@@ -141,6 +145,13 @@ def _added(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
     return _pair(softmax(_scores(Q, K) + np.where(mask, 0.0, -1e9)), V)
 
 
+def _over_queries(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
+    """The softmax over axis 0 of the masked scores; a column with no allowed query gets zeros."""
+    allowed = np.broadcast_to(np.asarray(mask, dtype=bool), (np.shape(Q)[0], np.shape(K)[0]))  # (n_q, n_k)
+    A = np.nan_to_num(_softmax_rows(np.where(allowed, _scores(Q, K), -np.inf).T).T)  # (n_q, n_k)
+    return _pair(A, V)
+
+
 def _unscaled(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
     O, A = attention(Q, K, V, mask=mask, scale=1.0, return_weights=True)
     return O, A
@@ -184,6 +195,7 @@ ATTENTION_HINTS = [
     Mistake(LARGE_NEGATIVE, _filled),
     Mistake(LARGE_NEGATIVE, _added),
     Mistake(NO_SCALING, _unscaled),
+    Mistake(SOFTMAX_OVER_QUERIES, _over_queries),
 ]
 PADDING_HINTS = [
     Mistake(PADDING_OFF_BY_ONE, lambda lengths, n_k: np.arange(n_k)[None, :] <= np.asarray(lengths)[:, None]),
