@@ -96,6 +96,8 @@ def test_the_seed_page_numbers_are_right() -> None:
     [
         ("d-head", "64", "Correct"),
         ("d-head", "512", "That is d_model itself."),
+        ("d-head", "8", "That is h, the number of heads."),
+        ("d-head", "4096", "You multiplied d_model by h."),
         ("split-shape", "[8, 10, 64]", "Correct"),
         ("split-shape", "(10, 8, 64)", "That is (n, h, d_head)"),
         ("split-shape", "8 10 512", "Each head holds only its own slice"),
@@ -143,6 +145,21 @@ def test_every_variant_tells_each_named_mistake_apart(seed: int) -> None:
             assert (feedback.correct, feedback.message) == (False, message), (seed, exercise.id, name)
 
 
+@pytest.mark.parametrize("seed", [None, 3, 7])
+def test_no_part1_answer_is_given_before_part1(seed: int | None) -> None:
+    """The predict-first question (its choices and every feedback) and the idea hold none of Part 1's answers."""
+    v = LESSON.variant(seed)
+    sections = page(seed)
+    earlier = text_of(sections["predict"]) + text_of(sections["idea"])
+    earlier += " ".join(choice.feedback for choice in LESSON.exercises["guess"].choices)
+    earlier = " ".join(earlier.split())
+    for number in (v["d_head"], v["params"]):
+        assert not re.search(rf"(?<![\d.]){number}(?![\d.])", earlier), number
+    assert "d_model²" not in earlier and "d_model^2" not in earlier
+    h, n, d_head = v["split_shape"]
+    assert not re.search(rf"{h}\D+{n}\D+{d_head}\b", earlier)
+
+
 def test_the_variant_renders_its_own_numbers() -> None:
     v = LESSON.variant(7)
     part1 = text_of(page(7)["part1"])
@@ -188,6 +205,16 @@ def test_the_heatmaps_show_each_heads_own_weights() -> None:
     # Head 0 attends to the token itself, head 1 to the token before it.
     assert all(row[i] > 0.85 for i, row in enumerate(two["weights"][0]))
     assert all(row[i - 1] > 0.85 for i, row in enumerate(two["weights"][1]))
+    # The text under the widget says what the first token does, which has no token before it.
+    causal = next(view for view in config["views"] if view["h"] == 2 and view["causal"])
+    assert two["weights"][1][0][3] > 0.85 and causal["weights"][1][0] == [1.0, 0.0, 0.0, 0.0]
+    assert all(row[i] > 0.85 for i, row in enumerate(causal["weights"][0]))
+    assert all(row[i - 1] > 0.85 for i, row in enumerate(causal["weights"][1]) if i > 0)
+    prose = " ".join(text_of(idea).split())
+    assert (
+        "head 1 sends it round to the last token instead; with the box ticked, it can only look at itself"
+        in prose
+    )
     fallback = text_of(idea)
     assert "head 0: weights (rows: queries)" in fallback and "head 1: weights (rows: queries)" in fallback
     assert "0.8915" in fallback and "X (4, 4) → Q = X·Wq, split (2, 4, 2)" in fallback
