@@ -230,6 +230,27 @@ def test_the_reference_functions_on_a_small_example() -> None:
     assert GRADING.mha_param_count(512) == 1048576
 
 
+def test_two_mistakes_at_once_are_both_named() -> None:
+    """Each pair rule is the first that matches its own result, on every test of multi_head_attention."""
+    from qkv.grading.hints import Outcome, first_hint
+
+    assert GRADING is not None
+    pairs = [rule for rule in GRADING.MHA_HINTS if rule.message.startswith("Two mistakes at once.")]
+    assert len(pairs) == 19  # 7 mistakes: 21 pairs, less the two scales together and split with merge
+    assert GRADING.SCALED_BY_D_MODEL_AND_WO_FORGOTTEN in {rule.message for rule in pairs}
+    cases = [case for case in GRADING.SUITES["functions"].cases(5) if case.function == "multi_head_attention"]
+    for rule in pairs:
+        named = 0
+        for case in cases:
+            if GRADING.CAUSAL_IGNORED in rule.message and case.args[6:] != (True,):
+                continue  # no mask asked for: only the other mistake shows, and its own rule names it
+            got = rule.compute(*case.args)
+            outcome = Outcome(case.args, case.expected, case.compare, returned=got)
+            assert first_hint(case.hints, outcome) == rule.message, (rule.message, case.name)
+            named += 1
+        assert named >= 2, rule.message
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize(("d_model", "h", "n"), [(4, 2, 3), (6, 3, 5), (8, 4, 7), (8, 1, 4), (16, 8, 6)])
 def test_multi_head_attention_matches_pytorch(d_model: int, h: int, n: int, causal: bool) -> None:

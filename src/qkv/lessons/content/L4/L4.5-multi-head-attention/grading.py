@@ -138,10 +138,6 @@ HEADS_NOT_MERGED = (
     "Your result still has one block per head. Merge the heads back into one (n, d_model) matrix with "
     "merge_heads (the heads side by side), then multiply that by the whole Wo once."
 )
-SCALED_BY_D_MODEL_AND_WO_FORGOTTEN = (
-    "Two mistakes at once. Each head's scores were divided by √d_model instead of √d_head = √(d_model / h), "
-    "and the merged heads were never multiplied by Wo."
-)
 COUNT_WITHOUT_WO = "3·d_model² counts Wq, Wk and Wv only: the output matrix W_O adds another d_model²."
 COUNT_WITH_BIASES = "This layer has no biases: count only the four d_model × d_model matrices."
 
@@ -220,6 +216,39 @@ def _per_head(got: Any, X: Any, Wq: Any, Wk: Any, Wv: Any, Wo: Any, h: int, *cau
     return len(shape) == 3 and shape[:2] in ((h, n), (n, h))
 
 
+def _both(first: str, second: str) -> str:
+    return f"Two mistakes at once. First: {first} Second: {second}"
+
+
+# The mistakes a program can make together, each with the settings of _mha that build it in. A rule
+# recognises a result only when everything else is right, so two mistakes at once would match no single
+# rule: each pair gets a rule of its own that names both.
+_COMBINABLE: list[tuple[str, dict[str, Any]]] = [
+    (WO_FORGOTTEN, {"use_wo": False}),
+    (SCALED_BY_D_MODEL, {"scale": "d_model"}),
+    (NOT_SCALED, {"scale": "none"}),
+    (SOFTMAX_AXIS, {"softmax_axis": -2}),
+    (CAUSAL_IGNORED, {"causal": False}),
+    (SPLIT_WITHOUT_TRANSPOSE, {"split": _split_raw}),
+    (MERGE_WITHOUT_TRANSPOSE, {"merge": _merge_raw}),
+]
+SCALED_BY_D_MODEL_AND_WO_FORGOTTEN = _both(WO_FORGOTTEN, SCALED_BY_D_MODEL)
+
+
+def _pairs() -> list[Mistake]:
+    """One rule for each two mistakes of _COMBINABLE that can happen together."""
+    rules = []
+    for i, (first, settings) in enumerate(_COMBINABLE):
+        for second, more in _COMBINABLE[i + 1 :]:
+            if settings.keys() & more.keys() or {first, second} == {
+                SPLIT_WITHOUT_TRANSPOSE,
+                MERGE_WITHOUT_TRANSPOSE,
+            }:  # one setting twice, or a pair that a single rule above already names
+                continue
+            rules.append(Mistake(_both(first, second), _mha(**settings, **more)))
+    return rules
+
+
 MHA_HINTS = [
     Mistake(WO_FORGOTTEN, _mha(use_wo=False)),
     Mistake(SCALED_BY_D_MODEL, _mha(scale="d_model")),
@@ -234,7 +263,7 @@ MHA_HINTS = [
     Mistake(CAUSAL_ALWAYS, _mha(causal=True)),
     Mistake(SOFTMAX_AXIS, _mha(softmax_axis=-2)),
     Mistake(SOFTMAX_AXIS, _mha(softmax_axis=0)),
-    Mistake(SCALED_BY_D_MODEL_AND_WO_FORGOTTEN, _mha(scale="d_model", use_wo=False)),
+    *_pairs(),
     Raised(PROJECTED_AFTER_SPLIT, "ValueError", contains="matmul"),
     Returned(HEADS_NOT_MERGED, when=_per_head),
 ]
