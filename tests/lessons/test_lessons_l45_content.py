@@ -212,7 +212,7 @@ def test_the_heatmaps_show_each_heads_own_weights() -> None:
     assert all(row[i - 1] > 0.85 for i, row in enumerate(causal["weights"][1]) if i > 0)
     prose = " ".join(text_of(idea).split())
     assert (
-        "head 1 sends it round to the last token instead; with the box ticked, it can only look at itself"
+        "unticked, head 1 sends it round to the last token instead; with the box ticked, it can only look at itself"
         in prose
     )
     fallback = text_of(idea)
