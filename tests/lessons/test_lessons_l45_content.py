@@ -96,6 +96,8 @@ def test_the_seed_page_numbers_are_right() -> None:
     [
         ("d-head", "64", "Correct"),
         ("d-head", "512", "That is d_model itself."),
+        ("d-head", "8", "That is h, the number of heads."),
+        ("d-head", "4096", "You multiplied d_model by h."),
         ("split-shape", "[8, 10, 64]", "Correct"),
         ("split-shape", "(10, 8, 64)", "That is (n, h, d_head)"),
         ("split-shape", "8 10 512", "Each head holds only its own slice"),
@@ -143,6 +145,21 @@ def test_every_variant_tells_each_named_mistake_apart(seed: int) -> None:
             assert (feedback.correct, feedback.message) == (False, message), (seed, exercise.id, name)
 
 
+@pytest.mark.parametrize("seed", [None, 3, 7])
+def test_no_part1_answer_is_given_before_part1(seed: int | None) -> None:
+    """The predict-first question (its choices and every feedback) and the idea hold none of Part 1's answers."""
+    v = LESSON.variant(seed)
+    sections = page(seed)
+    earlier = text_of(sections["predict"]) + text_of(sections["idea"])
+    earlier += " ".join(choice.feedback for choice in LESSON.exercises["guess"].choices)
+    earlier = " ".join(earlier.split())
+    for number in (v["d_head"], v["params"]):
+        assert not re.search(rf"(?<![\d.]){number}(?![\d.])", earlier), number
+    assert "d_model²" not in earlier and "d_model^2" not in earlier
+    h, n, d_head = v["split_shape"]
+    assert not re.search(rf"{h}\D+{n}\D+{d_head}\b", earlier)
+
+
 def test_the_variant_renders_its_own_numbers() -> None:
     v = LESSON.variant(7)
     part1 = text_of(page(7)["part1"])
@@ -188,6 +205,16 @@ def test_the_heatmaps_show_each_heads_own_weights() -> None:
     # Head 0 attends to the token itself, head 1 to the token before it.
     assert all(row[i] > 0.85 for i, row in enumerate(two["weights"][0]))
     assert all(row[i - 1] > 0.85 for i, row in enumerate(two["weights"][1]))
+    # The text under the widget says what the first token does, which has no token before it.
+    causal = next(view for view in config["views"] if view["h"] == 2 and view["causal"])
+    assert two["weights"][1][0][3] > 0.85 and causal["weights"][1][0] == [1.0, 0.0, 0.0, 0.0]
+    assert all(row[i] > 0.85 for i, row in enumerate(causal["weights"][0]))
+    assert all(row[i - 1] > 0.85 for i, row in enumerate(causal["weights"][1]) if i > 0)
+    prose = " ".join(text_of(idea).split())
+    assert (
+        "unticked, head 1 sends it round to the last token instead; with the box ticked, it can only look at itself"
+        in prose
+    )
     fallback = text_of(idea)
     assert "head 0: weights (rows: queries)" in fallback and "head 1: weights (rows: queries)" in fallback
     assert "0.8915" in fallback and "X (4, 4) → Q = X·Wq, split (2, 4, 2)" in fallback
@@ -201,6 +228,27 @@ def test_the_reference_functions_on_a_small_example() -> None:
     with pytest.raises(ValueError, match="h = 3 does not divide d_model = 4"):
         GRADING.split_heads(X, 3)
     assert GRADING.mha_param_count(512) == 1048576
+
+
+def test_two_mistakes_at_once_are_both_named() -> None:
+    """Each pair rule is the first that matches its own result, on every test of multi_head_attention."""
+    from qkv.grading.hints import Outcome, first_hint
+
+    assert GRADING is not None
+    pairs = [rule for rule in GRADING.MHA_HINTS if rule.message.startswith("Two mistakes at once.")]
+    assert len(pairs) == 19  # 7 mistakes: 21 pairs, less the two scales together and split with merge
+    assert GRADING.SCALED_BY_D_MODEL_AND_WO_FORGOTTEN in {rule.message for rule in pairs}
+    cases = [case for case in GRADING.SUITES["functions"].cases(5) if case.function == "multi_head_attention"]
+    for rule in pairs:
+        named = 0
+        for case in cases:
+            if GRADING.CAUSAL_IGNORED in rule.message and case.args[6:] != (True,):
+                continue  # no mask asked for: only the other mistake shows, and its own rule names it
+            got = rule.compute(*case.args)
+            outcome = Outcome(case.args, case.expected, case.compare, returned=got)
+            assert first_hint(case.hints, outcome) == rule.message, (rule.message, case.name)
+            named += 1
+        assert named >= 2, rule.message
 
 
 @pytest.mark.parametrize("causal", [False, True])

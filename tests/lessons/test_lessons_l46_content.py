@@ -73,6 +73,7 @@ def test_the_seed_page_numbers_are_right() -> None:
         ("hidden-shape", "[10, 2048]", "Correct"),
         ("hidden-shape", "[10, 512]", "That is the shape of the block's input and output."),
         ("hidden-shape", "[2048, 10]", "One row per token"),
+        ("hidden-shape", "[512, 2048]", "That is the shape of W1, the weight matrix."),
         ("block-shape", "[10, 512]", "Correct"),
         ("block-shape", "[10, 2048]", "That is the MLP's hidden layer"),
         ("block-params", "3150336", "Correct"),
@@ -81,7 +82,9 @@ def test_the_seed_page_numbers_are_right() -> None:
         ("block-params", "2888192", "You left out W_O"),
         ("block-params", "3149312", "There are two layer norms"),
         ("row-mean", "3", "Correct"),
+        ("row-mean", "12", "That is the sum of the row."),  # 1 + 2 + 3 + 6
         ("row-var", "3.5", "Correct"),
+        ("row-var", "14", "That is the sum of the squared deviations."),  # 4 + 1 + 0 + 9
         ("row-var", "4.6667", "You divided by d − 1 = 3"),
         ("row-var", "1.8708", "That is the standard deviation"),
         ("row-normed", "[-1.069, -0.535, 0, 1.604]", "Correct"),
@@ -92,6 +95,11 @@ def test_the_seed_page_numbers_are_right() -> None:
         ),
         ("row-normed", "[-1, 0, 1, 1]", "You normalised over the tokens"),
         ("row-normed", "[-2, -1, 0, 3]", "You subtracted μ but did not divide"),
+        (
+            "row-normed",
+            "[-0.571, -0.286, 0, 0.857]",
+            "You divided by the variance σ² itself.",
+        ),  # [-2, -1, 0, 3] / 3.5
     ],
 )
 def test_answers_and_named_mistakes_on_the_seed_page(exercise: str, typed: str, expected: str) -> None:

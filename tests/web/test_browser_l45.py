@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 import pytest
-from lesson_walk import assert_fits_a_phone, walk
-from test_browser import CHROMIUM, LiveServer, _new_page, _shot, browser, live_server
+from lesson_walk import answer_text, assert_fits_a_phone, check_code, pick_choice, type_answer, walk
+from test_browser import CHROMIUM, LiveServer, _new_page, _progress, _shot, browser, live_server
 
 __all__ = ["browser", "live_server"]  # the fixtures, shared with the L4.1 browser tests
 
@@ -67,6 +67,59 @@ def test_the_heads_widget_by_keyboard(live_server: LiveServer, browser: Any) -> 
     assert label is not None and label.startswith("head 0: the attends 1 to the, 0 to cat")
     assert one_causal["weights"][0][0] == [1.0, 0.0, 0.0, 0.0]
     _shot(page, "l45-widget-keyboard")
+    assert errors == []
+    page.context.close()
+
+
+def _before_part1(page: Any) -> str:
+    return " ".join(
+        (page.locator("#predict").inner_text() + " " + page.locator("#idea").inner_text()).split()
+    )
+
+
+@pytest.mark.timeout(180)
+def test_part1_answers_are_not_given_away_and_its_new_mistakes_are_named(
+    live_server: LiveServer, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    lesson = _lesson()
+    errors: list[str] = []
+    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/lessons/L4.5")
+    seed = _progress(page)["variant_seed"]
+    names = lesson.hooks.namespace(lesson.variant(seed))
+
+    def given_away(text: str) -> list[str]:
+        found = [
+            str(names[key])
+            for key in ("d_head", "params")
+            if re.search(rf"(?<![\d.]){names[key]}(?![\d.])", text)
+        ]
+        return found + [formula for formula in ("d_model²", "d_model^2") if formula in text]
+
+    assert given_away(_before_part1(page)) == []
+    # Every feedback of the predict-first question explains the idea without Part 1's numbers.
+    for choice in lesson.exercises["guess"].choices:
+        pick_choice(page, "guess", choice.letter, "is-correct" if choice.correct else "is-wrong")
+        expect(page.locator("#feedback-guess")).to_contain_text(choice.feedback[:40])
+        assert given_away(_before_part1(page)) == [], choice.letter
+    # The text over the heatmaps says where head 1 sends the first token, with the box off and on.
+    assert "head 1 sends it round to the last token instead" in _before_part1(page)
+    # Typing h, or d_model·h, for d_head is named as that mistake.
+    for mistake in ("d_head_is_h", "d_head_times_h"):
+        feedback = type_answer(page, "d-head", answer_text(names[mistake]), "is-wrong")
+        expect(feedback).to_contain_text(lesson.exercises["d-head"].mistakes[mistake])
+    # A program that never merges its heads is told to merge them.
+    page.locator("#predict").screenshot(path=str(_artifact("l45-predict-feedback")))
+    check_code(
+        page,
+        lesson,
+        lesson.exercises["functions"],
+        wrong="heads_not_merged.py",
+        call="multi_head_attention(",
+        shot=_artifact("l45-heads-not-merged"),
+    )
     assert errors == []
     page.context.close()
 

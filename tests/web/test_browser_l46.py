@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 import pytest
-from lesson_walk import assert_fits_a_phone, walk
-from test_browser import ARTIFACTS, CHROMIUM, LiveServer, _new_page, _shot, browser, live_server
+from lesson_walk import answer_text, assert_fits_a_phone, type_answer, walk
+from test_browser import ARTIFACTS, CHROMIUM, LiveServer, _new_page, _progress, _shot, browser, live_server
 
 __all__ = ["browser", "live_server"]  # the fixtures, shared with the L4.1 browser tests
 
@@ -78,6 +78,32 @@ def test_the_block_widget_by_keyboard(live_server: LiveServer, browser: Any) -> 
     page.keyboard.press("Space")
     shows(views[10, False, False])
     _shot(page, "l46-widget-keyboard")
+    assert errors == []
+    page.context.close()
+
+
+@pytest.mark.timeout(120)
+def test_the_new_hand_mistakes_are_named(live_server: LiveServer, browser: Any) -> None:
+    """Weights for activations, a sum for a mean, summed squares for the variance, σ² for σ: each is named."""
+    from playwright.sync_api import expect
+
+    lesson = _lesson()
+    errors: list[str] = []
+    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/lessons/L4.6")
+    names = lesson.hooks.namespace(lesson.variant(_progress(page)["variant_seed"]))
+    for exercise_id, mistake in (
+        ("hidden-shape", "hidden_w1"),
+        ("row-mean", "mean_is_sum"),
+        ("row-var", "var_sum"),
+        ("row-normed", "normed_by_var"),
+    ):
+        typed = answer_text(names[mistake])
+        feedback = type_answer(page, exercise_id, typed, "is-wrong")
+        expect(feedback).to_contain_text(lesson.exercises[exercise_id].mistakes[mistake])
+        assert "Almost" not in feedback.inner_text(), (exercise_id, typed)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("#part1").screenshot(path=str(ARTIFACTS / "l46-new-mistakes.png"))
     assert errors == []
     page.context.close()
 

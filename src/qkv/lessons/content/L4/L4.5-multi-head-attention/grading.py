@@ -130,6 +130,14 @@ DIVIDES_CHECK = (
     "Raise ValueError when h does not divide d_model: the heads must all have the same width d_model / h."
 )
 TYPE_ERROR = "The spec asks for ValueError here, but your code raised TypeError: raise ValueError."
+SOFTMAX_AXIS = (
+    "The softmax ran down the columns of the scores (axis -2, or across the heads) instead of along each "
+    "row: one query's weights over the keys must add up to 1, so take the softmax over the last axis."
+)
+HEADS_NOT_MERGED = (
+    "Your result still has one block per head. Merge the heads back into one (n, d_model) matrix with "
+    "merge_heads (the heads side by side), then multiply that by the whole Wo once."
+)
 COUNT_WITHOUT_WO = "3·d_model² counts Wq, Wk and Wv only: the output matrix W_O adds another d_model²."
 COUNT_WITH_BIASES = "This layer has no biases: count only the four d_model × d_model matrices."
 
@@ -165,6 +173,7 @@ def _mha(
     use_wo: bool = True,
     project_after_split: bool = False,
     causal: bool | None = None,
+    softmax_axis: int = -1,
 ) -> Callable[..., Array]:
     """What multi-head attention computes with one mistake (or several) built in."""
 
@@ -183,11 +192,61 @@ def _mha(
             Q, K, V = (split(X @ np.asarray(W, dtype=float), h) for W in (Wq, Wk, Wv))
         factor = {"d_head": 1 / np.sqrt(d_head), "d_model": 1 / np.sqrt(d_model), "none": 1.0}[scale]
         masked = bool(wanted_causal) if causal is None else causal
-        heads = attention(Q, K, V, causal=masked, scale=factor)  # (h, n, d_head)
+        if softmax_axis == -1:
+            heads = attention(Q, K, V, causal=masked, scale=factor)  # (h, n, d_head)
+        else:  # the softmax down the columns (-2) or across the heads (0)
+            S = Q @ K.transpose(0, 2, 1) * factor  # (h, n, n)
+            if masked:
+                S = np.where(np.tri(S.shape[1], dtype=bool), S, -np.inf)
+            E = np.exp(S - S.max(axis=softmax_axis, keepdims=True))
+            heads = (E / E.sum(axis=softmax_axis, keepdims=True)) @ V  # (h, n, d_head)
         merged = merge(heads)  # (n, d_model)
         return merged @ np.asarray(Wo, dtype=float) if use_wo else merged
 
     return compute
+
+
+def _per_head(got: Any, X: Any, Wq: Any, Wk: Any, Wv: Any, Wo: Any, h: int, *causal: Any) -> bool:
+    """A result of three axes that starts with the heads or the tokens: the heads were never merged."""
+    try:
+        shape = np.shape(np.asarray(got, dtype=float))
+    except (TypeError, ValueError):
+        return False
+    n = np.shape(X)[0]
+    return len(shape) == 3 and shape[:2] in ((h, n), (n, h))
+
+
+def _both(first: str, second: str) -> str:
+    return f"Two mistakes at once. First: {first} Second: {second}"
+
+
+# The mistakes a program can make together, each with the settings of _mha that build it in. A rule
+# recognises a result only when everything else is right, so two mistakes at once would match no single
+# rule: each pair gets a rule of its own that names both.
+_COMBINABLE: list[tuple[str, dict[str, Any]]] = [
+    (WO_FORGOTTEN, {"use_wo": False}),
+    (SCALED_BY_D_MODEL, {"scale": "d_model"}),
+    (NOT_SCALED, {"scale": "none"}),
+    (SOFTMAX_AXIS, {"softmax_axis": -2}),
+    (CAUSAL_IGNORED, {"causal": False}),
+    (SPLIT_WITHOUT_TRANSPOSE, {"split": _split_raw}),
+    (MERGE_WITHOUT_TRANSPOSE, {"merge": _merge_raw}),
+]
+SCALED_BY_D_MODEL_AND_WO_FORGOTTEN = _both(WO_FORGOTTEN, SCALED_BY_D_MODEL)
+
+
+def _pairs() -> list[Mistake]:
+    """One rule for each two mistakes of _COMBINABLE that can happen together."""
+    rules = []
+    for i, (first, settings) in enumerate(_COMBINABLE):
+        for second, more in _COMBINABLE[i + 1 :]:
+            if settings.keys() & more.keys() or {first, second} == {
+                SPLIT_WITHOUT_TRANSPOSE,
+                MERGE_WITHOUT_TRANSPOSE,
+            }:  # one setting twice, or a pair that a single rule above already names
+                continue
+            rules.append(Mistake(_both(first, second), _mha(**settings, **more)))
+    return rules
 
 
 MHA_HINTS = [
@@ -202,7 +261,11 @@ MHA_HINTS = [
     Mistake(PROJECTED_AFTER_SPLIT, _mha(project_after_split=True)),
     Mistake(CAUSAL_IGNORED, _mha(causal=False)),
     Mistake(CAUSAL_ALWAYS, _mha(causal=True)),
+    Mistake(SOFTMAX_AXIS, _mha(softmax_axis=-2)),
+    Mistake(SOFTMAX_AXIS, _mha(softmax_axis=0)),
+    *_pairs(),
     Raised(PROJECTED_AFTER_SPLIT, "ValueError", contains="matmul"),
+    Returned(HEADS_NOT_MERGED, when=_per_head),
 ]
 SPLIT_HINTS = [
     Mistake(SPLIT_WITHOUT_TRANSPOSE, _split_raw),

@@ -47,6 +47,8 @@ def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
     cols = slice(0, D_HEAD)  # head 0: the wrong head
     raw = [M.reshape(HEADS, 2, D_HEAD)[ASKED] for M in (Q, K, V)]  # heads cut without the transpose
     wrong = {
+        "d_head_is_h": h,  # the number of heads typed for the width of one
+        "d_head_times_h": d_model * h,  # multiplied instead of divided
         "split_swapped": [n, h, d_head],
         "split_full_width": [h, n, d_model],
         "params_no_wo": 3 * d_model * d_model,
@@ -107,7 +109,7 @@ def _distinguishable(numbers: dict[str, Any]) -> bool:
     data = {**numbers, **_answers(numbers)}
     wrong = wrong_answers(data)
     h, n, d_head = data["split_shape"]
-    if len({h, n, d_head}) < 3:
+    if len({h, n, d_head}) < 3 or len({d_head, data["d_model"], h, data["d_model"] * h}) < 4:
         return False
     weights = [data["head_weights"]] + [wrong[f"weights_{name}"] for name in _MISTAKES]
     outputs = [data["head_output"]] + [wrong[f"output_{name}"] for name in _MISTAKES]

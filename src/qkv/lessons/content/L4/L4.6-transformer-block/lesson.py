@@ -2,7 +2,8 @@
 
 ``variant(seed)`` gives n and d_model for the shape and counting questions and a two-token X whose first row
 the learner normalises; ``wrong_answers(data)`` gives what each named mistake computes instead (the variance
-divided by d − 1, the statistics taken over the tokens, the counts that forget a part of the block).
+divided by d − 1, the statistics taken over the tokens, the counts that forget a part of the block, W1's
+shape for the activations', sums for means, σ² for σ).
 """
 
 from __future__ import annotations
@@ -57,16 +58,20 @@ def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "hidden_d": [n, d],
         "hidden_transposed": [4 * d, n],
+        "hidden_w1": [d, 4 * d],  # W1's shape, the weights instead of the activations
         "params_no_norms": total - counts["norms"],
         "params_no_mlp_biases": total - counts["mlp_biases"],
         "params_no_wo": total - d * d,
         "params_one_norm": total - 2 * d,
         "params_mlp_width_d": total - 6 * d * d - 3 * d,  # a hidden layer of d, not 4d
+        "mean_is_sum": _rounded(row.sum()),
+        "var_sum": _rounded(((row - row.mean()) ** 2).sum()),  # the squared deviations added, not averaged
         "var_unbiased": _rounded(unbiased),
         "std_instead": _rounded(np.sqrt(row.var())),
         "normed_unbiased": [_rounded(v) for v in (row - row.mean()) / np.sqrt(unbiased + 1e-5)],
         "normed_over_tokens": [_rounded(v) for v in over_tokens[0]],
         "centred_only": [_rounded(v) for v in row - row.mean()],
+        "normed_by_var": [_rounded(v) for v in (row - row.mean()) / row.var()],  # divided by σ², not σ
     }
 
 
@@ -99,9 +104,16 @@ def _distinguishable(numbers: dict[str, Any]) -> bool:
         wrong["normed_unbiased"],
         wrong["normed_over_tokens"],
         wrong["centred_only"],
+        wrong["normed_by_var"],
     ]
     scalars = [data["row_var"], wrong["var_unbiased"], wrong["std_instead"], data["row_mean"]]
-    return _apart(vectors) and len({round(s, 2) for s in scalars}) == len(scalars)
+    variances = [data["row_var"], wrong["var_unbiased"], wrong["std_instead"], wrong["var_sum"]]
+    return (
+        _apart(vectors)
+        and len({round(s, 2) for s in scalars}) == len(scalars)
+        and len({round(s, 2) for s in variances}) == len(variances)
+        and round(wrong["mean_is_sum"], 2) != round(data["row_mean"], 2)
+    )
 
 
 def _apart(vectors: list[list[float]]) -> bool:
