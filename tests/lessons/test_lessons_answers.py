@@ -59,8 +59,22 @@ def test_signs_fractions_and_exponents(text: str, expected: list[float]) -> None
         ("   ", "The answer is empty; type the numbers, for example [0.5, -1]."),
         ("[]", "The answer is empty; type the numbers, for example [0.5, -1]."),
         ("[3, two]", "I could not read 'two' as a number; type numbers such as 3, -1.5 or 1/2."),
-        ("nan, 1", "I could not read 'nan' as a number; type numbers such as 3, -1.5 or 1/2."),
-        ("inf 1", "I could not read 'inf' as a number; type numbers such as 3, -1.5 or 1/2."),
+        (
+            "nan, 1",
+            "'nan' is not an answer these boxes take: every answer here is a finite number, such as 0, -1.5 or 1/2.",
+        ),
+        (
+            "[NaN, NaN]",
+            "'NaN' is not an answer these boxes take: every answer here is a finite number, such as 0, -1.5 or 1/2.",
+        ),
+        (
+            "inf 1",
+            "'inf' is not an answer these boxes take: every answer here is a finite number, such as 0, -1.5 or 1/2.",
+        ),
+        (
+            "-∞",
+            "'-∞' is not an answer these boxes take: every answer here is a finite number, such as 0, -1.5 or 1/2.",
+        ),
         ("1/0", "The fraction '1/0' divides by zero."),
         ("1/2/3", "I could not read '1/2/3' as a number; type numbers such as 3, -1.5 or 1/2."),
         ("1e999", "The number '1e999' is too large to be an answer here."),

@@ -83,7 +83,7 @@ def test_qkv_check_grades_a_program_for_it(tmp_path: Path) -> None:
         "That is w + h, half the way round: a rectangle has two sides of each length, so 2·(w + h)."
     }
     assert wrong[1]["call"] == "perimeter(1.5, 2.25)"
-    assert wrong[1]["message"] == "Expected the result = 7.5, but got array(3.75)."
+    assert wrong[1]["message"] == "Expected the result = 7.5, but got 3.75."
 
 
 @pytest.mark.sandbox

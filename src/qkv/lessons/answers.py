@@ -87,6 +87,11 @@ def _half_unit(token: str) -> float:
 
 def _parse_number(token: str) -> float:
     parts = token.split("/")
+    if token.lstrip("+-").lower() in ("nan", "inf", "infinity", "∞"):
+        raise AnswerFormatError(
+            f"{_shown(token)} is not an answer these boxes take: every answer here is a finite number, "
+            "such as 0, -1.5 or 1/2."
+        )
     if len(parts) > 2 or not all(_NUMBER.fullmatch(part) for part in parts):
         raise AnswerFormatError(
             f"I could not read {_shown(token)} as a number; type numbers such as 3, -1.5 or 1/2."
