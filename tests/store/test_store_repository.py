@@ -58,6 +58,17 @@ def test_code_submissions_keep_the_result_document(store: Store) -> None:
     assert (activity.last_code.passed, activity.last_code.total) == (2, 2)
 
 
+def test_only_new_tries_of_ones_own_code_count_as_failed_runs(store: Store) -> None:
+    failing = {"status": "fail", "tests": [{"name": "a", "status": "fail"}]}
+    store.record_code(ALICE, "L4.1", "code", "def f(): pass", failing, own_work=False)  # the starter
+    store.record_code(ALICE, "L4.1", "code", "def f(): return 0", failing)
+    store.record_code(ALICE, "L4.1", "code", "def f(): return 0\n", failing)  # the same program again
+    store.record_code(ALICE, "L4.1", "code", "def f(): return 2", failing)
+    store.record_code(ALICE, "L4.1", "code", "def f(): return 0", failing)  # back to an earlier one: new
+    activity = store.lesson_activity(ALICE, "L4.1").exercises["code"]
+    assert (activity.submissions, activity.attempts, activity.failed_runs) == (5, 5, 3)
+
+
 def test_variant_seed_round_trips_and_resets(store: Store) -> None:
     assert store.variant_seed(ALICE, "L4.1") is None
     store.set_variant_seed(ALICE, "L4.1", 12345)
@@ -176,8 +187,8 @@ def test_a_draft_is_kept_per_exercise_and_the_newest_wins(store: Store) -> None:
 
 
 def test_failed_runs_count_the_runs_that_did_not_pass(store: Store) -> None:
-    for status in ("fail", "error", "pass", "fail"):
-        store.record_code(ALICE, "L4.1", "code", "x", {"status": status, "tests": []})
+    for run, status in enumerate(("fail", "error", "pass", "fail")):
+        store.record_code(ALICE, "L4.1", "code", f"x = {run}", {"status": status, "tests": []})
     activity = store.lesson_activity(ALICE, "L4.1").exercises["code"]
     assert (activity.submissions, activity.failed_runs, activity.solved) == (4, 3, True)
 

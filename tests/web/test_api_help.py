@@ -70,7 +70,7 @@ def test_the_solution_is_not_in_the_page_progress_or_variants_before_it_is_earne
     page = browser.client.get(LESSON_URL, headers={"accept": "text/html"}).text
     assert_no_solution_in(page)
     assert "Hint 1 of 3:" in page and "Stuck?" in page  # the hints are in the page: they are not answers
-    assert f"or after {SOLUTION_AFTER_FAILED_RUNS} runs that did not pass" in page  # it says when
+    assert f"or after {SOLUTION_AFTER_FAILED_RUNS} runs of your own code that did not pass" in page  # when
     assert_no_solution_in(str(browser.progress()))
     assert browser.progress()["code"][EXERCISE]["solution"] == {
         "open": False,
@@ -81,7 +81,8 @@ def test_the_solution_is_not_in_the_page_progress_or_variants_before_it_is_earne
     assert refused.status_code == 403
     assert refused.json() == {
         "detail": "The reference solution opens once you have solved this exercise, or after "
-        f"{SOLUTION_AFTER_FAILED_RUNS} runs that did not pass all the tests; you have had 0 so far."
+        f"{SOLUTION_AFTER_FAILED_RUNS} runs of your own code that did not pass all the tests; you have had "
+        "0 so far (the starter code, or the same program again, does not count)."
     }
     assert browser.client.get(f"{API}/solution/q").status_code == 422
     assert browser.client.get(f"{API}/solution/nope").status_code == 422
@@ -91,8 +92,14 @@ def test_the_solution_is_not_in_the_page_progress_or_variants_before_it_is_earne
 @pytest.mark.sandbox
 @pytest.mark.timeout(180)
 def test_the_solution_opens_after_enough_failed_runs(browser: Browser) -> None:
+    starter = load_catalog().code_exercise(f"{LESSON}/{EXERCISE}").exercise.starter_code or ""
+    for program in (starter, starter):  # the starter code as it is, run and run again, earns nothing
+        body = browser.submit_code(program).json()
+        assert body["result"]["status"] != "pass"
+        assert body["progress"]["code"][EXERCISE]["failed_runs"] == 0
     for run in range(1, SOLUTION_AFTER_FAILED_RUNS):
-        body = browser.submit_code(BROKEN).json()
+        browser.submit_code(BROKEN + f"# try {run}\n")
+        body = browser.submit_code(BROKEN + f"# try {run}\n").json()  # the same program twice counts once
         assert body["result"]["status"] == "error"
         assert_no_solution_in(str(body))
         assert body["progress"]["code"][EXERCISE]["failed_runs"] == run

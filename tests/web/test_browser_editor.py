@@ -274,11 +274,13 @@ def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
     assert help_box.locator("li.code-hint code").count() > 0
 
     # The page says when the solution opens; until then there is no button and no solution text.
-    expect(help_box.locator(".solution-note")).to_contain_text(f"after {SOLUTION_AFTER_FAILED_RUNS} runs")
+    expect(help_box.locator(".solution-note")).to_contain_text(
+        f"after {SOLUTION_AFTER_FAILED_RUNS} runs of your own code"
+    )
     solution = page.get_by_role("button", name="Show the reference solution")
     expect(solution).to_be_hidden()
-    for _ in range(SOLUTION_AFTER_FAILED_RUNS):
-        _set_editor(page, BROKEN)
+    for run in range(SOLUTION_AFTER_FAILED_RUNS):
+        _set_editor(page, BROKEN + f"# try {run}\n")  # each a program of one's own, not the same again
         _run(page)
     expect(solution).to_be_visible()
     solution.click()

@@ -84,7 +84,7 @@ class ExerciseActivity:
     solved: bool
     last_answer: AnswerRecord | None = None
     last_code: CodeRecord | None = None
-    failed_runs: int = 0  # code: the runs that did not pass every test
+    failed_runs: int = 0  # code: the learner's own new programs that did not pass every test
 
 
 @dataclass(frozen=True)
@@ -307,6 +307,7 @@ class Store:
         attempt: bool,
         solved: bool,
         score: tuple[int, int] | None = None,
+        new_try: bool = True,
     ) -> None:
         """Add one answer or program to the learner's totals for the exercise (one atomic row update)."""
         learner_id, lesson_id, exercise_id = key
@@ -327,7 +328,7 @@ class Store:
             changes["solved"] = True
             changes["first_solved_at"] = func.coalesce(t.first_solved_at, now)
         if score is not None:
-            if not solved:
+            if not solved and new_try:
                 changes["failed_runs"] = t.failed_runs + 1
             better = (t.best_passed.is_(None)) | (t.best_passed < score[0])
             changes["best_passed"] = case((better, score[0]), else_=t.best_passed)
@@ -464,16 +465,33 @@ class Store:
             self._prune(conn, _ANSWERS, key, keep_also=first_right)
 
     def record_code(
-        self, learner_id: str, lesson_id: str, exercise_id: str, source: str, result: Mapping[str, Any]
+        self,
+        learner_id: str,
+        lesson_id: str,
+        exercise_id: str,
+        source: str,
+        result: Mapping[str, Any],
+        *,
+        own_work: bool = True,
     ) -> None:
-        """Save one code submission with the grader's result document; ValueError for unstorable text."""
+        """Save one code submission with the grader's result document; ValueError for unstorable text.
+
+        A failed run counts in ``failed_runs`` only when it is a new try: ``own_work`` (the caller's
+        judgement, e.g. not the exercise's starter code) and not the same text as the learner's previous
+        program, so pressing Run again on unchanged code earns nothing.
+        """
         check_storable(source, "The program")
         tests = result.get("tests") or []
         passed = sum(1 for test in tests if isinstance(test, Mapping) and test.get("status") == "pass")
         status = str(result.get("status", "error"))[:16]
         now = _now()
+        key = (learner_id, lesson_id, exercise_id)
         with self._write() as conn:
             self._ensure_learner(conn, learner_id)
+            previous = conn.execute(
+                select(_CODE.c.source).where(*_of(_CODE, key)).order_by(_CODE.c.id.desc()).limit(1)
+            ).scalar()
+            new_try = own_work and (previous is None or previous.strip() != source.strip())
             conn.execute(
                 insert(_CODE).values(
                     learner_id=learner_id,
@@ -487,8 +505,15 @@ class Store:
                     created_at=now,
                 )
             )
-            key = (learner_id, lesson_id, exercise_id)
-            self._count(conn, key, now, attempt=True, solved=status == "pass", score=(passed, len(tests)))
+            self._count(
+                conn,
+                key,
+                now,
+                attempt=True,
+                solved=status == "pass",
+                score=(passed, len(tests)),
+                new_try=new_try,
+            )
             best = (
                 select(_CODE.c.id)
                 .where(*_of(_CODE, key))

@@ -7,6 +7,7 @@ and every write to the store. The numbers behind widgets are served by ``qkv.web
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
 from typing import Annotated, Any
 
@@ -164,8 +165,15 @@ async def post_code(
             raise  # the client went away: nothing to answer
         return SafeJSONResponse({"detail": "You cancelled this run before it was graded."}, status_code=409)
     document = result.to_dict()
+    # The starter code run as it is is not the learner's try (it does not bring the solution nearer).
+    own_work = body.code.strip() != (exercise.starter_code or "").strip()
     await run_in_threadpool(
-        services.store.record_code, learner.id, lesson.id, exercise.id, body.code, document
+        functools.partial(services.store.record_code, own_work=own_work),
+        learner.id,
+        lesson.id,
+        exercise.id,
+        body.code,
+        document,
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
     return {"result": document, "progress": progress}
@@ -247,8 +255,9 @@ def get_solution(
         runs, needed = state["failed_runs"], state["solution"]["after_failed_runs"]
         raise HTTPException(
             403,
-            f"The reference solution opens once you have solved this exercise, or after {needed} runs that "
-            f"did not pass all the tests; you have had {runs} so far.",
+            f"The reference solution opens once you have solved this exercise, or after {needed} runs of "
+            f"your own code that did not pass all the tests; you have had {runs} so far (the starter code, "
+            "or the same program again, does not count).",
         )
     return {"exercise_id": exercise.id, "solution": exercise.solution.strip("\n") + "\n"}
 
