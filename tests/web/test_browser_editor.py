@@ -184,7 +184,19 @@ def test_failures_show_call_expected_and_got_the_same_every_run(
     assert re.search(r"Expected:\s*\(\d+, \d+\)", text) and re.search(r"Got:\s*\(\d+, \d+\)", text), text
     font = block.locator("dd").first.evaluate("el => getComputedStyle(el).fontFamily")
     assert "mono" in font.lower(), font
+    # On a phone each label goes above its value, so an array's rows get the block's whole width (beside
+    # the labels, rows of 40 characters wrapped in the middle).
+    _set_editor(
+        page, CORRECT_SOLUTION.replace("return X @ Wq, X @ Wk, X @ Wv", "return X @ Wq / 3, X @ Wk, X @ Wv")
+    )
+    results = _run(page)
+    widths = results.evaluate(
+        """(root) => [...root.querySelectorAll('.test-repro')].filter((b) => b.offsetParent !== null)
+            .map((b) => [b.clientWidth, Math.min(...[...b.querySelectorAll('dd')].map((dd) => dd.clientWidth))])"""
+    )
+    assert widths and all(value >= 0.85 * block for block, value in widths), widths
     _shot(page, "failure-block-390px-dark")
+    _set_editor(page, WRONG)
     results = _run(page)
     again = results.locator('.test-group[data-function="output_shape"] .test-repro').first.inner_text()
     assert again == text  # the learner's inputs stay the same between runs
