@@ -12,11 +12,14 @@ import pytest
 
 from lesson_pages import text_of
 from qkv.lessons import load_catalog
+from qkv.lessons.answers import format_number
 from qkv.lessons.pyfiles import import_lesson_file
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.5")
 GRADING, _ = import_lesson_file(LESSON.source.parent / "grading.py")
+LESSON_PY, _ = import_lesson_file(LESSON.source.parent / "lesson.py")
+SEED = LESSON.hooks.namespace(LESSON.variant(None))
 STARTER = """import numpy as np
 
 def split_heads(X, h):
@@ -35,6 +38,11 @@ def mha_param_count(d_model):
 
 def page(seed: int | None = None) -> dict[str, str]:
     return {section.id: section.html for section in LESSON.render(seed)}
+
+
+def three(values: list[float]) -> str:
+    """A vector as a learner types it to 3 decimals: ``[0.196, 0.804]``."""
+    return "[" + ", ".join(f"{value:.3f}" for value in values) + "]"
 
 
 def softmax(row: np.ndarray) -> np.ndarray:
@@ -83,11 +91,8 @@ def test_the_seed_page_numbers_are_right() -> None:
     weights = softmax(keys @ q / np.sqrt(2))
     assert np.allclose(v["head_weights"], weights, atol=1e-6)
     assert np.allclose(v["head_output"], weights @ values, atol=1e-6)
-    assert np.allclose(v["head_weights"], [0.330238, 0.669762]) and np.allclose(
-        v["head_output"], [1.669762, 0.660477]
-    )
     part1 = text_of(page()["part1"])
-    for shown in ("d_model = 512 and h = 8 heads", "n = 10 tokens", "Q = [[2, 1, 0, 1], [0, 0, 0, 1]]"):
+    for shown in ("d_model = 512 and h = 8 heads", "n = 10 tokens", "Q = " + json.dumps(v["Q"])):
         assert shown in part1
 
 
@@ -105,13 +110,17 @@ def test_the_seed_page_numbers_are_right() -> None:
         ("params", "786432", "you forgot W_O"),
         ("params", "1050624", "That includes biases"),
         ("params", "8388608", "The heads do not bring their own full-size matrices"),
-        ("head-weights", "[0.330, 0.670]", "Correct"),
-        ("head-weights", "[0.056, 0.944]", "Those are head 0's weights"),  # head 0: q = [2, 1]
-        ("head-weights", "[0.378, 0.622]", "You divided by √d_model = 2."),
-        ("head-weights", "[0.269, 0.731]", "You left the scores unscaled"),
-        ("head-weights", "[0.731, 0.269]", "Not quite"),  # the weights reversed: named, not given away
-        ("head-output", "[1.670, 0.660]", "Correct"),
-        ("head-output", "[0.330, 0.670]", "Those are the weights."),
+        ("head-weights", three(SEED["head_weights"]), "Correct"),
+        ("head-weights", three(SEED["weights_head0"]), "Those are head 0's weights"),
+        ("head-weights", three(SEED["weights_sqrt_d_model"]), "You divided by √d_model = 2."),
+        ("head-weights", three(SEED["weights_unscaled"]), "You left the scores unscaled"),
+        ("head-weights", three(SEED["weights_reshaped"]), "Those numbers come from cutting Q and K"),
+        ("head-weights", three(SEED["weights_unscaled"][::-1]), "Not quite"),  # a mistake reversed: not named
+        ("head-weights", three(SEED["head_weights"][::-1]), "Close: those are the right numbers"),
+        ("head-output", three(SEED["head_output"]), "Correct"),
+        ("head-output", three(SEED["head_weights"]), "Those are the weights."),
+        ("head-output", three(SEED["output_head0"]), "That is head 0's output."),
+        ("head-output", three(SEED["output_unscaled"]), "Your weights come from unscaled scores"),
     ],
 )
 def test_answers_and_named_mistakes_on_the_seed_page(exercise: str, typed: str, expected: str) -> None:
@@ -158,6 +167,86 @@ def test_no_part1_answer_is_given_before_part1(seed: int | None) -> None:
     assert "d_model²" not in earlier and "d_model^2" not in earlier
     h, n, d_head = v["split_shape"]
     assert not re.search(rf"{h}\D+{n}\D+{d_head}\b", earlier)
+
+
+def written(value: float) -> set[str]:
+    """A number as the page writes it (qkv's format, 6 decimals) and as it reads to 3 and to 2 decimals."""
+    value = abs(value)
+    forms = {format_number(round(value, decimals)) for decimals in (6, 3, 2)}
+    return {form for form in forms | {f"{value:.3f}", f"{value:.2f}"} if "." in form}
+
+
+def found(form: str, fragment: str) -> bool:
+    """Whether ``form`` stands in ``fragment`` as a number of its own (not part of a longer one)."""
+    return re.search(rf"(?<![\d.]){re.escape(form)}(?!\d)", fragment) is not None
+
+
+@pytest.mark.parametrize("seed", [None, *range(20)])
+def test_no_part1_answer_is_anywhere_on_the_page(seed: int | None) -> None:
+    """No answer of Part 1, in either order, is in the rendered page: not in the chapter reference's
+    worked example, the idea's heatmaps (their JSON included), nor Part 1's own text."""
+    v = LESSON.variant(seed)
+    whole_page = " ".join(section.html for section in LESSON.render(seed))
+    for key in ("head_weights", "head_output"):
+        for value in v[key]:  # each number on its own, so either order
+            assert not float(value).is_integer(), (seed, key, v[key])
+            shown = [form for form in written(value) if found(form, whole_page)]
+            assert shown == [], (seed, key, v[key])
+    for key in ("d_head", "params"):
+        assert not re.search(rf"(?<![\d.]){v[key]}(?![\d.])", whole_page), (seed, key, v[key])
+    for shape in (v["split_shape"], v["split_shape"][::-1]):
+        assert not re.search(r"(?<![\d.])" + r"[\s,×x]+".join(map(str, shape)) + r"(?![\d.])", whole_page)
+
+
+def worked_example() -> list[float]:
+    """The numbers of the chapter reference's worked example, from its widget's q, K and V (numpy only)."""
+    config = json.loads(
+        html.unescape(
+            re.findall(r"data-widget=\"attention-explorer\" data-config='([^']*)'", page()["reference"])[0]
+        )
+    )
+    q, K, V = (np.array(config[name], dtype=float) for name in ("q", "K", "V"))
+    scores = K @ q / np.sqrt(len(q))
+    weights = softmax(scores)
+    return [*scores, *weights, *(weights @ V)]
+
+
+def test_the_seed_page_passes_the_variant_filter_and_the_filter_rejects_the_worked_example() -> None:
+    """The seed page's numbers pass the checks every drawn variant passes, and those checks turn away a
+    head whose scores differ by 1, as in the worked example: its weights would be the reference's."""
+    assert LESSON_PY is not None
+    assert LESSON_PY._distinguishable(LESSON_PY.SEED_PAGE)
+    like_the_worked_example = {
+        **LESSON_PY.SEED_PAGE,
+        "Q": [[2, 1, 0, 1], [0, 0, 0, 1]],  # head 1: q = [0, 1], keys [2, 1] and [1, 2]: scores 1 and 2
+    }
+    data = {**like_the_worked_example, **LESSON_PY._answers(like_the_worked_example)}
+    assert np.allclose(sorted(data["head_weights"]), sorted(worked_example()[2:4]), atol=1e-6)
+    assert not LESSON_PY._distinguishable(like_the_worked_example)
+
+
+def test_no_drawn_head_answer_is_a_number_of_the_worked_example() -> None:
+    worked = worked_example()
+    assert np.allclose(worked, [1 / np.sqrt(2), 0, 0.669762, 0.330238, 1.339523, 0.660477], atol=1e-6)
+    for seed in range(200):
+        v = LESSON.variant(seed)
+        for value in v["head_weights"] + v["head_output"]:
+            assert not np.isclose(abs(value), worked, atol=5e-7).any(), (
+                seed,
+                v["head_weights"],
+                v["head_output"],
+            )
+
+
+def test_the_numbers_kept_off_part1_are_every_number_the_page_shows_elsewhere() -> None:
+    """lesson.py's shown_elsewhere() follows the page: every number outside Part 1 is one of them."""
+    assert LESSON_PY is not None
+    known = {round(abs(number), 6) for number in LESSON_PY.shown_elsewhere()}
+    sections = page()
+    elsewhere = " ".join(fragment for name, fragment in sections.items() if name != "part1")
+    numbers = re.findall(r"(?<![\d.])\d+\.\d+(?![\d.]|em)", elsewhere)  # 0.167em: a MathML space
+    assert len(numbers) > 100
+    assert {number for number in numbers if round(float(number), 6) not in known} == set()
 
 
 def test_the_variant_renders_its_own_numbers() -> None:

@@ -135,9 +135,15 @@ def test_a_phone_in_either_scheme(live_server: LiveServer, browser: Any, scheme:
     expect(page.locator('[data-widget="head-heatmaps"] svg.heatmap')).to_have_count(2)
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
     assert_fits_a_phone(page, 375)
-    # No answer is on the page before it is earned: the seed's head weights appear nowhere yet.
-    assert "0.330238" not in page.locator("#part1").inner_text()
-    assert not re.search(r"1048576", page.locator("#part1").inner_text())
+    # No answer is on the page before it is earned: the variant's head weights and output, to 6, 3 or
+    # 2 decimals and in either order, appear nowhere in what the learner sees, nor its weight count.
+    lesson = _lesson()
+    v = lesson.variant(_progress(page)["variant_seed"])
+    seen = page.locator("main").inner_text()
+    for value in v["head_weights"] + v["head_output"]:
+        for written in {f"{abs(value):.{d}f}".rstrip("0") for d in (6, 3, 2)} - {"0.", "1.", "2."}:
+            assert not re.search(rf"(?<![\d.]){re.escape(written)}(?!\d)", seen), (written, v)
+    assert not re.search(rf"(?<![\d.]){v['params']}(?![\d.])", seen)
     page.locator("#idea").screenshot(path=str(_artifact(f"l45-idea-375px-{scheme}")))
     _shot(page, f"l45-375px-{scheme}")
     assert errors == []

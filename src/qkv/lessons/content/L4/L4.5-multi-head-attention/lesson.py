@@ -3,7 +3,8 @@
 ``variant(seed)`` gives the sizes (d_model, h, n) of the counting questions and the projected Q, K, V of
 two tokens whose head 1 the learner works out; ``wrong_answers(data)`` gives what each named mistake
 computes instead. Every number comes from the ``qkv`` library: the head is ``qkv.attention`` on the
-head's columns.
+head's columns. No answer of the head is a number the page already shows elsewhere (``shown_elsewhere``):
+the chapter reference's worked example and the idea's heatmaps.
 """
 
 from __future__ import annotations
@@ -13,18 +14,31 @@ from typing import Any
 
 import numpy as np
 
-from qkv import attention
+from qkv import attention, attention_scores
 
 Matrix = list[list[int]]
 
-# The seed page's own numbers.
+# The seed page's own numbers. Head 1's scores differ by 2 (not by 1, as in the chapter's worked example),
+# so its weights and output are numbers that no other part of the page shows.
 SEED_PAGE: dict[str, Any] = {
     "d_model": 512,
     "h": 8,
     "n": 10,
-    "Q": [[2, 1, 0, 1], [0, 0, 0, 1]],
+    "Q": [[2, 1, 0, 2], [0, 0, 0, 1]],
     "K": [[0, 1, 2, 1], [2, 1, 1, 2]],
     "V": [[1, 2, 1, 2], [2, 1, 2, 0]],
+}
+
+# The chapter reference's worked example (reference.md), shown on every page of the chapter.
+WORKED: dict[str, Any] = {"q": [[1, 0]], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
+# The idea's heatmaps (the head-heatmaps widget in lesson.md): its weights and outputs are in the page.
+HEATMAPS: dict[str, Any] = {
+    "X": [[2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
+    "Wq": [[1, 0, 1, 0], [0, 1, 0, 1], [-1, 0, -1, 0], [0, -1, 0, -1]],
+    "Wk": [[1, 0, 0, 1], [0, 1, -1, 0], [-1, 0, 0, -1], [0, -1, 1, 0]],
+    "Wv": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]],
+    "Wo": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]],
+    "heads": [1, 2, 4],
 }
 
 SIZES = ((256, (4, 8)), (384, (6, 8, 12)), (512, (4, 8, 16)), (768, (6, 12, 16)), (1024, (8, 16)))
@@ -67,6 +81,31 @@ def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
     return wrong
 
 
+def shown_elsewhere() -> list[float]:
+    """Every number the page shows outside Part 1: the worked example's and the heatmaps'.
+
+    Examples
+    --------
+    >>> [round(number, 6) for number in shown_elsewhere()[:5]]
+    [0.707107, 0.0, 0.669762, 0.330238, 1.339523]
+    """
+    q, K, V = (np.asarray(WORKED[name], dtype=float) for name in ("q", "K", "V"))  # (1, 2), (2, 2), (2, 2)
+    output, weights = attention(q, K, V, return_weights=True)  # (1, 2), (1, 2)
+    shown = [*attention_scores(q, K)[0], *weights[0], *output[0]]
+    X = np.asarray(HEATMAPS["X"], dtype=float)  # (n, d_model)
+    n, d_model = X.shape
+    for h in HEATMAPS["heads"]:
+        Q_h, K_h, V_h = (
+            (X @ np.asarray(HEATMAPS[name], dtype=float)).reshape(n, h, d_model // h).transpose(1, 0, 2)
+            for name in ("Wq", "Wk", "Wv")
+        )  # each (h, n, d_head)
+        for causal in (False, True):
+            heads, weights = attention(Q_h, K_h, V_h, causal=causal, return_weights=True)  # (h, n, d_head)
+            merged = heads.transpose(1, 0, 2).reshape(n, d_model)  # (n, d_model); weights (h, n, n)
+            shown += [*weights.ravel(), *(merged @ np.asarray(HEATMAPS["Wo"], dtype=float)).ravel()]
+    return [float(number) for number in shown]
+
+
 def _head(Q: Any, K: Any, V: Any, i: int) -> tuple[Any, Any, Any]:
     """Token 0's query and every key and value of head ``i`` (its two columns)."""
     cols = slice(i * D_HEAD, (i + 1) * D_HEAD)
@@ -105,7 +144,11 @@ def _draw(rng: random.Random) -> dict[str, Any]:
 
 
 def _distinguishable(numbers: dict[str, Any]) -> bool:
-    """Sizes whose answers and mistakes all differ, and a head whose weights are neither even nor one-hot."""
+    """Sizes whose answers and mistakes all differ, and a head whose weights are neither even nor one-hot.
+
+    No number of the head's answers is shown elsewhere on the page (in either order), and no output is a
+    whole number (a column whose two values are equal, readable from V itself).
+    """
     data = {**numbers, **_answers(numbers)}
     wrong = wrong_answers(data)
     h, n, d_head = data["split_shape"]
@@ -117,12 +160,19 @@ def _distinguishable(numbers: dict[str, Any]) -> bool:
     return (
         0.6 < max(first, 1 - first) < 0.95
         and _apart(weights)
-        and _apart(outputs)
-        and all(abs(value) > 0.05 for value in data["head_output"])
+        and _apart([*outputs, data["head_weights"]])
+        and all(abs(value) > 0.05 and not value.is_integer() for value in data["head_output"])
+        and not any(_on_the_page(value) for value in data["head_weights"] + data["head_output"])
     )
 
 
 _MISTAKES = ("head0", "sqrt_d_model", "unscaled", "reshaped")
+_SHOWN = frozenset(round(abs(number), 6) for number in shown_elsewhere())
+
+
+def _on_the_page(value: float) -> bool:
+    """Whether ``value``, written to 6, 3 or 2 decimals, is a number the page shows outside Part 1."""
+    return any(round(abs(value), decimals) in _SHOWN for decimals in (6, 3, 2))
 
 
 def _apart(vectors: list[list[float]]) -> bool:
