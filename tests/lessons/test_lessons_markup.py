@@ -74,3 +74,21 @@ def test_every_answer_box_shows_as_many_components_as_its_answer_has(lesson: Les
             assert box.group(1).count(",") == len(answer) - 1, (exercise.id, box.group(1), answer)
         else:
             assert box.group(1) == "a number", (exercise.id, box.group(1))
+
+
+def test_a_matrix_filled_into_prose_never_breaks_inside_its_brackets() -> None:
+    from qkv.lessons.render import render_sections
+
+    text = (
+        "::::section idea\n## For V = {{V}}\n"
+        "The values V = {{V}}, $d_k = {{d}}$, code `{{V}}` and d = {{d}}.\n\n"
+        "```python\nV = {{V}}\n```\n::::\n"
+    )
+    (section,) = render_sections(text, {"V": [[1, 3], [2, -1]], "d": 2}, {})
+    html = section.html
+    assert '<p>The values V = <span class="literal">[[1, 3], [2, -1]]</span>, ' in html
+    assert '<code><span class="literal">[[1, 3], [2, -1]]</span></code> and d = 2.' in html
+    assert "V = [[1, 3], [2, -1]]\n</code></pre>" in html  # a code block keeps the text as it is
+    assert section.title == "For V = [[1, 3], [2, -1]]"
+    assert "\ue000" not in html and "\ue001" not in html
+    assert "<mn>2</mn>" in html  # the formula got the number, not a mark

@@ -179,22 +179,42 @@ def placeholders_in(text: str) -> list[str]:
     return PLACEHOLDER.findall(text)
 
 
-def fill(text: str, values: Mapping[str, Any]) -> str:
+# Private-use characters put around a vector or matrix filled into a lesson's text: ``render_sections``
+# turns them into a span that never breaks inside the brackets, and removes them wherever the text is
+# not prose (math, directives, code blocks).
+LITERAL_START, LITERAL_END = "\ue000", "\ue001"
+
+
+def fill(text: str, values: Mapping[str, Any], *, mark_lists: bool = False) -> str:
     """Replace every ``{{name}}`` by its value, written as the lesson writes numbers.
 
-    Unknown names are left as they are (validation reports them).
+    Unknown names are left as they are (validation reports them). With ``mark_lists``, a list value is
+    put between ``LITERAL_START`` and ``LITERAL_END``.
 
     Examples
     --------
     >>> fill("q = {{q}} for x = {{x}}", {"q": [3, 2], "x": [1, 2]})
     'q = [3, 2] for x = [1, 2]'
+    >>> marked = fill("{{q}}, {{n}}", {"q": [3, 2], "n": 4}, mark_lists=True)
+    >>> marked == LITERAL_START + "[3, 2]" + LITERAL_END + ", 4", unmarked(marked)
+    (True, '[3, 2], 4')
     """
 
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
-        return format_value(values[name]) if name in values else match.group(0)
+        if name not in values:
+            return match.group(0)
+        shown = format_value(values[name])
+        if mark_lists and isinstance(values[name], list | tuple):
+            return f"{LITERAL_START}{shown}{LITERAL_END}"
+        return shown
 
     return PLACEHOLDER.sub(replace, text)
+
+
+def unmarked(text: str) -> str:
+    """``text`` without the marks that ``fill(..., mark_lists=True)`` puts around lists."""
+    return text.replace(LITERAL_START, "").replace(LITERAL_END, "")
 
 
 def _render_inline_math(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:

@@ -14,7 +14,15 @@ from typing import Any
 from markdown_it.token import Token
 
 from qkv.lessons.answers import format_value
-from qkv.lessons.markup import PLACEHOLDER, directive_of, fill, new_parser
+from qkv.lessons.markup import (
+    LITERAL_END,
+    LITERAL_START,
+    PLACEHOLDER,
+    directive_of,
+    fill,
+    new_parser,
+    unmarked,
+)
 from qkv.lessons.model import SOLUTION_AFTER_FAILED_RUNS, Exercise, RenderedSection
 from qkv.lessons.widgets import render_widget
 
@@ -192,9 +200,26 @@ def _render_section(section_id: str, tokens: Sequence[Token], env: dict[str, Any
     title_html = (
         renderer.renderInline(title_token.children or [], _PARSER.options, env) if title_token else ""
     )
-    title = title_token.content if title_token else section_id
-    body_html = renderer.render(body, _PARSER.options, env)
-    return RenderedSection(section_id, title, section_html(section_id, title_html, body_html))
+    title = unmarked(title_token.content) if title_token else section_id
+    body_html = _literal_spans(renderer.render(body, _PARSER.options, env))
+    return RenderedSection(section_id, title, section_html(section_id, _literal_spans(title_html), body_html))
+
+
+def _keep_list_marks_in_prose(tokens: Sequence[Token]) -> None:
+    """Remove the marks around filled-in lists from every token but prose and inline code, whose HTML
+    gets a span for them (math, directives and code blocks read their text as it is)."""
+    for token in tokens:
+        token.content = unmarked(token.content)
+        token.info = unmarked(token.info)
+        for child in token.children or []:
+            if child.type not in ("text", "code_inline"):
+                child.content = unmarked(child.content)
+            child.attrs = {key: unmarked(str(value)) for key, value in child.attrs.items()}
+
+
+def _literal_spans(html_text: str) -> str:
+    """A filled-in vector or matrix as a ``span.literal``, which never breaks inside its brackets."""
+    return html_text.replace(LITERAL_START, '<span class="literal">').replace(LITERAL_END, "</span>")
 
 
 def render_sections(
@@ -222,7 +247,8 @@ def render_sections(
     >>> [(s.id, s.title) for s in sections], "Hi [1]." in sections[0].html
     ([('idea', 'The idea')], True)
     """
-    tokens = _PARSER.parse(fill(text, names))
+    tokens = _PARSER.parse(fill(text, names, mark_lists=True))
+    _keep_list_marks_in_prose(tokens)
     env: dict[str, Any] = {"names": names, "exercises": exercises}
     sections: list[RenderedSection] = []
     depth, start, section_id = 0, 0, ""
