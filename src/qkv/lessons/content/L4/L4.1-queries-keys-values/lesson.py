@@ -194,10 +194,11 @@ def shown_elsewhere(numbers: dict[str, Any]) -> list[list[float]]:
 def one_query_apart(one: dict[str, Any], numbers: dict[str, Any]) -> bool:
     """Whether the answers and slips of one query tell apart from each other and from the page.
 
-    Every answer and every named slip differs from every other (in either order), and from every vector the page shows
-    elsewhere, by more than ``APART`` in some component; no answer or slip has a component (other
-    than a whole number) that the page shows elsewhere, with either sign; no raw score is 0 for both keys, and the
-    two raw scores differ by 2 or 3, so the weights are neither even nor nearly all on one key.
+    Every answer and every named slip differs from every other (in either order), and from every
+    vector the page shows elsewhere, by more than ``APART`` in some component; no answer or slip has a
+    component (other than a whole number) that the page shows elsewhere, with either sign; the raw
+    scores do not add up to 0, and they differ by 2 or 3, so the weights are neither even nor nearly
+    all on one key; no key and no value is all zeros.
 
     Examples
     --------
@@ -211,10 +212,12 @@ def one_query_apart(one: dict[str, Any], numbers: dict[str, Any]) -> bool:
     if any(not any(row) for row in [*one["K"], *one["V"]]):
         return False  # a key or a value of zeros only would make the section trivial
     mine = [data[name] for name in ("one_scores", "one_weights", "one_output")]
-    mine += list(_one_query_mistakes(data).values()) + [raw]
+    mine += [*_one_query_mistakes(data).values(), raw]
     given = [one["q"], *one["K"], *one["V"]]
     shown = shown_elsewhere(numbers)
-    shown_parts = {round(abs(value), 3) for vector in shown for value in vector if not float(value).is_integer()}
+    shown_parts = {
+        round(abs(value), 3) for vector in shown for value in vector if not float(value).is_integer()
+    }
     for i, vector in enumerate(mine):
         others = mine[i + 1 :] + [other[::-1] for other in mine[i + 1 :]] + given + shown
         if any(len(other) == len(vector) and _near(vector, other) for other in others):
