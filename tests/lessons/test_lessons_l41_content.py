@@ -215,11 +215,11 @@ def test_part1_hides_every_result_it_asks_for(seed: int | None) -> None:
         above_the_questions = above_the_questions.replace(_written(variant[matrix]), "")
     for letter in ("q", "k", "v"):
         assert _written(variant[letter]) not in above_the_questions, letter
-    # The worked example's answers are nowhere above its questions either.
+    # Nor are the answers of "one query to its output" above its questions.
     above_attend = (
         above_the_questions + text_of(part1) + text_of(sections["one-query"].html.split("<form")[0])
     )
-    for name in ("ex_scores", "ex_weights", "ex_output"):
+    for name in ("one_scores", "one_weights", "one_output"):
         assert _written(variant[name]) not in above_attend
         assert _written(variant[name])[1:6] not in above_attend  # not even the first decimals
 
@@ -352,51 +352,146 @@ def test_variants_keep_answers_and_named_mistakes_apart() -> None:
 
 
 # -------------------------------------------------------------- the goal: one query to its output
-WORKED = {
-    "scores": (attention_scores([[1, 0]], [[1, 0], [0, 1]])[0], [0.707107, 0]),
-    "weights": (softmax(attention_scores([[1, 0]], [[1, 0], [0, 1]]))[0], [0.669762, 0.330238]),
-    "output": (attention([[1, 0]], [[1, 0], [0, 1]], [[2, 0], [0, 2]])[0], [1.339523, 0.660477]),
+ONE_QUERY = ("scores", "weights", "output")
+ONE_QUERY_SEEDS = [None, *range(20)]
+SLIPS = {
+    "scores": ("one_raw_scores", "one_scores_over_d_k"),
+    "weights": ("one_unscaled_weights", "one_scores", "one_raw_scores", "one_normalized_scores"),
+    "output": ("one_keys_mixed", "one_unscaled_output", "one_plain_average"),
 }
+# The chapter reference's worked example, which the quiz's feedback quotes.
+WORKED_Q, WORKED_K, WORKED_V = [[1, 0]], [[1, 0], [0, 1]], [[2, 0], [0, 2]]
 
 
-@pytest.mark.parametrize("exercise", list(WORKED))
-def test_the_worked_example_is_graded_with_qkvs_numbers(exercise: str) -> None:
-    from_qkv, rounded = WORKED[exercise]
-    assert np.allclose(from_qkv, rounded, atol=5e-7)
-    assert LESSON.check(exercise, _written(from_qkv.tolist())).correct
-    assert LESSON.check(exercise, ", ".join(f"{value:.3f}" for value in from_qkv)).correct  # three decimals
-    assert LESSON.check(exercise, ", ".join(f"{value:.6f}" for value in rounded)).correct
-    assert LESSON.check(exercise, "0.5, 0.5").correct is False
-    for seed in (None, 3):  # the worked example is the same in every variant
+def _one_query(seed: int | None) -> dict[str, np.ndarray]:
+    """The three answers of "one query to its output" for a variant, computed here with qkv."""
+    variant = LESSON.variant(seed)
+    q, K, V = [variant["one_q"]], variant["one_K"], variant["one_V"]
+    output, weights = attention(q, K, V, return_weights=True)
+    return {"scores": attention_scores(q, K)[0], "weights": weights[0], "output": output[0]}
+
+
+def _decimals(value: list[float], decimals: int) -> str:
+    return ", ".join(f"{component:.{decimals}f}" for component in value)
+
+
+def test_one_query_has_numbers_of_its_own_on_the_seed_page() -> None:
+    variant = LESSON.variant(None)
+    assert (variant["one_q"], variant["one_K"], variant["one_V"]) == (
+        [1, 2],
+        [[1, 1], [1, 2]],
+        [[0, 3], [3, 1]],
+    )
+    assert variant["one_d_k"] == 2
+    answers = _one_query(None)
+    assert np.allclose(answers["scores"], [3 / math.sqrt(2), 5 / math.sqrt(2)])
+    assert np.allclose(answers["weights"], [0.19557, 0.80443], atol=5e-6)
+    assert np.allclose(answers["output"], [2.413289, 1.391141], atol=5e-7)
+    text = text_of(page()["one-query"].html)
+    assert "The query q = [1, 2] meets two keys, K = [[1, 1], [1, 2]] (one key per row), so d_k = 2." in text
+    assert "The values are V = [[0, 3], [3, 1]] (one value per row)." in text
+    assert "the chapter's worked example" not in text
+
+
+@pytest.mark.parametrize("seed", ONE_QUERY_SEEDS)
+def test_one_query_is_graded_with_the_variants_qkv_numbers(seed: int | None) -> None:
+    variant = LESSON.variant(seed)
+    for exercise, from_qkv in _one_query(seed).items():
+        assert np.allclose(variant[f"one_{exercise}"], from_qkv)
         assert LESSON.check(exercise, _written(from_qkv.tolist()), variant_seed=seed).correct
+        assert LESSON.check(exercise, _decimals(from_qkv.tolist(), 3), variant_seed=seed).correct
+        # The worked example's answer is not this variant's.
+        assert not LESSON.check(exercise, _written(variant[f"ex_{exercise}"]), variant_seed=seed).correct
+        assert not LESSON.check(exercise, "0.5, 0.5", variant_seed=seed).correct
+    assert "one-query" in LESSON.variant_section_ids()
+
+
+def test_variants_draw_other_numbers_for_one_query() -> None:
+    drawn = {json.dumps([LESSON.variant(seed)[k] for k in ("one_q", "one_K", "one_V")]) for seed in range(20)}
+    assert len(drawn) >= 10
+
+
+@pytest.mark.parametrize("seed", ONE_QUERY_SEEDS)
+def test_no_answer_of_one_query_is_on_the_page(seed: int | None) -> None:
+    """Not in any section, the chapter reference included, in any format a learner might look for."""
+    whole = "".join(section.html for section in LESSON.render(seed))
+    assert "attention-explorer" in whole  # the chapter reference is part of what is searched
+    texts = (text_of(whole), html.unescape(whole))
+    for exercise, answer in _one_query(seed).items():
+        values = answer.tolist()
+        forms = [_written(values)]
+        for decimals in (6, 3, 2):
+            forms += [_decimals(values, decimals), f"[{_decimals(values, decimals)}]"]
+        # Each component (the whole numbers aside), with either sign, to six and to three decimals.
+        forms += [
+            f"{abs(value):.{decimals}f}"
+            for value in values
+            if not float(value).is_integer()
+            for decimals in (6, 3)
+        ]
+        for text in texts:
+            for form in forms:
+                assert form not in text, (seed, exercise, form)
+
+
+@pytest.mark.parametrize("seed", ONE_QUERY_SEEDS)
+def test_every_slip_of_one_query_is_apart_and_named(seed: int | None) -> None:
+    variant = LESSON.variant(seed)
+    names = LESSON.hooks.namespace(variant)
+    worked = [np.asarray(variant[f"ex_{exercise}"]) for exercise in ONE_QUERY]
+    for exercise in ONE_QUERY:
+        mistakes = LESSON.exercises[exercise].mistakes
+        assert tuple(mistakes) == SLIPS[exercise]
+        right = np.asarray(names[f"one_{exercise}"])
+        slips = [np.asarray(names[key]) for key in mistakes]
+        for i, slip in enumerate(slips):
+            assert np.abs(slip - right).max() > 0.02, (seed, exercise, i)
+            for other in slips[i + 1 :] + worked:
+                assert np.abs(slip - other).max() > 0.02, (seed, exercise, i)
+        for key in mistakes:
+            for typed in (_written(names[key]), _decimals(names[key], 3)):
+                feedback = LESSON.check(exercise, typed, variant_seed=seed)
+                assert not feedback.correct and feedback.counted_as_attempt, (seed, exercise, key)
+                assert feedback.mistake == key, (seed, exercise, key, typed, feedback.message)
 
 
 @pytest.mark.parametrize(
-    ("exercise", "typed", "says"),
+    ("exercise", "slip", "says"),
     [
-        ("scores", "1, 0", "raw dot products q·k. Scaled scores are also divided by √d_k, here √2."),
-        ("scores", "0.5, 0", "You divided by d_k itself"),
-        ("weights", "0.731059, 0.268941", "you forgot to divide by √d_k before the softmax."),
-        ("weights", "0.707107, 0", "Scores are not weights before normalization"),
-        ("weights", "1, 0", "Scores are not weights before normalization"),
-        ("output", "0.669762, 0.330238", "the weights applied to the keys"),
-        ("output", "1.462117, 0.537883", "unscaled weights"),
-        ("output", "1, 1", "plain average of the values"),
+        (
+            "scores",
+            "one_raw_scores",
+            "raw dot products q·k. Scaled scores are also divided by √d_k, here √2.",
+        ),
+        ("scores", "one_scores_over_d_k", "You divided by d_k itself"),
+        ("weights", "one_unscaled_weights", "you forgot to divide by √d_k before the softmax."),
+        ("weights", "one_scores", "Scores are not weights before normalization"),
+        ("weights", "one_raw_scores", "Those are the raw scores."),
+        ("weights", "one_normalized_scores", "Those are the raw scores divided by their sum."),
+        ("output", "one_keys_mixed", "the weights applied to the keys"),
+        ("output", "one_unscaled_output", "unscaled weights"),
+        ("output", "one_plain_average", "plain average of the values"),
     ],
 )
-def test_the_worked_examples_mistakes_are_named(exercise: str, typed: str, says: str) -> None:
+def test_one_querys_mistakes_are_named(exercise: str, slip: str, says: str) -> None:
+    typed = _written(LESSON.hooks.namespace(LESSON.variant(None))[slip])
     feedback = LESSON.check(exercise, typed)
     assert not feedback.correct and feedback.counted_as_attempt
     assert says in feedback.message
 
 
-def test_the_worked_examples_slips_come_from_qkv() -> None:
+def test_one_querys_slips_come_from_qkv() -> None:
     slips = LESSON.hooks.namespace(LESSON.variant(None))
-    raw = attention_scores([[1, 0]], [[1, 0], [0, 1]], scale=1.0)
-    assert np.allclose(slips["ex_unscaled_weights"], softmax(raw)[0])
-    assert np.allclose(slips["ex_unscaled_weights"], [0.731059, 0.268941], atol=5e-7)
-    assert np.allclose(slips["ex_keys_mixed"], WORKED["weights"][0] @ np.eye(2))
-    assert np.allclose(slips["ex_unscaled_output"], softmax(raw)[0] @ [[2, 0], [0, 2]])
+    q, K, V = [[1, 2]], [[1, 1], [1, 2]], [[0, 3], [3, 1]]
+    raw = attention_scores(q, K, scale=1.0)
+    assert np.allclose(slips["one_raw_scores"], [3, 5])
+    assert np.allclose(slips["one_scores_over_d_k"], [1.5, 2.5])
+    assert np.allclose(slips["one_normalized_scores"], [0.375, 0.625])
+    assert np.allclose(slips["one_unscaled_weights"], softmax(raw)[0])
+    assert np.allclose(slips["one_unscaled_weights"], [0.119203, 0.880797], atol=5e-7)
+    assert np.allclose(slips["one_keys_mixed"], _one_query(None)["weights"] @ np.asarray(K))
+    assert np.allclose(slips["one_unscaled_output"], softmax(raw)[0] @ np.asarray(V))
+    assert np.allclose(slips["one_plain_average"], [1.5, 2])
 
 
 def test_predict_first_is_a_choice_whose_explanation_comes_after_committing() -> None:
@@ -434,11 +529,11 @@ def test_the_quiz_keeps_the_seeds_question_and_adds_two_a_memoriser_gets_wrong()
             assert "the values" not in message.lower() and "stay" not in message.lower()
     doubled = LESSON.check("doubled", "B").message
     shifted = LESSON.check("shifted", "C").message
-    weights = _written(WORKED["weights"][0].tolist())
-    doubled_output = attention([[1, 0]], [[1, 0], [0, 1]], [[4, 0], [0, 4]])[0]
+    weights = _written(softmax(attention_scores(WORKED_Q, WORKED_K))[0].tolist())
+    doubled_output = attention(WORKED_Q, WORKED_K, 2 * np.asarray(WORKED_V))[0]
     assert f"they stay {weights}, while the output doubles" in doubled
     assert _written(doubled_output.tolist()) in doubled
-    shifted_weights = softmax(attention_scores([[1, 0]], [[1, 0], [0, 1]]) + 1)[0]
+    shifted_weights = softmax(attention_scores(WORKED_Q, WORKED_K) + 1)[0]
     assert f"the weights stay {_written(shifted_weights.tolist())} after adding 1" in shifted
 
 

@@ -163,7 +163,7 @@ def test_a_syntax_error_in_lesson_py(content: Path) -> None:
 
 def test_a_failing_variant_function(content: Path) -> None:
     hooks = content / LESSON_DIR / "lesson.py"
-    line = edit(hooks, "    numbers = SEED_PAGE if", "    1 / 0\n    numbers = SEED_PAGE if")
+    line = edit(hooks, "        numbers, one = SEED_PAGE", "        1 / 0\n        numbers, one = SEED_PAGE")
     (problem,) = problems_of(content)
     assert (
         problem == f"{hooks}:1: {hooks}:{line}: variant(None) failed with ZeroDivisionError: division by zero"

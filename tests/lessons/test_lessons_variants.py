@@ -19,6 +19,14 @@ def test_no_seed_gives_the_seed_page() -> None:
     shared = {key: variant.pop(key) for key in list(variant) if key == "idea" or key.startswith("ex_")}
     assert shared == {key: value for key, value in LESSON.variant(7).items() if key in shared}
     assert shared["idea"]["x"] == [3, 1] and shared["ex_q"] == [1, 0]
+    # "One query to its output" has the seed page's own numbers, which a drawn variant replaces.
+    one_query = {key: variant.pop(key) for key in list(variant) if key.startswith("one_")}
+    assert (one_query["one_q"], one_query["one_K"], one_query["one_V"]) == (
+        [1, 2],
+        [[1, 1], [1, 2]],
+        [[0, 3], [3, 1]],
+    )
+    assert one_query != {key: value for key, value in LESSON.variant(7).items() if key in one_query}
     assert variant == {
         "seed": None,
         "x": [1, 2],

@@ -232,7 +232,7 @@ def _app_with_parts(tmp_path: Path, edit: Callable[[str], str]) -> FastAPI:
 
 
 def test_the_variant_route_returns_every_section_that_changes_with_the_variant(tmp_path: Path) -> None:
-    def two_variant_parts(text: str) -> str:
+    def part2_changes_too(text: str) -> str:
         text = text.replace(
             'title = "Part 2: in code"\n', 'title = "Part 2: in code"\nchanges_with_variant = true\n'
         )
@@ -241,11 +241,11 @@ def test_the_variant_route_returns_every_section_that_changes_with_the_variant(t
             'title = "Check your understanding"\ncounts_toward_done = false\n',
         )
 
-    browser = Browser(_app_with_parts(tmp_path, two_variant_parts)).open_lesson()
+    browser = Browser(_app_with_parts(tmp_path, part2_changes_too)).open_lesson()
     page = browser.client.get(LESSON_URL).text
-    assert 'data-variant-sections="part1 part2"' in page
+    assert 'data-variant-sections="part1 one-query part2"' in page
     body = browser.post(f"{API}/variant", {}).json()
-    assert list(body["sections"]) == ["part1", "part2"]
+    assert list(body["sections"]) == ["part1", "one-query", "part2"]
     for section_id, html in body["sections"].items():
         assert html.startswith(f'<section class="lesson-section" id="{section_id}"')
     # The quiz no longer counts toward done: it is shown in the panel but left out of the total.

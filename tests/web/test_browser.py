@@ -229,12 +229,13 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
         expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
     expect(page.locator('.progress-part[data-part="part1"]')).to_have_class(re.compile("is-done"))
 
-    # One query to its output, on the worked example: a named mistake first, then the right numbers.
-    page.locator("#answer-scores").fill("1, 0")
+    # One query to its output, on the variant's own numbers: a named mistake first (the raw scores),
+    # then the right numbers.
+    page.locator("#answer-scores").fill(_vector(lesson.hooks.namespace(variant)["one_raw_scores"]))
     page.locator("#answer-scores").press("Enter")
     expect(page.locator("#feedback-scores")).to_contain_text("divided by √d_k")
     for exercise_id in ("scores", "weights", "output"):
-        answers[exercise_id] = _vector([round(v, 6) for v in variant[f"ex_{exercise_id}"]])
+        answers[exercise_id] = _vector([round(v, 6) for v in variant[f"one_{exercise_id}"]])
         box = page.locator(f"#answer-{exercise_id}")
         box.fill(answers[exercise_id])
         box.press("Enter")

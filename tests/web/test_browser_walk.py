@@ -50,6 +50,10 @@ def _results(widget: Any) -> dict[str, str]:
     return {name: widget.locator(f'[data-result="{name}"]').inner_text().strip() for name in ("q", "k", "v")}
 
 
+def _decimals(value: list[float], decimals: int) -> str:
+    return "[" + ", ".join(f"{component:.{decimals}f}" for component in value) + "]"
+
+
 def _answer(page: Any, exercise_id: str, answer: str) -> None:
     box = page.locator(f"#answer-{exercise_id}")
     box.fill(answer)
@@ -141,22 +145,33 @@ def test_wrong_answers_are_marked_for_screen_readers_and_the_goal_is_exercised(
     from playwright.sync_api import expect
 
     page = _open(browser, live_server, page_errors, color_scheme="dark")
+    lesson = _lesson()
+    names = lesson.hooks.namespace(lesson.variant(_progress(page)["variant_seed"]))
+    # No answer of "one query to its output" is on screen before it is typed: not in the section, not
+    # in the chapter reference, not in the explorer that computes the reference's example live.
+    expect(page.locator('[data-widget="attention-explorer"] [data-output-vector]')).to_be_visible()
+    shown = page.locator("body").inner_text()
+    for exercise_id in ("scores", "weights", "output"):
+        for decimals in (6, 3):
+            for component in names[f"one_{exercise_id}"]:
+                if not float(component).is_integer():
+                    assert f"{abs(component):.{decimals}f}" not in shown, (exercise_id, component)
     box = page.locator("#answer-weights")
     feedback = page.locator("#feedback-weights")
-    # Raw scores typed as weights: the seed's common mistake, named.
-    _answer(page, "weights", "0.707107, 0")
+    # The scaled scores typed as weights: a common mistake, named (on the variant's own numbers).
+    _answer(page, "weights", _vector(names["one_scores"]))
     expect(feedback).to_contain_text("Scores are not weights before normalization")
     expect(box).to_have_attribute("aria-invalid", "true")
     expect(feedback.locator(".visually-hidden")).to_have_text("Incorrect. ")
     assert feedback.locator(".feedback-mark").get_attribute("aria-hidden") == "true"
-    _answer(page, "weights", "0.731059, 0.268941")
+    _answer(page, "weights", _decimals(names["one_unscaled_weights"], 3))  # named at three decimals too
     expect(feedback).to_contain_text("you forgot to divide by √d_k")
-    _answer(page, "weights", "0.669762, 0.330238")
+    _answer(page, "weights", _vector(names["one_weights"]))
     expect(feedback).to_have_class(re.compile("is-correct"))
     expect(box).not_to_have_attribute("aria-invalid", "true")
-    _answer(page, "output", "0.669762, 0.330238")
+    _answer(page, "output", _vector(names["one_keys_mixed"]))
     expect(page.locator("#feedback-output")).to_contain_text("the weights applied to the keys")
-    _answer(page, "output", "1.34, 0.66")
+    _answer(page, "output", _decimals(names["one_output"], 3))
     expect(page.locator("#feedback-output")).to_have_class(re.compile("is-correct"))
 
     # Predict first: its explanation appears only once the learner commits, and it is not counted.
@@ -249,7 +264,9 @@ def test_axe_finds_no_violations(
     expect(page.locator("#feedback-q")).to_have_class(re.compile("is-wrong"))
     _answer(page, "k", "one")
     expect(page.locator("#feedback-k")).to_have_class(re.compile("is-format"))
-    _answer(page, "scores", "0.707107, 0")
+    lesson = _lesson()
+    scores = lesson.variant(_progress(page)["variant_seed"])["one_scores"]
+    _answer(page, "scores", _vector(scores))
     expect(page.locator("#feedback-scores")).to_have_class(re.compile("is-correct"))
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
     page.add_script_tag(path=str(AXE))
