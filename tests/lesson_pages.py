@@ -1,11 +1,15 @@
-"""Reading a rendered lesson page in the content tests: its text without tags, its tags balanced, and
-values as typed."""
+"""Reading a rendered lesson page in the content tests: its text without tags, its tags balanced,
+values as typed, and the ways a page could write an answer."""
 
 from __future__ import annotations
 
 import html
 import re
 from html.parser import HTMLParser
+
+import numpy as np
+
+from qkv.lessons.answers import format_value
 
 
 def text_of(fragment: str) -> str:
@@ -18,6 +22,23 @@ def typed(value: object) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(repr(float(v)) for v in value) + "]"
     return repr(float(value))  # type: ignore[arg-type]
+
+
+def rounded(values: object, decimals: int) -> str:
+    """Numbers written to ``decimals`` places, separated by commas (as a learner might type them)."""
+    return ", ".join(f"{value:.{decimals}f}" for value in np.atleast_1d(np.asarray(values, dtype=float)))
+
+
+def written_forms(value: object) -> list[str]:
+    """An answer as a page could write it, to look for it where it must not be: qkv's format, rounded to
+    2, 3 or 6 decimals with and without brackets, and each component that is specific enough to mean
+    something (not 1, 0.5 or 2.25) alone at 3 and 6 decimals."""
+    numbers = np.atleast_1d(np.asarray(value, dtype=float))
+    forms = [format_value(np.asarray(value).tolist())]
+    for decimals in (2, 3, 6):
+        forms += [rounded(numbers, decimals), "[" + rounded(numbers, decimals) + "]"]
+    forms += [f"{n:.{d}f}" for n in numbers for d in (3, 6) if round(n, 2) != n]
+    return forms
 
 
 def assert_tags_balanced(fragment: str, where: str) -> None:

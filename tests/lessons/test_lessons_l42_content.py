@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from lesson_pages import text_of, typed
+from lesson_pages import rounded, text_of, typed, written_forms
 from qkv import attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
@@ -85,10 +85,6 @@ SEED = LESSON.variant(None)
 SEED_NAMES = LESSON.hooks.namespace(SEED)
 
 
-def _rounded(values: object, decimals: int) -> str:
-    return ", ".join(f"{value:.{decimals}f}" for value in np.atleast_1d(np.asarray(values, dtype=float)))
-
-
 def test_the_seed_pages_numbers_come_from_qkv() -> None:
     Q = [SEED["q1"], SEED["q2"]]
     raw, scaled = attention_scores(Q, SEED["K"], scale=1.0), attention_scores(Q, SEED["K"])
@@ -106,7 +102,7 @@ def test_the_seed_pages_numbers_come_from_qkv() -> None:
     # Typed the way a learner rounds them, the seed page's answers are accepted.
     for exercise_id in NUMERIC:
         answer = SEED[LESSON.exercises[exercise_id].answer]
-        assert LESSON.check(exercise_id, _rounded(answer, 4)).correct, (exercise_id, answer)
+        assert LESSON.check(exercise_id, rounded(answer, 4)).correct, (exercise_id, answer)
     for letter in ("b", "d_k"):
         assert LESSON.check("under-root", letter).correct
 
@@ -136,23 +132,13 @@ def test_the_seed_pages_answer_and_named_mistakes_all_differ(exercise_id: str) -
     assert not np.allclose(raw, raw.T)  # Q Kᵀ is not symmetric, so K Qᵀ is wrong
 
 
-def _written_forms(value: object) -> list[str]:
-    """An answer as the page would write it: qkv's format, and rounded to 2, 3 or 6 decimals."""
-    numbers = np.atleast_1d(np.asarray(value, dtype=float))
-    forms = [format_value(value)]
-    for decimals in (2, 3, 6):
-        forms += [_rounded(numbers, decimals), "[" + _rounded(numbers, decimals) + "]"]
-    forms += [f"{n:.{d}f}" for n in numbers for d in (3, 6) if round(n, 2) != n]
-    return forms
-
-
 @pytest.mark.parametrize("seed", [None, *range(1, 120, 7)])
 def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) -> None:
     variant = LESSON.variant(seed)
     rendered = "".join(section.html for section in LESSON.render(seed))
     text = " ".join(text_of(rendered).split())
     for exercise_id in ("raw", "scaled", "second"):  # the factor is a small whole number, shown everywhere
-        for form in _written_forms(variant[LESSON.exercises[exercise_id].answer]):
+        for form in written_forms(variant[LESSON.exercises[exercise_id].answer]):
             assert form not in text, (seed, exercise_id, form)
 
 
@@ -175,7 +161,7 @@ def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) 
     ],
 )
 def test_the_seed_pages_named_mistakes(exercise_id: str, key: str, words: str) -> None:
-    feedback = LESSON.check(exercise_id, _rounded(SEED_NAMES[key], 4))
+    feedback = LESSON.check(exercise_id, rounded(SEED_NAMES[key], 4))
     assert not feedback.correct and feedback.counted_as_attempt
     assert words in feedback.message, feedback.message
 

@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lesson_pages import text_of, typed
+from lesson_pages import rounded, text_of, typed, written_forms
 from qkv import attention, attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
-from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
 from qkv.lessons.pyfiles import import_lesson_file
 
@@ -98,10 +97,6 @@ SEED = LESSON.variant(None)
 SEED_NAMES = LESSON.hooks.namespace(SEED)
 
 
-def _rounded(values: object, decimals: int) -> str:
-    return ", ".join(f"{value:.{decimals}f}" for value in np.atleast_1d(np.asarray(values, dtype=float)))
-
-
 def test_the_seed_pages_numbers_come_from_qkv() -> None:
     q, K, V = [SEED["q"]], SEED["K"], SEED["V"]
     O, A = attention(q, K, V, return_weights=True)
@@ -114,7 +109,7 @@ def test_the_seed_pages_numbers_come_from_qkv() -> None:
     # Typed the way a learner rounds them (four decimals), the seed page's answers are accepted.
     for exercise_id in NUMERIC:
         answer = SEED[LESSON.exercises[exercise_id].answer]
-        assert LESSON.check(exercise_id, _rounded(answer, 4)).correct, (exercise_id, answer)
+        assert LESSON.check(exercise_id, rounded(answer, 4)).correct, (exercise_id, answer)
 
 
 def test_the_seed_page_is_not_the_worked_example_the_page_illustrates_with() -> None:
@@ -142,17 +137,6 @@ def test_the_seed_pages_answer_and_named_mistakes_all_differ(exercise_id: str) -
         assert not feedback.correct and feedback.mistake == key, (exercise_id, key, feedback)
 
 
-def _written_forms(value: object) -> list[str]:
-    """An answer as the page would write it: qkv's 6 decimals, and rounded to 2 or 3 decimals."""
-    numbers = np.atleast_1d(np.asarray(value, dtype=float))
-    forms = [format_value(np.asarray(value).tolist())]
-    for decimals in (2, 3, 6):
-        forms += [_rounded(numbers, decimals), "[" + _rounded(numbers, decimals) + "]"]
-    # Single components too, where they are specific enough to mean something (not 1, 0.5 or 2.25).
-    forms += [f"{n:.{d}f}" for n in numbers for d in (3, 6) if round(n, 2) != n]
-    return forms
-
-
 @pytest.mark.parametrize("seed", [None, *range(1, 120, 7)])
 def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) -> None:
     variant = LESSON.variant(seed)
@@ -160,7 +144,7 @@ def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) 
     text = " ".join(text_of(rendered).split())
     for exercise_id in NUMERIC:
         answer = variant[LESSON.exercises[exercise_id].answer]
-        for form in _written_forms(answer):
+        for form in written_forms(answer):
             assert form not in text, (seed, exercise_id, form)
         for number in np.atleast_1d(answer):  # nor in an attribute (a widget's JSON)
             assert round(number, 2) == number or repr(float(number)) not in rendered, (exercise_id, number)
@@ -189,7 +173,7 @@ def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) 
     ],
 )
 def test_the_seed_pages_named_mistakes(exercise_id: str, key: str, words: str) -> None:
-    feedback = LESSON.check(exercise_id, _rounded(SEED_NAMES[key], 6))
+    feedback = LESSON.check(exercise_id, rounded(SEED_NAMES[key], 6))
     assert not feedback.correct and feedback.counted_as_attempt
     assert words in feedback.message, feedback.message
 

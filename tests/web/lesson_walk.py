@@ -178,3 +178,22 @@ def assert_fits_a_phone(page: Any, width: int) -> None:
             .map((e) => `${e.className.baseVal ?? e.className}: ${e.getBoundingClientRect().right}`)"""
     )
     assert hidden == [], hidden
+
+
+def assert_predict_first_and_no_answer_shown(page: Any, lesson: Any, keys: tuple[str, ...]) -> None:
+    """On a fresh page predict-first comes before the idea, and none of the variant's answers ``keys``
+    is in the page's text: not to 2, 3 or 6 decimals, not as typed, not one component alone."""
+    order = page.evaluate(
+        "[...document.querySelectorAll('section.lesson-section')].map(s => s.id).slice(0, 3)"
+    )
+    assert order == ["predict", "idea", "part1"], order
+    variant = lesson.variant(_progress(page)["variant_seed"])
+    text = " ".join(page.locator("main").inner_text().split())
+    for key in keys:
+        for decimals in (2, 3, 6):
+            written = ", ".join(f"{value:.{decimals}f}" for value in variant[key])
+            assert written not in text, (key, written)
+        assert typed_vector(variant[key]) not in text, key
+        for value in variant[key]:
+            if round(value, 2) != value:  # a component specific enough to mean something
+                assert f"{value:.6f}" not in text and f"{value:.3f}" not in text, (key, value)

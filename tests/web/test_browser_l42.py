@@ -12,7 +12,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from lesson_walk import check_code, pick_choice, type_answer, typed_vector
+from lesson_walk import (
+    assert_predict_first_and_no_answer_shown,
+    check_code,
+    pick_choice,
+    type_answer,
+    typed_vector,
+)
 from test_browser import (  # noqa: F401  (fixtures, used by name)
     ARTIFACTS,
     LiveServer,
@@ -198,16 +204,6 @@ def test_l42_fresh_page_asks_first(live_server: LiveServer, browser: Any, page_e
     page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(_url(live_server))
     expect(page.locator("#predict")).to_be_visible()
-    order = page.evaluate(
-        "[...document.querySelectorAll('section.lesson-section')].map(s => s.id).slice(0, 3)"
-    )
-    assert order == ["predict", "idea", "part1"], order
-    variant = LESSON.variant(_progress(page)["variant_seed"])
-    text = " ".join(page.locator("main").inner_text().split())
-    for key in ("raw1", "scaled1", "scaled2"):
-        for decimals in (2, 3, 6):
-            written = ", ".join(f"{value:.{decimals}f}" for value in variant[key])
-            assert written not in text, (key, written)
-        assert typed_vector(variant[key]) not in text, key
+    assert_predict_first_and_no_answer_shown(page, LESSON, ("raw1", "scaled1", "scaled2"))
     assert page_errors == []
     page.context.close()
