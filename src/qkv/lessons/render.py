@@ -244,7 +244,7 @@ def render_sections(
     Examples
     --------
     >>> sections = render_sections("::::section idea\\n## The idea\\nHi {{x}}.\\n::::\\n", {"x": [1]}, {})
-    >>> [(s.id, s.title) for s in sections], "Hi [1]." in sections[0].html
+    >>> [(s.id, s.title) for s in sections], 'Hi <span class="literal">[1]</span>.' in sections[0].html
     ([('idea', 'The idea')], True)
     """
     tokens = _PARSER.parse(fill(text, names, mark_lists=True))
