@@ -7,7 +7,6 @@ and every write to the store. The numbers behind widgets are served by ``qkv.web
 from __future__ import annotations
 
 import asyncio
-import functools
 import secrets
 from typing import Annotated, Any
 
@@ -168,12 +167,7 @@ async def post_code(
     # The starter code run as it is is not the learner's try (it does not bring the solution nearer).
     own_work = body.code.strip() != (exercise.starter_code or "").strip()
     await run_in_threadpool(
-        functools.partial(services.store.record_code, own_work=own_work),
-        learner.id,
-        lesson.id,
-        exercise.id,
-        body.code,
-        document,
+        services.store.record_code, learner.id, lesson.id, exercise.id, body.code, document, own_work=own_work
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
     return {"result": document, "progress": progress}
