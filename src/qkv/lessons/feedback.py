@@ -88,10 +88,10 @@ def _close(got: Sequence[float], expected: Sequence[float], exercise: Exercise) 
 
 def _agree(typed: Sequence[TypedNumber], values: Sequence[float], exercise: Exercise) -> bool:
     """Every typed number is within the exercise's tolerance of its value, or rounds from it."""
-    return len(typed) == len(values) and all(
-        math.isclose(t.value, v, rel_tol=exercise.rtol, abs_tol=exercise.atol) or t.agrees_with(v)
-        for t, v in zip(typed, values, strict=True)
-    )
+    if len(typed) != len(values):
+        return False
+    close = _close([t.value for t in typed], values, exercise)
+    return all(ok or t.agrees_with(v) for t, v, ok in zip(typed, values, close, strict=True))
 
 
 def _shown(numbers: Sequence[float]) -> str:
@@ -126,7 +126,7 @@ def _check_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
         if _agree(typed, wrong, exercise) and not all(_close(wrong, expected, exercise)):
             return Feedback(False, fill(message, names), True, mistake=key)
     if rounded:
-        return Feedback(False, _rounded_message(name, typed, expected, exercise), True)
+        return Feedback(False, _rounded_message(name, typed, expected, matches, exercise), True)
     hint = f" {fill(exercise.hint, names)}" if exercise.hint else ""
     backwards = expected[::-1]
     if (
@@ -154,15 +154,15 @@ def _check_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
 
 
 def _rounded_message(
-    name: str, typed: Sequence[TypedNumber], expected: Sequence[float], exercise: Exercise
+    name: str,
+    typed: Sequence[TypedNumber],
+    expected: Sequence[float],
+    matches: Sequence[bool],
+    exercise: Exercise,
 ) -> str:
     """The right numbers, rounded further than the exercise accepts: say how many decimals it wants
-    (the fewest whose rounding stays within the tolerance of every component)."""
-    off = [
-        (t, e)
-        for t, e in zip(typed, expected, strict=True)
-        if not math.isclose(t.value, e, rel_tol=exercise.rtol, abs_tol=exercise.atol)
-    ]
+    (the fewest whose rounding stays within the tolerance of every component not ``matches``)."""
+    off = [(t, e) for t, e, ok in zip(typed, expected, matches, strict=True) if not ok]
     typed_decimals = max(0, round(-math.log10(2 * min(t.half_unit for t, _ in off))))
     tolerance = min(max(exercise.atol, exercise.rtol * abs(e)) for _, e in off)
     needed = max(typed_decimals + 1, math.ceil(-math.log10(2 * tolerance))) if tolerance > 0 else None
