@@ -16,6 +16,7 @@ __all__ = [
     "MAX_ANSWER_CHARS",
     "AnswerFormatError",
     "TypedNumber",
+    "example_vector",
     "format_number",
     "format_value",
     "parse_letter",
@@ -229,6 +230,20 @@ def parse_letter(text: str, options: Mapping[str, Sequence[str]]) -> str:
     raise AnswerFormatError(
         f"I could not read {_shown(text.strip())} as one of {choices}; type a single letter."
     )
+
+
+def example_vector(size: int) -> str:
+    """How to type a vector of ``size`` components, with letters for the numbers.
+
+    Examples
+    --------
+    >>> example_vector(3), example_vector(12)
+    ('[a, b, c]', '[a, b, …]')
+    """
+    letters = "abcdefgh"
+    if size > len(letters):
+        return "[a, b, …]"
+    return "[" + ", ".join(letters[:size]) + "]"
 
 
 def format_number(value: float) -> str:

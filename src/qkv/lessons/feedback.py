@@ -14,6 +14,7 @@ from typing import Any
 from qkv.lessons.answers import (
     AnswerFormatError,
     TypedNumber,
+    example_vector,
     format_value,
     parse_letter,
     parse_typed_numbers,
@@ -182,10 +183,9 @@ def _length_message(name: str, got: list[float], size: int) -> str:
         return f"{name} is a single number, but you typed {len(got)} ({format_value(got)}); type just one."
     if len(got) == 1:
         every = "both" if size == 2 else f"all {size}"
-        example = "[" + ", ".join("abcdefgh"[:size]) + "]" if size <= 8 else "[a, b, …]"
         return (
             f"You typed a single number ({format_value(got[0])}), but {name} is a vector with {size} "
-            f"components; type {every}, for example {example}."
+            f"components; type {every}, for example {example_vector(size)}."
         )
     typed = f"{len(got)} numbers ({format_value(got)})"
     return f"{name} has {size} components, but you typed {typed}; type exactly {size}."

@@ -13,7 +13,7 @@ from typing import Any
 
 from markdown_it.token import Token
 
-from qkv.lessons.answers import format_value
+from qkv.lessons.answers import example_vector, format_value
 from qkv.lessons.markup import (
     LITERAL_END,
     LITERAL_START,
@@ -118,12 +118,7 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
 def _numeric_placeholder(answer: object) -> str:
     """What the answer box shows while empty: "a number", or a vector with as many components as
     the answer has ([a, b, c] for three), so the box says the answer's length before it is typed."""
-    if not isinstance(answer, list | tuple):
-        return "a number"
-    letters = "abcdefgh"
-    if len(answer) > len(letters):
-        return "[a, b, …]"
-    return "[" + ", ".join(letters[: len(answer)]) + "]"
+    return example_vector(len(answer)) if isinstance(answer, list | tuple) else "a number"
 
 
 def _help_html(exercise: Exercise) -> str:
