@@ -124,13 +124,16 @@ def shown_elsewhere() -> list[float]:
     return [*weights[0].tolist(), *output[0].tolist(), *widget_weights.tolist(), *widget_output.tolist()]
 
 
+_SHOWN = tuple(shown_elsewhere())  # fixed numbers: computed once, not on every draw
+
+
 def _distinguishable(numbers: dict[str, Any]) -> bool:
     """Whether the answers and named mistakes of each exercise differ, and no answer is shown elsewhere."""
     if all(numbers[key] == WORKED[key] for key in ("q", "K")):
         return False
     answers = _answers(numbers)
     found = [number for key in ("weights", "output", "sharper_weights") for number in answers[key]]
-    if any(abs(a - b) <= TOLERANCE for a in found for b in shown_elsewhere()):
+    if any(abs(a - b) <= TOLERANCE for a in found for b in _SHOWN):
         return False  # the idea, the predict-first question or the widget would show it
     gap = abs(answers["scaled"][0] - answers["scaled"][1])
     if not 0.4 <= gap <= 2.0 or numbers["V"][0] == numbers["V"][1]:

@@ -163,6 +163,9 @@ def _worked_numbers() -> set[float]:
     return set(_rounded(attention_scores(q, K))) | set(_rounded(A)) | set(_rounded(O)) | set(_rounded(first))
 
 
+_WORKED_NUMBERS = frozenset(_worked_numbers())  # fixed numbers: computed once, not on every draw
+
+
 def _distinguishable(numbers: dict[str, Any]) -> bool:
     answers = {**_answers(numbers), **numbers}
     wrong = wrong_answers(answers)
@@ -186,5 +189,5 @@ def _distinguishable(numbers: dict[str, Any]) -> bool:
         0 < abs(scores[0] - scores[1]) <= 2  # no even split, and no near all-or-nothing one
         and 0 not in numbers["score_row"]  # else multiplying by the mask changes nothing visible
         and len(set(texts)) == len(texts)
-        and not fractions & _worked_numbers()  # no answer is a number the chapter reference shows
+        and not fractions & _WORKED_NUMBERS  # no answer is a number the chapter reference shows
     )
