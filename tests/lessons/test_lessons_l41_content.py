@@ -19,6 +19,7 @@ from qkv.grading.suite import Case
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import directive_of, new_parser
+from qkv.lessons.render import FRESH_INPUTS_NOTE
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.1")
@@ -109,7 +110,7 @@ def test_the_code_exercise_is_exactly_the_seeds() -> None:
         '<button type="button" class="run-code" aria-keyshortcuts="Control+Enter Meta+Enter">Run the tests</button>'
     ) in part2
     assert (
-        '<p class="code-limit">Each run may take up to 4 s; a longer one is stopped.</p>'
+        f'<p class="code-limit">{FRESH_INPUTS_NOTE} Each run may take up to 4 s; a longer one is stopped.</p>'
         '<div class="grade-results" aria-live="polite"></div><details class="code-help" data-hints="3">'
     ) in part2
     for spec in (

@@ -70,11 +70,10 @@ def test_upgrading_a_version_1_database_keeps_every_row(database_url: str) -> No
         )
         assert store.lesson_activity(LEARNER, "L4.1").exercises["q"].attempts == 2
         assert store.shared_secret("cookie")
-        # Migration 3: drafts and a grading seed, for a learner who had neither.
+        # Migration 3: drafts, for a learner who had none.
         assert store.lesson_activity(LEARNER, "L4.1").drafts == {}
         store.save_draft(LEARNER, "L4.1", "code", "def f():\n    return 1\n")
         assert store.lesson_activity(LEARNER, "L4.1").drafts == {"code": "def f():\n    return 1\n"}
-        assert store.grading_seed(LEARNER) == store.grading_seed(LEARNER)
     finally:
         store.close()
 
@@ -92,7 +91,7 @@ def test_upgrading_a_version_2_database_adds_drafts_and_grading_seeds(sqlite_url
     with engine.connect() as conn:
         assert "code_drafts" in inspect(conn).get_table_names()
         assert "grading_seed" in {c["name"] for c in inspect(conn).get_columns("learners")}
-        assert conn.execute(text("SELECT grading_seed FROM learners")).scalar() is None  # drawn on first run
+        assert conn.execute(text("SELECT grading_seed FROM learners")).scalar() is None  # never written now
     engine.dispose()
 
 

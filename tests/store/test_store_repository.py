@@ -191,11 +191,3 @@ def test_failed_runs_count_the_runs_that_did_not_pass(store: Store) -> None:
         store.record_code(ALICE, "L4.1", "code", f"x = {run}", {"status": status, "tests": []})
     activity = store.lesson_activity(ALICE, "L4.1").exercises["code"]
     assert (activity.submissions, activity.failed_runs, activity.solved) == (4, 3, True)
-
-
-def test_a_grading_seed_stays_with_its_learner(store: Store) -> None:
-    first = store.grading_seed(ALICE)
-    assert 0 <= first < 2**31
-    assert [store.grading_seed(ALICE) for _ in range(3)] == [first] * 3
-    # Another learner draws their own (two equal 31-bit draws would be a one in two billion chance).
-    assert store.grading_seed(BOB) != first

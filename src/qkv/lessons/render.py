@@ -45,12 +45,21 @@ def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: A
 _PARSER = new_parser(_render_fence)
 
 
-def _time_limit_note(exercise: Exercise) -> str:
-    """The sentence that states a code exercise's own time limit, when its suite declares one."""
+# Every run is graded on newly drawn inputs (the replay of shown expected values is useless), so a failure
+# is repeated from its call, never by running the same test again.
+FRESH_INPUTS_NOTE = (
+    "Every run draws new random inputs for the tests. A failing test shows its whole call: paste it into "
+    "your own Python, beside your functions, to see the same result."
+)
+
+
+def _run_notes(exercise: Exercise) -> str:
+    """The sentences under the Run button: fresh inputs, and the exercise's own time limit if it has one."""
     limit = exercise.suite.time_limit_s if exercise.suite is not None else None
-    if limit is None:
-        return ""
-    return f'<p class="code-limit">Each run may take up to {limit:g} s; a longer one is stopped.</p>'
+    notes = FRESH_INPUTS_NOTE
+    if limit is not None:
+        notes += f" Each run may take up to {limit:g} s; a longer one is stopped."
+    return f'<p class="code-limit">{html.escape(notes)}</p>'
 
 
 def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
@@ -86,7 +95,7 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
             f'<textarea id="code-{ex_id}" name="code" spellcheck="false">{starter}</textarea>\n'
             '<button type="button" class="run-code" aria-keyshortcuts="Control+Enter Meta+Enter">'
             "Run the tests</button>"
-            f"{_time_limit_note(exercise)}"
+            f"{_run_notes(exercise)}"
             '<div class="grade-results" aria-live="polite"></div>'
             f"{_help_html(exercise)}</div>\n"
         )

@@ -42,7 +42,6 @@ _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
 DEFAULT_KEEP = 20  # answers and programs kept per learner and exercise (besides the first right / best one)
 
 MAX_DISPLAY_NAME = 80
-GRADING_SEED_LIMIT = 2**31  # grading seeds are 0 <= seed < this (they fit a 32-bit INTEGER column)
 
 
 def _now() -> datetime:
@@ -362,30 +361,6 @@ class Store:
             self._ensure_learner(conn, learner_id)
             conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(display_name=cleaned))
         return cleaned
-
-    def grading_seed(self, learner_id: str) -> int:
-        """The seed of this learner's test inputs: drawn at random on first use, then always the same.
-
-        The same seed every run lets a learner repeat a failing call; a seed per learner keeps one learner's
-        expected values from passing another's tests.
-
-        Examples
-        --------
-        >>> store = Store("sqlite://")
-        >>> store.grading_seed("a" * 36) == store.grading_seed("a" * 36)
-        True
-        >>> store.close()
-        """
-        drawn = secrets.randbelow(GRADING_SEED_LIMIT)
-        with self._write() as conn:
-            self._ensure_learner(conn, learner_id)
-            mine = _LEARNERS.c.id == learner_id
-            # Only a learner without a seed gets the new one, so two first runs at once agree on one seed.
-            conn.execute(
-                update(_LEARNERS).where(mine, _LEARNERS.c.grading_seed.is_(None)).values(grading_seed=drawn)
-            )
-            seed: int = conn.execute(select(_LEARNERS.c.grading_seed).where(mine)).scalar_one()
-        return seed
 
     # -- lesson state ----------------------------------------------------------------------------
 

@@ -34,8 +34,8 @@ class Learner(Base):
     display_name: Mapped[str | None] = mapped_column(String(80))
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     last_seen_at: Mapped[datetime | None] = mapped_column(DateTime)  # added by migration 2
-    # Added by migration 3: the seed of this learner's test inputs, drawn at their first run and kept, so
-    # that a failing test shows the same call every run (and other learners see other inputs).
+    # Added by migration 4 for a seed per learner; no longer written or read: every run now draws fresh
+    # inputs and its results document records its own seed. Kept so that existing databases match.
     grading_seed: Mapped[int | None] = mapped_column(Integer)
 
 

@@ -145,12 +145,12 @@ async def post_code(
     _check_size(services, body.code)
     if services.queue is None:
         raise HTTPException(503, services.grading_off_reason or "Grading is turned off on this server.")
-    # The learner's own seed: the same inputs every run (a failing call can be repeated), other learners'
-    # inputs differ (expected values cannot be passed around).
-    seed = await run_in_threadpool(services.store.grading_seed, learner.id)
+    # No seed is passed: the grader draws fresh inputs for every run, as `qkv check` does, so expected
+    # values shown by one run are no use in the next and a lookup table of them passes nothing. A failure
+    # is repeated from its call, which writes out every argument; the result's seed repeats the whole run.
     try:
         client = request.client.host if request.client else ""  # behind a trusted proxy: the forwarded one
-        future = services.queue.submit(body.code, exercise.suite, owner=learner.id, client=client, seed=seed)
+        future = services.queue.submit(body.code, exercise.suite, owner=learner.id, client=client)
     except GradingBusy as busy:  # 429: this learner's or this address's programs; 503: the line is full
         return SafeJSONResponse(
             {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
