@@ -1,4 +1,5 @@
-"""qkv: queries, keys and values for one attention head, and the lesson that teaches them.
+"""qkv: queries, keys and values, attention in one head and in many, the transformer block around it, and
+the chapter that teaches them.
 
 The core library needs only NumPy::
 
@@ -9,18 +10,27 @@ The core library needs only NumPy::
 """
 
 from qkv.attention import attention, attention_scores, causal_mask, softmax
+from qkv.multihead import merge_heads, multi_head_attention, split_heads
 from qkv.projection import output_shape, param_count, project_qkv, qkv_shapes
+from qkv.transformer import BLOCK_PARAMS, gelu, layer_norm, transformer_block
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BLOCK_PARAMS",
     "__version__",
     "attention",
     "attention_scores",
     "causal_mask",
+    "gelu",
+    "layer_norm",
+    "merge_heads",
+    "multi_head_attention",
     "output_shape",
     "param_count",
     "project_qkv",
     "qkv_shapes",
     "softmax",
+    "split_heads",
+    "transformer_block",
 ]

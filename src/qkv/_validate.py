@@ -37,3 +37,29 @@ def as_numeric_array(name: str, value: npt.ArrayLike) -> npt.NDArray[Any]:
 def shape_text(shape: tuple[int, ...]) -> str:
     """``(3,)`` for one dimension, ``(2, 3)`` for two: the way NumPy prints shapes."""
     return str(tuple(int(n) for n in shape))
+
+
+COMPUTE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def as_float_arrays(*named: tuple[str, npt.ArrayLike]) -> tuple[list[npt.NDArray[Any]], np.dtype[Any]]:
+    """Convert to one float dtype to compute in, and name the dtype of the result.
+
+    float64 unless every input is float32 or float16; float16 is computed in float32 (its sums lose
+    too much precision) and converted back at the end.
+    """
+    arrays = [as_numeric_array(name, value) for name, value in named]
+    dtypes = {array.dtype for array in arrays}
+    if len(dtypes) == 1 and (only := dtypes.pop()) in COMPUTE_DTYPES:
+        return arrays, only  # the common case, and the cheapest check on small inputs
+    out_dtype = result_dtype(*arrays)
+    compute = np.float64 if out_dtype == np.float64 else np.float32
+    return [array.astype(compute, copy=False) for array in arrays], out_dtype
+
+
+def result_dtype(*arrays: npt.NDArray[Any]) -> np.dtype[Any]:
+    """float16 or float32 when the inputs are no wider; float64 for everything else (ints, bools, float64)."""
+    common = np.result_type(*arrays)
+    if common.kind == "f" and common.itemsize <= 4:
+        return common  # float16 or float32
+    return np.dtype(np.float64)

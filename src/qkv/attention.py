@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from qkv._blocked import blocked_attention, fits_one_tile, one_tile_attention
-from qkv._validate import as_numeric_array, check_size, shape_text
+from qkv._validate import COMPUTE_DTYPES, as_float_arrays, as_numeric_array, check_size, shape_text
 
 __all__ = ["attention", "attention_scores", "causal_mask", "softmax"]
 
@@ -28,7 +28,6 @@ FloatArray = npt.NDArray[np.floating[Any]]
 
 _ALL_MASKED_POLICIES = ("zero", "nan", "raise")
 _ALIGNS = ("top-left", "bottom-right")
-_COMPUTE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _NDARRAY = np.ndarray  # (a global read, not a global's attribute: _one_small_head counts nanoseconds)
 
 
@@ -63,7 +62,7 @@ def attention_scores(Q: npt.ArrayLike, K: npt.ArrayLike, *, scale: float | None 
     >>> attention_scores([[1, 0]], [[1, 0], [0, 1]], scale=1.0)
     array([[1., 0.]])
     """
-    (q, k), out_dtype = _as_float_arrays(("Q", Q), ("K", K))
+    (q, k), out_dtype = as_float_arrays(("Q", Q), ("K", K))
     _check_qk(q, k)
     scale = _resolve_scale(scale, q.shape[-1])
     return _scores(q, k, scale).astype(out_dtype, copy=False)
@@ -101,7 +100,7 @@ def softmax(S: npt.ArrayLike, axis: int = -1) -> FloatArray:
     >>> softmax([1000.0, -1000.0, -np.inf])
     array([1., 0., 0.])
     """
-    (s,), out_dtype = _as_float_arrays(("S", S))
+    (s,), out_dtype = as_float_arrays(("S", S))
     return _softmax(s, axis).astype(out_dtype, copy=False)
 
 
@@ -225,7 +224,7 @@ def attention(
     usual = mask is None and not return_weights and all_masked in _ALL_MASKED_POLICIES
     if usual and (O := _one_small_head(Q, K, V, causal, scale)) is not None:
         return O  # a small head without a mask, taken in a few attribute reads (see _one_small_head)
-    (q, k, v), out_dtype = _as_float_arrays(("Q", Q), ("K", K), ("V", V))
+    (q, k, v), out_dtype = as_float_arrays(("Q", Q), ("K", K), ("V", V))
     _check_qk(q, k)
     _check_kv(k, v)
     n_q, n_k = q.shape[-2], k.shape[-2]
@@ -276,7 +275,7 @@ def _one_small_head(
     if not (type(Q) is _NDARRAY and type(K) is _NDARRAY and type(V) is _NDARRAY):
         return None
     dtype = Q.dtype
-    if not (dtype is K.dtype is V.dtype and dtype in _COMPUTE_DTYPES):
+    if not (dtype is K.dtype is V.dtype and dtype in COMPUTE_DTYPES):
         return None
     q_shape, k_shape, v_shape = Q.shape, K.shape, V.shape
     if not (len(q_shape) == len(k_shape) == len(v_shape) == 2 and q_shape[1] == k_shape[1] > 0):
@@ -389,28 +388,6 @@ def _apply_all_masked_policy(A: FloatArray, S: FloatArray, policy: str) -> Float
 
 
 # -- inputs ------------------------------------------------------------------------------------------
-
-
-def _as_float_arrays(*named: tuple[str, npt.ArrayLike]) -> tuple[list[FloatArray], np.dtype[Any]]:
-    """Convert to one float dtype to compute in, and name the dtype of the result.
-
-    float64 unless every input is float32 or float16; float16 is computed in float32 (its sums lose
-    too much precision) and converted back at the end.
-    """
-    arrays = [as_numeric_array(name, value) for name, value in named]
-    dtypes = {array.dtype for array in arrays}
-    if len(dtypes) == 1 and (only := dtypes.pop()) in _COMPUTE_DTYPES:
-        return arrays, only  # the common case, and the cheapest check on small inputs
-    out_dtype = _result_dtype(*arrays)
-    compute = np.float64 if out_dtype == np.float64 else np.float32
-    return [array.astype(compute, copy=False) for array in arrays], out_dtype
-
-
-def _result_dtype(*arrays: npt.NDArray[Any]) -> np.dtype[Any]:
-    common = np.result_type(*arrays)
-    if common.kind == "f" and common.itemsize <= 4:
-        return common  # float16 or float32
-    return np.dtype(np.float64)
 
 
 def _check_qk(q: FloatArray, k: FloatArray) -> None:

@@ -9,15 +9,22 @@ from pathlib import Path
 import qkv
 
 PUBLIC = {
+    "BLOCK_PARAMS",
     "__version__",
     "attention",
     "attention_scores",
     "causal_mask",
+    "gelu",
+    "layer_norm",
+    "merge_heads",
+    "multi_head_attention",
     "output_shape",
     "param_count",
     "project_qkv",
     "qkv_shapes",
     "softmax",
+    "split_heads",
+    "transformer_block",
 }
 
 
@@ -29,7 +36,7 @@ def test_all_lists_exactly_the_public_api() -> None:
 
 
 def test_every_public_function_has_numpydoc_sections_and_examples() -> None:
-    for name in sorted(PUBLIC - {"__version__"}):
+    for name in sorted(PUBLIC - {"__version__", "BLOCK_PARAMS"}):
         doc = inspect.getdoc(getattr(qkv, name)) or ""
         for section in ("Parameters", "Returns", "Raises", "Examples"):
             assert f"{section}\n---" in doc, f"{name} lacks a {section} section"
@@ -38,8 +45,23 @@ def test_every_public_function_has_numpydoc_sections_and_examples() -> None:
 
 def test_the_core_imports_nothing_of_ours_beyond_itself() -> None:
     core = Path(qkv.__file__).parent
-    allowed = {"qkv", "qkv._validate", "qkv.attention", "qkv.projection", "qkv._blocked"}
-    for module in ("attention.py", "projection.py", "_validate.py", "__init__.py"):
+    allowed = {
+        "qkv",
+        "qkv._validate",
+        "qkv.attention",
+        "qkv.projection",
+        "qkv._blocked",
+        "qkv.multihead",
+        "qkv.transformer",
+    }
+    for module in (
+        "attention.py",
+        "projection.py",
+        "_validate.py",
+        "multihead.py",
+        "transformer.py",
+        "__init__.py",
+    ):
         tree = ast.parse((core / module).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("qkv"):
