@@ -1,9 +1,8 @@
-"""The hidden tests of L4.5's code exercise, with expected values from the reference implementation below.
+"""The hidden tests of L4.5's code exercise, with expected values from the qkv library.
 
-The qkv library holds single-head attention only; multi-head attention is what this lesson teaches, so
-its reference lives here, in the lesson's folder, built on ``qkv.attention`` (which attends in every head
-at once through its leading batch axis). The project's tests hold this reference equal to PyTorch's
-``torch.nn.MultiheadAttention`` with the same weights. Each hint names a mistake learners make; the
+The reference is what the chapter teaches and the library holds: ``qkv.split_heads``, ``qkv.merge_heads``
+and ``qkv.multi_head_attention`` (tested against PyTorch's ``torch.nn.MultiheadAttention`` with the same
+weights); only the parameter count is the lesson's own. Each hint names a mistake learners make; the
 grader shows it when the failed result is what that mistake computes for the same inputs.
 """
 
@@ -14,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from qkv import attention
+from qkv import attention, merge_heads, multi_head_attention, split_heads
 from qkv.grading import (
     Close,
     Mistake,
@@ -32,51 +31,6 @@ FUNCTIONS = ("split_heads", "merge_heads", "multi_head_attention", "mha_param_co
 Array = np.ndarray[Any, np.dtype[Any]]
 
 # ------------------------------------------------------------------------------------------ reference
-
-
-def split_heads(X: Any, h: int) -> Array:
-    """Cut the columns of X into ``h`` heads: (n, d_model) -> (h, n, d_model // h).
-
-    Examples
-    --------
-    >>> split_heads(np.arange(8).reshape(2, 4), 2)[1]
-    array([[2, 3],
-           [6, 7]])
-    """
-    X = np.asarray(X)
-    n, d_model = X.shape
-    if h <= 0 or d_model % h:
-        raise ValueError(f"h = {h} does not divide d_model = {d_model}, so the heads cannot be equal.")
-    return X.reshape(n, h, d_model // h).transpose(1, 0, 2)  # (h, n, d_head)
-
-
-def merge_heads(H: Any) -> Array:
-    """Put the heads side by side again: (h, n, d_head) -> (n, h·d_head), the inverse of ``split_heads``.
-
-    Examples
-    --------
-    >>> merge_heads(split_heads(np.arange(8).reshape(2, 4), 2))
-    array([[0, 1, 2, 3],
-           [4, 5, 6, 7]])
-    """
-    H = np.asarray(H)
-    h, n, d_head = H.shape
-    return H.transpose(1, 0, 2).reshape(n, h * d_head)  # (n, h·d_head)
-
-
-def multi_head_attention(X: Any, Wq: Any, Wk: Any, Wv: Any, Wo: Any, h: int, causal: bool = False) -> Array:
-    """Project, split into ``h`` heads, attend in each (scaled by √d_head), merge and mix with Wo.
-
-    Examples
-    --------
-    >>> I = np.eye(4)
-    >>> multi_head_attention(np.eye(4)[:2], I, I, I, I, 2, causal=True)[0]
-    array([1., 0., 0., 0.])
-    """
-    X = np.asarray(X, dtype=float)
-    Q, K, V = (split_heads(X @ np.asarray(W, dtype=float), h) for W in (Wq, Wk, Wv))  # each (h, n, d_head)
-    heads = attention(Q, K, V, causal=bool(causal))  # (h, n, d_head)
-    return merge_heads(heads) @ np.asarray(Wo, dtype=float)  # (n, d_model)
 
 
 def mha_param_count(d_model: int) -> int:

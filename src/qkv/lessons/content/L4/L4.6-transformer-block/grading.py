@@ -1,10 +1,10 @@
-"""The hidden tests of L4.6's code exercise, with expected values from the reference implementation below.
+"""The hidden tests of L4.6's code exercise, with expected values from the qkv library.
 
-The qkv library holds single-head attention only; the layer norm, the GELU and the pre-norm block are what
-this lesson teaches, so their reference lives here, built on ``qkv.attention`` for the heads. The project's
-tests hold ``transformer_block`` equal to PyTorch's ``torch.nn.TransformerEncoderLayer`` (norm_first, tanh
-GELU, zero attention biases) with the same weights. Each hint names a mistake learners make; the grader
-shows it when the failed result is what that mistake computes for the same inputs.
+The reference is what the chapter teaches and the library holds: ``qkv.layer_norm``, ``qkv.gelu`` and
+``qkv.transformer_block`` (tested against PyTorch's ``torch.nn.TransformerEncoderLayer`` with norm_first, a
+tanh GELU and zero attention biases); the mistakes below are built from the same parts. Each hint names a
+mistake learners make; the grader shows it when the failed result is what that mistake computes for the
+same inputs.
 """
 
 from __future__ import annotations
@@ -15,73 +15,23 @@ from typing import Any
 
 import numpy as np
 
-from qkv import attention
+from qkv import BLOCK_PARAMS, gelu, layer_norm, multi_head_attention, transformer_block
 from qkv.grading import Close, Mistake, Suite, TestCase, missing_function_hint
 
 FUNCTIONS = ("layer_norm", "gelu", "transformer_block")
 Array = np.ndarray[Any, np.dtype[Any]]
-PARAM_KEYS = ("ln1_g", "ln1_b", "Wq", "Wk", "Wv", "Wo", "ln2_g", "ln2_b", "W1", "b1", "W2", "b2")
+PARAM_KEYS = BLOCK_PARAMS
 
 # ------------------------------------------------------------------------------------------ reference
 
 
-def layer_norm(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Array:
-    """Normalise each row (the last axis) to mean 0 and variance 1, then scale by gamma and shift by beta.
-
-    Examples
-    --------
-    >>> layer_norm(np.array([[1.0, 3.0]]), np.ones(2), np.zeros(2), eps=0.0)
-    array([[-1.,  1.]])
-    """
-    X = np.asarray(X, dtype=float)
-    mean = X.mean(axis=-1, keepdims=True)  # (..., 1)
-    var = X.var(axis=-1, keepdims=True)  # (..., 1), biased: divided by d
-    return (X - mean) / np.sqrt(var + eps) * np.asarray(gamma) + np.asarray(beta)
-
-
-def gelu(x: Any) -> Array:
-    """GELU, tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
-
-    Examples
-    --------
-    >>> float(np.round(gelu(1.0), 6))
-    0.841192
-    """
-    x = np.asarray(x, dtype=float)
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
-
-
 def _mha(X: Array, p: dict[str, Any], h: int, causal: bool) -> Array:
-    n, d = X.shape
-    Q, K, V = (
-        (X @ np.asarray(p[name], dtype=float)).reshape(n, h, d // h).transpose(1, 0, 2)
-        for name in ("Wq", "Wk", "Wv")
-    )  # each (h, n, d_head)
-    heads = attention(Q, K, V, causal=causal)  # (h, n, d_head)
-    return heads.transpose(1, 0, 2).reshape(n, d) @ np.asarray(p["Wo"], dtype=float)  # (n, d)
+    return multi_head_attention(X, p["Wq"], p["Wk"], p["Wv"], p["Wo"], h, bool(causal))  # (n, d)
 
 
 def _mlp(X: Array, p: dict[str, Any], act: Callable[[Any], Array] = gelu) -> Array:
     hidden = act(X @ np.asarray(p["W1"]) + np.asarray(p["b1"]))  # (n, d_ff)
     return hidden @ np.asarray(p["W2"]) + np.asarray(p["b2"])  # (n, d)
-
-
-def transformer_block(X: Any, params: dict[str, Any], h: int, causal: bool = True) -> Array:
-    """A pre-norm block: X + MHA(LN₁(X)), then that plus MLP(LN₂(·)).
-
-    Examples
-    --------
-    >>> d = 4
-    >>> p = {"ln1_g": np.ones(d), "ln1_b": np.zeros(d), "ln2_g": np.ones(d), "ln2_b": np.zeros(d),
-    ...      "Wq": np.eye(d), "Wk": np.eye(d), "Wv": np.zeros((d, d)), "Wo": np.eye(d),
-    ...      "W1": np.zeros((d, 8)), "b1": np.zeros(8), "W2": np.zeros((8, d)), "b2": np.zeros(d)}
-    >>> transformer_block(np.eye(d)[:2], p, 2).tolist()  # nothing added to the residual stream
-    [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
-    """
-    X = np.asarray(X, dtype=float)
-    p = params
-    X = X + _mha(layer_norm(X, p["ln1_g"], p["ln1_b"]), p, h, bool(causal))  # (n, d)
-    return X + _mlp(layer_norm(X, p["ln2_g"], p["ln2_b"]), p)  # (n, d)
 
 
 # ---------------------------------------------------------------------------------------------- hints
@@ -140,8 +90,7 @@ def _ln(
 
 
 def _exact_gelu(x: Any) -> Array:
-    x = np.asarray(x, dtype=float)
-    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    return gelu(x, exact=True)
 
 
 def _gelu_no_cube(x: Any) -> Array:
