@@ -170,6 +170,24 @@ def test_a_failing_variant_function(content: Path) -> None:
     )
 
 
+def test_loading_draws_only_the_printed_page_and_validating_draws_the_samples(content: Path) -> None:
+    # A variant that fails for drawn numbers: loading (what a server does at start) does not draw it, so
+    # it loads; the full check does, and names it.
+    hooks = content / LESSON_DIR / "lesson.py"
+    edit(
+        hooks,
+        "    if seed is None:\n",
+        "    if seed == 2:\n        raise RuntimeError('seed two')\n    if seed is None:\n",
+    )
+    assert load_catalog(content).lesson("L4.1").variant(None)["x"]
+    (problem,) = problems_of(content)
+    assert "variant(2) failed with RuntimeError: seed two" in problem
+
+
+def test_the_built_in_catalog_is_loaded_once_per_process() -> None:
+    assert load_catalog() is load_catalog()
+
+
 def test_a_starter_without_one_of_the_suites_functions(content: Path) -> None:
     lesson = content / LESSON_DIR / "lesson.md"
     edit(lesson, "def param_count(d_model", "def param_counts(d_model")

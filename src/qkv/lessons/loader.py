@@ -7,6 +7,7 @@ problem found is collected as ``file:line: message`` rather than stopping at the
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from collections.abc import Mapping
@@ -33,7 +34,11 @@ _SAMPLE_SEEDS = (1, 2, 3)
 
 
 def load_catalog(path: Path | None = None) -> Catalog:
-    """Load every chapter and lesson under ``path`` (None: the lessons shipped with qkv).
+    """Load every chapter and lesson under ``path`` (None: the lessons shipped with qkv, loaded once).
+
+    Loading parses and builds; it draws only the printed page's variant and renders nothing. The full
+    check, which also draws and renders sample variants, is ``validate`` (``qkv lessons validate``, and
+    the tests).
 
     Parameters
     ----------
@@ -56,13 +61,23 @@ def load_catalog(path: Path | None = None) -> Catalog:
     >>> [chapter.id for chapter in catalog.chapters], catalog.lessons[0].place.endswith("lesson 1 of 6")
     (['L4'], True)
     """
-    catalog, problems = _load(BUILTIN_CONTENT if path is None else Path(path))
+    if path is None:
+        return _builtin_catalog()
+    return _checked_load(Path(path))
+
+
+@functools.cache
+def _builtin_catalog() -> Catalog:
+    """The built-in lessons never change while a process runs: one load serves every caller."""
+    return _checked_load(BUILTIN_CONTENT)
+
+
+def _checked_load(path: Path) -> Catalog:
+    catalog, problems = _load(path, thorough=False)
     if problems:
         count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
         listing = "\n".join(str(problem) for problem in problems)
-        raise LessonError(
-            f"The lessons under {path or BUILTIN_CONTENT} have {count}:\n{listing}", tuple(problems)
-        )
+        raise LessonError(f"The lessons under {path} have {count}:\n{listing}", tuple(problems))
     return catalog
 
 
@@ -81,7 +96,7 @@ def validate(path: Path | None = None) -> list[Problem]:
     >>> [str(p) for p in validate(Path("/no/such/folder"))]
     ['/no/such/folder:1: This path does not exist.']
     """
-    return _load(BUILTIN_CONTENT if path is None else Path(path))[1]
+    return _load(BUILTIN_CONTENT if path is None else Path(path), thorough=True)[1]
 
 
 def _chapter_folders(path: Path) -> tuple[list[Path], list[Problem]]:
@@ -97,7 +112,8 @@ def _chapter_folders(path: Path) -> tuple[list[Path], list[Problem]]:
     return chapters, []
 
 
-def _load(path: Path) -> tuple[Catalog, list[Problem]]:
+def _load(path: Path, *, thorough: bool) -> tuple[Catalog, list[Problem]]:
+    """The catalog and every problem found; ``thorough`` also draws and renders the sample variants."""
     folders, problems = _chapter_folders(path)
     chapters: list[Chapter] = []
     lessons: list[Lesson] = []
@@ -113,7 +129,7 @@ def _load(path: Path) -> tuple[Catalog, list[Problem]]:
         found = [
             lesson
             for file in sorted(folder.glob("*/lesson.md"))
-            if (lesson := _load_lesson(file, chapter, problems))
+            if (lesson := _load_lesson(file, chapter, problems, thorough=thorough))
         ]
         seen: set[str] = set()
         for lesson in found:
@@ -261,10 +277,10 @@ def _front_matter(file: Path, tokens: list[Token], problems: list[Problem]) -> _
     return _Front(fields, parts, part_lines) if all(fields.values()) else None
 
 
-def _seed_names(hooks: LessonHooks, problems: list[Problem]) -> dict[str, Any] | None:
+def _seed_names(hooks: LessonHooks, problems: list[Problem], *, thorough: bool) -> dict[str, Any] | None:
     try:
         names = hooks.namespace(hooks.variant(None))
-        for seed in _SAMPLE_SEEDS:
+        for seed in _SAMPLE_SEEDS if thorough else ():
             if hooks.variant(seed) != hooks.variant(seed):
                 problems.append(
                     Problem(
@@ -278,7 +294,7 @@ def _seed_names(hooks: LessonHooks, problems: list[Problem]) -> dict[str, Any] |
     return names
 
 
-def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem]) -> Lesson | None:
+def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem], *, thorough: bool) -> Lesson | None:
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -291,7 +307,7 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem]) -> Lesso
     problems += hook_problems
     suites, suite_problems = load_suites(file.parent)
     problems += suite_problems
-    names = _seed_names(hooks, problems) if not hook_problems else None
+    names = _seed_names(hooks, problems, thorough=thorough) if not hook_problems else None
     if matter is None or names is None:
         return None
     front = matter.fields
@@ -326,7 +342,7 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem]) -> Lesso
         )
     if len(problems) > before:
         return None
-    for seed in (None, *_SAMPLE_SEEDS):
+    for seed in (None, *_SAMPLE_SEEDS) if thorough else ():
         try:
             render_sections(text, hooks.namespace(hooks.variant(seed)), exercises)
         except Exception as error:  # a last safety net: report, never crash the loader
