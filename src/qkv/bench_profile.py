@@ -48,7 +48,7 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
     CHECKS: tuple(
         (core, name)
         for name in (
-            "_as_float_arrays",
+            "as_float_arrays",  # imported from qkv._validate; patched where attention looks it up
             "_check_qk",
             "_check_kv",
             "_broadcast_batch",
