@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -74,3 +75,23 @@ def test_invalid_seeds_are_refused_with_a_sentence(seed: object) -> None:
     )
     with pytest.raises(LessonError):
         LESSON.render(seed)  # type: ignore[arg-type]
+
+
+def test_a_variant_is_drawn_once_per_seed_and_callers_get_their_own_copy() -> None:
+    calls: list[int | None] = []
+    hooks = LESSON.hooks
+
+    def counting_variant(seed: int | None) -> dict:  # type: ignore[type-arg]
+        calls.append(seed)
+        assert hooks.variant_function is not None
+        return hooks.variant_function(seed)
+
+    lesson = dataclasses.replace(LESSON, hooks=dataclasses.replace(hooks, variant_function=counting_variant))
+    first = lesson.variant(11)
+    lesson.check("q", "[0, 0]", variant_seed=11)
+    lesson.render(11)
+    assert calls == [11]
+    first["q"] = "changed by a caller"
+    assert lesson.variant(11) == LESSON.variant(11) != first
+    lesson.variant(12)
+    assert calls == [11, 12]

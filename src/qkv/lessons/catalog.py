@@ -5,7 +5,9 @@ Build them with :func:`qkv.lessons.load_catalog`; these classes hold no file han
 
 from __future__ import annotations
 
+import copy
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,9 +16,11 @@ from qkv.grading import Suite
 from qkv.lessons.feedback import check_answer
 from qkv.lessons.model import Exercise, Feedback, LessonError, LessonPart, PlannedLesson, RenderedSection
 from qkv.lessons.render import render_reference, render_sections
-from qkv.lessons.variants import LessonHooks
+from qkv.lessons.variants import LessonHooks, check_seed
 
 __all__ = ["Catalog", "Chapter", "CodeExercise", "Lesson"]
+
+VARIANTS_KEPT = 512  # drawn variants kept per lesson: a class's worth of learners, each with a few
 
 
 @dataclass(eq=False)
@@ -98,6 +102,12 @@ class Lesson:
     hooks: LessonHooks = field(repr=False)
     chapter: Chapter = field(repr=False)
     parts: tuple[LessonPart, ...] = ()
+    # Drawn variants by seed: checking an answer or rendering a page draws the same variant again and
+    # again (a few ms each), so the most recent ones are kept. Callers get copies; the cache stays as drawn.
+    _drawn: OrderedDict[int | None, tuple[dict[str, Any], dict[str, Any]]] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
+    _drawn_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def variant_section_ids(self) -> list[str]:
         """The ids of the sections that another variant re-renders, in declaration order.
@@ -140,7 +150,22 @@ class Lesson:
         LessonError
             If the seed is not None or a whole number from 0 to 2**63 - 1.
         """
-        return self.hooks.variant(seed)
+        return copy.deepcopy(self._variant_and_names(seed)[0])
+
+    def _variant_and_names(self, seed: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The variant and its namespace (with the named wrong answers), drawn once per recent seed."""
+        seed = check_seed(seed)  # first: True == 1 as a key, but True is no seed
+        with self._drawn_lock:
+            if seed in self._drawn:
+                self._drawn.move_to_end(seed)
+                return self._drawn[seed]
+        data = self.hooks.variant(seed)  # outside the lock: drawing takes milliseconds
+        drawn = (data, self.hooks.namespace(data))
+        with self._drawn_lock:
+            self._drawn[seed] = drawn
+            while len(self._drawn) > VARIANTS_KEPT:
+                self._drawn.popitem(last=False)
+        return drawn
 
     def check(self, exercise_id: str, answer: str, variant_seed: int | None = None) -> Feedback:
         """Check a typed answer to a numeric, letter or choice exercise.
@@ -164,7 +189,7 @@ class Lesson:
             For an unknown exercise, an invalid seed, or a code exercise (the grader checks those).
         """
         exercise = self.exercise(exercise_id)
-        return check_answer(exercise, answer, self.hooks.namespace(self.variant(variant_seed)))
+        return check_answer(exercise, answer, self._variant_and_names(variant_seed)[1])
 
     def render(self, variant_seed: int | None = None) -> list[RenderedSection]:
         """Every section of the page in order, ending with the chapter reference.
@@ -183,7 +208,7 @@ class Lesson:
         LessonError
             If the seed is not valid.
         """
-        names = self.hooks.namespace(self.variant(variant_seed))
+        names = self._variant_and_names(variant_seed)[1]
         return [*render_sections(self.text, names, self.exercises), self.chapter.reference()]
 
 
