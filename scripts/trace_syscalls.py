@@ -44,6 +44,16 @@ ARM64_OPTIONS = (
     "__ARCH_WANT_SYS_CLONE3",
 )
 NOT_CALLS = {"syscalls", "arch_specific_syscall"}
+# Calls newer than Debian 12's headers that the allow-list names; since 5.x new calls share one number on
+# every architecture (the kernel's syscall_64.tbl and asm-generic/unistd.h agree).
+NEWER = {
+    "fchmodat2": 452,
+    "map_shadow_stack": 453,
+    "futex_wake": 454,
+    "futex_wait": 455,
+    "futex_requeue": 456,
+}
+NEWER |= {"mseal": 462}
 
 
 def header_table(header: str, options: tuple[str, ...] = ()) -> dict[str, int]:
@@ -63,8 +73,9 @@ def header_table(header: str, options: tuple[str, ...] = ()) -> dict[str, int]:
 
 
 def write_tables() -> None:
-    x86_64 = header_table(X86_64_HEADER)
-    aarch64 = header_table(GENERIC_HEADER, ARM64_OPTIONS)
+    x86_64 = NEWER | header_table(X86_64_HEADER)
+    aarch64 = NEWER | header_table(GENERIC_HEADER, ARM64_OPTIONS)
+    x86_64, aarch64 = (dict(sorted(table.items(), key=lambda item: item[1])) for table in (x86_64, aarch64))
     lines = [
         '"""System-call numbers by name, for x86-64 and AArch64 (generated; do not edit).',
         "",
@@ -137,7 +148,11 @@ def trace(write: bool) -> int:
     sandbox.drop_to_unprivileged_uid = traced_drop  # type: ignore[assignment]
     sandbox.filter_program = lambda numbers: b"\x06\x00\x00\x00\x00\x00\xff\x7f"  # type: ignore[assignment]
     catalog = load_catalog()
-    programs = [(entry.exercise.solution, entry.suite) for entry in catalog.code_exercises() if entry.exercise.solution]
+    programs = [
+        (entry.exercise.solution, entry.suite)
+        for entry in catalog.code_exercises()
+        if entry.exercise.solution
+    ]
     corpora = [*ROOT.glob("tests/lesson_corpora/*/*/*/*.py")]
     for path in corpora:
         exercise = f"{path.parents[2].name}/{path.parents[1].name}"
@@ -174,7 +189,9 @@ def _frozenset_literal(module: ast.Module, name: str) -> set[str]:
         if isinstance(node, ast.AnnAssign | ast.Assign):
             target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
             if isinstance(target, ast.Name) and target.id == name and node.value is not None:
-                return {element.value for element in ast.walk(node.value) if isinstance(element, ast.Constant)}
+                return {
+                    element.value for element in ast.walk(node.value) if isinstance(element, ast.Constant)
+                }
     raise SystemExit(f"{SECCOMP} has no {name}.")
 
 
@@ -184,13 +201,16 @@ def _write_traced(names: list[str]) -> None:
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
     body = "\n".join(f'        "{name}",' for name in names)
-    block = f"{start} (rewritten by scripts/trace_syscalls.py trace --write)\nTRACED = frozenset(\n    {{\n{body}\n    }}\n)\n{end}"
+    note = "(rewritten by scripts/trace_syscalls.py trace --write)"
+    block = f"{start} {note}\nTRACED = frozenset(\n    {{\n{body}\n    }}\n)\n{end}"
     SECCOMP.write_text(head + block + tail)
     print(f"{SECCOMP.relative_to(ROOT)}: TRACED rewritten ({len(names)} calls); run ruff format on it.")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("job", choices=["tables", "trace"])
     parser.add_argument("--write", action="store_true", help="rewrite TRACED in seccomp.py (trace only)")
     arguments = parser.parse_args()

@@ -22,7 +22,7 @@ from typing import Any
 from qkv.grading.cgroups import HOST, CgroupHost, SandboxCgroup
 from qkv.grading.limits import Limits
 from qkv.grading.runtime import bare_command, bwrap_command, bwrap_path, find_runtime
-from qkv.grading.seccomp import filter_program, syscall_numbers
+from qkv.grading.seccomp import architecture, filter_program
 
 __all__ = [
     "RawRun",
@@ -102,10 +102,10 @@ class _Capture:
 
 def _seccomp_pipe() -> int | None:
     """A pipe's read end holding the seccomp filter for bubblewrap, or None where there is no filter."""
-    numbers = syscall_numbers()
-    if numbers is None:
+    arch = architecture()
+    if arch is None:
         return None
-    program = filter_program(numbers)  # a few hundred bytes: the pipe holds it all
+    program = filter_program(arch)  # a few KiB: the pipe holds it all
     read_fd, write_fd = os.pipe()
     try:
         os.write(write_fd, program)

@@ -366,6 +366,12 @@ X86_64 = {
     "process_mrelease": 448,
     "futex_waitv": 449,
     "set_mempolicy_home_node": 450,
+    "fchmodat2": 452,
+    "map_shadow_stack": 453,
+    "futex_wake": 454,
+    "futex_wait": 455,
+    "futex_requeue": 456,
+    "mseal": 462,
 }
 
 AARCH64 = {
@@ -675,4 +681,10 @@ AARCH64 = {
     "process_mrelease": 448,
     "futex_waitv": 449,
     "set_mempolicy_home_node": 450,
+    "fchmodat2": 452,
+    "map_shadow_stack": 453,
+    "futex_wake": 454,
+    "futex_wait": 455,
+    "futex_requeue": 456,
+    "mseal": 462,
 }
