@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy
 import pytest
 
 from builtin_lessons import L41_SUITE, L41_TESTS
@@ -311,3 +313,23 @@ def test_dangerous_calls_get_eperm_and_the_learner_an_ordinary_verdict(strict_gr
     assert result.status == "fail"
     failed = {test.function for test in result.tests if test.status != "pass"}
     assert failed == {"param_count"}, [(test.name, test.message) for test in result.tests]
+
+
+def test_proc_inside_shows_no_host_path_and_no_qkv_variable(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "proc_view.py")
+    output = result.output
+    assert "/proc/1/cmdline: /usr/bin/bwrap --args" in output  # it did read them
+    assert "/proc/self/mountinfo: " in output and "sys.executable: /usr/bin/python" in output
+    host = {
+        "the repository": str(Path(__file__).resolve().parents[2]),
+        "the virtual environment": os.path.realpath(sys.prefix),
+        "the interpreter's home": os.path.realpath(sys.base_prefix),
+        "the interpreter": os.path.realpath(sys._base_executable),  # type: ignore[attr-defined]
+        "NumPy": os.path.dirname(os.path.realpath(numpy.__file__)),
+    }
+    # A system Python's own paths (/usr/bin/python3.11, /usr/lib/python3.11) are what the sandbox shows anyway.
+    shown = {
+        what: path for what, path in host.items() if path in output and not f"{path}/".startswith("/usr/")
+    }
+    assert shown == {}, "host paths visible inside the sandbox"
+    assert "qkv" not in output.lower()  # no QKV_ variable, no path of the project
