@@ -7,7 +7,9 @@ The real kernel runs it in tests/grading/test_hostile.py.
 
 from __future__ import annotations
 
+import importlib.util
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +131,26 @@ def test_the_tables_agree_with_known_numbers() -> None:
     )
     assert "open" not in AARCH64 and "openat" in AARCH64
     assert len(ALLOWED) < 300  # an allow-list, not everything
+
+
+def test_the_trace_script_keeps_only_calls_made_under_the_filter() -> None:
+    path = Path(__file__).parents[2] / "scripts" / "trace_syscalls.py"
+    spec = importlib.util.spec_from_file_location("trace_syscalls", path)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    log = """\
+100 execve("/usr/bin/bwrap", ["bwrap"], 0x7ffd) = 0
+100 mount("none", "/", NULL, MS_REC|MS_PRIVATE, NULL) = 0
+100 clone(child_stack=NULL, flags=CLONE_NEWPID|SIGCHLD) = 101
+101 prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, {len=241, filter=0x5580}) = 0
+101 clone(child_stack=NULL, flags=SIGCHLD <unfinished ...>
+100 pivot_root(".", ".") = 0
+101 <... clone resumed>) = 102
+102 seccomp(SECCOMP_SET_MODE_FILTER, 0, {len=241, filter=0x5580}) = 0
+102 execve("/usr/bin/python3.11", ["python3.11"], 0x55 /* 5 vars */) = 0
+102 getrandom("\\x1e", 24, GRND_NONBLOCK) = 24
+103 unshare(CLONE_NEWNS) = 0
+101 wait4(-1,  <unfinished ...>
+"""
+    assert script.calls_after_filter(log) == {"clone", "seccomp", "execve", "getrandom", "wait4"}
