@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy
 import pytest
 
 from builtin_lessons import L41_SUITE, L41_TESTS
@@ -277,3 +279,57 @@ def test_a_subclass_of_value_error_is_a_value_error(strict_grader: Grader) -> No
     assert result.status == "pass", [
         (test.name, test.message) for test in result.tests if test.status != "pass"
     ]
+
+
+REFUSED_CALLS = (
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "keyctl",
+    "add_key",
+    "memfd_secret",
+    "memfd_create",
+    "ptrace",
+    "bpf",
+    "userfaultfd",
+    "perf_event_open",
+    "process_vm_readv",
+    "kexec_load",
+    "mount",
+    "unshare",
+    "pidfd_getfd",
+)
+
+
+def test_dangerous_calls_get_eperm_and_the_learner_an_ordinary_verdict(strict_grader: Grader) -> None:
+    # The red-team's io_uring attack made and bound a vsock socket without socket(): io_uring_setup is
+    # refused now, so no ring exists to submit IORING_OP_SOCKET to. The arguments make each call's own
+    # answer differ from EPERM (EFAULT, EINVAL, a key id), so EPERM here is the filter's.
+    result = grade(strict_grader, "refused_calls.py")
+    lines = dict(line.split(": ", 1) for line in result.output.splitlines() if ": " in line)
+    assert {name: lines.get(name) for name in REFUSED_CALLS} == dict.fromkeys(REFUSED_CALLS, "errno 1")
+    assert lines["vsock"] == "errno 97"  # EAFNOSUPPORT: the socket is never made, so never bound
+    assert "still running" in result.output  # a refusal is an error code, not a kill
+    assert result.status == "fail"
+    failed = {test.function for test in result.tests if test.status != "pass"}
+    assert failed == {"param_count"}, [(test.name, test.message) for test in result.tests]
+
+
+def test_proc_inside_shows_no_host_path_and_no_qkv_variable(strict_grader: Grader) -> None:
+    result = grade(strict_grader, "proc_view.py")
+    output = result.output
+    assert "/proc/1/cmdline: /usr/bin/bwrap --args" in output  # it did read them
+    assert "/proc/self/mountinfo: " in output and "sys.executable: /usr/bin/python" in output
+    host = {
+        "the repository": str(Path(__file__).resolve().parents[2]),
+        "the virtual environment": os.path.realpath(sys.prefix),
+        "the interpreter's home": os.path.realpath(sys.base_prefix),
+        "the interpreter": os.path.realpath(sys._base_executable),  # type: ignore[attr-defined]
+        "NumPy": os.path.dirname(os.path.realpath(numpy.__file__)),
+    }
+    # A system Python's own paths (/usr/bin/python3.11, /usr/lib/python3.11) are what the sandbox shows anyway.
+    shown = {
+        what: path for what, path in host.items() if path in output and not f"{path}/".startswith("/usr/")
+    }
+    assert shown == {}, "host paths visible inside the sandbox"
+    assert "qkv" not in output.lower()  # no QKV_ variable, no path of the project

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy
 
-__all__ = ["Runtime", "bwrap_path", "find_runtime"]
+__all__ = ["Runtime", "bwrap_options", "bwrap_path", "find_runtime", "inside_paths", "sandbox_python_command"]
 
 HARNESS = Path(__file__).with_name("harness.py")
 SANDBOX_HARNESS = "/grader/harness.py"
@@ -78,13 +78,33 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def bwrap_command(
-    bwrap: str, runtime: Runtime, rlimits: str, tmp_bytes: int, report_fd: int, seccomp_fd: int | None = None
-) -> list[str]:
-    """The full command line that starts the harness inside bubblewrap (with the seccomp filter on
-    ``seccomp_fd``, when there is one)."""
+def inside_paths(runtime: Runtime) -> tuple[str, str, str | None]:
+    """Where the interpreter, its standard library and libpython appear inside the sandbox.
+
+    Generic paths, so that nothing the submission can read (``sys.executable``, ``/proc/self/maps``)
+    names the host's layout: a pyenv, a virtual environment, a home directory.
+
+    Examples
+    --------
+    >>> home = "/opt/py"
+    >>> runtime = Runtime(f"{home}/bin/python3.11", f"{home}/lib/python3.11", "",
+    ...                   f"{home}/lib/libpython3.11.so.1.0", (), ())
+    >>> inside_paths(runtime)
+    ('/usr/bin/python3.11', '/usr/lib/python3.11', '/usr/lib/libpython3.11.so.1.0')
+    """
+    libpython = f"/usr/lib/{os.path.basename(runtime.libpython)}" if runtime.libpython else None
+    return (
+        f"/usr/bin/{os.path.basename(runtime.python)}",
+        f"/usr/lib/{os.path.basename(runtime.stdlib)}",
+        libpython,
+    )
+
+
+def bwrap_options(runtime: Runtime, tmp_bytes: int, seccomp_fd: int | None = None) -> list[str]:
+    """bubblewrap's options (the command aside) for a sandbox holding ``runtime``, with the seccomp
+    filter on ``seccomp_fd`` when there is one. They travel to bubblewrap through ``--args FD``, so that its
+    command line, which the submission sees as ``/proc/1/cmdline``, names no host path."""
     args = [
-        bwrap,
         "--unshare-user",
         "--unshare-pid",
         "--unshare-net",
@@ -135,28 +155,36 @@ def bwrap_command(
         "LANG",
         "C.UTF-8",
     ]
-    # Run as root, bubblewrap starts as an unprivileged user (see sandbox.py), which cannot read paths
-    # under a private directory such as /root; those are bound from a world-readable staged copy.
-    source = reachable_copy if os.geteuid() == 0 else str
+    # Host-specific paths are bound from a staged copy laid out as the sandbox sees it, so that even
+    # /proc/self/mountinfo (which shows each bind's source) names no host directory but the staging one;
+    # run as root, it is also what lets the unprivileged uid (see sandbox.py) read a path under /root.
     for directory in runtime.library_dirs:
         if os.path.islink(directory):
             args += ["--symlink", os.readlink(directory), directory]
         else:
-            args += ["--ro-bind", source(directory), directory]
-    args += ["--ro-bind", source(runtime.python), runtime.python]
-    args += ["--ro-bind", source(runtime.stdlib), runtime.stdlib]
-    for hidden in (runtime.site_packages, os.path.join(runtime.stdlib, "test")):
-        if os.path.isdir(hidden):  # other packages, and the test suite's certificates and keys
-            args += ["--tmpfs", hidden, "--remount-ro", hidden]  # empty, and not a second, unbounded /tmp
+            args += ["--ro-bind", reachable_copy(directory), directory]
+    python, stdlib, libpython = inside_paths(runtime)
+    args += ["--ro-bind", reachable_copy(runtime.python, python), python]
+    args += ["--ro-bind", reachable_copy(runtime.stdlib, stdlib), stdlib]
+    for hidden in ("site-packages", "test"):
+        if os.path.isdir(os.path.join(runtime.stdlib, hidden)):  # other packages; the tests' keys
+            inside = f"{stdlib}/{hidden}"
+            args += ["--tmpfs", inside, "--remount-ro", inside]  # empty, and not a second, unbounded /tmp
     bound = tuple(directory + "/" for directory in runtime.library_dirs)
-    if runtime.libpython and not os.path.realpath(runtime.libpython).startswith(bound):
-        args += ["--ro-bind", source(runtime.libpython), runtime.libpython]
+    if runtime.libpython and libpython and not os.path.realpath(runtime.libpython).startswith(bound):
+        args += ["--ro-bind", reachable_copy(runtime.libpython, libpython), libpython]
     for directory in runtime.numpy_dirs:
-        args += ["--ro-bind", source(directory), f"{SANDBOX_SITE}/{os.path.basename(directory)}"]
-    args += ["--ro-bind", source(str(HARNESS)), SANDBOX_HARNESS, "--remount-ro", "/"]
+        inside = f"{SANDBOX_SITE}/{os.path.basename(directory)}"
+        args += ["--ro-bind", reachable_copy(directory, inside), inside]
+    args += ["--ro-bind", reachable_copy(str(HARNESS), SANDBOX_HARNESS), SANDBOX_HARNESS, "--remount-ro", "/"]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    return [*args, *python_command(runtime.python, SANDBOX_HARNESS, report_fd, rlimits, SANDBOX_SITE)]
+    return args
+
+
+def sandbox_python_command(runtime: Runtime, report_fd: int, rlimits: str) -> list[str]:
+    """The command bubblewrap runs: the interpreter at its path inside the sandbox, on the harness."""
+    return python_command(inside_paths(runtime)[0], SANDBOX_HARNESS, report_fd, rlimits, SANDBOX_SITE)
 
 
 def python_command(python: str, harness: str, report_fd: int, rlimits: str, site_dir: str) -> list[str]:
@@ -175,11 +203,15 @@ def others_can_read(path: str) -> bool:
     return mode & needed == needed
 
 
+_STAGING_PREFIX = "sandbox-view-"
+
+
 @cache
 def _staging_root() -> Path:
     """A root-owned, world-readable directory for this process's staged copies, removed at exit."""
     _remove_stale_staging()
-    root = Path(tempfile.mkdtemp(prefix=f"qkv-sandbox-runtime-{os.getpid()}-"))
+    # A neutral name: the submission sees it in /proc/self/mountinfo, as the source of its binds.
+    root = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{os.getpid()}-"))
     root.chmod(0o755)
     atexit.register(shutil.rmtree, root, True)
     return root
@@ -187,8 +219,8 @@ def _staging_root() -> Path:
 
 def _remove_stale_staging() -> None:
     """Remove the staged copies of grader processes that were killed before they could clean up."""
-    for stale in Path(tempfile.gettempdir()).glob("qkv-sandbox-runtime-*-*"):
-        pid = stale.name.split("-")[3]
+    for stale in Path(tempfile.gettempdir()).glob(f"{_STAGING_PREFIX}*-*"):
+        pid = stale.name.removeprefix(_STAGING_PREFIX).split("-")[0]
         if not pid.isdigit() or stale.stat().st_uid != os.geteuid():
             continue
         try:
@@ -209,24 +241,27 @@ def _link_or_copy(source: str, destination: str) -> None:
 _staging_lock = threading.Lock()  # warm spares start on several threads at once
 
 
-def reachable_copy(path: str) -> str:
-    """``path`` itself if an unprivileged user can read it; otherwise a read-only copy that it can.
+def reachable_copy(path: str, inside: str | None = None) -> str:
+    """What to bind at ``inside`` (default: ``path``'s own real path) to show the sandbox ``path``.
 
-    Files are hard-linked where possible, so staging the standard library takes a fraction of a second.
-    The copy keeps the permission bits of the original, and staged directories are not writable by anyone
-    but the grader's own user.
+    That is ``path`` itself if it already lies at ``inside`` and an unprivileged user can read it;
+    otherwise a read-only copy staged at ``inside`` under a neutrally named directory, so that the bind's
+    source names neither the host's layout nor a private directory. Files are hard-linked where possible,
+    so staging the standard library takes a fraction of a second. The copy keeps the permission bits of
+    the original, and staged directories are not writable by anyone but the grader's own user.
     """
     with _staging_lock:
-        return _reachable_copy(path)
+        return _reachable_copy(path, inside)
 
 
 @cache
-def _reachable_copy(path: str) -> str:
-    if others_can_read(path):
-        return path
+def _reachable_copy(path: str, inside: str | None) -> str:
     real = os.path.realpath(path)
+    inside = inside or real
+    if real == inside and others_can_read(path):
+        return path
     root = _staging_root()
-    staged = root / real.lstrip("/")
+    staged = root / inside.lstrip("/")
     for directory in reversed(staged.relative_to(root).parents):
         if not (root / directory).is_dir():
             (root / directory).mkdir()

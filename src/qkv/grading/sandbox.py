@@ -21,8 +21,8 @@ from typing import Any
 
 from qkv.grading.cgroups import HOST, CgroupHost, SandboxCgroup
 from qkv.grading.limits import Limits
-from qkv.grading.runtime import bare_command, bwrap_command, bwrap_path, find_runtime
-from qkv.grading.seccomp import filter_program, syscall_numbers
+from qkv.grading.runtime import bare_command, bwrap_options, bwrap_path, find_runtime, sandbox_python_command
+from qkv.grading.seccomp import architecture, filter_program
 
 __all__ = [
     "RawRun",
@@ -43,7 +43,11 @@ SMALL_READ_BYTES, SMALL_READ_PAUSE_S = 4096, 0.001
 READY_TIMEOUT_S = 30.0
 GRACE_S = 0.5  # after "done": time for the process to exit by itself before it is killed
 # Joins the sandbox's cgroups, then becomes bubblewrap (or the bare interpreter).
-JOIN_CGROUPS = 'for g in $QKV_CGROUPS; do echo $$ > "$g/cgroup.procs" || exit 97; done; exec "$@"'
+# Its arguments: how many cgroup directories, the directories, then the command.
+JOIN_CGROUPS = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 97; shift; n=$((n - 1)); '
+    'done; exec "$@"'
+)
 
 
 # Run as root, each sandbox starts as its own unprivileged uid from this range, so that it is nobody
@@ -100,18 +104,20 @@ class _Capture:
         return text + ("\n" + marker + "\n" if self.dropped else "")
 
 
-def _seccomp_pipe() -> int | None:
-    """A pipe's read end holding the seccomp filter for bubblewrap, or None where there is no filter."""
-    numbers = syscall_numbers()
-    if numbers is None:
-        return None
-    program = filter_program(numbers)  # a few hundred bytes: the pipe holds it all
+def _pipe_holding(data: bytes) -> int:
+    """A pipe's read end holding ``data`` (a few KiB at most: the pipe's buffer takes it all)."""
     read_fd, write_fd = os.pipe()
     try:
-        os.write(write_fd, program)
+        os.write(write_fd, data)
     finally:
         os.close(write_fd)
     return read_fd
+
+
+def _seccomp_pipe() -> int | None:
+    """A pipe's read end holding the seccomp filter for bubblewrap, or None where there is no filter."""
+    arch = architecture()
+    return None if arch is None else _pipe_holding(filter_program(arch))
 
 
 class SandboxProcess:
@@ -135,11 +141,14 @@ class SandboxProcess:
             nproc = processes_of_user(uid) + limits.processes + 3
         rlimits = limits.rlimit_spec(nproc)
         seccomp_fd = _seccomp_pipe() if bwrap else None
+        passed = [write_fd] if seccomp_fd is None else [write_fd, seccomp_fd]
         if bwrap:
-            command = [
-                *drop,
-                *bwrap_command(bwrap, runtime, rlimits, limits.file_bytes, write_fd, seccomp_fd),
-            ]
+            # The options (every bind's host path) go through a pipe: bubblewrap's command line is what
+            # the submission reads as /proc/1/cmdline.
+            options = bwrap_options(runtime, limits.file_bytes, seccomp_fd)
+            passed.append(_pipe_holding(b"".join(option.encode() + b"\0" for option in options)))
+            python = sandbox_python_command(runtime, write_fd, rlimits)
+            command = [*drop, bwrap, "--args", str(passed[-1]), *python]
         else:
             command = bare_command(runtime, rlimits, write_fd)
         env = {
@@ -148,15 +157,17 @@ class SandboxProcess:
             "OMP_NUM_THREADS": "1",
         }
         if self.cgroup is not None:
-            command = ["/bin/sh", "-c", JOIN_CGROUPS, "sh", *command]
-            env["QKV_CGROUPS"] = " ".join(self.cgroup.paths)
+            # The cgroup paths are the shell's arguments, not its environment, which bubblewrap would
+            # inherit and the submission read as /proc/1/environ.
+            count = str(len(self.cgroup.paths))
+            command = ["/bin/sh", "-c", JOIN_CGROUPS, "sh", count, *self.cgroup.paths, *command]
         try:
             self.process = subprocess.Popen(
                 command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(write_fd,) if seccomp_fd is None else (write_fd, seccomp_fd),
+                pass_fds=passed,
                 start_new_session=True,
                 env=env,
                 cwd="/",
@@ -166,9 +177,8 @@ class SandboxProcess:
             self._remove_cgroup()
             raise SandboxStartError(f"The grading sandbox could not be started: {error}.") from None
         finally:
-            os.close(write_fd)
-            if seccomp_fd is not None:
-                os.close(seccomp_fd)
+            for fd in passed:
+                os.close(fd)
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         """Block until the harness has imported NumPy; raise :class:`SandboxStartError` if it never does."""

@@ -1,99 +1,271 @@
-"""A seccomp filter for the sandbox: no sockets but Unix ones, and no System V IPC.
+"""The sandbox's seccomp filter: an allow-list of the system calls CPython and NumPy need.
 
-The network namespace already leaves a submission no network, but two things cross namespaces: ``AF_VSOCK``
-(the host's vsock port space is shared) and System V shared memory, which is not counted against a process's
-``RLIMIT_AS`` (hundreds of 256 MiB segments could be held on a host without a memory cgroup). The filter
-makes ``socket``/``socketpair`` fail with ``EAFNOSUPPORT`` for every family but ``AF_UNIX``, and
-``shmget``/``msgget``/``semget`` fail with ``EPERM``; everything else is allowed. bubblewrap loads it
-(``--seccomp FD``) after setting no-new-privileges, so nothing inside can lift it.
+Every call not on the list fails with ``EPERM``, so a refused call is an ordinary ``OSError`` in the
+learner's program, never a kill that would look like a crash. ``socket`` and ``socketpair`` are allowed for
+``AF_UNIX`` only (other families fail with ``EAFNOSUPPORT``); as the io_uring calls are refused, a socket
+cannot be made any other way. Calls of a foreign ABI (32-bit calls on x86-64) and x32 calls are refused
+with ``EPERM`` too: their numbers name other calls, so none of them is allowed.
 
-The program is classic BPF, written out here because it is short and its rules should be readable; it is
-built for the machine's own architecture (x86-64 or AArch64), and any other architecture gets no filter.
+The list is :data:`TRACED` (what the lessons' reference solutions, the solution corpora and the harness
+were seen to call under ``strace``; ``scripts/trace_syscalls.py trace --write`` rewrites it) together with
+:data:`GENEROUS` (harmless calls on paths the corpora do not reach: error paths, threads, other glibc
+versions). :data:`REFUSED` names the dangerous calls that must never join it; a test holds the two apart.
+
+bubblewrap loads the program (``--seccomp FD``) after setting no-new-privileges, just before it executes
+the interpreter, so nothing inside can lift it. The program is classic BPF: after the architecture and
+socket checks, a binary search over the allowed numbers' runs (see :func:`filter_program`).
 """
 
 from __future__ import annotations
 
 import platform
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["SyscallNumbers", "filter_program", "syscall_numbers"]
+from qkv.grading.syscall_tables import AARCH64, X86_64
 
-# seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
-_NR, _ARCH, _ARG0_LOW = 0, 4, 16  # args[0]'s low 32 bits (little-endian): the socket family
-_LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
-_JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
-_JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
-_RET_K = 0x06  # BPF_RET | BPF_K
-_ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
-_ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
-_KILL = 0x80000000  # SECCOMP_RET_KILL_PROCESS
-EPERM, EAFNOSUPPORT = 1, 97
-AF_UNIX = 1
-X32_SYSCALL_BIT = 0x40000000
+__all__ = [
+    "ALLOWED",
+    "GENEROUS",
+    "REFUSED",
+    "TRACED",
+    "Architecture",
+    "allowed_runs",
+    "architecture",
+    "filter_program",
+]
+
+# --- traced: begin (rewritten by scripts/trace_syscalls.py trace --write)
+TRACED = frozenset(
+    {
+        "access",
+        "arch_prctl",
+        "brk",
+        "close",
+        "execve",
+        "exit_group",
+        "fcntl",
+        "fstat",
+        "getdents64",
+        "getrandom",
+        "gettid",
+        "ioctl",
+        "lseek",
+        "mbind",
+        "mmap",
+        "mprotect",
+        "munmap",
+        "newfstatat",
+        "openat",
+        "prctl",
+        "pread64",
+        "prlimit64",
+        "read",
+        "readlink",
+        "rseq",
+        "rt_sigaction",
+        "sched_getaffinity",
+        "set_robust_list",
+        "set_tid_address",
+        "sysinfo",
+        "uname",
+        "wait4",
+        "write",
+    }
+)
+# --- traced: end
+
+GENEROUS = frozenset(
+    {
+        # files and directories (only /tmp is writable, and it is a 16 MiB tmpfs)
+        *("read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2"),
+        *("pwritev2", "open", "openat", "openat2", "creat", "close", "close_range", "lseek", "dup", "dup2"),
+        *("dup3", "fcntl", "flock", "fsync", "fdatasync", "ftruncate", "truncate", "fallocate", "stat"),
+        *("fstat", "lstat", "newfstatat", "statx", "access", "faccessat", "faccessat2", "readlink"),
+        *("readlinkat", "getdents", "getdents64", "getcwd", "chdir", "fchdir", "mkdir", "mkdirat", "rmdir"),
+        *("unlink", "unlinkat", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat"),
+        *("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime"),
+        *("utimes", "utimensat", "futimesat", "umask", "statfs", "fstatfs", "mknod", "mknodat", "pipe"),
+        *("pipe2", "sendfile", "copy_file_range", "splice", "tee", "fadvise64", "readahead", "getxattr"),
+        *("lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "setxattr", "lsetxattr"),
+        *("fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "inotify_init", "inotify_init1"),
+        *("inotify_add_watch", "inotify_rm_watch", "ioctl", "sync_file_range"),
+        # memory (bounded by RLIMIT_AS and the memory cgroup)
+        *("brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "mincore", "mlock", "mlock2"),
+        *("munlock", "mlockall", "munlockall", "membarrier", "get_mempolicy", "set_mempolicy", "mbind"),
+        *("pkey_alloc", "pkey_free", "pkey_mprotect", "map_shadow_stack", "mseal"),
+        # processes and threads (bounded by the pids cgroup or RLIMIT_NPROC)
+        *("clone", "clone3", "fork", "vfork", "execve", "execveat", "exit", "exit_group", "wait4", "waitid"),
+        *("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open"),
+        *("pidfd_send_signal", "getpid", "getppid", "gettid", "getuid", "geteuid", "getgid", "getegid"),
+        *("getresuid", "getresgid", "getgroups", "getpgid", "getpgrp", "getsid", "setsid", "setpgid"),
+        *("set_tid_address", "set_robust_list", "get_robust_list", "futex", "futex_waitv", "futex_wake"),
+        *("futex_wait", "futex_requeue", "rseq", "arch_prctl", "prctl", "capget", "sched_yield"),
+        *("sched_getaffinity", "sched_setaffinity", "sched_getparam", "sched_getscheduler"),
+        *("sched_get_priority_max", "sched_get_priority_min", "sched_rr_get_interval", "sched_getattr"),
+        *("getpriority", "setpriority", "getrlimit", "setrlimit", "prlimit64", "getrusage", "times"),
+        *("sysinfo", "uname", "getcpu", "getrandom"),
+        # signals and time
+        *("rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigsuspend"),
+        *("rt_sigtimedwait", "sigaltstack", "alarm", "pause", "signalfd", "signalfd4", "restart_syscall"),
+        *("clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time"),
+        *("getitimer", "setitimer", "timer_create", "timer_settime", "timer_gettime", "timer_getoverrun"),
+        *("timer_delete", "timerfd_create", "timerfd_settime", "timerfd_gettime"),
+        # waiting on descriptors
+        *("select", "pselect6", "poll", "ppoll", "epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait"),
+        *("epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2"),
+        # sockets: only AF_UNIX ones can exist (socket and socketpair check the family; see below)
+        *("bind", "connect", "listen", "accept", "accept4", "getsockname", "getpeername", "sendto"),
+        *("recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "setsockopt", "getsockopt"),
+    }
+)
+
+REFUSED = frozenset(
+    {
+        # io_uring makes sockets (IORING_OP_SOCKET) and binds them without the socket call, and is a large
+        # kernel surface; legacy AIO is another
+        *("io_uring_setup", "io_uring_enter", "io_uring_register", "io_setup", "io_submit", "io_destroy"),
+        *("io_getevents", "io_pgetevents", "io_cancel"),
+        # other processes' memory and descriptors
+        *("ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "pidfd_getfd", "kcmp"),
+        # kernel keyrings, memory outside RLIMIT_AS, System V IPC (not counted against RLIMIT_AS)
+        *("keyctl", "add_key", "request_key", "memfd_secret", "memfd_create", "shmget", "shmat", "shmctl"),
+        *("shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"),
+        *("mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"),
+        # kernel programs, tracing and page-fault handling: large attack surfaces
+        *("bpf", "userfaultfd", "perf_event_open", "fanotify_init", "fanotify_mark", "lookup_dcookie"),
+        # the machine itself: kernels, modules, mounts, namespaces, clocks, devices, swap
+        *("kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot"),
+        *("mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig"),
+        *("fsmount", "fspick", "mount_setattr", "unshare", "setns", "swapon", "swapoff", "acct"),
+        *("quotactl", "quotactl_fd", "name_to_handle_at", "open_by_handle_at", "syslog", "settimeofday"),
+        *("clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "vhangup"),
+        *("personality", "iopl", "ioperm", "modify_ldt", "uselib", "vmsplice", "sched_setscheduler"),
+        *("sched_setattr", "sched_setparam", "capset", "landlock_create_ruleset"),
+    }
+)
+
+SOCKET_CALLS = ("socket", "socketpair")  # allowed for AF_UNIX only
+ALLOWED = TRACED | GENEROUS | frozenset(SOCKET_CALLS)
 
 
 @dataclass(frozen=True)
-class SyscallNumbers:
-    """The audit architecture and the system-call numbers the filter needs, for one architecture."""
+class Architecture:
+    """One machine architecture: its name, its audit value (``AUDIT_ARCH_*``) and its call numbers."""
 
-    arch: int
-    socket: int
-    socketpair: int
-    shmget: int
-    msgget: int
-    semget: int
+    name: str
+    audit: int
+    numbers: Mapping[str, int]
 
 
-_TABLES = {
-    "x86_64": SyscallNumbers(0xC000003E, socket=41, socketpair=53, shmget=29, msgget=68, semget=64),
-    "aarch64": SyscallNumbers(0xC00000B7, socket=198, socketpair=199, shmget=194, msgget=186, semget=190),
+ARCHITECTURES = {
+    "x86_64": Architecture("x86_64", 0xC000003E, X86_64),
+    "aarch64": Architecture("aarch64", 0xC00000B7, AARCH64),
 }
 
 
-def syscall_numbers(machine: str | None = None) -> SyscallNumbers | None:
-    """The numbers for ``machine`` (default: this one), or None for an architecture without a table.
+def architecture(machine: str | None = None) -> Architecture | None:
+    """The architecture ``machine`` (default: this one's), or None where there is no table for it.
 
     Examples
     --------
-    >>> syscall_numbers("x86_64").socket, syscall_numbers("riscv64") is None
-    (41, True)
+    >>> architecture("x86_64").numbers["io_uring_setup"], architecture("aarch64").numbers["socket"]
+    (425, 198)
+    >>> architecture("riscv64") is None
+    True
     """
-    return _TABLES.get(machine or platform.machine())
+    return ARCHITECTURES.get(machine or platform.machine())
 
 
-def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
-    return struct.pack("<HBBI", code, jt, jf, k)
+def allowed_runs(arch: Architecture) -> list[tuple[int, int]]:
+    """The allowed call numbers (the socket calls aside) as sorted runs ``(first, last)``, inclusive.
 
-
-def filter_program(numbers: SyscallNumbers) -> bytes:
-    """The compiled filter (``struct sock_filter`` array) for ``numbers``' architecture.
+    Names the architecture does not have (``open`` on AArch64) are skipped.
 
     Examples
     --------
-    >>> program = filter_program(syscall_numbers("x86_64"))
-    >>> len(program) % 8, len(program) // 8
-    (0, 16)
+    >>> runs = allowed_runs(architecture("x86_64"))
+    >>> runs[0][0], any(first <= 425 <= last for first, last in runs)  # read is 0; io_uring_setup 425
+    (0, False)
     """
-    refuse_ipc = _ERRNO | EPERM
-    ops = [
-        _op(_LD_W_ABS, _ARCH),
-        _op(_JEQ_K, numbers.arch, jt=1),  # another ABI (e.g. 32-bit calls on x86-64): no rules apply, so kill
-        _op(_RET_K, _KILL),
-        _op(_LD_W_ABS, _NR),
-        _op(_JGE_K, X32_SYSCALL_BIT, jt=10),  # x32 calls share the arch but not the numbers: refuse them
-        _op(_JEQ_K, numbers.socket, jt=5),
-        _op(_JEQ_K, numbers.socketpair, jt=4),
-        _op(_JEQ_K, numbers.shmget, jt=7),
-        _op(_JEQ_K, numbers.msgget, jt=6),
-        _op(_JEQ_K, numbers.semget, jt=5),
-        _op(_RET_K, _ALLOW),
-        # a socket: only the Unix family
-        _op(_LD_W_ABS, _ARG0_LOW),
-        _op(_JEQ_K, AF_UNIX, jt=0, jf=1),
-        _op(_RET_K, _ALLOW),
-        _op(_RET_K, _ERRNO | EAFNOSUPPORT),
-        # System V IPC, and x32 calls
-        _op(_RET_K, refuse_ipc),
+    numbers = sorted(arch.numbers[name] for name in ALLOWED - set(SOCKET_CALLS) if name in arch.numbers)
+    runs: list[tuple[int, int]] = []
+    for number in numbers:
+        if runs and runs[-1][1] == number - 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return runs
+
+
+# seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
+_NR, _ARCH, _ARG0_LOW = 0, 4, 16  # args[0]'s low 32 bits (little-endian): the socket family
+LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+JA = 0x05  # BPF_JMP | BPF_JA
+RET_K = 0x06  # BPF_RET | BPF_K
+RET_ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
+RET_ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
+EPERM, EAFNOSUPPORT = 1, 97
+AF_UNIX = 1
+X32_SYSCALL_BIT = 0x40000000
+_MAX_SHORT_JUMP = 255  # jt and jf are 8 bits; a longer jump goes through JA (32 bits)
+
+Op = tuple[int, int, int, int]  # code, jt, jf, k
+
+
+def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> Op:
+    return (code, jt, jf, k)
+
+
+def _search(runs: list[tuple[int, int]]) -> list[Op]:
+    """Allow the call number in the accumulator if it lies in one of ``runs``, refuse it otherwise."""
+    refuse = RET_ERRNO | EPERM
+    if len(runs) == 1:
+        first, last = runs[0]
+        return [
+            _op(JGE_K, first, jt=0, jf=2),  # below the run: refuse
+            _op(JGE_K, last + 1, jt=1, jf=0),  # above it: refuse
+            _op(RET_K, RET_ALLOW),
+            _op(RET_K, refuse),
+        ]
+    middle = len(runs) // 2
+    below, above = _search(runs[:middle]), _search(runs[middle:])
+    pivot = runs[middle][0]
+    if len(below) <= _MAX_SHORT_JUMP:
+        return [_op(JGE_K, pivot, jt=len(below)), *below, *above]
+    return [_op(JGE_K, pivot, jt=0, jf=1), _op(JA, len(below)), *below, *above]
+
+
+def filter_ops(arch: Architecture) -> list[Op]:
+    """The filter as ``(code, jt, jf, k)`` instructions (see :func:`filter_program`)."""
+    refuse = RET_ERRNO | EPERM
+    return [
+        _op(LD_W_ABS, _ARCH),
+        _op(JEQ_K, arch.audit, jt=1),
+        _op(RET_K, refuse),  # another ABI: its numbers name other calls, so none is allowed
+        _op(LD_W_ABS, _NR),
+        _op(JGE_K, X32_SYSCALL_BIT, jt=0, jf=1),
+        _op(RET_K, refuse),  # x32 calls share x86-64's audit value but not its numbers
+        _op(JEQ_K, arch.numbers["socket"], jt=1),
+        _op(JEQ_K, arch.numbers["socketpair"], jt=0, jf=4),
+        _op(LD_W_ABS, _ARG0_LOW),  # socket or socketpair: only the Unix family
+        _op(JEQ_K, AF_UNIX, jt=0, jf=1),
+        _op(RET_K, RET_ALLOW),
+        _op(RET_K, RET_ERRNO | EAFNOSUPPORT),
+        *_search(allowed_runs(arch)),
     ]
-    return b"".join(ops)
+
+
+def filter_program(arch: Architecture) -> bytes:
+    """The compiled filter (a ``struct sock_filter`` array) for ``arch``.
+
+    Examples
+    --------
+    >>> program = filter_program(architecture("x86_64"))
+    >>> len(program) % 8, len(program) // 8 < 512
+    (0, True)
+    """
+    return b"".join(struct.pack("<HBBI", code, jt, jf, k) for code, jt, jf, k in filter_ops(arch))
