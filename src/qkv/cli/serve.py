@@ -152,6 +152,14 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Mark cookies Secure (HTTPS only): set this when learners reach the server through HTTPS.",
 )
 @click.option(
+    "--public-url",
+    envvar="QKV_PUBLIC_URL",
+    default=None,
+    metavar="URL",
+    help="Where learners reach the server (https://qkv.example): redirects point there. Without it they "
+    "are relative paths; the Host header is never used.",
+)
+@click.option(
     "--content",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
@@ -174,6 +182,7 @@ def serve(
     warm_spares: int,
     secret_key_file: Path | None,
     secure_cookies: bool,
+    public_url: str | None,
     content: Path | None,
     log_level: str,
 ) -> None:
@@ -217,6 +226,7 @@ def serve(
             keep_submissions=keep_submissions,
             warm_spares=warm_spares,
             secure_cookies=secure_cookies,
+            public_url=public_url,
         )
         if port and _port_in_use(host, port):
             raise click.ClickException(

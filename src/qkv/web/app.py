@@ -30,6 +30,7 @@ from qkv.web.errors import install_error_handlers
 from qkv.web.grading_queue import GradingQueue
 from qkv.web.identity_limits import MintLimit
 from qkv.web.jsonsafe import SafeJSONResponse
+from qkv.web.redirects import SafeLocationMiddleware
 from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.services import Services
 from qkv.web.settings import Settings
@@ -112,6 +113,8 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
     )
+    # Outside the router, so Starlette's own trailing-slash redirect is rewritten too.
+    app.add_middleware(SafeLocationMiddleware, public_url=settings.public_url)
     app.add_middleware(SecurityHeadersMiddleware)  # added last, so it wraps everything above
     return app
 
