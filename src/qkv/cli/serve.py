@@ -114,7 +114,8 @@ def _port_in_use(host: str, port: int) -> bool:
     default=200,
     show_default=True,
     type=click.IntRange(1, 1_000_000),
-    help="New learner identities (first visits) one client address may be given in 10 minutes; more get 429.",
+    help="New learners one client address may start saving work for in 10 minutes (counted at their first "
+    "save; reading pages is free); more get 429 on their first save.",
 )
 @click.option(
     "--keep-submissions",

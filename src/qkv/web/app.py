@@ -36,7 +36,7 @@ from qkv.web.services import Services
 from qkv.web.settings import Settings
 
 log = logging.getLogger("qkv.web")
-MINT_WINDOW_S = 600.0  # the window of Settings.identities_per_address
+MINT_WINDOW_S = 600.0  # the window of Settings.identities_per_address (new learners who save work)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -80,6 +80,7 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
             secret,
             secure=settings.secure_cookies,
             mint_limit=MintLimit(settings.identities_per_address, MINT_WINDOW_S),
+            has_saved_work=store.has_saved_work,
         ),
         templates=Jinja2Templates(directory=str(settings.templates_dir or TEMPLATES_DIR)),
     )

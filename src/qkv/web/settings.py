@@ -33,8 +33,9 @@ class Settings:
         Answers and programs kept per learner and exercise (the last ones, plus the first right answer and
         the best program); the gradebook's counts stay exact whatever is pruned.
     identities_per_address : int
-        New learner identities (first visits without a cookie) one address may be given in 10 minutes;
-        beyond that the page answers 429. The default allows a class behind one NAT several times over.
+        New learners one address may start saving work for in 10 minutes (a learner is counted at their
+        first write, not when a page gives them a cookie); beyond that a new learner's first save answers
+        429, while pages are always served. The default allows a class behind one NAT several times over.
     warm_spares : int
         Sandboxes the grader keeps started in advance.
     max_body_bytes, max_code_bytes : int
