@@ -34,15 +34,25 @@ def test_with_a_public_url_redirects_go_there(make_app: Callable[..., FastAPI], 
     assert response.headers["location"] == f"https://qkv.school.example{path.rstrip('/')}?a=1"
 
 
-def test_the_instructor_sign_in_and_out_redirects_are_built_the_same_way(make_app: Callable[..., FastAPI]) -> None:
+def test_the_instructor_sign_in_and_out_redirects_are_built_the_same_way(
+    make_app: Callable[..., FastAPI],
+) -> None:
     app = make_app(public_url="https://qkv.school.example")
     _, token = InstructorDesk(app.state.qkv.store).add("Grace")
     client = TestClient(app, base_url="http://evil.example")
     signed_in = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
-    assert (signed_in.status_code, signed_in.headers["location"]) == (303, "https://qkv.school.example/instructor")
-    csrf = app.state.qkv_instructor.csrf_token(app.state.qkv_instructor.unsign(client.cookies["qkv_instructor"]))
+    assert (signed_in.status_code, signed_in.headers["location"]) == (
+        303,
+        "https://qkv.school.example/instructor",
+    )
+    csrf = app.state.qkv_instructor.csrf_token(
+        app.state.qkv_instructor.unsign(client.cookies["qkv_instructor"])
+    )
     out = client.post("/instructor/sign-out", data={"csrf_token": csrf}, follow_redirects=False)
-    assert (out.status_code, out.headers["location"]) == (303, "https://qkv.school.example/instructor/sign-in")
+    assert (out.status_code, out.headers["location"]) == (
+        303,
+        "https://qkv.school.example/instructor/sign-in",
+    )
 
 
 def test_a_path_that_names_another_host_is_folded_into_this_site(make_app: Callable[..., FastAPI]) -> None:

@@ -96,7 +96,9 @@ def sign_in_instructor(app: FastAPI, client: TestClient) -> None:
 
 
 @pytest.fixture
-def clients(make_app: Callable[..., FastAPI]) -> Iterator[tuple[list[tuple[str, str]], dict[str, TestClient]]]:
+def clients(
+    make_app: Callable[..., FastAPI],
+) -> Iterator[tuple[list[tuple[str, str]], dict[str, TestClient]]]:
     app = make_app()
     learner = TestClient(app, raise_server_exceptions=False)
     page = learner.get("/lessons/L4.1")
@@ -114,7 +116,7 @@ def test_the_routes_are_read_from_the_app(
     clients: tuple[list[tuple[str, str]], dict[str, TestClient]],
 ) -> None:
     routes, _ = clients
-    assert KNOWN_FORM_ROUTES <= set(routes)
+    assert set(routes) >= KNOWN_FORM_ROUTES
     assert ("POST", "/api/lessons/L4.1/answers") in routes and ("PUT", "/api/lessons/L4.1/draft") in routes
 
 
@@ -132,7 +134,12 @@ def test_a_bad_body_gets_a_4xx_sentence_on_every_route_and_logs_no_traceback(
             where = f"{bad.name} as {role}: {method} {path} -> {response.status_code} {response.text[:300]!r}"
             assert 400 <= response.status_code < 500, where
             detail = response.json()["detail"]
-            assert isinstance(detail, str) and detail.rstrip(")").endswith(".") and " " in detail and len(detail) > 20, where
+            assert (
+                isinstance(detail, str)
+                and detail.rstrip(")").endswith(".")
+                and " " in detail
+                and len(detail) > 20
+            ), where
             answered += 1
     assert answered == 3 * len(routes)
     tracebacks = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
@@ -161,10 +168,15 @@ def test_the_nine_field_sign_in_of_the_red_team_is_a_400_that_says_why(
     ],
 )
 def test_the_sign_in_form_names_what_is_wrong(
-    clients: tuple[list[tuple[str, str]], dict[str, TestClient]], content_type: str, body: bytes, sentence: str
+    clients: tuple[list[tuple[str, str]], dict[str, TestClient]],
+    content_type: str,
+    body: bytes,
+    sentence: str,
 ) -> None:
     _, by_role = clients
-    response = by_role["stranger"].post("/instructor/sign-in", content=body, headers={"Content-Type": content_type})
+    response = by_role["stranger"].post(
+        "/instructor/sign-in", content=body, headers={"Content-Type": content_type}
+    )
     assert response.status_code in {400, 415}
     assert sentence in response.json()["detail"]
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
 from backend_fixtures import API, LESSON_URL, SECRET, Browser
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from itsdangerous import URLSafeSerializer
 
 from qkv.web.security import COOKIE_NAME, LearnerIdentity

@@ -351,7 +351,7 @@ class Store:
     # -- learners --------------------------------------------------------------------------------
 
     def has_saved_work(self, learner_id: str) -> bool:
-        """Whether the learner has saved anything (an answer, a program, a draft, a name, a variant or a seed).
+        """Whether the learner has saved anything: an answer, a program, a draft, a name, a variant, a seed.
 
         Examples
         --------

@@ -73,7 +73,9 @@ def safe_location(location: str, origin: str | None) -> str:
     path = _LEADING_SLASHES.sub("/", parts.path)
     if not parts.scheme and not parts.netloc and not path.startswith("/"):
         path = "/" + path  # every route is absolute; a relative one would resolve differently per page
-    tail = path + (f"?{parts.query}" if parts.query else "") + (f"#{parts.fragment}" if parts.fragment else "")
+    tail = (
+        path + (f"?{parts.query}" if parts.query else "") + (f"#{parts.fragment}" if parts.fragment else "")
+    )
     return (origin or "") + tail
 
 
