@@ -157,3 +157,47 @@ def test_a_client_that_stalls_mid_body_gets_408(
         assert b'{"detail":"The request body took longer than 10 s to arrive."}' in received, received[:300]
     finally:
         slow.close()
+
+
+def test_the_nine_field_sign_in_is_a_400_and_logs_no_traceback(server: Server) -> None:
+    nine = "&".join(f"f{i}=1" for i in range(9))
+    logged_before = server.log_path.stat().st_size
+    with httpx.Client(base_url=server.url, timeout=30) as stranger:
+        answers = [
+            stranger.post(
+                "/instructor/sign-in",
+                content=nine,
+                headers={"Content-Type": "application/x-www-form-urlencoded"},
+            )
+            for _ in range(20)
+        ]
+    assert {response.status_code for response in answers} == {400}
+    assert detail_of(answers[0]) == "The form has 9 fields; this one takes at most 8."
+    with open(server.log_path, "rb") as log_file:  # only what this test's requests logged
+        log_file.seek(logged_before)
+        log = log_file.read().decode(errors="replace")
+    assert "Traceback" not in log and "ERROR" not in log, log
+
+
+def test_cookieless_requests_from_one_address_do_not_lock_its_next_visitor_out(server: Server) -> None:
+    for _ in range(210):  # more than the address's whole share of new learners (200)
+        with httpx.Client(base_url=server.url, timeout=30) as passer_by:
+            assert passer_by.get("/").status_code == 200
+    with httpx.Client(base_url=server.url, timeout=30) as visitor:
+        assert visitor.get("/").status_code == 200
+        page = visitor.get("/lessons/L4.1")
+        assert page.status_code == 200
+        token = re.search(r'<meta name="csrf-token" content="([^"]+)"', page.text)
+        assert token is not None
+        saved = visitor.post(
+            f"{LESSON_API}/answers",
+            json={"exercise_id": "q", "answer": "3, 2"},
+            headers={"X-CSRF-Token": token.group(1)},
+        )
+    assert saved.status_code == 200, saved.text
+
+
+def test_a_redirect_never_names_the_host_the_client_sent(server: Server) -> None:
+    response = httpx.get(server.url + "/instructor/", headers={"Host": "evil.example"}, timeout=30)
+    assert response.status_code in {307, 308}
+    assert response.headers["location"] == "/instructor"

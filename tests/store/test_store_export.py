@@ -80,5 +80,5 @@ def test_an_empty_database_prints_the_header_and_says_so(sqlite_url: str) -> Non
     Store(sqlite_url).close()
     result = CliRunner().invoke(progress, ["export", "--database-url", sqlite_url])
     assert result.exit_code == 0
-    assert result.stdout == ",".join(GRADEBOOK_COLUMNS) + "\n"
+    assert result.stdout_bytes == (",".join(GRADEBOOK_COLUMNS) + "\r\n").encode()  # RFC 4180 line ends
     assert "No learner has saved any work yet." in result.stderr

@@ -114,7 +114,8 @@ def _port_in_use(host: str, port: int) -> bool:
     default=200,
     show_default=True,
     type=click.IntRange(1, 1_000_000),
-    help="New learner identities (first visits) one client address may be given in 10 minutes; more get 429.",
+    help="New learners one client address may start saving work for in 10 minutes (counted at their first "
+    "save; reading pages is free); more get 429 on their first save.",
 )
 @click.option(
     "--keep-submissions",
@@ -152,6 +153,14 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Mark cookies Secure (HTTPS only): set this when learners reach the server through HTTPS.",
 )
 @click.option(
+    "--public-url",
+    envvar="QKV_PUBLIC_URL",
+    default=None,
+    metavar="URL",
+    help="Where learners reach the server (https://qkv.example): redirects point there. Without it they "
+    "are relative paths; the Host header is never used.",
+)
+@click.option(
     "--content",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
@@ -174,6 +183,7 @@ def serve(
     warm_spares: int,
     secret_key_file: Path | None,
     secure_cookies: bool,
+    public_url: str | None,
     content: Path | None,
     log_level: str,
 ) -> None:
@@ -217,6 +227,7 @@ def serve(
             keep_submissions=keep_submissions,
             warm_spares=warm_spares,
             secure_cookies=secure_cookies,
+            public_url=public_url,
         )
         if port and _port_in_use(host, port):
             raise click.ClickException(

@@ -349,6 +349,22 @@ class Store:
 
     # -- learners --------------------------------------------------------------------------------
 
+    def has_saved_work(self, learner_id: str) -> bool:
+        """Whether the learner has saved anything: an answer, a program, a draft, a name, a variant, a seed.
+
+        Examples
+        --------
+        >>> store = Store("sqlite://")
+        >>> store.has_saved_work("c" * 36)
+        False
+        >>> _ = store.set_display_name("c" * 36, "Ada"); store.has_saved_work("c" * 36)
+        True
+        >>> store.close()
+        """
+        with self._read() as conn:
+            found = conn.execute(select(_LEARNERS.c.id).where(_LEARNERS.c.id == learner_id)).first()
+        return found is not None
+
     def learner_display_name(self, learner_id: str) -> str | None:
         """The learner's display name, or None (also for a learner with no saved work)."""
         with self._read() as conn:

@@ -30,12 +30,13 @@ from qkv.web.errors import install_error_handlers
 from qkv.web.grading_queue import GradingQueue
 from qkv.web.identity_limits import MintLimit
 from qkv.web.jsonsafe import SafeJSONResponse
+from qkv.web.redirects import SafeLocationMiddleware
 from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.services import Services
 from qkv.web.settings import Settings
 
 log = logging.getLogger("qkv.web")
-MINT_WINDOW_S = 600.0  # the window of Settings.identities_per_address
+MINT_WINDOW_S = 600.0  # the window of Settings.identities_per_address (new learners who save work)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -79,6 +80,7 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
             secret,
             secure=settings.secure_cookies,
             mint_limit=MintLimit(settings.identities_per_address, MINT_WINDOW_S),
+            has_saved_work=store.has_saved_work,
         ),
         templates=Jinja2Templates(directory=str(settings.templates_dir or TEMPLATES_DIR)),
     )
@@ -112,6 +114,8 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
     )
+    # Outside the router, so Starlette's own trailing-slash redirect is rewritten too.
+    app.add_middleware(SafeLocationMiddleware, public_url=settings.public_url)
     app.add_middleware(SecurityHeadersMiddleware)  # added last, so it wraps everything above
     return app
 

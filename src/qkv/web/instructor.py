@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 from typing import Annotated, Any
-from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -17,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from qkv.store.instructors import InstructorDesk
+from qkv.web.forms import form_body_schema, parse_form
 from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth, SignedInInstructor, same_origin
 from qkv.web.instructor_charts import Bar, bar_chart, percent, plural
 from qkv.web.instructor_exports import (
@@ -35,6 +35,7 @@ api = APIRouter(prefix="/api/instructor", tags=["instructor API"], include_in_sc
 AppServices = Annotated[Services, Depends(get_services)]
 _NO_STORE = {"Cache-Control": "no-store"}
 _MAX_FORM_BYTES = 4096
+_MAX_FORM_FIELDS = 8  # the forms have one or two fields; a browser adds none
 
 
 def install(app: FastAPI, services: Services, secret_key: str) -> None:
@@ -76,12 +77,8 @@ def _render(
 
 async def _form(request: Request) -> dict[str, str]:
     body = await request.body()
-    if len(body) > _MAX_FORM_BYTES:
-        raise HTTPException(
-            413, f"The form is {len(body):,} bytes; at most {_MAX_FORM_BYTES:,} are accepted."
-        )
-    fields = parse_qs(body.decode("utf-8", "replace"), max_num_fields=8)
-    return {key: values[0] for key, values in fields.items() if values}
+    content_type = request.headers.get("content-type", "")
+    return parse_form(body, content_type, max_fields=_MAX_FORM_FIELDS, max_bytes=_MAX_FORM_BYTES)
 
 
 # -- signing in and out ------------------------------------------------------------------------------
@@ -93,7 +90,11 @@ def sign_in_page(request: Request, services: AppServices, token: str = "") -> Re
     return _render(request, services, "instructor/sign_in.html", {"token": token[:200]}, None)
 
 
-@pages.post("/instructor/sign-in", response_class=HTMLResponse)
+@pages.post(
+    "/instructor/sign-in",
+    response_class=HTMLResponse,
+    openapi_extra=form_body_schema(token="The one-time token of the sign-in link."),
+)
 async def sign_in(request: Request) -> Response:
     """Use up a one-time sign-in token and set the instructor cookie."""
     if not same_origin(request):
@@ -112,7 +113,11 @@ async def sign_in(request: Request) -> Response:
     return response
 
 
-@pages.post("/instructor/sign-out", response_class=HTMLResponse)
+@pages.post(
+    "/instructor/sign-out",
+    response_class=HTMLResponse,
+    openapi_extra=form_body_schema(csrf_token="The CSRF token of the instructor page."),
+)
 async def sign_out(request: Request, signed_in: Instructor) -> Response:
     """End the session on every server (CSRF-checked: header ``X-CSRF-Token`` or form field)."""
     form = (await _form(request)) if "x-csrf-token" not in request.headers else {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
@@ -55,6 +56,12 @@ class LearnerIdentity:
         The signing key; servers sharing a database must share it.
     secure : bool
         Add the ``Secure`` flag (HTTPS only).
+    mint_limit : MintLimit, optional
+        Bounds the new learners per client address; a learner is counted at their first write, not
+        when their cookie is minted, so reading pages never uses the bound up.
+    has_saved_work : callable, optional
+        ``learner_id -> bool``: whether the store holds work of this learner already (saved before a
+        restart, or on another server), so their writes are not counted as a new learner's.
 
     Examples
     --------
@@ -66,11 +73,19 @@ class LearnerIdentity:
     True
     """
 
-    def __init__(self, secret_key: str, *, secure: bool = False, mint_limit: MintLimit | None = None) -> None:
+    def __init__(
+        self,
+        secret_key: str,
+        *,
+        secure: bool = False,
+        mint_limit: MintLimit | None = None,
+        has_saved_work: Callable[[str], bool] | None = None,
+    ) -> None:
         self._serializer = URLSafeSerializer(secret_key, salt="qkv.learner")
         self._csrf_key = hashlib.sha256(b"qkv.csrf\x00" + secret_key.encode()).digest()
         self.secure = secure
         self.mint_limit = mint_limit
+        self.has_saved_work = has_saved_work
 
     def sign(self, learner_id: str) -> str:
         """The cookie value for ``learner_id``."""
@@ -100,14 +115,7 @@ class LearnerIdentity:
         known = self.unsign(request.cookies.get(COOKIE_NAME))
         if known is not None:
             return Learner(known, from_cookie=True)
-        if self.mint_limit is not None:
-            address = request.client.host if request.client else ""
-            try:
-                self.mint_limit.take(address)
-            except TooManyIdentities as refused:
-                raise HTTPException(
-                    429, str(refused), headers={"Retry-After": str(refused.retry_after_s)}
-                ) from None
+        # Free: nothing is stored for it, and it is counted against its address only when it first saves.
         fresh = Learner(str(uuid.uuid4()), from_cookie=False)
         request.state.qkv_set_cookie = self.cookie_header(fresh.id)
         return fresh
@@ -131,7 +139,8 @@ class LearnerIdentity:
         Raises
         ------
         fastapi.HTTPException
-            403 with a sentence when the cookie or the token is missing or wrong.
+            403 with a sentence when the cookie or the token is missing or wrong; 429 when this is a new
+            learner's first write and their address has started as many new learners as it may.
         """
         learner_id = self.unsign(request.cookies.get(COOKIE_NAME))
         if learner_id is None:
@@ -153,7 +162,24 @@ class LearnerIdentity:
                 f"The {CSRF_HEADER} header does not match this browser's learner; "
                 "reload the page and try again.",
             )
+        self._count_new_learner(request, learner_id)
         return Learner(learner_id, from_cookie=True)
+
+    def _count_new_learner(self, request: Request, learner_id: str) -> None:
+        """Count a learner against their address's bound at their first write (once; see ``MintLimit``)."""
+        limit = self.mint_limit
+        if limit is None or limit.counted(learner_id):
+            return
+        if self.has_saved_work is not None and self.has_saved_work(learner_id):
+            limit.remember(learner_id)  # work saved before a restart, or on another server: not new
+            return
+        address = request.client.host if request.client else ""  # behind a trusted proxy: the forwarded one
+        try:
+            limit.take(address, learner_id)
+        except TooManyIdentities as refused:
+            raise HTTPException(
+                429, str(refused), headers={"Retry-After": str(refused.retry_after_s)}
+            ) from None
 
 
 class SecurityHeadersMiddleware:

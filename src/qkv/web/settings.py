@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from qkv.web.redirects import public_origin
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -31,8 +33,9 @@ class Settings:
         Answers and programs kept per learner and exercise (the last ones, plus the first right answer and
         the best program); the gradebook's counts stay exact whatever is pruned.
     identities_per_address : int
-        New learner identities (first visits without a cookie) one address may be given in 10 minutes;
-        beyond that the page answers 429. The default allows a class behind one NAT several times over.
+        New learners one address may start saving work for in 10 minutes (a learner is counted at their
+        first write, not when a page gives them a cookie); beyond that a new learner's first save answers
+        429, while pages are always served. The default allows a class behind one NAT several times over.
     warm_spares : int
         Sandboxes the grader keeps started in advance.
     max_body_bytes, max_code_bytes : int
@@ -45,6 +48,9 @@ class Settings:
         Where the Jinja2 templates are; None means the ones shipped in ``qkv/web/templates``.
     secure_cookies : bool
         Mark the learner cookie ``Secure`` (serve over HTTPS behind a proxy).
+    public_url : str or None
+        Where learners reach the server (``https://qkv.example``): redirects point there. None makes
+        every redirect a relative path; neither ever takes the host from the request's ``Host`` header.
 
     Raises
     ------
@@ -77,6 +83,7 @@ class Settings:
     shutdown_grace_s: float = 20.0
     templates_dir: Path | None = None
     secure_cookies: bool = False
+    public_url: str | None = None
 
     def __post_init__(self) -> None:
         minimums = {
@@ -99,6 +106,8 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}.")
+        if self.public_url is not None:
+            public_origin(self.public_url)  # a sentence saying what is wrong with it
         if self.secret_key is not None and len(self.secret_key) < 16:
             raise ValueError(
                 f"secret_key must have at least 16 characters, but it has {len(self.secret_key)}; "
