@@ -18,18 +18,17 @@ from typing import Any
 from markdown_it.token import Token
 
 from qkv.lessons.catalog import Catalog, Chapter, Lesson
-from qkv.lessons.markup import new_parser, toml_error
+from qkv.lessons.markup import toml_error
 from qkv.lessons.model import LessonError, LessonPart, PlannedLesson, Problem
 from qkv.lessons.parts import read_parts
 from qkv.lessons.render import render_reference, render_sections
-from qkv.lessons.structure import check_markdown
+from qkv.lessons.structure import STRUCTURE_PARSER, check_markdown
 from qkv.lessons.suites import GRADING_FILE, load_suites
 from qkv.lessons.variants import LessonHooks, load_hooks
 
 __all__ = ["BUILTIN_CONTENT", "load_catalog", "validate"]
 
 BUILTIN_CONTENT = Path(__file__).parent / "content"
-_PARSER = new_parser()
 _SAMPLE_SEEDS = (1, 2, 3)
 
 
@@ -301,7 +300,7 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem], *, thoro
         problems.append(Problem(file, 1, f"This file cannot be read: {error}."))
         return None
     before = len(problems)
-    tokens = _PARSER.parse(text)
+    tokens = STRUCTURE_PARSER.parse(text)
     matter = _front_matter(file, tokens, problems)
     hooks, hook_problems = load_hooks(file.parent / "lesson.py")
     problems += hook_problems
@@ -329,6 +328,7 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem], *, thoro
         suites=suites,
         parts=matter.parts,
         part_lines=matter.part_lines,
+        tokens=tokens,
     )
     code = [key for key, exercise in exercises.items() if exercise.kind == "code"]
     for exercise_id in suites.keys() - set(code) if len(problems) == before else ():

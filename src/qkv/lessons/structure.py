@@ -25,9 +25,11 @@ from qkv.lessons.markup import (
 from qkv.lessons.model import Exercise, LessonPart, Problem
 from qkv.lessons.parts import check_part_sections
 
-__all__ = ["check_markdown"]
+__all__ = ["STRUCTURE_PARSER", "check_markdown"]
 
-_PARSER = new_parser()
+# Structure lives in block tokens (sections, headings, fences, display math, front matter); parsing the
+# inline text of every paragraph would double the cost of loading a lesson for nothing checked here.
+STRUCTURE_PARSER = new_parser().disable("inline")
 
 
 def check_markdown(
@@ -40,6 +42,7 @@ def check_markdown(
     suites: Mapping[str, Suite] | None = None,
     parts: Sequence[LessonPart] = (),
     part_lines: Mapping[str, int] | None = None,
+    tokens: Sequence[Token] | None = None,
 ) -> dict[str, Exercise]:
     """Check a lesson's (or a chapter reference's) Markdown and build its exercises.
 
@@ -61,6 +64,8 @@ def check_markdown(
         The parts the front matter declares; each must be a section, and each exercise names one.
     part_lines : mapping of str to int, optional
         The line of each part's declaration, for problems.
+    tokens : sequence of Token, optional
+        ``STRUCTURE_PARSER.parse(text)``, when the caller has parsed it already.
 
     Returns
     -------
@@ -87,7 +92,7 @@ def check_markdown(
             for name in placeholders_in(text_line)
             if name not in names
         ]
-    tokens = _PARSER.parse(text)
+    tokens = STRUCTURE_PARSER.parse(text) if tokens is None else tokens
     for index, token in enumerate(tokens):
         line = (token.map[0] + 1) if token.map else 1
         if token.type == "container_section_open":
@@ -173,7 +178,7 @@ def check_markdown(
 
 
 def _check_section(
-    file: Path, line: int, token: Token, following: list[Token], seen: set[str], problems: list[Problem]
+    file: Path, line: int, token: Token, following: Sequence[Token], seen: set[str], problems: list[Problem]
 ) -> set[str]:
     section_id = token.info.strip().removeprefix("section").strip()
     if not ID_PATTERN.fullmatch(section_id):
