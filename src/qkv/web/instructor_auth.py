@@ -10,16 +10,14 @@ cookie gets 401.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
-from itsdangerous import BadSignature, URLSafeSerializer
 
 from qkv.store.instructors import SESSION_LIFETIME, InstructorDesk, InstructorRecord
 from qkv.web.security import COOKIE_NAME as LEARNER_COOKIE
 from qkv.web.security import CSRF_HEADER
+from qkv.web.signing import CookiePolicy, CookieSigner, SameSite
 
 INSTRUCTOR_COOKIE = "qkv_instructor"
 CSRF_FIELD = "csrf_token"
@@ -56,45 +54,33 @@ class InstructorAuth:
     """
 
     def __init__(self, secret_key: str, desk: InstructorDesk, *, secure: bool = False) -> None:
-        self._serializer = URLSafeSerializer(secret_key, salt="qkv.instructor")
-        self._csrf_key = hashlib.sha256(b"qkv.instructor.csrf\x00" + secret_key.encode()).digest()
+        self._signer = CookieSigner(secret_key, "instructor")
+        self._cookie = CookiePolicy(
+            INSTRUCTOR_COOKIE, int(SESSION_LIFETIME.total_seconds()), SameSite.STRICT, secure
+        )
         self.desk = desk
         self.secure = secure
 
     def sign(self, session: str) -> str:
         """The cookie value for a session id."""
-        return str(self._serializer.dumps(session))
+        return self._signer.sign(session)
 
     def unsign(self, cookie: str | None) -> str | None:
         """The session id in a genuine cookie, or None for a missing, forged or tampered one."""
-        if not cookie:
-            return None
-        try:
-            value = self._serializer.loads(cookie)
-        except BadSignature:
-            return None
-        return value if isinstance(value, str) and 0 < len(value) <= 200 else None
+        value = self._signer.unsign(cookie)
+        return value if value is not None and 0 < len(value) <= 200 else None
 
     def csrf_token(self, session: str) -> str:
         """The token instructor pages embed; it works for no other session (nor for any learner)."""
-        return hmac.new(self._csrf_key, session.encode(), hashlib.sha256).hexdigest()
+        return self._signer.csrf_token(session)
 
     def cookie_header(self, session: str) -> str:
         """``Set-Cookie`` for a new session: HttpOnly, SameSite=Strict, as long as the session lives."""
-        parts = [
-            f"{INSTRUCTOR_COOKIE}={self.sign(session)}",
-            "Path=/",
-            f"Max-Age={int(SESSION_LIFETIME.total_seconds())}",
-            "HttpOnly",
-            "SameSite=Strict",
-        ]
-        if self.secure:
-            parts.append("Secure")
-        return "; ".join(parts)
+        return self._cookie.set_header(self.sign(session))
 
     def clear_cookie_header(self) -> str:
         """``Set-Cookie`` that removes the instructor cookie."""
-        return f"{INSTRUCTOR_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"
+        return self._cookie.clear_header()
 
     def require(self, request: Request) -> SignedInInstructor:
         """The signed-in instructor, or 401 (no or bad instructor cookie) / 403 (a learner's browser)."""
@@ -134,8 +120,7 @@ class InstructorAuth:
                 f"This request has no {CSRF_HEADER} header or {CSRF_FIELD} field; state-changing "
                 "instructor requests must send the token of the instructor page.",
             )
-        expected = self.csrf_token(signed_in.session)
-        if not hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode()):
+        if not self._signer.csrf_matches(given, signed_in.session):
             raise HTTPException(
                 403, "The CSRF token does not match this instructor session; reload the page and try again."
             )

@@ -7,17 +7,15 @@ carry ``X-CSRF-Token``: an HMAC of the learner id that only pages served to that
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
-from itsdangerous import BadSignature, URLSafeSerializer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from qkv.web.identity_limits import MintLimit, TooManyIdentities
+from qkv.web.signing import CookiePolicy, CookieSigner, SameSite
 
 COOKIE_NAME = "qkv_learner"
 CSRF_HEADER = "X-CSRF-Token"
@@ -81,25 +79,20 @@ class LearnerIdentity:
         mint_limit: MintLimit | None = None,
         has_saved_work: Callable[[str], bool] | None = None,
     ) -> None:
-        self._serializer = URLSafeSerializer(secret_key, salt="qkv.learner")
-        self._csrf_key = hashlib.sha256(b"qkv.csrf\x00" + secret_key.encode()).digest()
+        self._signer = CookieSigner(secret_key, "learner")
+        self._cookie = CookiePolicy(COOKIE_NAME, COOKIE_MAX_AGE_S, SameSite.LAX, secure)
         self.secure = secure
         self.mint_limit = mint_limit
         self.has_saved_work = has_saved_work
 
     def sign(self, learner_id: str) -> str:
         """The cookie value for ``learner_id``."""
-        return str(self._serializer.dumps(learner_id))
+        return self._signer.sign(learner_id)
 
     def unsign(self, cookie: str | None) -> str | None:
         """The learner id in a genuine cookie, or None for a missing, forged or tampered one."""
-        if not cookie:
-            return None
-        try:
-            value = self._serializer.loads(cookie)
-        except BadSignature:
-            return None
-        if not isinstance(value, str):
+        value = self._signer.unsign(cookie)
+        if value is None:
             return None
         try:
             return str(uuid.UUID(value))
@@ -108,7 +101,7 @@ class LearnerIdentity:
 
     def csrf_token(self, learner_id: str) -> str:
         """The token pages give this learner's browser; it works for no other learner."""
-        return hmac.new(self._csrf_key, learner_id.encode(), hashlib.sha256).hexdigest()
+        return self._signer.csrf_token(learner_id)
 
     def learner(self, request: Request) -> Learner:
         """The request's learner; a new one (with a cookie to set) if the cookie is absent or not genuine."""
@@ -122,16 +115,7 @@ class LearnerIdentity:
 
     def cookie_header(self, learner_id: str) -> bytes:
         """A ``Set-Cookie`` value: HttpOnly, SameSite=Lax, whole site, about a year."""
-        parts = [
-            f"{COOKIE_NAME}={self.sign(learner_id)}",
-            "Path=/",
-            f"Max-Age={COOKIE_MAX_AGE_S}",
-            "HttpOnly",
-            "SameSite=Lax",
-        ]
-        if self.secure:
-            parts.append("Secure")
-        return "; ".join(parts).encode("latin-1")
+        return self._cookie.set_header(self.sign(learner_id)).encode("latin-1")
 
     def require_csrf(self, request: Request) -> Learner:
         """The learner of a state-changing request, after checking its cookie and CSRF token.
@@ -156,7 +140,7 @@ class LearnerIdentity:
                 f"This request has no {CSRF_HEADER} header; state-changing requests must send the token "
                 "from the page's csrf-token meta tag.",
             )
-        if not hmac.compare_digest(given.encode("utf-8", "replace"), self.csrf_token(learner_id).encode()):
+        if not self._signer.csrf_matches(given, learner_id):
             raise HTTPException(
                 403,
                 f"The {CSRF_HEADER} header does not match this browser's learner; "
