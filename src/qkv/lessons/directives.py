@@ -31,7 +31,7 @@ _KIND_KEYS = {
 }
 
 
-class _Body:
+class _DirectiveBody:
     """A directive's parsed TOML body and a way to locate its keys in the file."""
 
     def __init__(self, token: Token, file: Path, data: dict[str, Any]) -> None:
@@ -111,7 +111,7 @@ def read_exercise(
     data, problems = read_body(token, file)
     if data is None:
         return None, problems
-    body = _Body(token, file, data)
+    body = _DirectiveBody(token, file, data)
     if not ID_PATTERN.fullmatch(exercise_id):
         problems.append(
             Problem(
@@ -135,10 +135,10 @@ def read_exercise(
     if kind == "code":
         problems += _check_code(body, exercise_id, suite)
     else:
-        checks: dict[str, Callable[[_Body, Mapping[str, Any]], list[Problem]]] = {
-            "numeric": _check_numeric,
-            "letter": _check_letter,
-            "choice": _check_choice,
+        checks: dict[str, Callable[[_DirectiveBody, Mapping[str, Any]], list[Problem]]] = {
+            "numeric": _validate_numeric_spec,
+            "letter": _validate_letter_spec,
+            "choice": _validate_choice_spec,
         }
         problems += checks[kind](body, names)
     if problems:
@@ -186,7 +186,7 @@ def _build(
     )
 
 
-def _check_part(body: _Body, parts: Sequence[str]) -> list[Problem]:
+def _check_part(body: _DirectiveBody, parts: Sequence[str]) -> list[Problem]:
     part = body.data.get("part")
     if part in parts:
         return []
@@ -203,7 +203,7 @@ def _check_part(body: _Body, parts: Sequence[str]) -> list[Problem]:
     ]
 
 
-def _check_text(body: _Body, key: str, *, required: bool, names: Mapping[str, Any]) -> list[Problem]:
+def _check_text(body: _DirectiveBody, key: str, *, required: bool, names: Mapping[str, Any]) -> list[Problem]:
     value = body.data.get(key)
     if value is None:
         return [body.problem(key, f"This exercise needs a {key}.")] if required else []
@@ -227,7 +227,7 @@ def _is_numbers(value: Any) -> bool:
 
 
 def _check_mistakes(
-    body: _Body, allowed: Callable[[str], bool], what: str, names: Mapping[str, Any]
+    body: _DirectiveBody, allowed: Callable[[str], bool], what: str, names: Mapping[str, Any]
 ) -> list[Problem]:
     mistakes = body.data.get("mistakes", {})
     if not isinstance(mistakes, dict) or not all(isinstance(v, str) for v in mistakes.values()):
@@ -244,7 +244,7 @@ def _check_mistakes(
     return problems
 
 
-def _check_numeric(body: _Body, names: Mapping[str, Any]) -> list[Problem]:
+def _validate_numeric_spec(body: _DirectiveBody, names: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     answer = body.data.get("answer")
     if not isinstance(answer, str) or answer not in names:
@@ -266,7 +266,7 @@ def _check_numeric(body: _Body, names: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _check_letter(body: _Body, names: Mapping[str, Any]) -> list[Problem]:
+def _validate_letter_spec(body: _DirectiveBody, names: Mapping[str, Any]) -> list[Problem]:
     options = body.data.get("options")
     if (
         not isinstance(options, dict)
@@ -291,7 +291,7 @@ def _check_letter(body: _Body, names: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _check_choice(body: _Body, names: Mapping[str, Any]) -> list[Problem]:
+def _validate_choice_spec(body: _DirectiveBody, names: Mapping[str, Any]) -> list[Problem]:
     choices = body.data.get("choices")
     if not isinstance(choices, list) or len(choices) < 2:
         return [body.problem("choices", "A choice exercise needs at least two [[choices]] tables.")]
@@ -317,7 +317,7 @@ def _check_choice(body: _Body, names: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _check_code(body: _Body, exercise_id: str, suite: Suite | None) -> list[Problem]:
+def _check_code(body: _DirectiveBody, exercise_id: str, suite: Suite | None) -> list[Problem]:
     problems: list[Problem] = []
     starter = body.data.get("starter_code")
     if not isinstance(starter, str) or not starter.strip():
@@ -345,7 +345,7 @@ def _check_code(body: _Body, exercise_id: str, suite: Suite | None) -> list[Prob
 MAX_HINTS = 10
 
 
-def _check_help(body: _Body, suite: Suite) -> list[Problem]:
+def _check_help(body: _DirectiveBody, suite: Suite) -> list[Problem]:
     """The optional ``hints`` (a list of sentences, shown one at a time) and ``solution`` (a program)."""
     problems: list[Problem] = []
     hints = body.data.get("hints")

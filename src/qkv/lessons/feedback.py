@@ -63,11 +63,11 @@ def check_answer(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> F
     if not isinstance(answer, str):
         raise LessonError(f"An answer must be text (a str), not the {type(answer).__name__} {answer!r}.")
     if exercise.kind == "numeric":
-        return _check_numeric(exercise, answer, names)
+        return _judge_numeric(exercise, answer, names)
     if exercise.kind == "letter":
-        return _check_letter(exercise, answer, names)
+        return _judge_letter(exercise, answer, names)
     if exercise.kind == "choice":
-        return _check_choice(exercise, answer, names)
+        return _judge_choice(exercise, answer, names)
     raise LessonError(
         f"The exercise '{exercise.id}' is a code exercise; the grader runs its tests on a program, "
         "so it is not checked as a typed answer."
@@ -100,7 +100,7 @@ def _shown(numbers: Sequence[float]) -> str:
     return format_value(numbers[0] if len(numbers) == 1 else list(numbers))
 
 
-def _check_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
+def _judge_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
     expected = _as_numbers(names[exercise.answer])
     name = exercise.name or exercise.answer
     try:
@@ -191,7 +191,7 @@ def _length_message(name: str, got: list[float], size: int) -> str:
     return f"{name} has {size} components, but you typed {typed}; type exactly {size}."
 
 
-def _check_letter(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
+def _judge_letter(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
     try:
         letter = parse_letter(answer, exercise.options)
     except AnswerFormatError as error:
@@ -204,7 +204,7 @@ def _check_letter(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> 
     return Feedback(False, fill(message, names), True, mistake=mistake)
 
 
-def _check_choice(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
+def _judge_choice(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
     letters = {choice.letter: choice for choice in exercise.choices}
     try:
         letter = parse_letter(answer, {letter: () for letter in letters})
