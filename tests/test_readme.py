@@ -1,4 +1,4 @@
-"""The README's library example runs as written, and its two commands are the Makefile's."""
+"""The README's and the library page's examples run as written, and the README's two commands are the Makefile's."""
 
 from __future__ import annotations
 
@@ -6,15 +6,25 @@ import doctest
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_readme_examples_run() -> None:
+@pytest.mark.parametrize(("page", "examples"), [("README.md", 1), ("docs/library.md", 12)])
+def test_the_examples_run(page: str, examples: int) -> None:
     result = doctest.testfile(
-        str(ROOT / "README.md"), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE
+        str(ROOT / page), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE
     )
-    assert result.attempted >= 8
+    assert result.attempted >= examples
     assert result.failed == 0
+
+
+def test_every_docs_link_of_the_readme_exists() -> None:
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\((docs/[^)#]+)", readme)
+    assert len(links) >= 9
+    assert [link for link in links if not (ROOT / link).is_file()] == []
 
 
 def test_the_readme_commands_are_make_targets() -> None:
