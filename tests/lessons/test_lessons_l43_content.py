@@ -40,7 +40,7 @@ def page(seed: int | None = None) -> dict[str, RenderedSection]:
 
 def test_identity_place_and_goal() -> None:
     assert (LESSON.id, LESSON.title, LESSON.chapter_id) == ("L4.3", "Softmax: from scores to weights", "L4")
-    assert LESSON.place == "L4.3 · lesson 3 of 6"
+    assert LESSON.place == f"L4.3 · lesson 3 of {len(LESSON.chapter.lesson_ids)}"
     assert LESSON.goal == (
         "Turn a row of scores into weights that are positive and sum to 1, safely, and average the values "
         "with them."

@@ -1,13 +1,15 @@
 """The lesson engine: lessons written as data, rendered to HTML and checked.
 
 A lesson is a folder with ``lesson.md`` (Markdown with exercise and widget directives) and, where
-needed, ``lesson.py`` (variants and named wrong answers); a chapter folder lists its lessons in
-``chapter.toml`` and holds the chapter reference. The web app and the CLI share this one API::
+needed, ``lesson.py`` (variants and named wrong answers) and ``grading.py``; a chapter folder lists its
+lessons in ``chapter.toml``, holds the chapter reference and, optionally, ``chapter.py`` with what its
+lessons share. The web app and the CLI share this one API::
 
     >>> from qkv.lessons import load_catalog
     >>> catalog = load_catalog()
     >>> lesson = catalog.lessons[0]                      # the first written lesson
-    >>> lesson.place.endswith("lesson 1 of 6"), sorted({ex.kind for ex in lesson.exercises.values()})
+    >>> count = len(catalog.chapters[0].lesson_ids)
+    >>> lesson.place.endswith(f"lesson 1 of {count}"), sorted({ex.kind for ex in lesson.exercises.values()})
     (True, ['choice', 'code', 'letter', 'numeric'])
     >>> [section.id for section in lesson.render()][-1]  # every page ends with the chapter reference
     'reference'

@@ -1,8 +1,9 @@
 """Finding, reading and validating lesson content on disk.
 
 A content folder holds chapter folders; a chapter folder holds ``chapter.toml``, its reference
-Markdown and one folder per written lesson (``lesson.md`` and, if needed, ``lesson.py``). Every
-problem found is collected as ``file:line: message`` rather than stopping at the first.
+Markdown, optionally a ``chapter.py`` that its lessons share, and one folder per written lesson
+(``lesson.md`` and, if needed, ``lesson.py`` and ``grading.py``). Every problem found is collected as
+``file:line: message`` rather than stopping at the first.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from qkv.lessons.catalog import Catalog, Chapter, Lesson
 from qkv.lessons.markup import toml_error
 from qkv.lessons.model import LessonError, LessonPart, PlannedLesson, Problem
 from qkv.lessons.parts import read_parts
+from qkv.lessons.pyfiles import import_chapter_module
 from qkv.lessons.render import render_reference, render_sections
 from qkv.lessons.structure import STRUCTURE_PARSER, check_markdown
 from qkv.lessons.suites import GRADING_FILE, load_suites
@@ -57,8 +59,9 @@ def load_catalog(path: Path | None = None) -> Catalog:
     Examples
     --------
     >>> catalog = load_catalog()
-    >>> [chapter.id for chapter in catalog.chapters], catalog.lessons[0].place.endswith("lesson 1 of 6")
-    (['L4'], True)
+    >>> (chapter,) = catalog.chapters
+    >>> catalog.lessons[0].place == f"{chapter.lesson_ids[0]} · lesson 1 of {len(chapter.lesson_ids)}"
+    True
     """
     if path is None:
         return _builtin_catalog()
@@ -125,6 +128,10 @@ def _load(path: Path, *, thorough: bool) -> tuple[Catalog, list[Problem]]:
                 Problem(chapter.source, 1, f"The chapter id {chapter.id!r} is used by another chapter.")
             )
         chapters.append(chapter)
+        _, shared_problems = import_chapter_module(folder)
+        if shared_problems:  # its lessons import it: reported once here, not again for every lesson file
+            problems += shared_problems
+            continue
         found = [
             lesson
             for file in sorted(folder.glob("*/lesson.md"))

@@ -12,6 +12,7 @@ from itertools import permutations
 from typing import Any
 
 import numpy as np
+from chapter import Array, random_fractions, random_sizes, type_error_hint
 
 from qkv import output_shape, param_count, project_qkv, qkv_shapes
 from qkv.grading import (
@@ -53,10 +54,7 @@ MISSING_COLUMN_CHECK = (
     "key, so both need the same d_k."
 )
 MISSING_ROW_CHECK = "Raise ValueError when a weight matrix does not have d_model rows (one per column of X)."
-TYPE_ERROR = (
-    "The spec asks for ValueError here, but your code raised TypeError: a matrix of the wrong size is a bad "
-    "value, so raise ValueError."
-)
+TYPE_ERROR = type_error_hint("a matrix of the wrong size is a bad value")
 TOO_STRICT = (
     "d_v may differ from d_k: only Wq and Wk must have the same number of columns, so accept a Wv of "
     "another width."
@@ -150,85 +148,88 @@ PARAM_HINTS = [
 ]
 
 # ------------------------------------------------------------------------------------ input generators
-Array = np.ndarray[Any, np.dtype[Any]]
-
-
-def _values(rng: np.random.Generator, *shape: int) -> Array:
-    """Random weights with two decimals: readable in feedback, and never whole numbers by design."""
-    values = np.round(rng.uniform(-2.0, 2.0, size=shape), 2)
-    values[values == np.round(values)] += 0.25  # a whole number would hide truncation to int
-    return values
-
-
-def _sizes(rng: np.random.Generator, count: int, low: int = 2, high: int = 9) -> list[int]:
-    """``count`` different sizes, so that a swapped pair of sizes shows."""
-    return [int(n) for n in rng.choice(np.arange(low, high + 1), size=count, replace=False)]
+MAX_SIZE = 9  # the largest size the shape and count tests draw
 
 
 def _square(rng: np.random.Generator) -> tuple[Array, ...]:
     n, m = (int(v) for v in rng.integers(2, 5, size=2))
-    return _values(rng, n + 1, m), _values(rng, m, m), _values(rng, m, m), _values(rng, m, m)
+    return (
+        random_fractions(rng, n + 1, m),
+        random_fractions(rng, m, m),
+        random_fractions(rng, m, m),
+        random_fractions(rng, m, m),
+    )
 
 
 def _one_token(rng: np.random.Generator) -> tuple[Array, ...]:
-    d_model, d_k = _sizes(rng, 2, 2, 5)
+    d_model, d_k = random_sizes(rng, 2, 2, 5)
     d_v = d_k + 1
     return (
-        _values(rng, 1, d_model),
-        _values(rng, d_model, d_k),
-        _values(rng, d_model, d_k),
-        _values(rng, d_model, d_v),
+        random_fractions(rng, 1, d_model),
+        random_fractions(rng, d_model, d_k),
+        random_fractions(rng, d_model, d_k),
+        random_fractions(rng, d_model, d_v),
     )
 
 
 def _dv_differs(rng: np.random.Generator) -> tuple[Array, ...]:
     n, d_k = int(rng.integers(2, 6)), int(rng.integers(2, 5))
     d_v = d_k + int(rng.integers(1, 3))
-    return _values(rng, n, d_k), _values(rng, d_k, d_k), _values(rng, d_k, d_k), _values(rng, d_k, d_v)
+    return (
+        random_fractions(rng, n, d_k),
+        random_fractions(rng, d_k, d_k),
+        random_fractions(rng, d_k, d_k),
+        random_fractions(rng, d_k, d_v),
+    )
 
 
 def _non_square(rng: np.random.Generator) -> tuple[Array, ...]:
-    n, d_model, d_k = _sizes(rng, 3, 2, 6)
+    n, d_model, d_k = random_sizes(rng, 3, 2, 6)
     return (
-        _values(rng, n, d_model),
-        _values(rng, d_model, d_k),
-        _values(rng, d_model, d_k),
-        _values(rng, d_model, d_k),
+        random_fractions(rng, n, d_model),
+        random_fractions(rng, d_model, d_k),
+        random_fractions(rng, d_model, d_k),
+        random_fractions(rng, d_model, d_k),
     )
 
 
 def _small_square(rng: np.random.Generator) -> tuple[Array, ...]:
     n, m = int(rng.integers(2, 5)), int(rng.integers(2, 4))
-    return _values(rng, n, m), _values(rng, m, m), _values(rng, m, m), _values(rng, m, m)
+    return (
+        random_fractions(rng, n, m),
+        random_fractions(rng, m, m),
+        random_fractions(rng, m, m),
+        random_fractions(rng, m, m),
+    )
 
 
 def _bad_rows(position: int) -> Any:
     """Inputs where the weight at ``position`` (1: Wq, 2: Wk, 3: Wv) has one row too many."""
 
     def draw(rng: np.random.Generator) -> tuple[Array, ...]:
-        n, d_model, d_k = _sizes(rng, 3, 2, 5)
-        args = [_values(rng, n, d_model), *(_values(rng, d_model, d_k) for _ in range(3))]
-        args[position] = _values(rng, d_model + 1, d_k)
+        n, d_model, d_k = random_sizes(rng, 3, 2, 5)
+        args = [random_fractions(rng, n, d_model), *(random_fractions(rng, d_model, d_k) for _ in range(3))]
+        args[position] = random_fractions(rng, d_model + 1, d_k)
         return tuple(args)
 
     return draw
 
 
 def _columns_differ(rng: np.random.Generator) -> tuple[Array, ...]:
-    n, d_model, d_k = _sizes(rng, 3, 2, 5)
-    good = _values(rng, d_model, d_k)
-    return _values(rng, n, d_model), good, _values(rng, d_model, d_k + 1), good
+    n, d_model, d_k = random_sizes(rng, 3, 2, 5)
+    good = random_fractions(rng, d_model, d_k)
+    return random_fractions(rng, n, d_model), good, random_fractions(rng, d_model, d_k + 1), good
 
 
 def _fewer_key_columns(rng: np.random.Generator) -> tuple[Array, ...]:
     """The same rule from the other side (Wk narrower than Wq): a rule is tested twice, so that code which
     raises on one numbered call instead of checking the shapes cannot pass both."""
-    n, d_model, d_k = _sizes(rng, 3, 3, 6)
+    n, d_model, d_k = random_sizes(rng, 3, 3, 6)
     return (
-        _values(rng, n, d_model),
-        _values(rng, d_model, d_k),
-        _values(rng, d_model, d_k - 1),
-        _values(rng, d_model, d_k),
+        random_fractions(rng, n, d_model),
+        random_fractions(rng, d_model, d_k),
+        random_fractions(rng, d_model, d_k - 1),
+        random_fractions(rng, d_model, d_k),
     )
 
 
@@ -263,7 +264,7 @@ def _shape_not_tuple(got: Any, *args: Any) -> bool:
 
 
 def _four_sizes(rng: np.random.Generator) -> list[int]:
-    return _sizes(rng, 4)
+    return random_sizes(rng, 4, high=MAX_SIZE)
 
 
 def _telling(draw: Any) -> Any:
@@ -338,7 +339,7 @@ functions = Suite(
         ),
         _shapes("qkv_shapes for the lesson's sizes (n = 1, d_model = d_k = d_v = 2)", (1, 2, 2, 2)),
         _shapes("qkv_shapes with n, d_model, d_k and d_v all different", _four_sizes),
-        _shapes("qkv_shapes with one token (n = 1)", lambda rng: (1, *_sizes(rng, 3))),
+        _shapes("qkv_shapes with one token (n = 1)", lambda rng: (1, *random_sizes(rng, 3, high=MAX_SIZE))),
         _shapes('qkv_shapes uses the keys "Q", "K" and "V"', _four_sizes, Keys(Shape(), keys_only=True)),
         TestCase(
             "qkv_shapes gives each shape as a tuple",
@@ -351,7 +352,7 @@ functions = Suite(
         TestCase(
             "output_shape with n_q, n_k and d_v all different",
             "output_shape",
-            lambda rng: _sizes(rng, 3),
+            lambda rng: random_sizes(rng, 3, high=MAX_SIZE),
             output_shape,
             Shape(),
             OUTPUT_HINTS,
@@ -359,7 +360,7 @@ functions = Suite(
         TestCase(
             "output_shape with one query (n_q = 1)",
             "output_shape",
-            lambda rng: (1, *_sizes(rng, 2)),
+            lambda rng: (1, *random_sizes(rng, 2, high=MAX_SIZE)),
             output_shape,
             Shape(),
             OUTPUT_HINTS,
@@ -367,7 +368,7 @@ functions = Suite(
         TestCase(
             "output_shape returns a tuple",
             "output_shape",
-            lambda rng: _sizes(rng, 3),
+            lambda rng: random_sizes(rng, 3, high=MAX_SIZE),
             output_shape,
             Shape(tuple_only=True),
             [Returned(SHAPE_NOT_TUPLE)],
@@ -383,7 +384,7 @@ functions = Suite(
         TestCase(
             "param_count with d_model, d_k and d_v all different",
             "param_count",
-            _telling(lambda rng: _sizes(rng, 3, 2, 40)),
+            _telling(lambda rng: random_sizes(rng, 3, 2, 40)),
             param_count,
             Whole(),
             PARAM_HINTS,
@@ -391,7 +392,7 @@ functions = Suite(
         TestCase(
             "param_count with d_v = d_k but d_model different",
             "param_count",
-            _telling(lambda rng: (lambda d_model, d_k: (d_model, d_k, d_k))(*_sizes(rng, 2, 2, 40))),
+            _telling(lambda rng: (lambda d_model, d_k: (d_model, d_k, d_k))(*random_sizes(rng, 2, 2, 40))),
             param_count,
             Whole(),
             PARAM_HINTS,

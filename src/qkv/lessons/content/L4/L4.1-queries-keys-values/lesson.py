@@ -22,6 +22,7 @@ import random
 from typing import Any
 
 import numpy as np
+from chapter import WORKED, draw_until, worked_example
 
 from qkv import attention, attention_scores, project_qkv, softmax
 
@@ -47,8 +48,6 @@ IDEA: dict[str, Any] = {
 # no scaled score, weight or output repeats the chapter reference's worked example (1/√2 and its weights).
 SEED_ONE_QUERY: dict[str, Any] = {"q": [1, 2], "K": [[1, 1], [1, 2]], "V": [[0, 3], [3, 1]]}
 
-# The chapter reference's worked example: one query, two keys, two values (d_k = 2).
-WORKED: dict[str, Any] = {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
 SHIFT = 1.0  # the constant added to every score in the quiz's question about shifted scores
 
 # Small integers keep every product computable in one's head.
@@ -110,19 +109,14 @@ def _by_columns(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _worked_example() -> dict[str, Any]:
+    """The chapter's worked example as ``ex_*`` names, and what the quiz asks of it (shifted, doubled)."""
+    example = worked_example()
     q, K, V = [WORKED["q"]], WORKED["K"], WORKED["V"]
-    output, weights = attention(q, K, V, return_weights=True)  # (1, d_v), (1, n_k)
     shifted = softmax(attention_scores(q, K) + SHIFT)  # (1, n_k)
     doubled, doubled_weights = attention(q, K, 2 * np.asarray(V), return_weights=True)
     return {
-        "ex_q": WORKED["q"],
-        "ex_K": K,
-        "ex_V": V,
-        "ex_d_k": len(WORKED["q"]),
-        "ex_raw_scores": attention_scores(q, K, scale=1.0)[0].tolist(),  # (n_k,)
-        "ex_scores": attention_scores(q, K)[0].tolist(),  # (n_k,)
-        "ex_weights": weights[0].tolist(),
-        "ex_output": output[0].tolist(),
+        **{f"ex_{name}": example[name] for name in ("q", "K", "V", "d_k", "raw_scores", "scores", "weights")},
+        "ex_output": example["output"],
         "ex_shift": SHIFT,
         "ex_shifted_weights": shifted[0].tolist(),
         "ex_doubled_weights": doubled_weights[0].tolist(),
@@ -162,14 +156,15 @@ def _one_query_mistakes(data: dict[str, Any]) -> dict[str, Any]:
 
 def _draw_one_query(rng: random.Random, numbers: dict[str, Any]) -> dict[str, Any]:
     # Redraw until the answers and the slips differ from each other and from what the page shows.
-    while True:
-        one = {
-            "q": [rng.choice(QUERY_ENTRIES) for _ in range(2)],
-            "K": [[rng.choice(KEY_ENTRIES) for _ in range(2)] for _ in range(2)],
-            "V": [[rng.choice(VALUE_ENTRIES) for _ in range(2)] for _ in range(2)],
-        }
-        if one_query_apart(one, numbers):
-            return one
+    return draw_until(rng, _one_query_candidate, lambda one: one_query_apart(one, numbers))
+
+
+def _one_query_candidate(rng: random.Random) -> dict[str, Any]:
+    return {
+        "q": [rng.choice(QUERY_ENTRIES) for _ in range(2)],
+        "K": [[rng.choice(KEY_ENTRIES) for _ in range(2)] for _ in range(2)],
+        "V": [[rng.choice(VALUE_ENTRIES) for _ in range(2)] for _ in range(2)],
+    }
 
 
 def shown_elsewhere(numbers: dict[str, Any]) -> list[list[float]]:
@@ -241,14 +236,15 @@ def _projections(numbers: dict[str, Any]) -> dict[str, list[int]]:
 
 def _draw(rng: random.Random) -> dict[str, Any]:
     # Redraw until every answer and every named mistake differ, so feedback is never ambiguous.
-    while True:
-        x = [rng.choice(X_ENTRIES) for _ in range(2)]
-        weights: list[Matrix] = [
-            [[rng.choice(WEIGHT_ENTRIES) for _ in range(2)] for _ in range(2)] for _ in range(3)
-        ]
-        numbers = {"x": x, "Wq": weights[0], "Wk": weights[1], "Wv": weights[2]}
-        if _distinguishable(numbers):
-            return numbers
+    return draw_until(rng, _candidate, _distinguishable)
+
+
+def _candidate(rng: random.Random) -> dict[str, Any]:
+    x = [rng.choice(X_ENTRIES) for _ in range(2)]
+    weights: list[Matrix] = [
+        [[rng.choice(WEIGHT_ENTRIES) for _ in range(2)] for _ in range(2)] for _ in range(3)
+    ]
+    return {"x": x, "Wq": weights[0], "Wk": weights[1], "Wv": weights[2]}
 
 
 def _distinguishable(numbers: dict[str, Any]) -> bool:

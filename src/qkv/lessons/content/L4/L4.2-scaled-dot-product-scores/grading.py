@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from chapter import MISMATCHED_TYPE_ERROR as TYPE_ERROR
+from chapter import Array, random_fractions, random_sizes
 
 from qkv import attention_scores
 from qkv.grading import (
@@ -64,10 +66,6 @@ TOO_STRICT = (
 MISSING_CHECK = (
     "Raise ValueError when Q and K have different numbers of columns, naming both sizes: a query can only "
     "be dotted with a key of the same length."
-)
-TYPE_ERROR = (
-    "The spec asks for ValueError here, but your code raised TypeError: arrays of mismatched sizes are bad "
-    "values, so raise ValueError."
 )
 SPREAD_LINEAR = "d_k is the variance of q·k; the spread (the standard deviation) is its square root, √d_k."
 SPREAD_SCALED = (
@@ -126,48 +124,34 @@ SPREAD_HINTS = [
 LIST_HINTS = [Returned(A_LIST, when=lambda got, *args: isinstance(got, list | tuple))]
 RAISE_HINTS = [Returned(MISSING_CHECK), Raised(TYPE_ERROR, "TypeError")]
 
+
 # ------------------------------------------------------------------------------------ input generators
-Array = np.ndarray[Any, np.dtype[Any]]
-
-
-def _values(rng: np.random.Generator, *shape: int) -> Array:
-    """Random entries with two decimals, never whole numbers (so a hard-coded size cannot hide)."""
-    values = np.round(rng.uniform(-2.0, 2.0, size=shape), 2)
-    values[values == np.round(values)] += 0.25
-    return values
-
-
-def _sizes(rng: np.random.Generator, count: int, low: int = 2, high: int = 7) -> list[int]:
-    """``count`` different sizes, so that a swapped pair of sizes shows."""
-    return [int(n) for n in rng.choice(np.arange(low, high + 1), size=count, replace=False)]
-
-
 def _all_differ(rng: np.random.Generator) -> tuple[Array, Array]:
-    n_q, n_k, d_k = _sizes(rng, 3, 3, 7)
-    return _values(rng, n_q, d_k), _values(rng, n_k, d_k)
+    n_q, n_k, d_k = random_sizes(rng, 3, 3, 7)
+    return random_fractions(rng, n_q, d_k), random_fractions(rng, n_k, d_k)
 
 
 def _square_keys(rng: np.random.Generator) -> tuple[Array, Array]:
     """n_k = d_k, so that Q @ K (no transpose) runs and gives wrong numbers."""
-    n_q, d_k = _sizes(rng, 2, 3, 6)
-    return _values(rng, n_q, d_k), _values(rng, d_k, d_k)
+    n_q, d_k = random_sizes(rng, 2, 3, 6)
+    return random_fractions(rng, n_q, d_k), random_fractions(rng, d_k, d_k)
 
 
 def _one_query(rng: np.random.Generator) -> tuple[Array, Array]:
-    n_k, d_k = _sizes(rng, 2, 3, 7)
-    return _values(rng, 1, d_k), _values(rng, n_k, d_k)
+    n_k, d_k = random_sizes(rng, 2, 3, 7)
+    return random_fractions(rng, 1, d_k), random_fractions(rng, n_k, d_k)
 
 
 def _wide(rng: np.random.Generator) -> tuple[Array, Array]:
     """A larger head (d_k from 9 to 16), far from the lesson's d_k = 2."""
-    n_q, n_k = _sizes(rng, 2, 3, 6)  # never 2, where √n would pass for the lesson's √2
+    n_q, n_k = random_sizes(rng, 2, 3, 6)  # never 2, where √n would pass for the lesson's √2
     d_k = int(rng.integers(9, 17))
-    return _values(rng, n_q, d_k), _values(rng, n_k, d_k)
+    return random_fractions(rng, n_q, d_k), random_fractions(rng, n_k, d_k)
 
 
 def _columns_differ(rng: np.random.Generator) -> tuple[Array, Array]:
-    n_q, n_k, d_k = _sizes(rng, 3, 2, 6)
-    return _values(rng, n_q, d_k), _values(rng, n_k, d_k + 1)
+    n_q, n_k, d_k = random_sizes(rng, 3, 2, 6)
+    return random_fractions(rng, n_q, d_k), random_fractions(rng, n_k, d_k + 1)
 
 
 THE_LESSON = (np.array([[1, 0], [0, 2]]), np.array([[1, 0], [0, 1]]))

@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 import numpy as np
+from chapter import WORKED, variant_numbers
 
 from qkv import attention_scores
 
@@ -26,7 +27,7 @@ SEED_PAGE: dict[str, Any] = {
 
 # The idea section's illustration: the chapter's worked example with a second query (its table shows the
 # raw scores), which no Part 1 may use.
-IDEA: dict[str, Any] = {"q1": [1, 0], "q2": [0, 2], "K": [[1, 0], [0, 1]]}
+IDEA: dict[str, Any] = {"q1": WORKED["q"], "q2": [0, 2], "K": WORKED["K"]}
 
 ENTRIES = (-2, -1, 0, 1, 2)
 DRAWN_D_K = 4
@@ -37,7 +38,7 @@ TOLERANCE = 0.01  # answers of a variant differ by more than this, so feedback i
 
 def variant(seed: int | None) -> dict[str, Any]:
     """The numbers of one variant: the seed page's for ``None``, otherwise drawn from ``seed``."""
-    numbers = SEED_PAGE if seed is None else _draw(random.Random(seed))
+    numbers = variant_numbers(seed, SEED_PAGE, _draw, _distinguishable)
     return {"seed": seed, **numbers, **_answers(numbers)}
 
 
@@ -75,13 +76,9 @@ def _answers(numbers: dict[str, Any]) -> dict[str, Any]:
 
 
 def _draw(rng: random.Random) -> dict[str, Any]:
-    # Redraw until every answer and every named mistake differ, so feedback is never ambiguous.
-    while True:
-        vectors = [[rng.choice(ENTRIES) for _ in range(DRAWN_D_K)] for _ in range(4)]
-        dk_from, dk_to = rng.choice(SIZE_PAIRS)
-        numbers = {"q1": vectors[0], "q2": vectors[1], "K": vectors[2:], "dk_from": dk_from, "dk_to": dk_to}
-        if _distinguishable(numbers):
-            return numbers
+    vectors = [[rng.choice(ENTRIES) for _ in range(DRAWN_D_K)] for _ in range(4)]
+    dk_from, dk_to = rng.choice(SIZE_PAIRS)
+    return {"q1": vectors[0], "q2": vectors[1], "K": vectors[2:], "dk_from": dk_from, "dk_to": dk_to}
 
 
 def _distinguishable(numbers: dict[str, Any]) -> bool:

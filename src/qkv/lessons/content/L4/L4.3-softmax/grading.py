@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from chapter import MISMATCHED_TYPE_ERROR as TYPE_ERROR
+from chapter import NOT_A_PAIR, Array, random_fractions, random_sizes
 
 from qkv import attention, attention_scores
 from qkv import softmax as reference_softmax
@@ -49,7 +51,6 @@ SCORES_AS_WEIGHTS = (
 V_AT_A = "The output is A @ V (weights first, shape (n_q, d_v)), not V @ A."
 A_AT_K = "You averaged the keys (A @ K): the weights average the values, so the output is A @ V."
 ORDER = "Your O and A are right but come back in the other order: return them as (O, A)."
-NOT_A_PAIR = "Return the output and the weights together as the tuple (O, A)."
 MISSING_KV_CHECK = (
     "Raise ValueError when K and V have different numbers of rows, naming both sizes: every key needs "
     "exactly one value."
@@ -58,12 +59,7 @@ MISSING_QK_CHECK = (
     "Raise ValueError when Q and K have different numbers of columns, naming both sizes: a query can only "
     "be compared with a key of the same length."
 )
-TYPE_ERROR = (
-    "The spec asks for ValueError here, but your code raised TypeError: arrays of mismatched sizes are bad "
-    "values, so raise ValueError."
-)
 
-Array = np.ndarray[Any, np.dtype[Any]]
 Softmax = Callable[[Array], Array]
 
 
@@ -243,50 +239,48 @@ OUTPUT_AND_WEIGHTS = Items([Close(), Close()], names=("O", "A"), description="th
 # ------------------------------------------------------------------------------------ input generators
 
 
-def _values(rng: np.random.Generator, *shape: int) -> Array:
-    values = np.round(rng.uniform(-2.0, 2.0, size=shape), 2)
-    values[values == np.round(values)] += 0.25
-    return values
-
-
-def _sizes(rng: np.random.Generator, count: int, low: int = 2, high: int = 7) -> list[int]:
-    return [int(n) for n in rng.choice(np.arange(low, high + 1), size=count, replace=False)]
-
-
 def _matrix(rng: np.random.Generator) -> tuple[Array]:
-    n_q, n_k = _sizes(rng, 2, 2, 6)
-    return (_values(rng, n_q, n_k) * 2,)
+    n_q, n_k = random_sizes(rng, 2, 2, 6)
+    return (random_fractions(rng, n_q, n_k) * 2,)
 
 
 def _batched(rng: np.random.Generator) -> tuple[Array]:
-    b, n_q, n_k = _sizes(rng, 3, 2, 5)
-    return (_values(rng, b, n_q, n_k) * 2,)
+    b, n_q, n_k = random_sizes(rng, 3, 2, 5)
+    return (random_fractions(rng, b, n_q, n_k) * 2,)
 
 
 def _qk(rng: np.random.Generator) -> tuple[Array, Array]:
-    n_q, n_k, d_k = _sizes(rng, 3, 2, 7)
-    return _values(rng, n_q, d_k), _values(rng, n_k, d_k)
+    n_q, n_k, d_k = random_sizes(rng, 3, 2, 7)
+    return random_fractions(rng, n_q, d_k), random_fractions(rng, n_k, d_k)
 
 
 def _qkv(rng: np.random.Generator) -> tuple[Array, Array, Array]:
-    n_q, n_k, d_k, d_v = _sizes(rng, 4, 2, 7)
-    return _values(rng, n_q, d_k), _values(rng, n_k, d_k), _values(rng, n_k, d_v)
+    n_q, n_k, d_k, d_v = random_sizes(rng, 4, 2, 7)
+    return random_fractions(rng, n_q, d_k), random_fractions(rng, n_k, d_k), random_fractions(rng, n_k, d_v)
 
 
 def _square(rng: np.random.Generator) -> tuple[Array, Array, Array]:
     """n_q = n_k = d_k = d_v, so that V @ A and A @ K run and give wrong numbers."""
     d = int(rng.integers(2, 5))
-    return _values(rng, d, d), _values(rng, d, d), _values(rng, d, d)
+    return random_fractions(rng, d, d), random_fractions(rng, d, d), random_fractions(rng, d, d)
 
 
 def _kv_rows_differ(rng: np.random.Generator) -> tuple[Array, Array, Array]:
-    n_q, n_k, d_k, d_v = _sizes(rng, 4, 2, 6)
-    return _values(rng, n_q, d_k), _values(rng, n_k, d_k), _values(rng, n_k + 1, d_v)
+    n_q, n_k, d_k, d_v = random_sizes(rng, 4, 2, 6)
+    return (
+        random_fractions(rng, n_q, d_k),
+        random_fractions(rng, n_k, d_k),
+        random_fractions(rng, n_k + 1, d_v),
+    )
 
 
 def _qk_columns_differ(rng: np.random.Generator) -> tuple[Array, Array, Array]:
-    n_q, n_k, d_k, d_v = _sizes(rng, 4, 2, 6)
-    return _values(rng, n_q, d_k), _values(rng, n_k, d_k + 1), _values(rng, n_k, d_v)
+    n_q, n_k, d_k, d_v = random_sizes(rng, 4, 2, 6)
+    return (
+        random_fractions(rng, n_q, d_k),
+        random_fractions(rng, n_k, d_k + 1),
+        random_fractions(rng, n_k, d_v),
+    )
 
 
 THE_ROW = (np.array([1 / math.sqrt(2), 0.0]),)

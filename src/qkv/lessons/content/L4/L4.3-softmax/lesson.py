@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 import numpy as np
+from chapter import WORKED, variant_numbers, worked_example
 
 from qkv import attention, attention_scores, softmax
 
@@ -26,8 +27,6 @@ SEED_PAGE: dict[str, Any] = {
     "factor": 2,
 }
 
-# The chapter's worked example, which the idea section and the predict-first question illustrate with.
-WORKED: dict[str, Any] = {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
 # The softmax-bars widget's starting scores and values (lesson.md's widget block).
 WIDGET: dict[str, Any] = {"scores": [0.707107, 0.0, -0.5], "V": [[2, 0], [0, 2], [1, 1]]}
 
@@ -48,7 +47,7 @@ TOLERANCE = 0.01  # answers of a variant differ by more than this, so feedback i
 
 def variant(seed: int | None) -> dict[str, Any]:
     """The numbers of one variant: the seed page's for ``None``, otherwise drawn from ``seed``."""
-    numbers = SEED_PAGE if seed is None else _draw(random.Random(seed))
+    numbers = variant_numbers(seed, SEED_PAGE, _draw, _distinguishable)
     return {"seed": seed, **numbers, **_answers(numbers)}
 
 
@@ -98,16 +97,13 @@ def _answers(numbers: dict[str, Any]) -> dict[str, Any]:
 
 
 def _draw(rng: random.Random) -> dict[str, Any]:
-    while True:
-        numbers = {
-            "q": [rng.choice(ENTRIES) for _ in range(DRAWN_D_K)],
-            "K": [[rng.choice(ENTRIES) for _ in range(DRAWN_D_K)] for _ in range(2)],
-            "V": [[rng.choice(VALUE_ENTRIES) for _ in range(2)] for _ in range(2)],
-            "shift": rng.choice(SHIFTS),
-            "factor": rng.choice(FACTORS),
-        }
-        if _distinguishable(numbers):
-            return numbers
+    return {
+        "q": [rng.choice(ENTRIES) for _ in range(DRAWN_D_K)],
+        "K": [[rng.choice(ENTRIES) for _ in range(DRAWN_D_K)] for _ in range(2)],
+        "V": [[rng.choice(VALUE_ENTRIES) for _ in range(2)] for _ in range(2)],
+        "shift": rng.choice(SHIFTS),
+        "factor": rng.choice(FACTORS),
+    }
 
 
 def shown_elsewhere() -> list[float]:
@@ -118,10 +114,10 @@ def shown_elsewhere() -> list[float]:
     >>> [round(number, 6) for number in shown_elsewhere()][:4]
     [0.669762, 0.330238, 1.339523, 0.660477]
     """
-    output, weights = attention([WORKED["q"]], WORKED["K"], WORKED["V"], return_weights=True)
+    worked = worked_example()
     widget_weights = softmax(np.asarray(WIDGET["scores"]))  # (3,)
     widget_output = widget_weights @ np.asarray(WIDGET["V"])  # (d_v,)
-    return [*weights[0].tolist(), *output[0].tolist(), *widget_weights.tolist(), *widget_output.tolist()]
+    return [*worked["weights"], *worked["output"], *widget_weights.tolist(), *widget_output.tolist()]
 
 
 _SHOWN = tuple(shown_elsewhere())  # fixed numbers: computed once, not on every draw

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from chapter import NOT_A_PAIR, Array, random_decimals, random_sizes
 
 from qkv import attention, causal_mask, softmax
 from qkv.grading import (
@@ -24,8 +25,6 @@ from qkv.grading import (
 )
 
 FUNCTIONS = ("causal_mask", "masked_attention", "padding_mask")
-Array = np.ndarray[Any, np.dtype[Any]]
-
 # ---------------------------------------------------------------------------------------------- hints
 MISSING_FUNCTION = missing_function_hint(FUNCTIONS)
 TRANSPOSED = (
@@ -75,7 +74,6 @@ SOFTMAX_OVER_QUERIES = (
 )
 NO_SCALING = "The scores were not divided by √d_k: S = Q @ K.T / np.sqrt(d_k), with d_k = Q.shape[-1]."
 ORDER = "Your O and A are right but come back in the other order: return (O, A), the output first."
-NOT_A_PAIR = "Return the output and the weights together as the tuple (O, A)."
 PADDING_OFF_BY_ONE = (
     "Padding is off by one: row b allows the keys 0 … lengths[b] − 1, that is lengths[b] keys, "
     "so the test is j < lengths[b]."
@@ -216,19 +214,9 @@ BOOL_MASK = Close(dtype="bool")
 # ------------------------------------------------------------------------------------ input generators
 
 
-def _values(rng: np.random.Generator, *shape: int) -> Array:
-    """Random entries with two decimals, readable in feedback."""
-    return np.round(rng.uniform(-2.0, 2.0, size=shape), 2)
-
-
-def _sizes(rng: np.random.Generator, count: int, low: int = 2, high: int = 7) -> list[int]:
-    """``count`` different sizes, so that swapped sizes show."""
-    return [int(n) for n in rng.choice(np.arange(low, high + 1), size=count, replace=False)]
-
-
 def _qkv(rng: np.random.Generator, n_q: int, n_k: int) -> tuple[Array, Array, Array]:
-    d_k, d_v = _sizes(rng, 2, 2, 4)
-    return _values(rng, n_q, d_k), _values(rng, n_k, d_k), _values(rng, n_k, d_v)
+    d_k, d_v = random_sizes(rng, 2, 2, 4)
+    return random_decimals(rng, n_q, d_k), random_decimals(rng, n_k, d_k), random_decimals(rng, n_k, d_v)
 
 
 def _random_mask(rng: np.random.Generator, n_q: int, n_k: int) -> Array:
@@ -240,7 +228,7 @@ def _random_mask(rng: np.random.Generator, n_q: int, n_k: int) -> Array:
 
 
 def _rectangular(rng: np.random.Generator) -> tuple[Array, ...]:
-    n_q, n_k = _sizes(rng, 2, 2, 5)
+    n_q, n_k = random_sizes(rng, 2, 2, 5)
     return (*_qkv(rng, n_q, n_k), _random_mask(rng, n_q, n_k))
 
 
@@ -313,15 +301,16 @@ functions = Suite(
         _causal_case("causal_mask for a sequence of 4 (the lesson's example)", (4, 4)),
         _causal_case("causal_mask for a random square size", lambda rng: [int(rng.integers(2, 8))] * 2),
         _causal_case(
-            "causal_mask with fewer queries than keys (top-left aligned)", lambda rng: sorted(_sizes(rng, 2))
+            "causal_mask with fewer queries than keys (top-left aligned)",
+            lambda rng: sorted(random_sizes(rng, 2)),
         ),
         _causal_case(
             "causal_mask with more queries than keys",
-            lambda rng: sorted(_sizes(rng, 2), reverse=True),
+            lambda rng: sorted(random_sizes(rng, 2), reverse=True),
         ),
         _causal_case(
             "causal_mask returns a bool array",
-            lambda rng: _sizes(rng, 2),
+            lambda rng: random_sizes(rng, 2),
             BOOL_MASK,
             [Returned(NOT_BOOL, when=_not_bool)],
         ),

@@ -16,6 +16,7 @@ import random
 from typing import Any
 
 import numpy as np
+from chapter import rounded_all, variant_numbers, worked_example
 
 from qkv import attention, attention_scores, causal_mask, softmax
 
@@ -36,13 +37,11 @@ D_K = 4  # √d_k = 2: the scaled scores are halves, and their softmax is no num
 ENTRIES = (-2, -1, 0, 1, 2)
 SCORE_ENTRIES = (-2, -1.5, -1, -0.5, 0.5, 1, 1.5, 2)  # no 0: then scores × mask would change nothing
 MINUS_INFINITY = "−∞"
-# The chapter's worked example (its reference, on every page of the chapter): one query, two keys.
-WORKED = {"q": [[1, 0]], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
 
 
 def variant(seed: int | None) -> dict[str, Any]:
     """The numbers of one variant: the page's first numbers for ``None``, otherwise drawn from ``seed``."""
-    numbers = SEED_PAGE if seed is None else _draw(random.Random(seed))
+    numbers = variant_numbers(seed, SEED_PAGE, _draw, _distinguishable)
     return {"seed": seed, **numbers, **_answers(numbers)}
 
 
@@ -135,32 +134,27 @@ def _number(value: float) -> str:
 
 
 def _draw(rng: random.Random) -> dict[str, Any]:
-    # Redraw until every answer and every named mistake differ, so feedback is never ambiguous.
-    while True:
-        seq_n = rng.randint(5, 7)  # the idea's table shows 4 tokens: its rows are no answers here
-        numbers = {
-            "q": [rng.choice(ENTRIES) for _ in range(D_K)],
-            "K": [[rng.choice(ENTRIES) for _ in range(D_K)] for _ in range(N_KEYS)],
-            "V": [[rng.choice(ENTRIES) for _ in range(2)] for _ in range(N_KEYS)],
-            "seq_n": seq_n,
-            "seq_i": rng.randint(1, seq_n - 2),
-            "score_row": [rng.choice(SCORE_ENTRIES) for _ in range(3)],
-            "masked_key": rng.randint(0, 2),
-        }
-        if _distinguishable(numbers):
-            return numbers
+    seq_n = rng.randint(5, 7)  # the idea's table shows 4 tokens: its rows are no answers here
+    return {
+        "q": [rng.choice(ENTRIES) for _ in range(D_K)],
+        "K": [[rng.choice(ENTRIES) for _ in range(D_K)] for _ in range(N_KEYS)],
+        "V": [[rng.choice(ENTRIES) for _ in range(2)] for _ in range(N_KEYS)],
+        "seq_n": seq_n,
+        "seq_i": rng.randint(1, seq_n - 2),
+        "score_row": [rng.choice(SCORE_ENTRIES) for _ in range(3)],
+        "masked_key": rng.randint(0, 2),
+    }
 
 
 def _rounded(values: Any) -> tuple[float, ...]:
-    return tuple(round(float(v), 6) + 0.0 for v in np.ravel(values))
+    return tuple(rounded_all(values))  # a tuple: rows are told apart as members of a set
 
 
 def _worked_numbers() -> set[float]:
     """Every number the chapter reference's worked example shows: scores, weights, outputs."""
-    q, K, V = WORKED["q"], WORKED["K"], WORKED["V"]
-    O, A = attention(q, K, V, return_weights=True)
-    first = attention(q, K, V, mask=[[True, False]])
-    return set(_rounded(attention_scores(q, K))) | set(_rounded(A)) | set(_rounded(O)) | set(_rounded(first))
+    worked = worked_example()
+    shown = ("scores", "weights", "output", "first_key_output")
+    return {number for name in shown for number in rounded_all(worked[name])}
 
 
 _WORKED_NUMBERS = frozenset(_worked_numbers())  # fixed numbers: computed once, not on every draw

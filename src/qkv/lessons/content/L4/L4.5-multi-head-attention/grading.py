@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from chapter import Array, random_decimals, type_error_hint
 
 from qkv import attention, merge_heads, multi_head_attention, split_heads
 from qkv.grading import (
@@ -28,8 +29,6 @@ from qkv.grading import (
 )
 
 FUNCTIONS = ("split_heads", "merge_heads", "multi_head_attention", "mha_param_count")
-Array = np.ndarray[Any, np.dtype[Any]]
-
 # ------------------------------------------------------------------------------------------ reference
 
 
@@ -83,7 +82,7 @@ PROJECTED_AFTER_SPLIT = (
 DIVIDES_CHECK = (
     "Raise ValueError when h does not divide d_model: the heads must all have the same width d_model / h."
 )
-TYPE_ERROR = "The spec asks for ValueError here, but your code raised TypeError: raise ValueError."
+TYPE_ERROR = type_error_hint()
 SOFTMAX_AXIS = (
     "The softmax ran down the columns of the scores (axis -2, or across the heads) instead of along each "
     "row: one query's weights over the keys must add up to 1, so take the softmax over the last axis."
@@ -237,17 +236,13 @@ COUNT_HINTS = [
 ]
 
 # ------------------------------------------------------------------------------------ input generators
-
-
-def _values(rng: np.random.Generator, *shape: int) -> Array:
-    """Random entries with two decimals, small enough that the softmax stays far from one-hot."""
-    return np.round(rng.uniform(-1.5, 1.5, size=shape), 2)
+SPREAD = 1.5  # entries this small keep the softmax far from one-hot
 
 
 def _layer(d_model: int, h: int, n: int) -> Callable[[np.random.Generator], tuple[Any, ...]]:
     def draw(rng: np.random.Generator) -> tuple[Any, ...]:
-        X = _values(rng, n, d_model)
-        weights = [_values(rng, d_model, d_model) for _ in range(4)]
+        X = random_decimals(rng, n, d_model, spread=SPREAD)
+        weights = [random_decimals(rng, d_model, d_model, spread=SPREAD) for _ in range(4)]
         return (X, *weights, h)
 
     return draw
@@ -262,16 +257,16 @@ def _not_causal(d_model: int, h: int, n: int) -> Callable[[np.random.Generator],
 
 
 def _to_split(n: int, d_model: int, h: int) -> Callable[[np.random.Generator], tuple[Any, ...]]:
-    return lambda rng: (_values(rng, n, d_model), h)
+    return lambda rng: (random_decimals(rng, n, d_model, spread=SPREAD), h)
 
 
 def _to_merge(h: int, n: int, d_head: int) -> Callable[[np.random.Generator], tuple[Any, ...]]:
-    return lambda rng: (_values(rng, h, n, d_head),)
+    return lambda rng: (random_decimals(rng, h, n, d_head, spread=SPREAD),)
 
 
 def _bad_heads(rng: np.random.Generator) -> tuple[Any, ...]:
     n, d_model, h = int(rng.integers(2, 5)), int(rng.choice([6, 9, 10])), 4
-    return _values(rng, n, d_model), h
+    return random_decimals(rng, n, d_model, spread=SPREAD), h
 
 
 # Two tokens, identity projections and Wo = 2·I: each head attends over its own half of X.
@@ -343,7 +338,7 @@ functions = Suite(
         TestCase(
             "merge_heads undoes split_heads",
             "merge_heads",
-            lambda rng: (split_heads(_values(rng, 3, 6), 3),),
+            lambda rng: (split_heads(random_decimals(rng, 3, 6, spread=SPREAD), 3),),
             merge_heads,
             Close(),
             MERGE_HINTS,

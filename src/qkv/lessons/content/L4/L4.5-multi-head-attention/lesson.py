@@ -13,8 +13,9 @@ import random
 from typing import Any
 
 import numpy as np
+from chapter import apart, rounded_all, variant_numbers, worked_example
 
-from qkv import attention, attention_scores
+from qkv import attention
 
 Matrix = list[list[int]]
 
@@ -29,8 +30,6 @@ SEED_PAGE: dict[str, Any] = {
     "V": [[1, 2, 1, 2], [2, 1, 2, 0]],
 }
 
-# The chapter reference's worked example (reference.md), shown on every page of the chapter.
-WORKED: dict[str, Any] = {"q": [[1, 0]], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
 # The idea's heatmaps (the head-heatmaps widget in lesson.md): its weights and outputs are in the page.
 HEATMAPS: dict[str, Any] = {
     "X": [[2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
@@ -49,7 +48,7 @@ ASKED = 1  # the head the learner works out (columns 2 and 3)
 
 def variant(seed: int | None) -> dict[str, Any]:
     """The numbers of one variant: the seed page's for ``None``, otherwise drawn from ``seed``."""
-    numbers = SEED_PAGE if seed is None else _draw(random.Random(seed))
+    numbers = variant_numbers(seed, SEED_PAGE, _draw, _distinguishable)
     return {"seed": seed, **numbers, **_answers(numbers)}
 
 
@@ -76,8 +75,8 @@ def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
         "reshaped": (raw[0][:1], raw[1], raw[2], 1 / np.sqrt(D_HEAD)),
     }.items():
         output, weights = attention(q, k, v, scale=scale, return_weights=True)  # (1, 2), (1, 2)
-        wrong[f"weights_{name}"] = _rounded(weights[0])
-        wrong[f"output_{name}"] = _rounded(output[0])
+        wrong[f"weights_{name}"] = rounded_all(weights[0])
+        wrong[f"output_{name}"] = rounded_all(output[0])
     return wrong
 
 
@@ -89,9 +88,8 @@ def shown_elsewhere() -> list[float]:
     >>> [round(number, 6) for number in shown_elsewhere()[:5]]
     [0.707107, 0.0, 0.669762, 0.330238, 1.339523]
     """
-    q, K, V = (np.asarray(WORKED[name], dtype=float) for name in ("q", "K", "V"))  # (1, 2), (2, 2), (2, 2)
-    output, weights = attention(q, K, V, return_weights=True)  # (1, 2), (1, 2)
-    shown = [*attention_scores(q, K)[0], *weights[0], *output[0]]
+    worked = worked_example()
+    shown = [*worked["scores"], *worked["weights"], *worked["output"]]
     X = np.asarray(HEATMAPS["X"], dtype=float)  # (n, d_model)
     n, d_model = X.shape
     for h in HEATMAPS["heads"]:
@@ -120,27 +118,17 @@ def _answers(numbers: dict[str, Any]) -> dict[str, Any]:
         "d_head": d_model // h,
         "split_shape": [h, n, d_model // h],
         "params": 4 * d_model * d_model,
-        "head_weights": _rounded(weights[0]),
-        "head_output": _rounded(output[0]),
+        "head_weights": rounded_all(weights[0]),
+        "head_output": rounded_all(output[0]),
     }
 
 
-def _rounded(values: Any) -> list[float]:
-    return [round(float(v), 6) for v in values]
-
-
 def _draw(rng: random.Random) -> dict[str, Any]:
-    # Redraw until every answer and every named mistake differ, so feedback is never ambiguous.
-    while True:
-        d_model, heads = rng.choice(SIZES)
-        h = rng.choice(heads)
-        n = rng.randint(3, 16)
-        matrices: list[Matrix] = [
-            [[rng.choice(ENTRIES) for _ in range(4)] for _ in range(2)] for _ in range(3)
-        ]
-        numbers = {"d_model": d_model, "h": h, "n": n, "Q": matrices[0], "K": matrices[1], "V": matrices[2]}
-        if _distinguishable(numbers):
-            return numbers
+    d_model, heads = rng.choice(SIZES)
+    h = rng.choice(heads)
+    n = rng.randint(3, 16)
+    matrices: list[Matrix] = [[[rng.choice(ENTRIES) for _ in range(4)] for _ in range(2)] for _ in range(3)]
+    return {"d_model": d_model, "h": h, "n": n, "Q": matrices[0], "K": matrices[1], "V": matrices[2]}
 
 
 def _distinguishable(numbers: dict[str, Any]) -> bool:
@@ -159,8 +147,8 @@ def _distinguishable(numbers: dict[str, Any]) -> bool:
     first = data["head_weights"][0]
     return (
         0.6 < max(first, 1 - first) < 0.95
-        and _apart(weights)
-        and _apart([*outputs, data["head_weights"]])
+        and apart(weights)
+        and apart([*outputs, data["head_weights"]])
         and all(abs(value) > 0.05 and not value.is_integer() for value in data["head_output"])
         and not any(_on_the_page(value) for value in data["head_weights"] + data["head_output"])
     )
@@ -173,12 +161,3 @@ _SHOWN = frozenset(round(abs(number), 6) for number in shown_elsewhere())
 def _on_the_page(value: float) -> bool:
     """Whether ``value``, written to 6, 3 or 2 decimals, is a number the page shows outside Part 1."""
     return any(round(abs(value), decimals) in _SHOWN for decimals in (6, 3, 2))
-
-
-def _apart(vectors: list[list[float]]) -> bool:
-    """No two vectors within 0.02 of each other, or of each other reversed (typed to 3 decimals)."""
-    for i, a in enumerate(vectors):
-        for b in vectors[i + 1 :]:
-            if np.allclose(a, b, atol=0.02) or np.allclose(a, b[::-1], atol=0.02):
-                return False
-    return True

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from chapter import Array, random_decimals
 
 from qkv import BLOCK_PARAMS, gelu, layer_norm, multi_head_attention, transformer_block
 from qkv.grading import Close, Mistake, Suite, TestCase, missing_function_hint
 
 FUNCTIONS = ("layer_norm", "gelu", "transformer_block")
-Array = np.ndarray[Any, np.dtype[Any]]
 PARAM_KEYS = BLOCK_PARAMS
 
 # ------------------------------------------------------------------------------------------ reference
@@ -145,14 +145,10 @@ BLOCK_HINTS = [
 # ------------------------------------------------------------------------------------ input generators
 
 
-def _values(rng: np.random.Generator, *shape: int, spread: float = 1.5) -> Array:
-    return np.round(rng.uniform(-spread, spread, size=shape), 2)
-
-
 def _rows(n: int, d: int, scale: float = 1.0, eps: float | None = None) -> Callable[..., tuple[Any, ...]]:
     def draw(rng: np.random.Generator) -> tuple[Any, ...]:
-        X = _values(rng, n, d) * scale
-        gamma, beta = 1 + _values(rng, d, spread=0.5), _values(rng, d, spread=0.5)
+        X = random_decimals(rng, n, d, spread=1.5) * scale
+        gamma, beta = 1 + random_decimals(rng, d, spread=0.5), random_decimals(rng, d, spread=0.5)
         return (X, gamma, beta) if eps is None else (X, gamma, beta, eps)
 
     return draw
@@ -160,24 +156,24 @@ def _rows(n: int, d: int, scale: float = 1.0, eps: float | None = None) -> Calla
 
 def _params(rng: np.random.Generator, d: int, d_ff: int) -> dict[str, Array]:
     return {
-        "ln1_g": 1 + _values(rng, d, spread=0.5),
-        "ln1_b": _values(rng, d, spread=0.5),
-        "Wq": _values(rng, d, d, spread=0.8),
-        "Wk": _values(rng, d, d, spread=0.8),
-        "Wv": _values(rng, d, d, spread=0.8),
-        "Wo": _values(rng, d, d, spread=0.8),
-        "ln2_g": 1 + _values(rng, d, spread=0.5),
-        "ln2_b": _values(rng, d, spread=0.5),
-        "W1": _values(rng, d, d_ff, spread=0.8),
-        "b1": _values(rng, d_ff, spread=0.5),
-        "W2": _values(rng, d_ff, d, spread=0.8),
-        "b2": _values(rng, d, spread=0.5),
+        "ln1_g": 1 + random_decimals(rng, d, spread=0.5),
+        "ln1_b": random_decimals(rng, d, spread=0.5),
+        "Wq": random_decimals(rng, d, d, spread=0.8),
+        "Wk": random_decimals(rng, d, d, spread=0.8),
+        "Wv": random_decimals(rng, d, d, spread=0.8),
+        "Wo": random_decimals(rng, d, d, spread=0.8),
+        "ln2_g": 1 + random_decimals(rng, d, spread=0.5),
+        "ln2_b": random_decimals(rng, d, spread=0.5),
+        "W1": random_decimals(rng, d, d_ff, spread=0.8),
+        "b1": random_decimals(rng, d_ff, spread=0.5),
+        "W2": random_decimals(rng, d_ff, d, spread=0.8),
+        "b2": random_decimals(rng, d, spread=0.5),
     }
 
 
 def _block_args(n: int, d: int, h: int, causal: bool | None = None) -> Callable[..., tuple[Any, ...]]:
     def draw(rng: np.random.Generator) -> tuple[Any, ...]:
-        args = (_values(rng, n, d) * 2, _params(rng, d, 4 * d), h)
+        args = (random_decimals(rng, n, d, spread=1.5) * 2, _params(rng, d, 4 * d), h)
         return args if causal is None else (*args, causal)
 
     return draw

@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 import numpy as np
+from chapter import apart, rounded, variant_numbers
 
 SEED_PAGE: dict[str, Any] = {"n": 10, "d_model": 512, "X": [[1, 2, 3, 6], [3, 2, 1, 2]]}
 D_MODELS = (64, 128, 256, 384, 512, 768, 1024)
@@ -19,7 +20,7 @@ D_MODELS = (64, 128, 256, 384, 512, 768, 1024)
 
 def variant(seed: int | None) -> dict[str, Any]:
     """The numbers of one variant: the seed page's for ``None``, otherwise drawn from ``seed``."""
-    numbers = SEED_PAGE if seed is None else _draw(random.Random(seed))
+    numbers = variant_numbers(seed, SEED_PAGE, _draw, _distinguishable)
     return {"seed": seed, **numbers, **_answers(numbers)}
 
 
@@ -40,9 +41,9 @@ def _answers(numbers: dict[str, Any]) -> dict[str, Any]:
         "hidden_shape": [n, 4 * d],
         "block_shape": [n, d],
         "block_params": sum(_counts(d).values()),
-        "row_mean": _rounded(row.mean()),
-        "row_var": _rounded(row.var()),
-        "row_normed": [_rounded(v) for v in normed],
+        "row_mean": rounded(row.mean()),
+        "row_var": rounded(row.var()),
+        "row_normed": [rounded(v) for v in normed],
     }
 
 
@@ -64,34 +65,28 @@ def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
         "params_no_wo": total - d * d,
         "params_one_norm": total - 2 * d,
         "params_mlp_width_d": total - 6 * d * d - 3 * d,  # a hidden layer of d, not 4d
-        "mean_is_sum": _rounded(row.sum()),
-        "var_sum": _rounded(((row - row.mean()) ** 2).sum()),  # the squared deviations added, not averaged
-        "var_unbiased": _rounded(unbiased),
-        "std_instead": _rounded(np.sqrt(row.var())),
-        "normed_unbiased": [_rounded(v) for v in (row - row.mean()) / np.sqrt(unbiased + 1e-5)],
-        "normed_over_tokens": [_rounded(v) for v in over_tokens[0]],
-        "centred_only": [_rounded(v) for v in row - row.mean()],
-        "normed_by_var": [_rounded(v) for v in (row - row.mean()) / row.var()],  # divided by σ², not σ
+        "mean_is_sum": rounded(row.sum()),
+        "var_sum": rounded(((row - row.mean()) ** 2).sum()),  # the squared deviations added, not averaged
+        "var_unbiased": rounded(unbiased),
+        "std_instead": rounded(np.sqrt(row.var())),
+        "normed_unbiased": [rounded(v) for v in (row - row.mean()) / np.sqrt(unbiased + 1e-5)],
+        "normed_over_tokens": [rounded(v) for v in over_tokens[0]],
+        "centred_only": [rounded(v) for v in row - row.mean()],
+        "normed_by_var": [rounded(v) for v in (row - row.mean()) / row.var()],  # divided by σ², not σ
     }
 
 
-def _rounded(value: Any) -> float:
-    return round(float(value), 6)
-
-
 def _draw(rng: random.Random) -> dict[str, Any]:
-    # Rows with a whole-number mean, and every answer and named mistake apart from the others.
-    while True:
+    # A first row with a whole-number mean and at least three different entries; _distinguishable then
+    # keeps every answer and named mistake apart from the others.
+    first = [rng.randint(0, 8) for _ in range(4)]
+    while sum(first) % 4 or len(set(first)) < 3:
         first = [rng.randint(0, 8) for _ in range(4)]
-        if sum(first) % 4 or len(set(first)) < 3:
-            continue
-        numbers = {
-            "n": rng.randint(3, 32),
-            "d_model": rng.choice(D_MODELS),
-            "X": [first, [rng.randint(0, 8) for _ in range(4)]],
-        }
-        if _distinguishable(numbers):
-            return numbers
+    return {
+        "n": rng.randint(3, 32),
+        "d_model": rng.choice(D_MODELS),
+        "X": [first, [rng.randint(0, 8) for _ in range(4)]],
+    }
 
 
 def _distinguishable(numbers: dict[str, Any]) -> bool:
@@ -109,16 +104,8 @@ def _distinguishable(numbers: dict[str, Any]) -> bool:
     scalars = [data["row_var"], wrong["var_unbiased"], wrong["std_instead"], data["row_mean"]]
     variances = [data["row_var"], wrong["var_unbiased"], wrong["std_instead"], wrong["var_sum"]]
     return (
-        _apart(vectors)
+        apart(vectors)
         and len({round(s, 2) for s in scalars}) == len(scalars)
         and len({round(s, 2) for s in variances}) == len(variances)
         and round(wrong["mean_is_sum"], 2) != round(data["row_mean"], 2)
     )
-
-
-def _apart(vectors: list[list[float]]) -> bool:
-    for i, a in enumerate(vectors):
-        for b in vectors[i + 1 :]:
-            if np.allclose(a, b, atol=0.02) or np.allclose(a, b[::-1], atol=0.02):
-                return False
-    return True

@@ -1,0 +1,181 @@
+"""What every lesson must do, whatever it teaches: the contract that tests/lessons/test_lesson_contract.py
+runs for each lesson of the catalog, and for a lesson added to a temporary copy of the chapter.
+
+Each check takes the lesson (and, for grading, the grader and the folder of corpora) and asserts; none
+names a lesson, a count or an exercise. A lesson's corpora live under ``<corpora>/<lesson id>/<exercise
+id>/``: ``correct/*.py`` pass every test, and ``wrong/*.py`` fail with the hint their ``# expected hint:
+NAME`` line names (a module-level constant of the lesson's ``grading.py``, or one of the grader's own
+hints), and no other. An exercise whose corpora are graded elsewhere, by tests of their own, names that folder of tests/ in a
+``graded-in.txt`` in its corpus folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lesson_pages import assert_tags_balanced, text_of, written_forms
+from qkv.grading import hints as grading_hints
+from qkv.lessons import CodeExercise, Lesson, validate
+from qkv.lessons.pyfiles import import_lesson_file
+
+TESTS = Path(__file__).parent
+CORPORA = TESTS / "lesson_corpora"
+ELSEWHERE = "graded-in.txt"
+RENDER_SEEDS = (None, 1, 2, 17, 2**40 + 3)  # the printed page, and variants near and far
+MIN_WRONG = 3  # a corpus of wrong programs names at least this many
+
+
+def check_validates(lesson: Lesson) -> None:
+    """The lesson's chapter passes the full check of ``qkv lessons validate``."""
+    assert _problems(lesson.chapter.source.parent) == []
+
+
+@functools.cache
+def _problems(chapter: Path) -> list[str]:
+    """Validating checks a whole chapter: once per chapter serves all of its lessons."""
+    return [str(problem) for problem in validate(chapter)]
+
+
+def check_sections_render(lesson: Lesson) -> None:
+    """Every section renders, for the printed page and several variants, as a closed HTML section with
+    every placeholder filled; each section that says it changes with the variant does change."""
+    pages = {seed: lesson.render(seed) for seed in RENDER_SEEDS}
+    ids = [section.id for section in pages[None]]
+    assert len(ids) == len(set(ids)), ids
+    assert ids[-1] == "reference" and pages[None][-1] is lesson.chapter.reference()
+    for seed, sections in pages.items():
+        assert [section.id for section in sections] == ids, seed
+        for section in sections:
+            assert section.title.strip(), (seed, section.id)
+            assert section.html.startswith(f'<section class="lesson-section" id="{section.id}"'), section.id
+            assert section.html.endswith("</section>"), (seed, section.id)
+            assert_tags_balanced(section.html, f"{lesson.id} {section.id} (variant {seed})")
+            assert "{{" not in text_of(section.html), (seed, section.id)
+    for section_id in lesson.variant_section_ids():
+        htmls = {_html(pages[seed], section_id) for seed in RENDER_SEEDS}
+        assert len(htmls) > 1, f"{lesson.id}: {section_id} says it changes with the variant, but it does not"
+
+
+def check_no_answer_before_it_is_earned(lesson: Lesson) -> None:
+    """No numeric answer that is not a whole number (whole numbers, like a 0 weight, are everywhere) is
+    written anywhere on the page, whole, in any form a learner could copy; no reference solution is either.
+
+    A lesson may ask more of its own page (no single component of a vector anywhere, say): its own tests
+    say so. One component alone of a vector is not the answer, and may meet a number shown elsewhere.
+    """
+    for seed in RENDER_SEEDS:
+        data = lesson.variant(seed)
+        text = " ".join(text_of("".join(section.html for section in lesson.render(seed))).split())
+        for exercise in lesson.exercises.values():
+            if exercise.kind != "numeric" or not _has_fraction(data[exercise.answer]):
+                continue
+            shown = [form for form in _copyable(data[exercise.answer]) if _stands_in(form, text)]
+            assert shown == [], (lesson.id, seed, exercise.id, shown)
+    page = "".join(section.html for section in lesson.render())
+    for exercise in lesson.exercises.values():
+        body = [line.strip() for line in (exercise.solution or "").splitlines() if "return" in line]
+        assert [line for line in body if line in page] == [], (lesson.id, exercise.id)
+
+
+def code_exercises(lesson: Lesson, catalog: Any) -> list[CodeExercise]:
+    return [entry for entry in catalog.code_exercises() if entry.lesson is lesson]
+
+
+def corpus_folder(entry: CodeExercise, corpora: Path) -> Path:
+    return corpora / entry.lesson.id / entry.exercise.id
+
+
+def check_has_corpora(entry: CodeExercise, corpora: Path) -> None:
+    """The exercise has a correct and a wrong corpus (here, or where its ``graded-in.txt`` says)."""
+    folder = corpus_folder(entry, corpora)
+    if (folder / ELSEWHERE).is_file():  # its first word: a folder of tests/, which grades the corpus
+        folder = TESTS / (folder / ELSEWHERE).read_text().split()[0]
+    assert list((folder / "correct").glob("*.py")), f"{entry.id} has no correct corpus in {folder}"
+    assert len(list((folder / "wrong").glob("*.py"))) >= MIN_WRONG, f"{entry.id}: few wrong programs"
+
+
+def corpus_files(entry: CodeExercise, corpora: Path, kind: str) -> list[Path]:
+    """The exercise's programs of one kind (``correct`` or ``wrong``) graded by the contract."""
+    return sorted((corpus_folder(entry, corpora) / kind).glob("*.py"))
+
+
+def expected_hint(entry: CodeExercise, path: Path) -> str:
+    """The hint a wrong program names on its ``# expected hint: NAME`` line."""
+    match = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
+    assert match, f"{path} does not say which hint it expects"
+    module, problems = import_lesson_file(entry.lesson.source.parent / "grading.py")
+    assert module is not None, problems
+    found = getattr(module, match.group(1), None) or getattr(grading_hints, match.group(1), None)
+    assert isinstance(found, str), f"{path}: no hint called {match.group(1)}"
+    return found
+
+
+def check_passes(grader: Any, entry: CodeExercise, program: str, seed: int) -> None:
+    """``program`` passes every hidden test of the exercise."""
+    result = grader.grade(program, entry.suite, seed=seed)
+    failures = [(test.name, test.message) for test in result.tests if test.status != "pass"]
+    assert result.status == "pass", failures or result.message
+
+
+def check_fails_with_its_hint(grader: Any, entry: CodeExercise, path: Path, seed: int) -> None:
+    """The wrong program fails, with its tagged hint on a failed test and no other hint blamed."""
+    result = grader.grade(path.read_text(), entry.suite, seed=seed)
+    assert result.status == "fail", result.message
+    failing = [test for test in result.tests if test.status != "pass"]
+    given = {test.hint for test in failing}
+    hint = expected_hint(entry, path)
+    assert hint in given, [(test.name, test.message, test.hint) for test in failing]
+    assert given <= {hint, None}, given  # no other misconception is blamed
+
+
+def check_code_exercises(grader: Any, lesson: Lesson, catalog: Any, corpora: Path, seed: int) -> None:
+    """Every code exercise of the lesson: its reference solution and correct corpus pass, its wrong
+    corpus fails with the hints it is tagged with (all of it, graded once with ``seed``)."""
+    for entry in code_exercises(lesson, catalog):
+        check_has_corpora(entry, corpora)
+        if entry.exercise.solution is not None:
+            check_passes(grader, entry, entry.exercise.solution, seed)
+        for path in corpus_files(entry, corpora, "correct"):
+            check_passes(grader, entry, path.read_text(), seed)
+        for path in corpus_files(entry, corpora, "wrong"):
+            check_fails_with_its_hint(grader, entry, path, seed)
+
+
+def check_lesson(grader: Any, lesson: Lesson, catalog: Any, corpora: Path, seed: int = 7) -> None:
+    """The whole contract, for one lesson."""
+    check_validates(lesson)
+    check_sections_render(lesson)
+    check_no_answer_before_it_is_earned(lesson)
+    check_code_exercises(grader, lesson, catalog, corpora, seed)
+
+
+def _html(sections: list[Any], section_id: str) -> str:
+    return next(section.html for section in sections if section.id == section_id)
+
+
+def _copyable(value: object) -> list[str]:
+    """The forms of an answer a learner could copy whole: every written form of a number; of a vector,
+    the forms that write all its components (not each component alone)."""
+    forms = written_forms(value)
+    if np.ndim(value) == 0:
+        return forms
+    components = {f"{n:.{d}f}" for n in np.ravel(np.asarray(value, dtype=float)) for d in (3, 6)}
+    return [form for form in forms if form not in components]
+
+
+def _stands_in(form: str, text: str) -> bool:
+    """Whether ``form`` is in ``text`` as a number of its own: 3.5 is not in 13.5 or 3.5577."""
+    return re.search(rf"(?<![\d.]){re.escape(form)}(?!\d)", text) is not None
+
+
+def _has_fraction(value: object) -> bool:
+    try:
+        numbers = np.atleast_1d(np.asarray(value, dtype=float))
+    except (TypeError, ValueError):
+        return False  # not a number: a shape, a word
+    return bool(np.any(numbers != np.round(numbers)))
