@@ -24,6 +24,7 @@ from qkv.lessons.markup import (
 )
 from qkv.lessons.model import Exercise, LessonPart, Problem
 from qkv.lessons.parts import check_part_sections
+from qkv.lessons.widgets import WidgetSet
 
 __all__ = ["check_markdown"]
 
@@ -40,6 +41,7 @@ def check_markdown(
     suites: Mapping[str, Suite] | None = None,
     parts: Sequence[LessonPart] = (),
     part_lines: Mapping[str, int] | None = None,
+    widgets: WidgetSet | None = None,
 ) -> dict[str, Exercise]:
     """Check a lesson's (or a chapter reference's) Markdown and build its exercises.
 
@@ -61,6 +63,8 @@ def check_markdown(
         The parts the front matter declares; each must be a section, and each exercise names one.
     part_lines : mapping of str to int, optional
         The line of each part's declaration, for problems.
+    widgets : WidgetSet, optional
+        The widgets of the chapter, which ``{widget}`` blocks may name; none by default.
 
     Returns
     -------
@@ -136,7 +140,7 @@ def check_markdown(
             continue
         kind, argument = directive
         if kind == "widget":
-            problems += read_widget(token, argument, file, names)
+            problems += read_widget(token, argument, file, names, widgets or WidgetSet())
         elif kind == "exercise" and in_reference:
             problems.append(
                 Problem(file, line, "The chapter reference cannot hold exercises; put them in a lesson.")
