@@ -5,8 +5,9 @@ exercises ask for, its section ids and every sentence it shows (prompts, hints, 
 grading hints) — are gathered from the lesson itself and searched for in every other file of qkv.
 
 Two kinds of file may use a lesson's *function names*, because there they are the library's own: the core
-library (``qkv/*.py``, which defines them) and the widgets (components that draw the library's functions
-for any lesson that places them).
+library (``qkv/*.py``, which defines them) and the web layer's library API (``web/widget_api.py``, which
+serves two of those functions over HTTP to any page). The widgets are no exception: each is a folder of its
+chapter (``lessons/content/CHAPTER/widgets/NAME/``), and the generic files name none of them.
 """
 
 from __future__ import annotations
@@ -20,11 +21,7 @@ from qkv.lessons.pyfiles import import_lesson_file
 
 PACKAGE = Path(__file__).parents[2] / "src" / "qkv"
 TEXT_SUFFIXES = {".py", ".md", ".html", ".js", ".css", ".toml", ".txt", ".json"}
-LIBRARY_CALLERS = {
-    PACKAGE / "lessons" / "widgets.py",
-    PACKAGE / "web" / "widget_api.py",
-    *(PACKAGE / "web" / "static" / "js" / "widgets").glob("*.js"),
-}
+LIBRARY_CALLERS = {PACKAGE / "web" / "widget_api.py"}
 MIN_SENTENCE = 24  # shorter strings ("Check your understanding") may well be generic words
 
 
@@ -109,7 +106,30 @@ def test_the_search_finds_a_sentence_an_id_and_a_function(tmp_path: Path) -> Non
     assert f"{planted}: the sentence {hint[:60]!r}" in found
     assert f"{planted}: '{lesson.id}/{code.id}'" in found
     assert f"{planted}: the function {code.functions[0]!r}" in found
-    # The library (and the widgets) may call the lesson's functions; nothing else changes for them.
+    # The library (and its web API) may call the lesson's functions; nothing else changes for them.
     assert [entry for entry in findings(lesson, [planted], {planted}) if "the function" not in entry] == [
         entry for entry in found if "the function" not in entry
     ]
+
+
+def widget_mentions(files: list[Path], widget_names: list[str]) -> list[str]:
+    """Where ``files`` name one of the widgets (a whole name: ``mask-grid``, not ``mask-grid-table``)."""
+    pattern = re.compile("|".join(rf"(?<![\w-]){re.escape(name)}(?![\w-])" for name in widget_names))
+    found = []
+    for path in files:
+        found += [
+            f"{path}: {match.group(0)!r}" for match in pattern.finditer(path.read_text(encoding="utf-8"))
+        ]
+    return found
+
+
+def test_no_generic_file_names_a_widget() -> None:
+    names = load_catalog().widgets.names()
+    assert len(names) >= 2
+    assert widget_mentions(generic_files(), names) == []
+
+
+def test_the_widget_search_finds_a_whole_name_only(tmp_path: Path) -> None:
+    planted = tmp_path / "generic.js"
+    planted.write_text('import("/widgets/mask-grid/widget.js"); el("table", {class: "mask-grid-table"});\n')
+    assert widget_mentions([planted], ["mask-grid"]) == [f"{planted}: 'mask-grid'"]

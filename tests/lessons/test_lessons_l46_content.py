@@ -140,14 +140,16 @@ def widget_config(fragment: str) -> dict[str, Any]:
 
 def test_the_block_widget_shows_what_the_residual_and_the_norms_change() -> None:
     assert GRADING is not None
-    from qkv.lessons.widgets import _block_params
+    residual_block = load_catalog().widgets.get("residual-block")
+    assert residual_block is not None
+    block_params = import_lesson_file(residual_block.source)[0].block_params  # type: ignore[union-attr]
 
     idea = page()["idea"]
     config = widget_config(idea)
     X = np.array([[3, 0, 2, -1], [0, 2, 1, 0], [2, -1, 0, 3], [1, 2, -2, 2]], dtype=float)
     assert (config["n"], config["d"], config["heads"]) == (4, 4, 2)
     assert len(config["views"]) == 8
-    params = _block_params(4, 1)
+    params = block_params(4, 1)
     for view in config["views"]:
         if view["residual"] and view["norm"]:  # the full block is the lesson's reference block
             out = GRADING.transformer_block(X * view["scale"], params, 2)

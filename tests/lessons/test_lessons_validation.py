@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from qkv.cli.lessons import lessons
 from qkv.lessons import BUILTIN_CONTENT, LessonError, LessonPart, load_catalog, validate
-from qkv.lessons.widgets import WIDGETS
 
 LESSON_DIR = "L4/L4.1-queries-keys-values"
+WIDGETS = load_catalog().widgets.names()  # those the built-in chapter's widget folders hold
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_exercise_problems_point_at_the_key(content: Path, old: str, new: str, m
         (
             "```{widget} projection-sliders",
             "```{widget} projection-slider",
-            f"There is no widget called 'projection-slider' (known: {', '.join(sorted(WIDGETS))}).",
+            f"There is no widget called 'projection-slider' (known: {', '.join(WIDGETS)}).",
         ),
         (
             "```{exercise} k\n",

@@ -1,4 +1,4 @@
-"""Values written the way a learner reads and types them: in messages, and as a call to reproduce a test."""
+"""Values written as a learner reads and types them: in messages, on the page, in calls that repeat tests."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from qkv.grading.values import Opaque
 
-__all__ = ["python_call", "python_literal", "short", "show"]
+__all__ = ["format_number", "format_value", "python_call", "python_literal", "short", "show"]
 
 SHORT_LIMIT = 120  # characters of a value shown in a sentence before it is described instead
 
@@ -103,3 +103,33 @@ def python_call(function: str, args: Sequence[Any]) -> str:
     'f(np.array([[1.5, -2.25]]), 2)'
     """
     return f"{function}({', '.join(python_literal(arg) for arg in args)})"
+
+
+def format_number(value: float) -> str:
+    """Write a number the way the lesson does: whole numbers without ``.0``, others to 6 decimals.
+
+    Examples
+    --------
+    >>> format_number(3.0), format_number(-0.0), format_number(1.3395230986533138), format_number(2.5e-9)
+    ('3', '0', '1.339523', '2.5e-09')
+    """
+    if float(value).is_integer():
+        return str(int(value))
+    if abs(value) < 1e-4:
+        return f"{value:.6g}"
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+def format_value(value: object) -> str:
+    """Write a number or a (nested) list of numbers as ``[3, 2]`` / ``[[1, 0], [1, 1]]``.
+
+    Examples
+    --------
+    >>> format_value([[1, 0], [1, 1]]), format_value([0.5, 2]), format_value("V")
+    ('[[1, 0], [1, 1]]', '[0.5, 2]', 'V')
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | list | tuple):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(format_value(item) for item in value) + "]"
+    return format_number(value)

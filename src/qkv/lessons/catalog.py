@@ -17,6 +17,7 @@ from qkv.lessons.feedback import check_answer
 from qkv.lessons.model import Exercise, Feedback, LessonError, LessonPart, PlannedLesson, RenderedSection
 from qkv.lessons.render import render_reference, render_sections
 from qkv.lessons.variants import LessonHooks, check_seed
+from qkv.lessons.widgets import WidgetSet
 
 __all__ = ["Catalog", "Chapter", "CodeExercise", "Lesson"]
 
@@ -35,6 +36,10 @@ class Chapter:
         Every lesson of the chapter in teaching order, including the planned ones.
     planned : list of PlannedLesson
         Id and title of every lesson, in the same order.
+    widgets : WidgetSet
+        The widgets of the chapter's ``widgets`` folder, which its lessons and reference may place.
+    reference_widgets : tuple of str
+        The names of the widgets its reference places.
     """
 
     id: str
@@ -43,6 +48,8 @@ class Chapter:
     planned: list[PlannedLesson]
     reference_text: str = ""
     source: Path = Path("chapter.toml")
+    widgets: WidgetSet = field(default_factory=WidgetSet, repr=False)
+    reference_widgets: tuple[str, ...] = ()
     _reference: RenderedSection | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -62,7 +69,7 @@ class Chapter:
         """
         with self._lock:
             if self._reference is None:
-                self._reference = render_reference(self.reference_text)
+                self._reference = render_reference(self.reference_text, self.widgets)
             return self._reference
 
     def position(self, lesson_id: str) -> str:
@@ -89,6 +96,9 @@ class Lesson:
         In page order.
     parts : tuple of LessonPart
         The sections of the page that hold exercises, as the front matter declares them.
+    widget_names : tuple of str
+        The widgets its page shows (the chapter reference's included), each once: the page loads
+        their styles.
     """
 
     id: str
@@ -108,6 +118,7 @@ class Lesson:
         default_factory=OrderedDict, init=False, repr=False
     )
     _drawn_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    widget_names: tuple[str, ...] = ()
 
     def variant_section_ids(self) -> list[str]:
         """The ids of the sections that another variant re-renders, in declaration order.
@@ -209,7 +220,8 @@ class Lesson:
             If the seed is not valid.
         """
         names = self._variant_and_names(variant_seed)[1]
-        return [*render_sections(self.text, names, self.exercises), self.chapter.reference()]
+        sections = render_sections(self.text, names, self.exercises, self.chapter.widgets)
+        return [*sections, self.chapter.reference()]
 
 
 @dataclass(frozen=True)
@@ -229,7 +241,7 @@ class CodeExercise:
 
 @dataclass(frozen=True, eq=False)
 class Catalog:
-    """Every chapter and every written lesson, in order.
+    """Every chapter and every written lesson, in order, and the widgets of all the chapters.
 
     Examples
     --------
@@ -241,6 +253,7 @@ class Catalog:
 
     chapters: list[Chapter]
     lessons: list[Lesson]
+    widgets: WidgetSet = field(default_factory=WidgetSet)
 
     def lesson(self, lesson_id: str) -> Lesson:
         """The written lesson with this id (raises LessonError with a sentence if there is none)."""

@@ -18,7 +18,7 @@ from qkv.grading import Suite
 from qkv.lessons.markup import ID_PATTERN, fill, placeholders_in, toml_error, unknown_placeholder
 from qkv.lessons.model import EXERCISE_KINDS, Choice, Exercise, Problem
 from qkv.lessons.suites import GRADING_FILE
-from qkv.lessons.widgets import check_widget
+from qkv.lessons.widgets import WidgetSet
 
 __all__ = ["read_body", "read_exercise", "read_widget"]
 
@@ -68,13 +68,15 @@ def read_body(token: Token, file: Path) -> tuple[dict[str, Any] | None, list[Pro
         return None, [Problem(file, line, f"The TOML in this block is invalid: {reason}.")]
 
 
-def read_widget(token: Token, name: str, file: Path, names: Mapping[str, Any]) -> list[Problem]:
-    """Problems with a ``{widget} NAME`` block (empty when it is fine)."""
+def read_widget(
+    token: Token, name: str, file: Path, names: Mapping[str, Any], widgets: WidgetSet
+) -> list[Problem]:
+    """Problems with a ``{widget} NAME`` block, given the ``widgets`` its chapter has (empty when fine)."""
     data, problems = read_body(token, file)
     if data is None:
         return problems
     first_line = (token.map[0] + 1) if token.map else 1
-    return [Problem(file, first_line, message) for message in check_widget(name, data, names)]
+    return [Problem(file, first_line, message) for message in widgets.check(name, data, names)]
 
 
 def read_exercise(

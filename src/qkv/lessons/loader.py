@@ -1,9 +1,10 @@
 """Finding, reading and validating lesson content on disk.
 
 A content folder holds chapter folders; a chapter folder holds ``chapter.toml``, its reference
-Markdown, optionally a ``chapter.py`` that its lessons share, and one folder per written lesson
-(``lesson.md`` and, if needed, ``lesson.py`` and ``grading.py``). Every problem found is collected as
-``file:line: message`` rather than stopping at the first.
+Markdown, optionally a ``chapter.py`` that its lessons share, one folder per written lesson
+(``lesson.md`` and, if needed, ``lesson.py`` and ``grading.py``) and, if its pages place widgets, a
+``widgets`` folder with one folder per widget (see ``qkv.lessons.widgets``). Every problem found is
+collected as ``file:line: message`` rather than stopping at the first.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from markdown_it.token import Token
 
 from qkv.lessons.catalog import Catalog, Chapter, Lesson
-from qkv.lessons.markup import toml_error
+from qkv.lessons.markup import directive_of, toml_error
 from qkv.lessons.model import LessonError, LessonPart, PlannedLesson, Problem
 from qkv.lessons.parts import read_parts
 from qkv.lessons.pyfiles import import_chapter_module
@@ -27,6 +28,7 @@ from qkv.lessons.render import render_reference, render_sections
 from qkv.lessons.structure import STRUCTURE_PARSER, check_markdown
 from qkv.lessons.suites import GRADING_FILE, load_suites
 from qkv.lessons.variants import LessonHooks, load_hooks
+from qkv.lessons.widgets import WidgetSet, load_widgets
 
 __all__ = ["BUILTIN_CONTENT", "load_catalog", "validate"]
 
@@ -147,7 +149,14 @@ def _load(path: Path, *, thorough: bool) -> tuple[Catalog, list[Problem]]:
                 )
             seen.add(lesson.id)
         lessons += sorted(found, key=lambda lesson: chapter.lesson_ids.index(lesson.id))
-    return Catalog(chapters, lessons), problems
+    widgets, clashes = WidgetSet().joined(chapter.widgets for chapter in chapters)
+    return Catalog(chapters, lessons, widgets), problems + clashes
+
+
+def _widgets_placed(tokens: Sequence[Token]) -> tuple[str, ...]:
+    """The names of the widgets that ``{widget} NAME`` blocks place, in page order, each once."""
+    placed = (directive_of(token) for token in tokens if token.type == "fence")
+    return tuple(dict.fromkeys(found[1] for found in placed if found is not None and found[0] == "widget"))
 
 
 def _read_toml(
@@ -190,6 +199,8 @@ def _load_chapter(file: Path, problems: list[Problem]) -> Chapter | None:
     if data is None:
         return None
     before = len(problems)
+    widgets, widget_problems = load_widgets(file.parent)
+    problems += widget_problems
     chapter_id = _text_field(data, "id", file, problems)
     title = _text_field(data, "title", file, problems)
     for key in sorted(set(data) - {"id", "title", "reference", "lessons"}):
@@ -236,15 +247,16 @@ def _load_chapter(file: Path, problems: list[Problem]) -> Chapter | None:
         )
     else:
         reference_text = reference_file.read_text(encoding="utf-8")
-        check_markdown(reference_file, reference_text, {}, problems, in_reference=True)
+        check_markdown(reference_file, reference_text, {}, problems, in_reference=True, widgets=widgets)
     if len(problems) == before:
         try:
-            render_reference(reference_text)
+            render_reference(reference_text, widgets)
         except Exception as error:  # a last safety net: report, never crash the loader
             problems.append(Problem(reference_file, 1, f"The reference could not be rendered: {error}"))
     if len(problems) > before:
         return None
-    return Chapter(chapter_id, title, [p.id for p in planned], planned, reference_text, file)
+    placed = _widgets_placed(STRUCTURE_PARSER.parse(reference_text))
+    return Chapter(chapter_id, title, [p.id for p in planned], planned, reference_text, file, widgets, placed)
 
 
 @dataclass(frozen=True)
@@ -336,6 +348,7 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem], *, thoro
         parts=matter.parts,
         part_lines=matter.part_lines,
         tokens=tokens,
+        widgets=chapter.widgets,
     )
     code = [key for key, exercise in exercises.items() if exercise.kind == "code"]
     for exercise_id in suites.keys() - set(code) if len(problems) == before else ():
@@ -351,7 +364,7 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem], *, thoro
         return None
     for seed in (None, *_SAMPLE_SEEDS) if thorough else ():
         try:
-            render_sections(text, hooks.namespace(hooks.variant(seed)), exercises)
+            render_sections(text, hooks.namespace(hooks.variant(seed)), exercises, chapter.widgets)
         except Exception as error:  # a last safety net: report, never crash the loader
             problems.append(Problem(file, 1, f"The lesson could not be rendered for variant {seed}: {error}"))
             return None
@@ -367,4 +380,5 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem], *, thoro
         source=file,
         hooks=hooks,
         chapter=chapter,
+        widget_names=tuple(dict.fromkeys([*_widgets_placed(tokens), *chapter.reference_widgets])),
     )

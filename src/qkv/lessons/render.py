@@ -24,7 +24,7 @@ from qkv.lessons.markup import (
     unmarked,
 )
 from qkv.lessons.model import SOLUTION_AFTER_FAILED_RUNS, Exercise, RenderedSection
-from qkv.lessons.widgets import render_widget
+from qkv.lessons.widgets import WidgetSet
 
 __all__ = ["exercise_html", "render_reference", "render_sections", "section_html"]
 
@@ -38,8 +38,9 @@ def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: A
     kind, argument = directive
     if kind == "exercise":
         return exercise_html(env["exercises"][argument], env["names"])
-    config = tomllib.loads(token.content)
-    return render_widget(argument, config, env["names"])
+    settings = tomllib.loads(token.content)
+    widgets: WidgetSet = env["widgets"]
+    return widgets.html(argument, settings, env["names"])
 
 
 _PARSER = new_parser(_render_fence)
@@ -227,7 +228,10 @@ def _literal_spans(html_text: str) -> str:
 
 
 def render_sections(
-    text: str, names: Mapping[str, Any], exercises: Mapping[str, Exercise]
+    text: str,
+    names: Mapping[str, Any],
+    exercises: Mapping[str, Exercise],
+    widgets: WidgetSet | None = None,
 ) -> list[RenderedSection]:
     """Render every ``::::section`` of a (validated) lesson file, filled with one variant's values.
 
@@ -239,6 +243,8 @@ def render_sections(
         The variant's values (and named wrong answers) for ``{{placeholders}}``.
     exercises : mapping of str to Exercise
         The lesson's exercises, by id.
+    widgets : WidgetSet, optional
+        The widgets its ``{widget}`` blocks may name (those of its chapter); none by default.
 
     Returns
     -------
@@ -253,7 +259,7 @@ def render_sections(
     """
     tokens = _PARSER.parse(fill(text, names, mark_lists=True))
     _keep_list_marks_in_prose(tokens)
-    env: dict[str, Any] = {"names": names, "exercises": exercises}
+    env: dict[str, Any] = {"names": names, "exercises": exercises, "widgets": widgets or WidgetSet()}
     sections: list[RenderedSection] = []
     depth, start, section_id = 0, 0, ""
     for index, token in enumerate(tokens):
@@ -268,8 +274,10 @@ def render_sections(
     return sections
 
 
-def render_reference(text: str) -> RenderedSection:
+def render_reference(text: str, widgets: WidgetSet | None = None) -> RenderedSection:
     """Render a chapter reference (plain Markdown whose first ``##`` heading is its title).
+
+    Its ``{widget}`` blocks may name the ``widgets`` of its chapter.
 
     Examples
     --------
@@ -277,6 +285,6 @@ def render_reference(text: str) -> RenderedSection:
     >>> section.id, section.title, "<math" in section.html
     ('reference', 'Chapter reference', True)
     """
-    env: dict[str, Any] = {"names": {}, "exercises": {}}
+    env: dict[str, Any] = {"names": {}, "exercises": {}, "widgets": widgets or WidgetSet()}
     tokens = [token for token in _PARSER.parse(text) if token.type != "front_matter"]
     return _render_section("reference", tokens, env)

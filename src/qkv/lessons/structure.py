@@ -24,6 +24,7 @@ from qkv.lessons.markup import (
 )
 from qkv.lessons.model import Exercise, LessonPart, Problem
 from qkv.lessons.parts import check_part_sections
+from qkv.lessons.widgets import WidgetSet
 
 __all__ = ["STRUCTURE_PARSER", "check_markdown"]
 
@@ -43,6 +44,7 @@ def check_markdown(
     parts: Sequence[LessonPart] = (),
     part_lines: Mapping[str, int] | None = None,
     tokens: Sequence[Token] | None = None,
+    widgets: WidgetSet | None = None,
 ) -> dict[str, Exercise]:
     """Check a lesson's (or a chapter reference's) Markdown and build its exercises.
 
@@ -66,6 +68,8 @@ def check_markdown(
         The line of each part's declaration, for problems.
     tokens : sequence of Token, optional
         ``STRUCTURE_PARSER.parse(text)``, when the caller has parsed it already.
+    widgets : WidgetSet, optional
+        The widgets of the chapter, which ``{widget}`` blocks may name; none by default.
 
     Returns
     -------
@@ -141,7 +145,7 @@ def check_markdown(
             continue
         kind, argument = directive
         if kind == "widget":
-            problems += read_widget(token, argument, file, names)
+            problems += read_widget(token, argument, file, names, widgets or WidgetSet())
         elif kind == "exercise" and in_reference:
             problems.append(
                 Problem(file, line, "The chapter reference cannot hold exercises; put them in a lesson.")

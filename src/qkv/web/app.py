@@ -34,6 +34,7 @@ from qkv.web.redirects import SafeLocationMiddleware
 from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.services import Services
 from qkv.web.settings import Settings
+from qkv.web.widget_files import WidgetFiles
 
 log = logging.getLogger("qkv.web")
 MINT_WINDOW_S = 600.0  # the window of Settings.identities_per_address (new learners who save work)
@@ -109,6 +110,7 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
     app.include_router(pages.router)
     instructor.install(app, services, secret)  # /instructor pages and /api/instructor
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+    app.mount("/widgets", WidgetFiles(catalog.widgets), name="widgets")  # each from its chapter's folder
     install_error_handlers(app)
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     app.add_middleware(

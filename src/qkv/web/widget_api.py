@@ -1,7 +1,7 @@
-"""The numbers behind the lesson widgets: q, k, v for the sliders, every step of attention for the explorer.
+"""The qkv library over HTTP, for widgets whose learner changes the inputs: projections and attention steps.
 
 Routes only translate HTTP to calls of the qkv library (``qkv.project_qkv``, ``qkv.attention``); they
-need no learner and save nothing.
+need no learner and save nothing, and know no widget: any widget's script may call them.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class AttentionIn(_Body):
     causal_index: int = Field(default=0, ge=0, le=63)
 
 
-@router.post("/project", summary="q, k, v for one hidden vector (for the sliders)")
+@router.post("/project", summary="q, k, v for one hidden vector (qkv.project_qkv)")
 def post_project(body: ProjectIn) -> dict[str, Any]:
     """``qkv.project_qkv`` on one row; shape problems come back as 422 with the library's sentence."""
     try:
@@ -57,7 +57,7 @@ def post_project(body: ProjectIn) -> dict[str, Any]:
     return result
 
 
-@router.post("/attention", summary="Every step of attention for one query (for the explorer)")
+@router.post("/attention", summary="Every step of attention for one query (qkv.attention)")
 def post_attention(body: AttentionIn) -> dict[str, Any]:
     """Scores, scaled scores, the masked row, softmax weights and the output for one query."""
     n_k = len(body.K)

@@ -11,15 +11,15 @@ const WIDGET_NAME = /^[a-z][a-z0-9-]*$/;
 const widgetModules = new Map();
 
 /**
- * Make one `[data-widget="NAME"]` element live: load `./js/widgets/NAME.js` (same origin, once per name)
- * and call its `mount(element, ctx)` (ctx.progress: the learner's PROGRESS store). The server's widget
- * registry is the only list of widgets; a widget
- * whose module cannot be loaded keeps the static HTML the server rendered.
+ * Make one `[data-widget="NAME"]` element live: load `/widgets/NAME/widget.js` (the module in the widget's
+ * folder, served from the same origin, once per name) and call its `mount(element, ctx)` (ctx.progress: the
+ * learner's PROGRESS store). The widgets the server found in the chapters are the only list of widgets; a
+ * widget whose module cannot be loaded keeps the static HTML the server rendered.
  */
 async function mountWidget(element, ctx) {
   const name = element.getAttribute("data-widget") ?? "";
   if (!WIDGET_NAME.test(name)) return;
-  if (!widgetModules.has(name)) widgetModules.set(name, import(`./js/widgets/${name}.js`));
+  if (!widgetModules.has(name)) widgetModules.set(name, import(`/widgets/${name}/widget.js`));
   try {
     const module = await widgetModules.get(name);
     module.mount(element, ctx);

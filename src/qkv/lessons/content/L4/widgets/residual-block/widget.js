@@ -2,16 +2,13 @@
 // each arrow labelled with its shape. Switching the residual connections or the layer norms off, or making X
 // ten times larger, picks another of the outputs the server computed (qkv.attention in each head, layer norm,
 // tanh-GELU MLP); this module only draws them.
-import { debounce, el, formatCompact } from "../format.js";
+import { checkRow, claim, debounce, el, formatCompact, showLive, svg } from "/static/js/widget-kit.js";
 
-const SVG = "http://www.w3.org/2000/svg";
-let count = 0;
-
-function svg(tag, attributes = {}, text) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
-  if (text !== undefined) node.textContent = text;
-  return node;
+/** The arrow head that the diagram's lines end in, as an SVG marker with this id. */
+function arrowHead(id) {
+  const marker = svg("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+  marker.append(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "block-head" }));
+  return svg("defs", {}, marker);
 }
 
 function box(x, y, w, label, kind) {
@@ -38,11 +35,7 @@ function diagram(n, d, state) {
       `added to it; LN2 then the MLP, widening to (${n}, ${4 * d}) and back to (${n}, ${d}), is added again. ` +
       `Residual connections ${state.residual ? "on" : "off"}, layer norms ${state.norm ? "on" : "off"}.`,
   });
-  const defs = svg("defs");
-  const marker = svg("marker", { id: "block-head", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
-  marker.append(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "block-head" }));
-  defs.append(marker);
-  root.append(defs);
+  root.append(arrowHead("block-head"));
   const stream = state.residual ? "is-on" : "is-off";
   const norm = state.norm ? "is-on" : "is-off";
   // The residual stream: the main line along the bottom.
@@ -83,11 +76,7 @@ function diagramTall(n, d, state) {
       `added to it; LN2 then the MLP, widening to (${n}, ${4 * d}) and back to (${n}, ${d}), is added again. ` +
       `Residual connections ${state.residual ? "on" : "off"}, layer norms ${state.norm ? "on" : "off"}.`,
   });
-  const defs = svg("defs");
-  const marker = svg("marker", { id: "block-head-tall", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
-  marker.append(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "block-head" }));
-  defs.append(marker);
-  root.append(defs);
+  root.append(arrowHead("block-head-tall"));
   const head = (group) => {
     for (const line of group.querySelectorAll("line")) line.setAttribute("marker-end", "url(#block-head-tall)");
     return group;
@@ -120,97 +109,83 @@ function diagramTall(n, d, state) {
   return root;
 }
 
-/** Turn one `[data-widget="residual-block"]` into the live block. */
-export function mount(widget) {
-  if (widget.dataset.mounted) return;
-  let config;
-  try {
-    config = JSON.parse(widget.dataset.config ?? "{}");
-  } catch {
-    return;
-  }
-  if (!Array.isArray(config.views)) return;
-  widget.dataset.mounted = "yes";
-  count += 1;
-  const uid = `block${count}`;
-  const state = { residual: true, norm: true, scale: 1 };
-
-  const residualBox = el("input", { type: "checkbox", id: `${uid}-residual` });
-  const normBox = el("input", { type: "checkbox", id: `${uid}-norm` });
-  residualBox.checked = true;
-  normBox.checked = true;
-  const scaleBox = el("input", { type: "checkbox", id: `${uid}-scale` });
-  const controls = el(
+/** The three switches: residual connections, layer norms, X ten times larger. */
+function switches(uid, state, redraw) {
+  const set = (key, value) => {
+    state[key] = value;
+    redraw();
+  };
+  return el(
     "div",
     { class: "block-controls" },
-    el("div", { class: "check-row" }, residualBox, el("label", { for: `${uid}-residual` }, "Residual connections")),
-    el("div", { class: "check-row" }, normBox, el("label", { for: `${uid}-norm` }, "Layer norms")),
-    el("div", { class: "check-row" }, scaleBox, el("label", { for: `${uid}-scale` }, "X ten times larger")),
+    checkRow(`${uid}-residual`, "Residual connections", (on) => set("residual", on), true).row,
+    checkRow(`${uid}-norm`, "Layer norms", (on) => set("norm", on), true).row,
+    checkRow(`${uid}-scale`, "X ten times larger", (on) => set("scale", on ? 10 : 1)).row,
   );
-  const picture = el("div", { class: "block-picture" });
-  const table = el("div", { class: "table-scroll" });
-  const summary = el("p", { class: "visually-hidden", "aria-live": "polite" });
-  const live = el(
-    "div",
-    { class: "widget-live block" },
-    el("h3", {}, "A pre-norm transformer block"),
-    el("p", {}, "The bottom line is the residual stream; each sub-layer reads a normalised copy and adds its result."),
-    picture,
-    controls,
-    table,
-    summary,
-  );
-  for (const child of Array.from(widget.children)) child.hidden = true;
-  widget.append(live);
+}
 
-  function draw() {
-    const view = config.views.find(
-      (v) => v.residual === state.residual && v.norm === state.norm && v.scale === state.scale,
-    );
-    if (!view) return;
-    const narrow = picture.clientWidth > 0 && picture.clientWidth < 480;
-    picture.replaceChildren((narrow ? diagramTall : diagram)(config.n, config.d, state));
-    const head = el(
+/** The norms and cosines of each token's row under the current switches. */
+function normsTable(view) {
+  const head = el(
+    "tr",
+    {},
+    el("th", { scope: "col" }, "token"),
+    el("th", { scope: "col" }, "‖x‖"),
+    el("th", { scope: "col" }, "‖out‖"),
+    el("th", { scope: "col" }, "‖out − x‖"),
+    el("th", { scope: "col", title: "cosine of the output row with the input row" }, "cos"),
+  );
+  const rows = view.row_norms.map((norm, i) =>
+    el(
       "tr",
-      {},
-      el("th", { scope: "col" }, "token"),
-      el("th", { scope: "col" }, "‖x‖"),
-      el("th", { scope: "col" }, "‖out‖"),
-      el("th", { scope: "col" }, "‖out − x‖"),
-      el("th", { scope: "col", title: "cosine of the output row with the input row" }, "cos"),
-    );
-    const body = el("tbody");
-    view.row_norms.forEach((norm, i) => {
-      body.append(
-        el(
-          "tr",
-          { "data-token": i },
-          el("th", { scope: "row" }, String(i)),
-          el("td", {}, formatCompact(view.input_norms[i])),
-          el("td", { "data-norm": i }, formatCompact(norm)),
-          el("td", {}, formatCompact(view.update_norms[i])),
-          el("td", { "data-cosine": i }, formatCompact(view.cosines[i])),
-        ),
-      );
-    });
-    table.replaceChildren(el("table", { class: "block-table" }, el("thead", {}, head), body));
-    summary.textContent =
-      `Residual ${state.residual ? "on" : "off"}, layer norms ${state.norm ? "on" : "off"}: ` +
-      `cosines ${view.cosines.map((c) => formatCompact(c)).join(", ")}.`;
-  }
+      { "data-token": i },
+      el("th", { scope: "row" }, String(i)),
+      el("td", {}, formatCompact(view.input_norms[i])),
+      el("td", { "data-norm": i }, formatCompact(norm)),
+      el("td", {}, formatCompact(view.update_norms[i])),
+      el("td", { "data-cosine": i }, formatCompact(view.cosines[i])),
+    ),
+  );
+  return el("table", { class: "block-table" }, el("thead", {}, head), el("tbody", {}, ...rows));
+}
 
-  residualBox.addEventListener("change", () => {
-    state.residual = residualBox.checked;
-    draw();
-  });
-  normBox.addEventListener("change", () => {
-    state.norm = normBox.checked;
-    draw();
-  });
+/** Draw the view the switches pick: the diagram (tall on a narrow screen), the table, a sentence. */
+function drawView(parts, config, state) {
+  const view = config.views.find((v) => v.residual === state.residual && v.norm === state.norm && v.scale === state.scale);
+  if (!view) return;
+  const narrow = parts.picture.clientWidth > 0 && parts.picture.clientWidth < 480;
+  parts.picture.replaceChildren((narrow ? diagramTall : diagram)(config.n, config.d, state));
+  parts.table.replaceChildren(normsTable(view));
+  parts.summary.textContent =
+    `Residual ${state.residual ? "on" : "off"}, layer norms ${state.norm ? "on" : "off"}: ` +
+    `cosines ${view.cosines.map((c) => formatCompact(c)).join(", ")}.`;
+}
+
+/** Turn one `[data-widget="residual-block"]` into the live block. */
+export function mount(element) {
+  const claimed = claim(element, (c) => Array.isArray(c.views));
+  if (!claimed) return;
+  const { config, uid } = claimed;
+  const state = { residual: true, norm: true, scale: 1 };
+  const parts = {
+    picture: el("div", { class: "block-picture" }),
+    table: el("div", { class: "table-scroll" }),
+    summary: el("p", { class: "visually-hidden", "aria-live": "polite" }),
+  };
+  const draw = () => drawView(parts, config, state);
+  showLive(
+    element,
+    el(
+      "div",
+      { class: "widget-live block" },
+      el("h3", {}, "A pre-norm transformer block"),
+      el("p", {}, "The bottom line is the residual stream; each sub-layer reads a normalised copy and adds its result."),
+      parts.picture,
+      switches(uid, state, draw),
+      parts.table,
+      parts.summary,
+    ),
+  );
   window.addEventListener("resize", debounce(draw, 150));
-  scaleBox.addEventListener("change", () => {
-    state.scale = scaleBox.checked ? 10 : 1;
-    draw();
-  });
   draw();
 }

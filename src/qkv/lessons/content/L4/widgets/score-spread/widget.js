@@ -1,18 +1,9 @@
 // The score-spread widget: pick d_k and see one random query's raw scores q·k against many random keys next to
 // the same scores divided by √d_k, on one shared axis, and the softmax weights each row would give. Every number
 // comes from the server's config (computed with qkv.attention_scores and qkv.softmax); this module only draws.
-import { el, formatCompact } from "../format.js";
+import { claim, el, formatCompact, showLive, svg } from "/static/js/widget-kit.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 640;
-let spreadCount = 0;
-
-function svg(tag, attributes = {}, ...children) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
-  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  return node;
-}
 
 /** A round axis limit at or above `value`: 5, 10, 20, 50, 100 … */
 function niceLimit(value) {
@@ -79,74 +70,64 @@ function weightBars(weights, kind, label) {
   return picture;
 }
 
+/** The key-size slider with the size it points at. */
+function sizeSlider(uid, rows) {
+  const slider = el("input", { type: "range", id: `${uid}-size`, min: 0, max: rows.length - 1, step: 1, value: Math.min(2, rows.length - 1) });
+  const shown = el("output", { for: `${uid}-size`, class: "slider-value" });
+  const row = el("div", { class: "slider-row" }, el("label", { for: `${uid}-size` }, "key size d_k"), slider, shown);
+  return { slider, shown, row };
+}
+
+function drawSummary(summary, row, queries) {
+  summary.replaceChildren(
+    `d_k = ${row.d_k}, √d_k = ${formatCompact(row.root, 3)}. Over ${queries} queries, the raw scores spread by `,
+    el("strong", { "data-spread": "raw" }, formatCompact(row.raw_spread, 2)),
+    "; divided by √d_k, by ",
+    el("strong", { "data-spread": "scaled" }, formatCompact(row.scaled_spread, 2)),
+    ". Largest weight: ",
+    el("strong", { "data-largest": "raw" }, formatCompact(Math.max(...row.raw_weights), 3)),
+    " from the raw scores, ",
+    el("strong", { "data-largest": "scaled" }, formatCompact(Math.max(...row.scaled_weights), 3)),
+    " from the scaled ones.",
+  );
+}
+
 /** Turn one `[data-widget="score-spread"]` into a live widget. */
-export function mount(widget) {
-  if (widget.dataset.mounted) return;
-  let config;
-  try {
-    config = JSON.parse(widget.dataset.config ?? "{}");
-  } catch {
-    return; // keep the server-rendered table
-  }
-  if (!Array.isArray(config.rows) || config.rows.length === 0) return;
-  widget.dataset.mounted = "yes";
-  spreadCount += 1;
-  const uid = `spread${spreadCount}`;
+export function mount(element) {
+  const claimed = claim(element, (c) => Array.isArray(c.rows) && c.rows.length > 0);
+  if (!claimed) return;
+  const { config, uid } = claimed;
   const rows = config.rows;
   const limit = niceLimit(Math.max(...rows.flatMap((row) => row.raw.map(Math.abs))));
-
-  const slider = el("input", {
-    type: "range",
-    id: `${uid}-size`,
-    min: 0,
-    max: rows.length - 1,
-    step: 1,
-    value: Math.min(2, rows.length - 1),
-  });
-  const sizeText = el("output", { for: `${uid}-size`, class: "slider-value" });
+  const size = sizeSlider(uid, rows);
   const summary = el("p", { class: "spread-summary", "aria-live": "polite" });
   const strip = el("div", { class: "spread-figure" });
   const bars = el("div", { class: "spread-figure" });
-  const live = el(
-    "div",
-    { class: "widget-live spread" },
+  showLive(
+    element,
     el(
       "div",
-      { class: "slider-row" },
-      el("label", { for: `${uid}-size` }, "key size d_k"),
-      slider,
-      sizeText,
+      { class: "widget-live spread" },
+      size.row,
+      summary,
+      el("h4", { class: "spread-heading" }, `One query against ${config.keys} keys: each dot is a score`),
+      strip,
+      el("h4", { class: "spread-heading" }, "The softmax weights each row would give (one bar per key)"),
+      bars,
     ),
-    summary,
-    el("h4", { class: "spread-heading" }, `One query against ${config.keys} keys: each dot is a score`),
-    strip,
-    el("h4", { class: "spread-heading" }, "The softmax weights each row would give (one bar per key)"),
-    bars,
   );
-  for (const child of Array.from(widget.children)) child.hidden = true;
-  widget.append(live);
 
   function draw() {
-    const row = rows[Number(slider.value)];
-    sizeText.textContent = String(row.d_k);
-    slider.setAttribute("aria-valuetext", `d_k = ${row.d_k}`);
-    summary.replaceChildren(
-      `d_k = ${row.d_k}, √d_k = ${formatCompact(row.root, 3)}. Over ${config.queries} queries, the raw scores spread by `,
-      el("strong", { "data-spread": "raw" }, formatCompact(row.raw_spread, 2)),
-      "; divided by √d_k, by ",
-      el("strong", { "data-spread": "scaled" }, formatCompact(row.scaled_spread, 2)),
-      ". Largest weight: ",
-      el("strong", { "data-largest": "raw" }, formatCompact(Math.max(...row.raw_weights), 3)),
-      " from the raw scores, ",
-      el("strong", { "data-largest": "scaled" }, formatCompact(Math.max(...row.scaled_weights), 3)),
-      " from the scaled ones.",
-    );
+    const row = rows[Number(size.slider.value)];
+    size.shown.textContent = String(row.d_k);
+    size.slider.setAttribute("aria-valuetext", `d_k = ${row.d_k}`);
+    drawSummary(summary, row, config.queries);
     strip.replaceChildren(stripPlot(row, limit));
     bars.replaceChildren(
       weightBars(row.raw_weights, "raw", "Weights from the raw scores"),
       weightBars(row.scaled_weights, "scaled", "Weights from the scaled scores"),
     );
   }
-  slider.addEventListener("input", draw);
+  size.slider.addEventListener("input", draw);
   draw();
 }
