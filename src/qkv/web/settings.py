@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from qkv.store import DEFAULT_CLIENT_BYTES_PER_DAY
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -30,6 +32,11 @@ class Settings:
     keep_submissions : int
         Answers and programs kept per learner and exercise (the last ones, plus the first right answer and
         the best program); the gradebook's counts stay exact whatever is pruned.
+    client_storage_per_day : int
+        Bytes one client address may store in a day (UTC): programs, results, drafts and answers. Past it,
+        programs are still graded and counted but only the best and the last of each learner and exercise
+        are kept, and drafts may not grow; past a quarter more, nothing more is stored for that address
+        that day. The default (128 MiB) holds a class of 50 behind one NAT several times over.
     identities_per_address : int
         New learner identities (first visits without a cookie) one address may be given in 10 minutes;
         beyond that the page answers 429. The default allows a class behind one NAT several times over.
@@ -70,6 +77,7 @@ class Settings:
     grading_per_client: int = 64
     identities_per_address: int = 200
     keep_submissions: int = 20
+    client_storage_per_day: int = DEFAULT_CLIENT_BYTES_PER_DAY
     warm_spares: int = 2
     max_body_bytes: int = 128 * 1024
     max_code_bytes: int = 64 * 1024
@@ -85,6 +93,7 @@ class Settings:
             "grading_per_client": 1,
             "identities_per_address": 1,
             "keep_submissions": 1,
+            "client_storage_per_day": 1024 * 1024,
             "warm_spares": 0,
             "max_body_bytes": 1024,
             "max_code_bytes": 1,
