@@ -222,3 +222,40 @@ def test_a_client_key_and_a_budget_are_checked() -> None:
         ValueError, match=r"storage budget must be a whole number of bytes of at least 1, not 0\.$"
     ):
         Store("sqlite://", client_bytes_per_day=0)
+
+
+def test_programs_saved_before_version_6_keep_their_text_and_new_ones_are_shared(database_url: str) -> None:
+    from qkv.store import create_store_engine, upgrade
+
+    engine = create_store_engine(database_url)
+    upgrade(engine, target=5)
+    ada = _learner(10)
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO learners (id, created_at) VALUES (:id, '2026-11-01 12:00:00')"), {"id": ada}
+        )
+        conn.execute(
+            text(
+                "INSERT INTO code_submissions (learner_id, lesson_id, exercise_id, source, status, passed, total,"
+                " result_json, created_at) VALUES (:l, 'L9.1', 'shapes', '# old\n', 'fail', 0, 4,"
+                " '{\"status\": \"fail\"}', '2026-11-01 12:00:00')"
+            ),
+            {"l": ada},
+        )
+    engine.dispose()
+    store = Store(database_url)
+    try:
+        from qkv.store.instructors import InstructorDesk
+
+        (old,) = InstructorDesk(store).code_events(ada)
+        assert old.source == "# old\n"
+        store.record_code(ada, "L9.1", "shapes", "# new\n", _result(1), client=CLIENT)
+        sources = [event.source for event in InstructorDesk(store).code_events(ada)]
+        assert sources == ["# old\n", "# new\n"]
+        assert _column(store, "SELECT source FROM code_submissions ORDER BY id") == ["# old\n", ""]
+        assert _column(store, "SELECT source FROM code_sources") == ["# new\n"]
+        # The page shows the newest program, read from where it is stored.
+        latest = store.lesson_activity(ada, "L9.1").exercises["shapes"].last_code
+        assert latest is not None and latest.source == "# new\n"
+    finally:
+        store.close()
