@@ -10,8 +10,8 @@ programs, each different, that print 64 KiB on stdout and on stderr, to every co
 
 Every ``--sample`` seconds it measures what the database holds: the bytes of every stored text (the
 payload) and the database's used size (SQLite: pages in use; PostgreSQL: the tables' total size). At the
-end it prints the bytes stored, the rate per hour over the run, and the hour projected from the run: what
-was stored so far plus the rate of the run's last third for the rest of the hour (the budget makes the
+end it prints the bytes stored, the rate per hour over the run, and the hour projected from the run: the
+most stored at any sample plus the rate of the run's last third for the rest of the hour (the budget makes the
 rate fall once it is spent, so a straight line from a short run would overstate the hour). The target:
 at most 200 MB an hour from one client with the defaults; ``--strict`` exits 1 when it is missed.
 
@@ -264,7 +264,7 @@ async def run(
 
 
 def per_hour(samples: list[Sample], attribute: str) -> tuple[float, float]:
-    """(linear rate per hour over the run, projected hour: stored so far + the last third's rate)."""
+    """(linear rate per hour over the run, projected hour: the most stored so far + the last third's rate)."""
     first, last = samples[0], samples[-1]
     grown = getattr(last, attribute) - getattr(first, attribute)
     elapsed = max(last.seconds - first.seconds, 1e-9)
@@ -272,7 +272,9 @@ def per_hour(samples: list[Sample], attribute: str) -> tuple[float, float]:
     tail_rate = (getattr(last, attribute) - getattr(tail_start, attribute)) / max(
         last.seconds - tail_start.seconds, 1e-9
     )
-    projected = grown + max(0.0, tail_rate) * max(0.0, 3600 - elapsed)
+    # The most the database held above its start (a client can shrink what it stored, e.g. its drafts).
+    peak = max(getattr(sample, attribute) for sample in samples) - getattr(first, attribute)
+    projected = max(grown, peak) + max(0.0, tail_rate) * max(0.0, 3600 - elapsed)
     return grown / elapsed * 3600, projected
 
 
