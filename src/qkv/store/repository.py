@@ -244,6 +244,7 @@ class Store:
     --------
     >>> store = Store("sqlite://")
     >>> store.record_answer("a" * 36, "L9.1", "area", "12", correct=True, message="Right.")
+    <Keeping.ALL: 'all'>
     >>> store.lesson_activity("a" * 36, "L9.1").exercises["area"].solved
     True
     >>> store.close()
@@ -422,7 +423,7 @@ class Store:
         Examples
         --------
         >>> store = Store("sqlite://")
-        >>> store.save_draft("a" * 36, "L9.1", "area", "x = 1\n", client="192.0.2.1")
+        >>> store.save_draft("a" * 36, "L9.1", "area", "x = 1\\n", client="192.0.2.1")
         True
         >>> store.client_storage("192.0.2.1")
         6
