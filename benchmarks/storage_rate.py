@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -58,7 +59,11 @@ TEXT_COLUMNS = (
 
 
 def program(nonce: str) -> str:
-    """A 64 KiB program, different for each ``nonce``, that prints 64 KiB on stdout and on stderr."""
+    """A 64 KiB program, different for each ``nonce``, that prints 64 KiB on stdout and on stderr.
+
+    >>> len(program("x").encode()) == MAX_CODE
+    True
+    """
     head = (
         "import sys\n"
         "sys.stdout.write('o' * 65536)\n"
@@ -67,7 +72,8 @@ def program(nonce: str) -> str:
         "    return None\n"
         f"# {nonce}\n"
     )
-    return head + "#" * (MAX_CODE - len(head) - 1) + "\n"
+    # Random padding: text that no database can compress (PostgreSQL compresses long values).
+    return head + "# " + secrets.token_urlsafe(MAX_CODE)[: MAX_CODE - len(head) - 3] + "\n"
 
 
 @dataclass
@@ -333,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"database size in use:  {used_rate / 1e6:.1f} MB/h over the run; "
         f"projected hour {used_hour / 1e6:.1f} MB"
     )
-    verdict = "met" if used_hour <= TARGET_BYTES_PER_HOUR else "MISSED"
+    verdict = "met" if max(payload_hour, used_hour) <= TARGET_BYTES_PER_HOUR else "MISSED"
     print(f"target: at most {TARGET_BYTES_PER_HOUR / 1e6:.0f} MB in an hour from one client: {verdict}")
     return 1 if args.strict and verdict != "met" else 0
 

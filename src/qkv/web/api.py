@@ -242,7 +242,7 @@ def put_draft(
         return SafeJSONResponse(
             {
                 "detail": "Your address has stored its share of drafts and programs for today, so a longer "
-                "draft is not kept; Run still grades your code and keeps your best and last program."
+                "draft is not kept until midnight UTC; Run still grades your code and shows every result."
             },
             status_code=429,
             headers={"Retry-After": str(seconds_to_next_day())},
