@@ -700,18 +700,21 @@ class Store:
             return -1
         if before is None:
             learner_id, lesson_id, exercise_id = key
-            self._insert_ignore(
-                conn,
-                _DRAFTS,
-                {
-                    "learner_id": learner_id,
-                    "lesson_id": lesson_id,
-                    "exercise_id": exercise_id,
-                    "source": source,
-                    "updated_at": now,
-                },
-                ["learner_id", "lesson_id", "exercise_id"],
-            )
+            dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+            added = conn.execute(
+                dialect.insert(_DRAFTS)
+                .values(
+                    learner_id=learner_id,
+                    lesson_id=lesson_id,
+                    exercise_id=exercise_id,
+                    source=source,
+                    updated_at=now,
+                )
+                .on_conflict_do_nothing(index_elements=["learner_id", "lesson_id", "exercise_id"])
+                .returning(_DRAFTS.c.learner_id)
+            ).first()
+            if added is not None:  # not written a second time (on PostgreSQL that would store it twice)
+                return max(grown, 0)
         conn.execute(update(_DRAFTS).where(*mine).values(source=source, updated_at=now))
         return max(grown, 0)
 
