@@ -126,6 +126,15 @@ def _port_in_use(host: str, port: int) -> bool:
     "the gradebook's counts stay exact.",
 )
 @click.option(
+    "--client-storage-per-day",
+    default=128,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    metavar="MIB",
+    help="MiB one client address may store in a day (programs, results, drafts, answers). Past it only "
+    "the best and last program of each learner and exercise are kept; past a quarter more, nothing more.",
+)
+@click.option(
     "--forwarded-allow-ips",
     default=None,
     metavar="IPS",
@@ -179,6 +188,7 @@ def serve(
     grading_per_client: int,
     identities_per_address: int,
     keep_submissions: int,
+    client_storage_per_day: int,
     forwarded_allow_ips: str | None,
     warm_spares: int,
     secret_key_file: Path | None,
@@ -225,6 +235,7 @@ def serve(
             grading_per_client=grading_per_client,
             identities_per_address=identities_per_address,
             keep_submissions=keep_submissions,
+            client_storage_per_day=client_storage_per_day * 1024 * 1024,
             warm_spares=warm_spares,
             secure_cookies=secure_cookies,
             public_url=public_url,

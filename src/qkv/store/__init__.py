@@ -10,6 +10,7 @@ a versioned schema upgraded forward on opening.
     >>> store.close()
 """
 
+from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping
 from qkv.store.engine import PoolLimits, create_store_engine, default_database_url, describe_url
 from qkv.store.errors import StoreError
 from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
@@ -24,11 +25,13 @@ from qkv.store.repository import (
 )
 
 __all__ = [
+    "DEFAULT_CLIENT_BYTES_PER_DAY",
     "LATEST_VERSION",
     "AnswerRecord",
     "CodeRecord",
     "ExerciseActivity",
     "GradebookRow",
+    "Keeping",
     "LessonActivity",
     "PoolLimits",
     "Store",

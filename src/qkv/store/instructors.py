@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from qkv.store.repository import Store, _now, check_storable
+from qkv.store.repository import Store, _now, _programs, check_storable
 from qkv.store.tables import (
     Answer,
     CodeSubmission,
@@ -304,7 +304,7 @@ class InstructorDesk:
 
     def code_events(self, learner_id: str | None = None) -> list[CodeEvent]:
         """Every saved program (of one learner, if given), oldest first, with its result document."""
-        query = select(_CODE).order_by(_CODE.c.id)
+        query = _programs().order_by(_CODE.c.id)
         if learner_id is not None:
             query = query.where(_CODE.c.learner_id == learner_id)
         with self.store._read() as conn:

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Connection,
+    Date,
     DateTime,
     Engine,
     ForeignKey,
@@ -201,12 +203,40 @@ def _v5_instructors_and_named_mistakes(conn: Connection) -> None:
     meta.create_all(conn)
 
 
+def _v6_client_budgets_and_shared_sources(conn: Connection) -> None:
+    """Bytes stored per client and day, and each learner's program text stored once under its hash.
+
+    Self-contained: programs saved before keep their text in ``code_submissions.source`` (their new
+    ``source_sha256`` is NULL); only programs saved from now on point into ``code_sources``.
+    """
+    _add_column(conn, "code_submissions", Column("source_sha256", String(64)))
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # exists: only the key's target
+    Table(
+        "code_sources",
+        meta,
+        Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+        Column("sha256", String(64), primary_key=True),
+        Column("source", Text, nullable=False),
+    )
+    Table(
+        "client_storage",
+        meta,
+        Column("client", String(64), primary_key=True),
+        Column("day", Date, primary_key=True),
+        Column("stored_bytes", BigInteger, nullable=False),
+    )
+    meta.tables["code_sources"].create(conn)
+    meta.tables["client_storage"].create(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
     _v3_exercise_totals,
     _v4_drafts_and_grading_seeds,
     _v5_instructors_and_named_mistakes,
+    _v6_client_budgets_and_shared_sources,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -11,20 +11,45 @@ import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, case, delete, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    LargeBinary,
+    Table,
+    case,
+    cast,
+    delete,
+    exists,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from qkv.store.budget import (
+    DEFAULT_CLIENT_BYTES_PER_DAY,
+    Keeping,
+    check_budget,
+    check_client,
+    keeping,
+    source_hash,
+    stored_result,
+    text_bytes,
+)
 from qkv.store.engine import PoolLimits, create_store_engine, describe_url
 from qkv.store.errors import StoreError
 from qkv.store.migrations import schema_version, upgrade
 from qkv.store.tables import (
     Answer,
+    ClientStorage,
     CodeDraft,
+    CodeSource,
     CodeSubmission,
     ExerciseTotals,
     Learner,
@@ -39,6 +64,8 @@ _STATE: Table = LessonState.__table__  # type: ignore[assignment]
 _DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
 _SECRETS: Table = ServerSecret.__table__  # type: ignore[assignment]
 _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
+_SOURCES: Table = CodeSource.__table__  # type: ignore[assignment]
+_BUDGETS: Table = ClientStorage.__table__  # type: ignore[assignment]
 DEFAULT_KEEP = 20  # answers and programs kept per learner and exercise (besides the first right / best one)
 
 MAX_DISPLAY_NAME = 80
@@ -202,6 +229,10 @@ class Store:
         correct answer and the best program. Older ones are deleted as new ones arrive; the counts the
         gradebook shows (attempts, submissions, solved, best score, times) are kept as numbers and stay
         exact.
+    client_bytes_per_day : int
+        Bytes one client may store in a day (UTC) through the writes that name it (``client=``): past
+        it only the best and the last program or answer of each learner and exercise are kept and drafts
+        may not grow; past a quarter more, nothing more is stored that day (see ``qkv.store.budget``).
 
     Raises
     ------
@@ -212,6 +243,7 @@ class Store:
     --------
     >>> store = Store("sqlite://")
     >>> store.record_answer("a" * 36, "L9.1", "area", "12", correct=True, message="Right.")
+    <Keeping.ALL: 'all'>
     >>> store.lesson_activity("a" * 36, "L9.1").exercises["area"].solved
     True
     >>> store.close()
@@ -225,10 +257,12 @@ class Store:
         must_exist: bool = False,
         pool: PoolLimits | None = None,
         keep: int = DEFAULT_KEEP,
+        client_bytes_per_day: int = DEFAULT_CLIENT_BYTES_PER_DAY,
     ) -> None:
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
             raise ValueError(f"keep must be a whole number of at least 1, not {keep!r}.")
         self.keep = keep
+        self.client_bytes_per_day = check_budget(client_bytes_per_day)
         self.url = url
         self.engine: Engine = create_store_engine(url, must_exist=must_exist, pool=pool)
         try:
@@ -334,11 +368,13 @@ class Store:
             changes["best_total"] = case((better, score[1]), else_=t.best_total)
         conn.execute(update(_TOTALS).where(*_of(_TOTALS, key)).values(**changes))
 
-    def _prune(self, conn: Connection, table: Table, key: tuple[str, str, str], *, keep_also: Any) -> None:
-        """Delete the rows of ``key`` beyond the last ``keep``, except the one ``keep_also`` selects."""
-        newest = (
-            select(table.c.id).where(*_of(table, key)).order_by(table.c.id.desc()).limit(self.keep).subquery()
-        )
+    def _prune(
+        self, conn: Connection, table: Table, key: tuple[str, str, str], *, keep_also: Any, keeping: Keeping
+    ) -> None:
+        """Delete the rows of ``key`` beyond the last ``keep`` (the last one past a client's budget),
+        except the one ``keep_also`` selects."""
+        keep = self.keep if keeping is Keeping.ALL else 1
+        newest = select(table.c.id).where(*_of(table, key)).order_by(table.c.id.desc()).limit(keep).subquery()
         conn.execute(
             delete(table).where(
                 *_of(table, key),
@@ -346,6 +382,59 @@ class Store:
                 table.c.id != func.coalesce(keep_also, -1),
             )
         )
+
+    # -- the clients' storage budgets -------------------------------------------------------------
+
+    def _keeping(self, conn: Connection, client: str | None) -> Keeping:
+        """What is kept of the next write of ``client`` (everything for a write that names none)."""
+        if client is None:
+            return Keeping.ALL
+        spent = conn.execute(
+            select(_BUDGETS.c.stored_bytes).where(
+                _BUDGETS.c.client == check_client(client), _BUDGETS.c.day == _now().date()
+            )
+        ).scalar()
+        return keeping(int(spent or 0), self.client_bytes_per_day)
+
+    def _charge(self, conn: Connection, client: str | None, stored: int) -> None:
+        """Add ``stored`` bytes to the client's count for today (one atomic row update)."""
+        if client is None or stored <= 0:
+            return
+        day = _now().date()
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        created = conn.execute(
+            dialect.insert(_BUDGETS)
+            .values(client=client, day=day, stored_bytes=0)
+            .on_conflict_do_nothing(index_elements=["client", "day"])
+            .returning(_BUDGETS.c.day)
+        ).first()
+        if created is not None:  # the first write of a client's day: forget the days before yesterday
+            conn.execute(delete(_BUDGETS).where(_BUDGETS.c.day < day - timedelta(days=1)))
+        conn.execute(
+            update(_BUDGETS)
+            .where(_BUDGETS.c.client == client, _BUDGETS.c.day == day)
+            .values(stored_bytes=_BUDGETS.c.stored_bytes + stored)
+        )
+
+    def client_storage(self, client: str) -> int:
+        """Bytes the client stored today (UTC), as its budget counts them.
+
+        Examples
+        --------
+        >>> store = Store("sqlite://")
+        >>> store.save_draft("a" * 36, "L9.1", "area", "x = 1\\n", client="192.0.2.1")
+        True
+        >>> store.client_storage("192.0.2.1")
+        6
+        >>> store.close()
+        """
+        with self._read() as conn:
+            spent = conn.execute(
+                select(_BUDGETS.c.stored_bytes).where(
+                    _BUDGETS.c.client == check_client(client), _BUDGETS.c.day == _now().date()
+                )
+            ).scalar()
+        return int(spent or 0)
 
     # -- learners --------------------------------------------------------------------------------
 
@@ -420,18 +509,26 @@ class Store:
         counted_as_attempt: bool = True,
         variant_seed: int | None = None,
         mistake: str | None = None,
-    ) -> None:
+        client: str | None = None,
+    ) -> Keeping:
         """Save one answer (counted, then pruned to the last ``keep``); ValueError for unstorable text.
 
         ``mistake`` is the id of the named mistake the answer matched, if any (at most 64 characters).
+        ``client`` (an address) is the client whose storage budget the answer counts against; the answer
+        is counted in the gradebook whatever the budget, and the returned ``Keeping`` says what was kept.
         """
         check_storable(answer, "The answer")
         check_storable(message, "The feedback message")
         if mistake is not None and len(check_storable(mistake, "The mistake id")) > 64:
             raise ValueError(f"A mistake id may have at most 64 characters, but {mistake[:80]!r} has more.")
         now = _now()
+        key = (learner_id, lesson_id, exercise_id)
         with self._write() as conn:
             self._ensure_learner(conn, learner_id)
+            kept = self._keeping(conn, client)
+            self._count(conn, key, now, attempt=counted_as_attempt, solved=correct)
+            if kept is Keeping.NOTHING:
+                return kept
             conn.execute(
                 insert(_ANSWERS).values(
                     learner_id=learner_id,
@@ -446,14 +543,14 @@ class Store:
                     created_at=now,
                 )
             )
-            key = (learner_id, lesson_id, exercise_id)
-            self._count(conn, key, now, attempt=counted_as_attempt, solved=correct)
+            self._charge(conn, client, text_bytes(answer) + text_bytes(message) + text_bytes(mistake or ""))
             first_right = (
                 select(func.min(_ANSWERS.c.id))
                 .where(*_of(_ANSWERS, key), _ANSWERS.c.correct)
                 .scalar_subquery()
             )
-            self._prune(conn, _ANSWERS, key, keep_also=first_right)
+            self._prune(conn, _ANSWERS, key, keep_also=first_right, keeping=kept)
+        return kept
 
     def record_code(
         self,
@@ -464,38 +561,51 @@ class Store:
         result: Mapping[str, Any],
         *,
         own_work: bool = True,
-    ) -> None:
+        client: str | None = None,
+    ) -> Keeping:
         """Save one code submission with the grader's result document; ValueError for unstorable text.
 
         A failed run counts in ``failed_runs`` only when it is a new try: ``own_work`` (the caller's
         judgement, e.g. not the exercise's starter code) and not the same text as the learner's previous
         program, so pressing Run again on unchanged code earns nothing.
+
+        The stored result keeps a few KiB of each text (``qkv.store.budget.stored_result``), and the
+        learner's program text is stored once however often it is sent. ``client`` (an address) is the
+        client whose storage budget the program counts against; the run is counted in the gradebook
+        whatever the budget, and the returned ``Keeping`` says what was kept.
         """
         check_storable(source, "The program")
         tests = result.get("tests") or []
         passed = sum(1 for test in tests if isinstance(test, Mapping) and test.get("status") == "pass")
         status = str(result.get("status", "error"))[:16]
+        document = json.dumps(stored_result(result), allow_nan=False, separators=(",", ":"))
+        digest = source_hash(source)
         now = _now()
         key = (learner_id, lesson_id, exercise_id)
         with self._write() as conn:
             self._ensure_learner(conn, learner_id)
+            kept = self._keeping(conn, client)
             previous = conn.execute(
-                select(_CODE.c.source).where(*_of(_CODE, key)).order_by(_CODE.c.id.desc()).limit(1)
+                select(_source_of_program()).where(*_of(_CODE, key)).order_by(_CODE.c.id.desc()).limit(1)
             ).scalar()
             new_try = own_work and (previous is None or previous.strip() != source.strip())
-            conn.execute(
-                insert(_CODE).values(
-                    learner_id=learner_id,
-                    lesson_id=lesson_id,
-                    exercise_id=exercise_id,
-                    source=source,
-                    status=status,
-                    passed=passed,
-                    total=len(tests),
-                    result_json=json.dumps(result, allow_nan=False),
-                    created_at=now,
+            stored = 0
+            if kept is not Keeping.NOTHING:
+                stored = text_bytes(document) + self._put_source(conn, learner_id, digest, source)
+                conn.execute(
+                    insert(_CODE).values(
+                        learner_id=learner_id,
+                        lesson_id=lesson_id,
+                        exercise_id=exercise_id,
+                        source="",
+                        source_sha256=digest,
+                        status=status,
+                        passed=passed,
+                        total=len(tests),
+                        result_json=document,
+                        created_at=now,
+                    )
                 )
-            )
             self._count(
                 conn,
                 key,
@@ -505,39 +615,99 @@ class Store:
                 score=(passed, len(tests)),
                 new_try=new_try,
             )
-            best = (
-                select(_CODE.c.id)
-                .where(*_of(_CODE, key))
-                .order_by(_CODE.c.passed.desc(), _CODE.c.id)
-                .limit(1)
-                .scalar_subquery()
-            )
-            self._prune(conn, _CODE, key, keep_also=best)
-            # What was sent to the grader is also the editor's latest text.
-            self._put_draft(conn, learner_id, lesson_id, exercise_id, source)
+            if kept is not Keeping.NOTHING:
+                best = (
+                    select(_CODE.c.id)
+                    .where(*_of(_CODE, key))
+                    .order_by(_CODE.c.passed.desc(), _CODE.c.id)
+                    .limit(1)
+                    .scalar_subquery()
+                )
+                self._prune(conn, _CODE, key, keep_also=best, keeping=kept)
+                self._drop_unused_sources(conn, learner_id)
+            # What was sent to the grader is also the editor's latest text; past the budget a draft may
+            # not grow, so a longer one is dropped (the page then shows the last kept program).
+            grown = self._put_draft(conn, key, source, kept, drop_if_refused=True)
+            self._charge(conn, client, stored + max(grown, 0))
+        return kept
 
-    def save_draft(self, learner_id: str, lesson_id: str, exercise_id: str, source: str) -> None:
-        """Keep the editor's text of a code exercise (one draft per exercise; the newest wins)."""
+    def _put_source(self, conn: Connection, learner_id: str, digest: str, source: str) -> int:
+        """Store the learner's program text under its hash unless it is there; the bytes it added."""
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        added = conn.execute(
+            dialect.insert(_SOURCES)
+            .values(learner_id=learner_id, sha256=digest, source=source)
+            .on_conflict_do_nothing(index_elements=["learner_id", "sha256"])
+            .returning(_SOURCES.c.sha256)  # a row only when it was added (rowcount is not reliable here)
+        ).first()
+        return text_bytes(source) if added is not None else 0
+
+    def _drop_unused_sources(self, conn: Connection, learner_id: str) -> None:
+        """Delete the learner's program texts that no kept program points at any more."""
+        used = exists().where(_CODE.c.learner_id == learner_id, _CODE.c.source_sha256 == _SOURCES.c.sha256)
+        conn.execute(delete(_SOURCES).where(_SOURCES.c.learner_id == learner_id, ~used))
+
+    def save_draft(
+        self, learner_id: str, lesson_id: str, exercise_id: str, source: str, *, client: str | None = None
+    ) -> bool:
+        """Keep the editor's text of a code exercise (one draft per exercise; the newest wins).
+
+        The draft's growth counts against ``client``'s storage budget (an address, if given); past the
+        budget a draft may be replaced by one no longer than it, and False says a longer one was not kept.
+        """
+        check_storable(source, "The draft")
         with self._write() as conn:
             self._ensure_learner(conn, learner_id)
-            self._put_draft(conn, learner_id, lesson_id, exercise_id, source)
+            kept = self._keeping(conn, client)
+            grown = self._put_draft(conn, (learner_id, lesson_id, exercise_id), source, kept)
+            self._charge(conn, client, grown)
+        return grown >= 0
 
     def _put_draft(
-        self, conn: Connection, learner_id: str, lesson_id: str, exercise_id: str, source: str
-    ) -> None:
+        self,
+        conn: Connection,
+        key: tuple[str, str, str],
+        source: str,
+        kept: Keeping,
+        *,
+        drop_if_refused: bool = False,
+    ) -> int:
+        """Save the draft; the bytes it grew by, or -1 when it would grow past the client's budget.
+
+        A refused draft stays as it was, or with ``drop_if_refused`` is deleted.
+        """
         now = _now()
-        key = {"learner_id": learner_id, "lesson_id": lesson_id, "exercise_id": exercise_id}
-        self._insert_ignore(
-            conn,
-            _DRAFTS,
-            {**key, "source": source, "updated_at": now},
-            ["learner_id", "lesson_id", "exercise_id"],
+        mine = _of(_DRAFTS, key)
+        length = (
+            func.octet_length(_DRAFTS.c.source)
+            if conn.dialect.name == "postgresql"
+            else func.length(cast(_DRAFTS.c.source, LargeBinary))
         )
-        conn.execute(
-            update(_DRAFTS)
-            .where(*(_DRAFTS.c[name] == value for name, value in key.items()))
-            .values(source=source, updated_at=now)
-        )
+        before = conn.execute(select(length).where(*mine)).scalar()
+        grown = text_bytes(source) - int(before or 0)
+        if grown > 0 and kept is not Keeping.ALL:
+            if drop_if_refused:
+                conn.execute(delete(_DRAFTS).where(*mine))
+            return -1
+        if before is None:
+            learner_id, lesson_id, exercise_id = key
+            dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+            added = conn.execute(
+                dialect.insert(_DRAFTS)
+                .values(
+                    learner_id=learner_id,
+                    lesson_id=lesson_id,
+                    exercise_id=exercise_id,
+                    source=source,
+                    updated_at=now,
+                )
+                .on_conflict_do_nothing(index_elements=["learner_id", "lesson_id", "exercise_id"])
+                .returning(_DRAFTS.c.learner_id)
+            ).first()
+            if added is not None:  # not written a second time (on PostgreSQL that would store it twice)
+                return max(grown, 0)
+        conn.execute(update(_DRAFTS).where(*mine).values(source=source, updated_at=now))
+        return max(grown, 0)
 
     def lesson_activity(self, learner_id: str, lesson_id: str) -> LessonActivity:
         """Everything the learner saved on one lesson, summarised per exercise.
@@ -568,8 +738,7 @@ class Store:
             }
             last_code_ids = select(func.max(_CODE.c.id)).where(*mine_c).group_by(_CODE.c.exercise_id)
             last_code = {
-                row.exercise_id: row
-                for row in conn.execute(select(_CODE).where(_CODE.c.id.in_(last_code_ids))).all()
+                row.exercise_id: row for row in conn.execute(_programs().where(_CODE.c.id.in_(last_code_ids)))
             }
             drafts = {
                 row.exercise_id: row.source
@@ -686,6 +855,22 @@ class Store:
             conn.execute(select(1))
 
 
+def _source_of_program() -> Any:
+    """A program's text: from code_sources by its hash, or its own column for programs saved before."""
+    shared = (
+        select(_SOURCES.c.source)
+        .where(_SOURCES.c.learner_id == _CODE.c.learner_id, _SOURCES.c.sha256 == _CODE.c.source_sha256)
+        .scalar_subquery()
+    )
+    return func.coalesce(shared, _CODE.c.source).label("source")
+
+
+def _programs() -> Any:
+    """Every column of code_submissions, with ``source`` the program's text wherever it is stored."""
+    columns = [column for column in _CODE.c if column.name != "source"]
+    return select(*columns, _source_of_program())
+
+
 def _of(table: Table, key: tuple[str, str, str]) -> tuple[Any, ...]:
     """The conditions that pick one learner's rows for one exercise."""
     learner_id, lesson_id, exercise_id = key
@@ -707,6 +892,7 @@ __all__ = [
     "CodeRecord",
     "ExerciseActivity",
     "GradebookRow",
+    "Keeping",
     "LessonActivity",
     "Store",
     "clean_display_name",

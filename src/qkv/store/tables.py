@@ -7,9 +7,9 @@ Times are naive UTC datetimes so SQLite and PostgreSQL store them the same way.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Date, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -76,6 +76,36 @@ class CodeSubmission(Base):
     total: Mapped[int] = mapped_column(Integer, nullable=False)
     result_json: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    # Added by migration 6: the program's key in code_sources (then ``source`` is empty); NULL for the
+    # programs saved before, whose text is in ``source``.
+    source_sha256: Mapped[str | None] = mapped_column(String(64))
+
+
+class CodeSource(Base):
+    """A learner's program text, stored once however often it is sent (added by migration 6).
+
+    Rows of code_submissions point here by the text's SHA-256; a text no kept submission points at any
+    more is deleted with the last one that did.
+    """
+
+    __tablename__ = "code_sources"
+
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class ClientStorage(Base):
+    """Bytes each client (an address) stored on each day, UTC (added by migration 6).
+
+    Counted in the database, not in a server, so that several servers on one database share one budget.
+    """
+
+    __tablename__ = "client_storage"
+
+    client: Mapped[str] = mapped_column(String(64), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    stored_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
 class CodeDraft(Base):

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from qkv.store import clean_display_name
+from qkv.web.clients import request_storage_key, seconds_to_next_day
 from qkv.web.grading_queue import GradingBusy, GradingClosed
 from qkv.web.jsonsafe import SafeJSONResponse
 from qkv.web.progress import build_progress
@@ -94,7 +95,7 @@ def get_progress(lesson_id: LessonId, services: AppServices, learner: Reader) ->
 
 @router.post("/lessons/{lesson_id}/answers", summary="Check and save an answer")
 def post_answer(
-    lesson_id: LessonId, body: AnswerIn, services: AppServices, learner: Writer
+    lesson_id: LessonId, body: AnswerIn, request: Request, services: AppServices, learner: Writer
 ) -> dict[str, Any]:
     """Check an answer with the lesson's own checker, save the attempt, return feedback and progress."""
     lesson = services.lesson(lesson_id)
@@ -117,6 +118,7 @@ def post_answer(
         counted_as_attempt=feedback.counted_as_attempt,
         variant_seed=seed,
         mistake=feedback.mistake,
+        client=request_storage_key(request),
     )
     return {"feedback": feedback.to_dict(), "progress": _progress(services, lesson, learner.id)}
 
@@ -166,11 +168,19 @@ async def post_code(
     document = result.to_dict()
     # The starter code run as it is is not the learner's try (it does not bring the solution nearer).
     own_work = body.code.strip() != (exercise.starter_code or "").strip()
-    await run_in_threadpool(
-        services.store.record_code, learner.id, lesson.id, exercise.id, body.code, document, own_work=own_work
+    kept = await run_in_threadpool(
+        services.store.record_code,
+        learner.id,
+        lesson.id,
+        exercise.id,
+        body.code,
+        document,
+        own_work=own_work,
+        client=request_storage_key(request),
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
-    return {"result": document, "progress": progress}
+    # "all", or past this address's storage budget for the day "best and last" or "nothing" (still counted).
+    return {"result": document, "progress": progress, "kept": kept.value}
 
 
 @router.get("/lessons/{lesson_id}/code/queue", summary="Where the learner's program is in the grading line")
@@ -211,9 +221,14 @@ def _check_size(services: Services, code: str) -> None:
 @router.put(
     "/lessons/{lesson_id}/draft",
     summary="Save the editor's text without grading it",
-    responses={413: {"description": "The code is over 64 KiB."}},
+    responses={
+        413: {"description": "The code is over 64 KiB."},
+        429: {"description": "This address stored its share for today; a longer draft is not kept."},
+    },
 )
-def put_draft(lesson_id: LessonId, body: DraftIn, services: AppServices, learner: Writer) -> dict[str, Any]:
+def put_draft(
+    lesson_id: LessonId, body: DraftIn, request: Request, services: AppServices, learner: Writer
+) -> Any:
     """Keep the learner's latest text of a code exercise (the page sends it a moment after each edit).
 
     The page restores it from PROGRESS (``code[exercise_id].draft``) on the learner's next visit.
@@ -221,7 +236,17 @@ def put_draft(lesson_id: LessonId, body: DraftIn, services: AppServices, learner
     lesson = services.lesson(lesson_id)
     exercise = _code_exercise(services, lesson, body.exercise_id)
     _check_size(services, body.code)
-    services.store.save_draft(learner.id, lesson.id, exercise.id, body.code)
+    if not services.store.save_draft(
+        learner.id, lesson.id, exercise.id, body.code, client=request_storage_key(request)
+    ):
+        return SafeJSONResponse(
+            {
+                "detail": "Your address has stored its share of drafts and programs for today, so a longer "
+                "draft is not kept until midnight UTC; Run still grades your code and shows every result."
+            },
+            status_code=429,
+            headers={"Retry-After": str(seconds_to_next_day())},
+        )
     return {"saved": True, "exercise_id": exercise.id}
 
 

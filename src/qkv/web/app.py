@@ -71,7 +71,11 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
         from qkv.lessons import load_catalog
 
         catalog = load_catalog()
-    store = Store(settings.database_url or default_database_url(), keep=settings.keep_submissions)
+    store = Store(
+        settings.database_url or default_database_url(),
+        keep=settings.keep_submissions,
+        client_bytes_per_day=settings.client_storage_per_day,
+    )
     secret = settings.secret_key or store.shared_secret("cookie-signing")
     services = Services(
         settings=settings,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from qkv.store import DEFAULT_CLIENT_BYTES_PER_DAY
 from qkv.web.redirects import public_origin
 
 
@@ -32,6 +33,11 @@ class Settings:
     keep_submissions : int
         Answers and programs kept per learner and exercise (the last ones, plus the first right answer and
         the best program); the gradebook's counts stay exact whatever is pruned.
+    client_storage_per_day : int
+        Bytes one client address may store in a day (UTC): programs, results, drafts and answers. Past it,
+        programs are still graded and counted but only the best and the last of each learner and exercise
+        are kept, and drafts may not grow; past a quarter more, nothing more is stored for that address
+        that day. The default (128 MiB) holds a class of 50 behind one NAT several times over.
     identities_per_address : int
         New learners one address may start saving work for in 10 minutes (a learner is counted at their
         first write, not when a page gives them a cookie); beyond that a new learner's first save answers
@@ -76,6 +82,7 @@ class Settings:
     grading_per_client: int = 64
     identities_per_address: int = 200
     keep_submissions: int = 20
+    client_storage_per_day: int = DEFAULT_CLIENT_BYTES_PER_DAY
     warm_spares: int = 2
     max_body_bytes: int = 128 * 1024
     max_code_bytes: int = 64 * 1024
@@ -92,6 +99,7 @@ class Settings:
             "grading_per_client": 1,
             "identities_per_address": 1,
             "keep_submissions": 1,
+            "client_storage_per_day": 1024 * 1024,
             "warm_spares": 0,
             "max_body_bytes": 1024,
             "max_code_bytes": 1,
