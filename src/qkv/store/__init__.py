@@ -12,7 +12,6 @@ a versioned schema upgraded forward on opening.
 
 from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping
 from qkv.store.engine import PoolLimits, create_store_engine, default_database_url, describe_url
-from qkv.store.errors import StoreError
 from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
 from qkv.store.repository import (
     AnswerRecord,
@@ -23,6 +22,7 @@ from qkv.store.repository import (
     Store,
     clean_display_name,
 )
+from qkv.store.store_error import StoreError
 
 __all__ = [
     "DEFAULT_CLIENT_BYTES_PER_DAY",

@@ -14,7 +14,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
-from qkv.store.errors import StoreError
+from qkv.store.store_error import StoreError
 
 DATABASE_URL_ENV = "QKV_DATABASE_URL"
 
@@ -125,7 +125,7 @@ def create_store_engine(url: str, *, must_exist: bool = False, pool: PoolLimits 
     >>> create_store_engine("mysql://x@y/z")
     Traceback (most recent call last):
     ...
-    qkv.store.errors.StoreError: The database URL 'mysql://x@y/z' names 'mysql'; qkv supports SQLite ...
+    qkv.store.store_error.StoreError: The database URL 'mysql://x@y/z' names 'mysql'; qkv supports SQLite ...
     """
     try:
         parsed = make_url(url)

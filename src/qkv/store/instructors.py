@@ -37,13 +37,13 @@ from qkv.store.tables import (
     Instructor,
     InstructorSession,
     InstructorSignInToken,
-    Learner,
+    LearnerRow,
 )
 
 _INSTRUCTORS: Table = Instructor.__table__  # type: ignore[assignment]
 _TOKENS: Table = InstructorSignInToken.__table__  # type: ignore[assignment]
 _SESSIONS: Table = InstructorSession.__table__  # type: ignore[assignment]
-_LEARNERS: Table = Learner.__table__  # type: ignore[assignment]
+_LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 

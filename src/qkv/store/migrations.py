@@ -31,7 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.schema import CreateColumn
 
-from qkv.store.errors import StoreError
+from qkv.store.store_error import StoreError
 
 # Any fixed number: PostgreSQL advisory lock that serialises migrations of servers starting together.
 _MIGRATION_LOCK_KEY = 0x716B76

@@ -43,8 +43,8 @@ from qkv.store.budget import (
     text_bytes,
 )
 from qkv.store.engine import PoolLimits, create_store_engine, describe_url
-from qkv.store.errors import StoreError
 from qkv.store.migrations import schema_version, upgrade
+from qkv.store.store_error import StoreError
 from qkv.store.tables import (
     Answer,
     ClientStorage,
@@ -52,12 +52,12 @@ from qkv.store.tables import (
     CodeSource,
     CodeSubmission,
     ExerciseTotals,
-    Learner,
+    LearnerRow,
     LessonState,
     ServerSecret,
 )
 
-_LEARNERS: Table = Learner.__table__  # type: ignore[assignment]
+_LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _STATE: Table = LessonState.__table__  # type: ignore[assignment]

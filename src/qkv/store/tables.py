@@ -25,7 +25,7 @@ class SchemaVersion(Base):
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
 
 
-class Learner(Base):
+class LearnerRow(Base):
     """An anonymous learner: one per browser, named only if they choose a display name."""
 
     __tablename__ = "learners"

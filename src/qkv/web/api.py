@@ -11,15 +11,16 @@ import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from qkv.store import clean_display_name
 from qkv.web.clients import request_storage_key, seconds_to_next_day
 from qkv.web.grading_queue import GradingBusy, GradingClosed
 from qkv.web.jsonsafe import SafeJSONResponse
-from qkv.web.progress import build_progress
-from qkv.web.security import Learner
+from qkv.web.lesson_progress import build_progress
+from qkv.web.request_bodies import StrictBody
+from qkv.web.security import RequestLearner
 from qkv.web.services import Services, get_services
 
 router = APIRouter(prefix="/api", tags=["lesson API"])
@@ -30,56 +31,52 @@ LessonId = Annotated[
 ]
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class AnswerIn(_Body):
+class AnswerIn(StrictBody):
     """An answer to a numeric, letter or multiple-choice exercise."""
 
     exercise_id: str = Field(min_length=1, max_length=64, examples=["area"])
     answer: str = Field(max_length=1000, examples=["3, 2"])
 
 
-class CodeIn(_Body):
+class CodeIn(StrictBody):
     """A program for a code exercise."""
 
     exercise_id: str = Field(min_length=1, max_length=64, examples=["code"])
     code: str = Field(examples=["def area(w, h):\n    return w * h\n"])
 
 
-class DraftIn(_Body):
+class DraftIn(StrictBody):
     """The editor's text of a code exercise, saved as the learner types (not graded)."""
 
     exercise_id: str = Field(min_length=1, max_length=64, examples=["code"])
     code: str = Field(examples=["def area(w, h):\n    return w *"])
 
 
-class VariantIn(_Body):
+class VariantIn(StrictBody):
     """No fields: the server picks the new seed."""
 
 
-class CancelIn(_Body):
+class CancelIn(StrictBody):
     """No fields: the learner's own waiting program is the one taken out of line."""
 
 
-class LearnerIn(_Body):
+class LearnerIn(StrictBody):
     """The learner's optional display name ("" clears it)."""
 
     display_name: str = Field(max_length=200, examples=["Ada"])
 
 
-def _writer(request: Request, services: Annotated[Services, Depends(get_services)]) -> Learner:
+def _writer(request: Request, services: Annotated[Services, Depends(get_services)]) -> RequestLearner:
     return services.identity.require_csrf(request)
 
 
-def _reader(request: Request, services: Annotated[Services, Depends(get_services)]) -> Learner:
+def _reader(request: Request, services: Annotated[Services, Depends(get_services)]) -> RequestLearner:
     return services.identity.learner(request)
 
 
 AppServices = Annotated[Services, Depends(get_services)]
-Writer = Annotated[Learner, Depends(_writer)]
-Reader = Annotated[Learner, Depends(_reader)]
+Writer = Annotated[RequestLearner, Depends(_writer)]
+Reader = Annotated[RequestLearner, Depends(_reader)]
 
 
 def _progress(services: Services, lesson: Any, learner_id: str) -> dict[str, Any]:

@@ -24,9 +24,9 @@ from starlette.concurrency import run_in_threadpool
 from qkv import __version__
 from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
-from qkv.web import api, instructor, pages, widget_api
+from qkv.web import api, instructor_routes, pages, widget_api
 from qkv.web.body_limits import BodyLimitMiddleware
-from qkv.web.errors import install_error_handlers
+from qkv.web.error_responses import install_error_handlers
 from qkv.web.grading_queue import GradingQueue
 from qkv.web.identity_limits import MintLimit
 from qkv.web.jsonsafe import SafeJSONResponse
@@ -112,7 +112,7 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
     app.include_router(api.router)
     app.include_router(widget_api.router)
     app.include_router(pages.router)
-    instructor.install(app, services, secret)  # /instructor pages and /api/instructor
+    instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     app.mount("/widgets", WidgetFiles(catalog.widgets), name="widgets")  # each from its chapter's folder
     install_error_handlers(app)

@@ -10,8 +10,8 @@ from starlette.responses import Response
 
 from qkv.store import LessonActivity
 from qkv.web.apidocs import render_api_reference
-from qkv.web.progress import build_progress
-from qkv.web.security import Learner
+from qkv.web.lesson_progress import build_progress
+from qkv.web.security import RequestLearner
 from qkv.web.services import Services, get_services
 
 router = APIRouter(include_in_schema=False)
@@ -19,21 +19,21 @@ router = APIRouter(include_in_schema=False)
 AppServices = Annotated[Services, Depends(get_services)]
 
 
-def _reader(request: Request, services: AppServices) -> Learner:
+def _reader(request: Request, services: AppServices) -> RequestLearner:
     return services.identity.learner(request)
 
 
-Reader = Annotated[Learner, Depends(_reader)]
+Reader = Annotated[RequestLearner, Depends(_reader)]
 _NO_STORE = {"Cache-Control": "no-store"}  # pages embed the learner's progress
 
 
-def _activity(services: Services, learner: Learner, lesson_id: str) -> LessonActivity:
+def _activity(services: Services, learner: RequestLearner, lesson_id: str) -> LessonActivity:
     if not learner.from_cookie:
         return LessonActivity(lesson_id, None)  # a first visit has nothing saved; skip the database
     return services.store.lesson_activity(learner.id, lesson_id)
 
 
-def _learner_view(services: Services, learner: Learner) -> dict[str, Any]:
+def _learner_view(services: Services, learner: RequestLearner) -> dict[str, Any]:
     name = services.store.learner_display_name(learner.id) if learner.from_cookie else None
     return {"display_name": name}
 

@@ -38,7 +38,7 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
 
 
 @dataclass(frozen=True)
-class Learner:
+class RequestLearner:
     """The learner behind a request. ``from_cookie`` is False for a browser seen for the first time."""
 
     id: str
@@ -103,13 +103,13 @@ class LearnerIdentity:
         """The token pages give this learner's browser; it works for no other learner."""
         return self._signer.csrf_token(learner_id)
 
-    def learner(self, request: Request) -> Learner:
+    def learner(self, request: Request) -> RequestLearner:
         """The request's learner; a new one (with a cookie to set) if the cookie is absent or not genuine."""
         known = self.unsign(request.cookies.get(COOKIE_NAME))
         if known is not None:
-            return Learner(known, from_cookie=True)
+            return RequestLearner(known, from_cookie=True)
         # Free: nothing is stored for it, and it is counted against its address only when it first saves.
-        fresh = Learner(str(uuid.uuid4()), from_cookie=False)
+        fresh = RequestLearner(str(uuid.uuid4()), from_cookie=False)
         request.state.qkv_set_cookie = self.cookie_header(fresh.id)
         return fresh
 
@@ -117,7 +117,7 @@ class LearnerIdentity:
         """A ``Set-Cookie`` value: HttpOnly, SameSite=Lax, whole site, about a year."""
         return self._cookie.set_header(self.sign(learner_id)).encode("latin-1")
 
-    def require_csrf(self, request: Request) -> Learner:
+    def require_csrf(self, request: Request) -> RequestLearner:
         """The learner of a state-changing request, after checking its cookie and CSRF token.
 
         Raises
@@ -147,7 +147,7 @@ class LearnerIdentity:
                 "reload the page and try again.",
             )
         self._count_new_learner(request, learner_id)
-        return Learner(learner_id, from_cookie=True)
+        return RequestLearner(learner_id, from_cookie=True)
 
     def _count_new_learner(self, request: Request, learner_id: str) -> None:
         """Count a learner against their address's bound at their first write (once; see ``MintLimit``)."""

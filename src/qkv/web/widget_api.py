@@ -10,10 +10,11 @@ from typing import Annotated, Any
 
 import numpy as np
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from qkv import attention, attention_scores, project_qkv
 from qkv.web.jsonsafe import finite_or_none
+from qkv.web.request_bodies import StrictBody
 
 router = APIRouter(prefix="/api", tags=["lesson API"])
 
@@ -22,11 +23,7 @@ Vector = Annotated[list[Number], Field(min_length=1, max_length=64)]
 Matrix = Annotated[list[Vector], Field(min_length=1, max_length=64)]
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ProjectIn(_Body):
+class ProjectIn(StrictBody):
     """One hidden vector and the three weight matrices, as rows."""
 
     x: Vector = Field(examples=[[1, 2]])
@@ -35,7 +32,7 @@ class ProjectIn(_Body):
     Wv: Matrix = Field(examples=[[[2, 0], [0, 2]]])
 
 
-class AttentionIn(_Body):
+class AttentionIn(StrictBody):
     """One query against a few keys and values, optionally with the causal mask at the query's position."""
 
     q: Vector = Field(examples=[[1, 0]])
