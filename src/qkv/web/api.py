@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
+from qkv.lessons import Exercise, Lesson
 from qkv.store import clean_display_name
 from qkv.web.clients import request_storage_key, seconds_to_next_day
 from qkv.web.grading_queue import GradingBusy, GradingClosed
@@ -79,7 +80,7 @@ Writer = Annotated[RequestLearner, Depends(_writer)]
 Reader = Annotated[RequestLearner, Depends(_reader)]
 
 
-def _progress(services: Services, lesson: Any, learner_id: str) -> dict[str, Any]:
+def _progress(services: Services, lesson: Lesson, learner_id: str) -> dict[str, Any]:
     return build_progress(lesson, services.store.lesson_activity(learner_id, lesson.id))
 
 
@@ -198,7 +199,7 @@ def post_code_cancel(
     return {"cancelled": cancelled}
 
 
-def _code_exercise(services: Services, lesson: Any, exercise_id: str) -> Any:
+def _code_exercise(services: Services, lesson: Lesson, exercise_id: str) -> Exercise:
     exercise = services.exercise(lesson, exercise_id)
     if exercise.kind != "code":
         raise HTTPException(422, f"The exercise {exercise.id!r} takes an answer, not code.")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS
+from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS, Lesson
 from qkv.store import LessonActivity
 
 
-def build_progress(lesson: Any, activity: LessonActivity) -> dict[str, Any]:
+def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
     """Combine a lesson's parts and exercises with the learner's saved activity.
 
     This is the one place that decides what is done: an exercise is done when it was ever solved,

@@ -46,7 +46,7 @@ def index(request: Request, services: AppServices, learner: Reader) -> Response:
         written = {
             lesson.id: lesson for lesson in services.catalog.lessons if lesson.chapter_id == chapter.id
         }
-        lessons = []
+        lessons: list[dict[str, Any]] = []
         for planned in chapter.planned:  # the chapter's whole outline, written lessons and planned ones
             lesson = written.get(planned.id)
             if lesson is None:

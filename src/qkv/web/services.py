@@ -6,11 +6,12 @@ One ``Services`` object lives on ``app.state.qkv``; routes reach it through ``ge
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from fastapi import HTTPException, Request
 from fastapi.templating import Jinja2Templates
 
+from qkv.grading import Grader
+from qkv.lessons import Catalog, Exercise, Lesson, RenderedSection
 from qkv.store import Store
 from qkv.web.grading_queue import GradingQueue
 from qkv.web.security import LearnerIdentity
@@ -23,16 +24,16 @@ class Services:
 
     settings: Settings
     store: Store
-    catalog: Any
+    catalog: Catalog
     identity: LearnerIdentity
     templates: Jinja2Templates
     queue: GradingQueue | None = None
-    grader: Any = None
+    grader: Grader | None = None
     sandbox: str = "grading is off"
     grading_off_reason: str | None = "The grader has not started yet; try again in a moment."
-    _render_cache: dict[tuple[str, int | None], list[Any]] = field(default_factory=dict)
+    _render_cache: dict[tuple[str, int | None], list[RenderedSection]] = field(default_factory=dict)
 
-    def lesson(self, lesson_id: str) -> Any:
+    def lesson(self, lesson_id: str) -> Lesson:
         """The lesson with this id, or a 404 whose sentence comes from the lesson engine."""
         from qkv.lessons import LessonError
 
@@ -41,7 +42,7 @@ class Services:
         except LessonError as error:
             raise HTTPException(404, str(error)) from None
 
-    def exercise(self, lesson: Any, exercise_id: str) -> Any:
+    def exercise(self, lesson: Lesson, exercise_id: str) -> Exercise:
         """The lesson's exercise with this id, or a 422 that lists the ones that exist."""
         exercise = lesson.exercises.get(exercise_id)
         if exercise is None:
@@ -51,7 +52,7 @@ class Services:
             )
         return exercise
 
-    def sections(self, lesson: Any, seed: int | None) -> list[Any]:
+    def sections(self, lesson: Lesson, seed: int | None) -> list[RenderedSection]:
         """``lesson.render(seed)``, cached: a page is rendered once per variant, not once per request."""
         key = (lesson.id, seed)
         cached = self._render_cache.get(key)
