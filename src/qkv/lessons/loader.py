@@ -122,7 +122,7 @@ def _load(path: Path, *, thorough: bool) -> tuple[Catalog, list[Problem]]:
     chapters: list[Chapter] = []
     lessons: list[Lesson] = []
     for folder in folders:
-        chapter = _load_chapter(folder / "chapter.toml", problems)
+        chapter = _load_chapter(folder / "chapter.toml", problems, thorough=thorough)
         if chapter is None:
             continue
         if any(existing.id == chapter.id for existing in chapters):
@@ -194,7 +194,7 @@ def _text_field(
     return value
 
 
-def _load_chapter(file: Path, problems: list[Problem]) -> Chapter | None:
+def _load_chapter(file: Path, problems: list[Problem], *, thorough: bool) -> Chapter | None:
     data = _read_toml(file, problems)
     if data is None:
         return None
@@ -247,8 +247,16 @@ def _load_chapter(file: Path, problems: list[Problem]) -> Chapter | None:
         )
     else:
         reference_text = reference_file.read_text(encoding="utf-8")
-        check_markdown(reference_file, reference_text, {}, problems, in_reference=True, widgets=widgets)
-    if len(problems) == before:
+        check_markdown(
+            reference_file,
+            reference_text,
+            {},
+            problems,
+            in_reference=True,
+            widgets=widgets,
+            check_math=thorough,
+        )
+    if thorough and len(problems) == before:  # loading renders it on first use (Chapter.reference)
         try:
             render_reference(reference_text, widgets)
         except Exception as error:  # a last safety net: report, never crash the loader
@@ -344,6 +352,7 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem], *, thoro
         names,
         problems,
         in_reference=False,
+        check_math=thorough,
         suites=suites,
         parts=matter.parts,
         part_lines=matter.part_lines,

@@ -12,12 +12,13 @@ Text anywhere may hold ``{{name}}`` placeholders, filled from the lesson's varia
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
-import latex2mathml.converter
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.container import container_plugin
@@ -25,6 +26,15 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from qkv.lessons.answers import format_value
+
+
+@functools.cache
+def _latex_converter() -> ModuleType:
+    """latex2mathml, imported on the first formula: loading lessons (and ``qkv check``) needs none."""
+    import latex2mathml.converter
+
+    return latex2mathml.converter
+
 
 __all__ = [
     "ID_PATTERN",
@@ -126,7 +136,7 @@ def latex_to_mathml(latex: str, *, display: bool = False) -> str:
     """
     prepared = _DOUBLE_STRUCK.sub("ℝ", latex.strip())
     try:
-        mathml = latex2mathml.converter.convert(prepared, display="block" if display else "inline")
+        mathml = _latex_converter().convert(prepared, display="block" if display else "inline")
     except Exception as error:  # latex2mathml raises a variety of its own exception types
         reason = str(error) or type(error).__name__
         raise ValueError(
