@@ -13,6 +13,7 @@ from typing import Any
 
 from markdown_it.token import Token
 
+from qkv.grading import Limits
 from qkv.lessons.answers import example_vector, format_value
 from qkv.lessons.markup import (
     LITERAL_END,
@@ -55,11 +56,10 @@ FRESH_INPUTS_NOTE = (
 
 
 def _run_notes(exercise: Exercise) -> str:
-    """The sentences under the Run button: fresh inputs, and the exercise's own time limit if it has one."""
+    """The sentences under the Run button: fresh inputs, and how long one run may take."""
     limit = exercise.suite.time_limit_s if exercise.suite is not None else None
-    notes = FRESH_INPUTS_NOTE
-    if limit is not None:
-        notes += f" Each run may take up to {limit:g} s; a longer one is stopped."
+    seconds = Limits().wall_s if limit is None else min(limit, Limits().wall_s)  # the grader's own bound
+    notes = f"{FRESH_INPUTS_NOTE} Each run may take up to {seconds:g} s; a longer one is stopped."
     return f'<p class="code-limit">{html.escape(notes)}</p>'
 
 
