@@ -183,6 +183,13 @@ def test_a_learner_walks_the_masks_lesson(server: LiveServer, chromium: Any, err
     page.keyboard.press("Enter")
     state = _grid_state(widget)
     assert not state[3, 1] and state[2, 3]
+    # The grid is one tab stop: only the focused cell takes Tab, and Tab leaves the grid.
+    roving = widget.locator("button.mask-toggle").evaluate_all("(bs) => bs.map((b) => b.tabIndex)")
+    assert sorted(roving) == [-1] * 15 + [0], roving
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.classList.contains('mask-toggle')") is False
+    page.keyboard.press("Shift+Tab")
+    expect(widget.locator('button.mask-toggle[data-query="2"][data-key="3"]')).to_be_focused()
     _assert_widget_is_qkv(widget, config)
     # The padding preset masks key 3 for every query.
     widget.get_by_role("button", name="Padding (length 3)").click()

@@ -35,12 +35,20 @@ function show(value) {
   return value === null ? "NaN" : formatNumber(value);
 }
 
-/** The arrow keys move between the grid's buttons, staying inside the grid. */
+/**
+ * The grid is one tab stop (a roving tabindex): only the last focused button takes Tab; the arrow keys
+ * move between the buttons, staying inside the grid.
+ */
+function makeCurrent(toggles, button) {
+  for (const other of toggles.flat()) other.tabIndex = other === button ? 0 : -1;
+}
+
 function moveFocus(toggles, event, i, j) {
   const move = MOVES[event.key];
   if (!move) return;
   const row = Math.min(toggles.length - 1, Math.max(0, i + move[0]));
   const column = Math.min(toggles[0].length - 1, Math.max(0, j + move[1]));
+  makeCurrent(toggles, toggles[row][column]);
   toggles[row][column].focus();
   event.preventDefault();
 }
@@ -58,6 +66,8 @@ function toggleGrid(uid, nQ, nK, onToggle) {
       const button = el("button", { type: "button", class: "mask-toggle", "data-query": i, "data-key": j });
       button.addEventListener("click", () => onToggle(i, j));
       button.addEventListener("keydown", (event) => moveFocus(toggles, event, i, j));
+      button.addEventListener("focus", () => makeCurrent(toggles, button));
+      button.tabIndex = i === 0 && j === 0 ? 0 : -1;
       toggles[i].push(button);
       tr.append(el("td", {}, button));
     }
