@@ -7,7 +7,7 @@ database lets nobody sign in.
 
     >>> from qkv.store import Store
     >>> store = Store("sqlite://")
-    >>> desk = InstructorDesk(store)
+    >>> desk = store.instructors  # or InstructorDesk(store.database)
     >>> instructor, token = desk.add("Grace")
     >>> session = desk.redeem(token)
     >>> desk.instructor_for_session(session).name
@@ -30,7 +30,10 @@ from typing import Any
 from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from qkv.store.repository import Store, _now, _programs, check_storable
+from qkv.store.clock import utc_now
+from qkv.store.database import Database
+from qkv.store.program_texts import programs
+from qkv.store.storable import check_storable
 from qkv.store.tables import (
     Answer,
     CodeSubmission,
@@ -136,12 +139,12 @@ class InstructorDesk:
 
     Parameters
     ----------
-    store : Store
+    database : Database
         The database to use.
     """
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, database: Database) -> None:
+        self.database = database
 
     # -- accounts --------------------------------------------------------------------------------
 
@@ -154,9 +157,9 @@ class InstructorDesk:
             If the name is not acceptable or an instructor with that name exists.
         """
         cleaned = clean_instructor_name(name)
-        record = InstructorRecord(str(uuid.uuid4()), cleaned, _now())
+        record = InstructorRecord(str(uuid.uuid4()), cleaned, utc_now())
         try:
-            with self.store._write() as conn:
+            with self.database.write() as conn:
                 conn.execute(
                     insert(_INSTRUCTORS).values(id=record.id, name=record.name, created_at=record.created_at)
                 )
@@ -169,7 +172,7 @@ class InstructorDesk:
 
     def find(self, name: str) -> InstructorRecord | None:
         """The instructor with this name, or None."""
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             row = conn.execute(
                 select(_INSTRUCTORS).where(_INSTRUCTORS.c.name == " ".join(name.split()))
             ).first()
@@ -177,7 +180,7 @@ class InstructorDesk:
 
     def all(self) -> list[InstructorRecord]:
         """Every instructor, by name."""
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             rows = conn.execute(select(_INSTRUCTORS).order_by(_INSTRUCTORS.c.name)).all()
         return [InstructorRecord(row.id, row.name, row.created_at) for row in rows]
 
@@ -186,7 +189,7 @@ class InstructorDesk:
         found = self.find(name)
         if found is None:
             return False
-        with self.store._write() as conn:
+        with self.database.write() as conn:
             conn.execute(delete(_SESSIONS).where(_SESSIONS.c.instructor_id == found.id))
             conn.execute(delete(_TOKENS).where(_TOKENS.c.instructor_id == found.id))
             conn.execute(delete(_INSTRUCTORS).where(_INSTRUCTORS.c.id == found.id))
@@ -200,8 +203,8 @@ class InstructorDesk:
         if found is None:
             raise ValueError(f"There is no instructor named {name!r}; create one with 'qkv instructor add'.")
         token = secrets.token_urlsafe(32)
-        now = _now()
-        with self.store._write() as conn:
+        now = utc_now()
+        with self.database.write() as conn:
             conn.execute(
                 insert(_TOKENS).values(
                     token_hash=_digest(token),
@@ -218,9 +221,9 @@ class InstructorDesk:
         redeeming it at once exactly one succeeds."""
         if not token or len(token) > 200:
             return None
-        now = _now()
+        now = utc_now()
         digest = _digest(token)
-        with self.store._write() as conn:
+        with self.database.write() as conn:
             used = conn.execute(
                 update(_TOKENS)
                 .where(
@@ -250,31 +253,31 @@ class InstructorDesk:
         """The instructor of a live session, or None (unknown, ended or expired)."""
         if not session:
             return None
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             row = conn.execute(
                 select(_INSTRUCTORS)
                 .join(_SESSIONS, _SESSIONS.c.instructor_id == _INSTRUCTORS.c.id)
-                .where(_SESSIONS.c.session_hash == _digest(session), _SESSIONS.c.expires_at > _now())
+                .where(_SESSIONS.c.session_hash == _digest(session), _SESSIONS.c.expires_at > utc_now())
             ).first()
         return InstructorRecord(row.id, row.name, row.created_at) if row else None
 
     def end_session(self, session: str) -> None:
         """Sign out: the session stops working on every server."""
-        with self.store._write() as conn:
+        with self.database.write() as conn:
             conn.execute(delete(_SESSIONS).where(_SESSIONS.c.session_hash == _digest(session)))
 
     # -- the class's work ------------------------------------------------------------------------
 
     def learners(self) -> list[LearnerRecord]:
         """Every learner with saved work, the most recently seen first."""
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             rows = conn.execute(select(_LEARNERS)).all()
         records = [LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) for r in rows]
         return sorted(records, key=lambda r: (r.last_seen_at or r.created_at, r.id), reverse=True)
 
     def learner(self, learner_id: str) -> LearnerRecord | None:
         """One learner, or None."""
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             r = conn.execute(select(_LEARNERS).where(_LEARNERS.c.id == learner_id)).first()
         return LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) if r else None
 
@@ -283,7 +286,7 @@ class InstructorDesk:
         query = select(_ANSWERS).order_by(_ANSWERS.c.id)
         if learner_id is not None:
             query = query.where(_ANSWERS.c.learner_id == learner_id)
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             rows = conn.execute(query).all()
         return [
             AnswerEvent(
@@ -304,10 +307,10 @@ class InstructorDesk:
 
     def code_events(self, learner_id: str | None = None) -> list[CodeEvent]:
         """Every saved program (of one learner, if given), oldest first, with its result document."""
-        query = _programs().order_by(_CODE.c.id)
+        query = programs().order_by(_CODE.c.id)
         if learner_id is not None:
             query = query.where(_CODE.c.learner_id == learner_id)
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             rows = conn.execute(query).all()
         events = []
         for r in rows:
