@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 from qkv.store import Store
-from qkv.store.instructors import InstructorDesk
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -33,7 +32,7 @@ def test_add_prints_a_one_time_link_that_signs_in(tmp_path: Path) -> None:
     assert listed.stdout.startswith("Grace Hopper  (since ")
     store = Store(url)
     try:
-        desk = InstructorDesk(store)
+        desk = store.instructors
         session = desk.redeem(found.group(1))
         assert desk.instructor_for_session(session) is not None
         removed = run("instructor", "remove", "Grace Hopper", "--database-url", url)
@@ -49,8 +48,8 @@ def test_progress_export_writes_the_lms_and_event_files(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'class.sqlite3'}"
     store = Store(url)
     learner = "e" * 36
-    store.record_answer(learner, "L9.1", "q", "=1+2", correct=False, message="-wrong", mistake="sum")
-    store.set_display_name(learner, "@Ada")
+    store.progress.record_answer(learner, "L9.1", "q", "=1+2", correct=False, message="-wrong", mistake="sum")
+    store.learners.set_display_name(learner, "@Ada")
     store.close()
     events = run("progress", "export", "--format", "events", "--database-url", url)
     assert events.returncode == 0, events.stderr

@@ -154,7 +154,7 @@ def test_the_layer_check_catches_a_wrong_import(
 def test_the_files_are_where_the_layers_say() -> None:
     assert layer_of_file(PACKAGE / "attention.py") == "core"
     assert layer_of_file(HARNESS) == "harness"
-    assert layer_of_file(PACKAGE / "store" / "repository.py") == "store"
+    assert layer_of_file(PACKAGE / "store" / "database.py") == "store"
     assert {layer_of_file(path) for path in python_files()} == set(ALLOWED)
 
 

@@ -80,10 +80,10 @@ def test_only_the_line_starts_that_need_it_get_an_apostrophe() -> None:
 @pytest.mark.parametrize("fmt", ["csv", "lms", "events"])
 def test_every_export_of_nasty_names_and_answers_is_safe(database_url: str, fmt: str) -> None:
     store = Store(database_url)
-    store.set_display_name(LEARNER, "＝HYPERLINK(1)")  # display names have no control characters
+    store.learners.set_display_name(LEARNER, "＝HYPERLINK(1)")  # display names have no control characters
     answers = [value for value in NASTY if "\t" not in value]
     for answer in answers:
-        store.record_answer(LEARNER, "L4.1", "q", answer, correct=False, message=answer)
+        store.progress.record_answer(LEARNER, "L4.1", "q", answer, correct=False, message=answer)
     store.close()
     result = CliRunner().invoke(progress, ["export", "--database-url", database_url, "--format", fmt])
     assert result.exit_code == 0, result.output

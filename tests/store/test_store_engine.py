@@ -71,13 +71,13 @@ def test_an_unreachable_postgresql_gives_a_sentence_with_the_password_hidden() -
 @pytest.mark.timeout(60)
 def test_a_database_that_goes_away_gives_a_store_error_not_a_crash(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
-    store.engine.dispose()
+    store.database.engine.dispose()
     # The server's database becomes unreachable (nothing listens on port 1).
-    store.engine = create_store_engine("postgresql+psycopg://qkv:pw@127.0.0.1:1/qkv")
+    store.database.engine = create_store_engine("postgresql+psycopg://qkv:pw@127.0.0.1:1/qkv")
     with pytest.raises(StoreError) as raised:
-        store.record_answer("a" * 36, "L4.1", "q", "1", correct=False, message="No.")
+        store.progress.record_answer("a" * 36, "L4.1", "q", "1", correct=False, message="No.")
     assert str(raised.value).startswith("The database sqlite:///")
     assert "refused a write: " in str(raised.value)
     with pytest.raises(StoreError, match="refused a read: "):
-        store.lesson_activity("a" * 36, "L4.1")
+        store.progress.lesson_activity("a" * 36, "L4.1")
     store.close()

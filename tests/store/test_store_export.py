@@ -22,13 +22,13 @@ BOB = "b" * 36
 @pytest.fixture
 def filled_url(database_url: str) -> str:
     store = Store(database_url)
-    store.set_display_name(ALICE, "Alice")
-    store.record_answer(ALICE, "L4.1", "q", "3, 1", correct=False, message="No.")
-    store.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Yes.")
-    store.record_code(
+    store.learners.set_display_name(ALICE, "Alice")
+    store.progress.record_answer(ALICE, "L4.1", "q", "3, 1", correct=False, message="No.")
+    store.progress.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Yes.")
+    store.code.record(
         ALICE, "L4.1", "functions", "src", {"status": "pass", "tests": [{"status": "pass"}] * 4}
     )
-    store.record_answer(BOB, "L4.1", "quiz", "B", correct=False, message="No.")
+    store.progress.record_answer(BOB, "L4.1", "quiz", "B", correct=False, message="No.")
     store.close()
     return database_url
 

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import inspect, text
 
 from qkv.store import LATEST_VERSION, Store, create_store_engine, schema_version, upgrade
-from qkv.store.instructors import InstructorDesk, clean_instructor_name
+from qkv.store.instructors import clean_instructor_name
 
 LEARNER = "d" * 36
 
@@ -43,20 +43,20 @@ def test_a_version_2_database_is_migrated_in_place(database_url: str) -> None:
     _write_version_2_database(database_url)
     store = Store(database_url)
     try:
-        with store.engine.connect() as conn:
+        with store.database.engine.connect() as conn:
             assert schema_version(conn) == LATEST_VERSION
             tables = set(inspect(conn).get_table_names())
         assert {"instructors", "instructor_sign_in_tokens", "instructor_sessions"} <= tables
-        desk = InstructorDesk(store)
+        desk = store.instructors
         old = desk.answer_events(LEARNER)
         assert [(e.answer, e.correct, e.counted_as_attempt, e.mistake) for e in old] == [
             ("x", False, False, None),
             ("3, 1", False, True, None),
             ("3, 2", True, True, None),
         ]
-        assert store.lesson_activity(LEARNER, "L9.1").exercises["q"].attempts == 2
+        assert store.progress.lesson_activity(LEARNER, "L9.1").exercises["q"].attempts == 2
         assert store.shared_secret("cookie-signing") == "old-key"  # the servers' key survives
-        store.record_answer(
+        store.progress.record_answer(
             LEARNER, "L9.1", "q", "2, 3", correct=False, message="Swapped.", mistake="q_swapped"
         )
         assert desk.answer_events(LEARNER)[-1].mistake == "q_swapped"
@@ -70,14 +70,16 @@ def test_a_mistake_id_is_at_most_64_characters(sqlite_url: str) -> None:
     store = Store(sqlite_url)
     try:
         with pytest.raises(ValueError, match="at most 64 characters"):
-            store.record_answer(LEARNER, "L9.1", "q", "1", correct=False, message="No.", mistake="m" * 65)
+            store.progress.record_answer(
+                LEARNER, "L9.1", "q", "1", correct=False, message="No.", mistake="m" * 65
+            )
     finally:
         store.close()
 
 
 def test_instructor_names_are_checked_and_unique(sqlite_url: str) -> None:
     store = Store(sqlite_url)
-    desk = InstructorDesk(store)
+    desk = store.instructors
     try:
         desk.add("  Grace   Hopper ")
         assert [r.name for r in desk.all()] == ["Grace Hopper"]
@@ -98,12 +100,12 @@ def test_instructor_names_are_checked_and_unique(sqlite_url: str) -> None:
 
 def test_tokens_and_sessions_are_stored_only_as_hashes(sqlite_url: str) -> None:
     store = Store(sqlite_url)
-    desk = InstructorDesk(store)
+    desk = store.instructors
     try:
         _, token = desk.add("Grace")
         session = desk.redeem(token)
         assert session
-        with store.engine.connect() as conn:
+        with store.database.engine.connect() as conn:
             stored = [
                 *conn.execute(text("SELECT token_hash FROM instructor_sign_in_tokens")).scalars(),
                 *conn.execute(text("SELECT session_hash FROM instructor_sessions")).scalars(),
@@ -117,7 +119,7 @@ def test_tokens_and_sessions_are_stored_only_as_hashes(sqlite_url: str) -> None:
 
 def test_expired_links_and_sessions_do_not_work(database_url: str) -> None:
     store = Store(database_url)
-    desk = InstructorDesk(store)
+    desk = store.instructors
     try:
         desk.add("Grace")
         assert desk.redeem(desk.new_sign_in_token("Grace", lifetime=timedelta(seconds=-1))) is None
@@ -134,12 +136,12 @@ def test_expired_links_and_sessions_do_not_work(database_url: str) -> None:
 def test_a_link_redeemed_at_once_by_several_servers_opens_one_session(database_url: str) -> None:
     stores = [Store(database_url) for _ in range(4)]
     try:
-        _, token = InstructorDesk(stores[0]).add("Grace")
+        _, token = stores[0].instructors.add("Grace")
         sessions: list[str | None] = []
         lock = threading.Lock()
 
         def redeem(store: Store) -> None:
-            found = InstructorDesk(store).redeem(token)
+            found = store.instructors.redeem(token)
             with lock:
                 sessions.append(found)
 

@@ -54,26 +54,26 @@ def test_upgrading_a_version_1_database_keeps_every_row(database_url: str) -> No
 
     store = Store(database_url)
     try:
-        with store.engine.connect() as conn:
+        with store.database.engine.connect() as conn:
             assert schema_version(conn) == LATEST_VERSION
-        activity = store.lesson_activity(LEARNER, "L4.1")
+        activity = store.progress.lesson_activity(LEARNER, "L4.1")
         assert activity.variant_seed == 99
         q = activity.exercises["q"]
         # Version 1 counted every answer as an attempt; the new column says so for the old rows.
         assert (q.attempts, q.submissions, q.solved) == (2, 2, True)
         assert activity.exercises["code"].last_code is not None
         assert activity.exercises["code"].last_code.result == {"status": "pass"}
-        assert store.learner_display_name(LEARNER) == "Old Timer"
+        assert store.learners.display_name(LEARNER) == "Old Timer"
         # And the upgraded database takes the new kinds of writes.
-        store.record_answer(
+        store.progress.record_answer(
             LEARNER, "L4.1", "q", "x", correct=False, message="Format.", counted_as_attempt=False
         )
-        assert store.lesson_activity(LEARNER, "L4.1").exercises["q"].attempts == 2
+        assert store.progress.lesson_activity(LEARNER, "L4.1").exercises["q"].attempts == 2
         assert store.shared_secret("cookie")
         # Migration 3: drafts, for a learner who had none.
-        assert store.lesson_activity(LEARNER, "L4.1").drafts == {}
-        store.save_draft(LEARNER, "L4.1", "code", "def f():\n    return 1\n")
-        assert store.lesson_activity(LEARNER, "L4.1").drafts == {"code": "def f():\n    return 1\n"}
+        assert store.progress.lesson_activity(LEARNER, "L4.1").drafts == {}
+        store.code.save_draft(LEARNER, "L4.1", "code", "def f():\n    return 1\n")
+        assert store.progress.lesson_activity(LEARNER, "L4.1").drafts == {"code": "def f():\n    return 1\n"}
     finally:
         store.close()
 
@@ -156,7 +156,7 @@ def test_a_failed_migration_leaves_the_database_unchanged(
 
 def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
-    with store.engine.connect() as conn:
+    with store.database.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     store.close()
 
@@ -185,7 +185,7 @@ def test_servers_starting_together_migrate_once(database_url: str) -> None:
     opened, errors = open_stores_at_once(database_url)
     try:
         assert errors == []
-        with opened[0].engine.connect() as conn:
+        with opened[0].database.engine.connect() as conn:
             assert schema_version(conn) == LATEST_VERSION
             assert conn.execute(text("SELECT COUNT(*) FROM schema_version")).scalar() == 1
         secrets = {store.shared_secret("cookie") for store in opened}

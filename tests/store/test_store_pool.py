@@ -29,22 +29,22 @@ def small_store(database_url: str) -> Iterator[Store]:
 
 
 def test_the_pool_limits_reach_the_engine(small_store: Store) -> None:
-    pool = small_store.engine.pool
+    pool = small_store.database.engine.pool
     assert (pool.size(), pool.timeout()) == (1, 0.2)  # type: ignore[attr-defined]
 
 
 def test_a_read_with_no_free_connection_is_a_store_error(small_store: Store) -> None:
-    small_store.record_answer(LEARNER, "L4.1", "q", "3, 2", correct=True, message="Right.")
-    with small_store.engine.connect():  # the pool's only connection, held
+    small_store.progress.record_answer(LEARNER, "L4.1", "q", "3, 2", correct=True, message="Right.")
+    with small_store.database.engine.connect():  # the pool's only connection, held
         with pytest.raises(StoreError) as read:
-            small_store.lesson_activity(LEARNER, "L4.1")
+            small_store.progress.lesson_activity(LEARNER, "L4.1")
         with pytest.raises(StoreError) as write:
-            small_store.set_display_name(LEARNER, "Ada")
+            small_store.learners.set_display_name(LEARNER, "Ada")
     assert str(read.value).startswith("No connection to the database ")
     assert "came free in time for a read: QueuePool limit of size 1 overflow 0 reached" in str(read.value)
     assert "came free in time for a write: " in str(write.value)
     # Once the connection is back, the same store works again.
-    assert small_store.lesson_activity(LEARNER, "L4.1").exercises["q"].solved is True
+    assert small_store.progress.lesson_activity(LEARNER, "L4.1").exercises["q"].solved is True
 
 
 def test_the_web_app_answers_503_with_retry_after_when_the_pool_is_exhausted(
@@ -57,7 +57,7 @@ def test_the_web_app_answers_503_with_retry_after_when_the_pool_is_exhausted(
     client = TestClient(app)  # no lifespan: these requests need the store, not the grader
 
     assert client.get("/api/lessons/L4.1/progress").status_code == 200
-    with small_store.engine.connect():
+    with small_store.database.engine.connect():
         api = client.get("/api/lessons/L4.1/progress")
         page = client.get("/lessons/L4.1", headers={"accept": "text/html"})
     assert api.status_code == 503

@@ -22,13 +22,13 @@ def store(database_url: str) -> Iterator[Store]:
 
 
 def test_every_answer_is_kept_and_format_errors_cost_no_attempt(store: Store) -> None:
-    store.record_answer(ALICE, "L4.1", "q", "3, 1", correct=False, message="Not quite.")
-    store.record_answer(
+    store.progress.record_answer(ALICE, "L4.1", "q", "3, 1", correct=False, message="Not quite.")
+    store.progress.record_answer(
         ALICE, "L4.1", "q", "three", correct=False, message="Type two numbers.", counted_as_attempt=False
     )
-    store.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Right.")
+    store.progress.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Right.")
 
-    activity = store.lesson_activity(ALICE, "L4.1").exercises["q"]
+    activity = store.progress.lesson_activity(ALICE, "L4.1").exercises["q"]
     assert (activity.attempts, activity.submissions, activity.solved) == (2, 3, True)
     assert activity.last_answer is not None
     assert (activity.last_answer.answer, activity.last_answer.message) == ("3, 2", "Right.")
@@ -36,9 +36,9 @@ def test_every_answer_is_kept_and_format_errors_cost_no_attempt(store: Store) ->
 
 
 def test_solved_stays_true_after_a_later_wrong_answer(store: Store) -> None:
-    store.record_answer(ALICE, "L4.1", "letter", "V", correct=True, message="Yes.")
-    store.record_answer(ALICE, "L4.1", "letter", "K", correct=False, message="No.", variant_seed=7)
-    activity = store.lesson_activity(ALICE, "L4.1").exercises["letter"]
+    store.progress.record_answer(ALICE, "L4.1", "letter", "V", correct=True, message="Yes.")
+    store.progress.record_answer(ALICE, "L4.1", "letter", "K", correct=False, message="No.", variant_seed=7)
+    activity = store.progress.lesson_activity(ALICE, "L4.1").exercises["letter"]
     assert activity.solved is True
     assert activity.last_answer is not None
     assert (activity.last_answer.answer, activity.last_answer.variant_seed) == ("K", 7)
@@ -47,10 +47,10 @@ def test_solved_stays_true_after_a_later_wrong_answer(store: Store) -> None:
 def test_code_submissions_keep_the_result_document(store: Store) -> None:
     failing = {"status": "fail", "tests": [{"name": "a", "status": "pass"}, {"name": "b", "status": "fail"}]}
     passing = {"status": "pass", "tests": [{"name": "a", "status": "pass"}, {"name": "b", "status": "pass"}]}
-    store.record_code(ALICE, "L4.1", "code", "def f(): pass", failing)
-    store.record_code(ALICE, "L4.1", "code", "def f(): return 1", passing)
+    store.code.record(ALICE, "L4.1", "code", "def f(): pass", failing)
+    store.code.record(ALICE, "L4.1", "code", "def f(): return 1", passing)
 
-    activity = store.lesson_activity(ALICE, "L4.1").exercises["code"]
+    activity = store.progress.lesson_activity(ALICE, "L4.1").exercises["code"]
     assert (activity.submissions, activity.solved) == (2, True)
     assert activity.last_code is not None
     assert activity.last_code.source == "def f(): return 1"
@@ -60,39 +60,39 @@ def test_code_submissions_keep_the_result_document(store: Store) -> None:
 
 def test_only_new_tries_of_ones_own_code_count_as_failed_runs(store: Store) -> None:
     failing = {"status": "fail", "tests": [{"name": "a", "status": "fail"}]}
-    store.record_code(ALICE, "L4.1", "code", "def f(): pass", failing, own_work=False)  # the starter
-    store.record_code(ALICE, "L4.1", "code", "def f(): return 0", failing)
-    store.record_code(ALICE, "L4.1", "code", "def f(): return 0\n", failing)  # the same program again
-    store.record_code(ALICE, "L4.1", "code", "def f(): return 2", failing)
-    store.record_code(ALICE, "L4.1", "code", "def f(): return 0", failing)  # back to an earlier one: new
-    activity = store.lesson_activity(ALICE, "L4.1").exercises["code"]
+    store.code.record(ALICE, "L4.1", "code", "def f(): pass", failing, own_work=False)  # the starter
+    store.code.record(ALICE, "L4.1", "code", "def f(): return 0", failing)
+    store.code.record(ALICE, "L4.1", "code", "def f(): return 0\n", failing)  # the same program again
+    store.code.record(ALICE, "L4.1", "code", "def f(): return 2", failing)
+    store.code.record(ALICE, "L4.1", "code", "def f(): return 0", failing)  # back to an earlier one: new
+    activity = store.progress.lesson_activity(ALICE, "L4.1").exercises["code"]
     assert (activity.submissions, activity.attempts, activity.failed_runs) == (5, 5, 3)
 
 
 def test_variant_seed_round_trips_and_resets(store: Store) -> None:
-    assert store.variant_seed(ALICE, "L4.1") is None
-    store.set_variant_seed(ALICE, "L4.1", 12345)
-    store.set_variant_seed(ALICE, "L4.1", 67890)
-    assert store.variant_seed(ALICE, "L4.1") == 67890
-    assert store.lesson_activity(ALICE, "L4.1").variant_seed == 67890
-    store.set_variant_seed(ALICE, "L4.1", None)
-    assert store.variant_seed(ALICE, "L4.1") is None
+    assert store.progress.variant_seed(ALICE, "L4.1") is None
+    store.progress.set_variant_seed(ALICE, "L4.1", 12345)
+    store.progress.set_variant_seed(ALICE, "L4.1", 67890)
+    assert store.progress.variant_seed(ALICE, "L4.1") == 67890
+    assert store.progress.lesson_activity(ALICE, "L4.1").variant_seed == 67890
+    store.progress.set_variant_seed(ALICE, "L4.1", None)
+    assert store.progress.variant_seed(ALICE, "L4.1") is None
 
 
 def test_learners_see_only_their_own_work(store: Store) -> None:
-    store.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Right.")
-    store.set_variant_seed(ALICE, "L4.1", 5)
-    bob = store.lesson_activity(BOB, "L4.1")
+    store.progress.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Right.")
+    store.progress.set_variant_seed(ALICE, "L4.1", 5)
+    bob = store.progress.lesson_activity(BOB, "L4.1")
     assert bob.exercises == {}
     assert bob.variant_seed is None
 
 
 def test_display_names_are_cleaned_and_stored(store: Store) -> None:
-    assert store.learner_display_name(ALICE) is None
-    assert store.set_display_name(ALICE, "  Ada   Lovelace ") == "Ada Lovelace"
-    assert store.learner_display_name(ALICE) == "Ada Lovelace"
-    assert store.set_display_name(ALICE, "") is None
-    assert store.learner_display_name(ALICE) is None
+    assert store.learners.display_name(ALICE) is None
+    assert store.learners.set_display_name(ALICE, "  Ada   Lovelace ") == "Ada Lovelace"
+    assert store.learners.display_name(ALICE) == "Ada Lovelace"
+    assert store.learners.set_display_name(ALICE, "") is None
+    assert store.learners.display_name(ALICE) is None
 
 
 @pytest.mark.parametrize(
@@ -110,13 +110,13 @@ def test_bad_display_names_are_refused_with_a_sentence(name: object, message: st
 
 
 def test_gradebook_has_one_row_per_learner_and_exercise(store: Store) -> None:
-    store.record_answer(ALICE, "L4.1", "q", "1", correct=False, message="No.")
-    store.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Yes.")
-    store.record_code(ALICE, "L4.1", "code", "src", {"status": "fail", "tests": [{"status": "pass"}, {}]})
-    store.set_display_name(BOB, "Bob")
+    store.progress.record_answer(ALICE, "L4.1", "q", "1", correct=False, message="No.")
+    store.progress.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Yes.")
+    store.code.record(ALICE, "L4.1", "code", "src", {"status": "fail", "tests": [{"status": "pass"}, {}]})
+    store.learners.set_display_name(BOB, "Bob")
     wanted = [("L4.1", "q"), ("L4.1", "k"), ("L4.1", "code")]
 
-    rows = store.gradebook(wanted)
+    rows = store.gradebook.rows(wanted)
 
     assert [(r.learner_id, r.exercise_id) for r in rows] == [
         (ALICE, "q"),
@@ -154,9 +154,9 @@ def test_concurrent_writers_lose_nothing(store: Store) -> None:
     def work(learner: str) -> None:
         try:
             for i in range(15):
-                store.record_answer(learner, "L4.1", "q", str(i), correct=False, message="No.")
+                store.progress.record_answer(learner, "L4.1", "q", str(i), correct=False, message="No.")
                 if i % 5 == 0:
-                    store.set_variant_seed(learner, "L4.1", i)
+                    store.progress.set_variant_seed(learner, "L4.1", i)
         except BaseException as error:  # collected and re-raised in the test thread
             errors.append(error)
 
@@ -168,26 +168,26 @@ def test_concurrent_writers_lose_nothing(store: Store) -> None:
 
     assert errors == []
     for learner in learners:
-        activity = store.lesson_activity(learner, "L4.1")
+        activity = store.progress.lesson_activity(learner, "L4.1")
         assert activity.exercises["q"].submissions == 15
         assert activity.variant_seed == 10
 
 
 def test_a_draft_is_kept_per_exercise_and_the_newest_wins(store: Store) -> None:
-    assert store.lesson_activity(ALICE, "L4.1").drafts == {}
-    store.save_draft(ALICE, "L4.1", "code", "def f(): pass")
-    store.save_draft(ALICE, "L4.1", "code", "def f():\n    return 2\n")
-    store.save_draft(ALICE, "L4.2", "code", "other lesson")
-    store.save_draft(BOB, "L4.1", "code", "bob's")
-    assert store.lesson_activity(ALICE, "L4.1").drafts == {"code": "def f():\n    return 2\n"}
-    assert store.lesson_activity(BOB, "L4.1").drafts == {"code": "bob's"}
+    assert store.progress.lesson_activity(ALICE, "L4.1").drafts == {}
+    store.code.save_draft(ALICE, "L4.1", "code", "def f(): pass")
+    store.code.save_draft(ALICE, "L4.1", "code", "def f():\n    return 2\n")
+    store.code.save_draft(ALICE, "L4.2", "code", "other lesson")
+    store.code.save_draft(BOB, "L4.1", "code", "bob's")
+    assert store.progress.lesson_activity(ALICE, "L4.1").drafts == {"code": "def f():\n    return 2\n"}
+    assert store.progress.lesson_activity(BOB, "L4.1").drafts == {"code": "bob's"}
     # A program sent to the grader is the newest text too.
-    store.record_code(ALICE, "L4.1", "code", "def f():\n    return 3\n", {"status": "fail", "tests": []})
-    assert store.lesson_activity(ALICE, "L4.1").drafts == {"code": "def f():\n    return 3\n"}
+    store.code.record(ALICE, "L4.1", "code", "def f():\n    return 3\n", {"status": "fail", "tests": []})
+    assert store.progress.lesson_activity(ALICE, "L4.1").drafts == {"code": "def f():\n    return 3\n"}
 
 
 def test_failed_runs_count_the_runs_that_did_not_pass(store: Store) -> None:
     for run, status in enumerate(("fail", "error", "pass", "fail")):
-        store.record_code(ALICE, "L4.1", "code", f"x = {run}", {"status": status, "tests": []})
-    activity = store.lesson_activity(ALICE, "L4.1").exercises["code"]
+        store.code.record(ALICE, "L4.1", "code", f"x = {run}", {"status": status, "tests": []})
+    activity = store.progress.lesson_activity(ALICE, "L4.1").exercises["code"]
     assert (activity.submissions, activity.failed_runs, activity.solved) == (4, 3, True)

@@ -20,7 +20,7 @@ ALICE = "a" * 36
 def test_a_new_sqlite_database_and_its_folder_are_private(tmp_path: Path) -> None:
     file = tmp_path / "deep" / "er" / "qkv.sqlite3"
     store = Store(f"sqlite:///{file}")
-    store.record_answer(ALICE, "L9.1", "area", "12", correct=True, message="Right.")
+    store.progress.record_answer(ALICE, "L9.1", "area", "12", correct=True, message="Right.")
     store.close()
     assert file.stat().st_mode & 0o777 == 0o600
     assert (tmp_path / "deep").stat().st_mode & 0o777 == 0o700
@@ -47,12 +47,12 @@ def test_text_that_cannot_be_stored_is_refused_and_nothing_is_saved(
     store = Store(database_url)
     try:
         with pytest.raises(ValueError) as answer:
-            store.record_answer(ALICE, "L9.1", "area", text, correct=False, message="No.")
+            store.progress.record_answer(ALICE, "L9.1", "area", text, correct=False, message="No.")
         assert str(answer.value) == f"The answer contains {named}, which cannot be stored."
         with pytest.raises(ValueError) as program:
-            store.record_code(ALICE, "L9.1", "shapes", text, {"status": "fail", "tests": []})
+            store.code.record(ALICE, "L9.1", "shapes", text, {"status": "fail", "tests": []})
         assert str(program.value) == f"The program contains {named}, which cannot be stored."
-        assert store.lesson_activity(ALICE, "L9.1").exercises == {}
+        assert store.progress.lesson_activity(ALICE, "L9.1").exercises == {}
     finally:
         store.close()
 
@@ -64,8 +64,8 @@ def test_display_names_that_a_spreadsheet_would_run_are_exported_as_text(
     database_url: str, name: str
 ) -> None:
     store = Store(database_url)
-    store.set_display_name(ALICE, name)
-    store.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Yes.")
+    store.learners.set_display_name(ALICE, name)
+    store.progress.record_answer(ALICE, "L4.1", "q", "3, 2", correct=True, message="Yes.")
     store.close()
     result = CliRunner().invoke(progress, ["export", "--database-url", database_url])
     assert result.exit_code == 0, result.output

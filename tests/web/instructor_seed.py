@@ -78,7 +78,7 @@ def seed_class(store: Any) -> None:
 
     def answer(learner: str, text: str, seed: int | None = None) -> None:
         feedback = lesson.check("area", text, variant_seed=seed)
-        store.record_answer(
+        store.progress.record_answer(
             learner,
             LESSON_ID,
             "area",
@@ -96,19 +96,19 @@ def seed_class(store: Any) -> None:
         answer(BEN, text)
     for text in ("13", " 13 ", "abc"):
         answer(CY, text)
-    store.set_variant_seed(DEE, LESSON_ID, 5)
+    store.progress.set_variant_seed(DEE, LESSON_ID, 5)
     answer(DEE, "999", 5)
     answer(DEE, str(lesson.variant(5)["area"]), 5)
-    store.record_code(
+    store.code.record(
         ANN,
         LESSON_ID,
         "shapes",
         "def area(w, h): return 2 * (w + h)\n",
         result({"area of a 3 by 4 rectangle": AREA_HINT, "area of a random rectangle": AREA_HINT}),
     )
-    store.record_code(ANN, LESSON_ID, "shapes", "def area(w, h): return w * h\n", result({}))
-    store.record_code(BEN, LESSON_ID, "shapes", "def area(w, h) return\n", LOAD_ERROR)
-    store.record_code(
+    store.code.record(ANN, LESSON_ID, "shapes", "def area(w, h): return w * h\n", result({}))
+    store.code.record(BEN, LESSON_ID, "shapes", "def area(w, h) return\n", LOAD_ERROR)
+    store.code.record(
         BEN,
         LESSON_ID,
         "shapes",
@@ -120,6 +120,6 @@ def seed_class(store: Any) -> None:
             }
         ),
     )
-    store.set_display_name(ANN, "Ann")
-    store.set_display_name(BEN, "Ben")
-    store.set_display_name(CY, FORMULA_NAME)
+    store.learners.set_display_name(ANN, "Ann")
+    store.learners.set_display_name(BEN, "Ben")
+    store.learners.set_display_name(CY, FORMULA_NAME)

@@ -211,8 +211,10 @@ def test_a_database_outage_is_a_503_with_a_sentence(browser: Browser, app: FastA
     from qkv.store import create_store_engine
 
     store = app.state.qkv.store
-    store.engine.dispose()
-    store.engine = create_store_engine("postgresql+psycopg://qkv:pw@127.0.0.1:1/qkv")  # nothing listens there
+    store.database.engine.dispose()
+    store.database.engine = create_store_engine(
+        "postgresql+psycopg://qkv:pw@127.0.0.1:1/qkv"
+    )  # nothing listens there
     response = browser.answer("q", "3, 2")
     assert response.status_code == 503
     assert response.headers["retry-after"] == "5"
@@ -300,11 +302,13 @@ def test_the_index_says_a_chapter_is_complete_only_when_every_lesson_is_done(
     def finish(lesson: Any) -> None:
         for exercise in lesson.exercises.values():
             if exercise.kind == "code":
-                store.record_code(
+                store.code.record(
                     learner, lesson.id, exercise.id, "# solved", {"status": "pass", "tests": []}
                 )
             else:
-                store.record_answer(learner, lesson.id, exercise.id, "right", correct=True, message="Right.")
+                store.progress.record_answer(
+                    learner, lesson.id, exercise.id, "right", correct=True, message="Right."
+                )
 
     for lesson in lessons[:-1]:
         finish(lesson)

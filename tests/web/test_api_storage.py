@@ -27,7 +27,7 @@ def _draft(browser: Browser, code: str) -> Any:
 
 def _kept(app: FastAPI) -> list[int]:
     """How many tests each kept program passed, oldest first."""
-    with app.state.qkv.store.engine.connect() as conn:
+    with app.state.qkv.store.database.engine.connect() as conn:
         return [row[0] for row in conn.execute(text("SELECT passed FROM code_submissions ORDER BY id"))]
 
 
@@ -64,7 +64,7 @@ def test_past_the_budget_programs_are_graded_and_returned_but_only_best_and_last
     assert progress["source"] == CHATTY
     assert progress["result"]["output"].endswith("bytes were shown when the program ran but not kept …]")
     assert ada.progress()["exercises"][CODE]["attempts"] == 3  # every run counted
-    assert app.state.qkv.store.client_storage(storage_key("testclient")) >= MIB
+    assert app.state.qkv.store.budgets.spent_today(storage_key("testclient")) >= MIB
 
 
 def _passed(response: Any) -> int:

@@ -425,8 +425,10 @@ def test_an_unknown_export_is_a_404_with_the_list(class_app: FastAPI) -> None:
 
 def test_learner_text_is_escaped_on_instructor_pages(class_app: FastAPI) -> None:
     store = class_app.state.qkv.store
-    store.set_display_name(BEN, "<script>alert(1)</script>")
-    store.record_answer(BEN, LESSON_ID, "area", "<img src=x onerror=alert(1)>", correct=False, message="No.")
+    store.learners.set_display_name(BEN, "<script>alert(1)</script>")
+    store.progress.record_answer(
+        BEN, LESSON_ID, "area", "<img src=x onerror=alert(1)>", correct=False, message="No."
+    )
     client = sign_in(class_app)
     for url in ("/instructor", f"/instructor/lessons/{LESSON_ID}", f"/instructor/learners/{BEN}"):
         page = client.get(url, headers=HTML).text

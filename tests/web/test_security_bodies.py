@@ -18,8 +18,6 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from qkv.store.instructors import InstructorDesk
-
 FORM = "application/x-www-form-urlencoded"
 WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
 PATH_VALUES = {"lesson_id": "L4.1", "exercise_id": "functions"}
@@ -90,7 +88,7 @@ def body_routes(app: FastAPI) -> list[tuple[str, str]]:
 
 
 def sign_in_instructor(app: FastAPI, client: TestClient) -> None:
-    _, token = InstructorDesk(app.state.qkv.store).add("Grace")
+    _, token = app.state.qkv.store.instructors.add("Grace")
     response = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
     assert response.status_code == 303, response.text
 

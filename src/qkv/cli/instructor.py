@@ -24,10 +24,9 @@ _URL = click.option(
 
 def _desk(database_url: str | None) -> InstructorDesk:
     from qkv.store import Store, StoreError, default_database_url
-    from qkv.store.instructors import InstructorDesk
 
     try:
-        return InstructorDesk(Store(database_url or default_database_url()))
+        return Store(database_url or default_database_url()).instructors
     except StoreError as error:
         raise click.ClickException(str(error)) from None
 
@@ -58,7 +57,7 @@ def add(name: str, database_url: str | None, url: str) -> None:
     except ValueError as error:
         raise click.ClickException(str(error)) from None
     finally:
-        desk.store.close()
+        desk.database.close()
     click.echo(f"Created the instructor {record.name}.")
     _print_link(record.name, url, token)
 
@@ -75,7 +74,7 @@ def link(name: str, database_url: str | None, url: str) -> None:
     except ValueError as error:
         raise click.ClickException(str(error)) from None
     finally:
-        desk.store.close()
+        desk.database.close()
     _print_link(" ".join(name.split()), url, token)
 
 
@@ -87,7 +86,7 @@ def list_instructors(database_url: str | None) -> None:
     try:
         found = desk.all()
     finally:
-        desk.store.close()
+        desk.database.close()
     if not found:
         click.echo("No instructors yet; create one with 'qkv instructor add NAME'.")
     for record in found:
@@ -103,7 +102,7 @@ def remove(name: str, database_url: str | None) -> None:
     try:
         removed = desk.remove(name)
     finally:
-        desk.store.close()
+        desk.database.close()
     if not removed:
         raise click.ClickException(f"There is no instructor named {name!r}.")
     click.echo(f"Removed the instructor {' '.join(name.split())}; their sessions have ended.")

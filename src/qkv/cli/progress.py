@@ -63,7 +63,7 @@ def export(fmt: str, database_url: str | None, output: TextIO) -> None:
         if fmt in {"lms", "events"}:
             _write_class_file(store, fmt, output)
             return
-        rows = store.gradebook(_catalog_exercises())
+        rows = store.gradebook.rows(_catalog_exercises())
     except StoreError as error:
         raise click.ClickException(str(error)) from None
     finally:
@@ -77,13 +77,12 @@ def _write_class_file(store: object, fmt: str, output: TextIO) -> None:
     """The LMS import file or the event log, written by the same code as the instructor's downloads."""
     from qkv.lessons import load_catalog
     from qkv.store import Store
-    from qkv.store.instructors import InstructorDesk
     from qkv.web.instructor_exports import catalog_exercises, write_events, write_lms
 
     assert isinstance(store, Store)
-    desk = InstructorDesk(store)
+    desk = store.instructors
     if fmt == "lms":
         catalog = load_catalog()
-        write_lms(catalog, store.gradebook(catalog_exercises(catalog)), desk.learners(), output)
+        write_lms(catalog, store.gradebook.rows(catalog_exercises(catalog)), desk.learners(), output)
     else:
         write_events(desk.answer_events(), desk.code_events(), desk.learners(), output)

@@ -1,39 +1,69 @@
 """Saved progress: learners, every answer and code submission, and per-lesson state.
 
 SQLite (a file in the user data directory by default) or PostgreSQL through SQLAlchemy 2.0, with
-a versioned schema upgraded forward on opening.
+a versioned schema upgraded forward on opening. The app opens one ``Store``; its attributes are the
+repositories, one per aggregate, over one ``Database``:
 
     >>> from qkv.store import Store
     >>> store = Store("sqlite://")
-    >>> store.set_display_name("0" * 36, "Ada")
+    >>> store.learners.set_display_name("0" * 36, "Ada")
     'Ada'
     >>> store.close()
+
+Public names
+------------
+Store
+    The composition the app opens once: ``database``, ``learners``, ``progress``, ``code``,
+    ``budgets``, ``gradebook``, ``instructors``; ``shared_secret``, ``ping``, ``close``.
+Database
+    One engine, opened and migrated; ``read()`` and ``write()`` transactions.
+Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk
+    The repositories (also reachable as the store's attributes).
+AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity, GradebookRow, Keeping
+    What they return.
+StoreError
+    The store's one exception: a sentence naming the database.
+clean_display_name
+    The check a display name passes before it is stored.
+DEFAULT_CLIENT_BYTES_PER_DAY
+    A client's storage budget unless configured.
+PoolLimits, create_store_engine, default_database_url, describe_url
+    Engines and URLs.
+LATEST_VERSION, schema_version, upgrade
+    The schema's versions and its forward migration.
 """
 
+from qkv.store.activity import AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity
 from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping
+from qkv.store.client_budgets import ClientBudgets
+from qkv.store.code_work import CodeWork
+from qkv.store.database import Database
 from qkv.store.engine import PoolLimits, create_store_engine, default_database_url, describe_url
+from qkv.store.gradebook import Gradebook, GradebookRow
+from qkv.store.instructors import InstructorDesk
+from qkv.store.learners import Learners, clean_display_name
 from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
-from qkv.store.repository import (
-    AnswerRecord,
-    CodeRecord,
-    ExerciseActivity,
-    GradebookRow,
-    LessonActivity,
-    Store,
-    clean_display_name,
-)
+from qkv.store.progress import Progress
+from qkv.store.store import Store
 from qkv.store.store_error import StoreError
 
 __all__ = [
     "DEFAULT_CLIENT_BYTES_PER_DAY",
     "LATEST_VERSION",
     "AnswerRecord",
+    "ClientBudgets",
     "CodeRecord",
+    "CodeWork",
+    "Database",
     "ExerciseActivity",
+    "Gradebook",
     "GradebookRow",
+    "InstructorDesk",
     "Keeping",
+    "Learners",
     "LessonActivity",
     "PoolLimits",
+    "Progress",
     "Store",
     "StoreError",
     "clean_display_name",

@@ -7,7 +7,7 @@ database lets nobody sign in.
 
     >>> from qkv.store import Store
     >>> store = Store("sqlite://")
-    >>> desk = InstructorDesk(store)
+    >>> desk = store.instructors  # or InstructorDesk(store.database)
     >>> instructor, token = desk.add("Grace")
     >>> session = desk.redeem(token)
     >>> desk.instructor_for_session(session).name
@@ -30,7 +30,10 @@ from typing import Any
 from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from qkv.store.repository import Store, _now, _programs, check_storable
+from qkv.store.clock import utc_now
+from qkv.store.database import Database
+from qkv.store.program_texts import programs
+from qkv.store.storable import check_storable
 from qkv.store.tables import (
     Answer,
     CodeSubmission,
@@ -136,12 +139,19 @@ class InstructorDesk:
 
     Parameters
     ----------
-    store : Store
+    database : Database
         The database to use.
+
+    Examples
+    --------
+    >>> desk = InstructorDesk(Database("sqlite://"))
+    >>> [instructor.name for instructor in desk.all()]
+    []
+    >>> desk.database.close()
     """
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, database: Database) -> None:
+        self.database = database
 
     # -- accounts --------------------------------------------------------------------------------
 
@@ -152,11 +162,23 @@ class InstructorDesk:
         ------
         ValueError
             If the name is not acceptable or an instructor with that name exists.
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> instructor, token = desk.add(" Grace ")
+        >>> instructor.name, len(token)
+        ('Grace', 43)
+        >>> desk.add("Grace")
+        Traceback (most recent call last):
+        ...
+        ValueError: An instructor named 'Grace' already exists; use 'qkv instructor link' for a new ...
+        >>> desk.database.close()
         """
         cleaned = clean_instructor_name(name)
-        record = InstructorRecord(str(uuid.uuid4()), cleaned, _now())
+        record = InstructorRecord(str(uuid.uuid4()), cleaned, utc_now())
         try:
-            with self.store._write() as conn:
+            with self.database.write() as conn:
                 conn.execute(
                     insert(_INSTRUCTORS).values(id=record.id, name=record.name, created_at=record.created_at)
                 )
@@ -168,25 +190,53 @@ class InstructorDesk:
         return record, self.new_sign_in_token(cleaned)
 
     def find(self, name: str) -> InstructorRecord | None:
-        """The instructor with this name, or None."""
-        with self.store._read() as conn:
+        """The instructor with this name, or None.
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> _ = desk.add("Grace")
+        >>> desk.find("Grace").name, desk.find("Ada")
+        ('Grace', None)
+        >>> desk.database.close()
+        """
+        with self.database.read() as conn:
             row = conn.execute(
                 select(_INSTRUCTORS).where(_INSTRUCTORS.c.name == " ".join(name.split()))
             ).first()
         return InstructorRecord(row.id, row.name, row.created_at) if row else None
 
     def all(self) -> list[InstructorRecord]:
-        """Every instructor, by name."""
-        with self.store._read() as conn:
+        """Every instructor, by name.
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> _ = desk.add("Grace"), desk.add("Ada")
+        >>> [instructor.name for instructor in desk.all()]
+        ['Ada', 'Grace']
+        >>> desk.database.close()
+        """
+        with self.database.read() as conn:
             rows = conn.execute(select(_INSTRUCTORS).order_by(_INSTRUCTORS.c.name)).all()
         return [InstructorRecord(row.id, row.name, row.created_at) for row in rows]
 
     def remove(self, name: str) -> bool:
-        """Delete an instructor with their links and sessions (signed out everywhere); False if unknown."""
+        """Delete an instructor with their links and sessions (signed out everywhere); False if unknown.
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> _, token = desk.add("Grace")
+        >>> session = desk.redeem(token)
+        >>> desk.remove("Grace"), desk.remove("Grace"), desk.instructor_for_session(session)
+        (True, False, None)
+        >>> desk.database.close()
+        """
         found = self.find(name)
         if found is None:
             return False
-        with self.store._write() as conn:
+        with self.database.write() as conn:
             conn.execute(delete(_SESSIONS).where(_SESSIONS.c.instructor_id == found.id))
             conn.execute(delete(_TOKENS).where(_TOKENS.c.instructor_id == found.id))
             conn.execute(delete(_INSTRUCTORS).where(_INSTRUCTORS.c.id == found.id))
@@ -195,13 +245,26 @@ class InstructorDesk:
     # -- sign-in links and sessions ------------------------------------------------------------------
 
     def new_sign_in_token(self, name: str, lifetime: timedelta = SIGN_IN_LINK_LIFETIME) -> str:
-        """A fresh one-time sign-in token for the named instructor; ValueError if there is none."""
+        """A fresh one-time sign-in token for the named instructor; ValueError if there is none.
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> _ = desk.add("Grace")
+        >>> desk.redeem(desk.new_sign_in_token("Grace")) is not None
+        True
+        >>> desk.new_sign_in_token("Ada")
+        Traceback (most recent call last):
+        ...
+        ValueError: There is no instructor named 'Ada'; create one with 'qkv instructor add'.
+        >>> desk.database.close()
+        """
         found = self.find(name)
         if found is None:
             raise ValueError(f"There is no instructor named {name!r}; create one with 'qkv instructor add'.")
         token = secrets.token_urlsafe(32)
-        now = _now()
-        with self.store._write() as conn:
+        now = utc_now()
+        with self.database.write() as conn:
             conn.execute(
                 insert(_TOKENS).values(
                     token_hash=_digest(token),
@@ -215,12 +278,21 @@ class InstructorDesk:
     def redeem(self, token: str, lifetime: timedelta = SESSION_LIFETIME) -> str | None:
         """Use up a sign-in token and open a session; the session id, or None for a used, expired or
         unknown token. The token is marked used by one conditional UPDATE, so of two servers
-        redeeming it at once exactly one succeeds."""
+        redeeming it at once exactly one succeeds.
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> _, token = desk.add("Grace")
+        >>> desk.redeem(token) is not None, desk.redeem(token), desk.redeem("made-up")
+        (True, None, None)
+        >>> desk.database.close()
+        """
         if not token or len(token) > 200:
             return None
-        now = _now()
+        now = utc_now()
         digest = _digest(token)
-        with self.store._write() as conn:
+        with self.database.write() as conn:
             used = conn.execute(
                 update(_TOKENS)
                 .where(
@@ -247,43 +319,91 @@ class InstructorDesk:
         return session
 
     def instructor_for_session(self, session: str | None) -> InstructorRecord | None:
-        """The instructor of a live session, or None (unknown, ended or expired)."""
+        """The instructor of a live session, or None (unknown, ended or expired).
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> _, token = desk.add("Grace")
+        >>> desk.instructor_for_session(desk.redeem(token)).name, desk.instructor_for_session(None)
+        ('Grace', None)
+        >>> desk.database.close()
+        """
         if not session:
             return None
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             row = conn.execute(
                 select(_INSTRUCTORS)
                 .join(_SESSIONS, _SESSIONS.c.instructor_id == _INSTRUCTORS.c.id)
-                .where(_SESSIONS.c.session_hash == _digest(session), _SESSIONS.c.expires_at > _now())
+                .where(_SESSIONS.c.session_hash == _digest(session), _SESSIONS.c.expires_at > utc_now())
             ).first()
         return InstructorRecord(row.id, row.name, row.created_at) if row else None
 
     def end_session(self, session: str) -> None:
-        """Sign out: the session stops working on every server."""
-        with self.store._write() as conn:
+        """Sign out: the session stops working on every server.
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> _, token = desk.add("Grace")
+        >>> session = desk.redeem(token)
+        >>> desk.end_session(session)
+        >>> desk.instructor_for_session(session) is None
+        True
+        >>> desk.database.close()
+        """
+        with self.database.write() as conn:
             conn.execute(delete(_SESSIONS).where(_SESSIONS.c.session_hash == _digest(session)))
 
     # -- the class's work ------------------------------------------------------------------------
 
     def learners(self) -> list[LearnerRecord]:
-        """Every learner with saved work, the most recently seen first."""
-        with self.store._read() as conn:
+        """Every learner with saved work, the most recently seen first.
+
+        Examples
+        --------
+        >>> from qkv.store.learners import Learners
+        >>> database = Database("sqlite://")
+        >>> _ = Learners(database).set_display_name("a" * 36, "Ada")
+        >>> [learner.display_name for learner in InstructorDesk(database).learners()]
+        ['Ada']
+        >>> database.close()
+        """
+        with self.database.read() as conn:
             rows = conn.execute(select(_LEARNERS)).all()
         records = [LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) for r in rows]
         return sorted(records, key=lambda r: (r.last_seen_at or r.created_at, r.id), reverse=True)
 
     def learner(self, learner_id: str) -> LearnerRecord | None:
-        """One learner, or None."""
-        with self.store._read() as conn:
+        """One learner, or None.
+
+        Examples
+        --------
+        >>> InstructorDesk(Database("sqlite://")).learner("a" * 36) is None
+        True
+        """
+        with self.database.read() as conn:
             r = conn.execute(select(_LEARNERS).where(_LEARNERS.c.id == learner_id)).first()
         return LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) if r else None
 
     def answer_events(self, learner_id: str | None = None) -> list[AnswerEvent]:
-        """Every saved answer (of one learner, if given), oldest first."""
+        """Every saved answer (of one learner, if given), oldest first.
+
+        Examples
+        --------
+        >>> from qkv.store.client_budgets import ClientBudgets
+        >>> from qkv.store.progress import Progress
+        >>> database = Database("sqlite://")
+        >>> progress = Progress(database, ClientBudgets(database))
+        >>> _ = progress.record_answer("a" * 36, "L9.1", "q", "11", correct=False, message="No.", mistake="x")
+        >>> [(event.answer, event.mistake) for event in InstructorDesk(database).answer_events("a" * 36)]
+        [('11', 'x')]
+        >>> database.close()
+        """
         query = select(_ANSWERS).order_by(_ANSWERS.c.id)
         if learner_id is not None:
             query = query.where(_ANSWERS.c.learner_id == learner_id)
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             rows = conn.execute(query).all()
         return [
             AnswerEvent(
@@ -303,11 +423,23 @@ class InstructorDesk:
         ]
 
     def code_events(self, learner_id: str | None = None) -> list[CodeEvent]:
-        """Every saved program (of one learner, if given), oldest first, with its result document."""
-        query = _programs().order_by(_CODE.c.id)
+        """Every saved program (of one learner, if given), oldest first, with its result document.
+
+        Examples
+        --------
+        >>> from qkv.store.client_budgets import ClientBudgets
+        >>> from qkv.store.code_work import CodeWork
+        >>> database = Database("sqlite://")
+        >>> code = CodeWork(database, ClientBudgets(database))
+        >>> _ = code.record("a" * 36, "L9.1", "f", "x = 1", {"status": "pass"})
+        >>> [(event.source, event.status) for event in InstructorDesk(database).code_events()]
+        [('x = 1', 'pass')]
+        >>> database.close()
+        """
+        query = programs().order_by(_CODE.c.id)
         if learner_id is not None:
             query = query.where(_CODE.c.learner_id == learner_id)
-        with self.store._read() as conn:
+        with self.database.read() as conn:
             rows = conn.execute(query).all()
         events = []
         for r in rows:

@@ -81,7 +81,7 @@ Reader = Annotated[RequestLearner, Depends(_reader)]
 
 
 def _progress(services: Services, lesson: Lesson, learner_id: str) -> dict[str, Any]:
-    return build_progress(lesson, services.store.lesson_activity(learner_id, lesson.id))
+    return build_progress(lesson, services.store.progress.lesson_activity(learner_id, lesson.id))
 
 
 @router.get("/lessons/{lesson_id}/progress", summary="The learner's progress on a lesson")
@@ -104,9 +104,9 @@ def post_answer(
             f"The exercise {exercise.id!r} is a code exercise; "
             f"send it to /api/lessons/{lesson.id}/code instead.",
         )
-    seed = services.store.variant_seed(learner.id, lesson.id)
+    seed = services.store.progress.variant_seed(learner.id, lesson.id)
     feedback = lesson.check(exercise.id, body.answer, variant_seed=seed)
-    services.store.record_answer(
+    services.store.progress.record_answer(
         learner.id,
         lesson.id,
         exercise.id,
@@ -167,7 +167,7 @@ async def post_code(
     # The starter code run as it is is not the learner's try (it does not bring the solution nearer).
     own_work = body.code.strip() != (exercise.starter_code or "").strip()
     kept = await run_in_threadpool(
-        services.store.record_code,
+        services.store.code.record,
         learner.id,
         lesson.id,
         exercise.id,
@@ -234,7 +234,7 @@ def put_draft(
     lesson = services.lesson(lesson_id)
     exercise = _code_exercise(services, lesson, body.exercise_id)
     _check_size(services, body.code)
-    if not services.store.save_draft(
+    if not services.store.code.save_draft(
         learner.id, lesson.id, exercise.id, body.code, client=request_storage_key(request)
     ):
         return SafeJSONResponse(
@@ -290,7 +290,7 @@ def post_variant(
     """
     lesson = services.lesson(lesson_id)
     seed = secrets.randbelow(VARIANT_SEED_LIMIT) + 1
-    services.store.set_variant_seed(learner.id, lesson.id, seed)
+    services.store.progress.set_variant_seed(learner.id, lesson.id, seed)
     changing = set(lesson.variant_section_ids())
     sections = {
         section.id: section.html for section in services.sections(lesson, seed) if section.id in changing
@@ -309,4 +309,4 @@ def post_learner(body: LearnerIn, services: AppServices, learner: Writer) -> dic
         cleaned = clean_display_name(body.display_name)
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
-    return {"display_name": services.store.set_display_name(learner.id, cleaned)}
+    return {"display_name": services.store.learners.set_display_name(learner.id, cleaned)}

@@ -85,7 +85,7 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
             secret,
             secure=settings.secure_cookies,
             mint_limit=MintLimit(settings.identities_per_address, MINT_WINDOW_S),
-            has_saved_work=store.has_saved_work,
+            has_saved_work=store.learners.has_saved_work,
         ),
         templates=Jinja2Templates(directory=str(settings.templates_dir or TEMPLATES_DIR)),
     )

@@ -46,7 +46,7 @@ class InstructorAuth:
     Examples
     --------
     >>> from qkv.store import Store
-    >>> auth = InstructorAuth("k" * 32, InstructorDesk(Store("sqlite://")))
+    >>> auth = InstructorAuth("k" * 32, Store("sqlite://").instructors)
     >>> auth.unsign(auth.sign("abc"))
     'abc'
     >>> auth.unsign(auth.sign("abc")[:-1] + "x") is None

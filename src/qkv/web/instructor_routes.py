@@ -15,7 +15,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from qkv.store.instructors import InstructorDesk
 from qkv.web.forms import form_body_schema, parse_form
 from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth, SignedInInstructor, same_origin
 from qkv.web.instructor_charts import Bar, bar_chart, percent, plural
@@ -41,7 +40,7 @@ _MAX_FORM_FIELDS = 8  # the forms have one or two fields; a browser adds none
 def install(app: FastAPI, services: Services, secret_key: str) -> None:
     """Register the instructor's routes and keep their access checker on ``app.state``."""
     app.state.qkv_instructor = InstructorAuth(
-        secret_key, InstructorDesk(services.store), secure=services.settings.secure_cookies
+        secret_key, services.store.instructors, secure=services.settings.secure_cookies
     )
     app.include_router(pages)
     app.include_router(api)
@@ -301,11 +300,11 @@ def instructor_export(
     desk = _auth(request).desk
     if name in {"gradebook.csv", "gradebook.json"}:
         fmt = name.rsplit(".", 1)[1]
-        write_gradebook(services.store.gradebook(catalog_exercises(services.catalog)), fmt, out)
+        write_gradebook(services.store.gradebook.rows(catalog_exercises(services.catalog)), fmt, out)
         media = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
         return _download(out.getvalue(), f"qkv-{name}", media)
     if name == "lms.csv":
-        rows = services.store.gradebook(catalog_exercises(services.catalog))
+        rows = services.store.gradebook.rows(catalog_exercises(services.catalog))
         write_lms(services.catalog, rows, desk.learners(), out)
         return _download(out.getvalue(), "qkv-lms-gradebook.csv", "text/csv; charset=utf-8")
     if name == "events.csv":

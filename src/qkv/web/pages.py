@@ -30,11 +30,11 @@ _NO_STORE = {"Cache-Control": "no-store"}  # pages embed the learner's progress
 def _activity(services: Services, learner: RequestLearner, lesson_id: str) -> LessonActivity:
     if not learner.from_cookie:
         return LessonActivity(lesson_id, None)  # a first visit has nothing saved; skip the database
-    return services.store.lesson_activity(learner.id, lesson_id)
+    return services.store.progress.lesson_activity(learner.id, lesson_id)
 
 
 def _learner_view(services: Services, learner: RequestLearner) -> dict[str, Any]:
-    name = services.store.learner_display_name(learner.id) if learner.from_cookie else None
+    name = services.store.learners.display_name(learner.id) if learner.from_cookie else None
     return {"display_name": name}
 
 

@@ -1,0 +1,258 @@
+"""A learner's code: the programs sent to the grader (with their results) and the editor's drafts.
+
+Each program is counted in the learner's totals, stored with its result cut to a few KiB of each text,
+its text stored once (``qkv.store.program_texts``), and pruned to the last ``keep`` and the best. The
+bytes stored count against the sending client's budget (``ClientBudgets``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Connection, LargeBinary, Table, cast, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from qkv.store.budget import Keeping, source_hash, stored_result, text_bytes
+from qkv.store.client_budgets import ClientBudgets
+from qkv.store.clock import utc_now
+from qkv.store.database import Database
+from qkv.store.exercise_key import ExerciseKey, rows_of
+from qkv.store.program_texts import drop_unused_sources, put_source, source_of_program
+from qkv.store.retention import DEFAULT_KEEP, check_keep, prune
+from qkv.store.storable import check_storable
+from qkv.store.tables import CodeDraft, CodeSubmission
+from qkv.store.totals import count_work
+
+_CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
+_DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
+
+
+class CodeWork:
+    """The learners' programs and drafts.
+
+    Parameters
+    ----------
+    database : Database
+        The database to use.
+    budgets : ClientBudgets
+        The clients' storage budgets the writes count against.
+    keep : int
+        Programs kept per learner and exercise besides the best one.
+
+    Examples
+    --------
+    >>> database = Database("sqlite://")
+    >>> code = CodeWork(database, ClientBudgets(database))
+    >>> code.record("a" * 36, "L9.1", "shapes", "x = 1\\n", {"status": "pass", "tests": []})
+    <Keeping.ALL: 'all'>
+    >>> database.close()
+    """
+
+    def __init__(self, database: Database, budgets: ClientBudgets, keep: int = DEFAULT_KEEP) -> None:
+        self.database = database
+        self.budgets = budgets
+        self.keep = check_keep(keep)
+
+    def record(
+        self,
+        learner_id: str,
+        lesson_id: str,
+        exercise_id: str,
+        source: str,
+        result: Mapping[str, Any],
+        *,
+        own_work: bool = True,
+        client: str | None = None,
+    ) -> Keeping:
+        """Save one code submission with the grader's result document.
+
+        A failed run counts in ``failed_runs`` only when it is a new try: ``own_work`` (the caller's
+        judgement, e.g. not the exercise's starter code) and not the same text as the learner's previous
+        program, so pressing Run again on unchanged code earns nothing.
+
+        The stored result keeps a few KiB of each text (``qkv.store.budget.stored_result``), and the
+        learner's program text is stored once however often it is sent. ``client`` (an address) is the
+        client whose storage budget the program counts against; the run is counted in the gradebook
+        whatever the budget, and the returned ``Keeping`` says what was kept.
+
+        Parameters
+        ----------
+        learner_id, lesson_id, exercise_id : str
+            Whose program, for which exercise.
+        source : str
+            The program's text (also kept as the editor's latest text).
+        result : mapping
+            The grader's result document (``status``, ``tests``, ...).
+        own_work : bool
+            Whether a failing run may count as a new try.
+        client : str, optional
+            The client whose budget the bytes count against.
+
+        Returns
+        -------
+        Keeping
+            What was kept of the program.
+
+        Raises
+        ------
+        ValueError
+            If the text holds a NUL or a lone surrogate, or ``client`` is no client key.
+
+        Examples
+        --------
+        >>> from qkv.store.progress import Progress
+        >>> database = Database("sqlite://")
+        >>> budgets = ClientBudgets(database)
+        >>> code = CodeWork(database, budgets)
+        >>> tests = [{"status": "pass"}, {"status": "fail"}]
+        >>> code.record("a" * 36, "L9.1", "shapes", "x = 1\\n", {"status": "fail", "tests": tests})
+        <Keeping.ALL: 'all'>
+        >>> last = Progress(database, budgets).lesson_activity("a" * 36, "L9.1").exercises["shapes"].last_code
+        >>> last.passed, last.total, last.status
+        (1, 2, 'fail')
+        >>> database.close()
+        """
+        check_storable(source, "The program")
+        tests = result.get("tests") or []
+        passed = sum(1 for test in tests if isinstance(test, Mapping) and test.get("status") == "pass")
+        status = str(result.get("status", "error"))[:16]
+        document = json.dumps(stored_result(result), allow_nan=False, separators=(",", ":"))
+        digest = source_hash(source)
+        now = utc_now()
+        key = (learner_id, lesson_id, exercise_id)
+        with self.database.write() as conn:
+            self.database.ensure_learner(conn, learner_id)
+            kept = self.budgets.keeping(conn, client)
+            previous = conn.execute(
+                select(source_of_program()).where(*rows_of(_CODE, key)).order_by(_CODE.c.id.desc()).limit(1)
+            ).scalar()
+            new_try = own_work and (previous is None or previous.strip() != source.strip())
+            stored = 0
+            if kept is not Keeping.NOTHING:
+                stored = text_bytes(document) + put_source(conn, learner_id, digest, source)
+                conn.execute(
+                    insert(_CODE).values(
+                        learner_id=learner_id,
+                        lesson_id=lesson_id,
+                        exercise_id=exercise_id,
+                        source="",
+                        source_sha256=digest,
+                        status=status,
+                        passed=passed,
+                        total=len(tests),
+                        result_json=document,
+                        created_at=now,
+                    )
+                )
+            count_work(
+                conn,
+                key,
+                now,
+                attempt=True,
+                solved=status == "pass",
+                score=(passed, len(tests)),
+                new_try=new_try,
+            )
+            if kept is not Keeping.NOTHING:
+                best = (
+                    select(_CODE.c.id)
+                    .where(*rows_of(_CODE, key))
+                    .order_by(_CODE.c.passed.desc(), _CODE.c.id)
+                    .limit(1)
+                    .scalar_subquery()
+                )
+                prune(conn, _CODE, key, keep=self.keep, keep_also=best, keeping=kept)
+                drop_unused_sources(conn, learner_id)
+            # What was sent to the grader is also the editor's latest text; past the budget a draft may
+            # not grow, so a longer one is dropped (the page then shows the last kept program).
+            grown = _put_draft(conn, key, source, kept, drop_if_refused=True)
+            self.budgets.charge(conn, client, stored + max(grown, 0))
+        return kept
+
+    def save_draft(
+        self, learner_id: str, lesson_id: str, exercise_id: str, source: str, *, client: str | None = None
+    ) -> bool:
+        """Keep the editor's text of a code exercise (one draft per exercise; the newest wins).
+
+        The draft's growth counts against ``client``'s storage budget (an address, if given); past the
+        budget a draft may be replaced by one no longer than it.
+
+        Returns
+        -------
+        bool
+            False when a longer draft was not kept (past the client's budget).
+
+        Raises
+        ------
+        ValueError
+            If the text holds a NUL or a lone surrogate, or ``client`` is no client key.
+
+        Examples
+        --------
+        >>> database = Database("sqlite://")
+        >>> budgets = ClientBudgets(database)
+        >>> code = CodeWork(database, budgets)
+        >>> code.save_draft("a" * 36, "L9.1", "area", "x = 1\\n", client="192.0.2.1")
+        True
+        >>> budgets.spent_today("192.0.2.1")
+        6
+        >>> database.close()
+        """
+        check_storable(source, "The draft")
+        with self.database.write() as conn:
+            self.database.ensure_learner(conn, learner_id)
+            kept = self.budgets.keeping(conn, client)
+            grown = _put_draft(conn, (learner_id, lesson_id, exercise_id), source, kept)
+            self.budgets.charge(conn, client, grown)
+        return grown >= 0
+
+
+def _put_draft(
+    conn: Connection,
+    key: ExerciseKey,
+    source: str,
+    kept: Keeping,
+    *,
+    drop_if_refused: bool = False,
+) -> int:
+    """Save the draft; the bytes it grew by, or -1 when it would grow past the client's budget.
+
+    A refused draft stays as it was, or with ``drop_if_refused`` is deleted.
+    """
+    now = utc_now()
+    mine = rows_of(_DRAFTS, key)
+    length = (
+        func.octet_length(_DRAFTS.c.source)
+        if conn.dialect.name == "postgresql"
+        else func.length(cast(_DRAFTS.c.source, LargeBinary))
+    )
+    before = conn.execute(select(length).where(*mine)).scalar()
+    grown = text_bytes(source) - int(before or 0)
+    if grown > 0 and kept is not Keeping.ALL:
+        if drop_if_refused:
+            conn.execute(delete(_DRAFTS).where(*mine))
+        return -1
+    if before is None:
+        learner_id, lesson_id, exercise_id = key
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        added = conn.execute(
+            dialect.insert(_DRAFTS)
+            .values(
+                learner_id=learner_id,
+                lesson_id=lesson_id,
+                exercise_id=exercise_id,
+                source=source,
+                updated_at=now,
+            )
+            .on_conflict_do_nothing(index_elements=["learner_id", "lesson_id", "exercise_id"])
+            .returning(_DRAFTS.c.learner_id)
+        ).first()
+        if added is not None:  # not written a second time (on PostgreSQL that would store it twice)
+            return max(grown, 0)
+    conn.execute(update(_DRAFTS).where(*mine).values(source=source, updated_at=now))
+    return max(grown, 0)
+
+
+__all__ = ["CodeWork"]

@@ -1,0 +1,247 @@
+"""The database the store's repositories share: one engine, opened and migrated once, and its transactions.
+
+Every repository reads and writes through ``Database.read()`` and ``Database.write()``, each one short
+transaction whose failures come back as a ``StoreError`` sentence naming the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Table, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from qkv.store.clock import utc_now
+from qkv.store.engine import PoolLimits, create_store_engine, describe_url
+from qkv.store.migrations import schema_version, upgrade
+from qkv.store.store_error import StoreError
+from qkv.store.tables import LearnerRow
+
+_LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
+
+
+class Database:
+    """One SQLite or PostgreSQL database on one SQLAlchemy engine, with the schema brought up to date.
+
+    Parameters
+    ----------
+    url : str
+        A database URL (see ``create_store_engine``).
+    migrate : bool
+        Bring the schema up to date on opening (the server does; a read-only export does not).
+    must_exist : bool
+        Refuse to create a new SQLite file.
+    pool : PoolLimits, optional
+        The connection pool's size and wait (see ``create_store_engine``).
+
+    Raises
+    ------
+    StoreError
+        If the database cannot be reached, holds no qkv data (without ``migrate``), or was written by a
+        newer qkv.
+
+    Examples
+    --------
+    >>> from sqlalchemy import select
+    >>> database = Database("sqlite://")
+    >>> with database.read() as conn:
+    ...     conn.execute(select(1)).scalar()
+    1
+    >>> database.close()
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        must_exist: bool = False,
+        pool: PoolLimits | None = None,
+    ) -> None:
+        self.url = url
+        self.engine: Engine = create_store_engine(url, must_exist=must_exist, pool=pool)
+        try:
+            if migrate:
+                upgrade(self.engine)
+            else:
+                with self.engine.connect() as conn:
+                    version = schema_version(conn)
+                if version == 0:
+                    raise StoreError(f"The database {describe_url(url)} holds no qkv data yet.")
+        except OperationalError as error:
+            self.engine.dispose()
+            raise StoreError(
+                f"Cannot open the database {describe_url(url)}: {_first_line(error.orig)}."
+            ) from None
+        except BaseException:
+            self.engine.dispose()
+            raise
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One write transaction: committed when the block ends, rolled back if it raises.
+
+        Yields
+        ------
+        sqlalchemy.Connection
+            The transaction's connection.
+
+        Raises
+        ------
+        StoreError
+            If no connection comes free in time or the database refuses the write.
+
+        Examples
+        --------
+        >>> from sqlalchemy import text
+        >>> database = Database("sqlite://")
+        >>> with database.write() as conn:
+        ...     _ = conn.execute(text("CREATE TABLE notes (body TEXT)"))
+        ...     _ = conn.execute(text("INSERT INTO notes VALUES ('hello')"))
+        >>> with database.read() as conn:
+        ...     conn.execute(text("SELECT body FROM notes")).scalar()
+        'hello'
+        >>> database.close()
+        """
+        try:
+            with self.engine.connect().execution_options(qkv_write=True) as conn, conn.begin():
+                yield conn
+        except PoolTimeout as error:
+            raise self._pool_exhausted("write", error) from None
+        except OperationalError as error:
+            raise StoreError(
+                f"The database {describe_url(self.url)} refused a write: {_first_line(error)}."
+            ) from None
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """One read transaction (a consistent view of the database for the block).
+
+        Yields
+        ------
+        sqlalchemy.Connection
+            The transaction's connection.
+
+        Raises
+        ------
+        StoreError
+            If no connection comes free in time or the database refuses the read.
+
+        Examples
+        --------
+        >>> from sqlalchemy import select
+        >>> database = Database("sqlite://")
+        >>> with database.read() as conn:
+        ...     conn.execute(select(2)).scalar()
+        2
+        >>> database.close()
+        """
+        try:
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+        except PoolTimeout as error:
+            raise self._pool_exhausted("read", error) from None
+        except OperationalError as error:
+            raise StoreError(
+                f"The database {describe_url(self.url)} refused a read: {_first_line(error)}."
+            ) from None
+
+    def _pool_exhausted(self, action: str, error: PoolTimeout) -> StoreError:
+        return StoreError(
+            f"No connection to the database {describe_url(self.url)} came free in time for a {action}: "
+            f"{_first_line(error)}."
+        )
+
+    def ping(self) -> None:
+        """Run a trivial query.
+
+        Raises
+        ------
+        StoreError
+            If the database is unreachable.
+
+        Examples
+        --------
+        >>> database = Database("sqlite://")
+        >>> database.ping()
+        >>> database.close()
+        """
+        with self.read() as conn:
+            conn.execute(select(1))
+
+    @staticmethod
+    def insert_ignore(conn: Connection, table: Table, values: Mapping[str, Any], keys: list[str]) -> None:
+        """Insert one row unless a row with the same ``keys`` exists (on either database).
+
+        Parameters
+        ----------
+        conn : sqlalchemy.Connection
+            A connection inside ``write()``.
+        table : sqlalchemy.Table
+            The table.
+        values : mapping
+            The row's columns.
+        keys : list of str
+            The columns of the unique index that decides whether the row exists.
+
+        Examples
+        --------
+        >>> from sqlalchemy import func, select
+        >>> from qkv.store.tables import ServerSecret
+        >>> table = ServerSecret.__table__
+        >>> database = Database("sqlite://")
+        >>> with database.write() as conn:
+        ...     database.insert_ignore(conn, table, {"name": "k", "value": "first"}, ["name"])
+        ...     database.insert_ignore(conn, table, {"name": "k", "value": "second"}, ["name"])
+        >>> with database.read() as conn:
+        ...     conn.execute(select(table.c.value)).scalars().all()
+        ['first']
+        >>> database.close()
+        """
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        conn.execute(dialect.insert(table).values(**values).on_conflict_do_nothing(index_elements=keys))
+
+    def ensure_learner(self, conn: Connection, learner_id: str) -> None:
+        """Create the learner's row on their first saved work, and mark them seen now.
+
+        Parameters
+        ----------
+        conn : sqlalchemy.Connection
+            A connection inside ``write()``.
+        learner_id : str
+            The learner's id.
+
+        Examples
+        --------
+        >>> from sqlalchemy import select
+        >>> from qkv.store.tables import LearnerRow
+        >>> database = Database("sqlite://")
+        >>> with database.write() as conn:
+        ...     database.ensure_learner(conn, "a" * 36)
+        ...     database.ensure_learner(conn, "a" * 36)
+        >>> with database.read() as conn:
+        ...     len(conn.execute(select(LearnerRow.__table__)).all())
+        1
+        >>> database.close()
+        """
+        now = utc_now()
+        row = {"id": learner_id, "created_at": now, "last_seen_at": now}
+        self.insert_ignore(conn, _LEARNERS, row, ["id"])
+        conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(last_seen_at=now))
+
+
+def _first_line(error: object) -> str:
+    error = getattr(error, "orig", None) or error
+    text = str(error).strip().splitlines()
+    return text[0].rstrip(".") if text else type(error).__name__
+
+
+__all__ = ["Database"]

@@ -1,0 +1,135 @@
+"""The gradebook: one row per learner and exercise, from the kept totals (``qkv progress export``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Table, select
+
+from qkv.store.database import Database
+from qkv.store.tables import ExerciseTotals, LearnerRow
+
+_LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
+_TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class GradebookRow:
+    """One learner on one exercise, as ``qkv progress export`` prints it."""
+
+    learner_id: str
+    display_name: str | None
+    lesson_id: str
+    exercise_id: str
+    attempts: int
+    submissions: int
+    solved: bool
+    best_score: str | None
+    first_solved_at: datetime | None
+    last_activity_at: datetime | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types, times as ISO 8601 strings (UTC).
+
+        Examples
+        --------
+        >>> from datetime import datetime
+        >>> row = GradebookRow("a", None, "L9.1", "area", 1, 1, True, None, datetime(2024, 1, 2), None)
+        >>> row.to_dict()["first_solved_at"], row.to_dict()["last_activity_at"]
+        ('2024-01-02T00:00:00Z', None)
+        """
+        row = dict(self.__dict__)
+        for key in ("first_solved_at", "last_activity_at"):
+            value = row[key]
+            row[key] = value.isoformat() + "Z" if value is not None else None
+        return row
+
+
+_UNTOUCHED: dict[str, Any] = {
+    "attempts": 0,
+    "submissions": 0,
+    "solved": False,
+    "best_score": None,
+    "first_solved_at": None,
+    "last_activity_at": None,
+}
+
+
+class Gradebook:
+    """Every learner's totals on every exercise.
+
+    Parameters
+    ----------
+    database : Database
+        The database to use.
+
+    Examples
+    --------
+    >>> from qkv.store.learners import Learners
+    >>> database = Database("sqlite://")
+    >>> _ = Learners(database).set_display_name("a" * 36, "Ada")
+    >>> rows = Gradebook(database).rows([("L9.1", "area")])
+    >>> [(row.display_name, row.exercise_id, row.attempts) for row in rows]
+    [('Ada', 'area', 0)]
+    >>> database.close()
+    """
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def rows(self, exercises: Iterable[tuple[str, str]] = ()) -> list[GradebookRow]:
+        """One row per learner and exercise, sorted by learner, then the exercises in the order given.
+
+        Parameters
+        ----------
+        exercises : iterable of (lesson_id, exercise_id)
+            Exercises every learner gets a row for, even untouched ones (attempts 0). Exercises
+            with saved work get a row whether listed or not (after the listed ones).
+
+        Returns
+        -------
+        list of GradebookRow
+
+        Examples
+        --------
+        >>> Gradebook(Database("sqlite://")).rows()
+        []
+        """
+        rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+        with self.database.read() as conn:
+            learners = {
+                row.id: row.display_name
+                for row in conn.execute(select(_LEARNERS.c.id, _LEARNERS.c.display_name))
+            }
+            for row in conn.execute(select(_TOTALS)):
+                best = None if row.best_passed is None else f"{int(row.best_passed)}/{int(row.best_total)}"
+                rows[(row.learner_id, row.lesson_id, row.exercise_id)] = {
+                    "attempts": int(row.attempts),
+                    "submissions": int(row.submissions),
+                    "solved": bool(row.solved),
+                    "best_score": best,
+                    "first_solved_at": row.first_solved_at,
+                    "last_activity_at": row.last_activity_at,
+                }
+        wanted = list(exercises)
+        for learner_id in learners:
+            for lesson_id, exercise_id in wanted:
+                rows.setdefault((learner_id, lesson_id, exercise_id), dict(_UNTOUCHED))
+        order = {key: index for index, key in enumerate(wanted)}
+        keys = sorted(rows, key=lambda k: (k[0], order.get((k[1], k[2]), len(order)), k[1], k[2]))
+        return [
+            GradebookRow(
+                learner_id=key[0],
+                display_name=learners.get(key[0]),
+                lesson_id=key[1],
+                exercise_id=key[2],
+                **rows[key],
+            )
+            for key in keys
+        ]
+
+
+__all__ = ["Gradebook", "GradebookRow"]

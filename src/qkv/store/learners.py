@@ -1,0 +1,148 @@
+"""Learners: whether one has saved work, and their display name.
+
+A learner's row appears with their first saved work (``Database.ensure_learner``), so a browser that
+never answers leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Table, select, update
+
+from qkv.store.database import Database
+from qkv.store.tables import LearnerRow
+
+_LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
+
+MAX_DISPLAY_NAME = 80
+
+
+def clean_display_name(name: object) -> str | None:
+    """Check and tidy a display name: trimmed, at most 80 characters, no control characters.
+
+    Parameters
+    ----------
+    name : object
+        What the learner typed; an empty string clears the name.
+
+    Returns
+    -------
+    str or None
+        The trimmed name, or None for an empty one.
+
+    Raises
+    ------
+    ValueError
+        If the name is not a string, is too long or holds control characters.
+
+    Examples
+    --------
+    >>> clean_display_name("  Ada ")
+    'Ada'
+    >>> clean_display_name("") is None
+    True
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"A display name must be text, not the {type(name).__name__} {name!r}.")
+    trimmed = " ".join(name.split())
+    if len(trimmed) > MAX_DISPLAY_NAME:
+        raise ValueError(
+            f"A display name may have at most {MAX_DISPLAY_NAME} characters, but this one has {len(trimmed)}."
+        )
+    if any(not ch.isprintable() for ch in trimmed):
+        raise ValueError(f"The display name {trimmed!r} contains control characters; use letters and spaces.")
+    return trimmed or None
+
+
+class Learners:
+    """The learners with saved work and their display names.
+
+    Parameters
+    ----------
+    database : Database
+        The database to use.
+
+    Examples
+    --------
+    >>> database = Database("sqlite://")
+    >>> learners = Learners(database)
+    >>> learners.set_display_name("c" * 36, " Ada  Lovelace ")
+    'Ada Lovelace'
+    >>> learners.display_name("c" * 36)
+    'Ada Lovelace'
+    >>> database.close()
+    """
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def has_saved_work(self, learner_id: str) -> bool:
+        """Whether the learner has saved anything: an answer, a program, a draft, a name, a variant, a seed.
+
+        Examples
+        --------
+        >>> learners = Learners(Database("sqlite://"))
+        >>> learners.has_saved_work("c" * 36)
+        False
+        >>> _ = learners.set_display_name("c" * 36, "Ada"); learners.has_saved_work("c" * 36)
+        True
+        >>> learners.database.close()
+        """
+        with self.database.read() as conn:
+            found = conn.execute(select(_LEARNERS.c.id).where(_LEARNERS.c.id == learner_id)).first()
+        return found is not None
+
+    def display_name(self, learner_id: str) -> str | None:
+        """The learner's display name, or None (also for a learner with no saved work).
+
+        Examples
+        --------
+        >>> learners = Learners(Database("sqlite://"))
+        >>> learners.display_name("c" * 36) is None
+        True
+        >>> learners.database.close()
+        """
+        with self.database.read() as conn:
+            name: str | None = conn.execute(
+                select(_LEARNERS.c.display_name).where(_LEARNERS.c.id == learner_id)
+            ).scalar()
+        return name
+
+    def set_display_name(self, learner_id: str, name: str | None) -> str | None:
+        """Save a display name (checked with ``clean_display_name``) and return it as stored.
+
+        Parameters
+        ----------
+        learner_id : str
+            The learner.
+        name : str or None
+            The name; None or an empty string clears it.
+
+        Returns
+        -------
+        str or None
+            The name as stored.
+
+        Raises
+        ------
+        ValueError
+            If ``clean_display_name`` refuses the name.
+
+        Examples
+        --------
+        >>> learners = Learners(Database("sqlite://"))
+        >>> learners.set_display_name("c" * 36, "") is None
+        True
+        >>> learners.set_display_name("c" * 36, "x" * 81)
+        Traceback (most recent call last):
+        ...
+        ValueError: A display name may have at most 80 characters, but this one has 81.
+        >>> learners.database.close()
+        """
+        cleaned = clean_display_name(name if name is not None else "")
+        with self.database.write() as conn:
+            self.database.ensure_learner(conn, learner_id)
+            conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(display_name=cleaned))
+        return cleaned
+
+
+__all__ = ["MAX_DISPLAY_NAME", "Learners", "clean_display_name"]

@@ -1,0 +1,87 @@
+"""The kept totals of each learner and exercise: the gradebook's numbers, exact whatever rows were pruned."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Table, case, func, update
+
+from qkv.store.database import Database
+from qkv.store.exercise_key import ExerciseKey, rows_of
+from qkv.store.tables import ExerciseTotals
+
+_TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
+
+
+def count_work(
+    conn: Connection,
+    key: ExerciseKey,
+    now: datetime,
+    *,
+    attempt: bool,
+    solved: bool,
+    score: tuple[int, int] | None = None,
+    new_try: bool = True,
+) -> None:
+    """Add one answer or program to the learner's totals for the exercise (one atomic row update).
+
+    Parameters
+    ----------
+    conn : sqlalchemy.Connection
+        A connection inside ``Database.write()``.
+    key : ExerciseKey
+        The learner, lesson and exercise.
+    now : datetime
+        The time of the work (UTC).
+    attempt : bool
+        Whether it counts as an attempt.
+    solved : bool
+        Whether it solved the exercise (the first time is kept as ``first_solved_at``).
+    score : (passed, total), optional
+        A program's tests passed of its tests; the best is kept.
+    new_try : bool
+        For a program that did not pass: whether it counts among the failed runs.
+
+    Examples
+    --------
+    >>> from sqlalchemy import select
+    >>> from qkv.store.clock import utc_now
+    >>> database = Database("sqlite://")
+    >>> with database.write() as conn:
+    ...     database.ensure_learner(conn, "a" * 36)
+    ...     count_work(conn, ("a" * 36, "L9.1", "area"), utc_now(), attempt=True, solved=False)
+    ...     count_work(conn, ("a" * 36, "L9.1", "area"), utc_now(), attempt=True, solved=True)
+    >>> with database.read() as conn:
+    ...     row = conn.execute(select(ExerciseTotals.__table__)).one()
+    >>> row.attempts, row.submissions, row.solved
+    (2, 2, True)
+    >>> database.close()
+    """
+    learner_id, lesson_id, exercise_id = key
+    zero = {"attempts": 0, "submissions": 0, "solved": False, "failed_runs": 0, "last_activity_at": now}
+    Database.insert_ignore(
+        conn,
+        _TOTALS,
+        {"learner_id": learner_id, "lesson_id": lesson_id, "exercise_id": exercise_id, **zero},
+        ["learner_id", "lesson_id", "exercise_id"],
+    )
+    t = _TOTALS.c
+    changes: dict[str, Any] = {
+        "attempts": t.attempts + (1 if attempt else 0),
+        "submissions": t.submissions + 1,
+        "last_activity_at": now,
+    }
+    if solved:
+        changes["solved"] = True
+        changes["first_solved_at"] = func.coalesce(t.first_solved_at, now)
+    if score is not None:
+        if not solved and new_try:
+            changes["failed_runs"] = t.failed_runs + 1
+        better = (t.best_passed.is_(None)) | (t.best_passed < score[0])
+        changes["best_passed"] = case((better, score[0]), else_=t.best_passed)
+        changes["best_total"] = case((better, score[1]), else_=t.best_total)
+    conn.execute(update(_TOTALS).where(*rows_of(_TOTALS, key)).values(**changes))
+
+
+__all__ = ["count_work"]
