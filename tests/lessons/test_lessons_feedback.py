@@ -86,17 +86,21 @@ def test_q_or_k_as_the_averaged_letter_is_explained(letter: str, start: str) -> 
 
 
 @pytest.mark.parametrize(
-    ("exercise", "answer", "place"),
+    ("exercise", "answer", "opening"),
     [
-        ("q", "[3, 5]", "first component is right, but check the second"),
-        ("q", "[7, 2]", "second component is right, but check the first"),
-        ("v", "2, 3", "first component is right, but check the second"),
+        # one component far off: a different computation, not a slip; no "Almost"
+        ("q", "[3, 5]", "The first component is right, but check the second"),
+        ("q", "[7, 2]", "The second component is right, but check the first"),
+        ("v", "2, 3", "The first component is right, but check the second"),
+        # one component a little off: a slip, "Almost"
+        ("q", "[3, 2.1]", "Almost: the first component is right, but check the second"),
+        ("q", "[2.9, 2]", "Almost: the second component is right, but check the first"),
     ],
 )
-def test_one_component_right(exercise: str, answer: str, place: str) -> None:
+def test_one_component_right(exercise: str, answer: str, opening: str) -> None:
     feedback = LESSON.check(exercise, answer)
     assert not feedback.correct and feedback.counted_as_attempt
-    assert feedback.message.startswith(f"Almost: the {place} component.")
+    assert feedback.message.startswith(f"{opening} component.")
 
 
 def test_tolerance_is_relative_and_absolute() -> None:

@@ -59,23 +59,27 @@ def test_one_digit_is_too_little_to_agree_with_a_value() -> None:
 
 
 @pytest.mark.parametrize(
-    ("answer", "message"),
+    ("answer", "message", "counted"),
     [
         (
             "[0.71, 0]",
             "Right to the 2 decimals you typed, but this box checks the scores more closely than that; "
             "type at least 3 decimals.",
+            False,  # the right value typed too coarsely is not a wrong attempt: it costs nothing
         ),
         (
             "0.7, 0",
-            # one digit: not recognisably the right number, so not said to be right
+            # one digit: not recognisably the right number, so not said to be right; near, so "Almost"
             "Almost: the second component is right, but check the first component.",
+            True,
         ),
     ],
 )
-def test_a_right_answer_rounded_too_far_is_told_how_many_decimals(answer: str, message: str) -> None:
+def test_a_right_answer_rounded_too_far_is_told_how_many_decimals(
+    answer: str, message: str, counted: bool
+) -> None:
     feedback = check_answer(_exercise(), answer, NAMES)
-    assert feedback == Feedback(False, message, True)
+    assert feedback == Feedback(False, message, counted)
     assert "0.707" not in feedback.message  # the answer itself is not given away
 
 

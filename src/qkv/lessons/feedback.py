@@ -22,7 +22,7 @@ from qkv.lessons.answers import (
 from qkv.lessons.markup import fill
 from qkv.lessons.model import Exercise, Feedback, LessonError
 
-__all__ = ["check_answer"]
+__all__ = ["check_answer", "decimals_checked", "precision_note"]
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
@@ -80,6 +80,46 @@ def _as_numbers(value: Any) -> list[float]:
     return [float(item) for item in value]
 
 
+def _decimals_within(tolerance: float) -> int:
+    """The fewest decimals whose rounding error (half a unit of the last one) stays within ``tolerance``."""
+    return max(1, math.ceil(-math.log10(2 * tolerance)))
+
+
+def decimals_checked(exercise: Exercise, value: Any) -> int | None:
+    """How many decimals a typed answer needs to be judged right, or None when every component is whole.
+
+    Examples
+    --------
+    >>> ex = Exercise(
+    ...     id="w", kind="numeric", part="p", prompt="", prompt_template="", answer="w", atol=0.001, rtol=0
+    ... )
+    >>> decimals_checked(ex, [0.66976, 0.33024]), decimals_checked(ex, [3, 2])
+    (3, None)
+    """
+    fractional = [number for number in _as_numbers(value) if number != round(number)]
+    if not fractional:
+        return None
+    tolerance = min(max(exercise.atol, exercise.rtol * abs(number)) for number in fractional)
+    return _decimals_within(tolerance) if tolerance > 0 else None
+
+
+def precision_note(exercise: Exercise, value: Any) -> str:
+    """The sentence a numeric prompt ends with: how precisely the box checks this variant's answer.
+
+    Examples
+    --------
+    >>> ex = Exercise(
+    ...     id="w", kind="numeric", part="p", prompt="", prompt_template="", answer="w", atol=0.001, rtol=0
+    ... )
+    >>> precision_note(ex, [0.66976, 0.33024]), precision_note(ex, [3, 2])
+    ('Give 3 decimals (or more).', '')
+    """
+    decimals = decimals_checked(exercise, value)
+    if decimals is None:
+        return ""
+    return f"Give {decimals} decimal{'s' * (decimals > 1)} (or more)."
+
+
 def _close(got: Sequence[float], expected: Sequence[float], exercise: Exercise) -> list[bool]:
     return [
         math.isclose(g, e, rel_tol=exercise.rtol, abs_tol=exercise.atol)
@@ -93,6 +133,11 @@ def _agree(typed: Sequence[TypedNumber], values: Sequence[float], exercise: Exer
         return False
     close = _close([t.value for t in typed], values, exercise)
     return all(ok or t.agrees_with(v) for t, v, ok in zip(typed, values, close, strict=True))
+
+
+def _near(got: float, expected: float) -> bool:
+    """Within 10 % (or 0.05 near zero): close enough to call a wrong number a slip rather than a method."""
+    return math.isclose(got, expected, rel_tol=0.1, abs_tol=0.05)
 
 
 def _shown(numbers: Sequence[float]) -> str:
@@ -126,8 +171,8 @@ def _judge_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
         wrong = _as_numbers(names[key])
         if _agree(typed, wrong, exercise) and not all(_close(wrong, expected, exercise)):
             return Feedback(False, fill(message, names), True, mistake=key)
-    if rounded:
-        return Feedback(False, _rounded_message(name, typed, expected, matches, exercise), True)
+    if rounded:  # the right value, typed too coarsely: not a wrong attempt
+        return Feedback(False, _rounded_message(name, typed, expected, matches, exercise), False)
     hint = f" {fill(exercise.hint, names)}" if exercise.hint else ""
     backwards = expected[::-1]
     if (
@@ -145,9 +190,13 @@ def _judge_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
     if len(expected) > 1 and any(matches):
         wrong_places = [_ordinal(i) for i, ok in enumerate(matches) if not ok]
         right_places = [_ordinal(i) for i, ok in enumerate(matches) if ok]
+        # "Almost" only when the wrong components are near (a slip in one number); a component that is far
+        # off is more likely a different computation, which the hint, not "almost", should address.
+        near = all(_near(g, e) for g, e, ok in zip(got, expected, matches, strict=True) if not ok)
+        opening = "Almost: the" if near else "The"
         return Feedback(
             False,
-            f"Almost: the {_join(right_places)} component{_plural(right_places, 's are', ' is')} right, "
+            f"{opening} {_join(right_places)} component{_plural(right_places, 's are', ' is')} right, "
             f"but check the {_join(wrong_places)} component{_plural(wrong_places, 's', '')}.{hint}",
             True,
         )
@@ -166,7 +215,7 @@ def _rounded_message(
     off = [(t, e) for t, e, ok in zip(typed, expected, matches, strict=True) if not ok]
     typed_decimals = max(0, round(-math.log10(2 * min(t.half_unit for t, _ in off))))
     tolerance = min(max(exercise.atol, exercise.rtol * abs(e)) for _, e in off)
-    needed = max(typed_decimals + 1, math.ceil(-math.log10(2 * tolerance))) if tolerance > 0 else None
+    needed = max(typed_decimals + 1, _decimals_within(tolerance)) if tolerance > 0 else None
     typed_text = (
         "whole numbers" if typed_decimals == 0 else f"{typed_decimals} decimal" + "s" * (typed_decimals > 1)
     )

@@ -15,6 +15,7 @@ from markdown_it.token import Token
 
 from qkv.grading import Limits
 from qkv.lessons.answers import example_vector, format_value
+from qkv.lessons.feedback import precision_note
 from qkv.lessons.markup import (
     LITERAL_END,
     LITERAL_START,
@@ -116,6 +117,9 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
     placeholder = "letter"
     if exercise.kind == "numeric":
         placeholder = _numeric_placeholder(names.get(exercise.answer))
+        note = precision_note(exercise, names[exercise.answer]) if exercise.answer in names else ""
+        if note:  # every numeric prompt says how precisely it is checked (computed from its tolerance)
+            prompt += f' <span class="precision-note">{html.escape(note)}</span>'
     return (
         f'<form class="exercise" data-exercise-id="{ex_id}" data-kind="{exercise.kind}">'
         f'<label for="answer-{ex_id}">{prompt}</label> {name}'
