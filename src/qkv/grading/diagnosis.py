@@ -66,21 +66,22 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
         originals = re.findall(r"(\([\w,]*\))->", found.group(1)) or re.findall(r"\([\w,]*\)", found.group(1))
         shapes = _and([_shape(shape) for shape in originals])
         return (
-            f"NumPy could not line up the shapes {shapes} element by element: shapes are matched from their "
-            "last axis, where each pair of sizes must be equal or one of them 1. Common causes: a sum, max or "
-            "mean over one axis without keepdims=True, an operand that needs a transpose, or two sizes mixed up."
+            f"NumPy could not line up the shapes {shapes} element by element: shapes are matched from "
+            "their last axis, where each pair of sizes must be equal or one of them 1. Common causes: a "
+            "sum, max or mean over one axis without keepdims=True, an operand that needs a transpose, or "
+            "two sizes mixed up."
         )
     found = re.search(
-        r"^matmul: Input operand (\d+) has a mismatch in its core dimension \d+.*\(size (\d+) is "
-        r"different from (\d+)\)",
+        r"^matmul: Input operand (\d+) has a mismatch in its core dimension \d+.*"
+        r"\(size (\d+) is different from (\d+)\)",
         message,
     )
     if found:
+        operand, size, other = found.groups()
         sizes = (
-            f"the left operand's last size is {found.group(3)} but the right operand's second-to-last size is "
-            f"{found.group(2)}"
-            if found.group(1) == "1"
-            else f"the sizes {found.group(2)} and {found.group(3)} do not match"
+            f"the left operand's last size is {other} but the right operand's second-to-last size is {size}"
+            if operand == "1"
+            else f"the sizes {size} and {other} do not match"
         )
         return (
             f"In A @ B the last size of A must equal the second-to-last size of B, and here {sizes}. Common "
@@ -91,22 +92,25 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
         r"shapes (\([\d,]*\)) and (\([\d,]*\)) not aligned: (\d+) \(dim \d+\) != (\d+)", message
     )
     if found:
+        left, right, size, other = found.groups()
         return (
-            f"np.dot needs the last size of its first operand to equal the second-to-last size of its second, "
-            f"and the shapes {_shape(found.group(1))} and {_shape(found.group(2))} give {found.group(3)} and "
-            f"{found.group(4)}. Common causes: a missing or extra .T, or the two operands in the wrong order."
+            "np.dot needs the last size of its first operand to equal the second-to-last size of its "
+            f"second, and the shapes {_shape(left)} and {_shape(right)} give {size} and {other}. Common "
+            "causes: a missing or extra .T, or the two operands in the wrong order."
         )
     found = re.search(
-        r"boolean index did not match indexed array along (?:axis|dimension) (\d+); (?:size of axis|dimension) "
-        r"is (\d+) but (?:size of )?corresponding boolean (?:axis|dimension) is (\d+)",
+        r"boolean index did not match indexed array along (?:axis|dimension) (\d+); "
+        r"(?:size of axis|dimension) is (\d+) but "
+        r"(?:size of )?corresponding boolean (?:axis|dimension) is (\d+)",
         message,
     )
     if found:
+        axis, size, other = found.groups()
         return (
-            f"A boolean mask used as an index must have exactly the shape of the array it selects from (it is "
-            f"not broadcast): along axis {found.group(1)} the array has {found.group(2)} entries but the mask "
-            f"has {found.group(3)}. Broadcast the mask first (np.broadcast_to(mask, array.shape)), or choose "
-            "values with np.where(mask, array, other)."
+            "A boolean mask used as an index must have exactly the shape of the array it selects from (it "
+            f"is not broadcast): along axis {axis} the array has {size} entries but the mask has {other}. "
+            "Broadcast the mask first (np.broadcast_to(mask, array.shape)), or choose values with "
+            "np.where(mask, array, other)."
         )
     found = re.search(r"Cannot cast ufunc '(\w+)' output from dtype\('(\w+)'\) to dtype\('(\w+)'\)", message)
     if found:
@@ -116,8 +120,8 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
         plain = f"x = x {operator[:-1]} …" if operator else "a new array"
         return (
             f"An in-place operation ({example}) stores its result in the array it changes, which keeps its "
-            f"dtype: a {result} result cannot be stored in {_article(kept)} {kept} array. Make a new array instead "
-            f"({plain}), or convert first with x = x.astype(float)."
+            f"dtype: a {result} result cannot be stored in {_article(kept)} {kept} array. Make a new array "
+            f"instead ({plain}), or convert first with x = x.astype(float)."
         )
     found = re.search(r"axis (-?\d+) is out of bounds for array of dimension (\d+)", message)
     if found:
@@ -139,10 +143,11 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
         r"could not broadcast input array from shape (\([\d,]*\)) into shape (\([\d,]*\))", message
     )
     if found:
+        value, place = (_shape(shape) for shape in found.groups())
         return (
-            f"An assignment stores values only where their shape fits: an array of shape {_shape(found.group(1))} "
-            f"does not fit into a place of shape {_shape(found.group(2))}. Check the index on the left and the "
-            "shape of the value on the right."
+            f"An assignment stores values only where their shape fits: an array of shape {value} does not "
+            f"fit into a place of shape {place}. Check the index on the left and the shape of the value on "
+            "the right."
         )
     return None
 

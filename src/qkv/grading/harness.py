@@ -201,7 +201,7 @@ def unchanged(record: Any, value: Any, tools: Tools) -> bool:
         return (
             type(value) is (list if tag == "list" else tuple)
             and len(value) == len(items)
-            and all(unchanged(item, now, tools) for item, now in zip(items, value))
+            and all(unchanged(item, now, tools) for item, now in zip(items, value, strict=True))
         )
     if tag == "dict":
         pairs = record[1]
@@ -218,7 +218,7 @@ def unchanged(record: Any, value: Any, tools: Tools) -> bool:
 def changed_arguments(records: list[Any], args: list[Any], tools: Tools) -> list[int]:
     """The positions of the arguments that no longer match their snapshots."""
     changed = []
-    for index, (record, value) in enumerate(zip(records, args)):
+    for index, (record, value) in enumerate(zip(records, args, strict=True)):
         try:
             same = unchanged(record, value, tools)
         except BaseException:  # an object the learner put into a dict or list may raise anything

@@ -211,7 +211,7 @@ class Returned:
 
 @dataclass(frozen=True)
 class Raised:
-    """The function raised ``exception``, with a message and arguments that fit, if those are given.
+    r"""The function raised ``exception``, with a message and arguments that fit, if those are given.
 
     Parameters
     ----------
@@ -289,7 +289,7 @@ class Mutated:
     Examples
     --------
     >>> from qkv.grading.compare import Close
-    >>> rule = Mutated("S -= S.max(...) shifts the caller's scores too: write S = S - S.max(...).", argument=0)
+    >>> rule = Mutated("S -= S.max(...) shifts the caller's scores too.", argument=0)
     >>> rule.matches(Outcome((1,), 1.0, Close(), returned=1.0, changed=(0,)))
     True
     >>> rule.matches(Outcome((1, 2), 1.0, Close(), returned=1.0, changed=(1,)))
@@ -313,7 +313,7 @@ class Warned:
     --------
     >>> from qkv.grading.compare import Close
     >>> rule = Warned("A fully masked row divides 0 by 0.", "RuntimeWarning", contains="invalid value")
-    >>> emitted = Emitted("RuntimeWarning", ("RuntimeWarning", "Warning"), "invalid value encountered in divide")
+    >>> emitted = Emitted("RuntimeWarning", ("RuntimeWarning",), "invalid value encountered in divide")
     >>> rule.matches(Outcome((), 1.0, Close(), returned=1.0, warnings=(emitted,)))
     True
     """

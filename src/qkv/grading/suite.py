@@ -145,7 +145,8 @@ class Suite:
     'volume(1, 1, 1)'
     >>> suite.cases(seed=4) == suite.cases(seed=4)
     True
-    >>> strict = Suite(["volume"], [TestCase("no warning", "volume", (1, 2, 3), volume, refuse_warnings=True)])
+    >>> quiet = TestCase("no warning", "volume", (1, 2, 3), volume, refuse_warnings=True)
+    >>> strict = Suite(["volume"], [quiet])
     >>> case = strict.cases(seed=4)[0]
     >>> case.check_inputs, case.refuse_warnings
     (True, True)

@@ -145,8 +145,8 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
             message += f" It also emitted {warnings[0].category}: {warnings[0].message.rstrip('. ')}."
     else:
         message = (
-            f"The result is right, but {describe_warnings(case.function, warnings)}, and this test expects no "
-            "warning."
+            f"The result is right, but {describe_warnings(case.function, warnings)}, and this test expects "
+            "no warning."
         )
         if warnings[0].category == "RuntimeWarning" and "encountered in" in warnings[0].message:
             message += NUMPY_WARNING_ADVICE
