@@ -19,10 +19,18 @@ from qkv.grading.display import format_number, short
 from qkv.grading.hints import Emitted
 from qkv.grading.values import Opaque
 
-__all__ = ["argument_name", "call_shapes", "crash_diagnosis", "describe_change", "describe_warnings"]
+__all__ = [
+    "UNCHANGED",
+    "argument_name",
+    "call_shapes",
+    "crash_diagnosis",
+    "describe_change",
+    "describe_warnings",
+]
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 MAX_LISTED = 8  # arguments (or entries of a dict) described in one sentence
+UNCHANGED = "it holds the same values as before"
 
 
 def _shape(text: str) -> str:
@@ -249,7 +257,7 @@ def describe_change(before: Any, after: Any, depth: int = 0) -> str:
                 same = same | (np.isnan(before) & np.isnan(after))
         differing = np.argwhere(~np.asarray(same))
         if not len(differing):
-            return "its values were written over"
+            return UNCHANGED
         first = tuple(differing[0])
         return (
             f"{len(differing)} of its {before.size} values changed; the first, at {_index(first)}, went from "
@@ -266,19 +274,19 @@ def describe_change(before: Any, after: Any, depth: int = 0) -> str:
             )
         for key, item in before.items():
             inner = describe_change(item, after[key], depth + 1)
-            if inner != "it is unchanged":
+            if inner != UNCHANGED:
                 return f"its entry {key!r} changed: {inner}"
-        return "it is unchanged"
+        return UNCHANGED
     if isinstance(before, list | tuple) and isinstance(after, list | tuple) and depth < 4:
         if len(before) != len(after):
             return f"it went from {len(before)} items to {len(after)}"
         for index, (item, now) in enumerate(zip(before, after, strict=True)):
             inner = describe_change(item, now, depth + 1)
-            if inner != "it is unchanged":
+            if inner != UNCHANGED:
                 return f"its item {index} changed: {inner}"
-        return "it is unchanged"
+        return UNCHANGED
     if type(before) is type(after) and _same_plain(before, after):
-        return "it is unchanged"
+        return UNCHANGED
     return f"it went from {short(before)} to {short(after)}"
 
 

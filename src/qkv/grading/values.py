@@ -197,12 +197,12 @@ def _decode_array(raw: dict[str, Any]) -> np.ndarray[Any, Any]:
         # The dtype the learner's array had is kept: a comparator may check it (Close(dtype=...)).
         with np.errstate(over="ignore"):  # a forged float32 array may hold a float64-sized number
             values = np.array([_number(x) for x in data], dtype=np.float64).astype(dtype)
+    elif dtype == "bool":
+        if not all(isinstance(x, int) and x in (0, 1) for x in data):
+            raise MalformedReport("a boolean array holds something other than 0 and 1")
+        values = np.array(data, dtype=np.bool_)
     elif not all(isinstance(x, int) and not isinstance(x, bool) for x in data):
         raise MalformedReport("an integer array holds something other than whole numbers")
-    elif dtype == "bool":
-        if not all(x in (0, 1) for x in data):
-            raise MalformedReport("a boolean array holds a number other than 0 and 1")
-        values = np.array(data, dtype=np.bool_)
     else:
         try:
             values = np.array(data, dtype=dtype)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from qkv.grading.diagnosis import (
+    UNCHANGED,
     argument_name,
     call_shapes,
     crash_diagnosis,
@@ -139,7 +140,7 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
         name = params[index] if params is not None and index < len(params) else "x"
         message = (
             f"The result is right, but {case.function} changed its {argument_name(index, params)} in place: "
-            f"{describe_change(case.args[index], after)}. {COPY_ADVICE.format(name=name)}"
+            f"{_change(case.args[index], after)}. {COPY_ADVICE.format(name=name)}"
         )
         if warnings:
             message += f" It also emitted {warnings[0].category}: {warnings[0].message.rstrip('. ')}."
@@ -151,6 +152,12 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
         if warnings[0].category == "RuntimeWarning" and "encountered in" in warnings[0].message:
             message += NUMPY_WARNING_ADVICE
     return _result(case, "fail", message, first_hint(side_hints, seen), got=shown(got))
+
+
+def _change(before: Any, after: Any) -> str:
+    described = describe_change(before, after)
+    # Equal values where the harness saw a change: written with the same values, or too long to report.
+    return "it was written to" if described == UNCHANGED else described
 
 
 def _and(words: list[str]) -> str:
