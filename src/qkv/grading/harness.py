@@ -160,6 +160,10 @@ class Tools:
         self.errstate = np.errstate
         self.catch_warnings = warnings.catch_warnings
         self.simplefilter = warnings.simplefilter
+        # This file's own functions too: rebinding a global of the harness (``__main__``) changes nothing.
+        self.snapshot = snapshot
+        self.unchanged = unchanged
+        self.changed_arguments = changed_arguments
 
 
 def snapshot(value: Any, tools: Tools, depth: int = 0) -> Any:
@@ -173,9 +177,9 @@ def snapshot(value: Any, tools: Tools, depth: int = 0) -> Any:
     if kind is tools.ndarray:
         return ("array", value.dtype.str, value.shape, tools.tobytes(value))
     if kind is list or kind is tuple:
-        return (kind.__name__, tuple(snapshot(item, tools, depth + 1) for item in value))
+        return (kind.__name__, tuple(tools.snapshot(item, tools, depth + 1) for item in value))
     if kind is dict:
-        return ("dict", tuple((key, snapshot(item, tools, depth + 1)) for key, item in value.items()))
+        return ("dict", tuple((key, tools.snapshot(item, tools, depth + 1)) for key, item in value.items()))
     if kind is float:
         return ("float", repr(value))  # nan == nan here, and -0.0 is not 0.0
     return ("value", kind, value)  # int, str, bool, None: immutable
@@ -201,13 +205,13 @@ def unchanged(record: Any, value: Any, tools: Tools) -> bool:
         return (
             type(value) is (list if tag == "list" else tuple)
             and len(value) == len(items)
-            and all(unchanged(item, now, tools) for item, now in zip(items, value, strict=True))
+            and all(tools.unchanged(item, now, tools) for item, now in zip(items, value, strict=True))
         )
     if tag == "dict":
         pairs = record[1]
         if type(value) is not dict or len(value) != len(pairs):
             return False
-        return all(key in value and unchanged(item, value[key], tools) for key, item in pairs)
+        return all(key in value and tools.unchanged(item, value[key], tools) for key, item in pairs)
     if tag == "float":
         return type(value) is float and repr(value) == record[1]
     if tag == "value":
@@ -215,12 +219,12 @@ def unchanged(record: Any, value: Any, tools: Tools) -> bool:
     return True  # nested too deeply to be recorded
 
 
-def changed_arguments(records: list[Any], args: list[Any], tools: Tools) -> list[int]:
+def changed_arguments(records: list[Any], args: tuple[Any, ...], tools: Tools) -> list[int]:
     """The positions of the arguments that no longer match their snapshots."""
     changed = []
     for index, (record, value) in enumerate(zip(records, args, strict=True)):
         try:
-            same = unchanged(record, value, tools)
+            same = tools.unchanged(record, value, tools)
         except BaseException:  # an object the learner put into a dict or list may raise anything
             same = False
         if not same:
@@ -314,10 +318,15 @@ class Reporter:
             data = data[self.write(self.fd, data) :]
 
 
-def call_once(function: Any, args: list[Any], call: dict[str, Any], tools: Tools) -> dict[str, Any]:
-    """Call the learner's function once and describe what happened, with the facts the call asked for."""
+def call_once(function: Any, decoded: list[Any], call: dict[str, Any], tools: Tools) -> dict[str, Any]:
+    """Call the learner's function once and describe what happened, with the facts the call asked for.
+
+    The arguments are held in a tuple, which the learner's code cannot change: swapping an entry of a
+    list it finds in this frame for an untouched copy hides nothing.
+    """
+    args = tuple(decoded)
     check_inputs, record_warnings = call.get("inputs") is True, call.get("warnings") is True
-    records = [snapshot(arg, tools) for arg in args] if check_inputs else []
+    records = [tools.snapshot(arg, tools) for arg in args] if check_inputs else []
     caught: list[Any] = []
     report: dict[str, Any]
     try:
@@ -333,7 +342,7 @@ def call_once(function: Any, args: list[Any], call: dict[str, Any], tools: Tools
     except BaseException as error:
         report = {"outcome": "raised", **describe_error(error), "params": safe_params(function)}
     else:
-        changed = changed_arguments(records, args, tools) if check_inputs else []
+        changed = tools.changed_arguments(records, args, tools) if check_inputs else []
         try:
             described = encode(returned)
         except BaseException as error:
@@ -341,7 +350,7 @@ def call_once(function: Any, args: list[Any], call: dict[str, Any], tools: Tools
         report = {"outcome": "returned", "value": described}
         if check_inputs:
             # Again after the returned value was described: describing it may run the learner's code.
-            changed = sorted(set(changed) | set(changed_arguments(records, args, tools)))
+            changed = sorted(set(changed) | set(tools.changed_arguments(records, args, tools)))
             report["changed"] = [{"arg": index, "value": safe_encode(args[index])} for index in changed]
             if changed:
                 report["params"] = safe_params(function)
@@ -365,7 +374,7 @@ def safe_params(function: Any) -> list[str] | None:
 
 
 def run(reporter: Reporter) -> None:
-    tools = Tools()
+    tools, perform = Tools(), call_once  # bound here, before the learner's code can rebind the globals
     job = json.loads(sys.stdin.buffer.read())
     os.close(0)
     os.open(os.devnull, os.O_RDONLY)  # becomes fd 0 again: the learner's input() sees end of file
@@ -387,7 +396,7 @@ def run(reporter: Reporter) -> None:
             reporter.send({"event": "result", "id": call["id"], "outcome": "not_callable"})
             continue
         args = [decode(arg) for arg in call["args"]]
-        reporter.send({"event": "result", "id": call["id"], **call_once(function, args, call, tools)})
+        reporter.send({"event": "result", "id": call["id"], **perform(function, args, call, tools)})
 
 
 def main() -> None:
