@@ -302,6 +302,17 @@ def _containers(children: Any) -> Any:
 
 _OUTCOME = st.one_of(
     st.recursive(_LEAF, _containers, max_leaves=10).map(lambda v: {"outcome": "returned", "value": v}),
+    # The same, with the facts a test that checks its inputs gets: an argument changed into any value.
+    st.tuples(
+        st.recursive(_LEAF, _containers, max_leaves=6), _LEAF, st.sampled_from([None, ["X", "Wq"]])
+    ).map(
+        lambda t: {
+            "outcome": "returned",
+            "value": t[0],
+            "changed": [{"arg": 0, "value": t[1]}],
+            "params": t[2],
+        }
+    ),
     st.tuples(
         st.sampled_from(["ValueError", "TypeError", "OSError"]), _TEXT, st.sampled_from([None, 11, 24])
     ).map(

@@ -16,7 +16,18 @@ the functions there, and judges the raw report here, where the submission cannot
 
 from qkv.grading.compare import Close, Comparator, Exact, Items, Keys, Mismatch, Shape, Whole
 from qkv.grading.grader import Grader, SandboxUnavailable, sandbox_available
-from qkv.grading.hints import STUB, Hint, Mistake, Outcome, Raised, Returned, missing_function_hint
+from qkv.grading.hints import (
+    STUB,
+    Emitted,
+    Hint,
+    Mistake,
+    Mutated,
+    Outcome,
+    Raised,
+    Returned,
+    Warned,
+    missing_function_hint,
+)
 from qkv.grading.limits import Limits
 from qkv.grading.results import RESULTS_VERSION, GradeResult, TestResult
 from qkv.grading.suite import Case, Raises, Suite, TestCase, check_raises
@@ -27,6 +38,7 @@ __all__ = [
     "Case",
     "Close",
     "Comparator",
+    "Emitted",
     "Exact",
     "GradeResult",
     "Grader",
@@ -36,6 +48,7 @@ __all__ = [
     "Limits",
     "Mismatch",
     "Mistake",
+    "Mutated",
     "Outcome",
     "Raised",
     "Raises",
@@ -45,6 +58,7 @@ __all__ = [
     "Suite",
     "TestCase",
     "TestResult",
+    "Warned",
     "Whole",
     "check_raises",
     "missing_function_hint",

@@ -70,7 +70,10 @@ class Close:
     rtol, atol : float
         Tolerances as in ``np.allclose``.
     dtype : str, optional
-        ``"float"`` to require floating-point values, or an exact dtype such as ``"float32"``.
+        ``"float"`` to require floating-point values, an exact dtype such as ``"float32"``, or
+        ``"expected"`` for the dtype of the expected value (the reference's result: float32 when the
+        reference keeps a float32 input's dtype). A Python number returned where an array is expected has
+        no dtype of its own; it is taken as NumPy takes it (float64 or int64).
 
     Examples
     --------
@@ -80,6 +83,8 @@ class Close:
     'Expected Q with shape (1, 2), but got shape (2,): array([1., 2.]).'
     >>> Close(dtype="float32").mismatch(np.array([1.0]), np.array([1.0], dtype=np.float32)).message
     'Expected the result as float32 numbers, but it has the dtype float64.'
+    >>> Close(dtype="expected").mismatch(np.array([1.0]), np.array([1.0], dtype=np.float32), "A").message
+    'Expected A as float32 numbers (the dtype of the expected result), but it has the dtype float64.'
     """
 
     rtol: float = 1e-5
@@ -99,7 +104,7 @@ class Close:
             # Long values would be described as "an array of shape …", which says the shape again.
             got_shape = f"shape {array.shape}" + (f": {values}" if short(array) == values else "")
             return Mismatch(f"Expected {label} with shape {want_array.shape}, but got {got_shape}.")
-        wrong_dtype = self._dtype_problem(array)
+        wrong_dtype = self._dtype_problem(array, want_array)
         if wrong_dtype:
             return Mismatch(f"Expected {label} as {wrong_dtype}.")
         with np.errstate(all="ignore"):
@@ -112,11 +117,17 @@ class Close:
             return Mismatch(f"Expected {label} = {show(want)}, but got {shown}.")
         return None
 
-    def _dtype_problem(self, array: np.ndarray[Any, Any]) -> str | None:
+    def _dtype_problem(self, array: np.ndarray[Any, Any], want: np.ndarray[Any, Any]) -> str | None:
         if self.dtype is None:
             return None
         if self.dtype == "float":
             return None if array.dtype.kind == "f" else f"floats, but it holds {array.dtype} numbers"
+        if self.dtype == "expected":
+            if array.dtype == want.dtype:
+                return None
+            return (
+                f"{want.dtype} numbers (the dtype of the expected result), but it has the dtype {array.dtype}"
+            )
         if str(array.dtype) == self.dtype:
             return None
         return f"{self.dtype} numbers, but it has the dtype {array.dtype}"

@@ -190,7 +190,13 @@ class Grader:
         job = {
             "source": source,
             "calls": [
-                {"id": index, "function": case.function, "args": [_encode_arg(arg) for arg in case.args]}
+                {
+                    "id": index,
+                    "function": case.function,
+                    "args": [_encode_arg(arg) for arg in case.args],
+                    "inputs": case.check_inputs,
+                    "warnings": case.refuse_warnings,
+                }
                 for index, case in enumerate(running)
             ],
         }
@@ -246,7 +252,15 @@ def _encode_arg(value: Any) -> Any:
         return {"array": value.tolist(), "dtype": str(value.dtype)}
     if isinstance(value, dict):  # a dict of arguments (a layer's parameters by name), arrays inside
         return {"dict": {str(key): _encode_arg(item) for key, item in value.items()}}
+    if isinstance(value, list | tuple) and _holds_array(value):  # a list of arrays (the heads, say)
+        return [_encode_arg(item) for item in value]
     return value
+
+
+def _holds_array(value: Any) -> bool:
+    if isinstance(value, np.ndarray | dict):
+        return True
+    return isinstance(value, list | tuple) and any(_holds_array(item) for item in value)
 
 
 def _output(raw: RawRun) -> str:

@@ -16,6 +16,16 @@ Protocol (one JSON object per line on the report descriptor):
 - ``{"event": "import_error", ...}`` if the source cannot be imported, otherwise ``{"event": "imported"}``
   and then one ``{"event": "result", "id": ..., "outcome": ...}`` per call, in order;
 - ``{"event": "done"}`` at the end.
+
+A call may ask for two more facts. With ``"inputs": true`` the harness keeps an immutable snapshot of the
+arguments (each array's dtype, shape and bytes) before the call and compares the arguments with it after
+the call and again after the returned value was described; a result then carries ``"changed"``: one
+``{"arg": index, "value": ...}`` per argument that differs, described as it is now. With
+``"warnings": true`` the call runs under ``warnings.catch_warnings(record=True)`` with the filter
+"always" and NumPy's default error handling (divide, overflow and invalid warn), and the result carries
+``"warnings"``: the category, its built-in classes, the message and the learner's line of each. A result
+that is not a plain return also carries ``"params"``: the parameter names of the learner's function, when
+it is a plain function (the parent names arguments with them).
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ MAX_ITEMS = 64  # items of a list, tuple or dict that are reported
 MAX_ELEMENTS = 4096  # elements of an array that are reported
 MAX_TEXT = 1000  # characters of a message or repr that are reported
 MAX_DEPTH = 6
+MAX_WARNINGS = 8  # warnings of one call that are reported
+MAX_PARAMS = 32  # parameter names that are reported
 
 
 def apply_limits(spec: str) -> None:
@@ -107,6 +119,8 @@ def decode(value: Any) -> Any:
 
     >>> decode({"dict": {"b": {"array": [1, 2], "dtype": "int64"}, "h": 2}})
     {'b': array([1, 2]), 'h': 2}
+    >>> decode([{"array": [1.5], "dtype": "float32"}, 3])
+    [array([1.5], dtype=float32), 3]
     """
     import numpy as np
 
@@ -114,6 +128,8 @@ def decode(value: Any) -> Any:
         return {key: decode(item) for key, item in value["dict"].items()}
     if isinstance(value, dict):
         return np.array(value["array"], dtype=value["dtype"])
+    if isinstance(value, list):  # a list that holds arrays; lists of numbers come back as they were
+        return [decode(item) for item in value]
     return value
 
 
@@ -123,6 +139,136 @@ BUILTIN_EXCEPTIONS = {
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 }
+FUNCTION_TYPE = types.FunctionType
+
+
+class Tools:
+    """NumPy's and the warnings module's functions, taken once NumPy is imported and before the learner's
+    code runs, so that rebinding ``np.frombuffer`` or ``warnings.catch_warnings`` changes nothing here.
+    (The methods of ``np.ndarray`` itself cannot be rebound: it is a built-in type.)"""
+
+    def __init__(self) -> None:
+        import warnings
+
+        import numpy as np
+
+        self.ndarray = np.ndarray
+        self.tobytes = np.ndarray.tobytes
+        self.frombuffer = np.frombuffer
+        self.isnan = np.isnan
+        self.equal = np.equal
+        self.errstate = np.errstate
+        self.catch_warnings = warnings.catch_warnings
+        self.simplefilter = warnings.simplefilter
+        # This file's own functions too: rebinding a global of the harness (``__main__``) changes nothing.
+        self.snapshot = snapshot
+        self.unchanged = unchanged
+        self.changed_arguments = changed_arguments
+
+
+def snapshot(value: Any, tools: Tools, depth: int = 0) -> Any:
+    """An immutable record of an argument: arrays as (dtype, shape, bytes), containers item by item.
+
+    The record holds no object the learner's code receives, so nothing the call does can change it.
+    """
+    kind = type(value)
+    if depth > MAX_DEPTH:
+        return ("deep",)
+    if kind is tools.ndarray:
+        return ("array", value.dtype.str, value.shape, tools.tobytes(value))
+    if kind is list or kind is tuple:
+        return (kind.__name__, tuple(tools.snapshot(item, tools, depth + 1) for item in value))
+    if kind is dict:
+        return ("dict", tuple((key, tools.snapshot(item, tools, depth + 1)) for key, item in value.items()))
+    if kind is float:
+        return ("float", repr(value))  # nan == nan here, and -0.0 is not 0.0
+    return ("value", kind, value)  # int, str, bool, None: immutable
+
+
+def unchanged(record: Any, value: Any, tools: Tools) -> bool:
+    """Whether ``value`` still matches its snapshot: the same types, dtypes, shapes and values."""
+    tag = record[0]
+    if tag == "array":
+        if type(value) is not tools.ndarray or value.dtype.str != record[1] or value.shape != record[2]:
+            return False
+        now = tools.tobytes(value)
+        if now == record[3]:
+            return True
+        # Bytes differ: equal values may still differ in bits (another NaN, or -0.0 for 0.0).
+        before, after = tools.frombuffer(record[3], record[1]), tools.frombuffer(now, record[1])
+        same = tools.equal(before, after)
+        if before.dtype.kind in "fc":
+            same = same | (tools.isnan(before) & tools.isnan(after))
+        return bool(same.all())
+    if tag in ("list", "tuple"):
+        items = record[1]
+        return (
+            type(value) is (list if tag == "list" else tuple)
+            and len(value) == len(items)
+            and all(tools.unchanged(item, now, tools) for item, now in zip(items, value, strict=True))
+        )
+    if tag == "dict":
+        pairs = record[1]
+        if type(value) is not dict or len(value) != len(pairs):
+            return False
+        return all(key in value and tools.unchanged(item, value[key], tools) for key, item in pairs)
+    if tag == "float":
+        return type(value) is float and repr(value) == record[1]
+    if tag == "value":
+        return type(value) is record[1] and value == record[2]
+    return True  # nested too deeply to be recorded
+
+
+def changed_arguments(records: list[Any], args: tuple[Any, ...], tools: Tools) -> list[int]:
+    """The positions of the arguments that no longer match their snapshots."""
+    changed = []
+    for index, (record, value) in enumerate(zip(records, args, strict=True)):
+        try:
+            same = tools.unchanged(record, value, tools)
+        except BaseException:  # an object the learner put into a dict or list may raise anything
+            same = False
+        if not same:
+            changed.append(index)
+    return changed
+
+
+def describe_warnings(caught: list[Any]) -> list[dict[str, Any]]:
+    """Each recorded warning's category, its built-in classes, message and the learner's line."""
+    described = []
+    for record in caught[:MAX_WARNINGS]:
+        category = record.category if isinstance(record.category, type) else type(record.message)
+        bases = [cls.__name__ for cls in category.__mro__ if BUILTIN_EXCEPTIONS.get(cls.__name__) is cls][
+            :16
+        ] or ["Warning"]
+        described.append(
+            {
+                "category": clip(str(category.__name__)),
+                "bases": bases,
+                "message": clip(safe_message(record.message)),
+                "line": record.lineno if record.filename == "solution.py" else None,
+            }
+        )
+    return described
+
+
+def safe_message(message: Any) -> str:
+    try:
+        return str(message)
+    except BaseException:
+        return "(the warning's message could not be shown)"
+
+
+def parameter_names(function: Any) -> list[str] | None:
+    """The names of a plain function's positional parameters, in order; None for any other callable."""
+    if type(function) is not FUNCTION_TYPE:
+        return None
+    code = function.__code__
+    names = list(code.co_varnames[: code.co_argcount])
+    if len(names) > MAX_PARAMS or not all(
+        type(n) is str and n.isidentifier() and len(n) <= 64 for n in names
+    ):
+        return None
+    return names
 
 
 def builtin_bases(error: BaseException) -> list[str]:
@@ -172,7 +318,63 @@ class Reporter:
             data = data[self.write(self.fd, data) :]
 
 
+def call_once(function: Any, decoded: list[Any], call: dict[str, Any], tools: Tools) -> dict[str, Any]:
+    """Call the learner's function once and describe what happened, with the facts the call asked for.
+
+    The arguments are held in a tuple, which the learner's code cannot change: swapping an entry of a
+    list it finds in this frame for an untouched copy hides nothing.
+    """
+    args = tuple(decoded)
+    check_inputs, record_warnings = call.get("inputs") is True, call.get("warnings") is True
+    records = [tools.snapshot(arg, tools) for arg in args] if check_inputs else []
+    caught: list[Any] = []
+    report: dict[str, Any]
+    try:
+        if record_warnings:
+            with (
+                tools.catch_warnings(record=True) as caught,
+                tools.errstate(divide="warn", over="warn", invalid="warn"),
+            ):
+                tools.simplefilter("always")
+                returned = function(*args)
+        else:
+            returned = function(*args)
+    except BaseException as error:
+        report = {"outcome": "raised", **describe_error(error), "params": safe_params(function)}
+    else:
+        changed = tools.changed_arguments(records, args, tools) if check_inputs else []
+        try:
+            described = encode(returned)
+        except BaseException as error:
+            described = {"t": "object", "type": type(returned).__name__, "repr": safe_str(error)}
+        report = {"outcome": "returned", "value": described}
+        if check_inputs:
+            # Again after the returned value was described: describing it may run the learner's code.
+            changed = sorted(set(changed) | set(tools.changed_arguments(records, args, tools)))
+            report["changed"] = [{"arg": index, "value": safe_encode(args[index])} for index in changed]
+            if changed:
+                report["params"] = safe_params(function)
+    if record_warnings:
+        report["warnings"] = describe_warnings(list(caught) if isinstance(caught, list) else [])
+    return report
+
+
+def safe_encode(value: Any) -> dict[str, Any]:
+    try:
+        return encode(value)
+    except BaseException as error:
+        return {"t": "object", "type": "object", "repr": safe_str(error)}
+
+
+def safe_params(function: Any) -> list[str] | None:
+    try:
+        return parameter_names(function)
+    except BaseException:
+        return None
+
+
 def run(reporter: Reporter) -> None:
+    tools, perform = Tools(), call_once  # bound here, before the learner's code can rebind the globals
     job = json.loads(sys.stdin.buffer.read())
     os.close(0)
     os.open(os.devnull, os.O_RDONLY)  # becomes fd 0 again: the learner's input() sees end of file
@@ -194,16 +396,7 @@ def run(reporter: Reporter) -> None:
             reporter.send({"event": "result", "id": call["id"], "outcome": "not_callable"})
             continue
         args = [decode(arg) for arg in call["args"]]
-        try:
-            returned = function(*args)
-        except BaseException as error:
-            reporter.send({"event": "result", "id": call["id"], "outcome": "raised", **describe_error(error)})
-            continue
-        try:
-            described = encode(returned)
-        except BaseException as error:
-            described = {"t": "object", "type": type(returned).__name__, "repr": safe_str(error)}
-        reporter.send({"event": "result", "id": call["id"], "outcome": "returned", "value": described})
+        reporter.send({"event": "result", "id": call["id"], **perform(function, args, call, tools)})
 
 
 def main() -> None:

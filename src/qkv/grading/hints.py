@@ -7,7 +7,11 @@ whose rule matches. The rules are plain data:
 * :class:`Mistake` — "a learner who makes this mistake returns ``compute(*args)``": it matches when the
   returned value (or one item of it) equals what the mistake computes for the same inputs;
 * :class:`Returned` — the function returned (instead of raising, or a value that ``when`` recognises);
-* :class:`Raised` — the function raised this exception (optionally with these words in its message).
+* :class:`Raised` — the function raised this exception (optionally with these words in its message, a
+  message matching a regular expression, and arguments that a predicate recognises, such as shapes that
+  tell ``A.T @ V`` from ``V @ A``);
+* :class:`Mutated` — the function changed one of its arguments in place (a suite checks this by default);
+* :class:`Warned` — the function emitted a warning where its test refuses them.
 
 Only :data:`STUB` and :func:`missing_function_hint` are sentences of the grader itself: every lesson's
 starter code has ``pass`` bodies and function names to keep.
@@ -15,6 +19,7 @@ starter code has ``pass`` bodies and function names to keep.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -25,11 +30,14 @@ from qkv.grading.compare import Comparator
 
 __all__ = [
     "STUB",
+    "Emitted",
     "Hint",
     "Mistake",
+    "Mutated",
     "Outcome",
     "Raised",
     "Returned",
+    "Warned",
     "first_hint",
     "missing_function_hint",
 ]
@@ -55,9 +63,17 @@ class Outcome:
     returned : Any
         What the function returned, if it returned.
     exception, message : str or None
-        The type name and message of what it raised, if it raised.
+        The nearest built-in class and the message of what it raised, if it raised.
     at : str or int or None
         The item of the value that differs (from the comparator's Mismatch).
+    raised_type : str
+        The name of the raised exception's own class (``"AxisError"``), which may not be a built-in one.
+    bases : tuple of str
+        Every built-in class the raised exception is an instance of, nearest first.
+    changed : tuple of int
+        The positions of the arguments the call changed in place (when the test checks its inputs).
+    warnings : tuple of Emitted
+        The warnings the call emitted (when the test refuses warnings).
     """
 
     args: tuple[Any, ...]
@@ -67,11 +83,37 @@ class Outcome:
     exception: str | None = None
     message: str = ""
     at: str | int | None = None
+    raised_type: str = ""
+    bases: tuple[str, ...] = ()
+    changed: tuple[int, ...] = ()
+    warnings: tuple[Emitted, ...] = ()
 
     @property
     def has_returned(self) -> bool:
         """Whether the function returned a value (None included) rather than raised."""
         return self.returned is not _NOTHING
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """A warning the learner's call emitted.
+
+    Parameters
+    ----------
+    category : str
+        The name of its class, such as ``"RuntimeWarning"``.
+    bases : tuple of str
+        The built-in warning classes it is an instance of, nearest first.
+    message : str
+        Its text, such as ``"invalid value encountered in divide"``.
+    line : int or None
+        The line of the learner's file that emitted it, when it was there.
+    """
+
+    category: str
+    bases: tuple[str, ...]
+    message: str
+    line: int | None = None
 
 
 class Hint(Protocol):
@@ -169,7 +211,24 @@ class Returned:
 
 @dataclass(frozen=True)
 class Raised:
-    """The function raised ``exception`` (by type name), with ``contains`` in its message if given.
+    r"""The function raised ``exception``, with a message and arguments that fit, if those are given.
+
+    Parameters
+    ----------
+    message : str
+        The sentence that names the mistake.
+    exception : str
+        A built-in class the exception is an instance of (``"ValueError"`` matches NumPy's ``AxisError``,
+        a subclass) or the name of its own class (``"AxisError"``).
+    contains : str, optional
+        Words its message must contain.
+    pattern : str, optional
+        A regular expression its message must match somewhere (``re.search``), such as
+        ``r"shapes \(\d+,\d+\) \(\d+,\)"`` for a row reduction without ``keepdims``.
+    when : callable, optional
+        Called with the test's arguments (the grader's own copies); the rule matches only when it returns
+        true, e.g. ``lambda A, V: A.shape[0] != A.shape[1]`` to tell ``A.T @ V`` apart where it cannot run.
+        A predicate that raises counts as false.
 
     Examples
     --------
@@ -177,16 +236,98 @@ class Raised:
     >>> rule = Raised("Shapes do not broadcast.", "ValueError", contains="broadcast")
     >>> rule.matches(Outcome((), 1, Whole(), exception="ValueError", message="could not broadcast"))
     True
+    >>> transposed = Raised("A.T @ V: the weights are not transposed.", "ValueError", pattern=r"^matmul:",
+    ...                     when=lambda A, V: A.shape[0] != A.shape[1])
+    >>> seen = Outcome((np.ones((2, 3)), np.ones((3, 4))), 1, Whole(), exception="ValueError",
+    ...                message="matmul: Input operand 1 has a mismatch in its core dimension 0")
+    >>> transposed.matches(seen)
+    True
+    >>> Raised("Axis.", "IndexError").matches(Outcome((), 1, Whole(), exception="ValueError",
+    ...     raised_type="AxisError", bases=("ValueError", "IndexError", "LookupError", "Exception")))
+    True
     """
 
     message: str
     exception: str
     contains: str | None = None
+    pattern: str | None = None
+    when: Callable[..., bool] | None = None
+
+    def __post_init__(self) -> None:
+        if self.pattern is not None:
+            try:
+                re.compile(self.pattern)
+            except re.error as error:
+                raise ValueError(
+                    f"The pattern {self.pattern!r} of a Raised hint is not valid: {error}."
+                ) from None
 
     def matches(self, outcome: Outcome) -> bool:
-        if outcome.exception != self.exception:
+        if outcome.exception is None:
             return False
-        return self.contains is None or self.contains in outcome.message
+        if self.exception not in (outcome.exception, outcome.raised_type, *outcome.bases):
+            return False
+        if self.contains is not None and self.contains not in outcome.message:
+            return False
+        if self.pattern is not None and re.search(self.pattern, outcome.message) is None:
+            return False
+        return self.when is None or _holds(self.when, outcome.args)
+
+
+def _holds(predicate: Callable[..., bool], args: Sequence[Any]) -> bool:
+    """``predicate(*args)``, with an exception counted as false (the inputs may not fit it)."""
+    try:
+        return bool(predicate(*args))
+    except Exception:
+        return False
+
+
+@dataclass(frozen=True)
+class Mutated:
+    """The function changed an argument in place (the one at ``argument``, counted from 0, if given).
+
+    Examples
+    --------
+    >>> from qkv.grading.compare import Close
+    >>> rule = Mutated("S -= S.max(...) shifts the caller's scores too.", argument=0)
+    >>> rule.matches(Outcome((1,), 1.0, Close(), returned=1.0, changed=(0,)))
+    True
+    >>> rule.matches(Outcome((1, 2), 1.0, Close(), returned=1.0, changed=(1,)))
+    False
+    """
+
+    message: str
+    argument: int | None = None
+
+    def matches(self, outcome: Outcome) -> bool:
+        if self.argument is None:
+            return bool(outcome.changed)
+        return self.argument in outcome.changed
+
+
+@dataclass(frozen=True)
+class Warned:
+    """The function emitted a warning (of ``category``, with ``contains`` in its message, if given).
+
+    Examples
+    --------
+    >>> from qkv.grading.compare import Close
+    >>> rule = Warned("A fully masked row divides 0 by 0.", "RuntimeWarning", contains="invalid value")
+    >>> emitted = Emitted("RuntimeWarning", ("RuntimeWarning",), "invalid value encountered in divide")
+    >>> rule.matches(Outcome((), 1.0, Close(), returned=1.0, warnings=(emitted,)))
+    True
+    """
+
+    message: str
+    category: str | None = None
+    contains: str | None = None
+
+    def matches(self, outcome: Outcome) -> bool:
+        return any(
+            (self.category is None or self.category in (warning.category, *warning.bases))
+            and (self.contains is None or self.contains in warning.message)
+            for warning in outcome.warnings
+        )
 
 
 def first_hint(hints: Sequence[Hint], outcome: Outcome) -> str | None:

@@ -62,6 +62,12 @@ class TestCase:
         How the returned value is compared with the expected one (ignored for ``Raises``).
     hints : sequence of Hint
         Rules that name known mistakes, tried in order when the test fails.
+    check_inputs : bool or None
+        Fail the test when the function changes one of its arguments in place (an array's values, shape or
+        dtype; an item of a list or dict). None (the default) takes the suite's ``check_inputs``.
+    refuse_warnings : bool or None
+        Fail the test when the call emits a warning (such as NumPy's ``RuntimeWarning: invalid value
+        encountered in divide``). None (the default) takes the suite's ``refuse_warnings``.
     """
 
     __test__ = False  # not a pytest test class, despite its name
@@ -72,6 +78,8 @@ class TestCase:
     expect: Callable[..., Any] | Raises
     compare: Comparator = field(default_factory=Close)
     hints: Sequence[Hint] = ()
+    check_inputs: bool | None = None
+    refuse_warnings: bool | None = None
 
     def draw_args(self, rng: np.random.Generator) -> tuple[Any, ...]:
         """The arguments of this row for one run."""
@@ -89,6 +97,8 @@ class Case:
     compare: Comparator
     hints: Sequence[Hint] = ()
     missing_hint: str = ""
+    check_inputs: bool = True
+    refuse_warnings: bool = False
 
     @property
     def call(self) -> str:
@@ -109,6 +119,12 @@ class Suite:
     time_limit_s : float, optional
         The wall-clock limit of one run, when the exercise needs less than the grader's (an endless loop
         then holds a grader for this long, not for the grader's whole limit); shown on the page.
+    check_inputs : bool
+        Fail a test whose call changes one of its arguments in place (on by default; a row can say
+        otherwise with its own ``check_inputs``).
+    refuse_warnings : bool
+        Fail a test whose call emits a warning (off by default; a row can say otherwise with its own
+        ``refuse_warnings``).
 
     Raises
     ------
@@ -129,11 +145,18 @@ class Suite:
     'volume(1, 1, 1)'
     >>> suite.cases(seed=4) == suite.cases(seed=4)
     True
+    >>> quiet = TestCase("no warning", "volume", (1, 2, 3), volume, refuse_warnings=True)
+    >>> strict = Suite(["volume"], [quiet])
+    >>> case = strict.cases(seed=4)[0]
+    >>> case.check_inputs, case.refuse_warnings
+    (True, True)
     """
 
     functions: Sequence[str]
     table: Sequence[TestCase]
     time_limit_s: float | None = None
+    check_inputs: bool = True
+    refuse_warnings: bool = False
 
     def __post_init__(self) -> None:
         if self.time_limit_s is not None and not (
@@ -144,6 +167,15 @@ class Suite:
             raise ValueError(
                 f"time_limit_s must be a number of seconds above 0 and at most 60, not {self.time_limit_s!r}."
             )
+        for option in ("check_inputs", "refuse_warnings"):
+            if not isinstance(getattr(self, option), bool):
+                raise ValueError(f"{option} must be True or False, not {getattr(self, option)!r}.")
+            for row in self.table:
+                if getattr(row, option) is not None and not isinstance(getattr(row, option), bool):
+                    raise ValueError(
+                        f"The test {row.name!r} has {option}={getattr(row, option)!r}; it must be True, "
+                        "False or None (the suite's setting)."
+                    )
         names = [row.name for row in self.table]
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
@@ -169,7 +201,21 @@ class Suite:
         for row in self.table:
             args = row.draw_args(rng)
             expected = row.expect if isinstance(row.expect, Raises) else row.expect(*args)
-            cases.append(Case(row.name, row.function, args, expected, row.compare, row.hints, missing))
+            cases.append(
+                Case(
+                    row.name,
+                    row.function,
+                    args,
+                    expected,
+                    row.compare,
+                    row.hints,
+                    missing,
+                    check_inputs=self.check_inputs if row.check_inputs is None else row.check_inputs,
+                    refuse_warnings=self.refuse_warnings
+                    if row.refuse_warnings is None
+                    else row.refuse_warnings,
+                )
+            )
         return cases
 
 

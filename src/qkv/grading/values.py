@@ -128,6 +128,8 @@ def decode_value(raw: object, depth: int = 0) -> Any:
     (2, nan)
     >>> decode_value({"t": "ndarray", "dtype": "int64", "shape": [1, 2], "data": [3, 2]})
     array([[3, 2]])
+    >>> decode_value({"t": "ndarray", "dtype": "float32", "shape": [1], "data": [0.5]}).dtype
+    dtype('float32')
     >>> decode_value({"t": "int", "v": "3"})
     Traceback (most recent call last):
     ...
@@ -192,14 +194,20 @@ def _decode_array(raw: dict[str, Any]) -> np.ndarray[Any, Any]:
     if not isinstance(data, list) or len(data) != math.prod(shape) or len(data) > MAX_ELEMENTS:
         raise MalformedReport("an array's data does not match its shape")
     if dtype.startswith("float"):
-        values = np.array([_number(x) for x in data], dtype=np.float64)
-    elif not all(isinstance(x, int) for x in data):
+        # The dtype the learner's array had is kept: a comparator may check it (Close(dtype=...)).
+        with np.errstate(over="ignore"):  # a forged float32 array may hold a float64-sized number
+            values = np.array([_number(x) for x in data], dtype=np.float64).astype(dtype)
+    elif dtype == "bool":
+        if not all(isinstance(x, int) and x in (0, 1) for x in data):
+            raise MalformedReport("a boolean array holds something other than 0 and 1")
+        values = np.array(data, dtype=np.bool_)
+    elif not all(isinstance(x, int) and not isinstance(x, bool) for x in data):
         raise MalformedReport("an integer array holds something other than whole numbers")
     else:
         try:
-            values = np.array(data, dtype=np.int64 if dtype != "bool" else np.bool_)
+            values = np.array(data, dtype=dtype)
         except OverflowError:
-            raise MalformedReport("an integer array holds a number too large for int64") from None
+            raise MalformedReport(f"an integer array holds a number too large for {dtype}") from None
     try:
         return values.reshape(shape)
     except ValueError:  # a shape such as (0, 2**63) that no NumPy array has, so the harness never sent it

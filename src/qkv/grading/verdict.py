@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from qkv.grading.diagnosis import (
+    UNCHANGED,
+    argument_name,
+    call_shapes,
+    crash_diagnosis,
+    describe_change,
+    describe_warnings,
+)
 from qkv.grading.display import short, show
-from qkv.grading.hints import Outcome, first_hint
+from qkv.grading.hints import Emitted, Hint, Mutated, Outcome, Warned, first_hint
 from qkv.grading.limits import Limits
 from qkv.grading.results import TestResult, TestStatus
 from qkv.grading.suite import Case, Raises
@@ -20,6 +28,17 @@ TOO_BIG_ERRNO = 27  # EFBIG
 TOO_MANY_FILES_ERRNO = 24  # EMFILE
 NO_SPACE_ERRNO = 28  # ENOSPC: the tmpfs /tmp is full
 OUT_OF_MEMORY_ERRNO = 12  # ENOMEM: e.g. millions of empty files in /tmp, whose inodes the cgroup counts
+MAX_WARNINGS = 8  # warnings of one call in a report (the harness sends no more)
+MAX_PARAMS = 32
+
+COPY_ADVICE = (
+    "Work on a new array instead: {name} = {name} - m or {name} = {name} / s makes one, while {name} -= m, "
+    "{name} /= s or {name}[...] = v write into the array the caller passed."
+)
+NUMPY_WARNING_ADVICE = (
+    " NumPy warns when an operation has no finite answer, such as 0/0 or the exponential of a very large "
+    "number: handle that case before the operation instead."
+)
 
 
 def limit_message(exception: str, errno: int | None, limits: Limits) -> str | None:
@@ -83,6 +102,9 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
     if outcome != "returned":
         raise MalformedReport(f"{outcome!r} is not an outcome the harness reports")
     got = decode_value(event.get("value"))
+    changed = _changed(case, event)
+    warnings = _warnings(case, event)
+    params = _params(event)
     if isinstance(case.expected, Raises):
         hint = first_hint(case.hints, Outcome(case.args, case.expected, case.compare, returned=got))
         message = (
@@ -91,10 +113,121 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
         )
         return _result(case, "fail", message, hint, got=shown(got))
     mismatch = case.compare.mismatch(got, case.expected)
-    if mismatch is None:
+    if mismatch is None and not changed and not warnings:
         return _result(case, "pass")
-    seen = Outcome(case.args, case.expected, case.compare, returned=got, at=mismatch.at)
-    return _result(case, "fail", mismatch.message, first_hint(case.hints, seen), got=shown(got))
+    seen = Outcome(
+        case.args,
+        case.expected,
+        case.compare,
+        returned=got,
+        at=mismatch.at if mismatch else None,
+        changed=tuple(index for index, _ in changed),
+        warnings=tuple(warnings),
+    )
+    if mismatch is not None:
+        also = []
+        if changed:
+            names = [argument_name(index, params) for index, _ in changed]
+            also.append(f"It also changed its {_and(names)} in place.")
+        if warnings:
+            also.append(f"It also emitted {warnings[0].category}: {warnings[0].message.rstrip('. ')}.")
+        message = " ".join([mismatch.message, *also])
+        return _result(case, "fail", message, first_hint(case.hints, seen), got=shown(got))
+    # The value is right: what fails is what the call did besides returning it.
+    side_hints: list[Hint] = [hint for hint in case.hints if isinstance(hint, Mutated | Warned)]
+    if changed:
+        index, after = changed[0]
+        name = params[index] if params is not None and index < len(params) else "x"
+        message = (
+            f"The result is right, but {case.function} changed its {argument_name(index, params)} in place: "
+            f"{_change(case.args[index], after)}. {COPY_ADVICE.format(name=name)}"
+        )
+        if warnings:
+            message += f" It also emitted {warnings[0].category}: {warnings[0].message.rstrip('. ')}."
+    else:
+        message = (
+            f"The result is right, but {describe_warnings(case.function, warnings)}, and this test expects "
+            "no warning."
+        )
+        if warnings[0].category == "RuntimeWarning" and "encountered in" in warnings[0].message:
+            message += NUMPY_WARNING_ADVICE
+    return _result(case, "fail", message, first_hint(side_hints, seen), got=shown(got))
+
+
+def _change(before: Any, after: Any) -> str:
+    described = describe_change(before, after)
+    # Equal values where the harness saw a change: written with the same values, or too long to report.
+    return "it was written to" if described == UNCHANGED else described
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _changed(case: Case, event: dict[str, Any]) -> list[tuple[int, Any]]:
+    """The arguments the call changed in place, each with its value after the call, as reported."""
+    if "changed" not in event:
+        return []
+    if not case.check_inputs:
+        raise MalformedReport("changed arguments were reported for a test that does not check them")
+    reported = event["changed"]
+    if not isinstance(reported, list) or len(reported) > len(case.args):
+        raise MalformedReport("the changed arguments are not a list of at most one entry per argument")
+    changed: list[tuple[int, Any]] = []
+    for entry in reported:
+        index = entry.get("arg") if isinstance(entry, dict) else None
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(case.args)
+            or (changed and index <= changed[-1][0])
+            or set(entry) != {"arg", "value"}
+        ):
+            raise MalformedReport("a changed argument is not named by its position, in order")
+        changed.append((index, decode_value(entry["value"])))
+    return changed
+
+
+def _warnings(case: Case, event: dict[str, Any]) -> list[Emitted]:
+    """The warnings the call emitted, as reported, for a test that refuses them."""
+    if "warnings" not in event:
+        return []
+    if not case.refuse_warnings:
+        raise MalformedReport("warnings were reported for a test that does not record them")
+    reported = event["warnings"]
+    if not isinstance(reported, list) or len(reported) > MAX_WARNINGS:
+        raise MalformedReport("the warnings are not a list of at most 8 entries")
+    emitted = []
+    for entry in reported:
+        if not isinstance(entry, dict) or set(entry) != {"category", "bases", "message", "line"}:
+            raise MalformedReport("a warning is not described the way the harness describes one")
+        category, bases, message, line = entry["category"], entry["bases"], entry["message"], entry["line"]
+        if not isinstance(category, str) or not isinstance(message, str) or not _names(bases, 16):
+            raise MalformedReport("a warning is reported without its category, classes and message")
+        if line is not None and (not isinstance(line, int) or isinstance(line, bool) or not 0 < line < 10**6):
+            raise MalformedReport(f"{line!r} is not a line of a file")
+        emitted.append(Emitted(clean_text(category, 200), tuple(bases), clean_text(message), line))
+    return emitted
+
+
+def _names(value: Any, most: int) -> bool:
+    return (
+        isinstance(value, list)
+        and 1 <= len(value) <= most
+        and all(isinstance(name, str) and name.isidentifier() and len(name) <= 64 for name in value)
+    )
+
+
+def _params(event: dict[str, Any]) -> list[str] | None:
+    """The parameter names of the learner's function, when the report carries them."""
+    params = event.get("params")
+    if params is None:
+        return None
+    if params == []:
+        return None
+    if not _names(params, MAX_PARAMS):
+        raise MalformedReport("the parameter names are not a list of names")
+    return list(params)
 
 
 def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
@@ -104,7 +237,15 @@ def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
     bases = _bases(event)
     event = {**event, "type": kind, "message": message}
     # Hints and checks go by the nearest real built-in class, never by a name the learner can choose.
-    seen = Outcome(case.args, case.expected, case.compare, exception=bases[0], message=message)
+    seen = Outcome(
+        case.args,
+        case.expected,
+        case.compare,
+        exception=bases[0],
+        message=message,
+        raised_type=kind,
+        bases=tuple(bases),
+    )
     if isinstance(case.expected, Raises):
         if case.expected.exception in bases:  # isinstance: a subclass of ValueError is a ValueError
             return _result(case, "pass")
@@ -117,8 +258,21 @@ def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
         return _result(case, "fail", text, first_hint(case.hints, seen), got=_raised(event))
     errno = event.get("errno")
     limit = limit_message(kind, errno if isinstance(errno, int) else None, limits)
-    text = limit or _raised_text(case.function, event)
+    text = limit or _crash_text(case, event)
     return _result(case, "error", text, first_hint(case.hints, seen), got=_raised(event))
+
+
+def _crash_text(case: Case, event: dict[str, Any]) -> str:
+    """The crash as a learner reads it: their line and NumPy's words, the call's shapes, and for NumPy's
+    shape, index and casting errors what those words mean."""
+    text = _raised_text(case.function, event).rstrip()
+    diagnosis = crash_diagnosis(event["message"])
+    shapes = call_shapes(case.args, _params(event))
+    if not diagnosis and not shapes:
+        return text
+    if text[-1:] not in ".!?":
+        text += "."
+    return " ".join(part for part in (text, shapes, diagnosis) if part)
 
 
 def _bases(event: dict[str, Any]) -> list[str]:

@@ -1,0 +1,40 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected message: ^masked_fill raised IndexError \(line \d+ of your file\): boolean index did not match.*It was called with x of shape \(\d+, \d+\) and mask of shape \(1, \d+\)\. A boolean mask used as an index must have exactly the shape
+import numpy as np
+
+
+def row_softmax(S):
+    E = np.exp(S - S.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+def safe_ratio(a, b):
+    out = np.zeros_like(a, dtype=float)
+    np.divide(a, b, out=out, where=b != 0)
+    return out
+
+
+def weighted(A, V):
+    return A @ V
+
+
+def center(x):
+    return x - x.mean(axis=-1, keepdims=True)
+
+
+def masked_fill(x, mask):
+    x = x.copy()
+    x[~mask] = 0.0
+    return x
+
+
+def halve(v):
+    return v / 2
+
+
+def shift(params, x):
+    return x * params["w"] + params["b"]
+
+
+def total(rows):
+    return sum(rows)
