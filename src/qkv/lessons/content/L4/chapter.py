@@ -7,14 +7,14 @@ The lesson engine lets this chapter's ``lesson.py`` and ``grading.py`` files imp
 
 from __future__ import annotations
 
-import random
 import math
+import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
-from qkv import attention, attention_scores, gelu, layer_norm
+from qkv import attention, attention_scores, gelu
 from qkv.grading import Mistake
 
 Array = np.ndarray[Any, np.dtype[Any]]
