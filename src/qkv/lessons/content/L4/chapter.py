@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -544,3 +545,36 @@ def gelu_with(form: str = "tanh") -> Callable[[Any], Array]:
         return gelu(x)
 
     return compute
+
+
+@dataclass(frozen=True)
+class Crashed:
+    """A hint rule: the learner's call raised exactly what ``compute`` raises for the same inputs (the same
+    exception and message, NumPy's shapes included), so the crash is that mistake's.
+
+    Examples
+    --------
+    >>> from qkv.grading.hints import Outcome
+    >>> from qkv.grading import Close
+    >>> rule = Crashed("Keep the axis.", lambda S: S - S.max(axis=-1))
+    >>> S = np.zeros((2, 3))
+    >>> try:
+    ...     S - S.max(axis=-1)
+    ... except ValueError as error:
+    ...     said = str(error)
+    >>> rule.matches(Outcome((S,), None, Close(), exception="ValueError", message=said))
+    True
+    """
+
+    message: str
+    compute: Callable[..., Any]
+
+    def matches(self, outcome: Any) -> bool:
+        if outcome.exception is None:
+            return False
+        try:
+            with np.errstate(all="ignore"):
+                self.compute(*outcome.args)
+        except Exception as error:  # what the mistake raises, to hold against what the learner's raised
+            return type(error).__name__ == outcome.exception and str(error)[:1000] == outcome.message[:1000]
+        return False
