@@ -75,7 +75,9 @@ def main() -> int:
                         unnamed.append(path.stem)
             share = named / graded
             missed |= passed > 0 or share < NAMED_TARGET
-            print(f"{entry.id:<22} {graded:>8} {passed:>5} {share:>11.0%}   {', '.join(sorted(set(unnamed)))}")
+            print(
+                f"{entry.id:<22} {graded:>8} {passed:>5} {share:>11.0%}   {', '.join(sorted(set(unnamed)))}"
+            )
     return 1 if missed else 0
 
 

@@ -217,6 +217,7 @@ ATTENTION_HINTS = [
     Mistake(SCORES_TRANSPOSED, _slipped(scores="KQ")),
     Mistake(WEIGHTS_TRANSPOSED, _slipped(output="ATV")),
     Mistake(NO_KEEPDIMS, _slipped(keepdims=False)),
+    Crashed(MASK_TRANSPOSED, lambda Q, K, V, mask: np.where(np.asarray(mask).T, _scores(Q, K), -np.inf)),
     Crashed(SCORES_TRANSPOSED, _slipped(scores="KQ")),
     Crashed(WEIGHTS_TRANSPOSED, _slipped(output="ATV")),
     Crashed(NO_KEEPDIMS, _slipped(keepdims=False)),
