@@ -5,7 +5,8 @@ Each check takes the lesson (and, for grading, the grader and the folder of corp
 names a lesson, a count or an exercise. A lesson's corpora live under ``<corpora>/<lesson id>/<exercise
 id>/``: ``correct/*.py`` pass every test, and ``wrong/*.py`` fail with the hint their ``# expected hint:
 NAME`` line names (a module-level constant of the lesson's ``grading.py``, or one of the grader's own
-hints), and no other. An exercise whose corpora are graded elsewhere, by tests of their own, names that folder of tests/ in a
+hints), and no other but those its ``# also hint: NAME`` lines name (where the tests cannot tell two causes
+apart). An exercise whose corpora are graded elsewhere, by tests of their own, names that folder of tests/ in a
 ``graded-in.txt`` in its corpus folder.
 """
 
@@ -108,10 +109,14 @@ def expected_hint(entry: CodeExercise, path: Path) -> str:
     """The hint a wrong program names on its ``# expected hint: NAME`` line."""
     match = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
     assert match, f"{path} does not say which hint it expects"
+    return _hint_named(entry, path, match.group(1))
+
+
+def _hint_named(entry: CodeExercise, path: Path, name: str) -> str:
     module, problems = import_lesson_file(entry.lesson.source.parent / "grading.py")
     assert module is not None, problems
-    found = getattr(module, match.group(1), None) or getattr(grading_hints, match.group(1), None)
-    assert isinstance(found, str), f"{path}: no hint called {match.group(1)}"
+    found = getattr(module, name, None) or getattr(grading_hints, name, None)
+    assert isinstance(found, str), f"{path}: no hint called {name}"
     return found
 
 
@@ -130,7 +135,10 @@ def check_fails_with_its_hint(grader: Any, entry: CodeExercise, path: Path, seed
     given = {test.hint for test in failing}
     hint = expected_hint(entry, path)
     assert hint in given, [(test.name, test.message, test.hint) for test in failing]
-    assert given <= {hint, None}, given  # no other misconception is blamed
+    also = {
+        _hint_named(entry, path, name) for name in re.findall(r"^# also hint: (\w+)", path.read_text(), re.M)
+    }
+    assert given <= {hint, None} | also, given  # no other misconception is blamed
 
 
 def check_code_exercises(grader: Any, lesson: Lesson, catalog: Any, corpora: Path, seed: int) -> None:

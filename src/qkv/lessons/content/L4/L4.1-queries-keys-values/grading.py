@@ -12,7 +12,7 @@ from itertools import permutations
 from typing import Any
 
 import numpy as np
-from chapter import Array, random_fractions, random_sizes, type_error_hint
+from chapter import BY_COLUMNS, Array, random_fractions, random_sizes, type_error_hint
 
 from qkv import output_shape, param_count, project_qkv, qkv_shapes
 from qkv.grading import (
@@ -35,10 +35,6 @@ FUNCTIONS = ("project_qkv", "qkv_shapes", "output_shape", "param_count")
 
 # ---------------------------------------------------------------------------------------------- hints
 MISSING_FUNCTION = missing_function_hint(FUNCTIONS)
-BY_COLUMNS = (
-    "It looks like the weights were applied by columns (X @ W.T): the lesson writes each matrix by rows, "
-    "so every projection is simply X @ W."
-)
 ORDER = "Your Q, K and V are right but come back in another order: return them as (Q, K, V)."
 NOT_A_TUPLE = "Return the three matrices together as the tuple (Q, K, V)."
 ELEMENTWISE = (
@@ -55,9 +51,16 @@ MISSING_COLUMN_CHECK = (
 )
 MISSING_ROW_CHECK = "Raise ValueError when a weight matrix does not have d_model rows (one per column of X)."
 TYPE_ERROR = type_error_hint("a matrix of the wrong size is a bad value")
+WRONG_AXIS_CHECK = (
+    "Your code refused valid inputs whose d_model differs from d_k: a shape check looks at the wrong axis. "
+    "Compare each weight matrix's rows, W.shape[0], with the columns of X, X.shape[1]."
+)
+# Where d_v differs from d_k, a check on the wrong axis refuses the inputs too: this sentence names both
+# causes, and the test above (d_model ≠ d_k, d_v = d_k) names the wrong axis alone.
 TOO_STRICT = (
-    "d_v may differ from d_k: only Wq and Wk must have the same number of columns, so accept a Wv of "
-    "another width."
+    "Your code refused valid inputs where d_v differs from d_k. Only Wq and Wk must have the same number "
+    "of columns, so accept a Wv of another width; and each weight's rows, W.shape[0], are what must match "
+    "X.shape[1]."
 )
 K_WITH_DV = "K has d_k columns, like Q, because each query is compared with each key; only V has d_v columns."
 Q_TRANSPOSED = "Q has one row per token: its shape is (n, d_k), not (d_k, n)."
@@ -297,16 +300,20 @@ functions = Suite(
         _projection("project_qkv reproduces the lesson's example x = [1, 2]", THE_LESSON),
         _projection("project_qkv with square weights (d_model = d_k = d_v)", _square),
         _projection(
-            "project_qkv with one token (n = 1)",
-            _one_token,
-            hints=[*PROJECTION_HINTS, Raised(TOO_STRICT, "ValueError")],
+            "project_qkv with non-square weights (d_model ≠ d_k)",
+            _non_square,
+            hints=[*PROJECTION_HINTS, Raised(WRONG_AXIS_CHECK, "ValueError")],
         ),
         _projection(
             "project_qkv with d_v different from d_k",
             _dv_differs,
             hints=[*PROJECTION_HINTS, Raised(TOO_STRICT, "ValueError")],
         ),
-        _projection("project_qkv with non-square weights (d_model ≠ d_k)", _non_square),
+        _projection(
+            "project_qkv with one token (n = 1)",
+            _one_token,
+            hints=[*PROJECTION_HINTS, Raised(TOO_STRICT, "ValueError")],
+        ),
         _projection(
             "project_qkv returns the tuple (Q, K, V)",
             _small_square,

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from chapter import BY_DK, NO_TRANSPOSE, NOT_SCALED, TIMES_ROOT, Array, random_fractions, random_sizes
 from chapter import MISMATCHED_TYPE_ERROR as TYPE_ERROR
-from chapter import Array, random_fractions, random_sizes
+from chapter import SCORES_TRANSPOSED as TRANSPOSED_RESULT
 
 from qkv import attention_scores
 from qkv.grading import (
@@ -32,16 +33,6 @@ from qkv.grading import (
 FUNCTIONS = ("dot_scores", "scaled_scores", "score_spread")
 
 # ---------------------------------------------------------------------------------------------- hints
-NO_TRANSPOSE = (
-    "It looks like you multiplied Q @ K without transposing K: each key is a row of K, so the scores are "
-    "Q @ K.T, one row per query and one column per key."
-)
-TRANSPOSED_RESULT = (
-    "Your scores come out transposed, as K @ Q.T: the result must have one row per query and one column "
-    "per key, shape (n_q, n_k), which is Q @ K.T."
-)
-NOT_SCALED = "These are the raw scores Q @ K.T: scaled_scores must also divide them by √d_k."
-BY_DK = "You divided by d_k itself; the scale is its square root, so divide by np.sqrt(d_k)."
 BY_N_KEYS = (
     "You divided by the square root of the number of keys (K.shape[0]); d_k is the number of columns, "
     "K.shape[1] (or Q.shape[1])."
@@ -50,7 +41,6 @@ BY_N_QUERIES = (
     "You divided by the square root of the number of queries (Q.shape[0]); d_k is the number of columns, "
     "Q.shape[1]."
 )
-TIMES_ROOT = "You multiplied by √d_k; the scores must be divided by it, which makes them smaller."
 HARD_CODED = (
     "The scale looks fixed at √2, the lesson's example: read d_k from the arrays (Q.shape[1]) so it works "
     "for every size."

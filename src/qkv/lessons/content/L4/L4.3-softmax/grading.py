@@ -13,8 +13,21 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from chapter import (
+    BY_DK,
+    NO_KEEPDIMS,
+    NOT_A_PAIR,
+    SCORES_TRANSPOSED,
+    WEIGHTS_TRANSPOSED,
+    Array,
+    Crashed,
+    attention_with,
+    random_fractions,
+    random_sizes,
+    softmax_with,
+)
 from chapter import MISMATCHED_TYPE_ERROR as TYPE_ERROR
-from chapter import NOT_A_PAIR, Array, random_fractions, random_sizes
+from chapter import NOT_SCALED as NO_SCALING
 
 from qkv import attention, attention_scores
 from qkv import softmax as reference_softmax
@@ -44,7 +57,6 @@ NO_EXP = (
     "every weight positive."
 )
 EXP_ONLY = "Your weights do not sum to 1: after np.exp, divide each row by its sum."
-NO_SCALING = "The scores were not scaled: divide Q @ K.T by √d_k before the softmax."
 SCORES_AS_WEIGHTS = (
     "Those are the scaled scores, not weights: scores become weights only through the softmax."
 )
@@ -174,6 +186,15 @@ def _raw(Q: Any, K: Any) -> Array:
     return attention_scores(Q, K, scale=1.0)  # (n_q, n_k)
 
 
+def _scores_of(*args: Any) -> Array:
+    """The scores a test's arguments stand for: S itself, or the scaled scores of Q and K."""
+    return _as_array(args[0]) if len(args) == 1 else _scaled(args[0], args[1])
+
+
+def _weights_with(**slips: Any) -> Callable[..., Array]:
+    return lambda Q, K, *V: attention_with(Q, K, np.zeros((np.shape(K)[0], 1)), **slips)[1]
+
+
 def _softmax(S: Any) -> Array:
     return reference_softmax(S, axis=-1)
 
@@ -184,14 +205,18 @@ def _as_array(S: Any) -> Array:
 
 SOFTMAX_HINTS = [
     *[Mistake(message, lambda S, slip=slip: slip(_as_array(S))) for message, slip in SLIPS],
-    Raised(AXIS_ONE, "AxisError"),
+    Mistake(NO_KEEPDIMS, lambda S: softmax_with(S, keepdims=False)),
+    Crashed(NO_KEEPDIMS, lambda S: softmax_with(S, keepdims=False)),
+    Crashed(AXIS_ONE, lambda *args: softmax_with(_scores_of(*args), axis=1)),
     *_non_finite_hints(_as_array),
 ]
 WEIGHTS_HINTS = [
     Mistake(NO_SCALING, lambda Q, K: _softmax(_raw(Q, K))),
     Mistake(SCORES_AS_WEIGHTS, _scaled),
     *[Mistake(message, lambda Q, K, slip=slip: slip(_scaled(Q, K))) for message, slip in SLIPS],
-    Raised(AXIS_ONE, "AxisError"),
+    Mistake(BY_DK, _weights_with(scale="d_k")),
+    Mistake(SCORES_TRANSPOSED, _weights_with(scores="KQ")),
+    Crashed(AXIS_ONE, lambda *args: softmax_with(_scores_of(*args), axis=1)),
     Returned(WRONG_AXIS, when=_like_axis_zero(_scaled)),
     *_non_finite_hints(_scaled),
 ]
@@ -218,6 +243,11 @@ ATTEND_HINTS = [
     Mistake(ORDER, lambda Q, K, V: _attend(Q, K, V)[::-1]),
     Mistake(V_AT_A, lambda Q, K, V: np.asarray(V, dtype=float) @ _attend(Q, K, V)[1], at="O"),
     Mistake(A_AT_K, lambda Q, K, V: _attend(Q, K, V)[1] @ np.asarray(K, dtype=float), at="O"),
+    Crashed(V_AT_A, lambda Q, K, V: np.asarray(V, dtype=float) @ _attend(Q, K, V)[1]),
+    Mistake(WEIGHTS_TRANSPOSED, lambda Q, K, V: attention_with(Q, K, V, output="ATV")),
+    Crashed(WEIGHTS_TRANSPOSED, lambda Q, K, V: attention_with(Q, K, V, output="ATV")),
+    Mistake(BY_DK, lambda Q, K, V: attention_with(Q, K, V, scale="d_k")),
+    Mistake(SCORES_TRANSPOSED, lambda Q, K, V: attention_with(Q, K, V, scores="KQ")),
     *_slip_pair(NO_SCALING, lambda Q, K: _softmax(_raw(Q, K))),
     *_slip_pair(SCORES_AS_WEIGHTS, _scaled),
     *[
@@ -225,7 +255,7 @@ ATTEND_HINTS = [
         for message, slip in SLIPS
         for mistake in _slip_pair(message, lambda Q, K, slip=slip: slip(_scaled(Q, K)))
     ],
-    Raised(AXIS_ONE, "AxisError"),
+    Crashed(AXIS_ONE, lambda *args: softmax_with(_scores_of(*args), axis=1)),
     Returned(
         WRONG_AXIS,
         when=lambda got, Q, K, V: not _pair_problem(got) and _like_axis_zero(_scaled)(got[1], Q, K),

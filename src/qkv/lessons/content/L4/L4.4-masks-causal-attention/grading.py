@@ -11,7 +11,27 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from chapter import NOT_A_PAIR, Array, random_decimals, random_sizes
+from chapter import (
+    AFTER_SOFTMAX,
+    BOTTOM_RIGHT,
+    BY_DK,
+    DIAGONAL_EXCLUDED,
+    MULTIPLIED,
+    NO_KEEPDIMS,
+    NOT_A_PAIR,
+    RENORMALISED,
+    SCORES_TRANSPOSED,
+    WEIGHTS_TRANSPOSED,
+    Array,
+    Crashed,
+    attention_with,
+    random_decimals,
+    random_sizes,
+    renormalised_underflow,
+)
+from chapter import NOT_SCALED as NO_SCALING
+from chapter import SOFTMAX_AXIS as SOFTMAX_OVER_QUERIES
+from chapter import TRIU as TRANSPOSED
 
 from qkv import attention, causal_mask, softmax
 from qkv.grading import (
@@ -27,33 +47,12 @@ from qkv.grading import (
 FUNCTIONS = ("causal_mask", "masked_attention", "padding_mask")
 # ---------------------------------------------------------------------------------------------- hints
 MISSING_FUNCTION = missing_function_hint(FUNCTIONS)
-TRANSPOSED = (
-    "The mask looks transposed: the upper triangle (j ≥ i) lets each query see the keys after it. "
-    "Causal is the lower triangle, query i attends key j when j ≤ i: np.tril, not np.triu."
-)
-DIAGONAL_EXCLUDED = (
-    "The diagonal is missing: query i may attend key j when j ≤ i, itself included "
-    "(np.tril with k=0, not k=-1). Without it query 0 has no key at all."
-)
 TRUE_MEANS_MASKED = (
     "True was read as masked: your mask is the exact opposite. True means the query may attend that key."
-)
-BOTTOM_RIGHT = (
-    "Your mask lines up the last query with the last key (bottom-right). The spec wants the top-left "
-    "alignment of PyTorch's is_causal: query i sees keys j ≤ i, so query 0 sees key 0 alone."
 )
 NOT_BOOL = (
     "Return a bool array (True = may attend), not numbers: build it with a comparison such as "
     "j <= i, or np.tril(np.ones((n_q, n_k), dtype=bool))."
-)
-AFTER_SOFTMAX = (
-    "The mask was applied after the softmax: the masked weights are 0, but the allowed ones keep the "
-    "share they had next to the masked keys and no longer sum to 1. Set masked scores to -inf before "
-    "the softmax."
-)
-MULTIPLIED = (
-    "The scores were multiplied by the mask, so a masked score became 0, and e^0 = 1 still gives that "
-    "key weight. A masked score must become -inf: np.where(mask, S, -np.inf)."
 )
 MASK_TRANSPOSED = (
     "The mask was used transposed (mask.T): row i of the mask belongs to query i and column j to key j, "
@@ -68,11 +67,6 @@ LARGE_NEGATIVE = (
     "of that row with the same score, so softmax spreads the weight over all of them (uniformly, the mean "
     "of V). Give such a row zero weights and a zero output."
 )
-SOFTMAX_OVER_QUERIES = (
-    "The softmax ran down the columns (axis=0, over the queries) instead of along each row (axis=-1, "
-    "over the keys): each key's weights sum to 1, not each query's. Normalise every row of S."
-)
-NO_SCALING = "The scores were not divided by √d_k: S = Q @ K.T / np.sqrt(d_k), with d_k = Q.shape[-1]."
 ORDER = "Your O and A are right but come back in the other order: return (O, A), the output first."
 PADDING_OFF_BY_ONE = (
     "Padding is off by one: row b allows the keys 0 … lengths[b] − 1, that is lengths[b] keys, "
@@ -160,6 +154,28 @@ def _swapped(Q: Array, K: Array, V: Array, mask: Array) -> tuple[Array, Array]:
     return A, O
 
 
+def _slipped(**slips: Any) -> Any:
+    """masked_attention with the slips of chapter.attention_with (a fully masked row: zero where the
+    masking is right)."""
+    return lambda Q, K, V, mask: attention_with(Q, K, V, mask, **slips)
+
+
+def _renormalised(got: Any, Q: Any, K: Any, V: Any, mask: Any) -> bool:
+    """The weights are right but for the rows that underflow when the softmax runs over every key and is
+    masked and renormalised after: those are 0 or NaN (0/0)."""
+    try:
+        A = np.asarray(got[1], dtype=float)
+    except (TypeError, ValueError, IndexError, KeyError):
+        return False
+    _, right = masked_attention(Q, K, V, mask)
+    lost = renormalised_underflow(Q, K, mask)
+    if A.shape != right.shape or not lost.any():
+        return False
+    kept = ~lost
+    gone = np.all(np.isnan(A[lost]) | (A[lost] == 0))
+    return bool(gone and np.allclose(A[kept], right[kept], atol=1e-6))
+
+
 def _has_nan(got: Any, *args: Any) -> bool:
     try:
         return bool(any(np.isnan(np.asarray(item, dtype=float)).any() for item in got))
@@ -178,12 +194,15 @@ def _not_bool(got: Any, *args: Any) -> bool:
 CAUSAL_HINTS = [
     Mistake(TRANSPOSED, lambda n_q, n_k: np.triu(np.ones((n_q, n_k), dtype=bool))),
     Mistake(TRANSPOSED, lambda n_q, n_k: causal_mask(n_k, n_q).T),
+    # Bottom-right first: with one query more than keys it is the diagonal excluded, and the tests draw
+    # at least two more (the square tests name the missing diagonal on its own).
+    Mistake(BOTTOM_RIGHT, lambda n_q, n_k: causal_mask(n_q, n_k, align="bottom-right")),
     Mistake(DIAGONAL_EXCLUDED, lambda n_q, n_k: np.tril(np.ones((n_q, n_k), dtype=bool), k=-1)),
     Mistake(TRUE_MEANS_MASKED, lambda n_q, n_k: ~causal_mask(n_q, n_k)),
-    Mistake(BOTTOM_RIGHT, lambda n_q, n_k: causal_mask(n_q, n_k, align="bottom-right")),
 ]
 ATTENTION_HINTS = [
     Returned(NOT_A_PAIR, when=_not_a_pair),
+    Returned(RENORMALISED, when=_renormalised),
     Returned(NAN_ROWS, when=_has_nan),
     Mistake(ORDER, _swapped),
     Mistake(AFTER_SOFTMAX, _after_softmax),
@@ -194,6 +213,14 @@ ATTENTION_HINTS = [
     Mistake(LARGE_NEGATIVE, _added),
     Mistake(NO_SCALING, _unscaled),
     Mistake(SOFTMAX_OVER_QUERIES, _over_queries),
+    Mistake(BY_DK, _slipped(scale="d_k")),
+    Mistake(SCORES_TRANSPOSED, _slipped(scores="KQ")),
+    Mistake(WEIGHTS_TRANSPOSED, _slipped(output="ATV")),
+    Mistake(NO_KEEPDIMS, _slipped(keepdims=False)),
+    Crashed(MASK_TRANSPOSED, lambda Q, K, V, mask: np.where(np.asarray(mask).T, _scores(Q, K), -np.inf)),
+    Crashed(SCORES_TRANSPOSED, _slipped(scores="KQ")),
+    Crashed(WEIGHTS_TRANSPOSED, _slipped(output="ATV")),
+    Crashed(NO_KEEPDIMS, _slipped(keepdims=False)),
 ]
 PADDING_HINTS = [
     Mistake(PADDING_OFF_BY_ONE, lambda lengths, n_k: np.arange(n_k)[None, :] <= np.asarray(lengths)[:, None]),
@@ -274,6 +301,27 @@ def _lengths(rng: np.random.Generator) -> tuple[list[int], int]:
     return lengths, n_k
 
 
+def _more_queries(rng: np.random.Generator) -> tuple[int, int]:
+    """At least two queries more than keys: with one more, bottom-right alignment is the diagonal
+    excluded, and a hint could not say which."""
+    n_k = int(rng.integers(2, 5))
+    return n_k + int(rng.integers(2, 4)), n_k
+
+
+def _huge_masked_keys(rng: np.random.Generator) -> tuple[Array, ...]:
+    """Masked keys that score far above the allowed ones for some queries (a query of positive entries
+    meets a key of 1500s) and far below for others: a softmax over every key, masked and renormalised
+    after, underflows to 0/0 on the first kind; the mask after the softmax shows on the second."""
+    n_q, d_k, d_v = int(rng.integers(3, 5)), 2, int(rng.integers(2, 4))
+    signs = np.where(np.arange(n_q) % 2 == 0, 1.0, -1.0)[:, None]  # (n_q, 1)
+    Q = signs * np.round(rng.uniform(0.5, 1.5, size=(n_q, d_k)), 2)
+    K = random_decimals(rng, 4, d_k)
+    K[2] = 1500 + random_decimals(rng, d_k)  # masked: huge for the positive queries
+    mask = np.zeros((n_q, 4), dtype=bool)
+    mask[:, :2] = True  # keys 2 and 3 masked for every query
+    return Q, K, random_decimals(rng, 4, d_v), mask
+
+
 THE_LESSON = (
     np.array([[1.0, 0.0]]),
     np.array([[1.0, 0.0], [0.0, 1.0]]),
@@ -306,7 +354,7 @@ functions = Suite(
         ),
         _causal_case(
             "causal_mask with more queries than keys",
-            lambda rng: sorted(random_sizes(rng, 2), reverse=True),
+            _more_queries,
         ),
         _causal_case(
             "causal_mask returns a bool array",
@@ -327,9 +375,10 @@ functions = Suite(
         _attention_case(
             "masked_attention when query 0 has no key (the diagonal excluded)", _no_diagonal_dead
         ),
+        _attention_case("masked_attention with huge scores on masked keys", _huge_masked_keys),
         # Here -1e9 and scores times the mask both give uniform rows, so neither hint can be told apart.
         _attention_case(
-            "masked_attention when every key of every query is masked", _all_dead, ATTENTION_HINTS[:3]
+            "masked_attention when every key of every query is masked", _all_dead, ATTENTION_HINTS[:4]
         ),
         _padding_case("padding_mask for lengths [3, 1] and 4 keys", ([3, 1], 4)),
         _padding_case("padding_mask for random lengths, one of them full", _lengths),

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from chapter import Array, random_decimals, type_error_hint
+from chapter import BY_DK, Array, random_decimals, type_error_hint
 
 from qkv import attention, merge_heads, multi_head_attention, split_heads
 from qkv.grading import (
@@ -143,7 +143,12 @@ def _mha(
             )  # each (h, n, d_head)
         else:
             Q, K, V = (split(X @ np.asarray(W, dtype=float), h) for W in (Wq, Wk, Wv))
-        factor = {"d_head": 1 / np.sqrt(d_head), "d_model": 1 / np.sqrt(d_model), "none": 1.0}[scale]
+        factor = {
+            "d_head": 1 / np.sqrt(d_head),
+            "d_model": 1 / np.sqrt(d_model),
+            "none": 1.0,
+            "d_k": 1 / d_head,
+        }[scale]
         masked = bool(wanted_causal) if causal is None else causal
         if softmax_axis == -1:
             heads = attention(Q, K, V, causal=masked, scale=factor)  # (h, n, d_head)
@@ -206,6 +211,7 @@ MHA_HINTS = [
     Mistake(WO_FORGOTTEN, _mha(use_wo=False)),
     Mistake(SCALED_BY_D_MODEL, _mha(scale="d_model")),
     Mistake(NOT_SCALED, _mha(scale="none")),
+    Mistake(BY_DK, _mha(scale="d_k")),
     Mistake(SPLIT_WITHOUT_TRANSPOSE, _mha(split=_split_raw)),
     Mistake(SPLIT_WITHOUT_TRANSPOSE, _mha(split=_split_raw, merge=_merge_raw)),
     Mistake(MERGE_WITHOUT_TRANSPOSE, _mha(merge=_merge_raw)),

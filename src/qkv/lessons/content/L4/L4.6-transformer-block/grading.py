@@ -9,12 +9,28 @@ same inputs.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from chapter import Array, random_decimals
+from chapter import (
+    EPS_HARD_CODED,
+    EPS_OUTSIDE,
+    EXACT_GELU,
+    GELU_NO_CUBE,
+    GELU_SIGMOID,
+    GELU_SQUARE,
+    POST_NORM,
+    RESIDUAL_FROM_NORMED,
+    SAME_NORM,
+    SECOND_RESIDUAL_FROM_X,
+    UNBIASED_VARIANCE,
+    X_TWICE,
+    Array,
+    gelu_with,
+    layer_norm_with,
+    random_decimals,
+)
 
 from qkv import BLOCK_PARAMS, gelu, layer_norm, multi_head_attention, transformer_block
 from qkv.grading import Close, Mistake, Suite, TestCase, missing_function_hint
@@ -40,62 +56,22 @@ WRONG_AXIS = (
     "You normalised over the tokens (axis 0). Layer norm works on each token by itself: take the mean and "
     "the variance over the last axis, the d_model features of one row."
 )
-UNBIASED_VARIANCE = (
-    "Your variance divides by d − 1 (ddof=1, as pandas and torch.var do by default). Layer norm uses the "
-    "plain mean of the squared deviations, divided by d: np.var's default."
-)
-EPS_OUTSIDE = (
-    "eps belongs inside the square root: divide by √(var + eps), not by √var + eps. The difference shows "
-    "when a row's variance is small."
-)
 EPS_IGNORED = "eps is missing: divide by √(var + eps), so that a constant row does not divide by zero."
 NO_GAMMA_BETA = "Scale by gamma and shift by beta after normalising: the output is x̂·gamma + beta."
-EXACT_GELU = (
-    "That is the exact GELU, 0.5·x·(1 + erf(x/√2)). This lesson, like PyTorch's approximate='tanh', uses "
-    "the tanh form: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."
-)
-GELU_NO_CUBE = "The tanh form has a cubic term: tanh(√(2/π)·(x + 0.044715·x³)), not tanh(√(2/π)·x)."
 RESIDUAL_MISSING = (
     "A residual connection is missing: each sub-layer adds its result to its input, X + MHA(LN(X)) and then "
     "X + MLP(LN(X)), so the residual stream carries X through the block."
-)
-POST_NORM = (
-    "That is a post-norm block, LN(X + MHA(X)). This one is pre-norm: normalise the input of each sub-layer "
-    "and add the sub-layer's result to the un-normalised X."
 )
 CAUSAL_IGNORED = (
     "With causal=True (the default here), token i may attend only to tokens 0 … i: pass the mask to the "
     "attention in every head."
 )
-SAME_NORM = (
-    "Each sub-layer has its own layer norm: ln1_g, ln1_b before attention and ln2_g, ln2_b before the MLP."
-)
 
 # -------------------------------------------------------------------------------- mistakes, computed
 
 
-def _ln(
-    axis: int = -1, ddof: int = 0, eps_place: str = "inside", affine: bool = True
-) -> Callable[..., Array]:
-    def compute(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> Array:
-        X = np.asarray(X, dtype=float)
-        mean = X.mean(axis=axis, keepdims=True)
-        var = X.var(axis=axis, keepdims=True, ddof=ddof)
-        scale = {"inside": np.sqrt(var + eps), "outside": np.sqrt(var) + eps, "none": np.sqrt(var)}[eps_place]
-        with np.errstate(all="ignore"):
-            normed = (X - mean) / scale
-        return normed * np.asarray(gamma) + np.asarray(beta) if affine else normed
-
-    return compute
-
-
-def _exact_gelu(x: Any) -> Array:
-    return gelu(x, exact=True)
-
-
-def _gelu_no_cube(x: Any) -> Array:
-    x = np.asarray(x, dtype=float)
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * x))
+_ln = layer_norm_with
+_exact_gelu = gelu_with("exact")
 
 
 def _block(
@@ -105,6 +81,8 @@ def _block(
     post_norm: bool = False,
     causal: bool | None = None,
     same_norm: bool = False,
+    residual_from: str = "x",
+    second_from: str = "h",
 ) -> Callable[..., Array]:
     def compute(X: Any, p: dict[str, Any], h: int, wanted: bool = True) -> Array:
         X = np.asarray(X, dtype=float)
@@ -113,22 +91,36 @@ def _block(
         if post_norm:
             X = norm(X + _mha(X, p, h, masked), p["ln1_g"], p["ln1_b"])
             return norm(X + _mlp(X, p, act), g2, b2)
-        attended = _mha(norm(X, p["ln1_g"], p["ln1_b"]), p, h, masked)
-        X = X + attended if residual[0] else attended
-        fed = _mlp(norm(X, g2, b2), p, act)
-        return X + fed if residual[1] else fed
+        normed = norm(X, p["ln1_g"], p["ln1_b"])
+        attended = _mha(normed, p, h, masked)
+        base = X if residual_from == "x" else normed
+        H = base + attended if residual[0] else attended
+        normed2 = norm(H, g2, b2)
+        fed = _mlp(normed2, p, act)
+        if not residual[1]:
+            return fed
+        if residual_from == "normed":  # both residuals start from the normed input
+            return normed2 + fed
+        return {"h": H, "x": X, "twice": H + X}[second_from] + fed
 
     return compute
 
 
+GELU_FORMS = [
+    (EXACT_GELU, "exact"),
+    (GELU_SQUARE, "square"),
+    (GELU_SIGMOID, "sigmoid"),
+    (GELU_NO_CUBE, "no_cube"),
+]
 LN_HINTS = [
+    Mistake(EPS_HARD_CODED, _ln(eps_fixed=1e-5)),
     Mistake(WRONG_AXIS, _ln(axis=0)),
     Mistake(UNBIASED_VARIANCE, _ln(ddof=1)),
     Mistake(EPS_OUTSIDE, _ln(eps_place="outside")),
     Mistake(EPS_IGNORED, _ln(eps_place="none")),
     Mistake(NO_GAMMA_BETA, _ln(affine=False)),
 ]
-GELU_HINTS = [Mistake(EXACT_GELU, _exact_gelu), Mistake(GELU_NO_CUBE, _gelu_no_cube)]
+GELU_HINTS = [Mistake(message, gelu_with(form)) for message, form in GELU_FORMS]
 BLOCK_HINTS = [
     Mistake(RESIDUAL_MISSING, _block(residual=(False, True))),
     Mistake(RESIDUAL_MISSING, _block(residual=(True, False))),
@@ -137,7 +129,11 @@ BLOCK_HINTS = [
     Mistake(WRONG_AXIS, _block(norm=_ln(axis=0))),
     Mistake(UNBIASED_VARIANCE, _block(norm=_ln(ddof=1))),
     Mistake(EPS_OUTSIDE, _block(norm=_ln(eps_place="outside"))),
-    Mistake(EXACT_GELU, _block(act=_exact_gelu)),
+    *[Mistake(message, _block(act=gelu_with(form))) for message, form in GELU_FORMS],
+    Mistake(RESIDUAL_FROM_NORMED, _block(residual_from="normed")),
+    Mistake(RESIDUAL_FROM_NORMED, _block(residual_from="first_normed")),
+    Mistake(X_TWICE, _block(second_from="twice")),
+    Mistake(SECOND_RESIDUAL_FROM_X, _block(second_from="x")),
     Mistake(CAUSAL_IGNORED, _block(causal=False)),
     Mistake(SAME_NORM, _block(same_norm=True)),
 ]

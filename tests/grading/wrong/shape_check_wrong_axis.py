@@ -1,0 +1,24 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected hint: WRONG_AXIS_CHECK
+# also hint: TOO_STRICT
+
+
+def project_qkv(X, Wq, Wk, Wv):
+    for W in (Wq, Wk, Wv):
+        if W.shape[1] != X.shape[1]:  # columns against columns: the rows of W must match X's columns
+            raise ValueError("a weight matrix does not fit X")
+    if Wq.shape[1] != Wk.shape[1]:
+        raise ValueError("Wq and Wk need the same number of columns")
+    return X @ Wq, X @ Wk, X @ Wv
+
+
+def qkv_shapes(n, d_model, d_k, d_v):
+    return {"Q": (n, d_k), "K": (n, d_k), "V": (n, d_v)}
+
+
+def output_shape(n_q, n_k, d_v):
+    return (n_q, d_v)
+
+
+def param_count(d_model, d_k, d_v):
+    return d_model * (2 * d_k + d_v)
