@@ -225,9 +225,9 @@ def random_sizes(rng: np.random.Generator, count: int, low: int = 2, high: int =
 # (a hint is plain text: no Markdown). Where a lesson's test can tell two mistakes apart, pair_rules()
 # names both at once.
 #
-# The grader's generic checks (inputs left unchanged, no warnings, the promised dtype; issue 27 item 3)
-# are switched on per lesson once qkv.grading offers them: the softmax and the masked softmax (refusing
-# warnings on a fully masked row) and layer_norm (leaving X unchanged) are where they belong.
+# The grader's generic checks: every call must leave its inputs unchanged (qkv.grading's default, named
+# below where a lesson's function is tempted to write into them), and the lessons that promise "no
+# warning" (the softmax and the masked softmax) refuse warnings in their suites.
 
 # The scale of the scores.
 BY_DK = (
@@ -581,3 +581,19 @@ class Crashed:
             kind = next(c.__name__ for c in type(error).__mro__ if c.__module__ == "builtins")
             return kind == outcome.exception and str(error)[:1000] == outcome.message[:1000]
         return False
+
+
+# Side effects: a right result that changed the caller's array, or that NumPy warned about on the way.
+SCORES_IN_PLACE = (
+    "Subtracting the row maximum in place (S -= …) rewrites the caller's scores. Make a new array instead: "
+    "S = S - S.max(axis=-1, keepdims=True)."
+)
+X_IN_PLACE = (
+    "Centring X in place (X -= mean, X /= …) rewrites the caller's array, and in a block that array is "
+    "the residual stream the next step still adds to. Make a new array: Xc = X - mean."
+)
+ZERO_BY_ZERO = (
+    "A fully masked row reached 0 / 0 (NumPy warned: invalid value) before the NaN was replaced. Give rows "
+    "without an allowed key their zeros without dividing, for example with np.where(total > 0, …, 0) and a "
+    "divisor that is never 0."
+)

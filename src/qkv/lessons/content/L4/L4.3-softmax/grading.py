@@ -17,6 +17,7 @@ from chapter import (
     BY_DK,
     NO_KEEPDIMS,
     NOT_A_PAIR,
+    SCORES_IN_PLACE,
     SCORES_TRANSPOSED,
     WEIGHTS_TRANSPOSED,
     Array,
@@ -31,7 +32,18 @@ from chapter import NOT_SCALED as NO_SCALING
 
 from qkv import attention, attention_scores
 from qkv import softmax as reference_softmax
-from qkv.grading import Close, Items, Mistake, Raised, Raises, Returned, Suite, TestCase, check_raises
+from qkv.grading import (
+    Close,
+    Items,
+    Mistake,
+    Mutated,
+    Raised,
+    Raises,
+    Returned,
+    Suite,
+    TestCase,
+    check_raises,
+)
 
 FUNCTIONS = ("softmax", "attention_weights", "attend")
 
@@ -204,6 +216,7 @@ def _as_array(S: Any) -> Array:
 
 
 SOFTMAX_HINTS = [
+    Mutated(SCORES_IN_PLACE, argument=0),
     *[Mistake(message, lambda S, slip=slip: slip(_as_array(S))) for message, slip in SLIPS],
     Mistake(NO_KEEPDIMS, lambda S: softmax_with(S, keepdims=False)),
     Crashed(NO_KEEPDIMS, lambda S: softmax_with(S, keepdims=False)),
@@ -368,6 +381,7 @@ functions = Suite(
         _rejects("K and V have different numbers of rows", MISSING_KV_CHECK, _kv_rows_differ),
         _rejects("Q and K have different numbers of columns", MISSING_QK_CHECK, _qk_columns_differ),
     ],
+    refuse_warnings=True,  # Part 2 promises "no overflow, no warning, no NaN"
 )
 
 SUITES = {"functions": functions}

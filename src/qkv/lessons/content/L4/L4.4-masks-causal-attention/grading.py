@@ -22,6 +22,7 @@ from chapter import (
     RENORMALISED,
     SCORES_TRANSPOSED,
     WEIGHTS_TRANSPOSED,
+    ZERO_BY_ZERO,
     Array,
     Crashed,
     attention_with,
@@ -41,6 +42,7 @@ from qkv.grading import (
     Returned,
     Suite,
     TestCase,
+    Warned,
     missing_function_hint,
 )
 
@@ -221,6 +223,7 @@ ATTENTION_HINTS = [
     Crashed(SCORES_TRANSPOSED, _slipped(scores="KQ")),
     Crashed(WEIGHTS_TRANSPOSED, _slipped(output="ATV")),
     Crashed(NO_KEEPDIMS, _slipped(keepdims=False)),
+    Warned(ZERO_BY_ZERO, "RuntimeWarning", contains="invalid value"),
 ]
 PADDING_HINTS = [
     Mistake(PADDING_OFF_BY_ONE, lambda lengths, n_k: np.arange(n_k)[None, :] <= np.asarray(lengths)[:, None]),
@@ -390,6 +393,7 @@ functions = Suite(
             [Returned(NOT_BOOL, when=_not_bool)],
         ),
     ],
+    refuse_warnings=True,  # Part 2 promises a fully masked row "no NaN, and no warning"
 )
 
 SUITES = {"functions": functions}

@@ -25,6 +25,7 @@ from chapter import (
     SAME_NORM,
     SECOND_RESIDUAL_FROM_X,
     UNBIASED_VARIANCE,
+    X_IN_PLACE,
     X_TWICE,
     Array,
     gelu_with,
@@ -33,7 +34,7 @@ from chapter import (
 )
 
 from qkv import BLOCK_PARAMS, gelu, layer_norm, multi_head_attention, transformer_block
-from qkv.grading import Close, Mistake, Suite, TestCase, missing_function_hint
+from qkv.grading import Close, Mistake, Mutated, Suite, TestCase, missing_function_hint
 
 FUNCTIONS = ("layer_norm", "gelu", "transformer_block")
 PARAM_KEYS = BLOCK_PARAMS
@@ -113,6 +114,7 @@ GELU_FORMS = [
     (GELU_NO_CUBE, "no_cube"),
 ]
 LN_HINTS = [
+    Mutated(X_IN_PLACE, argument=0),
     Mistake(EPS_HARD_CODED, _ln(eps_fixed=1e-5)),
     Mistake(WRONG_AXIS, _ln(axis=0)),
     Mistake(UNBIASED_VARIANCE, _ln(ddof=1)),

@@ -1,0 +1,42 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# expected hint: X_IN_PLACE
+# Right numbers, but layer_norm centres and scales the caller's X in place.
+import math
+
+import numpy as np
+
+
+def layer_norm(X, gamma, beta, eps=1e-5):
+    X = np.asarray(X, dtype=float)  # a float array stays the caller's own: the next lines write into it
+    var = X.var(axis=-1, keepdims=True)
+    X -= X.mean(axis=-1, keepdims=True)
+    X /= np.sqrt(var + eps)
+    return X * gamma + beta
+
+
+def gelu(x):
+    c = math.sqrt(2 / math.pi)
+    return 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * np.power(x, 3))))
+
+
+def attend(X, Wq, Wk, Wv, Wo, h, causal):
+    n, d = X.shape
+    out = np.zeros((n, d))
+    k = d // h
+    for i in range(h):
+        cols = slice(i * k, (i + 1) * k)
+        Q, K, V = X @ Wq[:, cols], X @ Wk[:, cols], X @ Wv[:, cols]
+        S = Q @ K.T / math.sqrt(k)
+        if causal:
+            S[np.triu_indices(n, 1)] = -np.inf
+        A = np.exp(S - S.max(axis=1, keepdims=True))
+        out[:, cols] = (A / A.sum(axis=1, keepdims=True)) @ V
+    return out @ Wo
+
+
+def transformer_block(X, params, h, causal=True):
+    P = params
+    X = np.asarray(X, dtype=float)
+    X = X + attend(layer_norm(X, P["ln1_g"], P["ln1_b"]), P["Wq"], P["Wk"], P["Wv"], P["Wo"], h, causal)
+    hidden = gelu(layer_norm(X, P["ln2_g"], P["ln2_b"]) @ P["W1"] + P["b1"])
+    return X + hidden @ P["W2"] + P["b2"]
