@@ -112,9 +112,11 @@ class Close:
                 array.astype(np.float64), want_array.astype(np.float64), rtol=self.rtol, atol=self.atol
             )
         if not same:
-            # A single number is shown as it was returned (4, not array(4)), as the failure's "Got" shows it.
-            shown = show(array.item()) if array.ndim == 0 else show(array)
-            return Mismatch(f"Expected {label} = {show(want)}, but got {shown}.")
+            if array.ndim == 0:
+                # A single number is shown as returned (4, not array(4)), as the failure's "Got" shows it.
+                return Mismatch(f"Expected {label} = {show(want)}, but got {show(array.item())}.")
+            # The whole arrays are in the failure's Expected and Got; the sentence says where they part.
+            return Mismatch(_where_arrays_differ(label, array, want_array, self.rtol, self.atol))
         return None
 
     def _dtype_problem(self, array: np.ndarray[Any, Any], want: np.ndarray[Any, Any]) -> str | None:
@@ -315,3 +317,31 @@ def _and_list(words: list[str]) -> str:
     if len(words) <= 1:
         return "".join(words)
     return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _where_arrays_differ(
+    label: str, got: np.ndarray[Any, Any], want: np.ndarray[Any, Any], rtol: float, atol: float
+) -> str:
+    """Which entries of two same-shaped arrays are off, and the first of them, in one sentence.
+
+    Examples
+    --------
+    >>> got, want = np.array([[1.0, 2.0], [3.0, 9.5]]), np.array([[1.0, 2.0], [3.0, 4.25]])
+    >>> _where_arrays_differ("A", got, want, 1e-6, 0)
+    'A differs from the expected value in 1 of its 4 entries; the first is A[1, 1]: expected 4.25, got 9.5.'
+    """
+    with np.errstate(all="ignore"):
+        close = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol)
+    off = np.argwhere(~close)
+    where = tuple(int(i) for i in off[0])
+    index = ", ".join(str(i) for i in where)
+    first = f"{label}[{index}]" if label != "the result" else f"the entry at [{index}]"
+    count = (
+        f"{len(off)} of its {got.size} entries" if len(off) < got.size else f"all {got.size} of its entries"
+    )
+    if got.size == 1:
+        count = "its one entry"
+    return (
+        f"{label[0].upper()}{label[1:]} differs from the expected value in {count}; the first is {first}: "
+        f"expected {show(want[where].item())}, got {show(got[where].item())}."
+    )

@@ -1,5 +1,5 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
-# expected message: ^Expected the result = .*, but got .*\. It also changed its first argument \(S\) in place\.$
+# expected message: ^The result differs from the expected value in .*; the first is .*\. It also changed its first argument \(S\) in place\.$
 # expected hint: MUTATED_SCORES
 import numpy as np
 
