@@ -81,11 +81,16 @@ def test_a_report_that_is_not_json_is_an_error() -> None:
 def test_a_silent_end_after_import_blames_the_running_test() -> None:
     raw = RawRun(events=[IMPORTED, *none_results(2)], signal=24)
     status, message, tests = interpret(raw, CASES, Limits(cpu_s=3))
+    running = CASES[2].function  # the call that was running when the limit struck is named
     assert status == "fail" and message == (
-        f"0 of 3 tests that ran passed; {L41_TESTS - 3} did not run because an earlier test stopped your program."
+        f"0 of 3 tests that ran passed; your program was stopped inside {running}, so the other "
+        f"{L41_TESTS - 3} did not run."
     )
     assert tests[2].status == "error"
-    assert tests[2].message == "Your code used more than 3 s of CPU time, so it was stopped."
+    assert tests[2].message == (
+        f"Your code used more than 3 s of CPU time, so it was stopped. It was stopped inside {running}."
+    )
+    assert tests[3].message == f"Not run: your program was stopped earlier, inside {running}."
     # The tests after it never ran: "not_run", neither a pass nor a failure, each still with its call.
     assert {test.status for test in tests[3:]} == {"not_run"}
     assert all(test.call and test.expected and test.got is None for test in tests[3:])

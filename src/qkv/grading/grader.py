@@ -308,35 +308,39 @@ def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str 
                 [],
             )
         status: TestStatus = "timeout" if raw.timed_out else "error"
-        tests.append(_unfinished(cases[len(tests)], status, cause))
+        stopped = cases[len(tests)]  # the call that was running when the program was stopped
+        tests.append(_unfinished(stopped, status, f"{cause} It was stopped inside {stopped.function}."))
         tests += [
-            _unfinished(case, "not_run", "Not run: the test before it stopped your program.")
+            _unfinished(
+                case, "not_run", f"Not run: your program was stopped earlier, inside {stopped.function}."
+            )
             for case in cases[len(tests) :]
         ]
+        not_run = sum(test.status == "not_run" for test in tests)
+        passed = sum(test.status == "pass" for test in tests)
+        return "fail", summary(passed, len(tests), not_run, stopped_in=stopped.function), tests
     passed = sum(test.status == "pass" for test in tests)
     if passed == len(tests):
         return "pass", f"All {len(tests)} tests passed.", tests
-    return "fail", summary(passed, len(tests), sum(test.status == "not_run" for test in tests)), tests
+    return "fail", summary(passed, len(tests)), tests
 
 
-def summary(passed: int, total: int, not_run: int = 0) -> str:
+def summary(passed: int, total: int, not_run: int = 0, *, stopped_in: str | None = None) -> str:
     """The one-line score of a run; tests that never ran are counted apart, not as failures.
 
     Examples
     --------
     >>> summary(3, 4)
     '3 of 4 tests passed.'
-    >>> summary(0, 4, 3)
-    '0 of 1 test that ran passed; 3 did not run because an earlier test stopped your program.'
+    >>> summary(0, 4, 3, stopped_in="scaled_scores")
+    '0 of 1 test that ran passed; your program was stopped inside scaled_scores, so the other 3 did not run.'
     """
     if not not_run:
         return f"{passed} of {total} tests passed."
     ran = total - not_run
     tests = "test that ran" if ran == 1 else "tests that ran"
-    return (
-        f"{passed} of {ran} {tests} passed; "
-        f"{not_run} did not run because an earlier test stopped your program."
-    )
+    where = f"your program was stopped inside {stopped_in}" if stopped_in else "your program was stopped"
+    return f"{passed} of {ran} {tests} passed; {where}, so the other {not_run} did not run."
 
 
 def error_line(raw: RawRun) -> int | None:

@@ -85,9 +85,12 @@ function folded(summary, className, tests, hintsShown, fn) {
 function groupTitle(group, passes, notRun) {
   const ran = group.tests.length - notRun.length;
   const ok = passes.length === group.tests.length;
-  const count = notRun.length
-    ? `${passes.length} of ${ran} passed, ${notRun.length} not run`
-    : `${passes.length} of ${group.tests.length} passed`;
+  // A group whose tests never started says only that ("7 not run"), not "0 of 0 passed".
+  const count = !notRun.length
+    ? `${passes.length} of ${group.tests.length} passed`
+    : ran
+      ? `${passes.length} of ${ran} passed, ${notRun.length} not run`
+      : `${notRun.length} not run`;
   return [
     el("span", { class: "test-mark", "aria-hidden": "true" }, ok ? "✓" : ran === passes.length ? "–" : "✗"),
     " ",
