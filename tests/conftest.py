@@ -12,6 +12,18 @@ from collections.abc import Iterator
 
 import pytest
 
+# The helpers that tests import are rewritten like the tests, so that their asserts say what they compared.
+pytest.register_assert_rewrite(
+    "tests.builtin_lessons",
+    "tests.lesson_contract",
+    "tests.lesson_pages",
+    "tests.reliability.reliability_support",
+    "tests.web.backend_fixtures",
+    "tests.web.browser_support",
+    "tests.web.instructor_seed",
+    "tests.web.lesson_walk",
+)
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 # Lesson folders are data that the lesson engine imports by path, and the corpora are learners' files

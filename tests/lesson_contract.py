@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from lesson_pages import assert_tags_balanced, text_of, written_forms
 from qkv.grading import hints as grading_hints
 from qkv.lessons import CodeExercise, Lesson, validate
 from qkv.lessons.pyfiles import import_lesson_file
+from tests.lesson_pages import assert_tags_balanced, text_of, written_forms
 
 TESTS = Path(__file__).parent
 CORPORA = TESTS / "lesson_corpora"

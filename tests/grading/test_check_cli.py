@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 import qkv.grading.grader as grader_module
-from builtin_lessons import L41_TESTS
 from qkv.cli.check import check
+from tests.builtin_lessons import L41_TESTS
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent

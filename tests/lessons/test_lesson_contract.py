@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import lesson_contract as contract
 from qkv.lessons import BUILTIN_CONTENT, CodeExercise, Lesson, load_catalog, validate
+from tests import lesson_contract as contract
 
 CATALOG = load_catalog()
 LESSONS = CATALOG.lessons

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from test_browser import _progress, _replace_editor_text, _shot
+from tests.web.browser_support import page_progress, replace_editor_text, screenshot
 
 CORPORA = Path(__file__).parents[1] / "lesson_corpora"
 
@@ -124,7 +124,7 @@ def check_code(
     box = page.locator(f'.code-exercise[data-exercise-id="{exercise.id}"]')
     editor = box.locator(".cm-content")
     results = box.locator(".grade-results")
-    _replace_editor_text(page, editor, wrong_file.read_text())
+    replace_editor_text(page, editor, wrong_file.read_text())
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
         re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
@@ -135,7 +135,7 @@ def check_code(
         expect(results.locator(".test-repro").first).to_contain_text(call)
     if shot:
         results.screenshot(path=str(shot))
-    _replace_editor_text(page, editor, correct.read_text())
+    replace_editor_text(page, editor, correct.read_text())
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
         re.compile(r"✓ All \d+ tests passed"), timeout=60_000
@@ -148,7 +148,7 @@ def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str
 
     page.goto(f"{base_url}/lessons/{lesson.id}")
     expect(page.locator("h1")).to_have_text(lesson.title)
-    seed = _progress(page)["variant_seed"]
+    seed = page_progress(page)["variant_seed"]
     typed: dict[str, str] = {}
     for exercise in lesson.exercises.values():
         if exercise.kind == "choice":
@@ -160,7 +160,7 @@ def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str
     for part in lesson.parts:
         expect(page.locator(f'.progress-part[data-part="{part.id}"]')).to_have_class(re.compile("is-done"))
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
-    _shot(page, shot_name)
+    screenshot(page, shot_name)
     # Reload: the answers and their feedback come back.
     page.reload()
     for exercise_id, answer in typed.items():
@@ -187,7 +187,7 @@ def assert_predict_first_and_no_answer_shown(page: Any, lesson: Any, keys: tuple
         "[...document.querySelectorAll('section.lesson-section')].map(s => s.id).slice(0, 3)"
     )
     assert order == ["predict", "idea", "part1"], order
-    variant = lesson.variant(_progress(page)["variant_seed"])
+    variant = lesson.variant(page_progress(page)["variant_seed"])
     text = " ".join(page.locator("main").inner_text().split())
     for key in keys:
         for decimals in (2, 3, 6):
