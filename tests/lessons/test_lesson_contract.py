@@ -45,6 +45,21 @@ def test_no_answer_is_on_the_page_before_it_is_earned(lesson: Lesson) -> None:
     contract.check_no_answer_before_it_is_earned(lesson)
 
 
+def test_the_no_answer_check_sees_an_answer_written_out() -> None:
+    """The check the contract and the browser smoke walk share fails on a page that writes an answer."""
+    checked = 0
+    for lesson in LESSONS:
+        data = lesson.variant(1)
+        for exercise in lesson.exercises.values():
+            if exercise.kind == "numeric" and contract._has_fraction(data[exercise.answer]):
+                contract.no_answer_in(lesson, 1, "Nothing to see here.")
+                for form in contract._copyable(data[exercise.answer])[:3]:
+                    with pytest.raises(AssertionError):
+                        contract.no_answer_in(lesson, 1, f"The answer is {form}.")
+                checked += 1
+    assert checked >= len(LESSONS)
+
+
 def test_every_chapter_lists_its_written_lessons_in_order() -> None:
     """The catalog's order is chapter.toml's, and each place line counts the chapter's lessons."""
     for chapter in CATALOG.chapters:
