@@ -72,6 +72,8 @@ def test_tab_goes_through_the_whole_page_editor_included(
     page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 700})
     page.goto(live_server.lesson_url)
     expect(page.locator(EDITOR)).to_be_visible()
+    # Every widget is live (their modules load after the page), so that its controls are in the list.
+    expect(page.locator("[data-widget]:not([data-mounted])")).to_have_count(0)
     focusable = page.evaluate(
         """() => {
             const seen = new Set();  // a group of radio buttons is one tab stop
