@@ -76,7 +76,11 @@ def xdist_scope(nodeid: str) -> str:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """pytest-xdist's scheduling by scope, with the scopes of ``xdist_scope``."""
+    """pytest-xdist's scheduling by scope, with the scopes of ``xdist_scope``.
+
+    Not ``--dist loadgroup`` with ``xdist_group`` marks: pytest-xdist 3.8 tags a marked test by renaming
+    its node id, which pytest 9.2 no longer reads back, so the marks were silently ignored.
+    """
     from xdist.scheduler import LoadScopeScheduling
 
     class ScopeScheduling(LoadScopeScheduling):
