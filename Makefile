@@ -5,6 +5,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
+# Options for pytest, e.g. make pytest PYTEST_ARGS="-n 0 -x" (it runs on pytest-xdist workers: pyproject.toml).
+PYTEST_ARGS ?=
 
 .PHONY: run test lint typecheck pytest system clean bench
 
@@ -33,7 +35,7 @@ typecheck: $(VENV)/.test-installed
 	$(BIN)/mypy
 
 pytest: $(VENV)/.test-installed
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: $(VENV)/.test-installed
 	-bash scripts/setup-system.sh --test

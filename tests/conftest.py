@@ -12,6 +12,18 @@ from collections.abc import Iterator
 
 import pytest
 
+# The helpers that tests import are rewritten like the tests, so that their asserts say what they compared.
+pytest.register_assert_rewrite(
+    "tests.builtin_lessons",
+    "tests.lesson_contract",
+    "tests.lesson_pages",
+    "tests.reliability.reliability_support",
+    "tests.web.backend_fixtures",
+    "tests.web.browser_support",
+    "tests.web.instructor_seed",
+    "tests.web.lesson_walk",
+)
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 # Lesson folders are data that the lesson engine imports by path, and the corpora are learners' files
@@ -36,3 +48,43 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"Skipped under CI=true, where every component is installed: {reason}"
+
+
+# Under pytest-xdist (``-n``, set in pyproject.toml) the scheduler below decides which tests share a worker;
+# a scope runs on one worker, its tests one at a time. The reliability tests start real servers and load
+# them: they are one scope, so two of them never run at once. The grading tests that run hostile programs
+# (fork bombs, memory hogs, endless loops) are bounded by their sandboxes and kept together too, so that
+# two of them never share the machine's cores. A browser module is one scope, so that its server and its
+# Chromium (module fixtures) start once. Every other test is a scope of its own: any worker may take it.
+SHARED_SCOPES = {
+    "tests/reliability/": "reliability",
+    "tests/grading/test_hostile.py": "hostile",
+    "tests/grading/test_redteam.py": "hostile",
+    "tests/grading/test_cgroups.py": "hostile",
+}
+ONE_WORKER_MODULES = ("tests/web/test_browser",)
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The scope of a test under pytest-xdist: a named group, its module, or the test alone."""
+    path = nodeid.split("::", 1)[0]
+    for prefix, scope in SHARED_SCOPES.items():
+        if path.startswith(prefix):
+            return scope
+    return path if path.startswith(ONE_WORKER_MODULES) else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """pytest-xdist's scheduling by scope, with the scopes of ``xdist_scope``.
+
+    Not ``--dist loadgroup`` with ``xdist_group`` marks: pytest-xdist 3.8 tags a marked test by renaming
+    its node id, which pytest 9.2 no longer reads back, so the marks were silently ignored.
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ScopeScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return ScopeScheduling(config, log)

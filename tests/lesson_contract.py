@@ -14,18 +14,22 @@ from __future__ import annotations
 
 import functools
 import re
+import shutil
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from lesson_pages import assert_tags_balanced, text_of, written_forms
 from qkv.grading import hints as grading_hints
-from qkv.lessons import CodeExercise, Lesson, validate
+from qkv.lessons import BUILTIN_CONTENT, CodeExercise, Lesson, validate
 from qkv.lessons.pyfiles import import_lesson_file
+from tests.lesson_pages import assert_tags_balanced, text_of, written_forms
 
 TESTS = Path(__file__).parent
 CORPORA = TESTS / "lesson_corpora"
+SAMPLE = TESTS / "sample_lessons"
+SAMPLE_CORPORA = SAMPLE / "corpora"
 ELSEWHERE = "graded-in.txt"
 RENDER_SEEDS = (None, 1, 2, 17, 2**40 + 3)  # the printed page, and variants near and far
 MIN_WRONG = 3  # a corpus of wrong programs names at least this many
@@ -70,17 +74,24 @@ def check_no_answer_before_it_is_earned(lesson: Lesson) -> None:
     say so. One component alone of a vector is not the answer, and may meet a number shown elsewhere.
     """
     for seed in RENDER_SEEDS:
-        data = lesson.variant(seed)
-        text = " ".join(text_of("".join(section.html for section in lesson.render(seed))).split())
-        for exercise in lesson.exercises.values():
-            if exercise.kind != "numeric" or not _has_fraction(data[exercise.answer]):
-                continue
-            shown = [form for form in _copyable(data[exercise.answer]) if _stands_in(form, text)]
-            assert shown == [], (lesson.id, seed, exercise.id, shown)
+        no_answer_in(
+            lesson, seed, " ".join(text_of("".join(section.html for section in lesson.render(seed))).split())
+        )
     page = "".join(section.html for section in lesson.render())
     for exercise in lesson.exercises.values():
         body = [line.strip() for line in (exercise.solution or "").splitlines() if "return" in line]
         assert [line for line in body if line in page] == [], (lesson.id, exercise.id)
+
+
+def no_answer_in(lesson: Lesson, seed: int | None, text: str) -> None:
+    """No numeric answer of variant ``seed`` that is not a whole number stands in ``text`` (a page's text,
+    rendered by the engine or read off the live page in a browser) in a form a learner could copy whole."""
+    data = lesson.variant(seed)
+    for exercise in lesson.exercises.values():
+        if exercise.kind != "numeric" or not _has_fraction(data[exercise.answer]):
+            continue
+        shown = [form for form in _copyable(data[exercise.answer]) if _stands_in(form, text)]
+        assert shown == [], (lesson.id, seed, exercise.id, shown)
 
 
 def code_exercises(lesson: Lesson, catalog: Any) -> list[CodeExercise]:
@@ -187,3 +198,65 @@ def _has_fraction(value: object) -> bool:
     except (TypeError, ValueError):
         return False  # not a number: a shape, a word
     return bool(np.any(numbers != np.round(numbers)))
+
+
+# ------------------------------------------------------------------------------- adding a lesson
+# The sample lesson's variants, adapted to the chapter: drawn through the chapter module, until the area
+# differs from both named mistakes (the perimeter, and half of it).
+NEW_LESSON_PY = '''"""Variants of a lesson made from the sample lesson T1.1: a rectangle's sides, its area and perimeter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chapter import variant_numbers
+
+SEED_PAGE = {"w": 3, "h": 4}
+
+
+def variant(seed: int | None) -> dict[str, Any]:
+    """The printed page's rectangle (3 by 4) for None; otherwise sides drawn from the seed."""
+    sides = variant_numbers(seed, SEED_PAGE, _draw, _distinguishable)
+    w, h = sides["w"], sides["h"]
+    return {"w": w, "h": h, "area": w * h, "perimeter": 2 * (w + h)}
+
+
+def wrong_answers(data: dict[str, Any]) -> dict[str, int]:
+    """A known slip: half the perimeter."""
+    return {"half_perimeter": data["w"] + data["h"]}
+
+
+def _draw(rng: Any) -> dict[str, int]:
+    return {"w": rng.randint(2, 9), "h": rng.randint(2, 19)}
+
+
+def _distinguishable(sides: dict[str, int]) -> bool:
+    area, half = sides["w"] * sides["h"], sides["w"] + sides["h"]
+    return len({area, 2 * half, half}) == 3
+'''
+
+
+def add_lesson(content: Path, corpora: Path) -> str:
+    """Add a lesson made from the sample lesson T1.1 to a copy of the built-in chapter, touching only what
+    docs/lessons.md says a new lesson touches: its folder, its entry in chapter.toml, and its corpus."""
+    (chapter,) = [folder for folder in content.iterdir() if (folder / "chapter.toml").is_file()]
+    settings = tomllib.loads((chapter / "chapter.toml").read_text())
+    new_id = f"{settings['id']}.{len(settings['lessons']) + 1}"
+    folder = chapter / f"{new_id}-rectangles"
+    shutil.copytree(SAMPLE / "T1" / "T1.1-rectangles", folder)
+    (folder / "lesson.py").write_text(NEW_LESSON_PY)
+    for name in ("lesson.md", "grading.py"):
+        (folder / name).write_text((folder / name).read_text().replace("T1.1", new_id))
+    with (chapter / "chapter.toml").open("a") as toml:
+        toml.write(f'\n[[lessons]]\nid = "{new_id}"\ntitle = "Area and perimeter"\n')
+    shutil.copytree(SAMPLE_CORPORA / "T1.1", corpora / new_id)
+    return new_id
+
+
+def chapter_with_a_new_lesson(root: Path) -> tuple[Path, Path, str]:
+    """A copy of the built-in content and corpora under ``root``, with one lesson more: (content folder,
+    corpora folder, the new lesson's id)."""
+    content, corpora = root / "content", root / "lesson_corpora"
+    shutil.copytree(BUILTIN_CONTENT, content)
+    shutil.copytree(CORPORA, corpora)
+    return content, corpora, add_lesson(content, corpora)

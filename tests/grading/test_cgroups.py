@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from builtin_lessons import L41_SUITE, L41_TESTS
 from qkv.grading import Grader, Limits, sandbox_available
 from qkv.grading.cgroups import (
     CgroupHost,
@@ -33,6 +32,7 @@ from qkv.grading.cgroups import (
     remove_stale,
 )
 from qkv.grading.sandbox import SandboxProcess
+from tests.builtin_lessons import L41_SUITE, L41_TESTS
 
 HOSTILE = Path(__file__).parent / "hostile"
 needs_bubblewrap = pytest.mark.skipif(

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 import qkv.grading.grader as grader_module
-from builtin_lessons import L41_TESTS
 from qkv.cli.check import check
+from tests.builtin_lessons import L41_TESTS
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent
@@ -30,7 +30,7 @@ def test_a_correct_file_exits_0_with_ticks() -> None:
     assert code == 0, output
     assert output.count("✓") == L41_TESTS and "✗" not in output
     assert f"{L41_TESTS} of {L41_TESTS} tests passed" in output
-    assert "--seed 9" in output
+    assert "--seed 9" in " ".join(output.split())  # the console wraps long paths where it likes
 
 
 def test_a_wrong_file_exits_1_with_expected_got_and_hint() -> None:

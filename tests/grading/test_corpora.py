@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from builtin_lessons import L41_GRADING, L41_SUITE, L41_TESTS
 from qkv.grading import hints as grading_hints
+from tests.builtin_lessons import L41_GRADING, L41_SUITE, L41_TESTS
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import qkv.grading.grader as grader_module
-from builtin_lessons import L41_SUITE, L41_TESTS
 from qkv import param_count
 from qkv.grading import RESULTS_VERSION, Grader, GradeResult, SandboxUnavailable, sandbox_available
 from qkv.grading.grader import RLIMITS_ONLY
+from tests.builtin_lessons import L41_SUITE, L41_TESTS
 
 pytestmark = pytest.mark.timeout(120)
 CORRECT = (Path(__file__).parent / "correct" / "reference_style.py").read_text()

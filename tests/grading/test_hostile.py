@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy
 import pytest
 
-from builtin_lessons import L41_SUITE, L41_TESTS
 from qkv.grading import Grader, GradeResult, Limits, sandbox_available
 from qkv.grading.cgroups import cgroups_available
+from tests.builtin_lessons import L41_SUITE, L41_TESTS
 
 HOSTILE = Path(__file__).parent / "hostile"
 WALL_S = 2.0  # shorter than the real 10 s so that the looping ones keep the suite fast

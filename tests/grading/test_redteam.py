@@ -24,12 +24,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import qkv.grading.grader as grader_module
-from builtin_lessons import L41_SUITE, L41_TESTS
 from qkv.grading import Grader, GradeResult, Limits, sandbox_available
 from qkv.grading.cgroups import CgroupHost, CgroupKind, cgroups_available, choose
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
 from qkv.grading.verdict import shown
+from tests.builtin_lessons import L41_SUITE, L41_TESTS
 
 HOSTILE = Path(__file__).parent / "hostile"
 CASES = L41_SUITE.cases(5)

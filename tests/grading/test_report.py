@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from builtin_lessons import L41_SUITE, L41_TESTS
 from qkv.grading import Limits
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
 from qkv.grading.values import MalformedReport, Opaque, decode_value
+from tests.builtin_lessons import L41_SUITE, L41_TESTS
 
 CASES = L41_SUITE.cases(1)
 IMPORTED = {"event": "imported"}

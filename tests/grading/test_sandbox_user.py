@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from builtin_lessons import L41_SUITE
 from qkv.grading import Grader
 from qkv.grading.runtime import others_can_read, reachable_copy
 from qkv.grading.sandbox import SANDBOX_UIDS
+from tests.builtin_lessons import L41_SUITE
 
 SLEEPY = "import time\ntime.sleep(1.5)\n"
 

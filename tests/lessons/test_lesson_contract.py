@@ -6,20 +6,16 @@ Everything is parametrised from the catalog: no lesson id, count or exercise is 
 
 from __future__ import annotations
 
-import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
 
-import lesson_contract as contract
-from qkv.lessons import BUILTIN_CONTENT, CodeExercise, Lesson, load_catalog, validate
+from qkv.lessons import CodeExercise, Lesson, load_catalog, validate
+from tests import lesson_contract as contract
 
 CATALOG = load_catalog()
 LESSONS = CATALOG.lessons
 CODE = CATALOG.code_exercises()
-SAMPLE = Path(__file__).parents[1] / "sample_lessons"
-SAMPLE_CORPORA = SAMPLE / "corpora"
 
 
 def _lesson_id(lesson: Lesson) -> str:
@@ -47,6 +43,21 @@ def test_every_section_renders_in_several_variants(lesson: Lesson) -> None:
 @pytest.mark.parametrize("lesson", LESSONS, ids=_lesson_id)
 def test_no_answer_is_on_the_page_before_it_is_earned(lesson: Lesson) -> None:
     contract.check_no_answer_before_it_is_earned(lesson)
+
+
+def test_the_no_answer_check_sees_an_answer_written_out() -> None:
+    """The check the contract and the browser smoke walk share fails on a page that writes an answer."""
+    checked = 0
+    for lesson in LESSONS:
+        data = lesson.variant(1)
+        for exercise in lesson.exercises.values():
+            if exercise.kind == "numeric" and contract._has_fraction(data[exercise.answer]):
+                contract.no_answer_in(lesson, 1, "Nothing to see here.")
+                for form in contract._copyable(data[exercise.answer])[:3]:
+                    with pytest.raises(AssertionError):
+                        contract.no_answer_in(lesson, 1, f"The answer is {form}.")
+                checked += 1
+    assert checked >= len(LESSONS)
 
 
 def test_every_chapter_lists_its_written_lessons_in_order() -> None:
@@ -100,66 +111,10 @@ def test_wrong_programs_fail_with_their_hint(grader, entry: CodeExercise, path: 
 
 
 # ------------------------------------------------------------------------------- adding a lesson
-# The sample lesson's variants, adapted to the chapter: drawn through the chapter module, until the area
-# differs from both named mistakes (the perimeter, and half of it).
-NEW_LESSON_PY = '''"""Variants of a lesson made from the sample lesson T1.1: a rectangle's sides, its area and perimeter."""
-
-from __future__ import annotations
-
-from typing import Any
-
-from chapter import variant_numbers
-
-SEED_PAGE = {"w": 3, "h": 4}
-
-
-def variant(seed: int | None) -> dict[str, Any]:
-    """The printed page's rectangle (3 by 4) for None; otherwise sides drawn from the seed."""
-    sides = variant_numbers(seed, SEED_PAGE, _draw, _distinguishable)
-    w, h = sides["w"], sides["h"]
-    return {"w": w, "h": h, "area": w * h, "perimeter": 2 * (w + h)}
-
-
-def wrong_answers(data: dict[str, Any]) -> dict[str, int]:
-    """A known slip: half the perimeter."""
-    return {"half_perimeter": data["w"] + data["h"]}
-
-
-def _draw(rng: Any) -> dict[str, int]:
-    return {"w": rng.randint(2, 9), "h": rng.randint(2, 19)}
-
-
-def _distinguishable(sides: dict[str, int]) -> bool:
-    area, half = sides["w"] * sides["h"], sides["w"] + sides["h"]
-    return len({area, 2 * half, half}) == 3
-'''
-
-
-def add_lesson(content: Path, corpora: Path) -> str:
-    """Add a lesson made from the sample lesson T1.1 to a copy of the built-in chapter, touching only what
-    docs/lessons.md says a new lesson touches: its folder, its entry in chapter.toml, and its corpus."""
-    (chapter,) = [folder for folder in content.iterdir() if (folder / "chapter.toml").is_file()]
-    settings = tomllib.loads((chapter / "chapter.toml").read_text())
-    new_id = f"{settings['id']}.{len(settings['lessons']) + 1}"
-    folder = chapter / f"{new_id}-rectangles"
-    shutil.copytree(SAMPLE / "T1" / "T1.1-rectangles", folder)
-    (folder / "lesson.py").write_text(NEW_LESSON_PY)
-    for name in ("lesson.md", "grading.py"):
-        (folder / name).write_text((folder / name).read_text().replace("T1.1", new_id))
-    with (chapter / "chapter.toml").open("a") as toml:
-        toml.write(f'\n[[lessons]]\nid = "{new_id}"\ntitle = "Area and perimeter"\n')
-    shutil.copytree(SAMPLE_CORPORA / "T1.1", corpora / new_id)
-    return new_id
-
-
 @pytest.fixture(scope="module")
 def with_a_new_lesson(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """A copy of the built-in content and corpora, with one lesson more."""
-    root = tmp_path_factory.mktemp("chapter")
-    content, corpora = root / "content", root / "lesson_corpora"
-    shutil.copytree(BUILTIN_CONTENT, content)
-    shutil.copytree(contract.CORPORA, corpora)
-    return content, corpora, add_lesson(content, corpora)
+    return contract.chapter_with_a_new_lesson(tmp_path_factory.mktemp("chapter"))
 
 
 def test_a_new_lesson_joins_the_catalog(with_a_new_lesson: tuple[Path, Path, str]) -> None:

@@ -11,7 +11,6 @@ import threading
 import numpy as np
 import pytest
 
-from lesson_pages import assert_tags_balanced, text_of
 from qkv import attention, attention_scores, project_qkv, softmax
 from qkv.grading import Mistake, Outcome
 from qkv.grading.hints import first_hint
@@ -20,6 +19,7 @@ from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import directive_of, new_parser
 from qkv.lessons.render import FRESH_INPUTS_NOTE
+from tests.lesson_pages import assert_tags_balanced, text_of
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.1")

@@ -10,11 +10,11 @@ import re
 import numpy as np
 import pytest
 
-from lesson_pages import rounded, text_of, typed, written_forms
 from qkv import attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
+from tests.lesson_pages import rounded, text_of, typed, written_forms
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.2")

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lesson_pages import rounded, text_of, typed, written_forms
 from qkv import attention, attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.markup import fill
 from qkv.lessons.pyfiles import import_lesson_file
+from tests.lesson_pages import rounded, text_of, typed, written_forms
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.3")

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lesson_pages import assert_tags_balanced, text_of
 from qkv import attention, attention_scores, causal_mask, softmax
 from qkv.lessons import LessonPart, RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
+from tests.lesson_pages import assert_tags_balanced, text_of
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.4")

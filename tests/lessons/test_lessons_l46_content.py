@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lesson_pages import text_of
 from qkv.lessons import load_catalog
 from qkv.lessons.pyfiles import import_lesson_file
+from tests.lesson_pages import text_of
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.6")

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from lesson_pages import assert_tags_balanced
 from qkv.lessons import Lesson, load_catalog
 from qkv.lessons.markup import display_math_html, latex_to_mathml
+from tests.lesson_pages import assert_tags_balanced
 
 
 def formulas(html_text: str) -> list[str]:

@@ -11,7 +11,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from reliability_support import POSTGRES_URL, REPO, Server
+
+from tests.reliability.reliability_support import POSTGRES_URL, REPO, Server
 
 
 @pytest.fixture

@@ -12,7 +12,14 @@ from typing import Any
 
 import httpx
 import pytest
-from reliability_support import alive, descendants, require_bubblewrap, sandbox_count, wait_until
+
+from tests.reliability.reliability_support import (
+    alive,
+    descendants,
+    require_bubblewrap,
+    sandbox_count,
+    wait_until,
+)
 
 LESSON_API = "/api/lessons/L4.1"
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)"')

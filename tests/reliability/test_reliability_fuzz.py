@@ -25,11 +25,11 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
-from reliability_support import Server, require_bubblewrap
 from schemathesis.generation.modes import GenerationMode
 
 from qkv.web.app import create_app
 from qkv.web.settings import Settings
+from tests.reliability.reliability_support import Server, require_bubblewrap
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.timeout(300)]
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from reliability_support import Server
+
+from tests.reliability.reliability_support import Server
 
 LESSON_API = "/api/lessons/L4.1"
 

@@ -15,9 +15,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from reliability_support import require_bubblewrap
 
 from qkv.lessons import load_catalog
+from tests.reliability.reliability_support import require_bubblewrap
 
 LEARNERS = 6
 

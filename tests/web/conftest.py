@@ -1,10 +1,38 @@
-"""Fixtures of the web tests: the app on a temporary SQLite database and a learner's browser session."""
+"""Fixtures of the web tests.
+
+The back end's (``backend_fixtures``): the app on a temporary SQLite database (``app``, ``make_app``) and a
+learner's session through a TestClient (``browser``). The browser tests' (``browser_support``): one headless
+Chromium (``chromium``) and one real server on uvicorn (``live_server``) per test module, and the list a
+page's console errors go to (``page_errors``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-# Before the first import, so that the helpers' asserts are rewritten like a test's.
-pytest.register_assert_rewrite("backend_fixtures")
+from tests.web.backend_fixtures import app, browser, make_app
+from tests.web.browser_support import LiveServer, launch_chromium, live_app
 
-from backend_fixtures import app, browser, make_app  # noqa: E402
+__all__ = ["app", "browser", "chromium", "live_server", "make_app", "page_errors"]
 
-__all__ = ["app", "browser", "make_app"]
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """One headless Chromium for the whole module (launched by Playwright with an empty profile)."""
+    with launch_chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The real app with the built-in lessons on uvicorn, on a free loopback port, with its own SQLite file."""
+    with live_app(tmp_path_factory.mktemp("browser-server")) as server:
+        yield server
+
+
+@pytest.fixture
+def page_errors() -> list[str]:
+    return []

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from test_browser import _progress, _replace_editor_text, _shot
+from tests.web.browser_support import DESKTOP, PHONE, new_page, page_progress, replace_editor_text, screenshot
 
 CORPORA = Path(__file__).parents[1] / "lesson_corpora"
 
@@ -124,7 +124,7 @@ def check_code(
     box = page.locator(f'.code-exercise[data-exercise-id="{exercise.id}"]')
     editor = box.locator(".cm-content")
     results = box.locator(".grade-results")
-    _replace_editor_text(page, editor, wrong_file.read_text())
+    replace_editor_text(page, editor, wrong_file.read_text())
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
         re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
@@ -135,7 +135,7 @@ def check_code(
         expect(results.locator(".test-repro").first).to_contain_text(call)
     if shot:
         results.screenshot(path=str(shot))
-    _replace_editor_text(page, editor, correct.read_text())
+    replace_editor_text(page, editor, correct.read_text())
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
         re.compile(r"✓ All \d+ tests passed"), timeout=60_000
@@ -148,7 +148,7 @@ def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str
 
     page.goto(f"{base_url}/lessons/{lesson.id}")
     expect(page.locator("h1")).to_have_text(lesson.title)
-    seed = _progress(page)["variant_seed"]
+    seed = page_progress(page)["variant_seed"]
     typed: dict[str, str] = {}
     for exercise in lesson.exercises.values():
         if exercise.kind == "choice":
@@ -160,7 +160,7 @@ def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str
     for part in lesson.parts:
         expect(page.locator(f'.progress-part[data-part="{part.id}"]')).to_have_class(re.compile("is-done"))
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
-    _shot(page, shot_name)
+    screenshot(page, shot_name)
     # Reload: the answers and their feedback come back.
     page.reload()
     for exercise_id, answer in typed.items():
@@ -187,7 +187,7 @@ def assert_predict_first_and_no_answer_shown(page: Any, lesson: Any, keys: tuple
         "[...document.querySelectorAll('section.lesson-section')].map(s => s.id).slice(0, 3)"
     )
     assert order == ["predict", "idea", "part1"], order
-    variant = lesson.variant(_progress(page)["variant_seed"])
+    variant = lesson.variant(page_progress(page)["variant_seed"])
     text = " ".join(page.locator("main").inner_text().split())
     for key in keys:
         for decimals in (2, 3, 6):
@@ -197,3 +197,66 @@ def assert_predict_first_and_no_answer_shown(page: Any, lesson: Any, keys: tuple
         for value in variant[key]:
             if round(value, 2) != value:  # a component specific enough to mean something
                 assert f"{value:.6f}" not in text and f"{value:.3f}" not in text, (key, value)
+
+
+def _wrong_typed_answer(lesson: Any, exercise: Any, seed: int | None) -> tuple[str, str]:
+    """An answer the engine rejects for a typed exercise, and the feedback class it must get: a named
+    mistake when the exercise names one (its sentence must show), else a value off by one."""
+    import numpy as np
+
+    names = lesson.hooks.namespace(lesson.variant(seed))
+    if exercise.mistakes:
+        text = answer_text(names[next(iter(exercise.mistakes))])
+    elif exercise.kind == "letter":
+        text = next(letter for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if letter != exercise.answer)
+    else:
+        text = answer_text((np.asarray(names[exercise.answer], dtype=float) + 1).tolist())
+    result = lesson.check(exercise.id, text, variant_seed=seed)
+    assert not result.correct, (lesson.id, exercise.id, text)
+    return text, result.message
+
+
+def assert_no_answer_on_screen(page: Any, lesson: Any, seed: int | None) -> None:
+    """No numeric answer with a fraction is on the live page (widgets drawn) in a form a learner could copy."""
+    from tests.lesson_contract import no_answer_in
+
+    no_answer_in(lesson, seed, " ".join(page.locator("main").inner_text().split()))
+
+
+def smoke_walk(chromium: Any, base_url: str, lesson: Any, shot_name: str) -> None:
+    """The smoke walk of one lesson page, for any lesson: at phone width and on a desktop, no console error,
+    every widget mounts, nothing sticks out sideways on the phone, no answer shows before it is earned; on
+    the desktop a wrong typed answer gets its feedback and Run on each code exercise's starter code shows
+    its results."""
+    from playwright.sync_api import expect
+
+    for label, viewport in (("phone", PHONE), ("desktop", DESKTOP)):
+        errors: list[str] = []
+        page = new_page(chromium, errors, viewport=viewport)
+        page.goto(f"{base_url}/lessons/{lesson.id}")
+        page.wait_for_selector("html.js-ready")
+        expect(page.locator("h1")).to_have_text(lesson.title)
+        widgets = page.locator("[data-widget]")
+        expect(page.locator("[data-widget]:not([data-mounted])")).to_have_count(0)
+        seed = page_progress(page)["variant_seed"]
+        assert_no_answer_on_screen(page, lesson, seed)
+        if label == "phone":
+            assert_fits_a_phone(page, PHONE["width"])
+        else:
+            typed = [ex for ex in lesson.exercises.values() if ex.kind in ("numeric", "letter")]
+            if typed:
+                text, message = _wrong_typed_answer(lesson, typed[0], seed)
+                feedback = type_answer(page, typed[0].id, text, "is-wrong")
+                expect(feedback).to_contain_text(message[:60])
+            for exercise in (ex for ex in lesson.exercises.values() if ex.kind == "code"):
+                box = page.locator(f'.code-exercise[data-exercise-id="{exercise.id}"]')
+                expect(box.locator(".cm-content")).to_be_visible()
+                box.locator("button.run-code").click()
+                expect(box.locator(".grade-results .grade-summary")).to_have_text(
+                    re.compile(r"^✗ \d+ of \d+ tests passed"), timeout=60_000
+                )
+            assert_no_answer_on_screen(page, lesson, seed)  # a wrong answer and a run give nothing away
+        screenshot(page, f"{shot_name}-{label}")
+        assert widgets.count() == page.locator("[data-widget][data-mounted]").count()
+        assert errors == [], (lesson.id, label, errors)
+        page.context.close()

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_fixtures import API, CORRECT_SOLUTION, WRONG_SOLUTION, Browser, learner_id_of
 from fastapi import FastAPI
 
 from qkv.web.grading_queue import (
@@ -20,6 +19,7 @@ from qkv.web.grading_queue import (
     GradingQueue,
     QueueFull,
 )
+from tests.web.backend_fixtures import API, CORRECT_SOLUTION, WRONG_SOLUTION, Browser, learner_id_of
 
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"

@@ -7,11 +7,11 @@ import shutil
 from typing import Any
 
 import pytest
-from backend_fixtures import API, CORRECT_SOLUTION, LESSON, LESSON_URL, WRONG_SOLUTION, Browser
 from fastapi import FastAPI
 
 from qkv.grading.verdict import shown
 from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS, load_catalog
+from tests.web.backend_fixtures import API, CORRECT_SOLUTION, LESSON, LESSON_URL, WRONG_SOLUTION, Browser
 
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from backend_fixtures import API, LESSON_URL, SECRET, Browser, learner_id_of
 from fastapi import FastAPI
 
 from qkv.lessons import BUILTIN_CONTENT, load_catalog
 from qkv.web.app import create_app
 from qkv.web.settings import Settings
+from tests.web.backend_fixtures import API, LESSON_URL, SECRET, Browser, learner_id_of
 
 
 def test_the_lesson_page_sets_a_learner_cookie_and_embeds_a_csrf_token(app: FastAPI) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from backend_fixtures import Browser
 from fastapi import FastAPI
+
+from tests.web.backend_fixtures import Browser
 
 SEED = {"x": [1, 2], "Wq": [[1, 0], [1, 1]], "Wk": [[0, 1], [1, 0]], "Wv": [[2, 0], [0, 2]]}
 WORKED = {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from backend_fixtures import API, CORRECT_SOLUTION, WRONG_SOLUTION, Browser
 from fastapi import FastAPI
 from sqlalchemy import text
 
 from qkv.web.clients import storage_key
+from tests.web.backend_fixtures import API, CORRECT_SOLUTION, WRONG_SOLUTION, Browser
 
 MIB = 1024 * 1024
 CODE = "functions"

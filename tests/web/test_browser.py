@@ -1,43 +1,32 @@
 """The L4.1 page in a real browser: Debian's Chromium driven by Playwright against the real web app.
 
 One uvicorn server (``qkv.web.app.create_app``, a temporary SQLite database, the real grader) and one
-Chromium serve the whole module; each test opens its own browser context, so each is a new learner
-with its own cookie. Screenshots go to ``test-artifacts/`` at the repository root (ignored by git).
+Chromium serve the whole module (the ``live_server`` and ``chromium`` fixtures of tests/web/conftest.py);
+each test opens its own browser context, so each is a new learner with its own cookie. Screenshots go to
+``test-artifacts/`` at the repository root (ignored by git).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_fixtures import CORRECT_SOLUTION
 
-CHROMIUM = Path("/usr/bin/chromium")
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.web.backend_fixtures import CORRECT_SOLUTION
+from tests.web.browser_support import (
+    BROWSER,
+    DEEP_ACTIVE,
+    LiveServer,
+    compact_vector,
+    new_page,
+    page_progress,
+    replace_editor_text,
+    screenshot,
+)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
-]
+pytestmark = BROWSER
 
 # The wrong solution makes the classic mistake of using the weights' rows as columns.
 WRONG_SOLUTION = CORRECT_SOLUTION.replace(
@@ -45,107 +34,10 @@ WRONG_SOLUTION = CORRECT_SOLUTION.replace(
 )
 
 
-# The focused element, looking inside shadow roots (the code editor lives in one).
-DEEP_ACTIVE = """() => {
-    let active = document.activeElement;
-    while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
-    return active;
-}"""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class LiveServer:
-    url: str
-    lesson_url: str
-
-
-@pytest.fixture(scope="module")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """The real app on uvicorn, on a free loopback port, with its own SQLite file."""
-    import uvicorn
-
-    from qkv.web.app import create_app
-    from qkv.web.settings import Settings
-
-    folder = tmp_path_factory.mktemp("browser-server")
-    settings = Settings(
-        database_url=f"sqlite:///{folder / 'qkv.db'}",
-        secret_key="browser-test-secret",
-        # Without bubblewrap the grader falls back to resource limits; the sandbox is tested elsewhere.
-        allow_unsandboxed=shutil.which("bwrap") is None,
-        grading_concurrency=1,
-        warm_spares=0,
-    )
-    port = _free_port()
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="browser-test-uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise AssertionError("The qkv web app did not start on uvicorn within 30 s.")
-        time.sleep(0.05)
-    url = f"http://127.0.0.1:{port}"
-    yield LiveServer(url=url, lesson_url=f"{url}/lessons/L4.1")
-    server.should_exit = True
-    thread.join(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for the whole module (launched by Playwright with an empty profile)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page_errors() -> list[str]:
-    return []
-
-
-def _new_page(browser: Any, errors: list[str], **context_options: Any) -> Any:
-    context = browser.new_context(**context_options)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    return page
-
-
-def _shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
 def _lesson() -> Any:
     from qkv.lessons import load_catalog
 
     return load_catalog().lesson("L4.1")
-
-
-def _progress(page: Any) -> dict[str, Any]:
-    return json.loads(page.locator("#progress-data").text_content())  # type: ignore[no-any-return]
-
-
-def _compact(value: float) -> str:
-    """The slider table's number format (format.js formatCompact)."""
-    text = f"{value:.4f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
 
 
 def _right_answer(lesson: Any, exercise_id: str, candidates: list[str], seed: int | None) -> str:
@@ -156,20 +48,16 @@ def _right_answer(lesson: Any, exercise_id: str, candidates: list[str], seed: in
     raise AssertionError(f"None of {candidates} is accepted for {exercise_id!r}.")
 
 
-def _vector(values: list[float]) -> str:
-    return "[" + ", ".join(_compact(float(v)) for v in values) + "]"
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_learner_does_the_whole_lesson_and_finds_it_restored(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
     import qkv
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     lesson = _lesson()
 
     # The index lists the lesson; the lesson opens from it.
@@ -177,7 +65,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     page.get_by_role("link", name=re.compile("Queries, keys and values")).click()
     page.wait_for_url(re.compile(r"/lessons/L4\.1"))
     expect(page.locator("h1")).to_have_text(lesson.title)
-    seed = _progress(page)["variant_seed"]
+    seed = page_progress(page)["variant_seed"]
     section_ids = page.locator("section.lesson-section").evaluate_all("nodes => nodes.map(n => n.id)")
     assert section_ids[:6] == ["predict-first", "idea", "part1", "one-query", "part2", "quiz"], section_ids
     assert section_ids[-1] == "reference"
@@ -198,19 +86,19 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     page.keyboard.press("ArrowRight")
     step = float(x0.get_attribute("step"))
     moved = [float(config["x"][0]) + step, float(config["x"][1])]
-    expect(widget.locator(".result-heading")).to_have_text(f"result for x = {_vector(moved)}")
+    expect(widget.locator(".result-heading")).to_have_text(f"result for x = {compact_vector(moved)}")
     expect(q_cell).to_have_text(re.compile(r"^\?"))
 
     # Part 1: a wrong q first (counted, with a message), then the right one; then k, v and the letter.
     variant = lesson.variant(seed)
     answers = {
-        "q": _vector(variant["q"]),
-        "k": _vector(variant["k"]),
-        "v": _vector(variant["v"]),
+        "q": compact_vector(variant["q"]),
+        "k": compact_vector(variant["k"]),
+        "v": compact_vector(variant["v"]),
         "averaged": "V",
     }
     q_box = page.locator("#answer-q")
-    q_box.fill(_vector(variant["k"]) if variant["k"] != variant["q"] else "[99, 99]")
+    q_box.fill(compact_vector(variant["k"]) if variant["k"] != variant["q"] else "[99, 99]")
     q_box.press("Enter")
     feedback_q = page.locator("#feedback-q")
     expect(feedback_q).to_have_class(re.compile("is-wrong"))
@@ -221,7 +109,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     expect(feedback_q).to_have_class(re.compile("is-correct"))
     # Once solved, q shows, and follows the slider: computed by the server's project_qkv.
     expected_q = qkv.project_qkv([moved], config["Wq"], config["Wk"], config["Wv"])[0][0]
-    expect(q_cell).to_have_text(_vector(expected_q))
+    expect(q_cell).to_have_text(compact_vector(expected_q))
     for exercise_id in ("k", "v", "averaged"):
         box = page.locator(f"#answer-{exercise_id}")
         box.fill(answers[exercise_id])
@@ -231,11 +119,11 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
 
     # One query to its output, on the variant's own numbers: a named mistake first (the raw scores),
     # then the right numbers.
-    page.locator("#answer-scores").fill(_vector(lesson.hooks.namespace(variant)["one_raw_scores"]))
+    page.locator("#answer-scores").fill(compact_vector(lesson.hooks.namespace(variant)["one_raw_scores"]))
     page.locator("#answer-scores").press("Enter")
     expect(page.locator("#feedback-scores")).to_contain_text("divided by √d_k")
     for exercise_id in ("scores", "weights", "output"):
-        answers[exercise_id] = _vector([round(v, 6) for v in variant[f"one_{exercise_id}"]])
+        answers[exercise_id] = compact_vector([round(v, 6) for v in variant[f"one_{exercise_id}"]])
         box = page.locator(f"#answer-{exercise_id}")
         box.fill(answers[exercise_id])
         box.press("Enter")
@@ -251,7 +139,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     results = code_box.locator(".grade-results")
 
     # A wrong solution fails and shows a hint; Ctrl+Enter runs it from inside the editor.
-    _replace_editor_text(page, editor, WRONG_SOLUTION)
+    replace_editor_text(page, editor, WRONG_SOLUTION)
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
         re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
@@ -259,7 +147,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     expect(results.locator(".test-hint").first).to_be_visible()
 
     # The correct solution passes every test; the Run button shows a busy state while it runs.
-    _replace_editor_text(page, editor, CORRECT_SOLUTION)
+    replace_editor_text(page, editor, CORRECT_SOLUTION)
     page.keyboard.press("Control+Enter")
     expect(code_box).to_have_attribute("aria-busy", "true")
     expect(results.locator(".grade-summary")).to_have_text(
@@ -297,7 +185,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
 
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
     expect(page.locator("#lesson-complete")).to_be_visible()  # shown as soon as the last one is done
-    _shot(page, "lesson-done-desktop")
+    screenshot(page, "lesson-done-desktop")
 
     # Reload: every answer, feedback, the editor's code, its results and the progress come back.
     page.reload()
@@ -313,17 +201,9 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     for part in ("part1", "one-query", "part2", "quiz"):
         expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
         expect(page.locator(f'.progress-part[data-part="{part}"] .part-status')).to_have_text("✓ done")
-    _shot(page, "lesson-restored-desktop")
+    screenshot(page, "lesson-restored-desktop")
     assert page_errors == []
     page.context.close()
-
-
-def _replace_editor_text(page: Any, editor: Any, text: str) -> None:
-    editor.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.press("Delete")
-    # insert_text types the program as one edit, so the editor's auto-indent does not re-indent it.
-    page.keyboard.insert_text(text)
 
 
 @pytest.mark.timeout(120)
@@ -349,18 +229,18 @@ def _panel_matches(page: Any, document: dict[str, Any]) -> None:
 
 
 def test_the_progress_panel_shows_the_servers_progress_document(
-    browser: Any, live_server: LiveServer, page_errors: list[str]
+    chromium: Any, live_server: LiveServer, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(live_server.lesson_url)
-    _panel_matches(page, _progress(page))
+    _panel_matches(page, page_progress(page))
     lesson = _lesson()
     first = next(ex for ex in lesson.exercises.values() if ex.kind == "numeric")
-    variant = lesson.variant(_progress(page)["variant_seed"])
+    variant = lesson.variant(page_progress(page)["variant_seed"])
     box = page.locator(f"#answer-{first.id}")
-    box.fill(_vector(variant[first.answer]))
+    box.fill(compact_vector(variant[first.answer]))
     box.press("Enter")
     expect(page.locator(f"#feedback-{first.id}")).to_have_class(re.compile("is-correct"))
     document = page.evaluate("fetch('/api/lessons/L4.1/progress').then(r => r.json())")
@@ -374,11 +254,11 @@ def test_the_progress_panel_shows_the_servers_progress_document(
 
 
 def test_keyboard_alone_reaches_and_operates_the_lesson(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(live_server.lesson_url)
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
 
@@ -444,19 +324,19 @@ def test_keyboard_alone_reaches_and_operates_the_lesson(
     expect(page.locator('[data-widget="attention-explorer"] [data-output-vector]')).to_have_text(
         "[2.000000, 0.000000]"
     )
-    _shot(page, "lesson-keyboard")
+    screenshot(page, "lesson-keyboard")
     assert page_errors == []
     page.context.close()
 
 
 @pytest.mark.timeout(120)
 def test_starter_code_results_open_at_each_functions_first_failure(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
     code_exercise = next(ex for ex in _lesson().exercises.values() if ex.kind == "code")
-    page = _new_page(browser, page_errors, viewport={"width": 390, "height": 844})
+    page = new_page(chromium, page_errors, viewport={"width": 390, "height": 844})
     page.goto(live_server.lesson_url)
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
     page.get_by_role("button", name="Run the tests").click()
@@ -491,7 +371,7 @@ def test_starter_code_results_open_at_each_functions_first_failure(
     )
     widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], widths
-    _shot(page, "code-results-390px")
+    screenshot(page, "code-results-390px")
     assert page_errors == []
     page.context.close()
 
@@ -499,11 +379,11 @@ def test_starter_code_results_open_at_each_functions_first_failure(
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_phone_width_layout_has_no_horizontal_scroll(
-    live_server: LiveServer, browser: Any, page_errors: list[str], scheme: str
+    live_server: LiveServer, chromium: Any, page_errors: list[str], scheme: str
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 390, "height": 844}, color_scheme=scheme)
+    page = new_page(chromium, page_errors, viewport={"width": 390, "height": 844}, color_scheme=scheme)
     for url, name in ((live_server.url + "/", "index"), (live_server.lesson_url, "lesson")):
         page.goto(url)
         if name == "lesson":
@@ -513,7 +393,7 @@ def test_phone_width_layout_has_no_horizontal_scroll(
         assert widths[0] <= widths[1] == 390, f"The {name} page is {widths[0]} px wide at a 390 px viewport."
         if name == "lesson":
             _assert_lesson_fits_a_phone(page)
-        _shot(page, f"{name}-390px-{scheme}")
+        screenshot(page, f"{name}-390px-{scheme}")
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert (background == "rgb(22, 24, 28)") == (scheme == "dark"), background
     # The editor follows the scheme too (its gutter uses the page's --surface-2 colour, not CodeMirror's grey).
@@ -525,16 +405,18 @@ def test_phone_width_layout_has_no_horizontal_scroll(
 
 @pytest.mark.timeout(60)
 def test_without_javascript_the_lesson_reads_and_says_what_needs_it(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, java_script_enabled=False, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, java_script_enabled=False, viewport={"width": 1100, "height": 900})
     page.goto(live_server.lesson_url)
     expect(page.locator(".noscript-note")).to_contain_text("checking answers")
     # The server's static widgets carry the numbers: the projection table and the worked example.
     idea = _lesson().variant(None)["idea"]
-    expect(page.locator('#idea [data-widget="projection-sliders"]')).to_contain_text(_vector(idea["q"]))
+    expect(page.locator('#idea [data-widget="projection-sliders"]')).to_contain_text(
+        compact_vector(idea["q"])
+    )
     # Part 1's results stay hidden: the page without JavaScript does not give them away either.
     expect(page.locator('#part1 [data-widget="projection-sliders"] tbody')).not_to_contain_text("[3, 2]")
     expect(page.locator('#part1 [data-widget="projection-sliders"] .hidden-result')).to_have_count(3)
@@ -569,11 +451,11 @@ def _assert_lesson_fits_a_phone(page: Any) -> None:
 
 @pytest.mark.timeout(120)
 def test_another_variant_and_problems_are_explained_in_sentences(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     # The optional display name, saved from the lesson list, shows in the header of the next page.
     page.goto(live_server.url + "/")
     page.get_by_label(re.compile("^Display name")).fill("Ada")
@@ -594,12 +476,12 @@ def test_another_variant_and_problems_are_explained_in_sentences(
     variant = lesson.variant(seed)
     # The new x reads as the lesson writes vectors: whole numbers, no trailing zeros.
     label = page.locator("#answer-q").evaluate("el => el.labels[0].textContent")
-    assert f"x = {_vector(variant['x'])}" in label, (before, label)
-    page.locator("#answer-q").fill(_vector(variant["q"]))
+    assert f"x = {compact_vector(variant['x'])}" in label, (before, label)
+    page.locator("#answer-q").fill(compact_vector(variant["q"]))
     page.locator("#answer-q").press("Enter")
     expect(page.locator("#feedback-q")).to_have_class(re.compile("is-correct"))
     expect(page.locator('#part1 [data-widget="projection-sliders"] [data-result="q"]')).to_have_text(
-        _vector(variant["q"])
+        compact_vector(variant["q"])
     )
 
     # A 503 shows the server's own sentence (a full queue, grading off, the database away).
@@ -661,26 +543,26 @@ def test_another_variant_and_problems_are_explained_in_sentences(
 
 @pytest.mark.timeout(120)
 def test_a_learner_in_line_sees_their_place_and_can_cancel(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
     # This server has one grader: the first learner's slow program holds it while the second one waits.
     # Both pages are ready before either presses Run, so the first is still running when the second does.
-    first = _new_page(browser, page_errors)
+    first = new_page(chromium, page_errors)
     first.goto(live_server.lesson_url)
     slow = "import time\ntime.sleep(3)\n" + CORRECT_SOLUTION
-    _replace_editor_text(first, first.locator(".code-exercise .cm-content"), slow)
-    second = _new_page(browser, page_errors, viewport={"width": 375, "height": 800}, color_scheme="dark")
+    replace_editor_text(first, first.locator(".code-exercise .cm-content"), slow)
+    second = new_page(chromium, page_errors, viewport={"width": 375, "height": 800}, color_scheme="dark")
     second.goto(live_server.lesson_url)
-    _replace_editor_text(second, second.locator(".code-exercise .cm-content"), CORRECT_SOLUTION)
+    replace_editor_text(second, second.locator(".code-exercise .cm-content"), CORRECT_SOLUTION)
     first.locator(".code-exercise button.run-code").click()
     expect(first.locator(".grade-running")).to_contain_text("Running the tests on your code")
     second.locator(".code-exercise button.run-code").press("Enter")
     waiting = second.locator(".grade-running")
     expect(waiting).to_contain_text("Waiting for a free grader (you are next)", timeout=10_000)
     expect(waiting).to_contain_text("Running again while you wait replaces this program.")
-    _shot(second, "code-waiting-in-line-mobile-dark")
+    screenshot(second, "code-waiting-in-line-mobile-dark")
     cancel = second.locator(".code-exercise button.cancel-run")
     cancel.focus()
     second.keyboard.press("Enter")

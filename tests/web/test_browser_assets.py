@@ -60,12 +60,14 @@ def _env() -> Any:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
 
 
+# The contexts below are made up (a chapter of three lessons, a lesson of seven exercises): the templates
+# show whatever they are given, so these tests name no count of the built-in chapter.
 def _progress(last_answer: str | None = None) -> dict[str, Any]:
     return {
         "lesson_id": "L4.1",
         "variant_seed": None,
         "done": 2,
-        "total": 6,
+        "total": 7,
         "parts": [
             {
                 "id": "part1",
@@ -140,7 +142,7 @@ def _lesson_context(progress: dict[str, Any]) -> dict[str, Any]:
     lesson = SimpleNamespace(
         id="L4.1",
         title="Queries, keys and values",
-        place="L4.1 · lesson 1 of 6",
+        place="L4.1 · lesson 1 of 3",
         goal="Learn Q, K, V.",
         exercises=exercises,
     )
@@ -200,7 +202,7 @@ def test_lesson_template_progress_panel_shows_what_the_progress_document_says() 
         (" is-done", "part2", "part2", "Part 2: in code", "✓ done"),
         ("", "quiz", "quiz", "Check your understanding", "0 of 1"),
     ]  # a part without exercises is not listed
-    assert re.search(r"2 of 6 exercises done", html)
+    assert re.search(r"2 of 7 exercises done", html)
     assert 'data-variant-sections="part1"' in html
     # The template counts nothing itself: whatever the document says is what the panel shows.
     progress["parts"][0].update(done=2, complete=True)
@@ -230,11 +232,11 @@ def test_index_and_error_templates_render_their_contexts() -> None:
                     {
                         "id": "L4.1",
                         "title": "Queries, keys and values",
-                        "place": "L4.1 · lesson 1 of 6",
+                        "place": "L4.1 · lesson 1 of 3",
                         "goal": "Learn Q, K, V.",
                         "url": "/lessons/L4.1",
-                        "done": 6,
-                        "total": 6,
+                        "done": 5,
+                        "total": 5,
                     },
                 ],
             }
@@ -243,7 +245,7 @@ def test_index_and_error_templates_render_their_contexts() -> None:
         csrf_token="t",
     )
     assert '<a href="/lessons/L4.1">' in index
-    assert "6 of 6 exercises done" in index and "✓ complete" in index
+    assert "5 of 5 exercises done" in index and "✓ complete" in index
     assert [attrs.get("src") for attrs, _ in _scan(index).scripts] == ["/static/index.js"]
     error = env.get_template("error.html").render(
         request=None, status_code=404, message="There is no lesson 'L9.9'."
@@ -295,11 +297,11 @@ def test_lesson_template_says_when_the_lesson_is_complete_and_where_to_go_next()
     template = _env().get_template("lesson.html")
     unfinished = template.render(**_lesson_context(_progress()))
     assert re.search(r'<p class="lesson-complete" id="lesson-complete" role="status" hidden>', unfinished)
-    finished = {**_progress(), "done": 6}
-    onward = {"title": "Scaled dot-product scores", "place": "L4.2 · lesson 2 of 6", "url": "/lessons/L4.2"}
+    finished = {**_progress(), "done": 7}
+    onward = {"title": "Scaled dot-product scores", "place": "L4.2 · lesson 2 of 3", "url": "/lessons/L4.2"}
     page = template.render(**{**_lesson_context(finished), "onward": onward})
     assert '<p class="lesson-complete" id="lesson-complete" role="status">' in page
-    assert 'Next: <a href="/lessons/L4.2">L4.2 · lesson 2 of 6, Scaled dot-product scores</a>.' in page
+    assert 'Next: <a href="/lessons/L4.2">L4.2 · lesson 2 of 3, Scaled dot-product scores</a>.' in page
     planned = template.render(**{**_lesson_context(finished), "onward": {**onward, "url": None}})
     assert "Next in the chapter: Scaled dot-product scores (not written yet)." in planned
     assert '<a href="/">Back to all lessons</a>' in planned

@@ -1,7 +1,7 @@
 """The code exercise as a learner meets it, in Chromium: a keyboard-safe editor, failures that can be
 repeated, drafts that survive leaving the page, and "Stuck?" help that opens step by step.
 
-Uses the live server and Chromium of ``test_browser.py`` (same fixtures, its own server for this module).
+Uses the web tests' live server and Chromium (tests/web/conftest.py; a server of its own for this module).
 """
 
 from __future__ import annotations
@@ -11,19 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_browser as shared
-from backend_fixtures import CORRECT_SOLUTION
-from test_browser import CHROMIUM, DEEP_ACTIVE, LiveServer, _new_page, _shot
 
-# The fixtures of test_browser.py, used here under the same names (module scope: a server of our own).
-live_server = shared.live_server
-browser = shared.browser
-page_errors = shared.page_errors
+from tests.web.backend_fixtures import CORRECT_SOLUTION
+from tests.web.browser_support import BROWSER, DEEP_ACTIVE, LiveServer, new_page, screenshot
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
-]
+pytestmark = BROWSER
 
 EDITOR = ".code-exercise .cm-content"
 WRONG = CORRECT_SOLUTION.replace("return (n_q, d_v)", "return (n_k, d_v)")
@@ -73,13 +65,15 @@ def _run(page: Any) -> Any:
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_tab_goes_through_the_whole_page_editor_included(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 700})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 700})
     page.goto(live_server.lesson_url)
     expect(page.locator(EDITOR)).to_be_visible()
+    # Every widget is live (their modules load after the page), so that its controls are in the list.
+    expect(page.locator("[data-widget]:not([data-mounted])")).to_have_count(0)
     focusable = page.evaluate(
         """() => {
             const seen = new Set();  // a group of radio buttons is one tab stop
@@ -148,7 +142,7 @@ def test_tab_goes_through_the_whole_page_editor_included(
         if not stop["inBar"] and stop["barTop"] <= 1:
             assert stop["top"] >= stop["barBottom"] - 1, ("under the bar going back", stop)
     assert [stop["text"] for stop in back] == focusable[::-1]
-    _shot(page, "editor-keyboard")
+    screenshot(page, "editor-keyboard")
     assert page_errors == []
     page.context.close()
 
@@ -165,11 +159,11 @@ def assert_reproducible(text: str) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_failures_show_a_call_that_reproduces_what_was_got(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 390, "height": 844}, color_scheme="dark")
+    page = new_page(chromium, page_errors, viewport={"width": 390, "height": 844}, color_scheme="dark")
     page.goto(live_server.lesson_url)
     expect(page.locator(EDITOR)).to_be_visible()
 
@@ -204,7 +198,7 @@ def test_failures_show_a_call_that_reproduces_what_was_got(
             .map((b) => [b.clientWidth, Math.min(...[...b.querySelectorAll('dd')].map((dd) => dd.clientWidth))])"""
     )
     assert widths and all(value >= 0.85 * block for block, value in widths), widths
-    _shot(page, "failure-block-390px-dark")
+    screenshot(page, "failure-block-390px-dark")
     _set_editor(page, WRONG)
     results = _run(page)
     # Every run draws new inputs; whatever they are, the call shown is the one that gave what was got.
@@ -231,11 +225,11 @@ def test_failures_show_a_call_that_reproduces_what_was_got(
 
 @pytest.mark.timeout(120)
 def test_a_draft_is_saved_as_the_learner_types_and_leaving_unsaved_warns(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(live_server.lesson_url)
     expect(page.locator(EDITOR)).to_be_visible()
     draft = "import numpy as np\n\ndef output_shape(n_q, n_k, d_v):\n    return 'draft in progress'\n"
@@ -275,13 +269,13 @@ def test_a_draft_is_saved_as_the_learner_types_and_leaving_unsaved_warns(
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
-    live_server: LiveServer, browser: Any, page_errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     from playwright.sync_api import expect
 
     from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS
 
-    page = _new_page(browser, page_errors, viewport={"width": 390, "height": 844})
+    page = new_page(chromium, page_errors, viewport={"width": 390, "height": 844})
     page.goto(live_server.lesson_url)
     expect(page.locator(EDITOR)).to_be_visible()
     help_box = page.locator(".code-exercise details.code-help")
@@ -311,6 +305,6 @@ def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
     solution.click()
     shown = help_box.locator("pre.reference-solution")
     expect(shown).to_contain_text("def param_count(")
-    _shot(page, "stuck-solution-390px")
+    screenshot(page, "stuck-solution-390px")
     assert page_errors == []
     page.context.close()

@@ -7,31 +7,18 @@ One uvicorn server serves the test chapter T1 on a SQLite file holding the seede
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from instructor_seed import BEN, LESSON_ID, catalog, seed_class
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+from tests.web.browser_support import BROWSER, new_page, screenshot, serve
+from tests.web.instructor_seed import BEN, LESSON_ID, catalog, seed_class
+
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"  # bundled; nothing is fetched
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--no-first-run",
-]
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
-]
+pytestmark = BROWSER
 
 
 class Server:
@@ -46,8 +33,6 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    import uvicorn
-
     from qkv.web.app import create_app
     from qkv.web.settings import Settings
 
@@ -57,46 +42,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     )
     app = create_app(settings, catalog=catalog())
     seed_class(app.state.qkv.store)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    uvi = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=uvi.run, name="instructor-browser-uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uvi.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise AssertionError("The qkv web app did not start on uvicorn within 30 s.")
-        time.sleep(0.05)
-    yield Server(f"http://127.0.0.1:{port}", app)
-    uvi.should_exit = True
-    thread.join(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
-
-
-def _page(browser: Any, errors: list[str], **options: Any) -> Any:
-    context = browser.new_context(**options)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    return page
+    with serve(app, name="instructor-browser-uvicorn") as url:
+        yield Server(url, app)
 
 
 def _shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"instructor-{name}.png"), full_page=True)
+    screenshot(page, f"instructor-{name}")
 
 
 def _tab_to(page: Any, predicate: str, limit: int = 60) -> None:
@@ -126,11 +77,11 @@ def _charts_match_their_tables(page: Any) -> int:
 
 
 @pytest.mark.timeout(240)
-def test_an_instructor_signs_in_and_reads_the_class_by_keyboard(server: Server, browser: Any) -> None:
+def test_an_instructor_signs_in_and_reads_the_class_by_keyboard(server: Server, chromium: Any) -> None:
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = _page(browser, errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
     page.goto(server.sign_in_link("Grace"))
     _tab_to(page, "el => el.tagName === 'BUTTON'")
     page.keyboard.press("Enter")
@@ -170,9 +121,11 @@ def test_an_instructor_signs_in_and_reads_the_class_by_keyboard(server: Server, 
 
 
 @pytest.mark.timeout(240)
-def test_the_dashboard_at_phone_width_in_dark_mode(server: Server, browser: Any) -> None:
+def test_the_dashboard_at_phone_width_in_dark_mode(server: Server, chromium: Any) -> None:
     errors: list[str] = []
-    page = _page(browser, errors, viewport={"width": 375, "height": 800}, color_scheme="dark", is_mobile=True)
+    page = new_page(
+        chromium, errors, viewport={"width": 375, "height": 800}, color_scheme="dark", is_mobile=True
+    )
     page.goto(server.sign_in_link("Ada"))
     page.get_by_role("button", name="Sign in as instructor").click()
     page.wait_for_url(re.compile(r"/instructor$"))
@@ -209,12 +162,12 @@ def test_the_dashboard_at_phone_width_in_dark_mode(server: Server, browser: Any)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1100, 375], ids=["desktop", "phone"])
 def test_axe_finds_no_violations_on_the_instructor_pages(
-    server: Server, browser: Any, width: int, scheme: str
+    server: Server, chromium: Any, width: int, scheme: str
 ) -> None:
     errors: list[str] = []
     # bypass_csp lets Playwright inject the bundled axe-core; the pages' own markup is unchanged.
-    page = _page(
-        browser, errors, viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True
+    page = new_page(
+        chromium, errors, viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True
     )
     page.goto(server.sign_in_link(f"Axe {width} {scheme}"))
     page.get_by_role("button", name="Sign in as instructor").click()

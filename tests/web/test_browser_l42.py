@@ -1,6 +1,6 @@
 """Lesson L4.2 in a real browser, walked as a learner: wrong answers first, then right; keyboard; phone; dark.
 
-The server, Chromium and the helpers are test_browser.py's; screenshots go to ``test-artifacts/l42-*.png``.
+The server and Chromium are the web tests' fixtures (tests/web/conftest.py), the helpers browser_support's; screenshots go to ``test-artifacts/l42-*.png``.
 """
 
 from __future__ import annotations
@@ -12,29 +12,19 @@ from typing import Any
 
 import numpy as np
 import pytest
-from lesson_walk import (
+
+from qkv import attention_scores
+from qkv.lessons import load_catalog
+from tests.web.browser_support import ARTIFACTS, BROWSER, LiveServer, new_page, page_progress, screenshot
+from tests.web.lesson_walk import (
     assert_predict_first_and_no_answer_shown,
     check_code,
     pick_choice,
     type_answer,
     typed_vector,
 )
-from test_browser import (  # noqa: F401  (fixtures, used by name)
-    ARTIFACTS,
-    LiveServer,
-    _new_page,
-    _progress,
-    _replace_editor_text,
-    _shot,
-    browser,
-    live_server,
-    page_errors,
-)
 
-from qkv import attention_scores
-from qkv.lessons import load_catalog
-
-pytestmark = [pytest.mark.browser]
+pytestmark = BROWSER
 LESSON = load_catalog().lesson("L4.2")
 
 
@@ -50,16 +40,16 @@ def _spread_text(value: float) -> str:
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811  (the imported fixtures)
+def test_a_learner_walks_lesson_l42(live_server: LiveServer, chromium: Any, page_errors: list[str]) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(live_server.url + "/")
     page.get_by_role("link", name=re.compile("Scaled dot-product scores")).click()
     page.wait_for_url(re.compile(r"/lessons/L4\.2"))
     expect(page.locator("h1")).to_have_text(LESSON.title)
-    expect(page.locator("body")).to_contain_text("L4.2 · lesson 2 of 6")
-    seed = _progress(page)["variant_seed"]
+    expect(page.locator("body")).to_contain_text(LESSON.place)
+    seed = page_progress(page)["variant_seed"]
     variant = LESSON.variant(seed)
 
     # Predict first: a wrong guess is explained, then the right one.
@@ -121,7 +111,7 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_
     pick_choice(page, "order", "B", "is-wrong")
     pick_choice(page, "order", "A", "is-correct")
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
-    _shot(page, "l42-done-desktop")
+    screenshot(page, "l42-done-desktop")
 
     # Reload: answers, feedback and progress come back.
     page.reload()
@@ -135,10 +125,10 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, browser: Any, page_
 
 
 @pytest.mark.timeout(120)
-def test_l42_by_keyboard(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811  (the imported fixtures)
+def test_l42_by_keyboard(live_server: LiveServer, chromium: Any, page_errors: list[str]) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(_url(live_server))
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
 
@@ -165,20 +155,22 @@ def test_l42_by_keyboard(live_server: LiveServer, browser: Any, page_errors: lis
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-raw")).to_have_class(re.compile("is-format"))
     page.keyboard.press("Control+A")
-    page.keyboard.type(typed_vector(LESSON.variant(_progress(page)["variant_seed"])["raw1"]))
+    page.keyboard.type(typed_vector(LESSON.variant(page_progress(page)["variant_seed"])["raw1"]))
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-raw")).to_have_class(re.compile("is-correct"))
-    _shot(page, "l42-keyboard")
+    screenshot(page, "l42-keyboard")
     assert page_errors == []
     page.context.close()
 
 
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_l42_fits_a_phone(live_server: LiveServer, browser: Any, page_errors: list[str], scheme: str) -> None:  # noqa: F811  (the imported fixtures)
+def test_l42_fits_a_phone(
+    live_server: LiveServer, chromium: Any, page_errors: list[str], scheme: str
+) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
+    page = new_page(chromium, page_errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
     page.goto(_url(live_server))
     widget = page.locator('[data-widget="score-spread"]')
     expect(widget.locator("svg").first).to_be_visible()
@@ -191,17 +183,17 @@ def test_l42_fits_a_phone(live_server: LiveServer, browser: Any, page_errors: li
     fill = widget.locator("circle.dot-raw").first.evaluate("el => getComputedStyle(el).fill")
     assert fill not in ("rgb(0, 0, 0)", "none"), fill
     widget.screenshot(path=str(ARTIFACTS / f"l42-widget-375-{scheme}.png"))
-    _shot(page, f"l42-375px-{scheme}")
+    screenshot(page, f"l42-375px-{scheme}")
     assert page_errors == []
     page.context.close()
 
 
 @pytest.mark.timeout(90)
-def test_l42_fresh_page_asks_first(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811  (the imported fixtures)
+def test_l42_fresh_page_asks_first(live_server: LiveServer, chromium: Any, page_errors: list[str]) -> None:
     """Predict first is above the idea, and no Part 1 answer is on the page before it is typed."""
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(_url(live_server))
     expect(page.locator("#predict")).to_be_visible()
     assert_predict_first_and_no_answer_shown(page, LESSON, ("raw1", "scaled1", "scaled2"))

@@ -1,6 +1,6 @@
 """Lesson L4.3 in a real browser, walked as a learner: wrong answers first, then right; keyboard; phone; dark.
 
-The server, Chromium and the helpers are test_browser.py's; screenshots go to ``test-artifacts/l43-*.png``.
+The server and Chromium are the web tests' fixtures (tests/web/conftest.py), the helpers browser_support's; screenshots go to ``test-artifacts/l43-*.png``.
 """
 
 from __future__ import annotations
@@ -11,29 +11,19 @@ from typing import Any
 
 import numpy as np
 import pytest
-from lesson_walk import (
+
+from qkv import softmax
+from qkv.lessons import load_catalog
+from tests.web.browser_support import ARTIFACTS, BROWSER, LiveServer, new_page, page_progress, screenshot
+from tests.web.lesson_walk import (
     assert_predict_first_and_no_answer_shown,
     check_code,
     pick_choice,
     type_answer,
     typed_vector,
 )
-from test_browser import (  # noqa: F401  (fixtures, used by name)
-    ARTIFACTS,
-    LiveServer,
-    _new_page,
-    _progress,
-    _replace_editor_text,
-    _shot,
-    browser,
-    live_server,
-    page_errors,
-)
 
-from qkv import softmax
-from qkv.lessons import load_catalog
-
-pytestmark = [pytest.mark.browser]
+pytestmark = BROWSER
 LESSON = load_catalog().lesson("L4.3")
 
 
@@ -44,16 +34,16 @@ def _six(values: Any) -> str:
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_a_learner_walks_lesson_l43(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811
+def test_a_learner_walks_lesson_l43(live_server: LiveServer, chromium: Any, page_errors: list[str]) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(live_server.url + "/")
     page.get_by_role("link", name=re.compile("Softmax: from scores to weights")).click()
     page.wait_for_url(re.compile(r"/lessons/L4\.3"))
     expect(page.locator("h1")).to_have_text(LESSON.title)
-    expect(page.locator("body")).to_contain_text("L4.3 · lesson 3 of 6")
-    variant = LESSON.variant(_progress(page)["variant_seed"])
+    expect(page.locator("body")).to_contain_text(LESSON.place)
+    variant = LESSON.variant(page_progress(page)["variant_seed"])
 
     pick_choice(page, "guess", "B", "is-wrong")
     expect(page.locator("#feedback-guess")).to_contain_text("differences")
@@ -105,7 +95,7 @@ def test_a_learner_walks_lesson_l43(live_server: LiveServer, browser: Any, page_
     pick_choice(page, "underflow", "B", "is-wrong")
     pick_choice(page, "underflow", "A", "is-correct")
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
-    _shot(page, "l43-done-desktop")
+    screenshot(page, "l43-done-desktop")
 
     page.reload()
     for exercise_id, answer in answers.items():
@@ -118,10 +108,10 @@ def test_a_learner_walks_lesson_l43(live_server: LiveServer, browser: Any, page_
 
 
 @pytest.mark.timeout(120)
-def test_l43_by_keyboard(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811
+def test_l43_by_keyboard(live_server: LiveServer, chromium: Any, page_errors: list[str]) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(f"{live_server.url}/lessons/L4.3")
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
 
@@ -148,21 +138,23 @@ def test_l43_by_keyboard(live_server: LiveServer, browser: Any, page_errors: lis
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-weights")).to_have_class(re.compile("is-format"))
     page.keyboard.press("Control+A")
-    weights = LESSON.variant(_progress(page)["variant_seed"])["weights"]
+    weights = LESSON.variant(page_progress(page)["variant_seed"])["weights"]
     page.keyboard.type(", ".join(f"{w:.4f}" for w in weights))
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-weights")).to_have_class(re.compile("is-correct"))
-    _shot(page, "l43-keyboard")
+    screenshot(page, "l43-keyboard")
     assert page_errors == []
     page.context.close()
 
 
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_l43_fits_a_phone(live_server: LiveServer, browser: Any, page_errors: list[str], scheme: str) -> None:  # noqa: F811
+def test_l43_fits_a_phone(
+    live_server: LiveServer, chromium: Any, page_errors: list[str], scheme: str
+) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
+    page = new_page(chromium, page_errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
     page.goto(f"{live_server.url}/lessons/L4.3")
     widget = page.locator('[data-widget="softmax-bars"]')
     expect(widget.locator("svg")).to_be_visible()
@@ -174,17 +166,17 @@ def test_l43_fits_a_phone(live_server: LiveServer, browser: Any, page_errors: li
     assert fill not in ("rgb(0, 0, 0)", "none"), fill
     widget.get_by_label("Add 1000 to every score").check()
     widget.screenshot(path=str(ARTIFACTS / f"l43-widget-375-{scheme}.png"))
-    _shot(page, f"l43-375px-{scheme}")
+    screenshot(page, f"l43-375px-{scheme}")
     assert page_errors == []
     page.context.close()
 
 
 @pytest.mark.timeout(90)
-def test_l43_fresh_page_asks_first(live_server: LiveServer, browser: Any, page_errors: list[str]) -> None:  # noqa: F811
+def test_l43_fresh_page_asks_first(live_server: LiveServer, chromium: Any, page_errors: list[str]) -> None:
     """Predict first is above the idea, and no Part 1 answer is on the page before it is typed."""
     from playwright.sync_api import expect
 
-    page = _new_page(browser, page_errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
     page.goto(f"{live_server.url}/lessons/L4.3")
     expect(page.locator("#predict")).to_be_visible()
     assert_predict_first_and_no_answer_shown(

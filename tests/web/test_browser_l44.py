@@ -1,6 +1,6 @@
 """Lesson L4.4 in a real browser: a learner walks it wrong-answer-first, by keyboard, on a phone, in the dark.
 
-The server and Chromium are those of ``test_browser.py`` (the real app on uvicorn, a temporary SQLite
+The server and Chromium are the web tests' fixtures (tests/web/conftest.py: the real app on uvicorn, a temporary SQLite
 database, the real grader). Every number the mask grid shows is compared with what ``qkv`` computes for
 the mask the test has toggled. Screenshots go to ``test-artifacts/``.
 """
@@ -13,20 +13,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-import test_browser as shared
-from test_browser import DEEP_ACTIVE, LiveServer, _new_page, _progress, _replace_editor_text, _shot
 
 from qkv import attention, causal_mask
+from tests.web.browser_support import (
+    ARTIFACTS,
+    BROWSER,
+    DEEP_ACTIVE,
+    LiveServer,
+    new_page,
+    page_progress,
+    replace_editor_text,
+    screenshot,
+)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not shared.CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
-]
-
-# The fixtures of the L4.1 browser tests, under names of this module: the server, Chromium, the error log.
-server = shared.live_server
-chromium = shared.browser
-errors = shared.page_errors
+pytestmark = BROWSER
 
 CORRECT = """import numpy as np
 
@@ -101,17 +101,19 @@ def _assert_widget_is_qkv(widget: Any, config: dict[str, Any], policy: str = "ze
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_learner_walks_the_masks_lesson(server: LiveServer, chromium: Any, errors: list[str]) -> None:
+def test_a_learner_walks_the_masks_lesson(
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
+) -> None:
     from playwright.sync_api import expect
 
     lesson = _lesson()
-    page = _new_page(chromium, errors, viewport={"width": 1100, "height": 900})
-    page.goto(server.url + "/")
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(live_server.url + "/")
     page.get_by_role("link", name=re.compile("Masks and causal attention")).click()
     page.wait_for_url(re.compile(r"/lessons/L4\.4"))
     expect(page.locator("h1")).to_have_text(lesson.title)
-    expect(page.locator("body")).to_contain_text("L4.4 · lesson 4 of 6")
-    seed = _progress(page)["variant_seed"]
+    expect(page.locator("body")).to_contain_text(_lesson().place)
+    seed = page_progress(page)["variant_seed"]
     variant = lesson.variant(seed)
 
     # Predict first: the wrong choice first, then the right one; it does not count toward done.
@@ -212,20 +214,20 @@ def test_a_learner_walks_the_masks_lesson(server: LiveServer, chromium: Any, err
     expect(widget.locator('[data-output="1"]')).to_have_text("none: the call raised")
     widget.get_by_label("−1e9 instead of −∞ (a common shortcut)").check()
     expect(widget.locator('[data-output="0"]')).to_have_text(_six(np.mean(config["V"], axis=0)))
-    _shot(page, "l44-widget-fill-desktop")
+    screenshot(page, "l44-widget-fill-desktop")
 
     # Part 2: masking after the softmax fails with its hint; the correct code passes every test.
     code_box = page.locator(".code-exercise")
     editor = code_box.locator(".cm-content")
     results = code_box.locator(".grade-results")
-    _replace_editor_text(page, editor, AFTER_SOFTMAX)
+    replace_editor_text(page, editor, AFTER_SOFTMAX)
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
         re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
     )
     expect(results.locator(".test-hint").first).to_contain_text("The mask was applied after the softmax")
-    _shot(page, "l44-code-wrong-desktop")
-    _replace_editor_text(page, editor, CORRECT)
+    screenshot(page, "l44-code-wrong-desktop")
+    replace_editor_text(page, editor, CORRECT)
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
         re.compile(r"✓ All \d+ tests passed"), timeout=60_000
@@ -244,7 +246,7 @@ def test_a_learner_walks_the_masks_lesson(server: LiveServer, chromium: Any, err
 
     # Predict first does not count: 9 exercises, all done.
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*9 of 9 exercises done\s*$"))
-    _shot(page, "l44-done-desktop")
+    screenshot(page, "l44-done-desktop")
 
     # Reload: the answers, the code's result and the progress are kept.
     page.reload()
@@ -253,7 +255,7 @@ def test_a_learner_walks_the_masks_lesson(server: LiveServer, chromium: Any, err
         expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
     expect(page.locator(".code-exercise .grade-summary")).to_have_text(re.compile(r"✓ All \d+ tests passed"))
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*9 of 9 exercises done\s*$"))
-    assert errors == []
+    assert page_errors == []
     page.context.close()
 
 
@@ -279,18 +281,18 @@ def _answers_shown(page: Any, variant: dict[str, Any]) -> set[float]:
 
 @pytest.mark.timeout(120)
 def test_no_part1_answer_is_on_the_live_page_before_it_is_earned(
-    server: LiveServer, chromium: Any, errors: list[str]
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
     """The chapter reference's explorer and the mask grid compute numbers live; none is a Part 1 answer, on the
     first numbers or after "Another variant", and Part 1 never claims to be the worked example."""
     from playwright.sync_api import expect
 
     lesson = _lesson()
-    page = _new_page(chromium, errors, viewport={"width": 1100, "height": 900})
-    page.goto(server.url + "/lessons/L4.4")
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(live_server.url + "/lessons/L4.4")
     expect(page.locator('[data-widget="mask-grid"] .mask-heatmap rect.heat-cell')).to_have_count(16)
     expect(page.locator('[data-widget="attention-explorer"]')).to_be_visible()
-    variant = lesson.variant(_progress(page)["variant_seed"])
+    variant = lesson.variant(page_progress(page)["variant_seed"])
     assert any(float(v) % 1 for v in variant["weights_causal"])  # a real softmax: fractions to look for
     assert _answers_shown(page, variant) == set()
     expect(page.locator("#part1")).not_to_contain_text("worked example")
@@ -302,7 +304,7 @@ def test_no_part1_answer_is_on_the_live_page_before_it_is_earned(
     expect(page.locator("#part1")).to_contain_text(f"q = {_listed(variant['q'])}")
     expect(page.locator("#part1")).not_to_contain_text("worked example")
     assert _answers_shown(page, variant) == set()
-    assert errors == []
+    assert page_errors == []
     page.context.close()
 
 
@@ -311,11 +313,13 @@ def _listed(value: Any) -> str:
 
 
 @pytest.mark.timeout(120)
-def test_the_mask_grid_by_keyboard_alone(server: LiveServer, chromium: Any, errors: list[str]) -> None:
+def test_the_mask_grid_by_keyboard_alone(
+    live_server: LiveServer, chromium: Any, page_errors: list[str]
+) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(chromium, errors, viewport={"width": 1100, "height": 900})
-    page.goto(server.url + "/lessons/L4.4")
+    page = new_page(chromium, page_errors, viewport={"width": 1100, "height": 900})
+    page.goto(live_server.url + "/lessons/L4.4")
     widget = page.locator('[data-widget="mask-grid"]')
     expect(widget.locator(".mask-grid")).to_be_visible()
     first = widget.locator('button.mask-toggle[data-query="0"][data-key="0"]')
@@ -337,19 +341,19 @@ def test_the_mask_grid_by_keyboard_alone(server: LiveServer, chromium: Any, erro
     page.keyboard.press("ArrowDown")
     expect(widget.get_by_label("NaN, the 0/0 itself")).to_be_checked()
     expect(widget.locator('[data-output="0"]')).to_have_text("[NaN, NaN]")
-    assert errors == []
+    assert page_errors == []
     page.context.close()
 
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_masks_lesson_fits_a_phone(
-    server: LiveServer, chromium: Any, errors: list[str], scheme: str
+    live_server: LiveServer, chromium: Any, page_errors: list[str], scheme: str
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _new_page(chromium, errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
-    page.goto(server.url + "/lessons/L4.4")
+    page = new_page(chromium, page_errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
+    page.goto(live_server.url + "/lessons/L4.4")
     widget = page.locator('[data-widget="mask-grid"]')
     expect(widget.locator(".mask-heatmap rect.heat-cell")).to_have_count(16)
     widget.get_by_role("button", name="Diagonal excluded (a mistake)").click()
@@ -367,13 +371,12 @@ def test_the_masks_lesson_fits_a_phone(
     part1 = page.locator("#part1")
     part1.scroll_into_view_if_needed()
     part1.screenshot(path=str(_artifacts() / f"l44-part1-375px-{scheme}.png"))
-    _shot(page, f"l44-lesson-375px-{scheme}")
-    assert errors == []
+    screenshot(page, f"l44-lesson-375px-{scheme}")
+    assert page_errors == []
     page.context.close()
 
 
 def _artifacts() -> Any:
-    from test_browser import ARTIFACTS
 
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS

@@ -7,15 +7,11 @@ import re
 from typing import Any
 
 import pytest
-from lesson_walk import answer_text, assert_fits_a_phone, check_code, pick_choice, type_answer, walk
-from test_browser import CHROMIUM, LiveServer, _new_page, _progress, _shot, browser, live_server
 
-__all__ = ["browser", "live_server"]  # the fixtures, shared with the L4.1 browser tests
+from tests.web.browser_support import ARTIFACTS, BROWSER, LiveServer, new_page, page_progress, screenshot
+from tests.web.lesson_walk import answer_text, assert_fits_a_phone, check_code, pick_choice, type_answer, walk
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
-]
+pytestmark = BROWSER
 
 
 def _lesson() -> Any:
@@ -26,20 +22,20 @@ def _lesson() -> Any:
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_a_learner_walks_the_whole_lesson(live_server: LiveServer, browser: Any) -> None:
+def test_a_learner_walks_the_whole_lesson(live_server: LiveServer, chromium: Any) -> None:
     errors: list[str] = []
-    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
     walk(page, live_server.url, _lesson(), "l45-done-desktop")
     assert errors == []
     page.context.close()
 
 
 @pytest.mark.timeout(120)
-def test_the_heads_widget_by_keyboard(live_server: LiveServer, browser: Any) -> None:
+def test_the_heads_widget_by_keyboard(live_server: LiveServer, chromium: Any) -> None:
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
     page.goto(f"{live_server.url}/lessons/L4.5")
     widget = page.locator('[data-widget="head-heatmaps"]')
     config = json.loads(widget.get_attribute("data-config"))
@@ -66,7 +62,7 @@ def test_the_heads_widget_by_keyboard(live_server: LiveServer, browser: Any) -> 
     label = widget.locator("svg.heatmap").first.get_attribute("aria-label")
     assert label is not None and label.startswith("head 0: the attends 1 to the, 0 to cat")
     assert one_causal["weights"][0][0] == [1.0, 0.0, 0.0, 0.0]
-    _shot(page, "l45-widget-keyboard")
+    screenshot(page, "l45-widget-keyboard")
     assert errors == []
     page.context.close()
 
@@ -79,15 +75,15 @@ def _before_part1(page: Any) -> str:
 
 @pytest.mark.timeout(180)
 def test_part1_answers_are_not_given_away_and_its_new_mistakes_are_named(
-    live_server: LiveServer, browser: Any
+    live_server: LiveServer, chromium: Any
 ) -> None:
     from playwright.sync_api import expect
 
     lesson = _lesson()
     errors: list[str] = []
-    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
     page.goto(f"{live_server.url}/lessons/L4.5")
-    seed = _progress(page)["variant_seed"]
+    seed = page_progress(page)["variant_seed"]
     names = lesson.hooks.namespace(lesson.variant(seed))
 
     def given_away(text: str) -> list[str]:
@@ -126,11 +122,11 @@ def test_part1_answers_are_not_given_away_and_its_new_mistakes_are_named(
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_a_phone_in_either_scheme(live_server: LiveServer, browser: Any, scheme: str) -> None:
+def test_a_phone_in_either_scheme(live_server: LiveServer, chromium: Any, scheme: str) -> None:
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = _new_page(browser, errors, viewport={"width": 375, "height": 800}, color_scheme=scheme)
+    page = new_page(chromium, errors, viewport={"width": 375, "height": 800}, color_scheme=scheme)
     page.goto(f"{live_server.url}/lessons/L4.5")
     expect(page.locator('[data-widget="head-heatmaps"] svg.heatmap')).to_have_count(2)
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
@@ -138,20 +134,19 @@ def test_a_phone_in_either_scheme(live_server: LiveServer, browser: Any, scheme:
     # No answer is on the page before it is earned: the variant's head weights and output, to 6, 3 or
     # 2 decimals and in either order, appear nowhere in what the learner sees, nor its weight count.
     lesson = _lesson()
-    v = lesson.variant(_progress(page)["variant_seed"])
+    v = lesson.variant(page_progress(page)["variant_seed"])
     seen = page.locator("main").inner_text()
     for value in v["head_weights"] + v["head_output"]:
         for written in {f"{abs(value):.{d}f}".rstrip("0") for d in (6, 3, 2)} - {"0.", "1.", "2."}:
             assert not re.search(rf"(?<![\d.]){re.escape(written)}(?!\d)", seen), (written, v)
     assert not re.search(rf"(?<![\d.]){v['params']}(?![\d.])", seen)
     page.locator("#idea").screenshot(path=str(_artifact(f"l45-idea-375px-{scheme}")))
-    _shot(page, f"l45-375px-{scheme}")
+    screenshot(page, f"l45-375px-{scheme}")
     assert errors == []
     page.context.close()
 
 
 def _artifact(name: str) -> Any:
-    from test_browser import ARTIFACTS
 
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS / f"{name}.png"

@@ -7,15 +7,11 @@ import re
 from typing import Any
 
 import pytest
-from lesson_walk import answer_text, assert_fits_a_phone, type_answer, walk
-from test_browser import ARTIFACTS, CHROMIUM, LiveServer, _new_page, _progress, _shot, browser, live_server
 
-__all__ = ["browser", "live_server"]  # the fixtures, shared with the L4.1 browser tests
+from tests.web.browser_support import ARTIFACTS, BROWSER, LiveServer, new_page, page_progress, screenshot
+from tests.web.lesson_walk import answer_text, assert_fits_a_phone, type_answer, walk
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
-]
+pytestmark = BROWSER
 
 
 def _lesson() -> Any:
@@ -32,12 +28,12 @@ def _compact(value: float) -> str:
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_a_learner_walks_the_whole_lesson_and_the_index_says_complete(
-    live_server: LiveServer, browser: Any
+    live_server: LiveServer, chromium: Any
 ) -> None:
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
     lesson = _lesson()
     walk(page, live_server.url, lesson, "l46-done-desktop")
     page.goto(live_server.url + "/")
@@ -48,11 +44,11 @@ def test_a_learner_walks_the_whole_lesson_and_the_index_says_complete(
 
 
 @pytest.mark.timeout(120)
-def test_the_block_widget_by_keyboard(live_server: LiveServer, browser: Any) -> None:
+def test_the_block_widget_by_keyboard(live_server: LiveServer, chromium: Any) -> None:
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
     page.goto(f"{live_server.url}/lessons/L4.6")
     widget = page.locator('[data-widget="residual-block"]')
     config = json.loads(widget.get_attribute("data-config"))
@@ -77,21 +73,21 @@ def test_the_block_widget_by_keyboard(live_server: LiveServer, browser: Any) -> 
     page.keyboard.press("Tab")
     page.keyboard.press("Space")
     shows(views[10, False, False])
-    _shot(page, "l46-widget-keyboard")
+    screenshot(page, "l46-widget-keyboard")
     assert errors == []
     page.context.close()
 
 
 @pytest.mark.timeout(120)
-def test_the_new_hand_mistakes_are_named(live_server: LiveServer, browser: Any) -> None:
+def test_the_new_hand_mistakes_are_named(live_server: LiveServer, chromium: Any) -> None:
     """Weights for activations, a sum for a mean, summed squares for the variance, σ² for σ: each is named."""
     from playwright.sync_api import expect
 
     lesson = _lesson()
     errors: list[str] = []
-    page = _new_page(browser, errors, viewport={"width": 1100, "height": 900})
+    page = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
     page.goto(f"{live_server.url}/lessons/L4.6")
-    names = lesson.hooks.namespace(lesson.variant(_progress(page)["variant_seed"]))
+    names = lesson.hooks.namespace(lesson.variant(page_progress(page)["variant_seed"]))
     for exercise_id, mistake in (
         ("hidden-shape", "hidden_w1"),
         ("row-mean", "mean_is_sum"),
@@ -110,11 +106,11 @@ def test_the_new_hand_mistakes_are_named(live_server: LiveServer, browser: Any) 
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_a_phone_in_either_scheme(live_server: LiveServer, browser: Any, scheme: str) -> None:
+def test_a_phone_in_either_scheme(live_server: LiveServer, chromium: Any, scheme: str) -> None:
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = _new_page(browser, errors, viewport={"width": 375, "height": 800}, color_scheme=scheme)
+    page = new_page(chromium, errors, viewport={"width": 375, "height": 800}, color_scheme=scheme)
     page.goto(f"{live_server.url}/lessons/L4.6")
     expect(page.locator('[data-widget="residual-block"] svg.block-diagram')).to_be_visible()
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
@@ -124,6 +120,6 @@ def test_a_phone_in_either_scheme(live_server: LiveServer, browser: Any, scheme:
     assert "3150336" not in part1 and not re.search(r"1\.60\d", part1)
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#idea").screenshot(path=str(ARTIFACTS / f"l46-idea-375px-{scheme}.png"))
-    _shot(page, f"l46-375px-{scheme}")
+    screenshot(page, f"l46-375px-{scheme}")
     assert errors == []
     page.context.close()

@@ -1,6 +1,6 @@
 """Every lesson's widgets on a phone: their tables of numbers fit the screen without scrolling sideways.
 
-The server, Chromium and the helpers are test_browser.py's; screenshots go to ``test-artifacts/``.
+The server and Chromium are the web tests' fixtures (tests/web/conftest.py); screenshots go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -8,20 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_browser import ARTIFACTS, LiveServer, _new_page, browser, live_server
 
 from qkv.lessons import load_catalog
+from tests.web.browser_support import ARTIFACTS, BROWSER, LiveServer, new_page
 
-__all__ = ["browser", "live_server"]  # the fixtures, shared with the L4.1 browser tests
-
-pytestmark = [pytest.mark.browser]
+pytestmark = BROWSER
 
 
 @pytest.mark.timeout(240)
-def test_widget_tables_fit_a_phone_in_every_lesson(browser: Any, live_server: LiveServer) -> None:
+def test_widget_tables_fit_a_phone_in_every_lesson(chromium: Any, live_server: LiveServer) -> None:
     errors: list[str] = []
-    page = _new_page(
-        browser, errors, viewport={"width": 375, "height": 800}, color_scheme="dark", is_mobile=True
+    page = new_page(
+        chromium, errors, viewport={"width": 375, "height": 800}, color_scheme="dark", is_mobile=True
     )
     checked = 0
     ARTIFACTS.mkdir(exist_ok=True)

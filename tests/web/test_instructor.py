@@ -15,7 +15,10 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from instructor_seed import (
+
+from qkv.store.instructors import InstructorDesk
+from qkv.web.instructor_auth import INSTRUCTOR_COOKIE, InstructorAuth
+from tests.web.instructor_seed import (
     AREA_HINT,
     BEN,
     CY,
@@ -26,9 +29,6 @@ from instructor_seed import (
     catalog,
     seed_class,
 )
-
-from qkv.store.instructors import InstructorDesk
-from qkv.web.instructor_auth import INSTRUCTOR_COOKIE, InstructorAuth
 
 HTML = {"accept": "text/html"}
 INSTRUCTOR_URLS = [

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend_fixtures import API, LESSON_URL, Browser
 from fastapi.testclient import TestClient
 
 from qkv.web.app import MINT_WINDOW_S
 from qkv.web.security import COOKIE_NAME
+from tests.web.backend_fixtures import API, LESSON_URL, Browser
 
 
 def test_200_cookieless_requests_do_not_keep_the_next_visitor_out(make_app: Any) -> None:

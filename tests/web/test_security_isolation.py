@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from backend_fixtures import API, LESSON_URL, SECRET, Browser
 from fastapi import FastAPI
 from itsdangerous import URLSafeSerializer
 
 from qkv.web.security import COOKIE_NAME, LearnerIdentity
+from tests.web.backend_fixtures import API, LESSON_URL, SECRET, Browser
 
 
 def _cookie(browser: Browser) -> str:

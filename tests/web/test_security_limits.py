@@ -8,10 +8,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from backend_fixtures import API, LESSON_URL, SECRET, Browser
 from fastapi import FastAPI
 
 from qkv.web.security import CONTENT_SECURITY_POLICY
+from tests.web.backend_fixtures import API, LESSON_URL, SECRET, Browser
 
 
 def _assert_security_headers(headers: object) -> None:

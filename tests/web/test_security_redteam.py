@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from backend_fixtures import API, CORRECT_SOLUTION, Browser
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from qkv.grading import sandbox_available
+from tests.web.backend_fixtures import API, CORRECT_SOLUTION, Browser
 
 SURROGATE = "The request body contains a lone surrogate (\\ud800) in a string; text must be valid Unicode."
 NUL = "The request body contains a NUL character (\\u0000) in a string, which this server does not accept."

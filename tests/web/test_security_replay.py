@@ -13,10 +13,10 @@ import shutil
 from typing import Any
 
 import pytest
-from backend_fixtures import Browser
 from fastapi import FastAPI
 
 from qkv.lessons import CodeExercise, load_catalog
+from tests.web.backend_fixtures import Browser
 
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"
