@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Connection, Engine, Table, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -111,15 +111,8 @@ class Database:
         'hello'
         >>> database.close()
         """
-        try:
-            with self.engine.connect().execution_options(qkv_write=True) as conn, conn.begin():
-                yield conn
-        except PoolTimeout as error:
-            raise self._pool_exhausted("write", error) from None
-        except OperationalError as error:
-            raise StoreError(
-                f"The database {describe_url(self.url)} refused a write: {_first_line(error)}."
-            ) from None
+        with self._transaction("write") as conn:
+            yield conn
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -144,21 +137,28 @@ class Database:
         2
         >>> database.close()
         """
+        with self._transaction("read") as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self, action: Literal["read", "write"]) -> Iterator[Connection]:
+        """A transaction for ``action``, its failures as sentences; writes are marked for the engine's
+        write lock (SQLite takes it at BEGIN, see ``create_store_engine``)."""
         try:
-            with self.engine.connect() as conn, conn.begin():
+            connection = self.engine.connect()
+            if action == "write":
+                connection = connection.execution_options(qkv_write=True)
+            with connection as conn, conn.begin():
                 yield conn
         except PoolTimeout as error:
-            raise self._pool_exhausted("read", error) from None
+            raise StoreError(
+                f"No connection to the database {describe_url(self.url)} came free in time for a "
+                f"{action}: {_first_line(error)}."
+            ) from None
         except OperationalError as error:
             raise StoreError(
-                f"The database {describe_url(self.url)} refused a read: {_first_line(error)}."
+                f"The database {describe_url(self.url)} refused a {action}: {_first_line(error)}."
             ) from None
-
-    def _pool_exhausted(self, action: str, error: PoolTimeout) -> StoreError:
-        return StoreError(
-            f"No connection to the database {describe_url(self.url)} came free in time for a {action}: "
-            f"{_first_line(error)}."
-        )
 
     def ping(self) -> None:
         """Run a trivial query.
