@@ -236,9 +236,66 @@ def _distinguishable(sides: dict[str, int]) -> bool:
 '''
 
 
+# A widget of the new lesson's own, written as docs/lessons.md says a widget is written: one folder of the
+# chapter's widgets/, with its Python (check, config, fallback HTML), its script and its style.
+NEW_WIDGET_PY = '''"""rectangle-grid: the lesson's rectangle drawn as a grid of unit squares (it takes no settings)."""
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def check(settings: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
+    problems = [f"Unknown setting '{key}': rectangle-grid takes none." for key in sorted(settings)]
+    if not all(isinstance(names.get(side), int) for side in ("w", "h")):
+        problems.append("rectangle-grid draws the variant's whole sides w and h, which it does not have.")
+    return problems
+
+
+def config(settings: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
+    return {"w": names["w"], "h": names["h"]}
+
+
+def render(settings: Mapping[str, Any], names: Mapping[str, Any]) -> str:
+    return f'<p class="rectangle-fallback">A grid {names["w"]} squares wide and {names["h"]} squares high.</p>'
+'''
+NEW_WIDGET_JS = """// rectangle-grid: the rectangle of the lesson's sides as a grid of unit squares.
+import { claim, showLive, svg } from "/static/js/widget-kit.js";
+
+const CELL = 20;
+
+export function mount(element) {
+  const claimed = claim(element, (config) => Number.isInteger(config.w) && Number.isInteger(config.h));
+  if (!claimed) return;
+  const { w, h } = claimed.config;
+  const label = `A rectangle ${w} squares wide and ${h} squares high.`;
+  const picture = svg("svg", { viewBox: `0 0 ${w * CELL} ${h * CELL}`, class: "rectangle-grid", role: "img", "aria-label": label });
+  for (let row = 0; row < h; row += 1) {
+    for (let column = 0; column < w; column += 1) {
+      picture.append(svg("rect", { x: column * CELL, y: row * CELL, width: CELL, height: CELL, class: "rectangle-cell" }));
+    }
+  }
+  showLive(element, picture);
+}
+"""
+NEW_WIDGET_CSS = """.rectangle-grid { max-width: 16rem; }
+.rectangle-cell { fill: none; stroke: currentColor; }
+"""
+
+
+def add_widget(chapter: Path, name: str = "rectangle-grid") -> str:
+    """Add one widget folder to a chapter: its widget.py, widget.js and widget.css; its name."""
+    folder = chapter / "widgets" / name
+    folder.mkdir(parents=True)
+    (folder / "widget.py").write_text(NEW_WIDGET_PY)
+    (folder / "widget.js").write_text(NEW_WIDGET_JS)
+    (folder / "widget.css").write_text(NEW_WIDGET_CSS)
+    return name
+
+
 def add_lesson(content: Path, corpora: Path) -> str:
     """Add a lesson made from the sample lesson T1.1 to a copy of the built-in chapter, touching only what
-    docs/lessons.md says a new lesson touches: its folder, its entry in chapter.toml, and its corpus."""
+    docs/lessons.md says a new lesson touches: its folder, its entry in chapter.toml, and its corpus, with
+    a widget of its own (one folder of the chapter's widgets/) placed in its idea section."""
     (chapter,) = [folder for folder in content.iterdir() if (folder / "chapter.toml").is_file()]
     settings = tomllib.loads((chapter / "chapter.toml").read_text())
     new_id = f"{settings['id']}.{len(settings['lessons']) + 1}"
@@ -247,6 +304,10 @@ def add_lesson(content: Path, corpora: Path) -> str:
     (folder / "lesson.py").write_text(NEW_LESSON_PY)
     for name in ("lesson.md", "grading.py"):
         (folder / name).write_text((folder / name).read_text().replace("T1.1", new_id))
+    widget = add_widget(chapter)
+    text = (folder / "lesson.md").read_text()
+    idea_ends = text.index("::::", text.index("::::section idea") + len("::::section idea"))
+    (folder / "lesson.md").write_text(f"{text[:idea_ends]}\n```{{widget}} {widget}\n```\n{text[idea_ends:]}")
     with (chapter / "chapter.toml").open("a") as toml:
         toml.write(f'\n[[lessons]]\nid = "{new_id}"\ntitle = "Area and perimeter"\n')
     shutil.copytree(SAMPLE_CORPORA / "T1.1", corpora / new_id)

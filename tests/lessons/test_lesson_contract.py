@@ -126,6 +126,10 @@ def test_a_new_lesson_joins_the_catalog(with_a_new_lesson: tuple[Path, Path, str
     assert catalog.lesson(new_id).place == f"{new_id} · lesson {count} of {count}"
     assert catalog.code_exercises()[-1].id == f"{new_id}/shapes"
     assert catalog.lesson(new_id).variant(5) == catalog.lesson(new_id).variant(5)
+    # its widget, one folder of the chapter's widgets/, is found and placed on its page, drawn by the server
+    assert "rectangle-grid" in catalog.lesson(new_id).widget_names
+    idea = next(section.html for section in catalog.lesson(new_id).render(5) if section.id == "idea")
+    assert 'data-widget="rectangle-grid"' in idea and "rectangle-fallback" in idea
 
 
 def test_the_contract_holds_for_every_lesson_with_a_new_one(
