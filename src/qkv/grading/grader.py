@@ -332,8 +332,8 @@ def summary(passed: int, total: int, not_run: int = 0, *, stopped_in: str | None
     --------
     >>> summary(3, 4)
     '3 of 4 tests passed.'
-    >>> summary(0, 4, 3, stopped_in="scaled_scores")
-    '0 of 1 test that ran passed; your program was stopped inside scaled_scores, so the other 3 did not run.'
+    >>> summary(0, 4, 3, stopped_in="volume")
+    '0 of 1 test that ran passed; your program was stopped inside volume, so the other 3 did not run.'
     """
     if not not_run:
         return f"{passed} of {total} tests passed."
