@@ -294,8 +294,8 @@ def add_widget(chapter: Path, name: str = "rectangle-grid") -> str:
 
 def add_lesson(content: Path, corpora: Path) -> str:
     """Add a lesson made from the sample lesson T1.1 to a copy of the built-in chapter, touching only what
-    docs/lessons.md says a new lesson touches: its folder, its entry in chapter.toml, and its corpus, with
-    a widget of its own (one folder of the chapter's widgets/) placed in its idea section."""
+    docs/lessons.md says a new lesson touches: its folder and its corpus (chapter.toml is left as it is),
+    with a widget of its own (one folder of the chapter's widgets/) placed in its idea section."""
     (chapter,) = [folder for folder in content.iterdir() if (folder / "chapter.toml").is_file()]
     settings = tomllib.loads((chapter / "chapter.toml").read_text())
     new_id = f"{settings['id']}.{len(settings['lessons']) + 1}"
@@ -308,8 +308,6 @@ def add_lesson(content: Path, corpora: Path) -> str:
     text = (folder / "lesson.md").read_text()
     idea_ends = text.index("::::", text.index("::::section idea") + len("::::section idea"))
     (folder / "lesson.md").write_text(f"{text[:idea_ends]}\n```{{widget}} {widget}\n```\n{text[idea_ends:]}")
-    with (chapter / "chapter.toml").open("a") as toml:
-        toml.write(f'\n[[lessons]]\nid = "{new_id}"\ntitle = "Area and perimeter"\n')
     shutil.copytree(SAMPLE_CORPORA / "T1.1", corpora / new_id)
     return new_id
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qkv.lessons import CodeExercise, Lesson, load_catalog, validate
+from qkv.lessons import CodeExercise, Lesson, PlannedLesson, load_catalog, validate
 from tests import lesson_contract as contract
 
 CATALOG = load_catalog()
@@ -126,6 +126,9 @@ def test_a_new_lesson_joins_the_catalog(with_a_new_lesson: tuple[Path, Path, str
     assert catalog.lesson(new_id).place == f"{new_id} · lesson {count} of {count}"
     assert catalog.code_exercises()[-1].id == f"{new_id}/shapes"
     assert catalog.lesson(new_id).variant(5) == catalog.lesson(new_id).variant(5)
+    # chapter.toml was not touched: the new lesson joined the chapter's outline at its end, by its folder
+    assert new_id not in (content / "L4" / "chapter.toml").read_text()
+    assert catalog.chapter("L4").planned[-1] == PlannedLesson(new_id, "Area and perimeter")
     # its widget, one folder of the chapter's widgets/, is found and placed on its page, drawn by the server
     assert "rectangle-grid" in catalog.lesson(new_id).widget_names
     idea = next(section.html for section in catalog.lesson(new_id).render(5) if section.id == "idea")

@@ -142,8 +142,9 @@ def test_exercise_problems_point_at_the_key(content: Path, old: str, new: str, m
         ("For x = {{x}}", "For x = {{xx}}", "The placeholder {{xx}} names nothing in the lesson's variant."),
         (
             'id = "L4.1"',
-            'id = "L4.9"',
-            "The lesson id 'L4.9' is not listed in {chapter} ({listed}).",
+            'id = "L5.1"',
+            "The lesson id 'L5.1' does not belong to chapter L4: a lesson of this folder has an id that "
+            "starts with 'L4.'.",
         ),
         ('title = "Queries, keys and values"\n', "", "'title' must be a non-empty text, not None."),
         ("slider_min = -5", "slider_min = 5.5", "slider_min must be a whole number, not 5.5."),
@@ -537,3 +538,16 @@ def test_a_lesson_without_parts_has_no_exercises(content: Path) -> None:
         f"{lesson}:{line}: The exercise is in part 'quiz', but the lesson declares no parts; add a "
         "[[parts]] table to the front matter for each section that holds exercises."
     ) in found
+
+
+def test_lessons_chapter_toml_does_not_list_join_its_outline_at_the_end_in_id_order(content: Path) -> None:
+    for new_id in ("L4.10", "L4.9"):
+        folder = content / "L4" / f"{new_id}-copy"
+        shutil.copytree(content / LESSON_DIR, folder)
+        edit(folder / "lesson.md", 'id = "L4.1"', f'id = "{new_id}"')
+        edit(folder / "lesson.md", 'title = "Queries, keys and values"', f'title = "Copy {new_id}"')
+    catalog = load_catalog(content)
+    assert catalog.chapter("L4").lesson_ids[-2:] == ["L4.9", "L4.10"]
+    assert [lesson.id for lesson in catalog.lessons][-2:] == ["L4.9", "L4.10"]
+    count = len(catalog.chapter("L4").lesson_ids)
+    assert catalog.lesson("L4.10").place == f"L4.10 · lesson {count} of {count}"

@@ -134,6 +134,7 @@ def _load(path: Path, *, thorough: bool) -> tuple[Catalog, list[Problem]]:
         if shared_problems:  # its lessons import it: reported once here, not again for every lesson file
             problems += shared_problems
             continue
+        _add_unlisted_lessons(folder, chapter)
         found = [
             lesson
             for file in sorted(folder.glob("*/lesson.md"))
@@ -151,6 +152,42 @@ def _load(path: Path, *, thorough: bool) -> tuple[Catalog, list[Problem]]:
         lessons += sorted(found, key=lambda lesson: chapter.lesson_ids.index(lesson.id))
     widgets, clashes = WidgetSet().joined(chapter.widgets for chapter in chapters)
     return Catalog(chapters, lessons, widgets), problems + clashes
+
+
+_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+
+
+def _add_unlisted_lessons(folder: Path, chapter: Chapter) -> None:
+    """Put the chapter's lessons that chapter.toml does not list at the end of its outline, in id order.
+
+    So adding a lesson is adding its folder: chapter.toml orders the lessons and lists the planned ones,
+    but a written lesson of the chapter (its id starts with the chapter's, ``L4.7`` in ``L4``) needs no
+    line there. A front matter that cannot be read is left to the full load, which says why.
+    """
+    unlisted: list[PlannedLesson] = []
+    for file in sorted(folder.glob("*/lesson.md")):
+        found = _FRONT_MATTER.match(file.read_text(encoding="utf-8", errors="replace"))
+        try:
+            data = tomllib.loads(found.group(1)) if found else {}
+        except tomllib.TOMLDecodeError:
+            continue
+        lesson_id, title = data.get("id"), data.get("title")
+        if (
+            isinstance(lesson_id, str)
+            and isinstance(title, str)
+            and lesson_id.startswith(f"{chapter.id}.")
+            and lesson_id not in chapter.lesson_ids
+            and all(lesson_id != other.id for other in unlisted)
+        ):
+            unlisted.append(PlannedLesson(lesson_id, title))
+    for lesson in sorted(unlisted, key=lambda planned: _id_order(planned.id)):
+        chapter.planned.append(lesson)
+        chapter.lesson_ids.append(lesson.id)
+
+
+def _id_order(lesson_id: str) -> tuple[tuple[int, int | str], ...]:
+    """``L4.10`` after ``L4.9``: the id's dotted parts, numbers as numbers."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in lesson_id.split("."))
 
 
 def _widgets_placed(tokens: Sequence[Token]) -> tuple[str, ...]:
@@ -338,12 +375,12 @@ def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem], *, thoro
         return None
     front = matter.fields
     if front["id"] not in chapter.lesson_ids:
-        listed = ", ".join(chapter.lesson_ids)
         problems.append(
             Problem(
                 file,
                 _line_of(file, "id"),
-                f"The lesson id {front['id']!r} is not listed in {chapter.source} ({listed}).",
+                f"The lesson id {front['id']!r} does not belong to chapter {chapter.id}: a lesson of this "
+                f"folder has an id that starts with {chapter.id + '.'!r}.",
             )
         )
     exercises = check_markdown(
