@@ -12,7 +12,20 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from chapter import BY_DK, Array, random_decimals, type_error_hint
+from chapter import (
+    AFTER_SOFTMAX,
+    BY_COLUMNS,
+    BY_DK,
+    NO_KEEPDIMS,
+    RENORMALISED,
+    TRIU,
+    Array,
+    Crashed,
+    attention_with,
+    random_decimals,
+    renormalised_underflow,
+    type_error_hint,
+)
 
 from qkv import attention, merge_heads, multi_head_attention, split_heads
 from qkv.grading import (
@@ -127,8 +140,15 @@ def _mha(
     project_after_split: bool = False,
     causal: bool | None = None,
     softmax_axis: int = -1,
+    transposed_weights: bool = False,
+    head: dict[str, Any] | None = None,
 ) -> Callable[..., Array]:
-    """What multi-head attention computes with one mistake (or several) built in."""
+    """What multi-head attention computes with one mistake (or several) built in.
+
+    ``transposed_weights`` projects with ``X @ W.T``; ``head`` gives the chapter's ``attention_with`` the
+    slips of one head's attention (``masking``, ``keepdims``, and ``mask="triu"`` for the causal mask
+    turned the wrong way).
+    """
 
     def compute(X: Any, Wq: Any, Wk: Any, Wv: Any, Wo: Any, h: int, wanted_causal: bool = False) -> Array:
         X = np.asarray(X, dtype=float)
@@ -142,7 +162,8 @@ def _mha(
                 for W in (Wq, Wk, Wv)
             )  # each (h, n, d_head)
         else:
-            Q, K, V = (split(X @ np.asarray(W, dtype=float), h) for W in (Wq, Wk, Wv))
+            weights = [np.asarray(W, dtype=float) for W in (Wq, Wk, Wv)]
+            Q, K, V = (split(X @ (W.T if transposed_weights else W), h) for W in weights)
         factor = {
             "d_head": 1 / np.sqrt(d_head),
             "d_model": 1 / np.sqrt(d_model),
@@ -150,7 +171,19 @@ def _mha(
             "d_k": 1 / d_head,
         }[scale]
         masked = bool(wanted_causal) if causal is None else causal
-        if softmax_axis == -1:
+        if head is not None:  # one of the chapter's attention slips, in every head
+            n = X.shape[0]
+            slips = dict(head)
+            triangle = np.triu if slips.pop("mask", "tril") == "triu" else np.tril
+            mask = triangle(np.ones((n, n), dtype=bool)) if masked else None
+            # head by head, as learners write it: a 2-D slip (no keepdims) stays a 2-D slip
+            heads = np.stack(
+                [
+                    attention_with(q, k, v, mask, scale=factor, **slips)[0]
+                    for q, k, v in zip(Q, K, V, strict=True)
+                ]
+            )  # (h, n, d_head)
+        elif softmax_axis == -1:
             heads = attention(Q, K, V, causal=masked, scale=factor)  # (h, n, d_head)
         else:  # the softmax down the columns (-2) or across the heads (0)
             S = Q @ K.transpose(0, 2, 1) * factor  # (h, n, n)
@@ -162,6 +195,25 @@ def _mha(
         return merged @ np.asarray(Wo, dtype=float) if use_wo else merged
 
     return compute
+
+
+def _renormalised(got: Any, X: Any, Wq: Any, Wk: Any, Wv: Any, Wo: Any, h: int, causal: bool = False) -> bool:
+    """Right but for the tokens whose allowed weights underflow, in some head, when the softmax runs over
+    every key and is masked and renormalised after: those rows come out NaN (0/0)."""
+    try:
+        out = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    right = multi_head_attention(X, Wq, Wk, Wv, Wo, h, causal=bool(causal))
+    if not causal or out.shape != right.shape:
+        return False
+    n = right.shape[0]
+    Q, K = (split_heads(np.asarray(X, dtype=float) @ np.asarray(W, dtype=float), h) for W in (Wq, Wk))
+    tril = np.tril(np.ones((n, n), dtype=bool))
+    lost = np.any([renormalised_underflow(q, k, tril) for q, k in zip(Q, K, strict=True)], axis=0)  # (n,)
+    if not lost.any():
+        return False
+    return bool(np.isnan(out[lost]).all() and np.allclose(out[~lost], right[~lost], atol=1e-6))
 
 
 def _per_head(got: Any, X: Any, Wq: Any, Wk: Any, Wv: Any, Wo: Any, h: int, *causal: Any) -> bool:
@@ -219,10 +271,16 @@ MHA_HINTS = [
     Mistake(MERGE_ORDER, _mha(merge=_merge_reversed)),
     Mistake(PROJECTED_AFTER_SPLIT, _mha(project_after_split=True)),
     Mistake(CAUSAL_IGNORED, _mha(causal=False)),
+    Mistake(TRIU, _mha(head={"mask": "triu"})),
     Mistake(CAUSAL_ALWAYS, _mha(causal=True)),
     Mistake(SOFTMAX_AXIS, _mha(softmax_axis=-2)),
     Mistake(SOFTMAX_AXIS, _mha(softmax_axis=0)),
+    Mistake(AFTER_SOFTMAX, _mha(head={"masking": "after"})),
+    Returned(RENORMALISED, when=_renormalised),
+    Mistake(BY_COLUMNS, _mha(transposed_weights=True)),
+    Mistake(NO_KEEPDIMS, _mha(head={"keepdims": False})),
     *_pairs(),
+    Crashed(NO_KEEPDIMS, _mha(head={"keepdims": False})),
     Raised(PROJECTED_AFTER_SPLIT, "ValueError", contains="matmul"),
     Returned(HEADS_NOT_MERGED, when=_per_head),
 ]
@@ -284,6 +342,16 @@ TWO_TOKENS = (
     2 * np.eye(4),
     2,
 )
+
+
+def _huge_future(rng: np.random.Generator) -> tuple[Any, ...]:
+    """Causal attention whose future keys score far above the allowed ones (a gap of over a thousand):
+    a softmax over every key before masking underflows the allowed weights to 0."""
+    n, d_model, h = 4, 4, 2
+    # the last token is 10,000 times larger: the earlier queries' scores against it run into the thousands
+    X = np.round(rng.uniform(0.5, 1.0, size=(n, d_model)), 2) * np.array([[1], [1], [1], [10_000]])  # (n, d)
+    identity = np.eye(d_model)
+    return X, identity, identity, identity, random_decimals(rng, d_model, d_model, spread=SPREAD), h, True
 
 
 def _mha_case(name: str, args: Any) -> TestCase:
@@ -356,6 +424,7 @@ functions = Suite(
         _mha_case("multi_head_attention with causal=False given", _not_causal(6, 2, 4)),
         _mha_case("multi_head_attention with causal=True, 4 tokens, 2 heads", _causal(4, 2, 4)),
         _mha_case("multi_head_attention with causal=True, 5 tokens, 3 heads", _causal(6, 3, 5)),
+        _mha_case("multi_head_attention with causal=True and huge scores on future tokens", _huge_future),
         TestCase(
             "mha_param_count for d_model = 512",
             "mha_param_count",
