@@ -165,9 +165,19 @@ def check_code_exercises(grader: Any, lesson: Lesson, catalog: Any, corpora: Pat
             check_fails_with_its_hint(grader, entry, path, seed)
 
 
+def check_predict_first_comes_first(lesson: Lesson) -> None:
+    """A lesson that asks for a prediction asks before anything on the page can give it away."""
+    predicting = [part.id for part in lesson.parts if part.id.startswith("predict")]
+    if not predicting:
+        return
+    sections = [section.id for section in lesson.render(None)]
+    assert sections[0] in predicting, (lesson.id, sections)
+
+
 def check_lesson(grader: Any, lesson: Lesson, catalog: Any, corpora: Path, seed: int = 7) -> None:
     """The whole contract, for one lesson."""
     check_validates(lesson)
+    check_predict_first_comes_first(lesson)
     check_sections_render(lesson)
     check_no_answer_before_it_is_earned(lesson)
     check_code_exercises(grader, lesson, catalog, corpora, seed)

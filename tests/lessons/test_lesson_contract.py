@@ -41,6 +41,11 @@ def test_every_section_renders_in_several_variants(lesson: Lesson) -> None:
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=_lesson_id)
+def test_predict_first_comes_first(lesson: Lesson) -> None:
+    contract.check_predict_first_comes_first(lesson)
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=_lesson_id)
 def test_no_answer_is_on_the_page_before_it_is_earned(lesson: Lesson) -> None:
     contract.check_no_answer_before_it_is_earned(lesson)
 

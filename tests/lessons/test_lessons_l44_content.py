@@ -74,10 +74,11 @@ def test_exercises_in_page_order() -> None:
 
 def test_sections_titles_and_balanced_html() -> None:
     sections = LESSON.render()
-    assert [s.id for s in sections] == ["idea", "predict", "part1", "part2", "quiz", "reference"]
+    # predict first: the idea's text would give the prediction away
+    assert [s.id for s in sections] == ["predict", "idea", "part1", "part2", "quiz", "reference"]
     assert [s.title for s in sections][:5] == [
-        "The idea",
         "Predict first",
+        "The idea",
         "Part 1. Do it hands-on",
         "Part 2. Do it in code",
         "Check your understanding",
@@ -85,9 +86,10 @@ def test_sections_titles_and_balanced_html() -> None:
     assert sections[-1] is CATALOG.chapter_reference("L4")
     for section in sections:
         assert_tags_balanced(section.html, section.id)
-    predict = text_of(page()["predict"].html)
-    assert "S = np.where(mask, Q @ K.T / np.sqrt(K.shape[-1]), -np.inf)" in predict  # the NumPy one-liner
-    assert "Chapter context" in predict
+    idea = text_of(page()["idea"].html)
+    assert "S = np.where(mask, Q @ K.T / np.sqrt(K.shape[-1]), -np.inf)" in idea  # the NumPy one-liner
+    assert "Chapter context" in idea
+    assert "np.where" not in text_of(page()["predict"].html)  # the prediction is asked on its own
 
 
 def test_the_idea_table_is_qkvs_causal_mask_for_four_tokens() -> None:
