@@ -13,6 +13,7 @@ import pytest
 
 from qkv import attention, attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
+from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
 from qkv.lessons.pyfiles import import_lesson_file
 from tests.lesson_pages import rounded, text_of, typed, written_forms
@@ -208,7 +209,11 @@ def test_a_variant_changes_the_numbers_on_the_page() -> None:
     part1 = text_of(page(11)["part1"].html)
     vector = "[" + ", ".join(str(c) for c in variant["q"]) + "]"
     assert f"The query is q = {vector}" in part1
-    assert f"Add {variant['shift']} to both scaled scores" in part1
+    assert f"Add {variant['shift']} to both of your scaled scores" in part1
+    # Questions 3 and 4 build on question 1's scaled scores without printing them (or the shifted and
+    # multiplied rows, from which they follow): question 1 is not answered on the page.
+    for name in ("shifted", "sharper"):
+        assert format_value(variant[name]) not in part1
 
 
 def test_the_code_exercise() -> None:
