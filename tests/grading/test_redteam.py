@@ -106,10 +106,17 @@ def test_a_report_of_endless_lines_is_refused(strict_grader: Grader) -> None:
 def test_a_report_trickled_byte_by_byte_is_cut_off_at_once(strict_grader: Grader) -> None:
     result = grade_hostile(strict_grader, "trickle_report.py")
     assert (result.status, result.tests) == ("error", [])
-    assert result.message == (
-        "Your code interfered with the grader's report (the report came in more pieces than the harness "
-        "ever writes), so nothing could be checked."
+    # Which check refuses it depends on how the machine schedules the two processes: on a quiet machine the
+    # grader wakes for nearly every byte and stops at the piece count; on a loaded one the bytes pile up
+    # between reads and the report ends as a line that is not the harness's JSON. Either way: refused.
+    reasons = (
+        "the report came in more pieces than the harness ever writes",
+        "a line of the report was not valid JSON",
     )
+    assert result.message in {
+        f"Your code interfered with the grader's report ({reason}), so nothing could be checked."
+        for reason in reasons
+    }
 
 
 @needs_bubblewrap
