@@ -63,3 +63,11 @@ def result_dtype(*arrays: npt.NDArray[Any]) -> np.dtype[Any]:
     if common.kind == "f" and common.itemsize <= 4:
         return common  # float16 or float32
     return np.dtype(np.float64)
+
+
+def check_shared_d_k(wq: npt.NDArray[Any], wk: npt.NDArray[Any]) -> None:
+    """Queries meet keys in dot products, so the projections Wq and Wk need the same number of columns."""
+    if wk.shape[1] != wq.shape[1]:
+        raise ValueError(
+            f"Wk has {wk.shape[1]} columns but Wq has {wq.shape[1]}; queries and keys must share d_k."
+        )

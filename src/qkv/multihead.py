@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from qkv._validate import as_float_arrays, as_numeric_array, check_size, shape_text
+from qkv._validate import as_float_arrays, as_numeric_array, check_shared_d_k, check_size, shape_text
 from qkv.attention import attention
 
 __all__ = ["merge_heads", "multi_head_attention", "split_heads"]
@@ -193,10 +193,7 @@ def _check_projections(
                 f"{name} has {w.shape[0]} rows but X has d_model = {d_model} columns "
                 f"(X {shape_text(x.shape)}, {name} {shape_text(w.shape)})."
             )
-    if wq.shape[1] != wk.shape[1]:
-        raise ValueError(
-            f"Wk has {wk.shape[1]} columns but Wq has {wq.shape[1]}; queries and keys must share d_k."
-        )
+    check_shared_d_k(wq, wk)
     if wo.shape[0] != wv.shape[1]:
         raise ValueError(
             f"Wo has {wo.shape[0]} rows but the merged heads have d_v = {wv.shape[1]} columns "

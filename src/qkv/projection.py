@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy.typing as npt
 
-from qkv._validate import as_numeric_array, check_size, shape_text
+from qkv._validate import as_numeric_array, check_shared_d_k, check_size, shape_text
 
 __all__ = ["output_shape", "param_count", "project_qkv", "qkv_shapes"]
 
@@ -84,10 +84,7 @@ def project_qkv(
                 f"{name} has {_count(weight.shape[0], 'row')} but X has d_model = {d_model} columns; "
                 f"every weight matrix needs one row per hidden feature."
             )
-    if Wk.shape[1] != Wq.shape[1]:
-        raise ValueError(
-            f"Wk has {Wk.shape[1]} columns but Wq has {Wq.shape[1]}; queries and keys must share d_k."
-        )
+    check_shared_d_k(Wq, Wk)
     return X @ Wq, X @ Wk, X @ Wv  # (n, d_k), (n, d_k), (n, d_v)
 
 

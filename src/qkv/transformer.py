@@ -172,13 +172,13 @@ def transformer_block(
     _check_params(params)
     (x, *weights), out_dtype = as_float_arrays(("X", X), *((name, params[name]) for name in BLOCK_PARAMS))
     p = dict(zip(BLOCK_PARAMS, weights, strict=True))
+    W1, b1, W2, b2 = (p[name] for name in ("W1", "b1", "W2", "b2"))
+    _check_mlp(x.shape[-1], W1, b1, W2, b2)  # before any work: a bad shape is told at once
     attended = multi_head_attention(
         layer_norm(x, p["ln1_g"], p["ln1_b"]), p["Wq"], p["Wk"], p["Wv"], p["Wo"], h, causal
     )  # (..., n, d)
     x = x + attended  # (..., n, d)
     normed = layer_norm(x, p["ln2_g"], p["ln2_b"])  # (..., n, d)
-    W1, b1, W2, b2 = (p[name] for name in ("W1", "b1", "W2", "b2"))
-    _check_mlp(x.shape[-1], W1, b1, W2, b2)
     hidden = gelu(normed @ W1 + b1)  # (..., n, d_ff)
     out: FloatArray = x + hidden @ W2 + b2  # (..., n, d)
     return out.astype(out_dtype, copy=False)

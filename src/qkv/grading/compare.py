@@ -336,11 +336,12 @@ def _where_arrays_differ(
     where = tuple(int(i) for i in off[0])
     index = ", ".join(str(i) for i in where)
     first = f"{label}[{index}]" if label != "the result" else f"the entry at [{index}]"
-    count = (
-        f"{len(off)} of its {got.size} entries" if len(off) < got.size else f"all {got.size} of its entries"
-    )
     if got.size == 1:
         count = "its one entry"
+    elif len(off) < got.size:
+        count = f"{len(off)} of its {got.size} entries"
+    else:
+        count = f"all {got.size} of its entries"
     return (
         f"{label[0].upper()}{label[1:]} differs from the expected value in {count}; the first is {first}: "
         f"expected {show(want[where].item())}, got {show(got[where].item())}."

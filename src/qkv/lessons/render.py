@@ -59,7 +59,8 @@ FRESH_INPUTS_NOTE = (
 def _run_notes(exercise: Exercise) -> str:
     """The sentences under the Run button: fresh inputs, and how long one run may take."""
     limit = exercise.suite.time_limit_s if exercise.suite is not None else None
-    seconds = Limits().wall_s if limit is None else min(limit, Limits().wall_s)  # the grader's own bound
+    grader_bound = Limits().wall_s  # no exercise runs longer than the grader allows
+    seconds = grader_bound if limit is None else min(limit, grader_bound)
     notes = f"{FRESH_INPUTS_NOTE} Each run may take up to {seconds:g} s; a longer one is stopped."
     return f'<p class="code-limit">{html.escape(notes)}</p>'
 
