@@ -134,11 +134,12 @@ def _load(path: Path, *, thorough: bool) -> tuple[Catalog, list[Problem]]:
         if shared_problems:  # its lessons import it: reported once here, not again for every lesson file
             problems += shared_problems
             continue
-        _add_unlisted_lessons(folder, chapter)
+        texts = _lesson_texts(folder, problems)  # each lesson.md read once, for the outline and the lesson
+        _add_unlisted_lessons(texts, chapter)
         found = [
             lesson
-            for file in sorted(folder.glob("*/lesson.md"))
-            if (lesson := _load_lesson(file, chapter, problems, thorough=thorough))
+            for file, text in texts.items()
+            if (lesson := _load_lesson(file, text, chapter, problems, thorough=thorough))
         ]
         seen: set[str] = set()
         for lesson in found:
@@ -157,7 +158,19 @@ def _load(path: Path, *, thorough: bool) -> tuple[Catalog, list[Problem]]:
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 
 
-def _add_unlisted_lessons(folder: Path, chapter: Chapter) -> None:
+def _lesson_texts(folder: Path, problems: list[Problem]) -> dict[Path, str]:
+    """The text of every ``lesson.md`` of a chapter folder, in folder order; one that cannot be read is a
+    problem and is left out."""
+    texts = {}
+    for file in sorted(folder.glob("*/lesson.md")):
+        try:
+            texts[file] = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            problems.append(Problem(file, 1, f"This file cannot be read: {error}."))
+    return texts
+
+
+def _add_unlisted_lessons(texts: Mapping[Path, str], chapter: Chapter) -> None:
     """Put the chapter's lessons that chapter.toml does not list at the end of its outline, in id order.
 
     So adding a lesson is adding its folder: chapter.toml orders the lessons and lists the planned ones,
@@ -165,8 +178,8 @@ def _add_unlisted_lessons(folder: Path, chapter: Chapter) -> None:
     line there. A front matter that cannot be read is left to the full load, which says why.
     """
     unlisted: list[PlannedLesson] = []
-    for file in sorted(folder.glob("*/lesson.md")):
-        found = _FRONT_MATTER.match(file.read_text(encoding="utf-8", errors="replace"))
+    for text in texts.values():
+        found = _FRONT_MATTER.match(text)
         try:
             data = tomllib.loads(found.group(1)) if found else {}
         except tomllib.TOMLDecodeError:
@@ -357,12 +370,9 @@ def _seed_names(hooks: LessonHooks, problems: list[Problem], *, thorough: bool) 
     return names
 
 
-def _load_lesson(file: Path, chapter: Chapter, problems: list[Problem], *, thorough: bool) -> Lesson | None:
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        problems.append(Problem(file, 1, f"This file cannot be read: {error}."))
-        return None
+def _load_lesson(
+    file: Path, text: str, chapter: Chapter, problems: list[Problem], *, thorough: bool
+) -> Lesson | None:
     before = len(problems)
     tokens = STRUCTURE_PARSER.parse(text)
     matter = _front_matter(file, tokens, problems)
