@@ -551,3 +551,10 @@ def test_lessons_chapter_toml_does_not_list_join_its_outline_at_the_end_in_id_or
     assert [lesson.id for lesson in catalog.lessons][-2:] == ["L4.9", "L4.10"]
     count = len(catalog.chapter("L4").lesson_ids)
     assert catalog.lesson("L4.10").place == f"L4.10 · lesson {count} of {count}"
+
+
+def test_a_lesson_file_that_is_not_utf8_is_a_problem_with_its_place(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    lesson.write_bytes(lesson.read_bytes().replace(b"Queries, keys and values", b"Queries \xff keys", 1))
+    (problem,) = problems_of(content)
+    assert problem.startswith(f"{lesson}:1: This file cannot be read: 'utf-8' codec can't decode byte 0xff")
