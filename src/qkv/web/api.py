@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qkv.lessons import Exercise, Lesson
 from qkv.store import clean_display_name
+from qkv.web import lti
 from qkv.web.clients import request_storage_key, seconds_to_next_day
 from qkv.web.grading_queue import GradingBusy, GradingClosed
 from qkv.web.jsonsafe import SafeJSONResponse
@@ -118,7 +119,9 @@ def post_answer(
         mistake=feedback.mistake,
         client=request_storage_key(request),
     )
-    return {"feedback": feedback.to_dict(), "progress": _progress(services, lesson, learner.id)}
+    progress = _progress(services, lesson, learner.id)
+    lti.lesson_changed(request.app.state, learner.id, lesson.id, progress)  # the LMS's score, if launched
+    return {"feedback": feedback.to_dict(), "progress": progress}
 
 
 @router.post(
@@ -177,6 +180,7 @@ async def post_code(
         client=request_storage_key(request),
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
+    await run_in_threadpool(lti.lesson_changed, request.app.state, learner.id, lesson.id, progress)
     # "all", or past this address's storage budget for the day "best and last" or "nothing" (still counted).
     return {"result": document, "progress": progress, "kept": kept.value}
 

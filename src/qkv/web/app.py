@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from qkv import __version__
 from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
-from qkv.web import api, instructor_routes, pages, widget_api
+from qkv.web import api, instructor_routes, lti, pages, widget_api
 from qkv.web.body_limits import BodyLimitMiddleware
 from qkv.web.error_responses import install_error_handlers
 from qkv.web.grading_queue import GradingQueue
@@ -93,10 +93,12 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(start_grading, services)
+        lti_tool.sender.start()
         try:
             yield
         finally:
             await run_in_threadpool(stop_grading, services)
+            await run_in_threadpool(lti_tool.close)
             store.close()
 
     app = FastAPI(
@@ -113,6 +115,7 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
     app.include_router(widget_api.router)
     app.include_router(pages.router)
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
+    lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     app.mount("/widgets", WidgetFiles(catalog.widgets), name="widgets")  # each from its chapter's folder
     install_error_handlers(app)

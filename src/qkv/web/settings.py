@@ -57,6 +57,8 @@ class Settings:
     public_url : str or None
         Where learners reach the server (``https://qkv.example``): redirects point there. None makes
         every redirect a relative path; neither ever takes the host from the request's ``Host`` header.
+    lti_score_poll_s : float
+        How often the LMS score sender looks for due scores when no new score wakes it.
 
     Raises
     ------
@@ -91,6 +93,7 @@ class Settings:
     templates_dir: Path | None = None
     secure_cookies: bool = False
     public_url: str | None = None
+    lti_score_poll_s: float = 2.0
 
     def __post_init__(self) -> None:
         minimums = {
@@ -110,7 +113,7 @@ class Settings:
                 raise ValueError(f"{name} must be an int, not the {type(value).__name__} {value!r}.")
             if value < least:
                 raise ValueError(f"{name} must be at least {least}, but it is {value}.")
-        for name in ("body_timeout_s", "shutdown_grace_s"):
+        for name in ("body_timeout_s", "shutdown_grace_s", "lti_score_poll_s"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}.")

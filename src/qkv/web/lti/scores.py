@@ -1,0 +1,84 @@
+"""A launched learner's score on a lesson, as the LTI AGS score document, and the hook that queues it.
+
+The score is the exercises solved over the exercises of the lesson (those that count toward done, as the
+lesson page counts them): ``activityProgress`` is Completed when all are solved, InProgress when some
+are and Started before that; ``gradingProgress`` is FullyGraded when all are solved, else Pending.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from qkv.store import StoreError
+from qkv.store.lti_links import LineItem, LtiLinks
+from qkv.store.lti_outbox import ScoreOutbox
+
+log = logging.getLogger("qkv.web.lti")
+
+
+def score_document(subject: str, solved: int, total: int, at: datetime) -> dict[str, Any]:
+    """The AGS score a line item receives.
+
+    Examples
+    --------
+    >>> from datetime import datetime
+    >>> document = score_document("s1", 3, 11, datetime(2026, 1, 2, 3, 4, 5))
+    >>> document["scoreGiven"], document["activityProgress"], document["gradingProgress"], document["timestamp"]
+    (3, 'InProgress', 'Pending', '2026-01-02T03:04:05.000000+00:00')
+    >>> score_document("s1", 11, 11, datetime(2026, 1, 2))["gradingProgress"]
+    'FullyGraded'
+    """
+    complete = total > 0 and solved >= total
+    activity = "Completed" if complete else "InProgress" if solved > 0 else "Started"
+    return {
+        "userId": subject,
+        "scoreGiven": solved,
+        "scoreMaximum": max(total, 1),
+        "activityProgress": activity,
+        "gradingProgress": "FullyGraded" if complete else "Pending",
+        "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.%f") + "+00:00",
+    }
+
+
+class ScoreHook:
+    """Queues a score for the LMS when a launched learner's score on a lesson changes.
+
+    Parameters
+    ----------
+    links : LtiLinks
+        Where each learner's scores go.
+    outbox : ScoreOutbox
+        The scores waiting to be sent.
+    wake : callable
+        Tells the sender that a score is waiting.
+    """
+
+    def __init__(self, links: LtiLinks, outbox: ScoreOutbox, wake: Any = None) -> None:
+        self.links = links
+        self.outbox = outbox
+        self.wake = wake
+
+    def lesson_changed(self, learner_id: str, lesson_id: str, solved: int, total: int) -> bool:
+        """Queue the learner's score if they came from an LMS line item and it changed; whether queued.
+
+        A failure here is logged, not raised: the learner's own work is already saved, and the next change
+        queues the score again.
+        """
+        try:
+            item = self.links.line_item(learner_id, lesson_id)
+            if item is None or item.last_score == solved:
+                return False
+            return self._queue(item, solved, total)
+        except StoreError as error:
+            log.warning("the LMS score of %s on %s could not be queued: %s", learner_id, lesson_id, error)
+            return False
+
+    def _queue(self, item: LineItem, solved: int, total: int) -> bool:
+        from qkv.store.clock import utc_now
+
+        queued = self.outbox.enqueue(item, solved, score_document(item.subject, solved, total, utc_now()))
+        if queued and self.wake is not None:
+            self.wake()
+        return queued
