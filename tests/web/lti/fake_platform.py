@@ -137,7 +137,7 @@ def auto_post_form(action: str, fields: dict[str, str]) -> str:
     """The page an LMS answers the auth request with: a form that posts itself to the tool."""
     inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
     return (
-        f'<!doctype html><title>LMS</title><form id="launch" method="post" action="{escape(action)}">{inputs}'
+        f'<!doctype html><title>LMS</title><link rel="icon" href="data:,"><form id="launch" method="post" action="{escape(action)}">{inputs}'
         '<button type="submit">Continue</button></form>'
         "<script>document.getElementById('launch').submit()</script>"
     )

@@ -66,7 +66,8 @@ def _continue_page(url: str, title: str, text: str, status: int = 200) -> HTMLRe
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="refresh" content="0;url={link}"><title>{escape(title)}</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="color-scheme" content="light dark"></head>'
+        '<meta name="color-scheme" content="light dark">'
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml"></head>'
         f'<body><main><p>{escape(text)} <a href="{link}">Continue</a>.</p></main></body></html>'
     )
     return HTMLResponse(body, status_code=status, headers=_NO_STORE)
