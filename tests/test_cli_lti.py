@@ -21,7 +21,9 @@ ARGS = [
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qkv", "lti", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "qkv", "lti", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_add_list_and_remove_a_platform(tmp_path: Path) -> None:
@@ -42,7 +44,10 @@ def test_add_list_and_remove_a_platform(tmp_path: Path) -> None:
     assert "https://moodle.school.example  client id AbC123" in listed.stdout
     assert "jwks: https://moodle.school.example/mod/lti/certs.php" in listed.stdout
     removed = run("remove", "--issuer", "https://moodle.school.example", "--database-url", url)
-    assert removed.returncode == 0 and removed.stdout == "Removed 1 registration of https://moodle.school.example.\n"
+    assert (
+        removed.returncode == 0
+        and removed.stdout == "Removed 1 registration of https://moodle.school.example.\n"
+    )
     gone = run("remove", "--issuer", "https://moodle.school.example", "--database-url", url)
     assert gone.returncode == 1 and "No platform 'https://moodle.school.example' is registered" in gone.stderr
 

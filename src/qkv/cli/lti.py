@@ -31,10 +31,16 @@ def lti() -> None:
 
 
 @lti.command("add-platform")
-@click.option("--issuer", required=True, help="The platform's issuer (iss), e.g. https://moodle.school.example.")
+@click.option(
+    "--issuer", required=True, help="The platform's issuer (iss), e.g. https://moodle.school.example."
+)
 @click.option("--client-id", required=True, help="The client id the LMS gave qkv.")
 @click.option(
-    "--deployment-id", "deployment_ids", required=True, multiple=True, help="A deployment id (repeat for more)."
+    "--deployment-id",
+    "deployment_ids",
+    required=True,
+    multiple=True,
+    help="A deployment id (repeat for more).",
 )
 @click.option("--auth-url", required=True, help="The LMS's OIDC authentication request URL.")
 @click.option("--token-url", required=True, help="The LMS's OAuth 2 access token URL.")
@@ -83,7 +89,9 @@ def list_platforms(database_url: str | None) -> None:
 
 @lti.command("remove")
 @click.option("--issuer", required=True, help="The platform's issuer.")
-@click.option("--client-id", default=None, help="Only this client id (default: every registration of the issuer).")
+@click.option(
+    "--client-id", default=None, help="Only this client id (default: every registration of the issuer)."
+)
 @_DATABASE
 def remove(issuer: str, client_id: str | None, database_url: str | None) -> None:
     """Forget a platform: its launches are refused from now on (its scores waiting stay queued)."""
@@ -93,5 +101,7 @@ def remove(issuer: str, client_id: str | None, database_url: str | None) -> None
     finally:
         platforms.database.close()
     if not removed:
-        raise click.ClickException(f"No platform {issuer!r} is registered; 'qkv lti list' shows those that are.")
+        raise click.ClickException(
+            f"No platform {issuer!r} is registered; 'qkv lti list' shows those that are."
+        )
     click.echo(f"Removed {removed} registration{'s' if removed > 1 else ''} of {issuer}.")

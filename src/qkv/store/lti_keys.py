@@ -55,7 +55,12 @@ def tool_key(database: Database, make: Callable[[], StoredKey]) -> StoredKey:
     if row is None:
         made = make()
         with database.write() as conn:
-            values = {"name": TOOL_KEY, "kid": made.kid, "private_pem": made.private_pem, "created_at": utc_now()}
+            values = {
+                "name": TOOL_KEY,
+                "kid": made.kid,
+                "private_pem": made.private_pem,
+                "created_at": utc_now(),
+            }
             database.insert_ignore(conn, _KEYS, values, ["name"])
             row = conn.execute(select(_KEYS).where(_KEYS.c.name == TOOL_KEY)).one()
     return StoredKey(row.kid, row.private_pem)

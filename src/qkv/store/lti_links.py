@@ -1,11 +1,11 @@
 """What launches leave behind: each learner's AGS line item per lesson, and the classes (LMS courses).
 
-    >>> from qkv.store.database import Database
-    >>> links = LtiLinks(Database("sqlite://"))
-    >>> links.remember_line_item("a" * 36, "L4.1", "https://lms.example", "c", "sub-1", "https://lms.example/li/1")
-    >>> links.line_item("a" * 36, "L4.1").subject
-    'sub-1'
-    >>> links.database.close()
+>>> from qkv.store.database import Database
+>>> links = LtiLinks(Database("sqlite://"))
+>>> links.remember_line_item("a" * 36, "L4.1", "https://lms.example", "c", "sub-1", "https://lms.example/li/1")
+>>> links.line_item("a" * 36, "L4.1").subject
+'sub-1'
+>>> links.database.close()
 """
 
 from __future__ import annotations
@@ -99,7 +99,13 @@ class LtiLinks:
             conn.execute(
                 update(_LINE_ITEMS)
                 .where(_LINE_ITEMS.c.learner_id == learner_id, _LINE_ITEMS.c.lesson_id == lesson_id)
-                .values(issuer=issuer, client_id=client_id, subject=subject, lineitem_url=lineitem_url, updated_at=now)
+                .values(
+                    issuer=issuer,
+                    client_id=client_id,
+                    subject=subject,
+                    lineitem_url=lineitem_url,
+                    updated_at=now,
+                )
             )
 
     def line_item(self, learner_id: str, lesson_id: str) -> LineItem | None:
@@ -119,7 +125,13 @@ class LtiLinks:
         if row is None:
             return None
         return LineItem(
-            row.learner_id, row.lesson_id, row.issuer, row.client_id, row.subject, row.lineitem_url, row.last_score
+            row.learner_id,
+            row.lesson_id,
+            row.issuer,
+            row.client_id,
+            row.subject,
+            row.lineitem_url,
+            row.last_score,
         )
 
     def remember_context(
@@ -177,7 +189,11 @@ class LtiLinks:
         True
         """
         return next(
-            (c for c in self.contexts() if (c.issuer, c.client_id, c.context_id) == (issuer, client_id, context_id)),
+            (
+                c
+                for c in self.contexts()
+                if (c.issuer, c.client_id, c.context_id) == (issuer, client_id, context_id)
+            ),
             None,
         )
 

@@ -141,8 +141,8 @@ class LtiLogins:
         --------
         >>> logins = LtiLogins(Database("sqlite://"))
         >>> later = utc_now() + timedelta(minutes=5)
-        >>> logins.use_nonce("https://lms.example", "n1", later), logins.use_nonce("https://lms.example", "n1", later)
-        (True, False)
+        >>> [logins.use_nonce("https://lms.example", "n1", later) for _ in range(2)]
+        [True, False]
         >>> logins.database.close()
         """
         now = utc_now()

@@ -66,7 +66,8 @@ def retry_delay(attempts: int) -> timedelta:
     >>> [int(retry_delay(n).total_seconds()) for n in (1, 2, 3, 12)]
     [5, 10, 20, 3600]
     """
-    return min(FIRST_RETRY * 2 ** max(attempts - 1, 0), LONGEST_WAIT)
+    seconds = FIRST_RETRY.total_seconds() * 2 ** min(max(attempts - 1, 0), 20)
+    return min(timedelta(seconds=seconds), LONGEST_WAIT)
 
 
 def _entry(row: Any) -> OutboxEntry:
@@ -181,7 +182,9 @@ class ScoreOutbox:
         """Put a score back after a failed post; returns when it will next be tried."""
         now = now or utc_now()
         with self.database.write() as conn:
-            attempts = conn.execute(select(_OUTBOX.c.attempts).where(_OUTBOX.c.id == entry_id)).scalar_one() + 1
+            attempts = (
+                conn.execute(select(_OUTBOX.c.attempts).where(_OUTBOX.c.id == entry_id)).scalar_one() + 1
+            )
             at = now + retry_delay(attempts)
             conn.execute(
                 update(_OUTBOX)
@@ -211,8 +214,10 @@ class ScoreOutbox:
         0
         """
         with self.database.read() as conn:
-            count = conn.execute(select(func.count()).select_from(_OUTBOX).where(_OUTBOX.c.sent_at.is_not(None)))
+            count = conn.execute(
+                select(func.count()).select_from(_OUTBOX).where(_OUTBOX.c.sent_at.is_not(None))
+            )
             return int(count.scalar_one())
 
 
-__all__ = ["ScoreOutbox", "OutboxEntry", "retry_delay"]
+__all__ = ["OutboxEntry", "ScoreOutbox", "retry_delay"]

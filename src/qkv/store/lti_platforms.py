@@ -58,9 +58,7 @@ def check_url(value: str, what: str) -> str:
     """
     parts = urlsplit(value)
     if parts.scheme not in {"http", "https"} or not parts.netloc:
-        raise ValueError(
-            f"{what} {value!r} is not an absolute http(s) URL such as https://lms.example/path."
-        )
+        raise ValueError(f"{what} {value!r} is not an absolute http(s) URL such as https://lms.example/path.")
     if len(value) > MAX_URL:
         raise ValueError(f"{what} may have at most {MAX_URL} characters, but it has {len(value)}.")
     return value

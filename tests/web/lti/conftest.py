@@ -52,7 +52,11 @@ def lms(tmp_path: Path) -> Iterator[tuple[FakePlatform, str, Any]]:
         platform.tool_url = url
         platform.register_with(app.state.qkv_lti.platforms)
         platform.add_user("learner-1", "Ada Lovelace")
-        platform.add_user("teacher-1", "Grace Hopper", roles=["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"])
+        platform.add_user(
+            "teacher-1",
+            "Grace Hopper",
+            roles=["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"],
+        )
         yield platform, url, app
 
 

@@ -76,7 +76,12 @@ class FakePlatform:
     def register_with(self, platforms: Any) -> None:
         """Register this platform with the tool (as ``qkv lti add-platform`` would)."""
         platforms.add(
-            self.issuer, CLIENT_ID, [DEPLOYMENT_ID], f"{self.url}/auth", f"{self.url}/token", f"{self.url}/jwks"
+            self.issuer,
+            CLIENT_ID,
+            [DEPLOYMENT_ID],
+            f"{self.url}/auth",
+            f"{self.url}/token",
+            f"{self.url}/jwks",
         )
 
     def add_user(self, sub: str, name: str, roles: list[str] | None = None) -> User:
@@ -93,7 +98,12 @@ class FakePlatform:
 
     def login_url(self, target: str, sub: str, *, client_id: bool = True) -> str:
         """Where the LMS sends a browser to start a launch (the tool's OIDC login initiation)."""
-        params = {"iss": self.issuer, "login_hint": sub, "target_link_uri": target, "lti_message_hint": target}
+        params = {
+            "iss": self.issuer,
+            "login_hint": sub,
+            "target_link_uri": target,
+            "lti_message_hint": target,
+        }
         if client_id:
             params |= {"client_id": CLIENT_ID, "lti_deployment_id": DEPLOYMENT_ID}
         return f"{self.tool_url}/lti/login?" + httpx.QueryParams(params).__str__()
@@ -121,10 +131,15 @@ class FakePlatform:
             LTI + "resource_link": {"id": f"link-{lesson}"},
             LTI + "context": {"id": CONTEXT_ID, "title": "Attention, autumn term"},
             AGS: {"scope": [SCORE_SCOPE], "lineitem": self.lineitem_url(lesson)},
-            NRPS: {"context_memberships_url": f"{self.url}/memberships/{CONTEXT_ID}", "service_versions": ["2.0"]},
+            NRPS: {
+                "context_memberships_url": f"{self.url}/memberships/{CONTEXT_ID}",
+                "service_versions": ["2.0"],
+            },
         }
 
-    def sign(self, claims: dict[str, Any], *, key: SigningKey | None = None, headers: dict[str, Any] | None = None) -> str:
+    def sign(
+        self, claims: dict[str, Any], *, key: SigningKey | None = None, headers: dict[str, Any] | None = None
+    ) -> str:
         key = key or self.keys[0]
         return jwt.encode(claims, key.private, algorithm="RS256", headers={"kid": key.kid, **(headers or {})})
 
@@ -135,7 +150,9 @@ class FakePlatform:
 
 def auto_post_form(action: str, fields: dict[str, str]) -> str:
     """The page an LMS answers the auth request with: a form that posts itself to the tool."""
-    inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
+    inputs = "".join(
+        f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items()
+    )
     return (
         f'<!doctype html><title>LMS</title><link rel="icon" href="data:,"><form id="launch" method="post" action="{escape(action)}">{inputs}'
         '<button type="submit">Continue</button></form>'

@@ -52,9 +52,15 @@ class LmsBrowser:
         return Login(auth_url, query["state"], query["nonce"], query["redirect_uri"])
 
     def post_launch(self, id_token: str, state: str, url: str | None = None) -> httpx.Response:
-        return self.client.post(url or f"{self.tool_url}/lti/launch", data={"id_token": id_token, "state": state}, headers={"accept": "text/html"})
+        return self.client.post(
+            url or f"{self.tool_url}/lti/launch",
+            data={"id_token": id_token, "state": state},
+            headers={"accept": "text/html"},
+        )
 
-    def launch(self, platform: FakePlatform, target: str, sub: str, *, launch_url: str | None = None) -> httpx.Response:
+    def launch(
+        self, platform: FakePlatform, target: str, sub: str, *, launch_url: str | None = None
+    ) -> httpx.Response:
         """A whole launch: login, the LMS's auth page, its form posted to the tool; the tool's answer."""
         login = self.begin(platform, target, sub)
         form_page = self.client.get(login.auth_url)

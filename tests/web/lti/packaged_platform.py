@@ -32,9 +32,11 @@ def _key_pair() -> tuple[str, str]:
     private_pem = private.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
-    public_pem = private.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    ).decode()
+    public_pem = (
+        private.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
     return private_pem, public_pem
 
 
@@ -61,7 +63,9 @@ class PackagedPlatform:
         )
 
     def register_with(self, platforms: Any) -> None:
-        platforms.add(self.url, CLIENT_ID, [DEPLOYMENT_ID], f"{self.url}/auth", f"{self.url}/token", f"{self.url}/jwks")
+        platforms.add(
+            self.url, CLIENT_ID, [DEPLOYMENT_ID], f"{self.url}/auth", f"{self.url}/token", f"{self.url}/jwks"
+        )
 
 
 class _Config(LTI1P3PlatformConfAbstract):
@@ -85,7 +89,12 @@ class _Launch(LTIAdvantageMessageLaunchAbstract):
         return dict(self._request.query_params)  # type: ignore[union-attr]
 
     def prepare_launch(self, preflight_response: dict[str, Any]) -> None:
-        self.set_user_data(preflight_response["login_hint"], [LEARNER], full_name="Emmy Noether", email_address="emmy@school.example")
+        self.set_user_data(
+            preflight_response["login_hint"],
+            [LEARNER],
+            full_name="Emmy Noether",
+            email_address="emmy@school.example",
+        )
         self.set_resource_link_claim("link-1")
         self.set_launch_context_claim("packaged-course", context_title="Attention (packaged LMS)")
 

@@ -35,37 +35,105 @@ def _assert_refused(answer: Any, status: int, sentence: str, caplog: pytest.LogC
 
 
 CASES: list[tuple[str, Callable[[Claims], None], int, str]] = [
-    ("unknown issuer", lambda c: c.update(iss="https://other-lms.example"), 403, "is not registered with this qkv server"),
-    ("wrong audience", lambda c: c.update(aud="someone-else", azp="someone-else"), 403, "is meant for the audience 'someone-else'"),
-    ("several audiences without azp", lambda c: (c.update(aud=[CLIENT_ID, "other"]), c.pop("azp")), 400, "no authorized party"),
-    ("azp of another tool", lambda c: c.update(aud=[CLIENT_ID, "other"], azp="other"), 403, "authorized party ('azp') is 'other'"),
-    ("expired token", lambda c: c.update(exp=int(time.time()) - 600, iat=int(time.time()) - 900), 401, "has expired"),
-    ("issued in the future", lambda c: c.update(iat=int(time.time()) + 600, exp=int(time.time()) + 900), 401, "issued in the future"),
-    ("unknown deployment", lambda c: c.update({LTI + "deployment_id": "deployment-9"}), 403, "The deployment 'deployment-9'"),
+    (
+        "unknown issuer",
+        lambda c: c.update(iss="https://other-lms.example"),
+        403,
+        "is not registered with this qkv server",
+    ),
+    (
+        "wrong audience",
+        lambda c: c.update(aud="someone-else", azp="someone-else"),
+        403,
+        "is meant for the audience 'someone-else'",
+    ),
+    (
+        "several audiences without azp",
+        lambda c: (c.update(aud=[CLIENT_ID, "other"]), c.pop("azp")),
+        400,
+        "no authorized party",
+    ),
+    (
+        "azp of another tool",
+        lambda c: c.update(aud=[CLIENT_ID, "other"], azp="other"),
+        403,
+        "authorized party ('azp') is 'other'",
+    ),
+    (
+        "expired token",
+        lambda c: c.update(exp=int(time.time()) - 600, iat=int(time.time()) - 900),
+        401,
+        "has expired",
+    ),
+    (
+        "issued in the future",
+        lambda c: c.update(iat=int(time.time()) + 600, exp=int(time.time()) + 900),
+        401,
+        "issued in the future",
+    ),
+    (
+        "unknown deployment",
+        lambda c: c.update({LTI + "deployment_id": "deployment-9"}),
+        403,
+        "The deployment 'deployment-9'",
+    ),
     ("wrong LTI version", lambda c: c.update({LTI + "version": "1.1"}), 400, "LTI version '1.1'"),
-    ("deep linking message", lambda c: c.update({LTI + "message_type": "LtiDeepLinkingRequest"}), 400, "'LtiDeepLinkingRequest' message"),
-    ("another login's nonce", lambda c: c.update(nonce="not-the-one-sent"), 400, "nonce is not the one qkv sent"),
+    (
+        "deep linking message",
+        lambda c: c.update({LTI + "message_type": "LtiDeepLinkingRequest"}),
+        400,
+        "'LtiDeepLinkingRequest' message",
+    ),
+    (
+        "another login's nonce",
+        lambda c: c.update(nonce="not-the-one-sent"),
+        400,
+        "nonce is not the one qkv sent",
+    ),
     ("no subject", lambda c: c.pop("sub"), 400, "has no 'sub'"),
-    ("target outside this server", lambda c: c.update({LTI + "target_link_uri": "https://evil.example/lessons/L4.1"}), 400, "which is not on this qkv server"),
-    ("target that is no lesson", lambda c: c.update({LTI + "target_link_uri": c[LTI + "target_link_uri"].replace("L4.1", "instructor")}), 400, "is not a lesson of this server"),
+    (
+        "target outside this server",
+        lambda c: c.update({LTI + "target_link_uri": "https://evil.example/lessons/L4.1"}),
+        400,
+        "which is not on this qkv server",
+    ),
+    (
+        "target that is no lesson",
+        lambda c: c.update(
+            {LTI + "target_link_uri": c[LTI + "target_link_uri"].replace("L4.1", "instructor")}
+        ),
+        400,
+        "is not a lesson of this server",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("change", "status", "sentence"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+@pytest.mark.parametrize(
+    ("change", "status", "sentence"), [case[1:] for case in CASES], ids=[case[0] for case in CASES]
+)
 def test_a_bad_claim_is_refused_with_a_sentence(
-    lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture, change: Any, status: int, sentence: str
+    lms: Any,
+    lms_browser: LmsBrowser,
+    caplog: pytest.LogCaptureFixture,
+    change: Any,
+    status: int,
+    sentence: str,
 ) -> None:
     _assert_refused(_launch_with(lms, lms_browser, change), status, sentence, caplog)
 
 
-def test_a_forged_signature_is_refused(lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_forged_signature_is_refused(
+    lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture
+) -> None:
     platform = lms[0]
     forger = SigningKey(platform.keys[0].kid, SigningKey.new().private)  # the real key's id, another key
     answer = _launch_with(lms, lms_browser, lambda c: None, key=forger)
     _assert_refused(answer, 403, "signature does not match the public keys", caplog)
 
 
-def test_a_token_signed_with_a_symmetric_algorithm_is_refused(lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_token_signed_with_a_symmetric_algorithm_is_refused(
+    lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture
+) -> None:
     import jwt
 
     platform, url, _app = lms
@@ -75,13 +143,19 @@ def test_a_token_signed_with_a_symmetric_algorithm_is_refused(lms: Any, lms_brow
     _assert_refused(lms_browser.post_launch(forged, login.state), 400, "signed with 'HS256'", caplog)
 
 
-def test_a_token_that_is_no_jwt_is_refused(lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_token_that_is_no_jwt_is_refused(
+    lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture
+) -> None:
     platform, url, _app = lms
     login = lms_browser.begin(platform, f"{url}/lessons/L4.1", "learner-1")
-    _assert_refused(lms_browser.post_launch("not.a.token", login.state), 400, "is not a JSON Web Token", caplog)
+    _assert_refused(
+        lms_browser.post_launch("not.a.token", login.state), 400, "is not a JSON Web Token", caplog
+    )
 
 
-def test_a_replayed_launch_is_refused(lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_replayed_launch_is_refused(
+    lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture
+) -> None:
     platform, url, _app = lms
     login = lms_browser.begin(platform, f"{url}/lessons/L4.1", "learner-1")
     token = platform.sign(platform.claims_for("learner-1", f"{url}/lessons/L4.1", login.nonce))
@@ -90,14 +164,18 @@ def test_a_replayed_launch_is_refused(lms: Any, lms_browser: LmsBrowser, caplog:
     _assert_refused(lms_browser.post_launch(token, login.state), 400, "was used already", caplog)
 
 
-def test_a_replayed_nonce_with_a_fresh_state_is_refused(lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_replayed_nonce_with_a_fresh_state_is_refused(
+    lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture
+) -> None:
     platform, url, _app = lms
     target = f"{url}/lessons/L4.1"
     first = lms_browser.begin(platform, target, "learner-1")
     token = platform.sign(platform.claims_for("learner-1", target, first.nonce))
     assert lms_browser.post_launch(token, first.state).status_code == 200
     second = lms_browser.begin(platform, target, "learner-1")
-    _assert_refused(lms_browser.post_launch(token, second.state), 400, "nonce is not the one qkv sent", caplog)
+    _assert_refused(
+        lms_browser.post_launch(token, second.state), 400, "nonce is not the one qkv sent", caplog
+    )
 
 
 def test_a_launch_without_the_state_cookie_is_refused(lms: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -109,16 +187,26 @@ def test_a_launch_without_the_state_cookie_is_refused(lms: Any, caplog: pytest.L
     starter.close(), stranger.close()
 
 
-def test_an_unknown_state_is_refused(lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture) -> None:
+def test_an_unknown_state_is_refused(
+    lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture
+) -> None:
     lms_browser.client.cookies.set(*_state_cookie("made-up"))
     _assert_refused(lms_browser.post_launch("x.y.z", "made-up"), 400, "was never issued by qkv", caplog)
 
 
-def test_a_login_from_an_unregistered_lms_or_for_another_server_is_refused(lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_login_from_an_unregistered_lms_or_for_another_server_is_refused(
+    lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture
+) -> None:
     platform, url, _app = lms
-    outside = lms_browser.client.get(platform.login_url("https://evil.example/lessons/L4.1", "learner-1"), headers={"accept": "text/html"})
+    outside = lms_browser.client.get(
+        platform.login_url("https://evil.example/lessons/L4.1", "learner-1"), headers={"accept": "text/html"}
+    )
     _assert_refused(outside, 400, "which is not on this qkv server", caplog)
-    unknown = lms_browser.client.get(f"{url}/lti/login", params={"iss": "https://other.example", "login_hint": "x", "target_link_uri": f"{url}/lessons/L4.1"}, headers={"accept": "text/html"})
+    unknown = lms_browser.client.get(
+        f"{url}/lti/login",
+        params={"iss": "https://other.example", "login_hint": "x", "target_link_uri": f"{url}/lessons/L4.1"},
+        headers={"accept": "text/html"},
+    )
     _assert_refused(unknown, 403, "is not registered with this qkv server", caplog)
 
 

@@ -16,7 +16,9 @@ from tests.web.lti.test_scores import _solvable
 pytestmark = BROWSER
 
 
-def test_launch_solve_and_the_lms_receives_the_score(lms: tuple[FakePlatform, str, Any], chromium: Any, page_errors: list[str]) -> None:
+def test_launch_solve_and_the_lms_receives_the_score(
+    lms: tuple[FakePlatform, str, Any], chromium: Any, page_errors: list[str]
+) -> None:
     platform, url, app = lms
     page = new_page(chromium, page_errors)
     page.goto(platform.login_url(f"{url}/lessons/L4.1", "learner-1"))

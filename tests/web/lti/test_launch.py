@@ -9,7 +9,9 @@ from tests.web.lti.fake_platform import FakePlatform
 from tests.web.lti.launching import LmsBrowser
 
 
-def test_a_learner_launch_opens_the_named_lesson_signed_in(lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser) -> None:
+def test_a_learner_launch_opens_the_named_lesson_signed_in(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
     platform, url, app = lms
     answer = lms_browser.launch(platform, f"{url}/lessons/L4.2", "learner-1")
     assert answer.status_code == 200, answer.text
@@ -23,7 +25,7 @@ def test_a_learner_launch_opens_the_named_lesson_signed_in(lms: tuple[FakePlatfo
 
 
 def test_the_same_lms_user_gets_the_same_learner_on_every_launch(lms: tuple[FakePlatform, str, Any]) -> None:
-    platform, url, app = lms
+    platform, url, _app = lms
     first, second = LmsBrowser(url), LmsBrowser(url)
     lessons = [b.open(b.launch(platform, f"{url}/lessons/L4.1", "learner-1")) for b in (first, second)]
     tokens = [page.text.split('name="csrf-token" content="')[1].split('"')[0] for page in lessons]
@@ -31,7 +33,9 @@ def test_the_same_lms_user_gets_the_same_learner_on_every_launch(lms: tuple[Fake
     first.close(), second.close()
 
 
-def test_an_instructor_launch_opens_the_class_page_as_an_instructor(lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser) -> None:
+def test_an_instructor_launch_opens_the_class_page_as_an_instructor(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
     platform, url, _app = lms
     answer = lms_browser.launch(platform, f"{url}/lessons/L4.1", "teacher-1")
     assert answer.status_code == 200, answer.text
@@ -43,13 +47,17 @@ def test_an_instructor_launch_opens_the_class_page_as_an_instructor(lms: tuple[F
     assert dashboard.status_code == 200
 
 
-def test_the_tool_publishes_its_public_key_and_no_private_part(lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser) -> None:
+def test_the_tool_publishes_its_public_key_and_no_private_part(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
     keys = lms_browser.client.get(f"{lms[1]}/lti/jwks.json").json()["keys"]
     assert [(key["kty"], key["alg"], key["use"]) for key in keys] == [("RSA", "RS256", "sig")]
     assert not {"d", "p", "q", "dp", "dq", "qi"} & set(keys[0])
 
 
-def test_a_login_for_a_launch_to_the_lesson_list_opens_it(lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser) -> None:
+def test_a_login_for_a_launch_to_the_lesson_list_opens_it(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
     platform, url, _app = lms
     answer = lms_browser.launch(platform, f"{url}/", "learner-1")
     assert lms_browser.open(answer).url.path == "/"

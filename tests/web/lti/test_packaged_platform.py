@@ -19,17 +19,24 @@ from tests.web.lti.packaged_platform import PackagedPlatform, packaged_app
 @pytest.fixture
 def packaged(tmp_path: Path) -> Iterator[tuple[PackagedPlatform, str, Any]]:
     platform = PackagedPlatform()
-    with serve(packaged_app(platform), name="packaged-lms") as lms_url, tool_server(f"sqlite:///{tmp_path / 'qkv.db'}") as (url, app):
+    with (
+        serve(packaged_app(platform), name="packaged-lms") as lms_url,
+        tool_server(f"sqlite:///{tmp_path / 'qkv.db'}") as (url, app),
+    ):
         platform.url, platform.tool_url, platform.target = lms_url, url, f"{url}/lessons/L4.5"
         platform.register_with(app.state.qkv_lti.platforms)
         yield platform, url, app
 
 
-def test_a_launch_from_the_packaged_platform_opens_the_lesson_and_sends_the_score(packaged: tuple[PackagedPlatform, str, Any]) -> None:
+def test_a_launch_from_the_packaged_platform_opens_the_lesson_and_sends_the_score(
+    packaged: tuple[PackagedPlatform, str, Any],
+) -> None:
     platform, url, _app = packaged
     browser = LmsBrowser(url)
     browser.client.follow_redirects = True
-    login_page = browser.client.get(f"{platform.url}/start", params={"user": "emmy-1"})  # the package redirects to /lti/login
+    login_page = browser.client.get(
+        f"{platform.url}/start", params={"user": "emmy-1"}
+    )  # the package redirects to /lti/login
     assert login_page.status_code == 200, login_page.text
     from tests.web.lti.launching import _ACTION, _INPUT, refresh_target
 

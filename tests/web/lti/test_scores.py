@@ -12,6 +12,7 @@ from qkv.store.clock import utc_now
 from tests.web.lti.fake_platform import FakePlatform
 from tests.web.lti.launching import LmsBrowser
 
+
 def _open_lesson(browser: LmsBrowser, platform: FakePlatform, url: str, lesson: str) -> str:
     page = browser.open(browser.launch(platform, f"{url}/lessons/{lesson}", "learner-1"))
     token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
@@ -47,7 +48,9 @@ def _wait_for(condition: Any, what: str) -> None:
         time.sleep(0.05)
 
 
-def test_a_solved_exercise_reaches_the_line_item_as_a_score(lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser) -> None:
+def test_a_solved_exercise_reaches_the_line_item_as_a_score(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
     platform, url, app = lms
     token = _open_lesson(lms_browser, platform, url, "L4.1")
     _wait_for(lambda: len(platform.received("L4.1")) == 1, "the launch's starting score")
@@ -55,7 +58,11 @@ def test_a_solved_exercise_reaches_the_line_item_as_a_score(lms: tuple[FakePlatf
     progress = _answer(lms_browser, url, token, exercise, right)["progress"]
     _wait_for(lambda: len(platform.received("L4.1")) == 2, "the score of the solved exercise")
     start, solved = platform.received("L4.1")
-    assert (start["scoreGiven"], start["activityProgress"], start["gradingProgress"]) == (0, "Started", "Pending")
+    assert (start["scoreGiven"], start["activityProgress"], start["gradingProgress"]) == (
+        0,
+        "Started",
+        "Pending",
+    )
     assert solved["userId"] == "learner-1"
     assert (solved["scoreGiven"], solved["scoreMaximum"]) == (progress["done"], progress["total"])
     assert (solved["activityProgress"], solved["gradingProgress"]) == ("InProgress", "Pending")
@@ -65,7 +72,9 @@ def test_a_solved_exercise_reaches_the_line_item_as_a_score(lms: tuple[FakePlatf
     assert len(platform.received("L4.1")) == 2
 
 
-def test_a_platform_that_is_down_gets_the_score_once_when_it_is_back(lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser) -> None:
+def test_a_platform_that_is_down_gets_the_score_once_when_it_is_back(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
     platform, url, app = lms
     tool = app.state.qkv_lti
     platform.down = True

@@ -22,12 +22,16 @@ def test_login_on_one_server_and_launch_on_the_other(postgres_url: str) -> None:
         platform.register_with(first_app.state.qkv_lti.platforms)
         platform.add_user("learner-1", "Ada Lovelace")
         first = LmsBrowser(first_url)
-        answer = first.launch(platform, f"{PUBLIC}/lessons/L4.4", "learner-1", launch_url=f"{second_url}/lti/launch")
+        answer = first.launch(
+            platform, f"{PUBLIC}/lessons/L4.4", "learner-1", launch_url=f"{second_url}/lti/launch"
+        )
         assert answer.status_code == 200, answer.text
         second = LmsBrowser(second_url)
         second.client.cookies = first.client.cookies  # the same browser, reaching the other server
         lesson = second.open(answer)
         assert lesson.status_code == 200 and "Ada Lovelace" in lesson.text
-        keys = [b.client.get(f"{u}/lti/jwks.json").json() for b, u in ((first, first_url), (second, second_url))]
+        keys = [
+            b.client.get(f"{u}/lti/jwks.json").json() for b, u in ((first, first_url), (second, second_url))
+        ]
         assert keys[0] == keys[1]  # one tool key, kept in the database, whichever server signs
         first.close(), second.close()

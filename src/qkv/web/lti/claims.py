@@ -61,16 +61,14 @@ def launch_from_claims(claims: dict[str, Any], issuer: str, client_id: str, depl
 
     Examples
     --------
-    >>> claims = {"sub": "s1", "name": "Ada", AGS_ENDPOINT: {"lineitem": "https://lms/li/1", "scope": [SCORE_SCOPE]}}
+    >>> ags = {"lineitem": "https://lms/li/1", "scope": [SCORE_SCOPE]}
+    >>> claims = {"sub": "s1", "name": "Ada", AGS_ENDPOINT: ags}
     >>> launch = launch_from_claims(claims, "https://lms", "c", "d")
     >>> launch.name, launch.lineitem_url, launch.is_instructor
     ('Ada', 'https://lms/li/1', False)
     """
-    context = claims.get(CONTEXT) if isinstance(claims.get(CONTEXT), dict) else {}
-    ags = claims.get(AGS_ENDPOINT) if isinstance(claims.get(AGS_ENDPOINT), dict) else {}
-    nrps = claims.get(NRPS) if isinstance(claims.get(NRPS), dict) else {}
-    roles = claims.get(ROLES) if isinstance(claims.get(ROLES), list) else []
-    scopes = ags.get("scope") if isinstance(ags.get("scope"), list) else []
+    context, ags, nrps = _mapping(claims, CONTEXT), _mapping(claims, AGS_ENDPOINT), _mapping(claims, NRPS)
+    roles, scopes = _items(claims, ROLES), _items(ags, "scope")
     lineitem = _text(ags.get("lineitem")) if SCORE_SCOPE in scopes else None
     return Launch(
         issuer=issuer,
@@ -86,6 +84,16 @@ def launch_from_claims(claims: dict[str, Any], issuer: str, client_id: str, depl
         lineitem_url=lineitem,
         memberships_url=_text(nrps.get("context_memberships_url")),
     )
+
+
+def _mapping(claims: dict[str, Any], key: str) -> dict[str, Any]:
+    value = claims.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _items(claims: dict[str, Any], key: str) -> list[Any]:
+    value = claims.get(key)
+    return value if isinstance(value, list) else []
 
 
 def _joined_name(claims: dict[str, Any]) -> str | None:

@@ -71,15 +71,17 @@ class IdTokenChecker:
         if not isinstance(verified.get("sub"), str) or not verified["sub"]:
             raise LaunchRefused(
                 400,
-                "The id token has no 'sub' (the LMS's id of the person launching); qkv needs it to keep their "
-                "progress. Anonymous launches are not supported: launch as a signed-in LMS user.",
+                "The id token has no 'sub' (the LMS's id of the person launching); qkv needs it to keep "
+                "their progress. Anonymous launches are not supported: launch as a signed-in LMS user.",
             )
         return c.launch_from_claims(verified, platform.issuer, platform.client_id, deployment)
 
     def _platform(self, unverified: dict[str, Any]) -> PlatformRecord:
         issuer = unverified.get("iss")
         if not isinstance(issuer, str) or not issuer:
-            raise LaunchRefused(400, "The id token has no issuer ('iss'); it cannot be from an LTI 1.3 platform.")
+            raise LaunchRefused(
+                400, "The id token has no issuer ('iss'); it cannot be from an LTI 1.3 platform."
+            )
         registered = self.platforms.for_issuer(issuer)
         if not registered:
             raise LaunchRefused(
@@ -88,7 +90,9 @@ class IdTokenChecker:
                 "with 'qkv lti add-platform --issuer ...' (see docs/lms.md).",
             )
         audience = unverified.get("aud")
-        audiences = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
+        audiences = (
+            [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
+        )
         for platform in registered:
             if platform.client_id in audiences:
                 return platform
@@ -134,9 +138,13 @@ def state_refusal(login: LoginState) -> LaunchRefused | None:
 
 def _unverified(id_token: str) -> tuple[dict[str, Any], dict[str, Any]]:
     if not id_token:
-        raise LaunchRefused(400, "The launch has no id_token; it must be a form POST from an LTI 1.3 platform.")
+        raise LaunchRefused(
+            400, "The launch has no id_token; it must be a form POST from an LTI 1.3 platform."
+        )
     if len(id_token) > MAX_TOKEN_CHARS:
-        raise LaunchRefused(400, f"The id_token has {len(id_token)} characters, more than qkv accepts ({MAX_TOKEN_CHARS}).")
+        raise LaunchRefused(
+            400, f"The id_token has {len(id_token)} characters, more than qkv accepts ({MAX_TOKEN_CHARS})."
+        )
     try:
         header = jwt.get_unverified_header(id_token)
         claims = jwt.decode(id_token, options={"verify_signature": False})
@@ -179,7 +187,9 @@ def _verify(id_token: str, key: Any, platform: PlatformRecord) -> dict[str, Any]
             "more than a minute: set both clocks right (NTP) and launch again.",
         ) from None
     except jwt.MissingRequiredClaimError as error:
-        raise LaunchRefused(400, f"The id token has no {error.claim!r} claim, which LTI 1.3 requires.") from None
+        raise LaunchRefused(
+            400, f"The id token has no {error.claim!r} claim, which LTI 1.3 requires."
+        ) from None
     except jwt.PyJWTError as error:
         raise LaunchRefused(400, f"The id token was refused: {error}.") from None
     return verified

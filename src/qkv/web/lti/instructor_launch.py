@@ -22,7 +22,8 @@ def instructor_name(launch: Launch) -> str:
     Examples
     --------
     >>> from qkv.web.lti.claims import launch_from_claims
-    >>> instructor_name(launch_from_claims({"sub": "7", "name": "Grace Hopper"}, "https://lms.example", "c", "d"))
+    >>> grace = {"sub": "7", "name": "Grace Hopper"}
+    >>> instructor_name(launch_from_claims(grace, "https://lms.example", "c", "d"))
     'Grace Hopper (lms.example)'
     >>> instructor_name(launch_from_claims({"sub": "7"}, "https://lms.example", "c", "d"))
     'Instructor 7 (lms.example)'
@@ -30,7 +31,9 @@ def instructor_name(launch: Launch) -> str:
     host = urlsplit(launch.issuer).netloc or launch.issuer
     suffix = f" ({host})"
     person = " ".join((launch.name or f"Instructor {launch.subject}").split())
-    return clean_instructor_name(person[: max(MAX_INSTRUCTOR_NAME - len(suffix), 1)] + suffix[:MAX_INSTRUCTOR_NAME])
+    return clean_instructor_name(
+        person[: max(MAX_INSTRUCTOR_NAME - len(suffix), 1)] + suffix[:MAX_INSTRUCTOR_NAME]
+    )
 
 
 def sign_in_instructor(request: Request, launch: Launch) -> str:

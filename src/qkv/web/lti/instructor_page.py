@@ -63,7 +63,9 @@ async def pull_roster(request: Request, services: AppServices, signed_in: Instru
     key = (form.get("issuer", ""), form.get("client_id", ""), form.get("context_id", ""))
     found = await run_in_threadpool(tool.links.context, *key)
     if found is None:
-        raise HTTPException(404, f"No class {key[2]!r} of {key[0]!r} was seen in a launch; launch it from the LMS first.")
+        raise HTTPException(
+            404, f"No class {key[2]!r} of {key[0]!r} was seen in a launch; launch it from the LMS first."
+        )
     try:
         members = await run_in_threadpool(pull_members, found, tool.platforms, tool.tokens, tool.client)
     except ServiceUnavailable as error:

@@ -33,7 +33,8 @@ def members_of(document: Any) -> list[Member]:
 
     Examples
     --------
-    >>> members_of({"members": [{"user_id": "u1", "name": "Ada", "roles": ["Learner"]}, {"status": "Inactive", "user_id": "u2"}]})
+    >>> ada = {"user_id": "u1", "name": "Ada", "roles": ["Learner"]}
+    >>> members_of({"members": [ada, {"status": "Inactive", "user_id": "u2"}]})
     [Member(subject='u1', name='Ada', email=None, roles=('Learner',))]
     """
     found = []
@@ -44,7 +45,7 @@ def members_of(document: Any) -> list[Member]:
         subject = entry.get("user_id")
         if not isinstance(subject, str) or not subject:
             continue
-        roles = entry.get("roles") if isinstance(entry.get("roles"), list) else []
+        roles: list[Any] = entry["roles"] if isinstance(entry.get("roles"), list) else []
         name = entry.get("name") if isinstance(entry.get("name"), str) else None
         email = entry.get("email") if isinstance(entry.get("email"), str) else None
         found.append(Member(subject, name, email, tuple(r for r in roles if isinstance(r, str))))
@@ -81,9 +82,13 @@ def pull_members(
                 url, headers={"Authorization": f"Bearer {token}", "Accept": MEMBERSHIP_TYPE}, timeout=20.0
             )
         except httpx.HTTPError as error:
-            raise ServiceUnavailable(f"The LMS at {url} could not be reached ({type(error).__name__}).") from None
+            raise ServiceUnavailable(
+                f"The LMS at {url} could not be reached ({type(error).__name__})."
+            ) from None
         if response.status_code != 200:
-            raise ServiceUnavailable(f"The LMS at {url} answered {response.status_code}: {response.text[:200]!r}.")
+            raise ServiceUnavailable(
+                f"The LMS at {url} answered {response.status_code}: {response.text[:200]!r}."
+            )
         try:
             members += members_of(response.json())
         except ValueError:

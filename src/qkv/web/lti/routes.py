@@ -98,7 +98,9 @@ async def login(request: Request, services: AppServices) -> Response:
     try:
         platform = await run_in_threadpool(_login_platform, tool, params)
         target = params.get("target_link_uri", "")
-        lesson_target(target, origin_of(services, request), [lesson.id for lesson in services.catalog.lessons])
+        lesson_target(
+            target, origin_of(services, request), [lesson.id for lesson in services.catalog.lessons]
+        )
         login_hint = params.get("login_hint", "")
         if not login_hint:
             raise LaunchRefused(400, "The login request has no login_hint; the LMS must send one (LTI 1.3).")
@@ -120,7 +122,9 @@ async def login(request: Request, services: AppServices) -> Response:
         query["lti_message_hint"] = params["lti_message_hint"]
     separator = "&" if "?" in platform.auth_url else "?"
     page = _continue_page(
-        platform.auth_url + separator + urlencode(query), "qkv: signing in", "Signing you in through your LMS."
+        platform.auth_url + separator + urlencode(query),
+        "qkv: signing in",
+        "Signing you in through your LMS.",
     )
     for header in state_cookie.set_headers(state, secure=services.settings.secure_cookies):
         page.headers.append("set-cookie", header)
@@ -177,11 +181,17 @@ async def launch(request: Request, services: AppServices) -> Response:
                 "HTTPS (--public-url https://..., --secure-cookies), allow cookies for it, and launch again.",
             )
         checked = await run_in_threadpool(_check, tool, state, params.get("id_token", ""))
-        lesson_id = lesson_target(checked.target_link_uri, origin_of(services, request), [lesson.id for lesson in services.catalog.lessons])
+        lesson_id = lesson_target(
+            checked.target_link_uri,
+            origin_of(services, request),
+            [lesson.id for lesson in services.catalog.lessons],
+        )
     except LaunchRefused as refusal:
         raise _refused(refusal) from None
     if checked.is_instructor:
-        page = _continue_page("/instructor/lti", "qkv: instructor", "Opening the class in the instructor's view.")
+        page = _continue_page(
+            "/instructor/lti", "qkv: instructor", "Opening the class in the instructor's view."
+        )
         await run_in_threadpool(_remember_class, tool, checked)
         session_cookie = await run_in_threadpool(sign_in_instructor, request, checked)
         page.headers.append("set-cookie", session_cookie)
@@ -206,11 +216,15 @@ def _check(tool: LtiTool, state: str, id_token: str) -> Launch:
 def _remember_class(tool: LtiTool, checked: Launch) -> None:
     if checked.context_id:
         title = checked.context_title or checked.context_id
-        tool.links.remember_context(checked.issuer, checked.client_id, checked.context_id, title[:255], checked.memberships_url)
+        tool.links.remember_context(
+            checked.issuer, checked.client_id, checked.context_id, title[:255], checked.memberships_url
+        )
 
 
 def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_id: str | None) -> str:
-    learner_id = accounts_bridge.account_for(services, checked.issuer, checked.subject, checked.name, checked.email)
+    learner_id = accounts_bridge.account_for(
+        services, checked.issuer, checked.subject, checked.name, checked.email
+    )
     _remember_class(tool, checked)
     if lesson_id is not None and checked.lineitem_url:
         tool.links.remember_line_item(
@@ -223,5 +237,7 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
 def record_score(services: Services, tool: LtiTool, learner_id: str, lesson_id: str) -> None:
     """Queue the learner's score on the lesson for their LMS, if it changed (see ``scores``)."""
     lesson = services.catalog.lesson(lesson_id)
-    progress: dict[str, Any] = build_progress(lesson, services.store.progress.lesson_activity(learner_id, lesson_id))
+    progress: dict[str, Any] = build_progress(
+        lesson, services.store.progress.lesson_activity(learner_id, lesson_id)
+    )
     tool.scores.lesson_changed(learner_id, lesson_id, progress["done"], progress["total"])

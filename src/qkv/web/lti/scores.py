@@ -25,8 +25,8 @@ def score_document(subject: str, solved: int, total: int, at: datetime) -> dict[
     --------
     >>> from datetime import datetime
     >>> document = score_document("s1", 3, 11, datetime(2026, 1, 2, 3, 4, 5))
-    >>> document["scoreGiven"], document["activityProgress"], document["gradingProgress"], document["timestamp"]
-    (3, 'InProgress', 'Pending', '2026-01-02T03:04:05.000000+00:00')
+    >>> [document[key] for key in ("scoreGiven", "activityProgress", "gradingProgress", "timestamp")]
+    [3, 'InProgress', 'Pending', '2026-01-02T03:04:05.000000+00:00']
     >>> score_document("s1", 11, 11, datetime(2026, 1, 2))["gradingProgress"]
     'FullyGraded'
     """

@@ -132,7 +132,9 @@ class ScoreSender:
                 timeout=15.0,
             )
         except httpx.HTTPError as error:
-            raise ServiceUnavailable(f"The LMS at {url} could not be reached ({type(error).__name__}).") from None
+            raise ServiceUnavailable(
+                f"The LMS at {url} could not be reached ({type(error).__name__})."
+            ) from None
         if response.status_code == 401:
             self.tokens.forget(platform)
         if not 200 <= response.status_code < 300:

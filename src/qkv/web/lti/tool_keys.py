@@ -53,11 +53,14 @@ class ToolKey:
     def __init__(self, database: Database) -> None:
         stored = tool_key(database, make_key)
         self.kid = stored.kid
-        self._private = serialization.load_pem_private_key(stored.private_pem.encode("ascii"), password=None)
+        private = serialization.load_pem_private_key(stored.private_pem.encode("ascii"), password=None)
+        if not isinstance(private, rsa.RSAPrivateKey):
+            raise TypeError(f"The stored LTI tool key {stored.kid!r} is not an RSA key.")
+        self._private = private
 
     def jwks(self) -> dict[str, Any]:
         """The public key as a JSON Web Key Set."""
-        public: dict[str, Any] = RSAAlgorithm.to_jwk(self._private.public_key(), as_dict=True)  # type: ignore[arg-type]
+        public = RSAAlgorithm.to_jwk(self._private.public_key(), as_dict=True)
         return {"keys": [{**public, "kid": self.kid, "alg": "RS256", "use": "sig"}]}
 
     def client_assertion(self, client_id: str, token_url: str) -> str:
@@ -71,4 +74,4 @@ class ToolKey:
             "exp": now + ASSERTION_LIFETIME_S,
             "jti": secrets.token_urlsafe(16),
         }
-        return jwt.encode(claims, self._private, algorithm="RS256", headers={"kid": self.kid})  # type: ignore[arg-type]
+        return jwt.encode(claims, self._private, algorithm="RS256", headers={"kid": self.kid})
