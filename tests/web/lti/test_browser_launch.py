@@ -4,14 +4,13 @@ which posts the id token back; the lesson opens signed in; a solved exercise rea
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 from playwright.sync_api import expect
 
 from tests.web.browser_support import BROWSER, new_page
 from tests.web.lti.fake_platform import FakePlatform
-from tests.web.lti.test_scores import _solvable
+from tests.web.lti.launching import solvable, wait_for
 
 pytestmark = BROWSER
 
@@ -24,7 +23,7 @@ def test_launch_solve_and_the_lms_receives_the_score(
     page.goto(platform.login_url(f"{url}/lessons/L4.1", "learner-1"))
     page.wait_for_url(f"{url}/lessons/L4.1")
     expect(page.locator(".learner-name")).to_have_text("Ada Lovelace")
-    exercise, right = _solvable(app)
+    exercise, right = solvable(app)
     kind = app.state.qkv.catalog.lesson("L4.1").exercises[exercise].kind
     form = page.locator(f'form[data-exercise-id="{exercise}"]')
     if kind == "choice":
@@ -33,10 +32,7 @@ def test_launch_solve_and_the_lms_receives_the_score(
         page.locator(f"#answer-{exercise}").fill(right)
     form.get_by_role("button", name="Check").click()
     expect(page.locator(f"#feedback-{exercise}")).to_have_class(re.compile("is-correct"))
-    deadline = time.monotonic() + 30
-    while [s["scoreGiven"] for s in platform.received("L4.1")] != [0, 1]:
-        assert time.monotonic() < deadline, f"the LMS has {platform.received('L4.1')}"
-        time.sleep(0.05)
+    wait_for(lambda: [s["scoreGiven"] for s in platform.received("L4.1")] == [0, 1], "the two scores")
     assert platform.received("L4.1")[1]["userId"] == "learner-1"
     assert page_errors == []
     page.context.close()

@@ -3,7 +3,6 @@ and the learner's score reaches its line item with a token the package issued ag
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ import pytest
 
 from tests.web.browser_support import serve
 from tests.web.lti.conftest import tool_server
-from tests.web.lti.launching import LmsBrowser
+from tests.web.lti.launching import LmsBrowser, posted_form, refresh_target, wait_for
 from tests.web.lti.packaged_platform import PackagedPlatform, packaged_app
 
 
@@ -38,18 +37,13 @@ def test_a_launch_from_the_packaged_platform_opens_the_lesson_and_sends_the_scor
         f"{platform.url}/start", params={"user": "emmy-1"}
     )  # the package redirects to /lti/login
     assert login_page.status_code == 200, login_page.text
-    from tests.web.lti.launching import _ACTION, _INPUT, refresh_target
-
     form_page = browser.client.get(refresh_target(login_page))
     assert form_page.status_code == 200, form_page.text
-    fields = dict(_INPUT.findall(form_page.text))
-    launched = browser.client.post(_ACTION.search(form_page.text).group(1), data=fields)  # type: ignore[union-attr]
+    action, fields = posted_form(form_page)
+    launched = browser.client.post(action, data=fields)
     assert launched.status_code == 200, launched.text
     lesson = browser.open(launched)
     assert lesson.url.path == "/lessons/L4.5" and "Emmy Noether" in lesson.text
-    deadline = time.monotonic() + 30
-    while not platform.scores:
-        assert time.monotonic() < deadline, "waited 30 s for the launch's score"
-        time.sleep(0.05)
+    wait_for(lambda: bool(platform.scores), "the launch's score")
     assert platform.scores[0]["userId"] == "emmy-1" and platform.scores[0]["scoreGiven"] == 0
     browser.close()

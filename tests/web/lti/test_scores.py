@@ -10,7 +10,7 @@ from typing import Any
 
 from qkv.store.clock import utc_now
 from tests.web.lti.fake_platform import FakePlatform
-from tests.web.lti.launching import LmsBrowser
+from tests.web.lti.launching import LmsBrowser, solvable, wait_for
 
 
 def _open_lesson(browser: LmsBrowser, platform: FakePlatform, url: str, lesson: str) -> str:
@@ -30,33 +30,15 @@ def _answer(browser: LmsBrowser, url: str, token: str, exercise: str, answer: st
     return response.json()
 
 
-def _solvable(app: Any) -> tuple[str, str]:
-    """An exercise of L4.1 that counts toward its score, with its right answer (a letter or a choice)."""
-    lesson = app.state.qkv.catalog.lesson("L4.1")
-    counted = {part.id for part in lesson.parts if part.counts_toward_done}
-    for exercise_id, exercise in lesson.exercises.items():
-        if exercise.kind in {"choice", "letter"} and exercise.part in counted:
-            assert lesson.check(exercise_id, exercise.answer).correct
-            return exercise_id, exercise.answer
-    raise AssertionError("L4.1 has no counted letter or choice exercise to solve")
-
-
-def _wait_for(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + 30
-    while not condition():
-        assert time.monotonic() < deadline, f"waited 30 s for {what}"
-        time.sleep(0.05)
-
-
 def test_a_solved_exercise_reaches_the_line_item_as_a_score(
     lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
 ) -> None:
     platform, url, app = lms
     token = _open_lesson(lms_browser, platform, url, "L4.1")
-    _wait_for(lambda: len(platform.received("L4.1")) == 1, "the launch's starting score")
-    exercise, right = _solvable(app)
+    wait_for(lambda: len(platform.received("L4.1")) == 1, "the launch's starting score")
+    exercise, right = solvable(app)
     progress = _answer(lms_browser, url, token, exercise, right)["progress"]
-    _wait_for(lambda: len(platform.received("L4.1")) == 2, "the score of the solved exercise")
+    wait_for(lambda: len(platform.received("L4.1")) == 2, "the score of the solved exercise")
     start, solved = platform.received("L4.1")
     assert (start["scoreGiven"], start["activityProgress"], start["gradingProgress"]) == (
         0,
@@ -79,9 +61,9 @@ def test_a_platform_that_is_down_gets_the_score_once_when_it_is_back(
     tool = app.state.qkv_lti
     platform.down = True
     token = _open_lesson(lms_browser, platform, url, "L4.1")
-    exercise, right = _solvable(app)
+    exercise, right = solvable(app)
     _answer(lms_browser, url, token, exercise, right)
-    _wait_for(lambda: any(e.attempts >= 1 for e in tool.outbox.waiting()), "a failed attempt")
+    wait_for(lambda: any(e.attempts >= 1 for e in tool.outbox.waiting()), "a failed attempt")
     waiting = tool.outbox.waiting()
     assert [e.document["scoreGiven"] for e in waiting] == [0, 1]  # both wait, in order
     assert "answered 503" in (waiting[0].last_error or "")
@@ -91,7 +73,7 @@ def test_a_platform_that_is_down_gets_the_score_once_when_it_is_back(
     later = utc_now() + timedelta(hours=2)  # past every back-off
     while tool.sender.run_once(later):
         pass
-    _wait_for(lambda: not tool.outbox.waiting(), "the outbox to empty")
+    wait_for(lambda: not tool.outbox.waiting(), "the outbox to empty")
     assert [s["scoreGiven"] for s in platform.received("L4.1")] == [0, 1]  # each once, in order
     assert tool.outbox.delivered_count() == 2
 
