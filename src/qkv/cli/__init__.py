@@ -12,6 +12,7 @@ def build() -> object:
     from qkv import __version__
     from qkv.cli.check import check
     from qkv.cli.instructor import instructor
+    from qkv.cli.learners import learners
     from qkv.cli.lessons import lessons
     from qkv.cli.lti import lti
     from qkv.cli.progress import progress
@@ -22,7 +23,7 @@ def build() -> object:
     def cli() -> None:
         """qkv: queries, keys and values: an interactive course on attention."""
 
-    for command in (check, lessons, serve, progress, instructor, lti):
+    for command in (check, lessons, serve, progress, instructor, learners, lti):
         cli.add_command(command)
     return cli
 

@@ -162,6 +162,13 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Mark cookies Secure (HTTPS only): set this when learners reach the server through HTTPS.",
 )
 @click.option(
+    "--require-sign-in",
+    is_flag=True,
+    envvar="QKV_REQUIRE_SIGN_IN",
+    help="Ask every learner to sign in (a roster link from 'qkv learners', or an LMS launch) before the "
+    "lessons open and their work is saved. Without it learners may stay anonymous.",
+)
+@click.option(
     "--public-url",
     envvar="QKV_PUBLIC_URL",
     default=None,
@@ -193,6 +200,7 @@ def serve(
     warm_spares: int,
     secret_key_file: Path | None,
     secure_cookies: bool,
+    require_sign_in: bool,
     public_url: str | None,
     content: Path | None,
     log_level: str,
@@ -238,6 +246,7 @@ def serve(
             client_storage_per_day=client_storage_per_day * 1024 * 1024,
             warm_spares=warm_spares,
             secure_cookies=secure_cookies,
+            require_sign_in=require_sign_in,
             public_url=public_url,
         )
         if port and _port_in_use(host, port):

@@ -230,7 +230,42 @@ def _v6_client_budgets_and_shared_sources(conn: Connection) -> None:
     meta.tables["client_storage"].create(conn)
 
 
-def _v7_lti(conn: Connection) -> None:
+def _learner_accounts_and_sessions(conn: Connection) -> None:
+    """Learners may have an account: an external identity, one-time sign-in links and sessions.
+
+    Self-contained: three nullable columns on ``learners`` (anonymous learners keep them NULL) and two new
+    tables. ``issuer`` is '' for this server's own roster and the LTI ``iss`` for an LMS's learners; the
+    unique index on (issuer, external_id) makes each identity one learner (NULLs never collide).
+    """
+    _add_column(conn, "learners", Column("issuer", String(255)))
+    _add_column(conn, "learners", Column("external_id", String(255)))
+    _add_column(conn, "learners", Column("email", String(255)))
+    conn.execute(text("CREATE UNIQUE INDEX ux_learners_account ON learners (issuer, external_id)"))
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # exists: only the key's target
+    Table(
+        "learner_sign_in_tokens",
+        meta,
+        Column("token_hash", String(64), primary_key=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Column("expires_at", DateTime, nullable=False),
+        Column("used_at", DateTime),
+    )
+    Table(
+        "learner_sessions",
+        meta,
+        Column("session_hash", String(64), primary_key=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Column("expires_at", DateTime, nullable=False),
+        Index("ix_learner_sessions_learner", "learner_id"),
+    )
+    meta.tables["learner_sign_in_tokens"].create(conn)
+    meta.tables["learner_sessions"].create(conn)
+
+
+def _lti_platforms_logins_and_scores(conn: Connection) -> None:
     """LTI 1.3: registered platforms, the tool's key, logins in progress, used nonces, line items per
     learner and lesson, the classes seen in launches, and the outbox of scores for the LMS.
 
@@ -326,7 +361,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v4_drafts_and_grading_seeds,
     _v5_instructors_and_named_mistakes,
     _v6_client_budgets_and_shared_sources,
-    _v7_lti,
+    _learner_accounts_and_sessions,
+    _lti_platforms_logins_and_scores,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

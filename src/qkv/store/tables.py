@@ -26,9 +26,14 @@ class SchemaVersion(Base):
 
 
 class LearnerRow(Base):
-    """An anonymous learner: one per browser, named only if they choose a display name."""
+    """A learner: anonymous (one per browser) or, with an external identity, an account.
+
+    ``issuer`` and ``external_id`` name an account: ``issuer`` is '' for this server's own roster and the
+    LTI ``iss`` for an LMS's learners; both are NULL for an anonymous learner.
+    """
 
     __tablename__ = "learners"
+    __table_args__ = (Index("ux_learners_account", "issuer", "external_id", unique=True),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     display_name: Mapped[str | None] = mapped_column(String(80))
@@ -37,6 +42,10 @@ class LearnerRow(Base):
     # Added by migration 4 for a seed per learner; no longer written or read: every run now draws fresh
     # inputs and its results document records its own seed. Kept so that existing databases match.
     grading_seed: Mapped[int | None] = mapped_column(Integer)
+    # Added with learner accounts: the account's external identity and email (NULL: anonymous).
+    issuer: Mapped[str | None] = mapped_column(String(255))
+    external_id: Mapped[str | None] = mapped_column(String(255))
+    email: Mapped[str | None] = mapped_column(String(255))
 
 
 class Answer(Base):
@@ -199,6 +208,37 @@ class InstructorSession(Base):
 
     session_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     instructor_id: Mapped[str] = mapped_column(String(36), ForeignKey("instructors.id"), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LearnerSignInToken(Base):
+    """A learner's one-time sign-in link (roster or another device), stored only as its SHA-256.
+
+    Added with learner accounts.
+    """
+
+    __tablename__ = "learner_sign_in_tokens"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class LearnerSession(Base):
+    """A signed-in learner's session, stored only as its SHA-256 (added with learner accounts).
+
+    In the database, like instructor sessions, so every server sharing it accepts the session and signing
+    out ends it everywhere.
+    """
+
+    __tablename__ = "learner_sessions"
+    __table_args__ = (Index("ix_learner_sessions_learner", "learner_id"),)
+
+    session_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
 

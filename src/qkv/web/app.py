@@ -24,7 +24,8 @@ from starlette.concurrency import run_in_threadpool
 from qkv import __version__
 from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
-from qkv.web import api, instructor_routes, lti, pages, widget_api
+from qkv.store.accounts import SESSION_LIFETIME as LEARNER_SESSION_LIFETIME
+from qkv.web import api, instructor_learner_links, instructor_routes, learner_routes, lti, pages, widget_api
 from qkv.web.body_limits import BodyLimitMiddleware
 from qkv.web.error_responses import install_error_handlers
 from qkv.web.grading_queue import GradingQueue
@@ -86,6 +87,9 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
             secure=settings.secure_cookies,
             mint_limit=MintLimit(settings.identities_per_address, MINT_WINDOW_S),
             has_saved_work=store.learners.has_saved_work,
+            session_learner=store.accounts.learner_for_session,
+            session_max_age_s=int(LEARNER_SESSION_LIFETIME.total_seconds()),
+            require_sign_in=settings.require_sign_in,
         ),
         templates=Jinja2Templates(directory=str(settings.templates_dir or TEMPLATES_DIR)),
     )
@@ -114,7 +118,9 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
     app.include_router(api.router)
     app.include_router(widget_api.router)
     app.include_router(pages.router)
+    app.include_router(learner_routes.router)  # /sign-in, /sign-out, /account/devices
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
+    instructor_learner_links.install(app, services)  # the Learners table's sign-in-link button
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     app.mount("/widgets", WidgetFiles(catalog.widgets), name="widgets")  # each from its chapter's folder

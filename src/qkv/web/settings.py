@@ -54,6 +54,9 @@ class Settings:
         Where the Jinja2 templates are; None means the ones shipped in ``qkv/web/templates``.
     secure_cookies : bool
         Mark the learner cookie ``Secure`` (serve over HTTPS behind a proxy).
+    require_sign_in : bool
+        Learners must sign in (a roster or device link, or an LMS launch): the lesson pages ask them to,
+        and an anonymous learner's writes answer 401. False keeps anonymous learning, the default.
     public_url : str or None
         Where learners reach the server (``https://qkv.example``): redirects point there. None makes
         every redirect a relative path; neither ever takes the host from the request's ``Host`` header.
@@ -92,6 +95,7 @@ class Settings:
     shutdown_grace_s: float = 20.0
     templates_dir: Path | None = None
     secure_cookies: bool = False
+    require_sign_in: bool = False
     public_url: str | None = None
     lti_score_poll_s: float = 2.0
 

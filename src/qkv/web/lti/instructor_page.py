@@ -3,6 +3,7 @@ from the LMS, and the scores waiting for an LMS."""
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
@@ -13,11 +14,13 @@ from qkv.web.forms import parse_form
 from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth, SignedInInstructor
 from qkv.web.lti import accounts_bridge
 from qkv.web.lti.claims import INSTRUCTOR_ROLE
-from qkv.web.lti.roster import pull_members
+from qkv.web.lti.refusal import LaunchRefused
+from qkv.web.lti.roster import Member, pull_members
 from qkv.web.lti.routes import tool_of
 from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.services import Services, get_services
 
+log = logging.getLogger("qkv.web.lti")
 router = APIRouter(include_in_schema=False)
 AppServices = Annotated[Services, Depends(get_services)]
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -71,9 +74,20 @@ async def pull_roster(request: Request, services: AppServices, signed_in: Instru
     except ServiceUnavailable as error:
         raise HTTPException(502, f"The roster of {found.title!r} could not be pulled: {error}") from None
     learners = [member for member in members if INSTRUCTOR_ROLE not in member.roles]
-    for member in learners:
-        await run_in_threadpool(
-            accounts_bridge.account_for, services, found.issuer, member.subject, member.name, member.email
-        )
+    made = await run_in_threadpool(_accounts_for, services, found.issuer, learners)
     await run_in_threadpool(tool.links.roster_pulled, *key)
-    return RedirectResponse(f"/instructor/lti?pulled={len(learners)}", status_code=303, headers=_NO_STORE)
+    return RedirectResponse(f"/instructor/lti?pulled={made}", status_code=303, headers=_NO_STORE)
+
+
+def _accounts_for(services: Services, issuer: str, members: list[Member]) -> int:
+    """Find or make each member's account; how many there are (a member whose LMS id the accounts refuse
+    is left out, and logged)."""
+    made = 0
+    for member in members:
+        try:
+            accounts_bridge.account_for(services, issuer, member.subject, member.name, member.email)
+        except LaunchRefused as refused:
+            log.info("a roster member of %s was left out: %s", issuer, refused)
+            continue
+        made += 1
+    return made

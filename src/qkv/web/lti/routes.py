@@ -198,8 +198,11 @@ async def launch(request: Request, services: AppServices) -> Response:
     else:
         url = f"/lessons/{lesson_id}" if lesson_id else "/"
         page = _continue_page(url, "qkv: opening the lesson", "Opening the lesson.")
-        learner_id = await run_in_threadpool(_launch_learner, services, tool, checked, lesson_id)
-        accounts_bridge.sign_in(services, request, page, learner_id)
+        try:
+            learner_id = await run_in_threadpool(_launch_learner, services, tool, checked, lesson_id)
+        except LaunchRefused as refusal:
+            raise _refused(refusal) from None
+        await run_in_threadpool(accounts_bridge.sign_in, request, page, learner_id)
     for header in state_cookie.clear_headers(state):
         page.headers.append("set-cookie", header)
     return page
