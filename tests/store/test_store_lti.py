@@ -102,11 +102,11 @@ def test_a_failed_score_waits_with_back_off_and_is_never_lost(database: Database
 
 
 def test_an_abandoned_claim_is_taken_over_after_its_lease(database: Database) -> None:
-    outbox = _queued(database, 1)
-    now = utc_now()
-    assert len(outbox.claim(now, lease=timedelta(seconds=30))) == 1
-    assert outbox.claim(now + timedelta(seconds=10)) == []
-    assert len(outbox.claim(now + timedelta(seconds=31))) == 1
+    outbox = _queued(database, 1, 2)
+    assert len(outbox.claim(lease=timedelta(seconds=-1))) == 1  # a lease already over: its sender died
+    (again,) = outbox.claim(lease=timedelta(minutes=5))
+    assert again.document["scoreGiven"] == 1  # taken over, and the second still waits behind it
+    assert outbox.claim(utc_now() + timedelta(hours=2)) == []  # a held lease is real time, whatever is due
 
 
 def test_a_new_line_item_starts_unscored(database: Database) -> None:

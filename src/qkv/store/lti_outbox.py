@@ -138,13 +138,15 @@ class ScoreOutbox:
             )
         return True
 
-    def claim(self, now: datetime | None = None, lease: timedelta = CLAIM_LEASE) -> list[OutboxEntry]:
-        """Claim the scores due now: for each learner and line item, its oldest waiting score when due.
+    def claim(self, due_by: datetime | None = None, lease: timedelta = CLAIM_LEASE) -> list[OutboxEntry]:
+        """Claim the scores due by ``due_by`` (default now): for each learner and line item, its oldest
+        waiting score, when due.
 
-        A claimed score is held for ``lease``; if its sender neither delivers it nor puts it back by then,
-        another sender may claim it.
+        A claimed score is held for ``lease`` of real time (whatever ``due_by`` says); if its sender neither
+        delivers it nor puts it back by then, another sender may claim it.
         """
-        now = now or utc_now()
+        now = utc_now()
+        due_by = due_by or now
         with self.database.read() as conn:
             rows = conn.execute(
                 select(_OUTBOX).where(_OUTBOX.c.sent_at.is_(None)).order_by(_OUTBOX.c.id).limit(CLAIM_SCAN)
@@ -155,7 +157,7 @@ class ScoreOutbox:
         claimed = []
         for row in firsts.values():
             free = row.claimed_until is None or row.claimed_until <= now
-            if row.next_attempt_at > now or not free:
+            if row.next_attempt_at > due_by or not free:
                 continue
             with self.database.write() as conn:
                 taken = conn.execute(

@@ -88,7 +88,7 @@ class ScoreSender:
             self._thread.join(timeout_s)
 
     def run_once(self, now: datetime | None = None) -> int:
-        """Send every score due at ``now``; how many were delivered."""
+        """Send every score due at ``now`` (default: the present); how many were delivered."""
         delivered = 0
         for entry in self.outbox.claim(now):
             if self._send(entry, now):
