@@ -73,6 +73,7 @@ class LearnerRecord:
     display_name: str | None
     created_at: datetime
     last_seen_at: datetime | None
+    external_id: str | None = None  # the account's id in the school's records or its LMS (None: anonymous)
 
 
 @dataclass(frozen=True)
@@ -332,7 +333,9 @@ class InstructorDesk:
         """
         with self.database.read() as conn:
             rows = conn.execute(select(_LEARNERS)).all()
-        records = [LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) for r in rows]
+        records = [
+            LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at, r.external_id) for r in rows
+        ]
         return sorted(records, key=lambda r: (r.last_seen_at or r.created_at, r.id), reverse=True)
 
     def learner(self, learner_id: str) -> LearnerRecord | None:
@@ -345,7 +348,7 @@ class InstructorDesk:
         """
         with self.database.read() as conn:
             r = conn.execute(select(_LEARNERS).where(_LEARNERS.c.id == learner_id)).first()
-        return LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) if r else None
+        return LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at, r.external_id) if r else None
 
     def answer_events(self, learner_id: str | None = None) -> list[AnswerEvent]:
         """Every saved answer (of one learner, if given), oldest first.

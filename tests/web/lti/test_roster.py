@@ -3,6 +3,8 @@ enrolled learner is in the class list, also those who never opened a lesson."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from typing import Any
 
@@ -37,6 +39,13 @@ def test_pulling_the_roster_lists_learners_who_never_launched(
     names = {learner.display_name for learner in app.state.qkv.store.instructors.learners()}
     assert {"Ada Lovelace", "Charles Babbage", "Mary Somerville"} <= names
     assert "Alan Turing" not in names and "Grace Hopper" not in names  # instructors are not learners
+    export = lms_browser.client.get(f"{url}/instructor/export/lms.csv")
+    assert export.status_code == 200, export.text
+    rows = {row["display_name"]: row for row in csv.DictReader(io.StringIO(export.text.lstrip("\ufeff")))}
+    assert {name: rows[name]["external_id"] for name in ("Ada Lovelace", "Charles Babbage")} == {
+        "Ada Lovelace": "learner-1",
+        "Charles Babbage": "learner-2",
+    }  # the gradebook file is keyed by the LMS's ids
 
 
 def test_a_roster_pull_needs_the_instructor_pages_token(
