@@ -104,10 +104,29 @@ class ScoreOutbox:
         The line item's last score and the queued row are written in one transaction, so of two servers
         recording the same change only one queues it.
 
+        Parameters
+        ----------
+        item : LineItem
+            The learner's line item for the lesson, as read before (its URL must still be the current one).
+        solved : int
+            The learner's score: exercises solved.
+        document : dict
+            The AGS score document to post.
+
         Returns
         -------
         bool
             Whether a score was queued.
+
+        Examples
+        --------
+        >>> from qkv.store.lti_links import LtiLinks
+        >>> database = Database("sqlite://")
+        >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
+        >>> links.remember_line_item("a" * 36, "L4.1", "i", "c", "s", "https://lms.example/li/1")
+        >>> [outbox.enqueue(links.line_item("a" * 36, "L4.1"), n, {}) for n in (0, 0, 1)]
+        [True, False, True]
+        >>> database.close()
         """
         now = utc_now()
         with self.database.write() as conn:
@@ -144,6 +163,23 @@ class ScoreOutbox:
 
         A claimed score is held for ``lease`` of real time (whatever ``due_by`` says); if its sender neither
         delivers it nor puts it back by then, another sender may claim it.
+
+        Parameters
+        ----------
+        due_by : datetime, optional
+            Claim the scores whose next attempt is due by then (UTC, naive); now by default.
+        lease : timedelta
+            How long the claim holds.
+
+        Returns
+        -------
+        list of OutboxEntry
+            The claimed scores, at most one per learner and line item.
+
+        Examples
+        --------
+        >>> ScoreOutbox(Database("sqlite://")).claim()
+        []
         """
         now = utc_now()
         due_by = due_by or now
@@ -181,7 +217,22 @@ class ScoreOutbox:
             )
 
     def failed(self, entry_id: int, error: str, now: datetime | None = None) -> datetime:
-        """Put a score back after a failed post; returns when it will next be tried."""
+        """Put a score back after a failed post.
+
+        Parameters
+        ----------
+        entry_id : int
+            The score's id.
+        error : str
+            Why the post failed (the instructor's page shows it).
+        now : datetime, optional
+            When it failed; now by default.
+
+        Returns
+        -------
+        datetime
+            When the score will be tried next (``retry_delay`` after ``now``).
+        """
         now = now or utc_now()
         with self.database.write() as conn:
             attempts = (

@@ -21,8 +21,28 @@ log = logging.getLogger("qkv.web.lti")
 def account_for(services: Services, issuer: str, subject: str, name: str | None, email: str | None) -> str:
     """The learner id of the account of ``subject`` at ``issuer`` (made on its first launch or roster pull).
 
-    A name or email the accounts refuse is left out (the LMS's id alone still makes the account); an id
-    they refuse is a ``LaunchRefused`` with their sentence.
+    A name or email the accounts refuse is left out (the LMS's id alone still makes the account).
+
+    Parameters
+    ----------
+    services : Services
+        The app's store.
+    issuer : str
+        The LMS's issuer (``iss``).
+    subject : str
+        The LMS's id of the person (``sub``).
+    name, email : str or None
+        What the LMS says of them.
+
+    Returns
+    -------
+    str
+        The account's learner id.
+
+    Raises
+    ------
+    LaunchRefused
+        When the accounts refuse the LMS's id (their sentence says why).
     """
     accounts = services.store.accounts
     try:

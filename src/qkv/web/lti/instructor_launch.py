@@ -37,7 +37,25 @@ def instructor_name(launch: Launch) -> str:
 
 
 def sign_in_instructor(request: Request, launch: Launch) -> str:
-    """Open an instructor session for the launching instructor; the ``Set-Cookie`` header to send."""
+    """Open an instructor session for the launching instructor.
+
+    Parameters
+    ----------
+    request : fastapi.Request
+        The launch (its app holds the instructor sign-in, ``app.state.qkv_instructor``).
+    launch : Launch
+        The checked launch of an instructor.
+
+    Returns
+    -------
+    str
+        The ``Set-Cookie`` header of the new instructor session.
+
+    Raises
+    ------
+    LaunchRefused
+        When the instructor's name cannot be used or the session cannot be opened.
+    """
     auth: InstructorAuth = request.app.state.qkv_instructor
     desk: InstructorDesk = auth.desk
     try:

@@ -38,6 +38,18 @@ class PlatformKeys:
     def key_for(self, jwks_url: str, kid: str | None) -> Any:
         """The public key that signed a token with this ``kid`` (the only key, when the token names none).
 
+        Parameters
+        ----------
+        jwks_url : str
+            The platform's key set.
+        kid : str or None
+            The key id in the token's header.
+
+        Returns
+        -------
+        object
+            The key, as PyJWT takes it for ``jwt.decode``.
+
         Raises
         ------
         LaunchRefused

@@ -57,6 +57,21 @@ def pull_members(
 ) -> list[Member]:
     """Every active member of a class, following the LMS's ``rel="next"`` pages.
 
+    Parameters
+    ----------
+    context : ClassContext
+        The class, with the memberships URL of its last launch.
+    platforms : LtiPlatforms
+        Where the class's LMS is registered (its token endpoint).
+    tokens : ServiceTokens
+        Service tokens.
+    client : httpx.Client
+        How the LMS is reached.
+
+    Returns
+    -------
+    list of Member
+
     Raises
     ------
     ServiceUnavailable

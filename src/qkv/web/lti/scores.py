@@ -65,6 +65,30 @@ class ScoreHook:
 
         A failure here is logged, not raised: the learner's own work is already saved, and the next change
         queues the score again.
+
+        Parameters
+        ----------
+        learner_id, lesson_id : str
+            Whose score, on which lesson.
+        solved, total : int
+            Exercises solved, and exercises that count, in the lesson.
+
+        Returns
+        -------
+        bool
+            Whether a score was queued.
+
+        Examples
+        --------
+        >>> from qkv.store.database import Database
+        >>> database = Database("sqlite://")
+        >>> hook = ScoreHook(LtiLinks(database), ScoreOutbox(database))
+        >>> hook.lesson_changed("a" * 36, "L4.1", 1, 11)  # never launched with a line item: nothing to send
+        False
+        >>> hook.links.remember_line_item("a" * 36, "L4.1", "i", "c", "sub-1", "https://lms.example/li/1")
+        >>> hook.lesson_changed("a" * 36, "L4.1", 1, 11), hook.lesson_changed("a" * 36, "L4.1", 1, 11)
+        (True, False)
+        >>> database.close()
         """
         try:
             item = self.links.line_item(learner_id, lesson_id)

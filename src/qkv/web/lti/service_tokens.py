@@ -39,6 +39,18 @@ class ServiceTokens:
     def token(self, platform: PlatformRecord, scopes: tuple[str, ...]) -> str:
         """A bearer token for ``scopes`` at ``platform``.
 
+        Parameters
+        ----------
+        platform : PlatformRecord
+            Whose token endpoint to ask, as which client.
+        scopes : tuple of str
+            The service scopes the token is for.
+
+        Returns
+        -------
+        str
+            The access token (cached until a minute before it expires).
+
         Raises
         ------
         ServiceUnavailable
