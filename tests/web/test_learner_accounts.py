@@ -199,3 +199,12 @@ def test_sign_in_is_callable_by_another_route(make_app: Callable[..., FastAPI]) 
 def test_bad_tokens_get_a_sentence(app: FastAPI, token: str) -> None:
     response = TestClient(app).post("/sign-in", data={"token": token}, headers=HTML)
     assert response.status_code == 401 and "sign-in link" in response.text
+
+
+def test_an_anonymous_sign_out_changes_nothing(app: FastAPI) -> None:
+    browser = Browser(app).open_lesson()
+    browser.answer("q", "3, 2")
+    response = browser.client.post("/sign-out", data={"csrf_token": browser.token}, headers=HTML)
+    assert response.status_code == 401 and "nothing to sign out of" in response.text
+    assert not [c for c in _set_cookie_headers(response) if c.startswith(f"{COOKIE_NAME}=")]
+    assert browser.progress()["exercises"]["q"]["done"]  # the anonymous learner keeps their identity
