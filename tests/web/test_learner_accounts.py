@@ -238,3 +238,11 @@ def test_signed_in_learners_are_not_counted_as_new_identities(make_app: Callable
         browser = Browser(app).open_lesson()
         assert _use_link(browser, token).status_code == 200
         assert browser.answer("q", "3, 2").status_code == 200
+
+
+def test_secure_cookies_mark_the_session_cookie_secure(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app(secure_cookies=True)
+    _, token = _account(app)
+    used = TestClient(app, base_url="https://testserver").post("/sign-in", data={"token": token})
+    session = next(c for c in _set_cookie_headers(used) if c.startswith(f"{SESSION_COOKIE}="))
+    assert session.endswith("; Secure") and "HttpOnly" in session and "SameSite=Lax" in session
