@@ -139,6 +139,9 @@ def test_sessions_work_across_servers_and_signing_out_ends_them_everywhere(datab
         assert first.accounts.learner_for_session(session) is None
         expired = first.accounts.open_session(ada, lifetime=timedelta(seconds=-1))
         assert first.accounts.learner_for_session(expired) is None
+        first.accounts.open_session(ada)  # deletes the expired one on the way
+        with first.database.read() as conn:
+            assert conn.execute(text("SELECT COUNT(*) FROM learner_sessions")).scalar() == 1
         other = first.accounts.open_session(ada)
         first.accounts.end_all_sessions(ada)
         assert second.accounts.learner_for_session(other) is None

@@ -16,9 +16,11 @@ from starlette.responses import Response
 
 from qkv.web.learner_sessions import sign_in
 from qkv.web.security import COOKIE_NAME, SESSION_COOKIE
+from tests.store.conftest import postgres_admin_url, postgres_url
 from tests.web.backend_fixtures import API, LESSON_URL, Browser
 
 HTML = {"accept": "text/html"}
+__all__ = ["postgres_admin_url", "postgres_url"]  # the store tests' PostgreSQL fixtures, used here
 
 
 def _account(app: FastAPI, external_id: str = "s-1", name: str = "Ada") -> tuple[str, str]:
@@ -199,3 +201,48 @@ def test_sign_in_is_callable_by_another_route(make_app: Callable[..., FastAPI]) 
 def test_bad_tokens_get_a_sentence(app: FastAPI, token: str) -> None:
     response = TestClient(app).post("/sign-in", data={"token": token}, headers=HTML)
     assert response.status_code == 401 and "sign-in link" in response.text
+
+
+def test_an_anonymous_sign_out_changes_nothing(app: FastAPI) -> None:
+    browser = Browser(app).open_lesson()
+    browser.answer("q", "3, 2")
+    response = browser.client.post("/sign-out", data={"csrf_token": browser.token}, headers=HTML)
+    assert response.status_code == 401 and "nothing to sign out of" in response.text
+    assert not [c for c in _set_cookie_headers(response) if c.startswith(f"{COOKIE_NAME}=")]
+    assert browser.progress()["exercises"]["q"]["done"]  # the anonymous learner keeps their identity
+
+
+@pytest.mark.postgres
+def test_two_servers_sharing_postgresql_share_the_session(
+    make_app: Callable[..., FastAPI], postgres_url: str
+) -> None:
+    first, second = make_app(database_url=postgres_url), make_app(database_url=postgres_url)
+    _, token = _account(first)
+    browser = Browser(first).open_lesson()
+    assert _use_link(browser, token).status_code == 200
+    on_second = Browser(second)
+    on_second.client.cookies.set(SESSION_COOKIE, browser.client.cookies[SESSION_COOKIE])
+    on_second.open_lesson()
+    assert on_second.answer("q", "3, 2").json()["feedback"]["correct"]  # a write on the other server
+    assert browser.progress()["exercises"]["q"]["done"]
+    out = browser.client.post("/sign-out", data={"csrf_token": browser.token}, follow_redirects=False)
+    assert out.status_code == 303
+    assert "Sign out" not in on_second.client.get("/", headers=HTML).text  # ended on both servers
+
+
+def test_signed_in_learners_are_not_counted_as_new_identities(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app(identities_per_address=1)
+    assert Browser(app).open_lesson().answer("q", "3, 2").status_code == 200  # uses the address's one
+    for external_id in ("s-1", "s-2"):
+        _, token = _account(app, external_id)
+        browser = Browser(app).open_lesson()
+        assert _use_link(browser, token).status_code == 200
+        assert browser.answer("q", "3, 2").status_code == 200
+
+
+def test_secure_cookies_mark_the_session_cookie_secure(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app(secure_cookies=True)
+    _, token = _account(app)
+    used = TestClient(app, base_url="https://testserver").post("/sign-in", data={"token": token})
+    session = next(c for c in _set_cookie_headers(used) if c.startswith(f"{SESSION_COOKIE}="))
+    assert session.endswith("; Secure") and "HttpOnly" in session and "SameSite=Lax" in session

@@ -50,8 +50,9 @@ def _read_roster(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")  # a spreadsheet's "CSV UTF-8" starts with a BOM
     except UnicodeDecodeError as error:
+        line, byte = error.object[: error.start].count(b"\n") + 1, error.object[error.start]
         raise click.ClickException(
-            f"The roster {path} is not UTF-8 text (byte {error.start} is {error.object[error.start]:#04x}); "
+            f"The roster {path} is not UTF-8 text (line {line} has the byte {byte:#04x}); "
             "save it from the spreadsheet as 'CSV UTF-8'."
         ) from None
     except OSError as error:

@@ -132,9 +132,14 @@ class SessionTable:
         self.owner = table.c[owner]
 
     def open(self, conn: Connection, owner_id: str, lifetime: timedelta) -> str:
-        """Store a new session of ``owner_id`` (inside ``Database.write()``) and return its id."""
+        """Store a new session of ``owner_id`` (inside ``Database.write()``) and return its id.
+
+        The owner's expired sessions are deleted on the way, so they do not pile up.
+        """
         session = new_secret()
         now = utc_now()
+        c = self.table.c
+        conn.execute(delete(self.table).where(self.owner == owner_id, c.expires_at <= now))
         conn.execute(
             insert(self.table).values(
                 {

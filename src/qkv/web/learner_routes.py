@@ -118,12 +118,16 @@ async def use_sign_in_link(request: Request, services: AppServices) -> Response:
 async def sign_out_route(request: Request, services: AppServices) -> Response:
     """End this browser's session on every server (CSRF-checked) and start anew as an anonymous learner."""
     form = await _form(request)
-    response = RedirectResponse("/", status_code=303, headers=_NO_STORE)
     # An anonymous browser has no session to end, and its cookie is not cleared: a cross-site form (which
     # never carries the SameSite cookies) must not be able to throw away an anonymous learner's identity.
-    if await run_in_threadpool(services.identity.signed_in_learner, request) is not None:
-        services.identity.require_csrf(request, form.get(CSRF_FIELD, ""))
-        await run_in_threadpool(sign_out, request, response)
+    if await run_in_threadpool(services.identity.signed_in_learner, request) is None:
+        raise HTTPException(
+            401,
+            "This browser is not signed in (or its session has ended), so there is nothing to sign out of.",
+        )
+    services.identity.require_csrf(request, form.get(CSRF_FIELD, ""))
+    response = RedirectResponse("/", status_code=303, headers=_NO_STORE)
+    await run_in_threadpool(sign_out, request, response)
     return response
 
 
