@@ -4,6 +4,12 @@ Every answer and program moves to the account (every attempt is kept). Where bot
 exercise, the counts add up and the better result wins: solved if either solved it, the earlier first
 solve, the better best score. A draft, a variant or a name moves only where the account has none (the
 newer draft wins). The anonymous learner's row is then deleted: their id means nothing any more.
+
+The merge is one transaction. A table added later that holds rows per learner must be merged here too
+(the foreign key to ``learners`` refuses to delete a learner whose rows were left behind). A program still
+being graded for the anonymous learner when they sign in is saved under their old id afterwards; the
+browser no longer holds that id, so it stays out of the account (rare: it needs a sign-in within the
+seconds a grading takes).
 """
 
 from __future__ import annotations
