@@ -225,3 +225,22 @@ def _state_cookie(state: str) -> tuple[str, str]:
     from qkv.web.lti.state_cookie import cookie_names
 
     return cookie_names(state)[1], "1"
+
+
+def test_malformed_requests_get_sentences_not_errors(
+    lms: Any, lms_browser: LmsBrowser, caplog: pytest.LogCaptureFixture
+) -> None:
+    url, html = lms[1], {"accept": "text/html"}
+    client = lms_browser.client
+    _assert_refused(
+        client.get(f"{url}/lti/login", headers=html), 400, "The login request has no 'iss'", caplog
+    )
+    _assert_refused(
+        client.post(f"{url}/lti/launch", data={}, headers=html), 400, "The launch has no state", caplog
+    )
+    as_json = client.post(f"{url}/lti/launch", json={"state": "s", "id_token": "t"}, headers=html)
+    assert as_json.status_code == 415 and "form" in as_json.text
+    huge = client.post(f"{url}/lti/launch", data={"state": "s", "id_token": "x" * 200_000}, headers=html)
+    assert huge.status_code == 413
+    assert client.get(f"{url}/lti/launch", headers=html).status_code == 405
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
