@@ -312,8 +312,11 @@ class SandboxProcess:
         return result
 
     def _cpu_or_clock(self) -> float:
-        """The sandbox's CPU seconds where its cgroup counts them, else the monotonic clock."""
+        """The sandbox's CPU seconds: its cgroup's count, else its live processes' (``/proc``), else the
+        monotonic clock."""
         cpu = self.cgroup.cpu_seconds() if self.cgroup is not None else None
+        if cpu is None:
+            cpu = tree_cpu_seconds(self.process.pid)
         return time.monotonic() if cpu is None else cpu
 
     def _exchange(self, flight: _Flight, slice_s: float | None) -> bool:
@@ -487,6 +490,42 @@ def timing_marks(marks: Any) -> dict[str, float]:
             if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
                 found[name[:32] + suffix] = float(value)
     return found
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds of ``pid`` and its live descendants (and their reaped children), from ``/proc``.
+
+    None where ``/proc`` does not list children (a kernel without ``CONFIG_PROC_CHILDREN``).
+
+    Examples
+    --------
+    >>> tree_cpu_seconds(os.getpid()) >= 0
+    True
+    """
+    ticks = os.sysconf("SC_CLK_TCK")
+    total, pending, seen = 0, [pid], set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with open(f"/proc/{current}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+            tasks = os.listdir(f"/proc/{current}/task")
+        except (OSError, IndexError, ValueError):
+            if current == pid:
+                return None
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as handle:
+                    pending += [int(child) for child in handle.read().split()]
+            except OSError:
+                if current == pid:
+                    return None
+    return total / ticks
 
 
 def processes_of_user(uid: int) -> int:

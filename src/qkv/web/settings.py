@@ -75,6 +75,10 @@ class Settings:
     Traceback (most recent call last):
     ...
     ValueError: grading_concurrency must be at least 1, but it is 0.
+    >>> Settings(grading_slice_s=-0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: grading_slice_s must be 0 (off) or a positive number of seconds, not -0.5.
     """
 
     database_url: str | None = None
