@@ -204,14 +204,15 @@ def honest_limit(honest: int, loops: int, cpu_per_grading: float, slice_s: float
     return (honest * cpu_per_grading + loops * slice_s) / cores
 
 
-def start_server(database: Path, slice_s: float) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(database: Path, slice_s: float, log: Path | None) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     command = [
         sys.executable, "-m", "qkv", "serve", "--port", str(port), "--grading-slice", str(slice_s),
         "--database-url", f"sqlite:///{database}", "--forwarded-allow-ips", "127.0.0.1",
         "--log-level", "warning",
     ]  # fmt: skip
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    output = subprocess.DEVNULL if log is None else log.open("ab")
+    server = subprocess.Popen(command, stdout=output, stderr=output)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -235,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Settings().grading_slice_s,
         help="the server's --grading-slice (default: its default; 0 grades each program whole, in turn)",
     )
+    parser.add_argument("--server-log", type=Path, help="append the server's output to this file")
     parser.add_argument("--ratio-target", type=float, default=1.3, help="honest p99 ÷ honest limit (1.3)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
@@ -243,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     cpu_per_grading = honest_cpu_per_grading(5)
     with tempfile.TemporaryDirectory() as folder:
-        server, url = start_server(Path(folder) / "burst.sqlite3", args.slice)
+        server, url = start_server(Path(folder) / "burst.sqlite3", args.slice, args.server_log)
         try:
             started = time.monotonic()
             figures = asyncio.run(run_class(url, args.learners, args.loops))
