@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from qkv.grading import GradeResult, Grader, Suite, TestCase, Unfinished, Whole, sandbox_available
+from qkv.grading import Grader, GradeResult, Suite, TestCase, Unfinished, Whole, sandbox_available
 from qkv.grading.cgroups import CgroupKind, choose
 
 pytestmark = [

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from qkv.grading import GradeResult, Grader, Suite, TestCase, Whole
+from qkv.grading import Grader, GradeResult, Suite, TestCase, Whole
 from qkv.web.grading_queue import GradingQueue, ProgramState
 
 pytestmark = [

@@ -109,7 +109,7 @@ class Grader:
         if max_paused < 0:
             raise ValueError(f"max_paused must be zero or more, but it is {max_paused}.")
         self.max_paused = max_paused
-        self._paused = 0
+        self._paused: set[SandboxProcess] = set()  # frozen sandboxes of set-aside programs
         self._paused_lock = threading.Lock()
         self._use_bwrap = sandbox_available()
         self._cgroup_host = cgroup_host
@@ -285,16 +285,15 @@ class Grader:
     def _set_aside(self, prepared: _Prepared, process: SandboxProcess) -> Unfinished:
         """Pause a program that outgrew its slice, or stop it to run again later."""
         with self._paused_lock:
-            room = self._paused < self.max_paused
+            room = len(self._paused) < self.max_paused
             if room:
-                self._paused += 1
+                self._paused.add(process)
         if room and process.can_pause and process.pause():
             prepared.paused_at = time.perf_counter()
             prepared.thread_cpu += time.thread_time() - prepared.thread_mark
             return Unfinished(self, prepared, process)
         if room:
-            with self._paused_lock:
-                self._paused -= 1
+            self._release_paused(process)
         process.finish()  # stopped: it runs again from the start, in a fresh sandbox
         prepared.thread_cpu += time.thread_time() - prepared.thread_mark
         return Unfinished(self, prepared, None)
@@ -312,19 +311,23 @@ class Grader:
             started.send(prepared.job, wall_s=prepared.limits.wall_s)
             process = started
         else:
-            self._release_paused()
+            self._release_paused(process)
             process.unpause()
         process.advance()
         return self._conclude(prepared, process)
 
-    def _release_paused(self) -> None:
+    def _release_paused(self, process: SandboxProcess) -> None:
         with self._paused_lock:
-            self._paused -= 1
+            self._paused.discard(process)
 
     def close(self) -> None:
-        """Stop the warm spares."""
+        """Stop the warm spares, and kill the sandboxes of set-aside programs nobody finished."""
         if self._finalizer is not None:
             self._finalizer()
+        with self._paused_lock:
+            paused, self._paused = list(self._paused), set()
+        for process in paused:
+            process.discard()
 
     def __enter__(self) -> Grader:
         return self
@@ -404,7 +407,7 @@ class Unfinished:
         """Drop the program (its sandbox is killed); nothing is graded."""
         self._take()
         if self._process is not None:
-            self._grader._release_paused()
+            self._grader._release_paused(self._process)
             self._process.discard()
 
     def _take(self) -> None:

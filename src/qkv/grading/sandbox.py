@@ -400,7 +400,11 @@ class SandboxProcess:
         os.close(self._report_fd)
 
     def discard(self) -> None:
-        """Kill an unused spare and release what it holds."""
+        """Kill an unused spare (or a set-aside one) and release what it holds; once only, so that no
+        descriptor number is closed twice (it may belong to another file by then)."""
+        if self._stopped:
+            return
+        self._stopped = True
         self._kill()
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
