@@ -110,6 +110,14 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Programs one client address may have waiting (a classroom behind a NAT shares one); more: 429.",
 )
 @click.option(
+    "--grading-slice",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0, 3600),
+    help="CPU seconds of every program's first run; one still running then finishes behind every program "
+    "waiting for its first run (0: grade each program whole, in turn).",
+)
+@click.option(
     "--identities-per-address",
     default=200,
     show_default=True,
@@ -193,6 +201,7 @@ def serve(
     grading_concurrency: int,
     grading_queue: int,
     grading_per_client: int,
+    grading_slice: float,
     identities_per_address: int,
     keep_submissions: int,
     client_storage_per_day: int,
@@ -241,6 +250,7 @@ def serve(
             grading_concurrency=grading_concurrency,
             grading_queue=grading_queue,
             grading_per_client=grading_per_client,
+            grading_slice_s=grading_slice,
             identities_per_address=identities_per_address,
             keep_submissions=keep_submissions,
             client_storage_per_day=client_storage_per_day * 1024 * 1024,

@@ -187,10 +187,14 @@ async def post_code(
 
 @router.get("/lessons/{lesson_id}/code/queue", summary="Where the learner's program is in the grading line")
 def get_code_queue(lesson_id: LessonId, services: AppServices, learner: Reader) -> dict[str, Any]:
-    """``{"position": n}``: programs graded before the learner's waiting one (null when nothing waits)."""
+    """``{"position": n, "state": s}``: programs graded before the learner's waiting one (null when nothing
+    waits), and where their program is: ``waiting``, ``running``, ``taking_longer`` (it outgrew its first
+    slice and finishes behind the others' first runs) or null."""
     services.lesson(lesson_id)
-    position = services.queue.position(learner.id) if services.queue is not None else None
-    return {"position": position}
+    queue = services.queue
+    position = queue.position(learner.id) if queue is not None else None
+    state = queue.state(learner.id) if queue is not None else None
+    return {"position": position, "state": state.value if state is not None else None}
 
 
 @router.post("/lessons/{lesson_id}/code/cancel", summary="Take the learner's waiting program out of line")

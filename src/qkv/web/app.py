@@ -147,11 +147,19 @@ def start_grading(services: Services) -> None:
         return
     services.grader = grader
     services.sandbox = str(grader.sandbox)
+    slice_s = settings.grading_slice_s or None  # 0: every program is graded whole, first come first served
     services.queue = GradingQueue(
         lambda source, suite, seed=None: grader.grade(source, suite, seed=seed),
         concurrency=settings.grading_concurrency,
         capacity=settings.grading_queue,
         per_client=settings.grading_per_client,
+        first_slice=(
+            None
+            if slice_s is None
+            else lambda source, suite, seed=None: grader.grade_first_slice(
+                source, suite, seed=seed, slice_s=slice_s
+            )
+        ),
     )
     services.grading_off_reason = None
 
