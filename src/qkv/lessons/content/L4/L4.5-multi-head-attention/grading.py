@@ -25,6 +25,8 @@ from chapter import (
     random_decimals,
     renormalised_underflow,
     type_error_hint,
+    SCORES_TRANSPOSED,
+    WEIGHTS_TRANSPOSED,
 )
 
 from qkv import attention, merge_heads, multi_head_attention, split_heads
@@ -278,6 +280,8 @@ MHA_HINTS = [
     Mistake(AFTER_SOFTMAX, _mha(head={"masking": "after"})),
     Returned(RENORMALISED, when=_renormalised),
     Mistake(BY_COLUMNS, _mha(transposed_weights=True)),
+    Mistake(SCORES_TRANSPOSED, _mha(head={"scores": "KQ"})),
+    Mistake(WEIGHTS_TRANSPOSED, _mha(head={"output": "ATV"})),
     Mistake(NO_KEEPDIMS, _mha(head={"keepdims": False})),
     *_pairs(),
     Crashed(NO_KEEPDIMS, _mha(head={"keepdims": False})),

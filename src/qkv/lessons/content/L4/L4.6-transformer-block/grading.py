@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from chapter import (
+    CAUSAL_NOT_PASSED,
     EPS_HARD_CODED,
     EPS_OUTSIDE,
     EXACT_GELU,
@@ -60,12 +61,8 @@ WRONG_AXIS = (
 EPS_IGNORED = "eps is missing: divide by √(var + eps), so that a constant row does not divide by zero."
 NO_GAMMA_BETA = "Scale by gamma and shift by beta after normalising: the output is x̂·gamma + beta."
 RESIDUAL_MISSING = (
-    "A residual connection is missing: each sub-layer adds its result to its input, X + MHA(LN(X)) and then "
-    "X + MLP(LN(X)), so the residual stream carries X through the block."
-)
-CAUSAL_IGNORED = (
-    "With causal=True (the default here), token i may attend only to tokens 0 … i: pass the mask to the "
-    "attention in every head."
+    "A residual connection is missing: each sub-layer adds its result to its own input, H = X + MHA(LN1(X)) "
+    "and then H + MLP(LN2(H)), so the residual stream carries X through the block."
 )
 
 # -------------------------------------------------------------------------------- mistakes, computed
@@ -136,7 +133,8 @@ BLOCK_HINTS = [
     Mistake(RESIDUAL_FROM_NORMED, _block(residual_from="first_normed")),
     Mistake(X_TWICE, _block(second_from="twice")),
     Mistake(SECOND_RESIDUAL_FROM_X, _block(second_from="x")),
-    Mistake(CAUSAL_IGNORED, _block(causal=False)),
+    Mistake(CAUSAL_NOT_PASSED, _block(causal=False)),
+    Mistake(CAUSAL_NOT_PASSED, _block(causal=True)),
     Mistake(SAME_NORM, _block(same_norm=True)),
 ]
 
