@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 from fastapi import FastAPI
+
+from qkv.lessons import load_catalog
 
 from tests.web.backend_fixtures import API, Browser
 
+NAMES = {"scores": "one_scores", "weights": "one_weights", "output": "one_output"}
 WORKED = {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
 
 
@@ -61,7 +65,11 @@ def test_another_variant_guards_its_own_numbers(browser: Browser) -> None:
     body = one_query(browser)
     response = browser.post(f"{API}/variant", {}).json()
     variant = response["variant"]
-    assert browser.client.post(f"{API}/attention", json=body).json()["withheld"] == []
+    seed_page = load_catalog().lesson("L4.1").variant(None)
+    # The seed page's numbers are held back now only for an answer the two variants share (weights
+    # drawn from a few score differences may coincide).
+    shared = [name for name, key in NAMES.items() if np.allclose(variant[key], seed_page[key], atol=1e-3)]
+    assert browser.client.post(f"{API}/attention", json=body).json()["withheld"] == shared
     theirs = {"q": variant["one_q"], "K": variant["one_K"], "V": variant["one_V"]}
     assert browser.client.post(f"{API}/attention", json=theirs).json()["withheld"] == ["scores", "weights", "output"]
 
