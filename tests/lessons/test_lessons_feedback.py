@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from qkv.lessons import Feedback, LessonError, load_catalog
 
 LESSON = load_catalog().lesson("L4.1")
-AVERAGED_RIGHT = "Correct: V. The output is a weighted sum of value vectors, so it has d_v components, as each value does."
+AVERAGED_RIGHT = (
+    "Correct: V. The output is a weighted sum of value vectors, so it has d_v components, as each value does."
+)
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,15 @@ from qkv.lessons.unearned import SLACK, answers_given_away
 
 
 def exercise(exercise_id: str, answer: str, atol: float = 1e-3, kind: str = "numeric") -> Exercise:
-    return Exercise(id=exercise_id, kind=kind, part="p", prompt="", prompt_template="", answer=answer, atol=atol, rtol=0)  # type: ignore[arg-type]
+    return Exercise(
+        id=exercise_id, kind=kind, part="p", prompt="", prompt_template="", answer=answer, atol=atol, rtol=0
+    )  # type: ignore[arg-type]
 
 
 NAMES = {"w": [0.25, 0.75], "m": [[1.5, 2.5], [0.0, 0.0]], "zero": [0.0, 0.0], "one": 0.5, "shape": [8, 10]}
 
 
-def given(shown: list[list[float | None]], earned: set[str] = set()) -> list[str]:
+def given(shown: list[list[float | None]], earned: frozenset[str] = frozenset()) -> list[str]:
     exercises = [exercise(name, name) for name in NAMES]
     return [ex.id for ex in answers_given_away(exercises, NAMES, earned, shown)]
 
@@ -41,7 +43,7 @@ def test_within_the_slack_of_the_tolerance() -> None:
 
 
 def test_earned_answers_and_numbers_that_cannot_show_are_not_guarded() -> None:
-    assert given([[0.25, 0.75]], earned={"w"}) == []
+    assert given([[0.25, 0.75]], earned=frozenset({"w"})) == []
     assert given([[None, 0.25, float("inf"), 0.75]]) == ["w"]
     assert given([[None, 0.75]]) == []
 

@@ -6,7 +6,6 @@ import numpy as np
 from fastapi import FastAPI
 
 from qkv.lessons import load_catalog
-
 from tests.web.backend_fixtures import API, Browser
 
 NAMES = {"scores": "one_scores", "weights": "one_weights", "output": "one_output"}
@@ -54,11 +53,19 @@ def test_numbers_typed_another_way_are_withheld_too(browser: Browser) -> None:
 
 def test_another_learner_has_earned_nothing(app: FastAPI, browser: Browser) -> None:
     body = one_query(browser)
-    for exercise, answer in (("scores", "2.1213, 3.5355"), ("weights", "0.1956, 0.8044"), ("output", "2.4133, 1.3911")):
+    for exercise, answer in (
+        ("scores", "2.1213, 3.5355"),
+        ("weights", "0.1956, 0.8044"),
+        ("output", "2.4133, 1.3911"),
+    ):
         assert browser.answer(exercise, answer).json()["feedback"]["correct"]
     assert browser.client.post(f"{API}/attention", json=body).json()["withheld"] == []
     stranger = Browser(app)
-    assert stranger.client.post(f"{API}/attention", json=body).json()["withheld"] == ["scores", "weights", "output"]
+    assert stranger.client.post(f"{API}/attention", json=body).json()["withheld"] == [
+        "scores",
+        "weights",
+        "output",
+    ]
 
 
 def test_another_variant_guards_its_own_numbers(browser: Browser) -> None:
@@ -71,12 +78,19 @@ def test_another_variant_guards_its_own_numbers(browser: Browser) -> None:
     shared = [name for name, key in NAMES.items() if np.allclose(variant[key], seed_page[key], atol=1e-3)]
     assert browser.client.post(f"{API}/attention", json=body).json()["withheld"] == shared
     theirs = {"q": variant["one_q"], "K": variant["one_K"], "V": variant["one_V"]}
-    assert browser.client.post(f"{API}/attention", json=theirs).json()["withheld"] == ["scores", "weights", "output"]
+    assert browser.client.post(f"{API}/attention", json=theirs).json()["withheld"] == [
+        "scores",
+        "weights",
+        "output",
+    ]
 
 
 def test_bad_input_gets_the_same_sentences_as_the_plain_route(browser: Browser) -> None:
     bad = dict(WORKED, V=[[2, 0]])
-    lesson, plain = browser.client.post(f"{API}/attention", json=bad), browser.client.post("/api/attention", json=bad)
+    lesson, plain = (
+        browser.client.post(f"{API}/attention", json=bad),
+        browser.client.post("/api/attention", json=bad),
+    )
     assert (lesson.status_code, lesson.json()) == (plain.status_code, plain.json()) == (422, plain.json())
     unknown = browser.client.post("/api/lessons/L9.9/attention", json=WORKED)
     assert unknown.status_code == 404

@@ -53,7 +53,11 @@ def l41(v: dict[str, Any]) -> list[InputSet]:
 def l42(v: dict[str, Any]) -> list[InputSet]:
     zeros = [[0.0, 0.0] for _ in v["K"]]
     raw = InputSet([1.0, 0.0], [[float(r), 0.0] for r in v["raw1"]], zeros, ("raw",))
-    return [raw, as_two_dimensions(v["q1"], v["K"], ("scaled",)), as_two_dimensions(v["q2"], v["K"], ("second",))]
+    return [
+        raw,
+        as_two_dimensions(v["q1"], v["K"], ("scaled",)),
+        as_two_dimensions(v["q2"], v["K"], ("second",)),
+    ]
 
 
 def l43(v: dict[str, Any]) -> list[InputSet]:

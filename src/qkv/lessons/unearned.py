@@ -80,7 +80,7 @@ def answers_given_away(
 
 def _guarded_rows(value: Any) -> list[list[float]]:
     """The rows of an answer worth guarding: two components or more, not all zero."""
-    if isinstance(value, bool) or isinstance(value, int | float) or not isinstance(value, Sequence):
+    if isinstance(value, bool | int | float) or not isinstance(value, Sequence):
         return []
     rows = value if value and all(isinstance(row, Sequence) for row in value) else [value]
     guarded = []

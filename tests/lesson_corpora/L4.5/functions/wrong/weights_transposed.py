@@ -1,5 +1,6 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # expected hint: WEIGHTS_TRANSPOSED
+# also hint: AXIS_OR_WEIGHTS_TRANSPOSED  (symmetric scores: down the columns gives Aᵀ)
 # Each head averages the values with Aᵀ.
 import numpy as np
 

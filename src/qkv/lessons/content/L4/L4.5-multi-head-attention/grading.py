@@ -18,15 +18,16 @@ from chapter import (
     BY_DK,
     NO_KEEPDIMS,
     RENORMALISED,
+    SCORES_TRANSPOSED,
     TRIU,
+    WEIGHTS_TRANSPOSED,
     Array,
     Crashed,
     attention_with,
+    either,
     random_decimals,
     renormalised_underflow,
     type_error_hint,
-    SCORES_TRANSPOSED,
-    WEIGHTS_TRANSPOSED,
 )
 
 from qkv import attention, merge_heads, multi_head_attention, split_heads
@@ -261,7 +262,27 @@ def _pairs() -> list[Mistake]:
     return rules
 
 
+def _alike(first: Callable[..., Array], second: Callable[..., Array]) -> Callable[..., bool]:
+    """Whether the learner's result is what both mistakes give, because on these inputs they agree."""
+
+    def when(got: Any, *args: Any) -> bool:
+        try:
+            out, a, b = np.asarray(got, dtype=float), first(*args), second(*args)
+        except (TypeError, ValueError):
+            return False
+        return out.shape == a.shape == b.shape and np.allclose(a, b) and np.allclose(out, a)
+
+    return when
+
+
+# With d_model = 4 and 2 heads, d_head = √d_model; with identity projections the scores are symmetric,
+# so the softmax down the columns gives Aᵀ: on such a test a result names both mistakes it may be.
+D_MODEL_OR_DK = either(SCALED_BY_D_MODEL, BY_DK)
+AXIS_OR_WEIGHTS_TRANSPOSED = either(SOFTMAX_AXIS, WEIGHTS_TRANSPOSED)
+
 MHA_HINTS = [
+    Returned(D_MODEL_OR_DK, when=_alike(_mha(scale="d_model"), _mha(scale="d_k"))),
+    Returned(AXIS_OR_WEIGHTS_TRANSPOSED, when=_alike(_mha(softmax_axis=-2), _mha(head={"output": "ATV"}))),
     Mistake(WO_FORGOTTEN, _mha(use_wo=False)),
     Mistake(SCALED_BY_D_MODEL, _mha(scale="d_model")),
     Mistake(NOT_SCALED, _mha(scale="none")),
