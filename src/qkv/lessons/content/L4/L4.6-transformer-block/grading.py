@@ -144,21 +144,27 @@ BLOCK_HINTS = [
 def _rows(n: int, d: int, scale: float = 1.0, eps: float | None = None) -> Callable[..., tuple[Any, ...]]:
     def draw(rng: np.random.Generator) -> tuple[Any, ...]:
         X = random_decimals(rng, n, d, spread=1.5) * scale
-        gamma, beta = 1 + random_decimals(rng, d, spread=0.5), random_decimals(rng, d, spread=0.5)
+        gamma, beta = _gains(rng, d), random_decimals(rng, d, spread=0.5)
         return (X, gamma, beta) if eps is None else (X, gamma, beta, eps)
 
     return draw
 
 
+def _gains(rng: np.random.Generator, d: int) -> Array:
+    """Layer-norm gains near 1, rounded again after adding 1 so that a failing call shows 0.82, not
+    0.8200000000000001."""
+    return np.round(1 + random_decimals(rng, d, spread=0.5), 2)
+
+
 def _params(rng: np.random.Generator, d: int, d_ff: int) -> dict[str, Array]:
     return {
-        "ln1_g": 1 + random_decimals(rng, d, spread=0.5),
+        "ln1_g": _gains(rng, d),
         "ln1_b": random_decimals(rng, d, spread=0.5),
         "Wq": random_decimals(rng, d, d, spread=0.8),
         "Wk": random_decimals(rng, d, d, spread=0.8),
         "Wv": random_decimals(rng, d, d, spread=0.8),
         "Wo": random_decimals(rng, d, d, spread=0.8),
-        "ln2_g": 1 + random_decimals(rng, d, spread=0.5),
+        "ln2_g": _gains(rng, d),
         "ln2_b": random_decimals(rng, d, spread=0.5),
         "W1": random_decimals(rng, d, d_ff, spread=0.8),
         "b1": random_decimals(rng, d_ff, spread=0.5),
