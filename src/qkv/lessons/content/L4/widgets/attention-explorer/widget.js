@@ -244,7 +244,7 @@ function wirePositionButtons(live, parts, uid, state, compute) {
  * Turn one `[data-widget="attention-explorer"]` into a live explorer. `ctx` (from the lesson page) gives
  * the lesson's API and the learner's progress store; without it the explorer uses the plain /api/attention.
  */
-export function mount(element, ctx) {
+export function mount(element, ctx = {}) {
   const claimed = claim(element, (c) => Array.isArray(c.q) && Array.isArray(c.K) && Array.isArray(c.V));
   if (!claimed) return;
   const { config, uid } = claimed;
@@ -266,7 +266,7 @@ export function mount(element, ctx) {
     parts.steps,
   );
   showLive(element, live);
-  const url = ctx?.api ? `${ctx.api}/attention` : "/api/attention";
+  const url = ctx.api ? `${ctx.api}/attention` : "/api/attention";
   const compute = computer(live, parts, uid, state, url);
   const computeSoon = debounce(compute, 150);
   live.addEventListener("input", (event) => {
@@ -276,7 +276,7 @@ export function mount(element, ctx) {
   parts.positionSelect.addEventListener("change", compute);
   wirePositionButtons(live, parts, uid, state, compute);
   // A newly typed answer (or another variant) may change what the server withholds.
-  ctx?.progress?.onChange(() => compute());
+  ctx.progress?.onChange(() => compute());
   drawInputs(parts, uid, state);
   compute();
 }
