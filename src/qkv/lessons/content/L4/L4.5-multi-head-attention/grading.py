@@ -17,6 +17,7 @@ from chapter import (
     BY_COLUMNS,
     BY_DK,
     NO_KEEPDIMS,
+    NOT_SCALED,
     RENORMALISED,
     SCORES_TRANSPOSED,
     TRIU,
@@ -28,6 +29,9 @@ from chapter import (
     random_decimals,
     renormalised_underflow,
     type_error_hint,
+)
+from chapter import (
+    SOFTMAX_AXIS as CHAPTER_SOFTMAX_AXIS,
 )
 
 from qkv import attention, merge_heads, multi_head_attention, split_heads
@@ -81,7 +85,6 @@ SCALED_BY_D_MODEL = (
     "Each head's scores were divided by √d_model. A head compares vectors of d_head = d_model / h "
     "numbers, so its scores are divided by √d_head."
 )
-NOT_SCALED = "The scores were not scaled: in every head, divide Q_i K_iᵀ by √d_head before the softmax."
 WO_FORGOTTEN = (
     "W_O is missing: after merging the heads, multiply by Wo, the learned matrix that mixes what the "
     "heads found back into d_model dimensions."
@@ -99,9 +102,9 @@ DIVIDES_CHECK = (
     "Raise ValueError when h does not divide d_model: the heads must all have the same width d_model / h."
 )
 TYPE_ERROR = type_error_hint()
+# The chapter's sentence, and where a stack of heads adds a wrong axis of its own.
 SOFTMAX_AXIS = (
-    "The softmax ran down the columns of the scores (axis -2, or across the heads) instead of along each "
-    "row: one query's weights over the keys must add up to 1, so take the softmax over the last axis."
+    f"{CHAPTER_SOFTMAX_AXIS} In a stack of heads (h, n, n), axis 0 runs across the heads: wrong as well."
 )
 HEADS_NOT_MERGED = (
     "Your result still has one block per head. Merge the heads back into one (n, d_model) matrix with "
