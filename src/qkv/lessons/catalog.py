@@ -232,8 +232,10 @@ class Lesson:
         --------
         >>> from qkv.lessons import load_catalog
         >>> lesson = load_catalog().lessons[0]
-        >>> first = next(ex for ex in lesson.exercises.values() if ex.kind == "numeric")
-        >>> answer = lesson.variant(None)[first.answer]
+        >>> variant = lesson.variant(None)
+        >>> numeric = [ex for ex in lesson.exercises.values() if ex.kind == "numeric"]
+        >>> first = next(ex for ex in numeric if any(v != round(v) for v in variant[ex.answer]))
+        >>> answer = variant[first.answer]
         >>> first in lesson.answers_given_away([answer], variant_seed=None, earned=set())
         True
         >>> lesson.answers_given_away([answer], variant_seed=None, earned=set(lesson.exercises))

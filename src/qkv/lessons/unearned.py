@@ -7,14 +7,15 @@ result that contains one is withheld.
 
 What counts as giving an answer away:
 
-- an answer with at least two components, not all zero, whose components all appear, in order, among
-  the numbers of one shown vector (a vector may hold more numbers: a key added in between does not
-  hide a row of scores); each row of a matrix answer counts on its own;
+- an answer with at least two components, one of them not a whole number, whose components all
+  appear, in order, among the numbers of one shown vector (a vector may hold more numbers: a key added
+  in between does not hide a row of scores); each row of a matrix answer counts on its own;
 - within ten times the tolerance the exercise checks, so inputs typed a little differently (rounded
   weights, say) do not slip past.
 
-A single number, or a row of zeros, is not guarded: such numbers are everywhere (a 2, a zero weight), and
-withholding every result that shows one would leave the widget with nothing to show.
+A single number, or a row of whole numbers, is not guarded, as the lessons' own check of their pages
+does not guard them: such numbers are everywhere (a 2, a zero weight, the worked example's raw scores
+[1, 0]), and withholding every result that shows one would hold back numbers that give nothing away.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def answers_given_away(
 
 
 def _guarded_rows(value: Any) -> list[list[float]]:
-    """The rows of an answer worth guarding: two components or more, not all zero."""
+    """The rows of an answer worth guarding: two components or more, one of them not whole."""
     if isinstance(value, bool | int | float) or not isinstance(value, Sequence):
         return []
     rows = value if value and all(isinstance(row, Sequence) for row in value) else [value]
@@ -89,7 +90,7 @@ def _guarded_rows(value: Any) -> list[list[float]]:
             numbers = [float(number) for number in row]
         except (TypeError, ValueError):
             continue  # words or shapes with words: nothing a widget computes
-        if len(numbers) >= 2 and any(number != 0 for number in numbers):
+        if len(numbers) >= 2 and any(number != round(number) for number in numbers):
             guarded.append(numbers)
     return guarded
 
