@@ -48,3 +48,27 @@ def test_earned_answers_and_numbers_that_cannot_show_are_not_guarded() -> None:
 def test_other_kinds_and_missing_names_are_skipped() -> None:
     letter = exercise("w", "w", kind="letter")
     assert answers_given_away([letter, exercise("x", "absent")], NAMES, set(), [[0.25, 0.75]]) == []
+
+
+def test_the_explorers_own_numbers_give_no_lesson_answer_away_in_any_variant() -> None:
+    """The chapter reference's worked example, which the explorer opens with on every page, is never
+    held back: its steps are no answer of any lesson, in the printed variant or in 60 drawn ones."""
+    import numpy as np
+
+    from qkv import attention, attention_scores
+    from qkv.lessons import load_catalog
+
+    q, K, V = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]]
+    output, weights = attention(q, K, V, return_weights=True)
+    first_only = attention(q, K, V, mask=np.array([[True, False]]))
+    shown = [
+        attention_scores(q, K, scale=1.0)[0],
+        attention_scores(q, K)[0],
+        weights[0],
+        output[0],
+        first_only[0],
+    ]
+    for lesson in load_catalog().lessons:
+        for seed in [None, *range(1, 61)]:
+            given = lesson.answers_given_away([list(v) for v in shown], variant_seed=seed, earned=set())
+            assert given == [], (lesson.id, seed, [ex.id for ex in given])
