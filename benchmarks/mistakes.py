@@ -5,8 +5,9 @@ seed). Each wrong program under ``tests/lesson_corpora/<lesson>/<exercise>/wrong
 ``graded-in.txt`` points) names the hint it must get on its ``# expected hint: NAME`` line. Per exercise
 this prints how many wrong programs there are, how many **pass** (target: none) and the share whose
 **first** message, the hint of the first failed test in the order the page lists them, names the tagged
-mistake (target: at least 90 %). It exits 1 when a target is missed. Nothing here names a lesson: the
-exercises come from the catalog.
+mistake (target: at least 90 %): holds its sentence, alone or in a sentence that names two mistakes
+(two at once, or two that the test's inputs cannot tell apart). It exits 1 when a target is missed.
+Nothing here names a lesson: the exercises come from the catalog.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def main() -> int:
                     failing = [test for test in result.tests if test.status not in ("pass", "not_run")]
                     if result.status == "pass":
                         passed += 1
-                    elif failing and failing[0].hint == hint:
+                    elif failing and hint in (failing[0].hint or ""):  # alone, or in a pair's sentence
                         named += 1
                     else:
                         unnamed.append(path.stem)

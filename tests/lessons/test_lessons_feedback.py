@@ -9,6 +9,9 @@ from hypothesis import strategies as st
 from qkv.lessons import Feedback, LessonError, load_catalog
 
 LESSON = load_catalog().lesson("L4.1")
+AVERAGED_RIGHT = (
+    "Correct: V. The output is a weighted sum of value vectors, so it has d_v components, as each value does."
+)
 
 
 @pytest.mark.parametrize(
@@ -21,9 +24,9 @@ LESSON = load_catalog().lesson("L4.1")
         ("q", "[3.0000000001, 2]", "Correct: q = [3, 2]."),
         ("k", "[2, 1]", "Correct: k = [2, 1]."),
         ("v", "2, 4", "Correct: v = [2, 4]."),
-        ("averaged", "V", "Correct: V. The output is a weighted average of the value vectors."),
-        ("averaged", "v", "Correct: V. The output is a weighted average of the value vectors."),
-        ("averaged", "values", "Correct: V. The output is a weighted average of the value vectors."),
+        ("averaged", "V", AVERAGED_RIGHT),
+        ("averaged", "v", AVERAGED_RIGHT),
+        ("averaged", "values", AVERAGED_RIGHT),
     ],
 )
 def test_seed_answers_are_accepted(exercise: str, answer: str, message: str) -> None:
@@ -33,19 +36,28 @@ def test_seed_answers_are_accepted(exercise: str, answer: str, message: str) -> 
 def test_the_quiz_accepts_a_and_explains_every_choice() -> None:
     right = LESSON.check("quiz", "A")
     assert right.correct and right.counted_as_attempt
-    assert right.message.startswith("Right. Queries and keys only produce the weights")
+    assert right.message.startswith("Right. Keys decide where a query looks, values are what it brings back")
     assert LESSON.check("quiz", "a") == right
     for letter, start in (
-        ("B", "Not quite. A key is matched against a query, never against another key"),
-        ("C", "Not quite. A query is used once, to score every key"),
+        ("B", "Not quite. Write down one weight: the softmax of q·k/√d_k"),
+        ("C", "Not quite. A query's score for a position is q·k/√d_k. If two positions share k"),
     ):
         feedback = LESSON.check("quiz", letter)
         assert not feedback.correct and feedback.counted_as_attempt
         assert feedback.message.startswith(start)
-        assert "value" not in feedback.message  # it teaches, but leaves the answer to the learner
+        assert "equal" not in feedback.message  # it teaches, but leaves the answer to the learner
     assert LESSON.check("quiz", "D") == Feedback(
         False, "I could not read 'D' as one of A, B or C; type a single letter.", False
     )
+
+
+def test_the_three_questions_about_v_ask_three_different_things() -> None:
+    """The guess asks what is averaged, Part 1 the output's width, the quiz what sets the weights."""
+    prompts = [LESSON.exercise(e).prompt for e in ("predict", "averaged", "quiz")]
+    assert "averaged" in prompts[0]
+    assert "width of the output" in prompts[1] and "averaged" not in prompts[1]
+    assert "same key" in prompts[2] and "averaged" not in prompts[2]
+    assert "asks again" not in LESSON.check("predict", "A").message
 
 
 def test_q_by_columns_is_named() -> None:
@@ -74,15 +86,15 @@ def test_q_and_k_swapped_is_named_both_ways() -> None:
 @pytest.mark.parametrize(
     ("letter", "start"),
     [
-        ("Q", "Not Q. The queries only help set the weights"),
-        ("k", "Not K. The keys only help set the weights"),
+        ("Q", "Not Q. A query is dotted with each key, so it has d_k components"),
+        ("k", "Not K. A key is dotted with the query, so it has d_k components"),
     ],
 )
-def test_q_or_k_as_the_averaged_letter_is_explained(letter: str, start: str) -> None:
+def test_q_or_k_as_the_output_width_letter_is_explained(letter: str, start: str) -> None:
     feedback = LESSON.check("averaged", letter)
     assert not feedback.correct and feedback.counted_as_attempt
     assert feedback.message.startswith(start)
-    assert feedback.message.endswith("What the weights then average are the values, V.")
+    assert feedback.message.endswith("so the output has their width, d_v.")
 
 
 @pytest.mark.parametrize(

@@ -164,11 +164,11 @@ def test_answer_forms_follow_the_contract() -> None:
         assert f'<p class="feedback" id="feedback-{ex}" aria-live="polite"></p></form>' in form.group(0)
     quiz = page()["quiz"].html
     assert '<form class="exercise" data-exercise-id="quiz" data-kind="choice"><fieldset><legend>' in quiz
-    assert "<legend>Which vectors are averaged to produce the attention output?</legend>" in quiz
+    assert "<legend>Two positions have exactly the same key but different values." in quiz
     for letter in "ABC":
         assert f'<label><input type="radio" name="answer" value="{letter}">' in quiz
-    assert "The keys, because they are matched against each other." in quiz
-    assert "The queries, because they carry what each position is looking for." in quiz
+    assert "The position whose value is larger gets more weight." in quiz
+    assert "It depends on the query: one query may prefer the first of the two" in quiz
 
 
 def widget_configs(fragment: str, name: str) -> list[dict[str, object]]:

@@ -169,6 +169,97 @@ def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str
     return typed
 
 
+def keyboard_walk(page: Any, base_url: str, lesson: Any) -> None:
+    """Every exercise of the lesson with the keyboard alone, wrong first: each wrong answer (every wrong
+    letter of a choice, a typed answer's first named mistake, a code exercise's first wrong corpus
+    program) must get the engine's own sentence for it, then the right one is accepted. Focus is moved to
+    each control directly (a Tab walk of the page is tested elsewhere); everything else is keys."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{base_url}/lessons/{lesson.id}")
+    page.wait_for_selector("html.js-ready")
+    seed = page_progress(page)["variant_seed"]
+    names = lesson.hooks.namespace(lesson.variant(seed))
+    for exercise in lesson.exercises.values():
+        feedback = page.locator(f"#feedback-{exercise.id}")
+        if exercise.kind == "choice":
+            letters = [choice.letter for choice in exercise.choices]
+            right = next(
+                letter for letter in letters if lesson.check(exercise.id, letter, variant_seed=seed).correct
+            )
+            for letter in [*(letter for letter in letters if letter != right), right]:
+                told = lesson.check(exercise.id, letter, variant_seed=seed).message
+                _keyboard_choice(page, exercise.id, letter)
+                expect(feedback).to_contain_text(told[:60])
+        elif exercise.kind in ("numeric", "letter"):
+            if exercise.kind == "letter":  # a letter's named mistakes are keyed by the wrong letter
+                wrong = next(iter(exercise.mistakes), None) or next(
+                    letter for letter in "ABCDQKV" if letter != exercise.answer
+                )
+            else:
+                wrong = _wrong_typed_answer(lesson, exercise, seed)[0]
+            tries = [wrong]
+            tries.append(
+                answer_text(names[exercise.answer]) if exercise.kind == "numeric" else exercise.answer
+            )
+            for text in tries:
+                told = lesson.check(exercise.id, text, variant_seed=seed).message
+                page.locator(f"#answer-{exercise.id}").focus()
+                page.keyboard.press("Control+a")
+                page.keyboard.type(text)
+                page.keyboard.press("Enter")
+                expect(feedback).to_contain_text(told[:60])
+            expect(feedback).to_have_class(re.compile("is-correct"))
+        elif exercise.kind == "code":
+            _keyboard_code(page, lesson, exercise)
+    for part in lesson.parts:
+        expect(page.locator(f'.progress-part[data-part="{part.id}"]')).to_have_class(re.compile("is-done"))
+
+
+def _keyboard_choice(page: Any, exercise_id: str, letter: str) -> None:
+    form = page.locator(f'form.exercise[data-exercise-id="{exercise_id}"]')
+    form.locator(f'input[type="radio"][value="{letter}"]').focus()
+    page.keyboard.press("Space")
+    form.get_by_role("button", name="Check").focus()
+    page.keyboard.press("Enter")
+
+
+def _keyboard_code(page: Any, lesson: Any, exercise: Any) -> None:
+    from playwright.sync_api import expect
+
+    folder = CORPORA / lesson.id / exercise.id
+    if (folder / "graded-in.txt").is_file():
+        folder = CORPORA.parent / (folder / "graded-in.txt").read_text().split()[0]
+    box = page.locator(f'.code-exercise[data-exercise-id="{exercise.id}"]')
+    results = box.locator(".grade-results")
+    wrong = sorted((folder / "wrong").glob("*.py"))[0]
+    correct = sorted((folder / "correct").glob("*.py"))[0]
+    for program, summary in ((wrong, r"✗ \d+ of \d+ tests passed"), (correct, r"✓ All \d+ tests passed")):
+        box.locator(".cm-content").focus()
+        page.keyboard.press("Control+a")
+        page.keyboard.press("Delete")
+        page.keyboard.insert_text(program.read_text())  # one edit: no auto-indent
+        page.keyboard.press("Control+Enter")
+        expect(results.locator(".grade-summary")).to_have_text(re.compile(summary), timeout=90_000)
+        if program is wrong and "# expected hint:" in program.read_text():
+            hint = _any_hint_text(lesson, program)
+            expect(results).to_contain_text(hint[:50])
+
+
+def _any_hint_text(lesson: Any, path: Path) -> str:
+    """The tagged hint's sentence: the lesson's constant, or the grader's own."""
+    from qkv.grading import hints as grading_hints
+    from qkv.lessons.pyfiles import import_lesson_file
+
+    name = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
+    assert name, path
+    module, problems = import_lesson_file(lesson.source.parent / "grading.py")
+    assert module is not None, problems
+    found = getattr(module, name.group(1), None) or getattr(grading_hints, name.group(1), None)
+    assert isinstance(found, str), (path, name.group(1))
+    return found
+
+
 def assert_fits_a_phone(page: Any, width: int) -> None:
     widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1] == width, f"The page is {widths[0]} px wide at a {width} px viewport."

@@ -308,3 +308,36 @@ def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
     screenshot(page, "stuck-solution-390px")
     assert page_errors == []
     page.context.close()
+
+
+# For each line number shown in an editor's gutter: [number, its top − its line's top] in CSS pixels.
+GUTTER_GAPS = """() => [...document.querySelectorAll('.cm-host')].flatMap((host) => {
+  const root = host.shadowRoot;
+  const lines = [...root.querySelectorAll('.cm-content .cm-line')];
+  return [...root.querySelectorAll('.cm-lineNumbers .cm-gutterElement')]
+    .filter((n) => getComputedStyle(n).visibility !== 'hidden')
+    .map((n) => {
+      const line = lines[Number(n.textContent) - 1];
+      return [n.textContent, line ? n.getBoundingClientRect().top - line.getBoundingClientRect().top : null];
+    });
+})"""
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_line_numbers_sit_on_their_lines_from_the_first_paint_on_a_phone(
+    live_server: LiveServer, chromium: Any, page_errors: list[str], scheme: str
+) -> None:
+    """At 375 px the editor loads below the fold, where CodeMirror does not measure its lines: each number
+    must still sit on its line (within 1 px) at once, and after the learner scrolls to it."""
+    page = new_page(chromium, page_errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
+    page.goto(live_server.lesson_url)
+    page.wait_for_selector(".cm-host .cm-lineNumbers .cm-gutterElement", state="attached")
+    for moment in ("right after load", "scrolled to"):
+        if moment == "scrolled to":
+            page.locator(EDITOR).scroll_into_view_if_needed()
+        gaps = page.evaluate(GUTTER_GAPS)
+        assert len(gaps) >= 5, gaps
+        assert [gap for gap in gaps if gap[1] is None or abs(gap[1]) > 1] == [], (moment, gaps)
+    screenshot(page, f"editor-gutter-phone-{scheme}")
+    assert page_errors == []

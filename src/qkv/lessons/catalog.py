@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections import OrderedDict
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from qkv.grading import Suite
 from qkv.lessons.feedback import check_answer
 from qkv.lessons.model import Exercise, Feedback, LessonError, LessonPart, PlannedLesson, RenderedSection
 from qkv.lessons.render import render_reference, render_sections
+from qkv.lessons.unearned import answers_given_away
 from qkv.lessons.variants import LessonHooks, check_seed
 from qkv.lessons.widgets import WidgetSet
 
@@ -201,6 +203,46 @@ class Lesson:
         """
         exercise = self.exercise(exercise_id)
         return check_answer(exercise, answer, self._variant_and_names(variant_seed)[1])
+
+    def answers_given_away(
+        self, shown: Iterable[Sequence[float | None]], *, variant_seed: int | None, earned: Collection[str]
+    ) -> list[Exercise]:
+        """The numeric exercises, not yet earned, whose answer a widget's result would give away.
+
+        Parameters
+        ----------
+        shown : iterable of sequences of float or None
+            The vectors the widget would show (None for a number it cannot show).
+        variant_seed : int or None
+            The variant the learner sees.
+        earned : collection of str
+            Ids of the exercises answered correctly for that variant.
+
+        Returns
+        -------
+        list of Exercise
+            See :func:`qkv.lessons.unearned.answers_given_away` for what counts as giving one away.
+
+        Raises
+        ------
+        LessonError
+            If the seed is not valid.
+
+        Examples
+        --------
+        >>> from qkv.lessons import load_catalog
+        >>> lesson = load_catalog().lessons[0]
+        >>> variant = lesson.variant(None)
+        >>> numeric = [ex for ex in lesson.exercises.values() if ex.kind == "numeric"]
+        >>> first = next(ex for ex in numeric if any(v != round(v) for v in variant[ex.answer]))
+        >>> answer = variant[first.answer]
+        >>> first in lesson.answers_given_away([answer], variant_seed=None, earned=set())
+        True
+        >>> lesson.answers_given_away([answer], variant_seed=None, earned=set(lesson.exercises))
+        []
+        """
+        names = self._variant_and_names(variant_seed)[1]
+        return answers_given_away(self.exercises.values(), names, earned, shown)
 
     def render(self, variant_seed: int | None = None) -> list[RenderedSection]:
         """Every section of the page in order, ending with the chapter reference.

@@ -24,6 +24,7 @@ from qkv.web.lesson_progress import build_progress
 from qkv.web.request_bodies import StrictBody
 from qkv.web.security import RequestLearner
 from qkv.web.services import Services, get_services
+from qkv.web.widget_api import STEP_VECTORS, AttentionIn, attention_steps
 
 router = APIRouter(prefix="/api", tags=["lesson API"])
 
@@ -308,6 +309,52 @@ def post_variant(
         "sections": sections,
         "progress": _progress(services, lesson, learner.id),
     }
+
+
+@router.post(
+    "/lessons/{lesson_id}/attention",
+    summary="Every step of attention for one query, unless it gives away an answer of the lesson",
+)
+def post_lesson_attention(
+    lesson_id: LessonId, body: AttentionIn, services: AppServices, learner: Reader
+) -> dict[str, Any]:
+    """What ``POST /api/attention`` answers, for a widget on a lesson's page: when the steps would show
+    an answer of the lesson that the learner has not typed correctly yet (for the variant they see), the
+    reply holds no numbers, only ``withheld`` (those exercises' ids) and ``detail`` (a sentence saying so).
+    Saves nothing.
+    """
+    lesson = services.lesson(lesson_id)
+    steps = attention_steps(body)
+    progress = _progress(services, lesson, learner.id)
+    earned = {
+        exercise_id
+        for exercise_id, entry in progress["exercises"].items()
+        if entry["feedback"] is not None and entry["feedback"]["correct"]
+    }
+    given = lesson.answers_given_away(
+        [steps[name] for name in STEP_VECTORS], variant_seed=progress["variant_seed"], earned=earned
+    )
+    if not given:
+        return {**steps, "withheld": []}
+    return {"withheld": [exercise.id for exercise in given], "detail": _withheld_sentence(lesson, given)}
+
+
+def _withheld_sentence(lesson: Lesson, given: list[Exercise]) -> str:
+    """Names the questions held back, grouped by the part of the page they are in."""
+    titles = {part.id: part.title for part in lesson.parts}
+    by_part: dict[str, list[str]] = {}
+    for exercise in given:
+        by_part.setdefault(exercise.part, []).append(f"'{exercise.id}'")
+    listed = _and([f"{_and(ids)} ({titles.get(part, part)})" for part, ids in by_part.items()])
+    which = "that question" if len(given) == 1 else "those questions"
+    return (
+        f"These numbers would show the answer to {listed} on this page before you have typed it. "
+        f"Answer {which} first and every step appears here for these numbers; other numbers work now."
+    )
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 @router.post("/learner", summary="Set the learner's display name")

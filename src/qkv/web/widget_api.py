@@ -57,6 +57,18 @@ def post_project(body: ProjectIn) -> dict[str, Any]:
 @router.post("/attention", summary="Every step of attention for one query (qkv.attention)")
 def post_attention(body: AttentionIn) -> dict[str, Any]:
     """Scores, scaled scores, the masked row, softmax weights and the output for one query."""
+    return attention_steps(body)
+
+
+def attention_steps(body: AttentionIn) -> dict[str, Any]:
+    """Every step of attention for the body's query: the reply of ``POST /api/attention``.
+
+    Raises
+    ------
+    fastapi.HTTPException
+        422 with a sentence when the query, keys and values do not fit together, or the causal position
+        is past the last key.
+    """
     n_k = len(body.K)
     if body.causal and body.causal_index >= n_k:
         raise HTTPException(
@@ -76,3 +88,7 @@ def post_attention(body: AttentionIn) -> dict[str, Any]:
     steps = {"scores": scores, "scaled": scaled, "masked": masked, "weights": weights[0], "output": output[0]}
     result: dict[str, Any] = finite_or_none(steps)
     return {**result, "d_k": len(body.q), "allowed": allowed.tolist()}
+
+
+STEP_VECTORS = ("scores", "scaled", "masked", "weights", "output")
+"""The numbers of an attention reply that a learner reads as results (``d_k`` and ``allowed`` are inputs)."""

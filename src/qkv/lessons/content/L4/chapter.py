@@ -363,6 +363,18 @@ def both(first: str, second: str) -> str:
     return f"Two mistakes at once. First: {first} Second: {second}"
 
 
+def either(first: str, second: str) -> str:
+    """The sentence for a result that two mistakes give alike on a test's inputs, each named by its own
+    sentence (a later test, whose inputs tell them apart, names the one made).
+
+    Examples
+    --------
+    >>> either("One.", "Two.")
+    'One of two mistakes, which these inputs cannot tell apart. Either: One. Or: Two.'
+    """
+    return f"One of two mistakes, which these inputs cannot tell apart. Either: {first} Or: {second}"
+
+
 def pair_rules(
     combinable: Sequence[tuple[str, dict[str, Any]]],
     build: Callable[..., Callable[..., Any]],

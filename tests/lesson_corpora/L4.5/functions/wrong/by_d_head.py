@@ -1,6 +1,6 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # expected hint: BY_DK
-# also hint: SCALED_BY_D_MODEL  (with d_model = 4 and 2 heads, d_head = √d_model: no test tells the two apart)
+# also hint: D_MODEL_OR_DK  (with d_model = 4 and 2 heads, d_head = √d_model: that test names both)
 import numpy as np
 
 

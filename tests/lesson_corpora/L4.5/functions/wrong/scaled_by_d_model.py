@@ -1,5 +1,6 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # expected hint: SCALED_BY_D_MODEL
+# also hint: D_MODEL_OR_DK  (with d_model = 4 and 2 heads, d_head = √d_model: that test names both)
 import numpy as np
 
 

@@ -1,5 +1,6 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # expected hint: SOFTMAX_AXIS
+# also hint: AXIS_OR_WEIGHTS_TRANSPOSED  (symmetric scores: down the columns gives Aᵀ)
 import numpy as np
 
 

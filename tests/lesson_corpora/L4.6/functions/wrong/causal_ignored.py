@@ -1,5 +1,5 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
-# expected hint: CAUSAL_IGNORED
+# expected hint: CAUSAL_NOT_PASSED
 import numpy as np
 
 

@@ -204,7 +204,14 @@ def _scores_of(*args: Any) -> Array:
 
 
 def _weights_with(**slips: Any) -> Callable[..., Array]:
-    return lambda Q, K, *V: attention_with(Q, K, np.zeros((np.shape(K)[0], 1)), **slips)[1]
+    """The weights of attention with ``slips``; the values are zeros that fit them (K Qᵀ makes one column
+    per query), so that computing the weights never fails on the output's shapes."""
+
+    def weights(Q: Any, K: Any, *V: Any) -> Array:
+        columns = np.shape(Q)[0] if slips.get("scores") == "KQ" else np.shape(K)[0]
+        return attention_with(Q, K, np.zeros((columns, 1)), **slips)[1]
+
+    return weights
 
 
 def _softmax(S: Any) -> Array:

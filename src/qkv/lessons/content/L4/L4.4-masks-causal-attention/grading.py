@@ -220,6 +220,8 @@ ATTENTION_HINTS = [
     Mistake(WEIGHTS_TRANSPOSED, _slipped(output="ATV")),
     Mistake(NO_KEEPDIMS, _slipped(keepdims=False)),
     Crashed(MASK_TRANSPOSED, lambda Q, K, V, mask: np.where(np.asarray(mask).T, _scores(Q, K), -np.inf)),
+    # the transposed mask broadcast to the scores' shape first, as a mask of one row must be
+    Crashed(MASK_TRANSPOSED, lambda Q, K, V, mask: np.broadcast_to(np.asarray(mask).T, (len(Q), len(K)))),
     Crashed(SCORES_TRANSPOSED, _slipped(scores="KQ")),
     Crashed(WEIGHTS_TRANSPOSED, _slipped(output="ATV")),
     Crashed(NO_KEEPDIMS, _slipped(keepdims=False)),

@@ -17,14 +17,21 @@ from chapter import (
     BY_COLUMNS,
     BY_DK,
     NO_KEEPDIMS,
+    NOT_SCALED,
     RENORMALISED,
+    SCORES_TRANSPOSED,
     TRIU,
+    WEIGHTS_TRANSPOSED,
     Array,
     Crashed,
     attention_with,
+    either,
     random_decimals,
     renormalised_underflow,
     type_error_hint,
+)
+from chapter import (
+    SOFTMAX_AXIS as CHAPTER_SOFTMAX_AXIS,
 )
 
 from qkv import attention, merge_heads, multi_head_attention, split_heads
@@ -78,7 +85,6 @@ SCALED_BY_D_MODEL = (
     "Each head's scores were divided by √d_model. A head compares vectors of d_head = d_model / h "
     "numbers, so its scores are divided by √d_head."
 )
-NOT_SCALED = "The scores were not scaled: in every head, divide Q_i K_iᵀ by √d_head before the softmax."
 WO_FORGOTTEN = (
     "W_O is missing: after merging the heads, multiply by Wo, the learned matrix that mixes what the "
     "heads found back into d_model dimensions."
@@ -96,9 +102,9 @@ DIVIDES_CHECK = (
     "Raise ValueError when h does not divide d_model: the heads must all have the same width d_model / h."
 )
 TYPE_ERROR = type_error_hint()
+# The chapter's sentence, and where a stack of heads adds a wrong axis of its own.
 SOFTMAX_AXIS = (
-    "The softmax ran down the columns of the scores (axis -2, or across the heads) instead of along each "
-    "row: one query's weights over the keys must add up to 1, so take the softmax over the last axis."
+    f"{CHAPTER_SOFTMAX_AXIS} In a stack of heads (h, n, n), axis 0 runs across the heads: wrong as well."
 )
 HEADS_NOT_MERGED = (
     "Your result still has one block per head. Merge the heads back into one (n, d_model) matrix with "
@@ -259,7 +265,27 @@ def _pairs() -> list[Mistake]:
     return rules
 
 
+def _alike(first: Callable[..., Array], second: Callable[..., Array]) -> Callable[..., bool]:
+    """Whether the learner's result is what both mistakes give, because on these inputs they agree."""
+
+    def when(got: Any, *args: Any) -> bool:
+        try:
+            out, a, b = np.asarray(got, dtype=float), first(*args), second(*args)
+        except (TypeError, ValueError):
+            return False
+        return out.shape == a.shape == b.shape and np.allclose(a, b) and np.allclose(out, a)
+
+    return when
+
+
+# With d_model = 4 and 2 heads, d_head = √d_model; with identity projections the scores are symmetric,
+# so the softmax down the columns gives Aᵀ: on such a test a result names both mistakes it may be.
+D_MODEL_OR_DK = either(SCALED_BY_D_MODEL, BY_DK)
+AXIS_OR_WEIGHTS_TRANSPOSED = either(SOFTMAX_AXIS, WEIGHTS_TRANSPOSED)
+
 MHA_HINTS = [
+    Returned(D_MODEL_OR_DK, when=_alike(_mha(scale="d_model"), _mha(scale="d_k"))),
+    Returned(AXIS_OR_WEIGHTS_TRANSPOSED, when=_alike(_mha(softmax_axis=-2), _mha(head={"output": "ATV"}))),
     Mistake(WO_FORGOTTEN, _mha(use_wo=False)),
     Mistake(SCALED_BY_D_MODEL, _mha(scale="d_model")),
     Mistake(NOT_SCALED, _mha(scale="none")),
@@ -278,6 +304,8 @@ MHA_HINTS = [
     Mistake(AFTER_SOFTMAX, _mha(head={"masking": "after"})),
     Returned(RENORMALISED, when=_renormalised),
     Mistake(BY_COLUMNS, _mha(transposed_weights=True)),
+    Mistake(SCORES_TRANSPOSED, _mha(head={"scores": "KQ"})),
+    Mistake(WEIGHTS_TRANSPOSED, _mha(head={"output": "ATV"})),
     Mistake(NO_KEEPDIMS, _mha(head={"keepdims": False})),
     *_pairs(),
     Crashed(NO_KEEPDIMS, _mha(head={"keepdims": False})),

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from chapter import (
+    CAUSAL_NOT_PASSED,
     EPS_HARD_CODED,
     EPS_OUTSIDE,
     EXACT_GELU,
@@ -60,12 +61,8 @@ WRONG_AXIS = (
 EPS_IGNORED = "eps is missing: divide by √(var + eps), so that a constant row does not divide by zero."
 NO_GAMMA_BETA = "Scale by gamma and shift by beta after normalising: the output is x̂·gamma + beta."
 RESIDUAL_MISSING = (
-    "A residual connection is missing: each sub-layer adds its result to its input, X + MHA(LN(X)) and then "
-    "X + MLP(LN(X)), so the residual stream carries X through the block."
-)
-CAUSAL_IGNORED = (
-    "With causal=True (the default here), token i may attend only to tokens 0 … i: pass the mask to the "
-    "attention in every head."
+    "A residual connection is missing: each sub-layer adds its result to its own input, H = X + MHA(LN1(X)) "
+    "and then H + MLP(LN2(H)), so the residual stream carries X through the block."
 )
 
 # -------------------------------------------------------------------------------- mistakes, computed
@@ -136,7 +133,8 @@ BLOCK_HINTS = [
     Mistake(RESIDUAL_FROM_NORMED, _block(residual_from="first_normed")),
     Mistake(X_TWICE, _block(second_from="twice")),
     Mistake(SECOND_RESIDUAL_FROM_X, _block(second_from="x")),
-    Mistake(CAUSAL_IGNORED, _block(causal=False)),
+    Mistake(CAUSAL_NOT_PASSED, _block(causal=False)),
+    Mistake(CAUSAL_NOT_PASSED, _block(causal=True)),
     Mistake(SAME_NORM, _block(same_norm=True)),
 ]
 
@@ -146,21 +144,27 @@ BLOCK_HINTS = [
 def _rows(n: int, d: int, scale: float = 1.0, eps: float | None = None) -> Callable[..., tuple[Any, ...]]:
     def draw(rng: np.random.Generator) -> tuple[Any, ...]:
         X = random_decimals(rng, n, d, spread=1.5) * scale
-        gamma, beta = 1 + random_decimals(rng, d, spread=0.5), random_decimals(rng, d, spread=0.5)
+        gamma, beta = _gains(rng, d), random_decimals(rng, d, spread=0.5)
         return (X, gamma, beta) if eps is None else (X, gamma, beta, eps)
 
     return draw
 
 
+def _gains(rng: np.random.Generator, d: int) -> Array:
+    """Layer-norm gains near 1, rounded again after adding 1 so that a failing call shows 0.82, not
+    0.8200000000000001."""
+    return np.round(1 + random_decimals(rng, d, spread=0.5), 2)
+
+
 def _params(rng: np.random.Generator, d: int, d_ff: int) -> dict[str, Array]:
     return {
-        "ln1_g": 1 + random_decimals(rng, d, spread=0.5),
+        "ln1_g": _gains(rng, d),
         "ln1_b": random_decimals(rng, d, spread=0.5),
         "Wq": random_decimals(rng, d, d, spread=0.8),
         "Wk": random_decimals(rng, d, d, spread=0.8),
         "Wv": random_decimals(rng, d, d, spread=0.8),
         "Wo": random_decimals(rng, d, d, spread=0.8),
-        "ln2_g": 1 + random_decimals(rng, d, spread=0.5),
+        "ln2_g": _gains(rng, d),
         "ln2_b": random_decimals(rng, d, spread=0.5),
         "W1": random_decimals(rng, d, d_ff, spread=0.8),
         "b1": random_decimals(rng, d_ff, spread=0.5),

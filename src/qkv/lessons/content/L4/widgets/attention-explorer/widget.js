@@ -1,6 +1,9 @@
 // The attention explorer: edit the query, keys and values of the worked example, toggle the causal mask and
 // watch every step (scores → scaled → masked → softmax weights → output) that POST /api/attention computes
 // with the qkv library. Nothing is computed here; this module only draws what the server sends.
+// On a lesson page it asks the lesson's route (POST /api/lessons/{id}/attention), which sends no numbers
+// while they would show an answer of that page the learner has not typed yet; it asks again whenever
+// the learner's progress changes, so the steps appear as soon as that answer is in.
 import { ApiError, postJson } from "/static/js/api.js";
 import { claim, debounce, el, formatNumber, showLive } from "/static/js/widget-kit.js";
 
@@ -156,8 +159,15 @@ function drawSteps(parts, uid, reply) {
   );
   parts.steps.hidden = false;
   parts.status.textContent = `Weights [${reply.weights.map((v) => formatNumber(v)).join(", ")}], output ${outputText}.`;
-  parts.status.classList.remove("is-error");
+  parts.status.classList.remove("is-error", "is-withheld");
   parts.status.classList.add("visually-hidden");
+}
+
+function showWithheld(parts, message) {
+  parts.steps.hidden = true;
+  parts.status.textContent = message;
+  parts.status.classList.remove("is-error", "visually-hidden");
+  parts.status.classList.add("is-withheld");
 }
 
 function showProblem(parts, message) {
@@ -165,14 +175,14 @@ function showProblem(parts, message) {
   parts.steps.hidden = true;
   parts.status.textContent = message;
   parts.status.classList.add("is-error");
-  parts.status.classList.remove("visually-hidden");
+  parts.status.classList.remove("visually-hidden", "is-withheld");
 }
 
 /**
  * A function that reads the boxes, asks the server for every step and draws the reply; only the reply
  * to the latest request is drawn, so a slow answer never overwrites a newer one.
  */
-function computer(live, parts, uid, state) {
+function computer(live, parts, uid, state, url) {
   let latest = 0;
   return async function compute() {
     const request = ++latest;
@@ -185,8 +195,10 @@ function computer(live, parts, uid, state) {
     parts.positionSelect.disabled = !state.causal;
     const body = { q: state.q, K: state.K, V: state.V, causal: state.causal, causal_index: state.causalIndex };
     try {
-      const reply = await postJson("/api/attention", body);
-      if (request === latest) drawSteps(parts, uid, reply);
+      const reply = await postJson(url, body);
+      if (request !== latest) return;
+      if (Array.isArray(reply.withheld) && reply.withheld.length > 0) showWithheld(parts, reply.detail);
+      else drawSteps(parts, uid, reply);
     } catch (error) {
       if (request !== latest) return;
       showProblem(parts, error instanceof ApiError ? error.message : "The attention step could not be computed.");
@@ -228,8 +240,11 @@ function wirePositionButtons(live, parts, uid, state, compute) {
   );
 }
 
-/** Turn one `[data-widget="attention-explorer"]` into a live explorer. */
-export function mount(element) {
+/**
+ * Turn one `[data-widget="attention-explorer"]` into a live explorer. `ctx` (from the lesson page) gives
+ * the lesson's API and the learner's progress store; without it the explorer uses the plain /api/attention.
+ */
+export function mount(element, ctx = {}) {
   const claimed = claim(element, (c) => Array.isArray(c.q) && Array.isArray(c.K) && Array.isArray(c.V));
   if (!claimed) return;
   const { config, uid } = claimed;
@@ -251,7 +266,8 @@ export function mount(element) {
     parts.steps,
   );
   showLive(element, live);
-  const compute = computer(live, parts, uid, state);
+  const url = ctx.api ? `${ctx.api}/attention` : "/api/attention";
+  const compute = computer(live, parts, uid, state, url);
   const computeSoon = debounce(compute, 150);
   live.addEventListener("input", (event) => {
     if (event.target instanceof HTMLInputElement && event.target.classList.contains("num")) computeSoon();
@@ -259,6 +275,8 @@ export function mount(element) {
   parts.causalBox.addEventListener("change", compute);
   parts.positionSelect.addEventListener("change", compute);
   wirePositionButtons(live, parts, uid, state, compute);
+  // A newly typed answer (or another variant) may change what the server withholds.
+  ctx.progress?.onChange(() => compute());
   drawInputs(parts, uid, state);
   compute();
 }

@@ -1,0 +1,96 @@
+"""The lesson's attention route: the same steps as /api/attention, but none that show an unearned answer."""
+
+from __future__ import annotations
+
+import numpy as np
+from fastapi import FastAPI
+
+from qkv.lessons import load_catalog
+from tests.web.backend_fixtures import API, Browser
+
+NAMES = {"scores": "one_scores", "weights": "one_weights", "output": "one_output"}
+WORKED = {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
+
+
+def one_query(browser: Browser) -> dict[str, object]:
+    """The Part 1 query of L4.1 that the learner sees (the seed page's), as typed into the explorer."""
+    assert browser.progress()["variant_seed"] is None
+    return {"q": [1, 2], "K": [[1, 1], [1, 2]], "V": [[0, 3], [3, 1]]}
+
+
+def test_numbers_of_its_own_get_every_step(browser: Browser) -> None:
+    reply = browser.client.post(f"{API}/attention", json=WORKED).json()
+    plain = browser.client.post("/api/attention", json=WORKED).json()
+    assert reply == {**plain, "withheld": []}
+
+
+def test_the_pages_own_query_is_withheld_until_each_answer_is_typed(browser: Browser) -> None:
+    body = one_query(browser)
+    first = browser.client.post(f"{API}/attention", json=body)
+    assert first.status_code == 200
+    assert first.json() == {
+        "withheld": ["scores", "weights", "output"],
+        "detail": "These numbers would show the answer to 'scores', 'weights' and 'output' (Part 1: one query "
+        "to its output) on this page before you have typed it. Answer those questions first and every step "
+        "appears here for these numbers; other numbers work now.",
+    }
+    assert browser.answer("scores", "2.1213, 3.5355").json()["feedback"]["correct"]
+    assert browser.answer("weights", "0.2, 0.8").json()["feedback"]["correct"] is False
+    assert browser.client.post(f"{API}/attention", json=body).json()["withheld"] == ["weights", "output"]
+    assert browser.answer("weights", "0.1956, 0.8044").json()["feedback"]["correct"]
+    assert browser.answer("output", "2.4133, 1.3911").json()["feedback"]["correct"]
+    reply = browser.client.post(f"{API}/attention", json=body).json()
+    assert reply["withheld"] == [] and reply["weights"] == [0.19557031749304313, 0.8044296825069569]
+
+
+def test_numbers_typed_another_way_are_withheld_too(browser: Browser) -> None:
+    """A rounded query, a key added in between, the query scaled with the scale: the answer still shows."""
+    near = {"q": [1.0001, 2], "K": [[1, 1], [1, 2]], "V": [[0, 3], [3, 1]]}
+    assert "weights" in browser.client.post(f"{API}/attention", json=near).json()["withheld"]
+    extra_key = {"q": [1, 2], "K": [[1, 1], [0, 0], [1, 2]], "V": [[0, 3], [0, 0], [3, 1]]}
+    assert browser.client.post(f"{API}/attention", json=extra_key).json()["withheld"] == ["scores"]
+
+
+def test_another_learner_has_earned_nothing(app: FastAPI, browser: Browser) -> None:
+    body = one_query(browser)
+    for exercise, answer in (
+        ("scores", "2.1213, 3.5355"),
+        ("weights", "0.1956, 0.8044"),
+        ("output", "2.4133, 1.3911"),
+    ):
+        assert browser.answer(exercise, answer).json()["feedback"]["correct"]
+    assert browser.client.post(f"{API}/attention", json=body).json()["withheld"] == []
+    stranger = Browser(app)
+    assert stranger.client.post(f"{API}/attention", json=body).json()["withheld"] == [
+        "scores",
+        "weights",
+        "output",
+    ]
+
+
+def test_another_variant_guards_its_own_numbers(browser: Browser) -> None:
+    body = one_query(browser)
+    response = browser.post(f"{API}/variant", {}).json()
+    variant = response["variant"]
+    seed_page = load_catalog().lesson("L4.1").variant(None)
+    # The seed page's numbers are held back now only for an answer the two variants share (weights
+    # drawn from a few score differences may coincide).
+    shared = [name for name, key in NAMES.items() if np.allclose(variant[key], seed_page[key], atol=1e-3)]
+    assert browser.client.post(f"{API}/attention", json=body).json()["withheld"] == shared
+    theirs = {"q": variant["one_q"], "K": variant["one_K"], "V": variant["one_V"]}
+    assert browser.client.post(f"{API}/attention", json=theirs).json()["withheld"] == [
+        "scores",
+        "weights",
+        "output",
+    ]
+
+
+def test_bad_input_gets_the_same_sentences_as_the_plain_route(browser: Browser) -> None:
+    bad = dict(WORKED, V=[[2, 0]])
+    lesson, plain = (
+        browser.client.post(f"{API}/attention", json=bad),
+        browser.client.post("/api/attention", json=bad),
+    )
+    assert (lesson.status_code, lesson.json()) == (plain.status_code, plain.json()) == (422, plain.json())
+    unknown = browser.client.post("/api/lessons/L9.9/attention", json=WORKED)
+    assert unknown.status_code == 404
