@@ -14,11 +14,13 @@ Public names
 ------------
 Store
     The composition the app opens once: ``database``, ``learners``, ``progress``, ``code``,
-    ``budgets``, ``gradebook``, ``instructors``; ``shared_secret``, ``ping``, ``close``.
+    ``budgets``, ``gradebook``, ``instructors``, ``grading_jobs``; ``shared_secret``, ``ping``, ``close``.
 Database
     One engine, opened and migrated; ``read()`` and ``write()`` transactions.
-Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk
+Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, GradingJobs
     The repositories (also reachable as the store's attributes).
+Admission, Admitted, JobState, JobView, Program, QueueHealth
+    The jobs of remote grading: what ``GradingJobs`` returns.
 AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity, GradebookRow, Keeping
     What they return.
 StoreError
@@ -40,6 +42,7 @@ from qkv.store.code_work import CodeWork
 from qkv.store.database import Database
 from qkv.store.engine import PoolLimits, create_store_engine, default_database_url, describe_url
 from qkv.store.gradebook import Gradebook, GradebookRow
+from qkv.store.grading_jobs import Admission, Admitted, GradingJobs, JobState, JobView, Program, QueueHealth
 from qkv.store.instructors import InstructorDesk
 from qkv.store.learners import Learners, clean_display_name
 from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
@@ -50,6 +53,8 @@ from qkv.store.store_error import StoreError
 __all__ = [
     "DEFAULT_CLIENT_BYTES_PER_DAY",
     "LATEST_VERSION",
+    "Admission",
+    "Admitted",
     "AnswerRecord",
     "ClientBudgets",
     "CodeRecord",
@@ -58,12 +63,17 @@ __all__ = [
     "ExerciseActivity",
     "Gradebook",
     "GradebookRow",
+    "GradingJobs",
     "InstructorDesk",
+    "JobState",
+    "JobView",
     "Keeping",
     "Learners",
     "LessonActivity",
     "PoolLimits",
+    "Program",
     "Progress",
+    "QueueHealth",
     "Store",
     "StoreError",
     "clean_display_name",

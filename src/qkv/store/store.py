@@ -8,6 +8,7 @@ from qkv.store.code_work import CodeWork
 from qkv.store.database import Database
 from qkv.store.engine import PoolLimits
 from qkv.store.gradebook import Gradebook
+from qkv.store.grading_jobs import GradingJobs
 from qkv.store.instructors import InstructorDesk
 from qkv.store.learners import Learners
 from qkv.store.progress import Progress
@@ -54,6 +55,8 @@ class Store:
         One row per learner and exercise.
     instructors : InstructorDesk
         Instructor accounts, sign-in links, sessions, and every learner's work to read.
+    grading_jobs : GradingJobs
+        Programs for graders on other machines, and their verdicts (``qkv serve --grading remote``).
 
     Raises
     ------
@@ -95,6 +98,7 @@ class Store:
         self.code = CodeWork(self.database, self.budgets, keep)
         self.gradebook = Gradebook(self.database)
         self.instructors = InstructorDesk(self.database)
+        self.grading_jobs = GradingJobs(self.database, self.code)
 
     def shared_secret(self, name: str) -> str:
         """A random secret stored once in the database and shared by every server that uses it.

@@ -50,6 +50,9 @@ class Settings:
         A client that takes longer than this to send its request body gets 408.
     shutdown_grace_s : float
         How long shutting down waits for gradings in progress.
+    remote_wait_s : float
+        With remote graders (``qkv serve --grading remote``): how long a request waits for a verdict
+        before answering 202 and where to ask again.
     templates_dir : Path or None
         Where the Jinja2 templates are; None means the ones shipped in ``qkv/web/templates``.
     secure_cookies : bool
@@ -88,6 +91,7 @@ class Settings:
     max_code_bytes: int = 64 * 1024
     body_timeout_s: float = 10.0
     shutdown_grace_s: float = 20.0
+    remote_wait_s: float = 25.0
     templates_dir: Path | None = None
     secure_cookies: bool = False
     public_url: str | None = None
@@ -110,7 +114,7 @@ class Settings:
                 raise ValueError(f"{name} must be an int, not the {type(value).__name__} {value!r}.")
             if value < least:
                 raise ValueError(f"{name} must be at least {least}, but it is {value}.")
-        for name in ("body_timeout_s", "shutdown_grace_s"):
+        for name in ("body_timeout_s", "shutdown_grace_s", "remote_wait_s"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}.")
