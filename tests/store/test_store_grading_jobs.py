@@ -35,11 +35,20 @@ def test_a_learner_has_one_job_a_newer_program_replaces_a_queued_one(store: Stor
 
 def test_the_queue_and_each_client_are_capped(store: Store) -> None:
     jobs = store.grading_jobs
-    assert jobs.enqueue(A, "T1.1", "shapes", "", client="c1", capacity=3, per_client=2).admission is Admission.NEW
-    assert jobs.enqueue(B, "T1.1", "shapes", "", client="c1", capacity=3, per_client=2).admission is Admission.NEW
+    assert (
+        jobs.enqueue(A, "T1.1", "shapes", "", client="c1", capacity=3, per_client=2).admission
+        is Admission.NEW
+    )
+    assert (
+        jobs.enqueue(B, "T1.1", "shapes", "", client="c1", capacity=3, per_client=2).admission
+        is Admission.NEW
+    )
     refused = jobs.enqueue(C, "T1.1", "shapes", "", client="c1", capacity=3, per_client=2)
     assert (refused.admission, refused.client_waiting) == (Admission.CLIENT_FULL, 2)
-    assert jobs.enqueue(C, "T1.1", "shapes", "", client="c2", capacity=3, per_client=2).admission is Admission.NEW
+    assert (
+        jobs.enqueue(C, "T1.1", "shapes", "", client="c2", capacity=3, per_client=2).admission
+        is Admission.NEW
+    )
     full = jobs.enqueue(D, "T1.1", "shapes", "", client="c3", capacity=3, per_client=2)
     assert (full.admission, full.waiting) == (Admission.QUEUE_FULL, 3)
 
@@ -123,9 +132,12 @@ def test_servers_admitting_at_once_keep_one_job_per_learner_and_the_caps(postgre
         health = stores[0].grading_jobs.health()
         assert health.queued == 3  # the per-client cap held across the four "servers"
         assert outcomes.count(Admission.NEW) == 3
-        assert outcomes.count(Admission.NEW) + outcomes.count(Admission.REPLACED) + outcomes.count(
-            Admission.CLIENT_FULL
-        ) == 8
+        assert (
+            outcomes.count(Admission.NEW)
+            + outcomes.count(Admission.REPLACED)
+            + outcomes.count(Admission.CLIENT_FULL)
+            == 8
+        )
     finally:
         for store in stores:
             store.close()

@@ -17,16 +17,20 @@ import os
 import socket
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import procrastinate
 import psycopg
 from procrastinate.exceptions import ProcrastinateException
+from procrastinate.worker import Worker
+from sqlalchemy import event
 
 from qkv.grading import Grader, Suite
 from qkv.lessons import Catalog, LessonError
 from qkv.remote_grading.queue import (
     GRADE_TASK,
     GRADING_QUEUE,
+    RemoteGradingError,
     ensure_queue_tables,
     queue_app,
     queue_conninfo,
@@ -138,6 +142,9 @@ class GraderWorker:
         )
         self.app.task(name=GRADE_TASK, queue=GRADING_QUEUE)(self.grade_job)
         self._last_purge = 0.0
+        self._worker: Worker | None = None
+        self._struck_off = False
+        _end_frozen_transactions(store, after_s=settings.stalled_after_s)
 
     def grade_job(self, job: str) -> None:
         """The task: grade job ``job`` (a ``grading_jobs`` id) and write its verdict, unless it is final."""
@@ -162,26 +169,58 @@ class GraderWorker:
             raise LookupError(f"this grader's lessons have no such exercise: {error}") from None
 
     async def run(self) -> None:
-        """Take jobs until SIGTERM or SIGINT, then let the running gradings finish and stop."""
+        """Take jobs until SIGTERM or SIGINT, then let the running gradings finish and stop.
+
+        Raises
+        ------
+        RemoteGradingError
+            If this grader was struck off the queue's list of graders (it was silent for longer than
+            ``stalled_after_s``, and another grader starting meanwhile removed it): such a grader can take no
+            job any more, so it stops, for its service manager to start it afresh.
+        """
         await ensure_queue_tables(self.settings.database_url)
         async with self.app.open_async():
+            self._worker = Worker(
+                app=self.app,
+                queues=[GRADING_QUEUE],
+                name=self.settings.name,
+                concurrency=self.settings.concurrency,
+                update_heartbeat_interval=self.settings.heartbeat_s,
+                stalled_worker_timeout=self.settings.stalled_after_s,
+                delete_jobs="successful",
+                install_signal_handlers=True,
+            )
             sweeper = asyncio.create_task(self._sweep_forever(), name="qkv-grader-sweep")
             try:
-                await self.app.run_worker_async(
-                    queues=[GRADING_QUEUE],
-                    name=self.settings.name,
-                    concurrency=self.settings.concurrency,
-                    update_heartbeat_interval=self.settings.heartbeat_s,
-                    stalled_worker_timeout=self.settings.stalled_after_s,
-                    delete_jobs="successful",
-                    install_signal_handlers=True,
-                )
+                await self._worker.run()  # type: ignore[no-untyped-call]
             finally:
                 sweeper.cancel()
+        if self._struck_off:
+            raise RemoteGradingError(
+                f"This grader ({self.settings.name}) was struck off the grading queue's list after a "
+                f"silence of more than {self.settings.stalled_after_s:g} s (it was frozen, starved of CPU or "
+                "cut off), so it could take no more jobs; it stopped. Start it again (systemd does, with "
+                "Restart=on-failure)."
+            )
+
+    async def _still_registered(self) -> bool:
+        """Whether the queue still lists this grader (another grader's start removes silent ones)."""
+        if self._worker is None or self._worker.worker_id is None:
+            return True
+        row = await self.app.connector.execute_query_one_async(
+            "SELECT count(*) AS found FROM procrastinate_workers WHERE id = %(id)s", id=self._worker.worker_id
+        )
+        return bool(row["found"])
 
     async def _sweep_forever(self) -> None:
         while True:
             await asyncio.sleep(self.settings.sweep_every_s)
+            if not await self._still_registered():
+                _log.error("This grader was struck off the grading queue's list of graders; it stops.")
+                self._struck_off = True
+                assert self._worker is not None
+                self._worker.stop()  # type: ignore[no-untyped-call]
+                return
             try:
                 report = await self.sweep()
             except (psycopg.Error, ProcrastinateException, OSError) as error:
@@ -252,6 +291,28 @@ class GraderWorker:
             include_cancelled=True,
             include_aborted=True,
         )
+
+
+def _end_frozen_transactions(store: Store, *, after_s: float) -> None:
+    """Have PostgreSQL end this grader's transactions that sit idle for ``after_s``.
+
+    A grader frozen in the middle of writing a verdict would otherwise hold the job's row locked for ever,
+    and the grader that takes the job over would wait on it. Set on every new connection of the store's
+    pool (the ones already open are closed).
+    """
+    engine = store.database.engine
+    if engine.dialect.name != "postgresql":
+        return
+    milliseconds = str(int(after_s * 1000))
+
+    @event.listens_for(engine, "connect")
+    def _bound_idle_transactions(dbapi_connection: Any, _record: object) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("SELECT set_config('idle_in_transaction_session_timeout', %s, false)", (milliseconds,))
+        cursor.close()
+        dbapi_connection.commit()
+
+    engine.dispose()
 
 
 __all__ = ["GraderWorker", "SweepReport", "WorkerSettings"]
