@@ -24,6 +24,7 @@ import psycopg
 from procrastinate.exceptions import ProcrastinateException
 from procrastinate.worker import Worker
 from sqlalchemy import event
+from sqlalchemy.exc import SQLAlchemyError
 
 from qkv.grading import Grader, Suite
 from qkv.lessons import Catalog, LessonError
@@ -35,7 +36,7 @@ from qkv.remote_grading.queue import (
     queue_app,
     queue_conninfo,
 )
-from qkv.store import Store
+from qkv.store import Store, StoreError
 
 _log = logging.getLogger(__name__)
 # Any fixed number: the advisory lock that lets one grader at a time sweep the queue.
@@ -159,7 +160,20 @@ class GraderWorker:
             _log.exception("Job %s could not be graded", job)
             jobs.fail(job, f"The grader could not grade your program ({error}); run it again.")
             return
-        if not jobs.finish(job, result.to_dict()):
+        try:
+            written = jobs.finish(job, result.to_dict())
+        except (
+            StoreError,
+            SQLAlchemyError,
+        ) as error:  # e.g. frozen so long that PostgreSQL ended the session
+            _log.warning(
+                "Job %s: this grader's verdict was not written (%s); another grader's verdict stands, or the "
+                "job goes back in line.",
+                job,
+                str(error).splitlines()[0],
+            )
+            return
+        if not written:
             _log.info("Job %s was finished elsewhere first; this grader's verdict is dropped.", job)
 
     def _suite(self, lesson_id: str, exercise_id: str) -> Suite:
