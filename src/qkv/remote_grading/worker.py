@@ -160,12 +160,10 @@ class GraderWorker:
             _log.exception("Job %s could not be graded", job)
             jobs.fail(job, f"The grader could not grade your program ({error}); run it again.")
             return
+        # A grader frozen for long finds its session ended by PostgreSQL: its verdict is not written.
         try:
             written = jobs.finish(job, result.to_dict())
-        except (
-            StoreError,
-            SQLAlchemyError,
-        ) as error:  # e.g. frozen so long that PostgreSQL ended the session
+        except (StoreError, SQLAlchemyError) as error:
             _log.warning(
                 "Job %s: this grader's verdict was not written (%s); another grader's verdict stands, or the "
                 "job goes back in line.",
