@@ -83,8 +83,15 @@ def grader(
     # Imported here, not at the top: other qkv commands need neither the grader nor procrastinate.
     from qkv.grading import Grader, SandboxUnavailable
     from qkv.lessons import LessonError, load_catalog
-    from qkv.remote_grading import GraderWorker, RemoteGradingError, WorkerSettings, queue_conninfo
     from qkv.store import Store, StoreError, describe_url
+
+    try:
+        from qkv.remote_grading import GraderWorker, RemoteGradingError, WorkerSettings, queue_conninfo
+    except ModuleNotFoundError as missing:
+        raise click.UsageError(
+            f"qkv grader needs the '{missing.name}' package, which is not installed; install the grader "
+            "extra with: pip install 'qkv[grader]'"
+        ) from None
 
     try:
         queue_conninfo(database_url)

@@ -62,8 +62,13 @@ def _secret_key(file: Path | None) -> str | None:
 
 def _remote_grading(database_url: str, capacity: int, per_client: int) -> RemoteGrading:
     """The web server's side of ``--grading remote``, or a usage error in a sentence (SQLite, a bad bound)."""
-    from qkv.remote_grading import QueueSubmitter, RemoteGradingError
-
+    try:
+        from qkv.remote_grading import QueueSubmitter, RemoteGradingError
+    except ModuleNotFoundError as missing:
+        raise click.UsageError(
+            f"--grading remote needs the '{missing.name}' package, which is not installed; install the "
+            "grader extra with: pip install 'qkv[grader]'"
+        ) from None
     try:
         return QueueSubmitter(database_url, capacity=capacity, per_client=per_client)
     except (RemoteGradingError, ValueError) as error:
