@@ -142,7 +142,8 @@ def _run_a_sandbox_and_check_its_group(host: CgroupHost, hierarchy_prefix: str) 
     finally:
         if box.cgroup is not None:
             box.discard()
-    assert raw.events == [{"event": "imported"}, {"event": "done"}]
+    verdict_events = [event for event in raw.events if event["event"] != "timing"]  # timing: advisory
+    assert verdict_events == [{"event": "imported"}, {"event": "done"}]
     assert not os.path.exists(group), f"{group} is still there after the sandbox ended"
     assert not any(_alive(pid) for pid in tree)
 

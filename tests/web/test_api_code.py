@@ -335,7 +335,7 @@ def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..
     app = make_app(grading_concurrency=1)
     first, second = Browser(app).open_lesson(), Browser(app).open_lesson()
     worker, results = _grade_slowly_in_background(app, first)  # holds the only grader for 2 s
-    assert second.client.get(f"{API}/code/queue").json() == {"position": None}
+    assert second.client.get(f"{API}/code/queue").json() == {"position": None, "state": None}
     waiting: list[Any] = []
     queue = app.state.qkv.queue
     in_line = threading.Event()
@@ -352,7 +352,7 @@ def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..
     assert in_line.wait(30), "the second program never got in line"
     queue.submit = submit
     second_learner = learner_id_of(second)
-    assert second.client.get(f"{API}/code/queue").json() == {"position": 0}
+    assert second.client.get(f"{API}/code/queue").json() == {"position": 0, "state": "waiting"}
     cancelled = second.post(f"{API}/code/cancel", {})
     assert cancelled.status_code == 200 and cancelled.json() == {"cancelled": True}
     waiter.join(30)

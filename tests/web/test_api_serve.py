@@ -138,6 +138,17 @@ def test_secure_cookies_flag_marks_the_learner_cookie_secure(tmp_path: Path) -> 
 
 @pytest.mark.slow
 @pytest.mark.timeout(90)
+def test_require_sign_in_flag_makes_the_lesson_ask_to_sign_in(tmp_path: Path) -> None:
+    process, url = _start(tmp_path, "--require-sign-in")
+    try:
+        page = httpx.get(url + "/lessons/L4.1", headers={"accept": "text/html"})
+    finally:
+        _stop(process)
+    assert page.status_code == 401 and "Please sign in" in page.text
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
 def test_serve_uses_the_request_head_deadline(tmp_path: Path) -> None:
     from qkv.web.protocol import HeadTimeoutH11Protocol
 

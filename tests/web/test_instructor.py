@@ -377,6 +377,7 @@ def test_the_lms_export(class_app: FastAPI) -> None:
     assert list(rows[0]) == [
         "learner_id",
         "display_name",
+        "external_id",
         "T1.1 Area and perimeter (out of 2)",
         "total (out of 2)",
     ]

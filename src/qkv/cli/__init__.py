@@ -13,7 +13,9 @@ def build() -> object:
     from qkv.cli.check import check
     from qkv.cli.grader import grader
     from qkv.cli.instructor import instructor
+    from qkv.cli.learners import learners
     from qkv.cli.lessons import lessons
+    from qkv.cli.lti import lti
     from qkv.cli.progress import progress
     from qkv.cli.serve import serve
 
@@ -22,7 +24,7 @@ def build() -> object:
     def cli() -> None:
         """qkv: queries, keys and values: an interactive course on attention."""
 
-    for command in (check, lessons, serve, grader, progress, instructor):
+    for command in (check, lessons, serve, grader, progress, instructor, learners, lti):
         cli.add_command(command)
     return cli
 

@@ -144,6 +144,14 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Programs one client address may have waiting (a classroom behind a NAT shares one); more: 429.",
 )
 @click.option(
+    "--grading-slice",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0, 3600),
+    help="CPU seconds of every program's first run; one still running then finishes behind every program "
+    "waiting for its first run (0: grade each program whole, in turn).",
+)
+@click.option(
     "--identities-per-address",
     default=200,
     show_default=True,
@@ -196,6 +204,13 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Mark cookies Secure (HTTPS only): set this when learners reach the server through HTTPS.",
 )
 @click.option(
+    "--require-sign-in",
+    is_flag=True,
+    envvar="QKV_REQUIRE_SIGN_IN",
+    help="Ask every learner to sign in (a roster link from 'qkv learners', or an LMS launch) before the "
+    "lessons open and their work is saved. Without it learners may stay anonymous.",
+)
+@click.option(
     "--public-url",
     envvar="QKV_PUBLIC_URL",
     default=None,
@@ -222,6 +237,7 @@ def serve(
     grading_concurrency: int,
     grading_queue: int,
     grading_per_client: int,
+    grading_slice: float,
     identities_per_address: int,
     keep_submissions: int,
     client_storage_per_day: int,
@@ -229,6 +245,7 @@ def serve(
     warm_spares: int,
     secret_key_file: Path | None,
     secure_cookies: bool,
+    require_sign_in: bool,
     public_url: str | None,
     content: Path | None,
     log_level: str,
@@ -272,12 +289,14 @@ def serve(
             grading_concurrency=grading_concurrency,
             grading_queue=grading_queue,
             grading_per_client=grading_per_client,
+            grading_slice_s=grading_slice,
             remote_wait_s=grading_wait,
             identities_per_address=identities_per_address,
             keep_submissions=keep_submissions,
             client_storage_per_day=client_storage_per_day * 1024 * 1024,
             warm_spares=warm_spares,
             secure_cookies=secure_cookies,
+            require_sign_in=require_sign_in,
             public_url=public_url,
         )
         if port and _port_in_use(host, port):

@@ -15,7 +15,7 @@ the functions there, and judges the raw report here, where the submission cannot
 """
 
 from qkv.grading.compare import Close, Comparator, Exact, Items, Keys, Mismatch, Shape, Whole
-from qkv.grading.grader import Grader, SandboxUnavailable, sandbox_available
+from qkv.grading.grader import Grader, SandboxUnavailable, Unfinished, sandbox_available
 from qkv.grading.hints import (
     STUB,
     Emitted,
@@ -58,6 +58,7 @@ __all__ = [
     "Suite",
     "TestCase",
     "TestResult",
+    "Unfinished",
     "Warned",
     "Whole",
     "check_raises",

@@ -59,6 +59,8 @@ class CgroupHost:
 
     v1_pids: str = "/sys/fs/cgroup/pids"
     v1_memory: str = "/sys/fs/cgroup/memory"
+    v1_freezer: str = "/sys/fs/cgroup/freezer"
+    v1_cpuacct: str = "/sys/fs/cgroup/cpuacct"
     mountinfo: str = "/proc/self/mountinfo"
     own_cgroup: str = "/proc/self/cgroup"
     v2_controllers: tuple[str, ...] = ("memory", "pids")
@@ -224,7 +226,11 @@ def cgroups_available(host: CgroupHost = HOST) -> bool:
 def remove_stale(host: CgroupHost = HOST) -> None:
     """Delete empty sandbox cgroups left behind by grading processes that no longer exist."""
     choice = choose(host)
-    roots = [host.v1_pids, host.v1_memory] if choice.kind is CgroupKind.V1 else [choice.parent]
+    roots = (
+        [host.v1_pids, host.v1_memory, host.v1_freezer, host.v1_cpuacct]
+        if choice.kind is CgroupKind.V1
+        else [choice.parent]
+    )
     for root in roots:
         if root is None:
             continue
@@ -260,6 +266,18 @@ def apply_v2_limits(directory: str, max_pids: int, memory_bytes: int) -> tuple[s
     return controllers
 
 
+def _optional_v1_group(root: str, name: str) -> str | None:
+    """Make ``name`` in the v1 hierarchy at ``root`` when one is mounted there; None otherwise."""
+    if not os.path.isfile(os.path.join(root, "tasks")):  # only v1 groups have "tasks"
+        return None
+    directory = os.path.join(root, name)
+    try:
+        os.mkdir(directory)
+    except OSError:
+        return None
+    return directory
+
+
 def limit_hits(events: str, counter: str) -> bool:
     """Whether the ``counter`` line of an events file (``pids.events``, ``memory.events``, v1's
     ``memory.oom_control``) counts more than zero.
@@ -282,7 +300,8 @@ class SandboxCgroup:
 
     ``paths`` are the groups whose ``cgroup.procs`` the sandbox joins (v1: ``pids`` and ``memory``; v2:
     one group). ``procs_dir`` is the one whose ``cgroup.procs`` lists every process of the sandbox;
-    ``pids_dir`` and ``memory_dir`` are None where that controller is missing.
+    ``pids_dir`` and ``memory_dir`` are None where that controller is missing; ``freezer_dir`` (pausing)
+    and ``cpu_dir`` (the tree's CPU time) likewise.
     """
 
     kind: CgroupKind
@@ -290,6 +309,8 @@ class SandboxCgroup:
     procs_dir: str
     pids_dir: str | None
     memory_dir: str | None
+    freezer_dir: str | None = None
+    cpu_dir: str | None = None
 
     @classmethod
     def create(cls, max_pids: int, memory_bytes: int, host: CgroupHost = HOST) -> SandboxCgroup | None:
@@ -314,15 +335,19 @@ class SandboxCgroup:
             with contextlib.suppress(OSError):
                 os.rmdir(pids_dir)
             return None
-        memory_dir = os.path.join(host.v1_memory, name)
+        memory_dir: str | None = os.path.join(host.v1_memory, name)
         try:
-            os.mkdir(memory_dir)
-            _write(os.path.join(memory_dir, "memory.limit_in_bytes"), str(memory_bytes))
+            os.mkdir(os.path.join(host.v1_memory, name))
+            _write(os.path.join(host.v1_memory, name, "memory.limit_in_bytes"), str(memory_bytes))
         except OSError:  # no memory hierarchy here: the pids group alone, as before
             with contextlib.suppress(OSError):
-                os.rmdir(memory_dir)
-            return cls(CgroupKind.V1, [pids_dir], pids_dir, pids_dir, None)
-        return cls(CgroupKind.V1, [pids_dir, memory_dir], pids_dir, pids_dir, memory_dir)
+                os.rmdir(os.path.join(host.v1_memory, name))
+            memory_dir = None
+        # Optional: the freezer pauses a program that outgrows its first slice, cpuacct measures the slice.
+        freezer_dir = _optional_v1_group(host.v1_freezer, name)
+        cpu_dir = _optional_v1_group(host.v1_cpuacct, name)
+        paths = [path for path in (pids_dir, memory_dir, freezer_dir, cpu_dir) if path is not None]
+        return cls(CgroupKind.V1, paths, pids_dir, pids_dir, memory_dir, freezer_dir, cpu_dir)
 
     @classmethod
     def _create_v2(
@@ -347,7 +372,10 @@ class SandboxCgroup:
             return None
         pids_dir = group if "pids" in controllers else None
         memory_dir = group if "memory" in controllers else None
-        return cls(CgroupKind.V2, [group], group, pids_dir, memory_dir)
+        # cgroup.freeze and cpu.stat are core files of every v2 group but the root: no controller needed.
+        freezer_dir = group if os.path.exists(os.path.join(group, "cgroup.freeze")) else None
+        cpu_dir = group if os.path.exists(os.path.join(group, "cpu.stat")) else None
+        return cls(CgroupKind.V2, [group], group, pids_dir, memory_dir, freezer_dir, cpu_dir)
 
     @property
     def bounds_processes(self) -> bool:
@@ -371,6 +399,62 @@ class SandboxCgroup:
         except OSError:
             return False
         return True
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used by every process of the sandbox so far (None where no group measures it)."""
+        if self.cpu_dir is None:
+            return None
+        if self.kind is CgroupKind.V1:
+            text = _read(os.path.join(self.cpu_dir, "cpuacct.usage")).strip()
+            return int(text) / 1e9 if text.isdigit() else None
+        for line in _read(os.path.join(self.cpu_dir, "cpu.stat")).splitlines():
+            fields = line.split()
+            if len(fields) == 2 and fields[0] == "usage_usec" and fields[1].isdigit():
+                return int(fields[1]) / 1e6
+        return None
+
+    @property
+    def can_freeze(self) -> bool:
+        """Whether the sandbox can be paused (v1 ``freezer``, or v2's ``cgroup.freeze``)."""
+        return self.freezer_dir is not None
+
+    def freeze(self, timeout_s: float = 1.0) -> bool:
+        """Pause every process of the sandbox; True once the kernel says the whole group is frozen."""
+        if self.freezer_dir is None:
+            return False
+        v1 = self.kind is CgroupKind.V1
+        try:
+            if v1:
+                _write(os.path.join(self.freezer_dir, "freezer.state"), "FROZEN")
+            else:
+                _write(os.path.join(self.freezer_dir, "cgroup.freeze"), "1")
+        except OSError:
+            return False
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.frozen():
+                return True
+            time.sleep(0.002)
+        return False
+
+    def frozen(self) -> bool:
+        """Whether the kernel reports the group as wholly frozen now."""
+        if self.freezer_dir is None:
+            return False
+        if self.kind is CgroupKind.V1:
+            return _read(os.path.join(self.freezer_dir, "freezer.state")).strip() == "FROZEN"
+        return "frozen 1" in _read(os.path.join(self.freezer_dir, "cgroup.events")).splitlines()
+
+    def thaw(self) -> None:
+        """Let a paused sandbox run again (v1's frozen processes cannot even die until thawed)."""
+        if self.freezer_dir is None:
+            return
+        v1 = self.kind is CgroupKind.V1
+        with contextlib.suppress(OSError):
+            if v1:
+                _write(os.path.join(self.freezer_dir, "freezer.state"), "THAWED")
+            else:
+                _write(os.path.join(self.freezer_dir, "cgroup.freeze"), "0")
 
     def processes_limit_hit(self) -> bool:
         """Whether a fork was refused because of ``pids.max``."""

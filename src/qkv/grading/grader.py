@@ -7,8 +7,10 @@ import functools
 import logging
 import secrets
 import subprocess
+import threading
 import time
 import weakref
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -22,10 +24,11 @@ from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
 from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError
 from qkv.grading.suite import Case, Raises, Suite
+from qkv.grading.timing import phases_of, timing_events
 from qkv.grading.values import MalformedReport, clean_text
 from qkv.grading.verdict import judge, limit_message, shown
 
-__all__ = ["BUBBLEWRAP", "RLIMITS_ONLY", "Grader", "SandboxUnavailable", "sandbox_available"]
+__all__ = ["BUBBLEWRAP", "RLIMITS_ONLY", "Grader", "SandboxUnavailable", "Unfinished", "sandbox_available"]
 
 BUBBLEWRAP = "bubblewrap"
 RLIMITS_ONLY = "rlimits only (no bubblewrap)"
@@ -72,6 +75,9 @@ class Grader:
         The resource limits (the defaults are those the learner is told about).
     cgroup_host : CgroupHost, optional
         Where the cgroup files are (this machine's by default); see :func:`qkv.grading.cgroups.choose`.
+    max_paused : int
+        Programs that outgrew their first slice (:meth:`grade_first_slice`) kept paused at once, each in
+        its frozen sandbox (holding its memory); beyond that they are stopped and later run again.
 
     Raises
     ------
@@ -97,8 +103,14 @@ class Grader:
         *,
         limits: Limits | None = None,
         cgroup_host: CgroupHost = HOST,
+        max_paused: int = 8,
     ) -> None:
         self.limits = limits or Limits()
+        if max_paused < 0:
+            raise ValueError(f"max_paused must be zero or more, but it is {max_paused}.")
+        self.max_paused = max_paused
+        self._paused: set[SandboxProcess] = set()  # frozen sandboxes of set-aside programs
+        self._paused_lock = threading.Lock()
         self._use_bwrap = sandbox_available()
         self._cgroup_host = cgroup_host
         remove_stale_cgroups(cgroup_host)
@@ -154,6 +166,43 @@ class Grader:
         ValueError
             If ``seed`` is negative.
         """
+        outcome = self.grade_first_slice(source, suite, seed=seed, slice_s=None)
+        return outcome if isinstance(outcome, GradeResult) else outcome.finish()
+
+    def grade_first_slice(
+        self, source: str, suite: Suite, *, seed: int | None = None, slice_s: float | None
+    ) -> GradeResult | Unfinished:
+        """Grade one submission within a first slice of ``slice_s`` CPU seconds (all of it for None).
+
+        A program that is still running when its slice is used up is paused (its sandbox frozen) or, where
+        the sandbox cannot be frozen or ``max_paused`` programs already are, stopped; the
+        :class:`Unfinished` returned then finishes it with the rest of its limits, or again from the
+        start in a fresh sandbox. The slice is measured in CPU time where the sandbox's cgroup counts it,
+        else in wall-clock time. Parameters, errors and safety as for :meth:`grade`.
+
+        Examples
+        --------
+        >>> from qkv.grading.compare import Whole
+        >>> from qkv.grading.suite import TestCase
+        >>> suite = Suite(["one"], [TestCase("one", "one", (), lambda: 1, Whole())])
+        >>> with Grader() as grader:
+        ...     first = grader.grade_first_slice("def one():\\n    return 1\\n", suite, slice_s=2.0)
+        >>> first.status
+        'pass'
+        """
+        prepared = self._prepare(source, suite, seed)
+        if isinstance(prepared, GradeResult):
+            return prepared
+        process = self._start_sandbox(prepared)
+        if isinstance(process, GradeResult):
+            return process
+        process.send(prepared.job, wall_s=prepared.limits.wall_s)
+        if process.advance(slice_s):
+            return self._conclude(prepared, process)
+        return self._set_aside(prepared, process)
+
+    def _prepare(self, source: str, suite: Suite, seed: int | None) -> _Prepared | GradeResult:
+        """Check the arguments, draw the inputs and expected values, and write the job for the harness."""
         if not isinstance(suite, Suite):
             raise TypeError(f"suite must be a qkv.grading.Suite, not the {type(suite).__name__} {suite!r}.")
         if not isinstance(source, str):
@@ -162,32 +211,23 @@ class Grader:
             seed = secrets.randbelow(2**31)
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"seed must be a whole number of zero or more, but it is {seed!r}.")
-        started = time.perf_counter()
-        cases = suite.cases(seed)
-
-        def finish(
-            status: str,
-            message: str | None,
-            tests: list[TestResult],
-            output: str = "",
-            line: int | None = None,
-        ) -> GradeResult:
-            duration_ms = round((time.perf_counter() - started) * 1000)
-            return GradeResult(status, message, tests, seed, duration_ms, self.sandbox, output, line)  # type: ignore[arg-type]
-
+        marks = {"begin": time.monotonic()}
+        thread_started = time.thread_time()
+        prepared = _Prepared(seed, time.perf_counter(), self.sandbox, marks)
         size = len(source.encode("utf-8", errors="replace"))
         if size > MAX_SOURCE_BYTES:
-            return finish(
+            return prepared.finish(
                 "error",
                 f"Your file is {size // 1024} KiB long; the grader accepts up to "
                 f"{MAX_SOURCE_BYTES // 1024} KiB.",
                 [],
             )
+        cases = suite.cases(seed)
         # The calls run in an order shuffled by the seed, so code that counts its calls cannot know which
         # test it is in; the results are reported in the suite's own order.
-        order = run_order(len(cases), seed)
-        running = [cases[index] for index in order]
-        job = {
+        prepared.order = run_order(len(cases), seed)
+        prepared.running = [cases[index] for index in prepared.order]
+        prepared.job = {
             "source": source,
             "calls": [
                 {
@@ -197,33 +237,97 @@ class Grader:
                     "inputs": case.check_inputs,
                     "warnings": case.refuse_warnings,
                 }
-                for index, case in enumerate(running)
+                for index, case in enumerate(prepared.running)
             ],
         }
+        if suite.time_limit_s is not None and suite.time_limit_s < self.limits.wall_s:
+            prepared.limits = dataclasses.replace(
+                self.limits, wall_s=suite.time_limit_s
+            )  # the exercise's own
+        else:
+            prepared.limits = self.limits
+        marks["prepared"] = time.monotonic()
+        marks["thread_prepare"] = time.thread_time() - thread_started
+        return prepared
+
+    def _start_sandbox(self, prepared: _Prepared) -> SandboxProcess | GradeResult:
+        """A warm spare, or a sandbox started now; an error result when none can start."""
+        thread_started = time.thread_time()
         try:
             process = self._pool.take() if self._pool else None
             if process is None:
                 process = self._new_process()
                 process.wait_ready()
         except SandboxStartError as error:
-            return finish(
+            return prepared.finish(
                 "error", f"The grader could not start its sandbox, so your code was not run ({error})", []
             )
-        limits = self.limits
-        if suite.time_limit_s is not None and suite.time_limit_s < limits.wall_s:
-            limits = dataclasses.replace(limits, wall_s=suite.time_limit_s)  # the exercise's own, shorter
-        raw = process.run(job, wall_s=limits.wall_s)
-        status, message, ran = interpret(raw, running, limits)
+        prepared.marks["thread_start"] = time.thread_time() - thread_started
+        prepared.thread_mark = time.thread_time()
+        return process
+
+    def _conclude(self, prepared: _Prepared, process: SandboxProcess) -> GradeResult:
+        """End the sandbox and judge its report."""
+        raw = process.finish()
+        status, message, ran = interpret(raw, prepared.running, prepared.limits)
         # Back to the suite's order, each result saying when it ran.
+        order = prepared.order
         tests = [
             dataclasses.replace(ran[order.index(index)], ran=order.index(index)) for index in range(len(ran))
         ]
-        return finish(status, message, tests, _output(raw), error_line(raw) if status == "error" else None)
+        prepared.marks.update(raw.timing)
+        prepared.marks.update(timing_events(raw.events))  # advisory: never read by the verdict
+        prepared.marks["end"] = time.monotonic()
+        prepared.marks["thread_rest"] = prepared.thread_cpu + time.thread_time() - prepared.thread_mark
+        line = error_line(raw) if status == "error" else None
+        return prepared.finish(status, message, tests, _output(raw), line)
+
+    def _set_aside(self, prepared: _Prepared, process: SandboxProcess) -> Unfinished:
+        """Pause a program that outgrew its slice, or stop it to run again later."""
+        with self._paused_lock:
+            room = len(self._paused) < self.max_paused
+            if room:
+                self._paused.add(process)
+        if room and process.can_pause and process.pause():
+            prepared.paused_at = time.perf_counter()
+            prepared.thread_cpu += time.thread_time() - prepared.thread_mark
+            return Unfinished(self, prepared, process)
+        if room:
+            self._release_paused(process)
+        process.finish()  # stopped: it runs again from the start, in a fresh sandbox
+        prepared.thread_cpu += time.thread_time() - prepared.thread_mark
+        return Unfinished(self, prepared, None)
+
+    def _finish_unfinished(self, prepared: _Prepared, process: SandboxProcess | None) -> GradeResult:
+        """Run a set-aside program to its end: thaw and continue it, or start it again from scratch."""
+        if prepared.paused_at is not None:
+            prepared.paused_s += time.perf_counter() - prepared.paused_at
+            prepared.paused_at = None
+        prepared.thread_mark = time.thread_time()
+        if process is None:
+            started = self._start_sandbox(prepared)
+            if isinstance(started, GradeResult):
+                return started
+            started.send(prepared.job, wall_s=prepared.limits.wall_s)
+            process = started
+        else:
+            self._release_paused(process)
+            process.unpause()
+        process.advance()
+        return self._conclude(prepared, process)
+
+    def _release_paused(self, process: SandboxProcess) -> None:
+        with self._paused_lock:
+            self._paused.discard(process)
 
     def close(self) -> None:
-        """Stop the warm spares."""
+        """Stop the warm spares, and kill the sandboxes of set-aside programs nobody finished."""
         if self._finalizer is not None:
             self._finalizer()
+        with self._paused_lock:
+            paused, self._paused = list(self._paused), set()
+        for process in paused:
+            process.discard()
 
     def __enter__(self) -> Grader:
         return self
@@ -232,6 +336,85 @@ class Grader:
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+@dataclass
+class _Prepared:
+    """One submission on its way through the grader: its seed, inputs, job and marks."""
+
+    seed: int
+    started: float  # perf_counter when grading began
+    sandbox: str
+    marks: dict[str, float]
+    order: list[int] = field(default_factory=list)
+    running: list[Case] = field(default_factory=list)
+    job: dict[str, Any] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    paused_at: float | None = None
+    paused_s: float = 0.0  # time spent set aside, which is not the grading's own duration
+    thread_mark: float = 0.0  # the grading thread's CPU clock when it last took the program up
+    thread_cpu: float = 0.0  # the grading threads' CPU for this program before that
+
+    def finish(
+        self,
+        status: str,
+        message: str | None,
+        tests: list[TestResult],
+        output: str = "",
+        line: int | None = None,
+    ) -> GradeResult:
+        """The result, with the time it took (without time set aside) and its phases."""
+        duration_ms = round((time.perf_counter() - self.started - self.paused_s) * 1000)
+        phases = phases_of(self.marks) if "end" in self.marks else None
+        return GradeResult(
+            status,  # type: ignore[arg-type]
+            message,
+            tests,
+            self.seed,
+            duration_ms,
+            self.sandbox,
+            output,
+            line,
+            phases=phases,
+        )
+
+
+class Unfinished:
+    """A program that outgrew its first slice: paused in its frozen sandbox, or stopped to run again.
+
+    :meth:`finish` runs it to its end (with what is left of its limits, or from the start in a fresh
+    sandbox) and returns its result; :meth:`discard` drops it. Each may be called once, from any thread.
+    """
+
+    def __init__(self, grader: Grader, prepared: _Prepared, process: SandboxProcess | None) -> None:
+        self._grader = grader
+        self._prepared = prepared
+        self._process = process
+        self._lock = threading.Lock()
+        self._used = False
+
+    @property
+    def paused(self) -> bool:
+        """True when the program waits frozen in its sandbox; False when it will run again from the start."""
+        return self._process is not None
+
+    def finish(self) -> GradeResult:
+        """Run the program to its end and return its result."""
+        self._take()
+        return self._grader._finish_unfinished(self._prepared, self._process)
+
+    def discard(self) -> None:
+        """Drop the program (its sandbox is killed); nothing is graded."""
+        self._take()
+        if self._process is not None:
+            self._grader._release_paused(self._process)
+            self._process.discard()
+
+    def _take(self) -> None:
+        with self._lock:
+            if self._used:
+                raise RuntimeError("This unfinished grading was already finished or discarded.")
+            self._used = True
 
 
 def run_order(count: int, seed: int) -> list[int]:
@@ -280,6 +463,8 @@ def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str 
     finished = imported = False
     try:
         for event in raw.events:
+            if event.get("event") == "timing":
+                continue  # advisory timestamps (see qkv.grading.timing): no part of the verdict
             kind = event.get("event")
             if finished:
                 raise MalformedReport("something was reported after the end")

@@ -10,9 +10,14 @@ tampers with this process can at worst make itself fail.
 
 Protocol (one JSON object per line on the report descriptor):
 
-- ``{"event": "ready"}`` once NumPy is imported and the limits are in place;
+- ``{"event": "ready", "marks": {...}}`` once NumPy is imported and the limits are in place (``marks``: the
+  monotonic clock and this process's CPU time when the interpreter reached this file and now);
 - then the job is read from stdin:
-  ``{"source": str, "calls": [{"id": int, "function": str, "args": [...]}]}``;
+  ``{"source": str, "calls": [{"id": int, "function": str, "args": [...]}]}``, and every call's
+  arguments are decoded, before the learner's code runs;
+- ``{"event": "timing", "phase": "set_up", ...}`` when they are (the last line written before the learner's
+  code runs), and ``{"event": "timing", "phase": "tests", ...}`` after the last call: advisory timestamps
+  for benchmarks, which the parent never uses for the verdict (the second could be forged);
 - ``{"event": "import_error", ...}`` if the source cannot be imported, otherwise ``{"event": "imported"}``
   and then one ``{"event": "result", "id": ..., "outcome": ...}`` per call, in order;
 - ``{"event": "done"}`` at the end.
@@ -29,6 +34,14 @@ it is a plain function (the parent names arguments with them).
 """
 
 from __future__ import annotations
+
+# ruff: noqa: E402, I001  (the clock is read before the other imports: their time belongs to the start-up)
+
+import time
+
+# When the interpreter reached this file, on the machine's monotonic clock (the sandbox shares it) and in
+# this process's CPU time: the parent splits the sandbox's start from the imports with them.
+BOOT_MARK = (time.monotonic(), time.process_time())
 
 import builtins
 import contextlib
@@ -373,11 +386,19 @@ def safe_params(function: Any) -> list[str] | None:
         return None
 
 
+def mark() -> dict[str, float]:
+    """Now, on the monotonic clock and in this process's CPU time (advisory timing data)."""
+    return {"t": time.monotonic(), "cpu": time.process_time()}
+
+
 def run(reporter: Reporter) -> None:
     tools, perform = Tools(), call_once  # bound here, before the learner's code can rebind the globals
     job = json.loads(sys.stdin.buffer.read())
     os.close(0)
     os.open(os.devnull, os.O_RDONLY)  # becomes fd 0 again: the learner's input() sees end of file
+    # Every input is decoded once, before the learner's code runs (which could otherwise patch np.array).
+    inputs = [[decode(arg) for arg in call["args"]] for call in job["calls"]]
+    reporter.send({"event": "timing", "phase": "set_up", **mark()})
     solution = types.ModuleType("solution")
     solution.__file__ = "solution.py"
     sys.modules["solution"] = solution
@@ -387,7 +408,7 @@ def run(reporter: Reporter) -> None:
         reporter.send({"event": "import_error", **describe_error(error)})
         return
     reporter.send({"event": "imported"})  # from here on, a silent end belongs to the test being run
-    for call in job["calls"]:
+    for call, args in zip(job["calls"], inputs, strict=True):
         function = solution.__dict__.get(call["function"])
         if function is None:
             reporter.send({"event": "result", "id": call["id"], "outcome": "missing"})
@@ -395,8 +416,8 @@ def run(reporter: Reporter) -> None:
         if not callable(function):
             reporter.send({"event": "result", "id": call["id"], "outcome": "not_callable"})
             continue
-        args = [decode(arg) for arg in call["args"]]
         reporter.send({"event": "result", "id": call["id"], **perform(function, args, call, tools)})
+    reporter.send({"event": "timing", "phase": "tests", **mark()})
 
 
 def main() -> None:
@@ -407,7 +428,8 @@ def main() -> None:
     import numpy  # noqa: F401  (imported before the job arrives: this is what makes a warm spare warm)
 
     reporter = Reporter(report_fd)
-    reporter.send({"event": "ready"})
+    boot = {"t": BOOT_MARK[0], "cpu": BOOT_MARK[1]}
+    reporter.send({"event": "ready", "marks": {"boot": boot, "ready": mark()}})
     try:
         run(reporter)
         reporter.send({"event": "done"})

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from qkv.grading.timing import Phases
 
 __all__ = ["RESULTS_VERSION", "GradeResult", "TestResult"]
 
@@ -108,6 +110,8 @@ class GradeResult:
     line : int or None
         For ``error``: the line of the learner's file where loading stopped (a syntax error's line), when
         known; None otherwise. The page marks it in the editor.
+    phases : Phases or None
+        Wall-clock and CPU seconds per phase of the grading (advisory; not in the results document).
 
     Examples
     --------
@@ -127,6 +131,8 @@ class GradeResult:
     sandbox: str
     output: str = ""
     line: int | None = None
+    # Where the grading's time went (advisory, for benchmarks; not part of the results document).
+    phases: Phases | None = field(default=None, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 import os
 import random
 import selectors
@@ -42,6 +43,7 @@ MAX_REPORT_READS = 4096
 SMALL_READ_BYTES, SMALL_READ_PAUSE_S = 4096, 0.001
 READY_TIMEOUT_S = 30.0
 GRACE_S = 0.5  # after "done": time for the process to exit by itself before it is killed
+SLICE_POLL_S = 0.02  # how often a program running in a slice has its CPU time read
 # Joins the sandbox's cgroups, then becomes bubblewrap (or the bare interpreter).
 # Its arguments: how many cgroup directories, the directories, then the command.
 JOIN_CGROUPS = (
@@ -84,6 +86,23 @@ class RawRun:
     malformed: str | None = None  # why the report could not be trusted, if it could not
     processes_limit_hit: bool = False
     memory_limit_hit: bool = False
+    # Advisory timing facts (monotonic seconds and CPU seconds, see :meth:`SandboxProcess.timing`); no
+    # verdict depends on them.
+    timing: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class _Flight:
+    """A job sent to the sandbox and not yet finished: what is left to write, and what came back so far."""
+
+    pending: bytes
+    report: ReportReader
+    stdout: _Capture
+    stderr: _Capture
+    wall_left_s: float  # running time left before the wall-clock limit (paused time does not count)
+    streams: dict[int, Any] = field(default_factory=dict)  # open fds -> "stdin", a capture or the report
+    grace_left_s: float | None = None  # set once "done" arrived: time left for the process to exit
+    timed_out: bool = False
 
 
 class _Capture:
@@ -127,6 +146,9 @@ class SandboxProcess:
         self.limits = limits
         self.use_bwrap = use_bwrap
         self._buffer = b""
+        self._flight: _Flight | None = None
+        self._stopped = False
+        self._marks: dict[str, float] = {"popen": time.monotonic()}
         runtime = find_runtime()
         bwrap = bwrap_path() if use_bwrap else None
         drop, uid = drop_to_unprivileged_uid() if bwrap and os.geteuid() == 0 else ([], os.getuid())
@@ -195,9 +217,14 @@ class SandboxProcess:
                 )
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        if line != b'{"event": "ready"}':
+        marks = ready_marks(line)
+        if marks is None:
             self._kill_and_collect_stderr()
             raise SandboxStartError(f"The grading sandbox started but sent {line[:200]!r} instead of ready.")
+        self._marks.update(marks, ready_seen=time.monotonic())
+        cpu = self.cgroup.cpu_seconds() if self.cgroup is not None else None
+        if cpu is not None:
+            self._marks["cgroup_cpu_ready"] = cpu
 
     def alive(self) -> bool:
         """Whether the process is still waiting (a spare that died is thrown away)."""
@@ -208,50 +235,121 @@ class SandboxProcess:
 
         ``wall_s`` shortens the wall-clock limit for this job (an exercise may declare a shorter one).
         """
-        result = RawRun()
-        stdout, stderr = _Capture(self.limits.output_bytes), _Capture(self.limits.output_bytes)
+        self.send(job, wall_s)
+        self.advance()
+        return self.finish()
+
+    def send(self, job: dict[str, Any], wall_s: float | None = None) -> None:
+        """Start the job; :meth:`advance` then runs it, :meth:`finish` ends it."""
+        process = self.process
+        assert process.stdin and process.stdout and process.stderr and self._flight is None
+        for stream in (process.stdin, process.stdout, process.stderr):
+            os.set_blocking(stream.fileno(), False)
         report = ReportReader(self._buffer)
         wall = self.limits.wall_s if wall_s is None else min(wall_s, self.limits.wall_s)
+        stdout, stderr = _Capture(self.limits.output_bytes), _Capture(self.limits.output_bytes)
+        self._flight = _Flight(json.dumps(job).encode(), report, stdout, stderr, wall)
+        self._flight.streams = {
+            process.stdin.fileno(): "stdin",
+            process.stdout.fileno(): stdout,
+            process.stderr.fileno(): stderr,
+            self._report_fd: report,
+        }
+        self._marks["sent"] = time.monotonic()
+
+    def advance(self, slice_s: float | None = None) -> bool:
+        """Let the job run; True once it is over, False when it used ``slice_s`` more seconds first.
+
+        A slice is measured in CPU time where the sandbox's cgroup counts it, else in wall-clock time.
+        Time spent here counts against the wall-clock limit; time between calls (paused) does not.
+        """
+        assert self._flight is not None
+        started = time.monotonic()
         try:
-            result.timed_out = self._exchange(json.dumps(job).encode(), report, stdout, stderr, wall)
+            return self._exchange(self._flight, slice_s)
+        except BaseException:
+            self._stop(self._flight.stdout, self._flight.stderr)
+            raise
         finally:
-            self._stop(stdout, stderr)
-        result.stdout = stdout.text(self.limits.describe_output("stdout"))
-        result.stderr = stderr.text(self.limits.describe_output("stderr"))
+            self._flight.wall_left_s -= time.monotonic() - started
+
+    def pause(self) -> bool:
+        """Freeze every process of the sandbox (the cgroup freezer); False where it cannot be frozen."""
+        frozen = self.cgroup is not None and self.cgroup.freeze()
+        if not frozen and self.cgroup is not None:
+            self.cgroup.thaw()  # half frozen helps nobody
+        return frozen
+
+    def unpause(self) -> None:
+        """Let a paused sandbox run again."""
+        if self.cgroup is not None:
+            self.cgroup.thaw()
+
+    @property
+    def can_pause(self) -> bool:
+        """Whether :meth:`pause` can work here (the sandbox has a freezer cgroup)."""
+        return self.cgroup is not None and self.cgroup.can_freeze
+
+    def finish(self) -> RawRun:
+        """Kill the sandbox and return everything the job produced."""
+        flight = self._flight
+        assert flight is not None
+        result = RawRun(timed_out=flight.timed_out)
+        self._stop(flight.stdout, flight.stderr)
+        self._marks["ended"] = time.monotonic()
+        result.stdout = flight.stdout.text(self.limits.describe_output("stdout"))
+        result.stderr = flight.stderr.text(self.limits.describe_output("stderr"))
         result.exit_status, result.signal = decode_exit(self.process.returncode, use_bwrap=self.use_bwrap)
         if self.cgroup is not None:
             result.processes_limit_hit = self.cgroup.processes_limit_hit()
             result.memory_limit_hit = self.cgroup.memory_limit_hit()
+            cpu = self.cgroup.cpu_seconds()
+            if cpu is not None:
+                self._marks["cgroup_cpu"] = cpu
         self._remove_cgroup()
-        result.events, result.malformed = report.events()
+        result.events, result.malformed = flight.report.events()
+        result.timing = dict(self._marks)
         return result
 
-    def _exchange(
-        self, job: bytes, report: ReportReader, stdout: _Capture, stderr: _Capture, wall_s: float
-    ) -> bool:
-        """Write the job to stdin while reading the report and output; True if the wall clock ran out first.
+    def _cpu_or_clock(self) -> float:
+        """The sandbox's CPU seconds: its cgroup's count, else its live processes' (``/proc``), else the
+        monotonic clock."""
+        cpu = self.cgroup.cpu_seconds() if self.cgroup is not None else None
+        if cpu is None:
+            cpu = tree_cpu_seconds(self.process.pid)
+        return time.monotonic() if cpu is None else cpu
 
-        Stops when every pipe is closed, ``GRACE_S`` after the harness's ``done`` line, when the report
-        breaks one of its limits, or at the wall-clock limit.
+    def _exchange(self, flight: _Flight, slice_s: float | None) -> bool:
+        """Write the job to stdin while reading the report and output; True once the job is over.
+
+        It is over when every pipe is closed, ``GRACE_S`` after the harness's ``done`` line, when the report
+        breaks one of its limits, or at the wall-clock limit (``flight.timed_out``). False: the slice ran out.
         """
-        process = self.process
-        assert process.stdin and process.stdout and process.stderr
-        pending = job
+        report = flight.report
+        now = time.monotonic()
+        deadline = now + flight.wall_left_s
+        if flight.grace_left_s is not None:
+            deadline = min(deadline, now + flight.grace_left_s)
+        slice_start = self._cpu_or_clock() if slice_s is not None else 0.0
         with selectors.DefaultSelector() as selector:
-            for stream in (process.stdin, process.stdout, process.stderr):
-                os.set_blocking(stream.fileno(), False)
-            selector.register(process.stdin.fileno(), selectors.EVENT_WRITE, "stdin")
-            selector.register(process.stdout.fileno(), selectors.EVENT_READ, stdout)
-            selector.register(process.stderr.fileno(), selectors.EVENT_READ, stderr)
-            selector.register(self._report_fd, selectors.EVENT_READ, report)
-            deadline = time.monotonic() + wall_s
+            for fd, data in flight.streams.items():
+                selector.register(
+                    fd, selectors.EVENT_WRITE if data == "stdin" else selectors.EVENT_READ, data
+                )
             while selector.get_map():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return not report.done
+                    flight.timed_out = not report.done
+                    return True
+                if slice_s is not None and not report.done:
+                    if self._cpu_or_clock() - slice_start >= slice_s:
+                        return False
+                    remaining = min(remaining, SLICE_POLL_S)
                 for key, _ in selector.select(remaining):
                     if key.data == "stdin":
-                        pending = self._send_job(selector, key.fd, pending)
+                        flight.pending = self._send_job(selector, key.fd, flight.pending)
+                        if not flight.pending:
+                            flight.streams.pop(key.fd, None)
                         continue
                     try:
                         chunk = os.read(key.fd, 65536)
@@ -259,18 +357,21 @@ class SandboxProcess:
                         continue
                     if not chunk:
                         selector.unregister(key.fd)
+                        flight.streams.pop(key.fd, None)
                     elif isinstance(key.data, ReportReader):
                         was_done = report.done
                         report.feed(chunk)
                         if report.malformed is not None:
                             _empty(selector)
+                            flight.streams.clear()
                             break
                         if report.done and not was_done:
                             # Wait a little for the harness to exit and its output to drain.
                             deadline = min(deadline, time.monotonic() + GRACE_S)
+                            flight.grace_left_s = GRACE_S
                     else:
                         _capture_output(key.data, chunk)
-        return False
+        return True
 
     def _send_job(self, selector: selectors.BaseSelector, fd: int, pending: bytes) -> bytes:
         """Write what the pipe takes of the job; close stdin once all of it is written (or the pipe broke)."""
@@ -287,7 +388,10 @@ class SandboxProcess:
         return pending
 
     def _stop(self, stdout: _Capture, stderr: _Capture) -> None:
-        """Kill the sandbox, keep what is left of its output, and close its pipes."""
+        """Kill the sandbox, keep what is left of its output, and close its pipes (once)."""
+        if self._stopped:
+            return
+        self._stopped = True
         self._kill()
         for stream, capture in ((self.process.stdout, stdout), (self.process.stderr, stderr)):
             assert stream is not None
@@ -296,7 +400,11 @@ class SandboxProcess:
         os.close(self._report_fd)
 
     def discard(self) -> None:
-        """Kill an unused spare and release what it holds."""
+        """Kill an unused spare (or a set-aside one) and release what it holds; once only, so that no
+        descriptor number is closed twice (it may belong to another file by then)."""
+        if self._stopped:
+            return
+        self._stopped = True
         self._kill()
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
@@ -317,6 +425,8 @@ class SandboxProcess:
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
+            if self.cgroup is not None and self.cgroup.can_freeze:
+                self.cgroup.thaw()  # a frozen v1 process takes its SIGKILL only once thawed
             if not pids:
                 break
             time.sleep(0.002)
@@ -340,6 +450,86 @@ class SandboxProcess:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+
+
+def ready_marks(line: bytes) -> dict[str, float] | None:
+    """The harness's start-up timestamps from its ``ready`` line, or None when the line is not one.
+
+    The marks are advisory (benchmarks split the start-up with them); anything odd in them is dropped.
+
+    Examples
+    --------
+    >>> ready_marks(b'{"event": "ready", "marks": {"boot": {"t": 1.5, "cpu": 0.01}}}')
+    {'boot': 1.5, 'boot_cpu': 0.01}
+    >>> ready_marks(b'{"event": "ready"}')
+    {}
+    >>> ready_marks(b'{"event": "done"}') is None
+    True
+    """
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or event.get("event") != "ready" or not set(event) <= {"event", "marks"}:
+        return None
+    return timing_marks(event.get("marks"))
+
+
+def timing_marks(marks: Any) -> dict[str, float]:
+    """``{"boot": {"t": 1.0, "cpu": 0.1}}`` as ``{"boot": 1.0, "boot_cpu": 0.1}``; odd entries dropped.
+
+    Examples
+    --------
+    >>> timing_marks({"set_up": {"t": 2.0, "cpu": 0.2}, "x": "y", "z": {"t": True}})
+    {'set_up': 2.0, 'set_up_cpu': 0.2}
+    """
+    found: dict[str, float] = {}
+    if not isinstance(marks, dict):
+        return found
+    for name, mark in list(marks.items())[:8]:
+        if not isinstance(name, str) or not isinstance(mark, dict):
+            continue
+        for key, suffix in (("t", ""), ("cpu", "_cpu")):
+            value = mark.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                found[name[:32] + suffix] = float(value)
+    return found
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds of ``pid`` and its live descendants (and their reaped children), from ``/proc``.
+
+    None where ``/proc`` does not list children (a kernel without ``CONFIG_PROC_CHILDREN``).
+
+    Examples
+    --------
+    >>> tree_cpu_seconds(os.getpid()) >= 0
+    True
+    """
+    ticks = os.sysconf("SC_CLK_TCK")
+    total, pending, seen = 0, [pid], set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with open(f"/proc/{current}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+            tasks = os.listdir(f"/proc/{current}/task")
+        except (OSError, IndexError, ValueError):
+            if current == pid:
+                return None
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as handle:
+                    pending += [int(child) for child in handle.read().split()]
+            except OSError:
+                if current == pid:
+                    return None
+    return total / ticks
 
 
 def processes_of_user(uid: int) -> int:

@@ -14,17 +14,22 @@ Public names
 ------------
 Store
     The composition the app opens once: ``database``, ``learners``, ``progress``, ``code``,
-    ``budgets``, ``gradebook``, ``instructors``, ``grading_jobs``; ``shared_secret``, ``ping``, ``close``.
+    ``budgets``, ``gradebook``, ``instructors``, ``accounts``, ``grading_jobs``; ``shared_secret``, ``ping``,
+    ``close``.
 Database
     One engine, opened and migrated; ``read()`` and ``write()`` transactions.
-Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, GradingJobs
+Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, Accounts, GradingJobs
     The repositories (also reachable as the store's attributes).
 Admission, Admitted, JobState, JobView, Program, QueueHealth
     The jobs of remote grading: what ``GradingJobs`` returns.
 AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity, GradebookRow, Keeping
     What they return.
+AccountRecord, MergeReport, RosterEntry
+    A learner's account, what signing in merged, a roster's row.
 StoreError
     The store's one exception: a sentence naming the database.
+RosterError, parse_roster
+    A class roster read from CSV, every bad line named.
 clean_display_name
     The check a display name passes before it is stored.
 DEFAULT_CLIENT_BYTES_PER_DAY
@@ -35,6 +40,7 @@ LATEST_VERSION, schema_version, upgrade
     The schema's versions and its forward migration.
 """
 
+from qkv.store.accounts import AccountRecord, Accounts, MergeReport
 from qkv.store.activity import AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity
 from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping
 from qkv.store.client_budgets import ClientBudgets
@@ -47,12 +53,15 @@ from qkv.store.instructors import InstructorDesk
 from qkv.store.learners import Learners, clean_display_name
 from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
 from qkv.store.progress import Progress
+from qkv.store.roster import RosterEntry, RosterError, parse_roster
 from qkv.store.store import Store
 from qkv.store.store_error import StoreError
 
 __all__ = [
     "DEFAULT_CLIENT_BYTES_PER_DAY",
     "LATEST_VERSION",
+    "AccountRecord",
+    "Accounts",
     "Admission",
     "Admitted",
     "AnswerRecord",
@@ -70,16 +79,20 @@ __all__ = [
     "Keeping",
     "Learners",
     "LessonActivity",
+    "MergeReport",
     "PoolLimits",
     "Program",
     "Progress",
     "QueueHealth",
+    "RosterEntry",
+    "RosterError",
     "Store",
     "StoreError",
     "clean_display_name",
     "create_store_engine",
     "default_database_url",
     "describe_url",
+    "parse_roster",
     "schema_version",
     "upgrade",
 ]

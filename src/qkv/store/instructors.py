@@ -19,19 +19,18 @@ database lets nobody sign in.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, delete, insert, select, update
+from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from qkv.store.clock import utc_now
 from qkv.store.database import Database
+from qkv.store.one_time_tokens import SessionTable, SignInTokens, digest
 from qkv.store.program_texts import programs
 from qkv.store.storable import check_storable
 from qkv.store.tables import (
@@ -46,6 +45,8 @@ from qkv.store.tables import (
 _INSTRUCTORS: Table = Instructor.__table__  # type: ignore[assignment]
 _TOKENS: Table = InstructorSignInToken.__table__  # type: ignore[assignment]
 _SESSIONS: Table = InstructorSession.__table__  # type: ignore[assignment]
+_LINKS = SignInTokens(_TOKENS, "instructor_id")  # the one-time-token code learners' links share
+_OPEN_SESSIONS = SessionTable(_SESSIONS, "instructor_id")
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
@@ -53,10 +54,6 @@ _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 SIGN_IN_LINK_LIFETIME = timedelta(hours=24)
 SESSION_LIFETIME = timedelta(hours=12)
 MAX_INSTRUCTOR_NAME = 80
-
-
-def _digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -76,6 +73,7 @@ class LearnerRecord:
     display_name: str | None
     created_at: datetime
     last_seen_at: datetime | None
+    external_id: str | None = None  # the account's id in the school's records or its LMS (None: anonymous)
 
 
 @dataclass(frozen=True)
@@ -262,18 +260,8 @@ class InstructorDesk:
         found = self.find(name)
         if found is None:
             raise ValueError(f"There is no instructor named {name!r}; create one with 'qkv instructor add'.")
-        token = secrets.token_urlsafe(32)
-        now = utc_now()
         with self.database.write() as conn:
-            conn.execute(
-                insert(_TOKENS).values(
-                    token_hash=_digest(token),
-                    instructor_id=found.id,
-                    created_at=now,
-                    expires_at=now + lifetime,
-                )
-            )
-        return token
+            return _LINKS.issue(conn, found.id, lifetime)
 
     def redeem(self, token: str, lifetime: timedelta = SESSION_LIFETIME) -> str | None:
         """Use up a sign-in token and open a session; the session id, or None for a used, expired or
@@ -288,35 +276,9 @@ class InstructorDesk:
         (True, None, None)
         >>> desk.database.close()
         """
-        if not token or len(token) > 200:
-            return None
-        now = utc_now()
-        digest = _digest(token)
         with self.database.write() as conn:
-            used = conn.execute(
-                update(_TOKENS)
-                .where(
-                    _TOKENS.c.token_hash == digest,
-                    _TOKENS.c.used_at.is_(None),
-                    _TOKENS.c.expires_at > now,
-                )
-                .values(used_at=now)
-            )
-            if used.rowcount != 1:
-                return None
-            instructor_id = conn.execute(
-                select(_TOKENS.c.instructor_id).where(_TOKENS.c.token_hash == digest)
-            ).scalar_one()
-            session = secrets.token_urlsafe(32)
-            conn.execute(
-                insert(_SESSIONS).values(
-                    session_hash=_digest(session),
-                    instructor_id=instructor_id,
-                    created_at=now,
-                    expires_at=now + lifetime,
-                )
-            )
-        return session
+            instructor_id = _LINKS.redeem(conn, token)
+            return None if instructor_id is None else _OPEN_SESSIONS.open(conn, instructor_id, lifetime)
 
     def instructor_for_session(self, session: str | None) -> InstructorRecord | None:
         """The instructor of a live session, or None (unknown, ended or expired).
@@ -335,7 +297,7 @@ class InstructorDesk:
             row = conn.execute(
                 select(_INSTRUCTORS)
                 .join(_SESSIONS, _SESSIONS.c.instructor_id == _INSTRUCTORS.c.id)
-                .where(_SESSIONS.c.session_hash == _digest(session), _SESSIONS.c.expires_at > utc_now())
+                .where(_SESSIONS.c.session_hash == digest(session), _SESSIONS.c.expires_at > utc_now())
             ).first()
         return InstructorRecord(row.id, row.name, row.created_at) if row else None
 
@@ -353,7 +315,7 @@ class InstructorDesk:
         >>> desk.database.close()
         """
         with self.database.write() as conn:
-            conn.execute(delete(_SESSIONS).where(_SESSIONS.c.session_hash == _digest(session)))
+            _OPEN_SESSIONS.end(conn, session)
 
     # -- the class's work ------------------------------------------------------------------------
 
@@ -371,7 +333,9 @@ class InstructorDesk:
         """
         with self.database.read() as conn:
             rows = conn.execute(select(_LEARNERS)).all()
-        records = [LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) for r in rows]
+        records = [
+            LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at, r.external_id) for r in rows
+        ]
         return sorted(records, key=lambda r: (r.last_seen_at or r.created_at, r.id), reverse=True)
 
     def learner(self, learner_id: str) -> LearnerRecord | None:
@@ -384,7 +348,7 @@ class InstructorDesk:
         """
         with self.database.read() as conn:
             r = conn.execute(select(_LEARNERS).where(_LEARNERS.c.id == learner_id)).first()
-        return LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at) if r else None
+        return LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at, r.external_id) if r else None
 
     def answer_events(self, learner_id: str | None = None) -> list[AnswerEvent]:
         """Every saved answer (of one learner, if given), oldest first.

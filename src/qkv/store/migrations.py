@@ -230,7 +230,131 @@ def _v6_client_budgets_and_shared_sources(conn: Connection) -> None:
     meta.tables["client_storage"].create(conn)
 
 
-def _v7_grading_jobs(conn: Connection) -> None:
+def _learner_accounts_and_sessions(conn: Connection) -> None:
+    """Learners may have an account: an external identity, one-time sign-in links and sessions.
+
+    Self-contained: three nullable columns on ``learners`` (anonymous learners keep them NULL) and two new
+    tables. ``issuer`` is '' for this server's own roster and the LTI ``iss`` for an LMS's learners; the
+    unique index on (issuer, external_id) makes each identity one learner (NULLs never collide).
+    """
+    _add_column(conn, "learners", Column("issuer", String(255)))
+    _add_column(conn, "learners", Column("external_id", String(255)))
+    _add_column(conn, "learners", Column("email", String(255)))
+    conn.execute(text("CREATE UNIQUE INDEX ux_learners_account ON learners (issuer, external_id)"))
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # exists: only the key's target
+    Table(
+        "learner_sign_in_tokens",
+        meta,
+        Column("token_hash", String(64), primary_key=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Column("expires_at", DateTime, nullable=False),
+        Column("used_at", DateTime),
+    )
+    Table(
+        "learner_sessions",
+        meta,
+        Column("session_hash", String(64), primary_key=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Column("expires_at", DateTime, nullable=False),
+        Index("ix_learner_sessions_learner", "learner_id"),
+    )
+    meta.tables["learner_sign_in_tokens"].create(conn)
+    meta.tables["learner_sessions"].create(conn)
+
+
+def _lti_platforms_logins_and_scores(conn: Connection) -> None:
+    """LTI 1.3: registered platforms, the tool's key, logins in progress, used nonces, line items per
+    learner and lesson, the classes seen in launches, and the outbox of scores for the LMS.
+
+    Self-contained: only new tables, so it applies in place to any earlier database.
+    """
+    meta = MetaData()
+    Table(
+        "lti_platforms",
+        meta,
+        Column("issuer", String(255), primary_key=True),
+        Column("client_id", String(255), primary_key=True),
+        Column("deployment_ids", Text, nullable=False),  # a JSON list of strings
+        Column("auth_url", String(1000), nullable=False),
+        Column("token_url", String(1000), nullable=False),
+        Column("jwks_url", String(1000), nullable=False),
+        Column("created_at", DateTime, nullable=False),
+    )
+    Table(
+        "lti_tool_keys",
+        meta,
+        Column("name", String(64), primary_key=True),
+        Column("kid", String(64), nullable=False),
+        Column("private_pem", Text, nullable=False),
+        Column("created_at", DateTime, nullable=False),
+    )
+    Table(
+        "lti_login_states",
+        meta,
+        Column("state_hash", String(64), primary_key=True),
+        Column("nonce", String(128), nullable=False),
+        Column("issuer", String(255), nullable=False),
+        Column("client_id", String(255), nullable=False),
+        Column("target_link_uri", String(2000), nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Column("expires_at", DateTime, nullable=False),
+        Column("used_at", DateTime),
+    )
+    Table(
+        "lti_used_nonces",
+        meta,
+        Column("issuer", String(255), primary_key=True),
+        Column("nonce", String(255), primary_key=True),
+        Column("expires_at", DateTime, nullable=False),
+    )
+    Table(
+        "lti_line_items",
+        meta,
+        Column("learner_id", String(36), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("issuer", String(255), nullable=False),
+        Column("client_id", String(255), nullable=False),
+        Column("subject", String(255), nullable=False),
+        Column("lineitem_url", String(2000), nullable=False),
+        Column("last_score", Integer),  # exercises solved when the last score was queued
+        Column("updated_at", DateTime, nullable=False),
+    )
+    Table(
+        "lti_contexts",
+        meta,
+        Column("issuer", String(255), primary_key=True),
+        Column("client_id", String(255), primary_key=True),
+        Column("context_id", String(255), primary_key=True),
+        Column("title", String(255), nullable=False),
+        Column("memberships_url", String(2000)),
+        Column("updated_at", DateTime, nullable=False),
+        Column("roster_pulled_at", DateTime),
+    )
+    Table(
+        "lti_score_outbox",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("learner_id", String(36), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("issuer", String(255), nullable=False),
+        Column("client_id", String(255), nullable=False),
+        Column("lineitem_url", String(2000), nullable=False),
+        Column("score_json", Text, nullable=False),  # the AGS score document, sent as it is
+        Column("created_at", DateTime, nullable=False),
+        Column("attempts", Integer, nullable=False),
+        Column("next_attempt_at", DateTime, nullable=False),
+        Column("claimed_until", DateTime),
+        Column("last_error", Text),
+        Column("sent_at", DateTime),
+        Index("ix_lti_score_outbox_waiting", "sent_at", "learner_id", "lineitem_url"),
+    )
+    meta.create_all(conn)
+
+
+def _grading_jobs_for_remote_graders(conn: Connection) -> None:
     """Programs waiting for, or graded by, a grader on another machine (``qkv serve --grading remote``).
 
     One row per job: the program and whom it is for, its place in line, and its verdict once a grader
@@ -280,7 +404,9 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v4_drafts_and_grading_seeds,
     _v5_instructors_and_named_mistakes,
     _v6_client_budgets_and_shared_sources,
-    _v7_grading_jobs,
+    _learner_accounts_and_sessions,
+    _lti_platforms_logins_and_scores,
+    _grading_jobs_for_remote_graders,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from qkv.store.accounts import Accounts
 from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, check_budget
 from qkv.store.client_budgets import ClientBudgets
 from qkv.store.code_work import CodeWork
@@ -55,6 +56,8 @@ class Store:
         One row per learner and exercise.
     instructors : InstructorDesk
         Instructor accounts, sign-in links, sessions, and every learner's work to read.
+    accounts : Accounts
+        Learner accounts (an external identity for a learner id), their sign-in links and sessions.
     grading_jobs : GradingJobs
         Programs for graders on other machines, and their verdicts (``qkv serve --grading remote``).
 
@@ -98,6 +101,7 @@ class Store:
         self.code = CodeWork(self.database, self.budgets, keep)
         self.gradebook = Gradebook(self.database)
         self.instructors = InstructorDesk(self.database)
+        self.accounts = Accounts(self.database)
         self.grading_jobs = GradingJobs(self.database, self.code)
 
     def shared_secret(self, name: str) -> str:

@@ -26,9 +26,14 @@ class SchemaVersion(Base):
 
 
 class LearnerRow(Base):
-    """An anonymous learner: one per browser, named only if they choose a display name."""
+    """A learner: anonymous (one per browser) or, with an external identity, an account.
+
+    ``issuer`` and ``external_id`` name an account: ``issuer`` is '' for this server's own roster and the
+    LTI ``iss`` for an LMS's learners; both are NULL for an anonymous learner.
+    """
 
     __tablename__ = "learners"
+    __table_args__ = (Index("ux_learners_account", "issuer", "external_id", unique=True),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     display_name: Mapped[str | None] = mapped_column(String(80))
@@ -37,6 +42,10 @@ class LearnerRow(Base):
     # Added by migration 4 for a seed per learner; no longer written or read: every run now draws fresh
     # inputs and its results document records its own seed. Kept so that existing databases match.
     grading_seed: Mapped[int | None] = mapped_column(Integer)
+    # Added with learner accounts: the account's external identity and email (NULL: anonymous).
+    issuer: Mapped[str | None] = mapped_column(String(255))
+    external_id: Mapped[str | None] = mapped_column(String(255))
+    email: Mapped[str | None] = mapped_column(String(255))
 
 
 class Answer(Base):
@@ -203,8 +212,140 @@ class InstructorSession(Base):
     expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
 
 
+class LearnerSignInToken(Base):
+    """A learner's one-time sign-in link (roster or another device), stored only as its SHA-256.
+
+    Added with learner accounts.
+    """
+
+    __tablename__ = "learner_sign_in_tokens"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class LearnerSession(Base):
+    """A signed-in learner's session, stored only as its SHA-256 (added with learner accounts).
+
+    In the database, like instructor sessions, so every server sharing it accepts the session and signing
+    out ends it everywhere.
+    """
+
+    __tablename__ = "learner_sessions"
+    __table_args__ = (Index("ix_learner_sessions_learner", "learner_id"),)
+
+    session_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LtiPlatform(Base):
+    """An LMS registered with ``qkv lti add-platform`` (added by the LTI migration)."""
+
+    __tablename__ = "lti_platforms"
+
+    issuer: Mapped[str] = mapped_column(String(255), primary_key=True)
+    client_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    deployment_ids: Mapped[str] = mapped_column(Text, nullable=False)  # a JSON list of strings
+    auth_url: Mapped[str] = mapped_column(String(1000), nullable=False)
+    token_url: Mapped[str] = mapped_column(String(1000), nullable=False)
+    jwks_url: Mapped[str] = mapped_column(String(1000), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LtiToolKey(Base):
+    """The tool's RSA key pair, kept here so every server signs with the same key (added with LTI)."""
+
+    __tablename__ = "lti_tool_keys"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kid: Mapped[str] = mapped_column(String(64), nullable=False)
+    private_pem: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LtiLoginState(Base):
+    """An OIDC login in progress: its state (as SHA-256), nonce and platform; used once by the launch."""
+
+    __tablename__ = "lti_login_states"
+
+    state_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    nonce: Mapped[str] = mapped_column(String(128), nullable=False)
+    issuer: Mapped[str] = mapped_column(String(255), nullable=False)
+    client_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    target_link_uri: Mapped[str] = mapped_column(String(2000), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class LtiUsedNonce(Base):
+    """A nonce of an id token already accepted, kept until the token would have expired anyway."""
+
+    __tablename__ = "lti_used_nonces"
+
+    issuer: Mapped[str] = mapped_column(String(255), primary_key=True)
+    nonce: Mapped[str] = mapped_column(String(255), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LtiLineItem(Base):
+    """Where a launched learner's score on a lesson goes: the AGS line item of their last launch."""
+
+    __tablename__ = "lti_line_items"
+
+    learner_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(255), nullable=False)
+    client_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    subject: Mapped[str] = mapped_column(String(255), nullable=False)  # the LMS's id of the learner
+    lineitem_url: Mapped[str] = mapped_column(String(2000), nullable=False)
+    last_score: Mapped[int | None] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LtiContext(Base):
+    """A class (LMS course) seen in a launch, with its names-and-roles URL when the launch sent one."""
+
+    __tablename__ = "lti_contexts"
+
+    issuer: Mapped[str] = mapped_column(String(255), primary_key=True)
+    client_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    context_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    title: Mapped[str] = mapped_column(String(255), nullable=False)
+    memberships_url: Mapped[str | None] = mapped_column(String(2000))
+    updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    roster_pulled_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class LtiScoreOutbox(Base):
+    """A score waiting for (or already delivered to) an LMS line item; sent in id order per learner and
+    line item, retried with back-off while the LMS does not take it."""
+
+    __tablename__ = "lti_score_outbox"
+    __table_args__ = (Index("ix_lti_score_outbox_waiting", "sent_at", "learner_id", "lineitem_url"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    learner_id: Mapped[str] = mapped_column(String(36), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    issuer: Mapped[str] = mapped_column(String(255), nullable=False)
+    client_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    lineitem_url: Mapped[str] = mapped_column(String(2000), nullable=False)
+    score_json: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False)
+    next_attempt_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    claimed_until: Mapped[datetime | None] = mapped_column(DateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
 class GradingJob(Base):
-    """A program for a grader on another machine, and its verdict (added by migration 7).
+    """A program for a grader on another machine, and its verdict (added with remote grading).
 
     ``state`` is one of ``qkv.store.grading_jobs.JobState``'s values. While queued, a newer program of the
     same learner replaces ``source``; a grader that takes the job marks it running, and the first verdict

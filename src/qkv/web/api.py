@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qkv.lessons import Exercise, Lesson
 from qkv.store import JobState, clean_display_name
+from qkv.web import lti
 from qkv.web.clients import request_storage_key, seconds_to_next_day
 from qkv.web.grading_backend import RemoteProgram, final_reply, pending_reply
 from qkv.web.grading_queue import GradingBusy, GradingClosed
@@ -119,7 +120,9 @@ def post_answer(
         mistake=feedback.mistake,
         client=request_storage_key(request),
     )
-    return {"feedback": feedback.to_dict(), "progress": _progress(services, lesson, learner.id)}
+    progress = _progress(services, lesson, learner.id)
+    lti.lesson_changed(request.app.state, learner.id, lesson.id, progress)  # the LMS's score, if launched
+    return {"feedback": feedback.to_dict(), "progress": progress}
 
 
 @router.post(
@@ -190,6 +193,7 @@ async def post_code(
         client=request_storage_key(request),
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
+    await run_in_threadpool(lti.lesson_changed, request.app.state, learner.id, lesson.id, progress)
     # "all", or past this address's storage budget for the day "best and last" or "nothing" (still counted).
     return {"result": document, "progress": progress, "kept": kept.value}
 
@@ -261,12 +265,17 @@ async def get_code_job(
 
 @router.get("/lessons/{lesson_id}/code/queue", summary="Where the learner's program is in the grading line")
 async def get_code_queue(lesson_id: LessonId, services: AppServices, learner: Reader) -> dict[str, Any]:
-    """``{"position": n}``: programs graded before the learner's waiting one (null when nothing waits)."""
+    """``{"position": n, "state": s}``: programs graded before the learner's waiting one (null when nothing
+    waits), and where their program is: ``waiting``, ``running``, ``taking_longer`` (it outgrew its first
+    slice and finishes behind the others' first runs) or null. With remote graders: ``waiting`` or null."""
     services.lesson(lesson_id)
     if services.remote is not None:
-        return {"position": await services.remote.position(learner.id)}
-    position = services.queue.position(learner.id) if services.queue is not None else None
-    return {"position": position}
+        waiting = await services.remote.position(learner.id)
+        return {"position": waiting, "state": "waiting" if waiting is not None else None}
+    queue = services.queue
+    position = queue.position(learner.id) if queue is not None else None
+    state = queue.state(learner.id) if queue is not None else None
+    return {"position": position, "state": state.value if state is not None else None}
 
 
 @router.post("/lessons/{lesson_id}/code/cancel", summary="Take the learner's waiting program out of line")

@@ -24,7 +24,8 @@ from starlette.concurrency import run_in_threadpool
 from qkv import __version__
 from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
-from qkv.web import api, instructor_routes, pages, widget_api
+from qkv.store.accounts import SESSION_LIFETIME as LEARNER_SESSION_LIFETIME
+from qkv.web import api, instructor_learner_links, instructor_routes, learner_routes, lti, pages, widget_api
 from qkv.web.body_limits import BodyLimitMiddleware
 from qkv.web.error_responses import install_error_handlers
 from qkv.web.grading_backend import RemoteGrading
@@ -92,6 +93,9 @@ def create_app(
             secure=settings.secure_cookies,
             mint_limit=MintLimit(settings.identities_per_address, MINT_WINDOW_S),
             has_saved_work=store.learners.has_saved_work,
+            session_learner=store.accounts.learner_for_session,
+            session_max_age_s=int(LEARNER_SESSION_LIFETIME.total_seconds()),
+            require_sign_in=settings.require_sign_in,
         ),
         templates=Jinja2Templates(directory=str(settings.templates_dir or TEMPLATES_DIR)),
     )
@@ -102,6 +106,7 @@ def create_app(
             await start_remote_grading(services, remote)
         else:
             await run_in_threadpool(start_grading, services)
+        lti_tool.sender.start()
         try:
             yield
         finally:
@@ -109,6 +114,7 @@ def create_app(
                 await services.remote.stop()
                 services.remote = None
             await run_in_threadpool(stop_grading, services)
+            await run_in_threadpool(lti_tool.close)
             store.close()
 
     app = FastAPI(
@@ -124,7 +130,10 @@ def create_app(
     app.include_router(api.router)
     app.include_router(widget_api.router)
     app.include_router(pages.router)
+    app.include_router(learner_routes.router)  # /sign-in, /sign-out, /account/devices
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
+    instructor_learner_links.install(app, services)  # the Learners table's sign-in-link button
+    lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     app.mount("/widgets", WidgetFiles(catalog.widgets), name="widgets")  # each from its chapter's folder
     install_error_handlers(app)
@@ -150,11 +159,19 @@ def start_grading(services: Services) -> None:
         return
     services.grader = grader
     services.sandbox = str(grader.sandbox)
+    slice_s = settings.grading_slice_s or None  # 0: every program is graded whole, first come first served
     services.queue = GradingQueue(
         lambda source, suite, seed=None: grader.grade(source, suite, seed=seed),
         concurrency=settings.grading_concurrency,
         capacity=settings.grading_queue,
         per_client=settings.grading_per_client,
+        first_slice=(
+            None
+            if slice_s is None
+            else lambda source, suite, seed=None: grader.grade_first_slice(
+                source, suite, seed=seed, slice_s=slice_s
+            )
+        ),
     )
     services.grading_off_reason = None
 

@@ -83,12 +83,13 @@ def counted_exercises(lesson: Any) -> list[str]:
 
 
 def lms_columns(catalog: Any) -> list[str]:
-    """The LMS file's headings: ``learner_id``, ``display_name``, one per lesson, ``total (out of N)``."""
+    """The LMS file's headings: ``learner_id``, ``display_name``, ``external_id``, one per lesson,
+    ``total (out of N)``."""
     lesson_columns = [
         f"{lesson.id} {lesson.title} (out of {len(counted_exercises(lesson))})" for lesson in catalog.lessons
     ]
     total = sum(len(counted_exercises(lesson)) for lesson in catalog.lessons)
-    return ["learner_id", "display_name", *lesson_columns, f"total (out of {total})"]
+    return ["learner_id", "display_name", "external_id", *lesson_columns, f"total (out of {total})"]
 
 
 def lms_records(
@@ -102,9 +103,13 @@ def lms_records(
     columns = lms_columns(catalog)
     records = []
     for learner in sorted(learners, key=lambda r: ((r.display_name or "").casefold(), r.id)):
-        record: dict[str, Any] = {"learner_id": learner.id, "display_name": learner.display_name}
+        record: dict[str, Any] = {
+            "learner_id": learner.id,
+            "display_name": learner.display_name,
+            "external_id": learner.external_id,
+        }
         total = 0
-        for lesson, column in zip(catalog.lessons, columns[2:-1], strict=True):
+        for lesson, column in zip(catalog.lessons, columns[3:-1], strict=True):
             score = sum(1 for eid in counted_exercises(lesson) if (lesson.id, eid) in solved[learner.id])
             record[column] = score
             total += score

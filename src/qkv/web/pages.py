@@ -36,12 +36,25 @@ def _activity(services: Services, learner: RequestLearner, lesson_id: str) -> Le
 
 def _learner_view(services: Services, learner: RequestLearner) -> dict[str, Any]:
     name = services.store.learners.display_name(learner.id) if learner.from_cookie else None
-    return {"display_name": name}
+    return {"display_name": name, "signed_in": learner.signed_in}
+
+
+def _sign_in_first(request: Request, services: Services, learner: RequestLearner) -> Response | None:
+    """Under ``--require-sign-in``, the page that asks an anonymous learner to sign in (401); else None."""
+    if learner.signed_in or not services.settings.require_sign_in:
+        return None
+    context = {"learner": None, "csrf_token": None}
+    return services.templates.TemplateResponse(
+        request, "account/sign_in_required.html", context, status_code=401, headers=_NO_STORE
+    )
 
 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, services: AppServices, learner: Reader) -> Response:
     """Every chapter with its written lessons and the learner's progress on each."""
+    asked = _sign_in_first(request, services, learner)
+    if asked is not None:
+        return asked
     chapters = []
     for chapter in services.catalog.chapters:
         written = {
@@ -103,6 +116,9 @@ def _onward(request: Request, services: Services, lesson_id: str) -> dict[str, A
 def lesson_page(lesson_id: str, request: Request, services: AppServices, learner: Reader) -> Response:
     """The whole lesson, with the learner's saved answers, code and variant."""
     lesson = services.lesson(lesson_id)
+    asked = _sign_in_first(request, services, learner)
+    if asked is not None:
+        return asked
     activity = _activity(services, learner, lesson.id)
     seed = activity.variant_seed
     context = {

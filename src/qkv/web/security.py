@@ -1,8 +1,18 @@
-"""Who is asking, and may they: the signed learner cookie, CSRF tokens and the security headers.
+"""Who is asking, and may they: the learner's cookies, CSRF tokens and the security headers.
 
-A learner is an id in a signed, HttpOnly, SameSite=Lax cookie; the API never takes a learner id
-from anywhere else, so nobody can name another learner's id. State-changing requests must also
-carry ``X-CSRF-Token``: an HMAC of the learner id that only pages served to that browser contain.
+A learner is either signed in or anonymous. A signed-in learner's browser holds ``qkv_session``: a
+signed, HttpOnly, SameSite=Lax cookie carrying a session id whose (hashed) row lives in the database,
+so every server sharing it accepts the session and signing out ends it everywhere; its learner is the
+account's learner id. Otherwise the learner is the id in the anonymous cookie ``qkv_learner`` (signed,
+HttpOnly, SameSite=Lax), minted on the first visit. The API never takes a learner id from anywhere
+else, so nobody can name another learner's id. State-changing requests must also carry
+``X-CSRF-Token`` (or, for an HTML form, a ``csrf_token`` field): an HMAC of the learner id that only
+pages served to that browser contain.
+
+Both cookies are SameSite=Lax, not Strict, on purpose: a sign-in that arrives as a cross-site
+top-level navigation (an LTI launch is a form POST from the LMS) can set ``qkv_session`` on its
+response, and the redirect that follows (a top-level GET) carries it. A cross-site POST itself never
+carries them, so no other site can act as the learner.
 """
 
 from __future__ import annotations
@@ -18,7 +28,9 @@ from qkv.web.identity_limits import MintLimit, TooManyIdentities
 from qkv.web.signing import CookiePolicy, CookieSigner, SameSite
 
 COOKIE_NAME = "qkv_learner"
+SESSION_COOKIE = "qkv_session"
 CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf_token"
 COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest lifetime browsers accept
 
 # No inline scripts or styles from markup; the lesson's JS and CSS are files under /static.
@@ -39,10 +51,12 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
 
 @dataclass(frozen=True)
 class RequestLearner:
-    """The learner behind a request. ``from_cookie`` is False for a browser seen for the first time."""
+    """The learner behind a request. ``from_cookie`` is False for a browser seen for the first time;
+    ``signed_in`` is True when a live database session (``qkv_session``) named the learner."""
 
     id: str
     from_cookie: bool
+    signed_in: bool = False
 
 
 class LearnerIdentity:
@@ -60,6 +74,13 @@ class LearnerIdentity:
     has_saved_work : callable, optional
         ``learner_id -> bool``: whether the store holds work of this learner already (saved before a
         restart, or on another server), so their writes are not counted as a new learner's.
+    session_learner : callable, optional
+        ``session id -> learner id or None``: the learner of a live database session (the store's
+        ``Accounts.learner_for_session``). Without it nobody is ever signed in.
+    session_max_age_s : int
+        The session cookie's lifetime (the session row's own expiry is what counts).
+    require_sign_in : bool
+        Refuse writes of anonymous learners (``qkv serve --require-sign-in``).
 
     Examples
     --------
@@ -78,12 +99,19 @@ class LearnerIdentity:
         secure: bool = False,
         mint_limit: MintLimit | None = None,
         has_saved_work: Callable[[str], bool] | None = None,
+        session_learner: Callable[[str], str | None] | None = None,
+        session_max_age_s: int = 30 * 24 * 3600,
+        require_sign_in: bool = False,
     ) -> None:
         self._signer = CookieSigner(secret_key, "learner")
         self._cookie = CookiePolicy(COOKIE_NAME, COOKIE_MAX_AGE_S, SameSite.LAX, secure)
+        self._session_signer = CookieSigner(secret_key, "learner-session")
+        self._session_cookie = CookiePolicy(SESSION_COOKIE, session_max_age_s, SameSite.LAX, secure)
         self.secure = secure
         self.mint_limit = mint_limit
         self.has_saved_work = has_saved_work
+        self.session_learner = session_learner
+        self.require_sign_in = require_sign_in
 
     def sign(self, learner_id: str) -> str:
         """The cookie value for ``learner_id``."""
@@ -103,8 +131,47 @@ class LearnerIdentity:
         """The token pages give this learner's browser; it works for no other learner."""
         return self._signer.csrf_token(learner_id)
 
+    # -- sessions of signed-in learners -----------------------------------------------------------
+
+    def session_of(self, request: Request) -> str | None:
+        """The session id in the request's genuine ``qkv_session`` cookie (live or not), or None."""
+        value = self._session_signer.unsign(request.cookies.get(SESSION_COOKIE))
+        return value if value is not None and 0 < len(value) <= 200 else None
+
+    def signed_in_learner(self, request: Request) -> str | None:
+        """The learner of the request's live session, or None; looked up once per request."""
+        cached: tuple[str | None] | None = getattr(request.state, "qkv_session_learner", None)
+        if cached is not None:
+            return cached[0]
+        session = self.session_of(request)
+        found = self.session_learner(session) if session and self.session_learner else None
+        request.state.qkv_session_learner = (found,)
+        return found
+
+    def anonymous_learner(self, request: Request) -> str | None:
+        """The learner id in the request's genuine anonymous cookie, or None."""
+        return self.unsign(request.cookies.get(COOKIE_NAME))
+
+    def session_cookie_header(self, session: str) -> str:
+        """``Set-Cookie`` for a new session: HttpOnly, SameSite=Lax (see the module's note), whole site."""
+        return self._session_cookie.set_header(self._session_signer.sign(session))
+
+    def clear_session_cookie_header(self) -> str:
+        """``Set-Cookie`` that removes the session cookie."""
+        return self._session_cookie.clear_header()
+
+    def clear_learner_cookie_header(self) -> str:
+        """``Set-Cookie`` that removes the anonymous learner cookie (the next page mints a fresh one)."""
+        return self._cookie.clear_header()
+
+    # -- the request's learner ----------------------------------------------------------------------
+
     def learner(self, request: Request) -> RequestLearner:
-        """The request's learner; a new one (with a cookie to set) if the cookie is absent or not genuine."""
+        """The request's learner: the signed-in one, else the anonymous one; a new anonymous learner
+        (with a cookie to set) if neither cookie is genuine."""
+        account = self.signed_in_learner(request)
+        if account is not None:
+            return RequestLearner(account, from_cookie=True, signed_in=True)
         known = self.unsign(request.cookies.get(COOKIE_NAME))
         if known is not None:
             return RequestLearner(known, from_cookie=True)
@@ -117,23 +184,32 @@ class LearnerIdentity:
         """A ``Set-Cookie`` value: HttpOnly, SameSite=Lax, whole site, about a year."""
         return self._cookie.set_header(self.sign(learner_id)).encode("latin-1")
 
-    def require_csrf(self, request: Request) -> RequestLearner:
+    def require_csrf(self, request: Request, form_token: str = "") -> RequestLearner:
         """The learner of a state-changing request, after checking its cookie and CSRF token.
+
+        Parameters
+        ----------
+        request : fastapi.Request
+            The request; its ``X-CSRF-Token`` header carries the token.
+        form_token : str
+            For an HTML form: its ``csrf_token`` field, used when there is no header.
 
         Raises
         ------
         fastapi.HTTPException
-            403 with a sentence when the cookie or the token is missing or wrong; 429 when this is a new
-            learner's first write and their address has started as many new learners as it may.
+            403 with a sentence when the cookie or the token is missing or wrong; 401 when the server
+            requires sign-in and the learner is anonymous; 429 when this is a new anonymous learner's
+            first write and their address has started as many new learners as it may.
         """
-        learner_id = self.unsign(request.cookies.get(COOKIE_NAME))
+        account = self.signed_in_learner(request)
+        learner_id = account or self.unsign(request.cookies.get(COOKIE_NAME))
         if learner_id is None:
             raise HTTPException(
                 403,
                 "This request carries no valid learner cookie, so it cannot change any progress; "
                 "open the lesson page to get one, then try again.",
             )
-        given = request.headers.get(CSRF_HEADER, "")
+        given = request.headers.get(CSRF_HEADER, "") or form_token
         if not given:
             raise HTTPException(
                 403,
@@ -145,6 +221,14 @@ class LearnerIdentity:
                 403,
                 f"The {CSRF_HEADER} header does not match this browser's learner; "
                 "reload the page and try again.",
+            )
+        if account is not None:
+            return RequestLearner(account, from_cookie=True, signed_in=True)  # accounts are not minted here
+        if self.require_sign_in:
+            raise HTTPException(
+                401,
+                "This server asks learners to sign in before their work is saved; open your personal "
+                "sign-in link (from your instructor or your LMS), then try again.",
             )
         self._count_new_learner(request, learner_id)
         return RequestLearner(learner_id, from_cookie=True)

@@ -30,6 +30,10 @@ class Settings:
     grading_per_client : int
         Programs one client address may have waiting; beyond that the API answers 429. A classroom behind
         one NAT shares an address, so the default holds a class of 64.
+    grading_slice_s : float
+        CPU seconds of every program's first run; one still running then is set aside and finishes its full
+        limit only when no program waits for its first run (0: grade every program whole, in turn). The
+        default is well above every lesson's reference solution.
     keep_submissions : int
         Answers and programs kept per learner and exercise (the last ones, plus the first right answer and
         the best program); the gradebook's counts stay exact whatever is pruned.
@@ -57,9 +61,14 @@ class Settings:
         Where the Jinja2 templates are; None means the ones shipped in ``qkv/web/templates``.
     secure_cookies : bool
         Mark the learner cookie ``Secure`` (serve over HTTPS behind a proxy).
+    require_sign_in : bool
+        Learners must sign in (a roster or device link, or an LMS launch): the lesson pages ask them to,
+        and an anonymous learner's writes answer 401. False keeps anonymous learning, the default.
     public_url : str or None
         Where learners reach the server (``https://qkv.example``): redirects point there. None makes
         every redirect a relative path; neither ever takes the host from the request's ``Host`` header.
+    lti_score_poll_s : float
+        How often the LMS score sender looks for due scores when no new score wakes it.
 
     Raises
     ------
@@ -74,6 +83,10 @@ class Settings:
     Traceback (most recent call last):
     ...
     ValueError: grading_concurrency must be at least 1, but it is 0.
+    >>> Settings(grading_slice_s=-0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: grading_slice_s must be 0 (off) or a positive number of seconds, not -0.5.
     """
 
     database_url: str | None = None
@@ -83,6 +96,7 @@ class Settings:
     grading_concurrency: int = 4
     grading_queue: int = 256
     grading_per_client: int = 64
+    grading_slice_s: float = 0.5
     identities_per_address: int = 200
     keep_submissions: int = 20
     client_storage_per_day: int = DEFAULT_CLIENT_BYTES_PER_DAY
@@ -94,7 +108,9 @@ class Settings:
     remote_wait_s: float = 25.0
     templates_dir: Path | None = None
     secure_cookies: bool = False
+    require_sign_in: bool = False
     public_url: str | None = None
+    lti_score_poll_s: float = 2.0
 
     def __post_init__(self) -> None:
         minimums = {
@@ -114,7 +130,12 @@ class Settings:
                 raise ValueError(f"{name} must be an int, not the {type(value).__name__} {value!r}.")
             if value < least:
                 raise ValueError(f"{name} must be at least {least}, but it is {value}.")
-        for name in ("body_timeout_s", "shutdown_grace_s", "remote_wait_s"):
+        slice_s = self.grading_slice_s
+        if isinstance(slice_s, bool) or not isinstance(slice_s, int | float) or not 0 <= slice_s < 1e6:
+            raise ValueError(
+                f"grading_slice_s must be 0 (off) or a positive number of seconds, not {slice_s!r}."
+            )
+        for name in ("body_timeout_s", "shutdown_grace_s", "lti_score_poll_s", "remote_wait_s"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}.")

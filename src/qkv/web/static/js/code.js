@@ -156,10 +156,12 @@ function mountHelp(box, ctx, exerciseId) {
 /**
  * While a run waits for its verdict: once a second, say how long it has taken and, while it is still in
  * line (every grader busy), how many programs are ahead of it, with a Cancel button that takes it out.
+ * A program that outgrew its first short run finishes after everyone else's first run: the page says so.
  */
 function watchQueue(ctx, status, results) {
   const started = Date.now();
   let position = null;
+  let state = null;
   let stopped = false;
   const cancel = el("button", { type: "button", class: "secondary cancel-run" }, "Cancel");
   cancel.addEventListener("click", async () => {
@@ -172,7 +174,11 @@ function watchQueue(ctx, status, results) {
   });
   function show() {
     const seconds = Math.round((Date.now() - started) / 1000);
-    if (position === null) {
+    if (state === "taking_longer") {
+      status.textContent = `Still running — your program is taking longer than most, so it finishes after the other programs waiting for their first run · ${seconds} s.`;
+      if (position === null) cancel.remove();
+      else if (!cancel.isConnected) results.append(cancel);
+    } else if (position === null) {
       status.textContent = `Running the tests on your code… ${seconds} s`;
       cancel.remove();
     } else {
@@ -185,7 +191,10 @@ function watchQueue(ctx, status, results) {
     if (stopped) return;
     try {
       const reply = await getJson(`${ctx.api}/code/queue`);
-      if (!stopped) position = Number.isInteger(reply.position) ? reply.position : null;
+      if (!stopped) {
+        position = Number.isInteger(reply.position) ? reply.position : null;
+        state = typeof reply.state === "string" ? reply.state : null;
+      }
     } catch {
       // The verdict is what matters; a missed position is shown on the next tick.
     }

@@ -1,0 +1,107 @@
+"""``qkv lti``: register the LMS platforms qkv accepts launches from (LTI 1.3); list and remove them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from qkv.store.lti_platforms import LtiPlatforms
+
+_DATABASE = click.option(
+    "--database-url", envvar="QKV_DATABASE_URL", help="The server's database (default: the local one)."
+)
+
+
+def _platforms(database_url: str | None) -> LtiPlatforms:
+    from qkv.store import StoreError, default_database_url
+    from qkv.store.database import Database
+    from qkv.store.lti_platforms import LtiPlatforms
+
+    try:
+        return LtiPlatforms(Database(database_url or default_database_url()))
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@click.group()
+def lti() -> None:
+    """LTI 1.3: the LMS platforms (Moodle, Canvas, ...) that may launch qkv. See docs/lms.md."""
+
+
+@lti.command("add-platform")
+@click.option(
+    "--issuer", required=True, help="The platform's issuer (iss), e.g. https://moodle.school.example."
+)
+@click.option("--client-id", required=True, help="The client id the LMS gave qkv.")
+@click.option(
+    "--deployment-id",
+    "deployment_ids",
+    required=True,
+    multiple=True,
+    help="A deployment id (repeat for more).",
+)
+@click.option("--auth-url", required=True, help="The LMS's OIDC authentication request URL.")
+@click.option("--token-url", required=True, help="The LMS's OAuth 2 access token URL.")
+@click.option("--jwks-url", required=True, help="The LMS's public keyset URL.")
+@_DATABASE
+def add_platform(
+    issuer: str,
+    client_id: str,
+    deployment_ids: tuple[str, ...],
+    auth_url: str,
+    token_url: str,
+    jwks_url: str,
+    database_url: str | None,
+) -> None:
+    """Register an LMS so that its launches are accepted."""
+    platforms = _platforms(database_url)
+    try:
+        record = platforms.add(issuer, client_id, deployment_ids, auth_url, token_url, jwks_url)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    finally:
+        platforms.database.close()
+    click.echo(
+        f"Registered {record.issuer} (client id {record.client_id}, "
+        f"deployment{'s' if len(record.deployment_ids) > 1 else ''} {', '.join(record.deployment_ids)})."
+    )
+
+
+@lti.command("list")
+@_DATABASE
+def list_platforms(database_url: str | None) -> None:
+    """List the registered platforms."""
+    platforms = _platforms(database_url)
+    try:
+        records = platforms.all()
+    finally:
+        platforms.database.close()
+    if not records:
+        click.echo("No LMS platform is registered; add one with 'qkv lti add-platform'.")
+        return
+    for record in records:
+        click.echo(f"{record.issuer}  client id {record.client_id}")
+        click.echo(f"  deployments: {', '.join(record.deployment_ids)}")
+        click.echo(f"  auth: {record.auth_url}\n  token: {record.token_url}\n  jwks: {record.jwks_url}")
+
+
+@lti.command("remove")
+@click.option("--issuer", required=True, help="The platform's issuer.")
+@click.option(
+    "--client-id", default=None, help="Only this client id (default: every registration of the issuer)."
+)
+@_DATABASE
+def remove(issuer: str, client_id: str | None, database_url: str | None) -> None:
+    """Forget a platform: its launches are refused from now on (its scores waiting stay queued)."""
+    platforms = _platforms(database_url)
+    try:
+        removed = platforms.remove(issuer, client_id)
+    finally:
+        platforms.database.close()
+    if not removed:
+        raise click.ClickException(
+            f"No platform {issuer!r} is registered; 'qkv lti list' shows those that are."
+        )
+    click.echo(f"Removed {removed} registration{'s' if removed > 1 else ''} of {issuer}.")

@@ -1,0 +1,214 @@
+"""What launches leave behind: each learner's AGS line item per lesson, and the classes (LMS courses).
+
+>>> from qkv.store.database import Database
+>>> links = LtiLinks(Database("sqlite://"))
+>>> links.remember_line_item("a" * 36, "L4.1", "https://lms.example", "c", "sub-1", "https://lms.example/li/1")
+>>> links.line_item("a" * 36, "L4.1").subject
+'sub-1'
+>>> links.database.close()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Table, select, update
+
+from qkv.store.clock import utc_now
+from qkv.store.database import Database
+from qkv.store.tables import LtiContext, LtiLineItem
+
+_LINE_ITEMS: Table = LtiLineItem.__table__  # type: ignore[assignment]
+_CONTEXTS: Table = LtiContext.__table__  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class LineItem:
+    """Where one learner's score on one lesson goes."""
+
+    learner_id: str
+    lesson_id: str
+    issuer: str
+    client_id: str
+    subject: str
+    lineitem_url: str
+    last_score: int | None
+
+
+@dataclass(frozen=True)
+class ClassContext:
+    """An LMS course seen in a launch."""
+
+    issuer: str
+    client_id: str
+    context_id: str
+    title: str
+    memberships_url: str | None
+    roster_pulled_at: datetime | None
+
+
+class LtiLinks:
+    """Line items and classes from launches.
+
+    Parameters
+    ----------
+    database : Database
+        The database the servers share.
+    """
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def remember_line_item(
+        self, learner_id: str, lesson_id: str, issuer: str, client_id: str, subject: str, lineitem_url: str
+    ) -> None:
+        """Record (or move) where this learner's score on this lesson goes; a new line item starts unscored.
+
+        Examples
+        --------
+        >>> links = LtiLinks(Database("sqlite://"))
+        >>> links.remember_line_item("a" * 36, "L4.1", "i", "c", "s", "https://lms.example/li/1")
+        >>> links.remember_line_item("a" * 36, "L4.1", "i", "c", "s", "https://lms.example/li/2")
+        >>> links.line_item("a" * 36, "L4.1").lineitem_url
+        'https://lms.example/li/2'
+        >>> links.database.close()
+        """
+        now = utc_now()
+        row = {
+            "learner_id": learner_id,
+            "lesson_id": lesson_id,
+            "issuer": issuer,
+            "client_id": client_id,
+            "subject": subject,
+            "lineitem_url": lineitem_url,
+            "last_score": None,
+            "updated_at": now,
+        }
+        with self.database.write() as conn:
+            self.database.insert_ignore(conn, _LINE_ITEMS, row, ["learner_id", "lesson_id"])
+            conn.execute(
+                update(_LINE_ITEMS)
+                .where(
+                    _LINE_ITEMS.c.learner_id == learner_id,
+                    _LINE_ITEMS.c.lesson_id == lesson_id,
+                    _LINE_ITEMS.c.lineitem_url != lineitem_url,
+                )
+                .values(last_score=None)
+            )
+            conn.execute(
+                update(_LINE_ITEMS)
+                .where(_LINE_ITEMS.c.learner_id == learner_id, _LINE_ITEMS.c.lesson_id == lesson_id)
+                .values(
+                    issuer=issuer,
+                    client_id=client_id,
+                    subject=subject,
+                    lineitem_url=lineitem_url,
+                    updated_at=now,
+                )
+            )
+
+    def line_item(self, learner_id: str, lesson_id: str) -> LineItem | None:
+        """Where this learner's score on this lesson goes, or None (never launched with a line item).
+
+        Examples
+        --------
+        >>> LtiLinks(Database("sqlite://")).line_item("a" * 36, "L4.1") is None
+        True
+        """
+        with self.database.read() as conn:
+            row = conn.execute(
+                select(_LINE_ITEMS).where(
+                    _LINE_ITEMS.c.learner_id == learner_id, _LINE_ITEMS.c.lesson_id == lesson_id
+                )
+            ).first()
+        if row is None:
+            return None
+        return LineItem(
+            row.learner_id,
+            row.lesson_id,
+            row.issuer,
+            row.client_id,
+            row.subject,
+            row.lineitem_url,
+            row.last_score,
+        )
+
+    def remember_context(
+        self, issuer: str, client_id: str, context_id: str, title: str, memberships_url: str | None
+    ) -> None:
+        """Record a class seen in a launch (its title and names-and-roles URL as last sent).
+
+        Examples
+        --------
+        >>> links = LtiLinks(Database("sqlite://"))
+        >>> links.remember_context("i", "c", "course-1", "Attention 101", None)
+        >>> links.remember_context("i", "c", "course-1", "Attention 101", "https://lms.example/nrps")
+        >>> [(c.title, c.memberships_url) for c in links.contexts()]
+        [('Attention 101', 'https://lms.example/nrps')]
+        >>> links.database.close()
+        """
+        now = utc_now()
+        row = {
+            "issuer": issuer,
+            "client_id": client_id,
+            "context_id": context_id,
+            "title": title,
+            "memberships_url": memberships_url,
+            "updated_at": now,
+        }
+        keys = ["issuer", "client_id", "context_id"]
+        with self.database.write() as conn:
+            self.database.insert_ignore(conn, _CONTEXTS, row, keys)
+            changes: dict[str, object] = {"title": title, "updated_at": now}
+            if memberships_url:
+                changes["memberships_url"] = memberships_url
+            conn.execute(update(_CONTEXTS).where(*(_CONTEXTS.c[k] == row[k] for k in keys)).values(**changes))
+
+    def contexts(self) -> list[ClassContext]:
+        """Every class seen in a launch, by title.
+
+        Examples
+        --------
+        >>> LtiLinks(Database("sqlite://")).contexts()
+        []
+        """
+        with self.database.read() as conn:
+            rows = conn.execute(select(_CONTEXTS).order_by(_CONTEXTS.c.title, _CONTEXTS.c.context_id)).all()
+        return [
+            ClassContext(r.issuer, r.client_id, r.context_id, r.title, r.memberships_url, r.roster_pulled_at)
+            for r in rows
+        ]
+
+    def context(self, issuer: str, client_id: str, context_id: str) -> ClassContext | None:
+        """One class, or None.
+
+        Examples
+        --------
+        >>> LtiLinks(Database("sqlite://")).context("i", "c", "x") is None
+        True
+        """
+        return next(
+            (
+                c
+                for c in self.contexts()
+                if (c.issuer, c.client_id, c.context_id) == (issuer, client_id, context_id)
+            ),
+            None,
+        )
+
+    def roster_pulled(self, issuer: str, client_id: str, context_id: str) -> None:
+        """Note that the class's roster was pulled now."""
+        with self.database.write() as conn:
+            conn.execute(
+                update(_CONTEXTS)
+                .where(
+                    _CONTEXTS.c.issuer == issuer,
+                    _CONTEXTS.c.client_id == client_id,
+                    _CONTEXTS.c.context_id == context_id,
+                )
+                .values(roster_pulled_at=utc_now())
+            )
+
+
+__all__ = ["ClassContext", "LineItem", "LtiLinks"]

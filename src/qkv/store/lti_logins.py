@@ -1,0 +1,162 @@
+"""LTI logins in progress and the id-token nonces already used, in the database every server shares.
+
+The OIDC login (``/lti/login``) stores a random state and nonce; the launch (``/lti/launch``, maybe on
+another server) uses the state up once, by one conditional UPDATE, and records the id token's nonce so
+the same token is never accepted twice. States are stored only as their SHA-256.
+
+    >>> from qkv.store.database import Database
+    >>> logins = LtiLogins(Database("sqlite://"))
+    >>> state, nonce = logins.begin("https://lms.example", "c", "http://qkv.example/lessons/L4.1")
+    >>> logins.consume(state).nonce == nonce, logins.consume(state).outcome
+    (True, <StateOutcome.USED: 'used'>)
+    >>> logins.database.close()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from sqlalchemy import Table, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from qkv.store.clock import utc_now
+from qkv.store.database import Database
+from qkv.store.tables import LtiLoginState, LtiUsedNonce
+
+_STATES: Table = LtiLoginState.__table__  # type: ignore[assignment]
+_NONCES: Table = LtiUsedNonce.__table__  # type: ignore[assignment]
+LOGIN_LIFETIME = timedelta(minutes=10)
+
+
+class StateOutcome(StrEnum):
+    """What became of a state the launch brought back."""
+
+    FRESH = "fresh"  # known, unused, in time: now used up
+    USED = "used"
+    EXPIRED = "expired"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class LoginState:
+    """A login the launch completes: the nonce and platform it was started for."""
+
+    outcome: StateOutcome
+    nonce: str = ""
+    issuer: str = ""
+    client_id: str = ""
+    target_link_uri: str = ""
+
+
+def state_digest(state: str) -> str:
+    """The SHA-256 a state is stored (and its cookie named) by.
+
+    Examples
+    --------
+    >>> len(state_digest("abc"))
+    64
+    """
+    return hashlib.sha256(state.encode("utf-8", "replace")).hexdigest()
+
+
+class LtiLogins:
+    """Login states and used nonces.
+
+    Parameters
+    ----------
+    database : Database
+        The database the servers share.
+    """
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def begin(
+        self, issuer: str, client_id: str, target_link_uri: str, lifetime: timedelta = LOGIN_LIFETIME
+    ) -> tuple[str, str]:
+        """Start a login: a new random ``(state, nonce)``, valid for ``lifetime``.
+
+        Examples
+        --------
+        >>> logins = LtiLogins(Database("sqlite://"))
+        >>> state, nonce = logins.begin("https://lms.example", "c", "http://qkv.example/")
+        >>> len(state), len(nonce)
+        (43, 43)
+        >>> logins.database.close()
+        """
+        state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        now = utc_now()
+        with self.database.write() as conn:
+            conn.execute(delete(_STATES).where(_STATES.c.expires_at < now - lifetime))  # old ones go
+            conn.execute(
+                insert(_STATES).values(
+                    state_hash=state_digest(state),
+                    nonce=nonce,
+                    issuer=issuer,
+                    client_id=client_id,
+                    target_link_uri=target_link_uri,
+                    created_at=now,
+                    expires_at=now + lifetime,
+                )
+            )
+        return state, nonce
+
+    def consume(self, state: str) -> LoginState:
+        """Use a state up; of two servers consuming it at once, exactly one gets ``FRESH``.
+
+        Examples
+        --------
+        >>> LtiLogins(Database("sqlite://")).consume("made-up").outcome
+        <StateOutcome.UNKNOWN: 'unknown'>
+        """
+        if not state or len(state) > 200:
+            return LoginState(StateOutcome.UNKNOWN)
+        digest, now = state_digest(state), utc_now()
+        with self.database.write() as conn:
+            row = conn.execute(select(_STATES).where(_STATES.c.state_hash == digest)).first()
+            if row is None:
+                return LoginState(StateOutcome.UNKNOWN)
+            found = LoginState(StateOutcome.FRESH, row.nonce, row.issuer, row.client_id, row.target_link_uri)
+            if row.used_at is not None:
+                return LoginState(StateOutcome.USED, *_fields(found))
+            if row.expires_at <= now:
+                return LoginState(StateOutcome.EXPIRED, *_fields(found))
+            taken = conn.execute(
+                update(_STATES)
+                .where(_STATES.c.state_hash == digest, _STATES.c.used_at.is_(None))
+                .values(used_at=now)
+            )
+            if taken.rowcount != 1:
+                return LoginState(StateOutcome.USED, *_fields(found))
+        return found
+
+    def use_nonce(self, issuer: str, nonce: str, expires_at: datetime) -> bool:
+        """Record an id token's nonce; False when it was used before (a replayed token).
+
+        Examples
+        --------
+        >>> logins = LtiLogins(Database("sqlite://"))
+        >>> later = utc_now() + timedelta(minutes=5)
+        >>> [logins.use_nonce("https://lms.example", "n1", later) for _ in range(2)]
+        [True, False]
+        >>> logins.database.close()
+        """
+        now = utc_now()
+        try:
+            with self.database.write() as conn:
+                conn.execute(delete(_NONCES).where(_NONCES.c.expires_at < now))
+                conn.execute(insert(_NONCES).values(issuer=issuer, nonce=nonce[:255], expires_at=expires_at))
+        except IntegrityError:
+            return False
+        return True
+
+
+def _fields(state: LoginState) -> tuple[str, str, str, str]:
+    return state.nonce, state.issuer, state.client_id, state.target_link_uri
+
+
+__all__ = ["LOGIN_LIFETIME", "LoginState", "LtiLogins", "StateOutcome", "state_digest"]

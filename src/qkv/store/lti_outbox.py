@@ -1,0 +1,276 @@
+"""The outbox of scores for LMS line items (LTI AGS): never lost, sent in order, retried with back-off.
+
+A change of a launched learner's score on a lesson is queued here in the same transaction that records
+it as the line item's last score; senders (one per server) claim the oldest waiting score of each learner
+and line item with a lease, post it, and mark it delivered or put it back with a later attempt time. A
+score is only claimed when every older score of its learner and line item has been delivered, so scores
+reach the LMS in the order they were earned.
+
+    >>> from qkv.store.database import Database
+    >>> from qkv.store.lti_links import LtiLinks
+    >>> database = Database("sqlite://")
+    >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
+    >>> links.remember_line_item("a" * 36, "L4.1", "i", "c", "s", "https://lms.example/li/1")
+    >>> item = links.line_item("a" * 36, "L4.1")
+    >>> outbox.enqueue(item, 1, {"scoreGiven": 1}), outbox.enqueue(links.line_item("a" * 36, "L4.1"), 1, {})
+    (True, False)
+    >>> [entry.document for entry in outbox.claim()]
+    [{'scoreGiven': 1}]
+    >>> database.close()
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Table, func, insert, or_, select, update
+
+from qkv.store.clock import utc_now
+from qkv.store.database import Database
+from qkv.store.lti_links import LineItem
+from qkv.store.tables import LtiLineItem, LtiScoreOutbox
+
+_OUTBOX: Table = LtiScoreOutbox.__table__  # type: ignore[assignment]
+_LINE_ITEMS: Table = LtiLineItem.__table__  # type: ignore[assignment]
+FIRST_RETRY = timedelta(seconds=5)
+LONGEST_WAIT = timedelta(hours=1)
+CLAIM_LEASE = timedelta(minutes=2)  # a sender that dies mid-post frees its scores after this
+CLAIM_SCAN = 500
+
+
+@dataclass(frozen=True)
+class OutboxEntry:
+    """One score for one line item."""
+
+    id: int
+    learner_id: str
+    lesson_id: str
+    issuer: str
+    client_id: str
+    lineitem_url: str
+    document: dict[str, Any]
+    created_at: datetime
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str | None
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """How long to wait after ``attempts`` failed posts: 5 s, doubling, at most an hour.
+
+    Examples
+    --------
+    >>> [int(retry_delay(n).total_seconds()) for n in (1, 2, 3, 12)]
+    [5, 10, 20, 3600]
+    """
+    seconds = FIRST_RETRY.total_seconds() * 2 ** min(max(attempts - 1, 0), 20)
+    return min(timedelta(seconds=seconds), LONGEST_WAIT)
+
+
+def _entry(row: Any) -> OutboxEntry:
+    return OutboxEntry(
+        id=int(row.id),
+        learner_id=row.learner_id,
+        lesson_id=row.lesson_id,
+        issuer=row.issuer,
+        client_id=row.client_id,
+        lineitem_url=row.lineitem_url,
+        document=json.loads(row.score_json),
+        created_at=row.created_at,
+        attempts=int(row.attempts),
+        next_attempt_at=row.next_attempt_at,
+        last_error=row.last_error,
+    )
+
+
+class ScoreOutbox:
+    """Scores waiting for their LMS, and the delivered ones.
+
+    Parameters
+    ----------
+    database : Database
+        The database the servers share.
+    """
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def enqueue(self, item: LineItem, solved: int, document: dict[str, Any]) -> bool:
+        """Queue ``document`` unless ``solved`` is already the line item's last queued score.
+
+        The line item's last score and the queued row are written in one transaction, so of two servers
+        recording the same change only one queues it.
+
+        Parameters
+        ----------
+        item : LineItem
+            The learner's line item for the lesson, as read before (its URL must still be the current one).
+        solved : int
+            The learner's score: exercises solved.
+        document : dict
+            The AGS score document to post.
+
+        Returns
+        -------
+        bool
+            Whether a score was queued.
+
+        Examples
+        --------
+        >>> from qkv.store.lti_links import LtiLinks
+        >>> database = Database("sqlite://")
+        >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
+        >>> links.remember_line_item("a" * 36, "L4.1", "i", "c", "s", "https://lms.example/li/1")
+        >>> [outbox.enqueue(links.line_item("a" * 36, "L4.1"), n, {}) for n in (0, 0, 1)]
+        [True, False, True]
+        >>> database.close()
+        """
+        now = utc_now()
+        with self.database.write() as conn:
+            changed = conn.execute(
+                update(_LINE_ITEMS)
+                .where(
+                    _LINE_ITEMS.c.learner_id == item.learner_id,
+                    _LINE_ITEMS.c.lesson_id == item.lesson_id,
+                    _LINE_ITEMS.c.lineitem_url == item.lineitem_url,
+                    or_(_LINE_ITEMS.c.last_score.is_(None), _LINE_ITEMS.c.last_score != solved),
+                )
+                .values(last_score=solved)
+            )
+            if changed.rowcount != 1:
+                return False
+            conn.execute(
+                insert(_OUTBOX).values(
+                    learner_id=item.learner_id,
+                    lesson_id=item.lesson_id,
+                    issuer=item.issuer,
+                    client_id=item.client_id,
+                    lineitem_url=item.lineitem_url,
+                    score_json=json.dumps(document),
+                    created_at=now,
+                    attempts=0,
+                    next_attempt_at=now,
+                )
+            )
+        return True
+
+    def claim(self, due_by: datetime | None = None, lease: timedelta = CLAIM_LEASE) -> list[OutboxEntry]:
+        """Claim the scores due by ``due_by`` (default now): for each learner and line item, its oldest
+        waiting score, when due.
+
+        A claimed score is held for ``lease`` of real time (whatever ``due_by`` says); if its sender neither
+        delivers it nor puts it back by then, another sender may claim it.
+
+        Parameters
+        ----------
+        due_by : datetime, optional
+            Claim the scores whose next attempt is due by then (UTC, naive); now by default.
+        lease : timedelta
+            How long the claim holds.
+
+        Returns
+        -------
+        list of OutboxEntry
+            The claimed scores, at most one per learner and line item.
+
+        Examples
+        --------
+        >>> ScoreOutbox(Database("sqlite://")).claim()
+        []
+        """
+        now = utc_now()
+        due_by = due_by or now
+        with self.database.read() as conn:
+            rows = conn.execute(
+                select(_OUTBOX).where(_OUTBOX.c.sent_at.is_(None)).order_by(_OUTBOX.c.id).limit(CLAIM_SCAN)
+            ).all()
+        firsts: dict[tuple[str, str], Any] = {}
+        for row in rows:
+            firsts.setdefault((row.learner_id, row.lineitem_url), row)
+        claimed = []
+        for row in firsts.values():
+            free = row.claimed_until is None or row.claimed_until <= now
+            if row.next_attempt_at > due_by or not free:
+                continue
+            with self.database.write() as conn:
+                taken = conn.execute(
+                    update(_OUTBOX)
+                    .where(
+                        _OUTBOX.c.id == row.id,
+                        _OUTBOX.c.sent_at.is_(None),
+                        or_(_OUTBOX.c.claimed_until.is_(None), _OUTBOX.c.claimed_until <= now),
+                    )
+                    .values(claimed_until=now + lease)
+                )
+            if taken.rowcount == 1:
+                claimed.append(_entry(row))
+        return claimed
+
+    def delivered(self, entry_id: int) -> None:
+        """Mark a score delivered: it is never sent again."""
+        with self.database.write() as conn:
+            conn.execute(
+                update(_OUTBOX).where(_OUTBOX.c.id == entry_id).values(sent_at=utc_now(), claimed_until=None)
+            )
+
+    def failed(self, entry_id: int, error: str, now: datetime | None = None) -> datetime:
+        """Put a score back after a failed post.
+
+        Parameters
+        ----------
+        entry_id : int
+            The score's id.
+        error : str
+            Why the post failed (the instructor's page shows it).
+        now : datetime, optional
+            When it failed; now by default.
+
+        Returns
+        -------
+        datetime
+            When the score will be tried next (``retry_delay`` after ``now``).
+        """
+        now = now or utc_now()
+        with self.database.write() as conn:
+            attempts = (
+                conn.execute(select(_OUTBOX.c.attempts).where(_OUTBOX.c.id == entry_id)).scalar_one() + 1
+            )
+            at = now + retry_delay(attempts)
+            conn.execute(
+                update(_OUTBOX)
+                .where(_OUTBOX.c.id == entry_id)
+                .values(attempts=attempts, next_attempt_at=at, claimed_until=None, last_error=error[:2000])
+            )
+        return at
+
+    def waiting(self) -> list[OutboxEntry]:
+        """Every score not yet delivered, oldest first.
+
+        Examples
+        --------
+        >>> ScoreOutbox(Database("sqlite://")).waiting()
+        []
+        """
+        with self.database.read() as conn:
+            rows = conn.execute(select(_OUTBOX).where(_OUTBOX.c.sent_at.is_(None)).order_by(_OUTBOX.c.id))
+            return [_entry(row) for row in rows]
+
+    def delivered_count(self) -> int:
+        """How many scores reached their LMS.
+
+        Examples
+        --------
+        >>> ScoreOutbox(Database("sqlite://")).delivered_count()
+        0
+        """
+        with self.database.read() as conn:
+            count = conn.execute(
+                select(func.count()).select_from(_OUTBOX).where(_OUTBOX.c.sent_at.is_not(None))
+            )
+            return int(count.scalar_one())
+
+
+__all__ = ["OutboxEntry", "ScoreOutbox", "retry_delay"]

@@ -1,0 +1,94 @@
+"""Each platform's public keys, fetched from its JWKS URL and cached; an unknown key id fetches again.
+
+A platform rotates its keys by publishing a new one and signing with it: a token whose ``kid`` the cached
+set does not have makes the cache fetch the set once more before the token is refused.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import httpx
+import jwt
+
+from qkv.web.lti.refusal import LaunchRefused
+
+MAX_AGE_S = 600.0
+
+
+class PlatformKeys:
+    """A cache of JWKS documents by URL.
+
+    Parameters
+    ----------
+    client : httpx.Client
+        How the documents are fetched.
+    max_age_s : float
+        How long a fetched set is used before it is fetched again.
+    """
+
+    def __init__(self, client: httpx.Client, max_age_s: float = MAX_AGE_S) -> None:
+        self._client = client
+        self._max_age_s = max_age_s
+        self._sets: dict[str, tuple[float, jwt.PyJWKSet]] = {}
+        self._lock = threading.Lock()
+
+    def key_for(self, jwks_url: str, kid: str | None) -> Any:
+        """The public key that signed a token with this ``kid`` (the only key, when the token names none).
+
+        Parameters
+        ----------
+        jwks_url : str
+            The platform's key set.
+        kid : str or None
+            The key id in the token's header.
+
+        Returns
+        -------
+        object
+            The key, as PyJWT takes it for ``jwt.decode``.
+
+        Raises
+        ------
+        LaunchRefused
+            502 when the JWKS URL cannot be read; 403 when no key matches.
+        """
+        with self._lock:
+            cached = self._sets.get(jwks_url)
+        fresh = cached is not None and time.monotonic() - cached[0] < self._max_age_s
+        keys = cached[1] if cached is not None and fresh else self._fetch(jwks_url)
+        found = _pick(keys, kid)
+        if found is None and fresh:
+            found = _pick(self._fetch(jwks_url), kid)  # rotated: the set we had is out of date
+        if found is None:
+            named = f"the key id {kid!r}" if kid else "no key id, and the set has more than one key"
+            raise LaunchRefused(
+                403,
+                f"The id token was signed with {named}, which the platform's key set at {jwks_url} does not "
+                "have; check the JWKS URL registered with 'qkv lti add-platform' for this platform.",
+            )
+        return found.key
+
+    def _fetch(self, jwks_url: str) -> jwt.PyJWKSet:
+        try:
+            response = self._client.get(jwks_url, timeout=10.0)
+            response.raise_for_status()
+            keys = jwt.PyJWKSet.from_dict(response.json())
+        except (httpx.HTTPError, ValueError, jwt.PyJWKSetError) as error:
+            raise LaunchRefused(
+                502,
+                f"qkv could not read the platform's public keys at {jwks_url} ({type(error).__name__}: "
+                f"{str(error)[:200]}); check that the JWKS URL registered for this platform is right and "
+                "that the LMS answers, then launch again.",
+            ) from None
+        with self._lock:
+            self._sets[jwks_url] = (time.monotonic(), keys)
+        return keys
+
+
+def _pick(keys: jwt.PyJWKSet, kid: str | None) -> jwt.PyJWK | None:
+    if kid is None:
+        return keys.keys[0] if len(keys.keys) == 1 else None
+    return next((key for key in keys.keys if key.key_id == kid), None)

@@ -1,0 +1,246 @@
+"""``/lti/login`` (OIDC third-party initiation), ``/lti/launch`` (the id token) and ``/lti/jwks.json``.
+
+The login answers with a page that sends the browser on to the LMS's auth URL (a ``<meta>`` refresh,
+since every ``Location`` this server sends is kept on this server); the launch answers with a page that
+opens the lesson (or, for an instructor, the class's LTI page) from this site, so the cookies it set are
+sent with that first request. Every refusal is a 4xx with a sentence, and nothing is logged as a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from html import escape
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from qkv.store.lti_platforms import PlatformRecord
+from qkv.web.forms import parse_form
+from qkv.web.lesson_progress import build_progress
+from qkv.web.lti import accounts_bridge, state_cookie
+from qkv.web.lti.claims import Launch
+from qkv.web.lti.id_token import state_refusal
+from qkv.web.lti.instructor_launch import sign_in_instructor
+from qkv.web.lti.refusal import LaunchRefused
+from qkv.web.lti.targets import lesson_target
+from qkv.web.lti.tool import LtiTool
+from qkv.web.redirects import public_origin
+from qkv.web.services import Services, get_services
+
+log = logging.getLogger("qkv.web.lti")
+router = APIRouter(include_in_schema=False)
+AppServices = Annotated[Services, Depends(get_services)]
+_NO_STORE = {"Cache-Control": "no-store"}
+_MAX_FORM_BYTES = 96 * 1024  # an id token with roles, context and service claims is a few KiB
+_MAX_FORM_FIELDS = 40  # LMSs add fields of their own (Canvas: canvas_region, lti_storage_target, ...)
+
+
+def tool_of(request: Request) -> LtiTool:
+    """The server's LTI tool."""
+    found: LtiTool = request.app.state.qkv_lti
+    return found
+
+
+def origin_of(services: Services, request: Request) -> str:
+    """This server's origin: ``--public-url`` when set, else the request's own."""
+    if services.settings.public_url:
+        return public_origin(services.settings.public_url)
+    return f"{request.url.scheme}://{request.url.netloc}".lower()
+
+
+async def _params(request: Request) -> dict[str, str]:
+    if request.method == "GET":
+        return {key: value for key, value in request.query_params.items()}
+    body = await request.body()
+    content_type = request.headers.get("content-type", "")
+    return parse_form(body, content_type, max_fields=_MAX_FORM_FIELDS, max_bytes=_MAX_FORM_BYTES)
+
+
+def _continue_page(url: str, title: str, text: str, status: int = 200) -> HTMLResponse:
+    """A page that sends the browser on to ``url`` at once (with a link for when refresh is off)."""
+    link = escape(url, quote=True)
+    body = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="refresh" content="0;url={link}"><title>{escape(title)}</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="color-scheme" content="light dark">'
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml"></head>'
+        f'<body><main><p>{escape(text)} <a href="{link}">Continue</a>.</p></main></body></html>'
+    )
+    return HTMLResponse(body, status_code=status, headers=_NO_STORE)
+
+
+def _refused(refusal: LaunchRefused) -> HTTPException:
+    log.info("LTI request refused (%d): %s", refusal.status, refusal)
+    return HTTPException(refusal.status, str(refusal))
+
+
+# -- the tool's keys --------------------------------------------------------------------------------
+
+
+@router.get("/lti/jwks.json", name="lti_jwks")
+def jwks(request: Request) -> JSONResponse:
+    """The tool's public keys, for the LMS to check what qkv signs."""
+    return JSONResponse(tool_of(request).key.jwks(), headers={"Cache-Control": "public, max-age=300"})
+
+
+# -- login ------------------------------------------------------------------------------------------
+
+
+@router.api_route("/lti/login", methods=["GET", "POST"], name="lti_login")
+async def login(request: Request, services: AppServices) -> Response:
+    """OIDC third-party login initiation: remember a state and nonce, send the browser to the LMS."""
+    params = await _params(request)
+    tool = tool_of(request)
+    try:
+        platform = await run_in_threadpool(_login_platform, tool, params)
+        target = params.get("target_link_uri", "")
+        lesson_target(
+            target, origin_of(services, request), [lesson.id for lesson in services.catalog.lessons]
+        )
+        login_hint = params.get("login_hint", "")
+        if not login_hint:
+            raise LaunchRefused(400, "The login request has no login_hint; the LMS must send one (LTI 1.3).")
+    except LaunchRefused as refusal:
+        raise _refused(refusal) from None
+    state, nonce = await run_in_threadpool(tool.logins.begin, platform.issuer, platform.client_id, target)
+    query = {
+        "scope": "openid",
+        "response_type": "id_token",
+        "response_mode": "form_post",
+        "prompt": "none",
+        "client_id": platform.client_id,
+        "redirect_uri": origin_of(services, request) + "/lti/launch",
+        "login_hint": login_hint,
+        "state": state,
+        "nonce": nonce,
+    }
+    if params.get("lti_message_hint"):
+        query["lti_message_hint"] = params["lti_message_hint"]
+    separator = "&" if "?" in platform.auth_url else "?"
+    page = _continue_page(
+        platform.auth_url + separator + urlencode(query),
+        "qkv: signing in",
+        "Signing you in through your LMS.",
+    )
+    for header in state_cookie.set_headers(state, secure=services.settings.secure_cookies):
+        page.headers.append("set-cookie", header)
+    return page
+
+
+def _login_platform(tool: LtiTool, params: dict[str, str]) -> PlatformRecord:
+    issuer, client_id = params.get("iss", ""), params.get("client_id", "")
+    if not issuer:
+        raise LaunchRefused(400, "The login request has no 'iss'; it must come from an LTI 1.3 platform.")
+    registered = tool.platforms.for_issuer(issuer)
+    if not registered:
+        raise LaunchRefused(
+            403,
+            f"The LMS {issuer!r} is not registered with this qkv server; an administrator registers it with "
+            "'qkv lti add-platform --issuer ...' (see docs/lms.md).",
+        )
+    if client_id:
+        for platform in registered:
+            if platform.client_id == client_id:
+                return platform
+        known = ", ".join(repr(p.client_id) for p in registered)
+        raise LaunchRefused(
+            403,
+            f"The LMS {issuer!r} sent the client id {client_id!r}, but qkv knows it with {known}; check the "
+            "client id given to 'qkv lti add-platform'.",
+        )
+    if len(registered) > 1:
+        raise LaunchRefused(
+            400,
+            f"qkv has {len(registered)} registrations of {issuer!r}, and the login request does not say "
+            "which (no client_id); have the LMS send client_id, or keep one registration.",
+        )
+    return registered[0]
+
+
+# -- launch -----------------------------------------------------------------------------------------
+
+
+@router.post("/lti/launch", name="lti_launch")
+async def launch(request: Request, services: AppServices) -> Response:
+    """Check the id token, sign the person in, open the lesson (or the instructor's class page)."""
+    params = await _params(request)
+    tool = tool_of(request)
+    state = params.get("state", "")
+    try:
+        if not state:
+            raise LaunchRefused(400, "The launch has no state; it must complete a login begun at /lti/login.")
+        if not state_cookie.came_back(state, request.cookies):
+            raise LaunchRefused(
+                401,
+                "This browser did not bring back the cookie qkv set when the login began, so the launch "
+                "cannot be tied to it. Open qkv in a new window (not inside the LMS page), serve qkv over "
+                "HTTPS (--public-url https://..., --secure-cookies), allow cookies for it, and launch again.",
+            )
+        checked = await run_in_threadpool(_check, tool, state, params.get("id_token", ""))
+        lesson_id = lesson_target(
+            checked.target_link_uri,
+            origin_of(services, request),
+            [lesson.id for lesson in services.catalog.lessons],
+        )
+    except LaunchRefused as refusal:
+        raise _refused(refusal) from None
+    if checked.is_instructor:
+        page = _continue_page(
+            "/instructor/lti", "qkv: instructor", "Opening the class in the instructor's view."
+        )
+        await run_in_threadpool(_remember_class, tool, checked)
+        session_cookie = await run_in_threadpool(sign_in_instructor, request, checked)
+        page.headers.append("set-cookie", session_cookie)
+    else:
+        url = f"/lessons/{lesson_id}" if lesson_id else "/"
+        page = _continue_page(url, "qkv: opening the lesson", "Opening the lesson.")
+        try:
+            learner_id = await run_in_threadpool(_launch_learner, services, tool, checked, lesson_id)
+        except LaunchRefused as refusal:
+            raise _refused(refusal) from None
+        await run_in_threadpool(accounts_bridge.sign_in, request, page, learner_id)
+    for header in state_cookie.clear_headers(state):
+        page.headers.append("set-cookie", header)
+    return page
+
+
+def _check(tool: LtiTool, state: str, id_token: str) -> Launch:
+    login = tool.logins.consume(state)
+    refusal = state_refusal(login)
+    if refusal is not None:
+        raise refusal
+    return tool.checker.check(id_token, login)
+
+
+def _remember_class(tool: LtiTool, checked: Launch) -> None:
+    if checked.context_id:
+        title = checked.context_title or checked.context_id
+        tool.links.remember_context(
+            checked.issuer, checked.client_id, checked.context_id, title[:255], checked.memberships_url
+        )
+
+
+def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_id: str | None) -> str:
+    learner_id = accounts_bridge.account_for(
+        services, checked.issuer, checked.subject, checked.name, checked.email
+    )
+    _remember_class(tool, checked)
+    if lesson_id is not None and checked.lineitem_url:
+        tool.links.remember_line_item(
+            learner_id, lesson_id, checked.issuer, checked.client_id, checked.subject, checked.lineitem_url
+        )
+        record_score(services, tool, learner_id, lesson_id)
+    return learner_id
+
+
+def record_score(services: Services, tool: LtiTool, learner_id: str, lesson_id: str) -> None:
+    """Queue the learner's score on the lesson for their LMS, if it changed (see ``scores``)."""
+    lesson = services.catalog.lesson(lesson_id)
+    progress: dict[str, Any] = build_progress(
+        lesson, services.store.progress.lesson_activity(learner_id, lesson_id)
+    )
+    tool.scores.lesson_changed(learner_id, lesson_id, progress["done"], progress["total"])

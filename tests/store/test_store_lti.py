@@ -1,0 +1,116 @@
+"""The LTI tables on SQLite and PostgreSQL: registrations, the shared tool key, login states used once,
+nonces used once, line items, and the score outbox's order, retries and claims."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from qkv.store.clock import utc_now
+from qkv.store.database import Database
+from qkv.store.lti_keys import StoredKey, tool_key
+from qkv.store.lti_links import LtiLinks
+from qkv.store.lti_logins import LtiLogins, StateOutcome
+from qkv.store.lti_outbox import ScoreOutbox
+from qkv.store.lti_platforms import LtiPlatforms
+
+LEARNER = "a" * 36
+LINE = "https://lms.example/lineitems/1"
+
+
+@pytest.fixture
+def database(database_url: str) -> Database:
+    opened = Database(database_url)
+    yield opened  # type: ignore[misc]
+    opened.close()
+
+
+def test_a_platform_is_registered_once_and_found_by_issuer(database: Database) -> None:
+    platforms = LtiPlatforms(database)
+    platforms.add("https://lms.example", "c1", ["d1", "d1", "d2"], "https://a", "https://t", "https://j")
+    platforms.add("https://lms.example", "c2", ["d3"], "https://a", "https://t", "https://j")
+    assert platforms.find("https://lms.example", "c1").deployment_ids == ("d1", "d2")  # type: ignore[union-attr]
+    assert [p.client_id for p in platforms.for_issuer("https://lms.example")] == ["c1", "c2"]
+    with pytest.raises(ValueError, match="is registered already"):
+        platforms.add("https://lms.example", "c1", ["d1"], "https://a", "https://t", "https://j")
+    assert platforms.remove("https://lms.example", "c2") == 1
+    assert [p.client_id for p in platforms.all()] == ["c1"]
+
+
+def test_every_server_gets_the_first_stored_tool_key(database_url: str) -> None:
+    first, second = Database(database_url), Database(database_url)
+    try:
+        made = tool_key(first, lambda: StoredKey("k1", "pem-1"))
+        assert tool_key(second, lambda: StoredKey("k2", "pem-2")) == made
+    finally:
+        first.close(), second.close()
+
+
+def test_a_login_state_is_used_once_and_expires(database: Database) -> None:
+    logins = LtiLogins(database)
+    state, nonce = logins.begin("https://lms.example", "c", "https://qkv.example/lessons/L4.1")
+    used = logins.consume(state)
+    assert (used.outcome, used.nonce, used.client_id) == (StateOutcome.FRESH, nonce, "c")
+    assert logins.consume(state).outcome is StateOutcome.USED
+    old, _ = logins.begin("https://lms.example", "c", "x", lifetime=timedelta(seconds=-1))
+    assert logins.consume(old).outcome is StateOutcome.EXPIRED
+    assert logins.consume("never-issued").outcome is StateOutcome.UNKNOWN
+
+
+def test_a_nonce_is_accepted_once(database: Database) -> None:
+    logins = LtiLogins(database)
+    later = utc_now() + timedelta(minutes=5)
+    assert logins.use_nonce("https://lms.example", "n", later)
+    assert not logins.use_nonce("https://lms.example", "n", later)
+    assert logins.use_nonce("https://other.example", "n", later)  # nonces are per issuer
+
+
+def _queued(database: Database, *scores: int) -> ScoreOutbox:
+    links, outbox = LtiLinks(database), ScoreOutbox(database)
+    links.remember_line_item(LEARNER, "L4.1", "https://lms.example", "c", "sub-1", LINE)
+    for score in scores:
+        outbox.enqueue(links.line_item(LEARNER, "L4.1"), score, {"scoreGiven": score})  # type: ignore[arg-type]
+    return outbox
+
+
+def test_only_a_change_of_score_is_queued(database: Database) -> None:
+    outbox = _queued(database, 1, 1, 2, 2, 1)
+    assert [entry.document["scoreGiven"] for entry in outbox.waiting()] == [1, 2, 1]
+
+
+def test_scores_are_claimed_in_order_one_at_a_time_per_line_item(database: Database) -> None:
+    outbox = _queued(database, 1, 2)
+    first = outbox.claim()
+    assert [entry.document["scoreGiven"] for entry in first] == [1]
+    assert outbox.claim() == []  # held by its claim, and the second waits behind it
+    outbox.delivered(first[0].id)
+    assert [entry.document["scoreGiven"] for entry in outbox.claim()] == [2]
+
+
+def test_a_failed_score_waits_with_back_off_and_is_never_lost(database: Database) -> None:
+    outbox = _queued(database, 1, 2)
+    (entry,) = outbox.claim()
+    now = utc_now()
+    retry_at = outbox.failed(entry.id, "The LMS answered 503.", now)
+    assert retry_at == now + timedelta(seconds=5)
+    assert outbox.claim(now + timedelta(seconds=4)) == []  # not yet, and the second may not overtake it
+    again = outbox.claim(now + timedelta(seconds=6))
+    assert [e.document["scoreGiven"] for e in again] == [1]
+    assert outbox.failed(again[0].id, "down", now) == now + timedelta(seconds=10)
+    assert [e.last_error for e in outbox.waiting()] == ["down", None]
+
+
+def test_an_abandoned_claim_is_taken_over_after_its_lease(database: Database) -> None:
+    outbox = _queued(database, 1, 2)
+    assert len(outbox.claim(lease=timedelta(seconds=-1))) == 1  # a lease already over: its sender died
+    (again,) = outbox.claim(lease=timedelta(minutes=5))
+    assert again.document["scoreGiven"] == 1  # taken over, and the second still waits behind it
+    assert outbox.claim(utc_now() + timedelta(hours=2)) == []  # a held lease is real time, whatever is due
+
+
+def test_a_new_line_item_starts_unscored(database: Database) -> None:
+    links = LtiLinks(database)
+    outbox = _queued(database, 3)
+    links.remember_line_item(LEARNER, "L4.1", "https://lms.example", "c", "sub-1", LINE + "-new")
+    assert outbox.enqueue(links.line_item(LEARNER, "L4.1"), 3, {"scoreGiven": 3})  # type: ignore[arg-type]

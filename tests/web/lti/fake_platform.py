@@ -1,0 +1,259 @@
+"""A fake LMS written for the tests (as PrairieLearn's tests have one): an LTI 1.3 platform served on a
+local port, with its JWKS, the OIDC auth endpoint, a token endpoint that checks the tool's client assertion
+against the tool's /lti/jwks.json, AGS line items that record the scores posted to them, and NRPS
+memberships. It is deliberately small and strict: a request an LMS would refuse, it refuses.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+import httpx
+import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from jwt.algorithms import RSAAlgorithm
+
+LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
+INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+MEMBERSHIP_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+CLIENT_ID = "qkv-client"
+DEPLOYMENT_ID = "deployment-1"
+CONTEXT_ID = "course-7"
+
+
+@dataclass
+class SigningKey:
+    kid: str
+    private: Any
+
+    @classmethod
+    def new(cls) -> SigningKey:
+        return cls(secrets.token_hex(8), rsa.generate_private_key(public_exponent=65537, key_size=2048))
+
+    def public_jwk(self) -> dict[str, Any]:
+        jwk: dict[str, Any] = RSAAlgorithm.to_jwk(self.private.public_key(), as_dict=True)
+        return {**jwk, "kid": self.kid, "alg": "RS256", "use": "sig"}
+
+
+@dataclass
+class User:
+    sub: str
+    name: str
+    email: str
+    roles: list[str]
+
+
+@dataclass
+class FakePlatform:
+    """The LMS's state; ``app`` serves it. ``url`` is set once it is served."""
+
+    url: str = ""
+    tool_url: str = ""  # where the tool is; its JWKS is read from {tool_url}/lti/jwks.json
+    keys: list[SigningKey] = field(default_factory=lambda: [SigningKey.new()])
+    users: dict[str, User] = field(default_factory=dict)
+    scores: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # line item id -> scores
+    down: bool = False  # the AGS and token endpoints answer 503
+    tokens: dict[str, set[str]] = field(default_factory=dict)
+    assertions_checked: int = 0
+    jwks_fetches: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def issuer(self) -> str:
+        return self.url
+
+    def register_with(self, platforms: Any) -> None:
+        """Register this platform with the tool (as ``qkv lti add-platform`` would)."""
+        platforms.add(
+            self.issuer,
+            CLIENT_ID,
+            [DEPLOYMENT_ID],
+            f"{self.url}/auth",
+            f"{self.url}/token",
+            f"{self.url}/jwks",
+        )
+
+    def add_user(self, sub: str, name: str, roles: list[str] | None = None) -> User:
+        user = User(sub, name, f"{sub}@school.example", roles or [LEARNER])
+        self.users[sub] = user
+        return user
+
+    def rotate(self) -> None:
+        """Publish a new key and sign with it from now on (the old one stays published)."""
+        self.keys.insert(0, SigningKey.new())
+
+    def lineitem_url(self, item: str) -> str:
+        return f"{self.url}/lineitems/{item}"
+
+    def login_url(self, target: str, sub: str, *, client_id: bool = True) -> str:
+        """Where the LMS sends a browser to start a launch (the tool's OIDC login initiation)."""
+        params = {
+            "iss": self.issuer,
+            "login_hint": sub,
+            "target_link_uri": target,
+            "lti_message_hint": target,
+        }
+        if client_id:
+            params |= {"client_id": CLIENT_ID, "lti_deployment_id": DEPLOYMENT_ID}
+        return f"{self.tool_url}/lti/login?" + httpx.QueryParams(params).__str__()
+
+    def claims_for(self, sub: str, target: str, nonce: str) -> dict[str, Any]:
+        """The id token's claims for a launch of ``sub`` to ``target``: a resource link with AGS and NRPS."""
+        user = self.users[sub]
+        lesson = target.rstrip("/").rsplit("/", 1)[-1]
+        now = int(time.time())
+        return {
+            "iss": self.issuer,
+            "aud": CLIENT_ID,
+            "azp": CLIENT_ID,
+            "sub": sub,
+            "iat": now,
+            "exp": now + 300,
+            "nonce": nonce,
+            "name": user.name,
+            "email": user.email,
+            LTI + "message_type": "LtiResourceLinkRequest",
+            LTI + "version": "1.3.0",
+            LTI + "deployment_id": DEPLOYMENT_ID,
+            LTI + "target_link_uri": target,
+            LTI + "roles": user.roles,
+            LTI + "resource_link": {"id": f"link-{lesson}"},
+            LTI + "context": {"id": CONTEXT_ID, "title": "Attention, autumn term"},
+            AGS: {"scope": [SCORE_SCOPE], "lineitem": self.lineitem_url(lesson)},
+            NRPS: {
+                "context_memberships_url": f"{self.url}/memberships/{CONTEXT_ID}",
+                "service_versions": ["2.0"],
+            },
+        }
+
+    def sign(
+        self, claims: dict[str, Any], *, key: SigningKey | None = None, headers: dict[str, Any] | None = None
+    ) -> str:
+        key = key or self.keys[0]
+        return jwt.encode(claims, key.private, algorithm="RS256", headers={"kid": key.kid, **(headers or {})})
+
+    def received(self, item: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.scores.get(item, []))
+
+
+def auto_post_form(action: str, fields: dict[str, str]) -> str:
+    """The page an LMS answers the auth request with: a form that posts itself to the tool."""
+    inputs = "".join(
+        f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items()
+    )
+    return (
+        f'<!doctype html><title>LMS</title><link rel="icon" href="data:,"><form id="launch" method="post" action="{escape(action)}">{inputs}'
+        '<button type="submit">Continue</button></form>'
+        "<script>document.getElementById('launch').submit()</script>"
+    )
+
+
+def platform_app(platform: FakePlatform) -> FastAPI:
+    """The LMS's endpoints."""
+    app = FastAPI()
+
+    @app.get("/jwks")
+    def jwks() -> dict[str, Any]:
+        platform.jwks_fetches += 1
+        return {"keys": [key.public_jwk() for key in platform.keys]}
+
+    @app.get("/auth")
+    def auth(request: Request) -> HTMLResponse:
+        q = request.query_params
+        problems = [
+            name
+            for name, ok in [
+                ("scope", q.get("scope") == "openid"),
+                ("response_type", q.get("response_type") == "id_token"),
+                ("response_mode", q.get("response_mode") == "form_post"),
+                ("client_id", q.get("client_id") == CLIENT_ID),
+                ("redirect_uri", q.get("redirect_uri", "").endswith("/lti/launch")),
+                ("nonce", bool(q.get("nonce"))),
+                ("state", bool(q.get("state"))),
+                ("login_hint", q.get("login_hint") in platform.users),
+            ]
+            if not ok
+        ]
+        if problems:
+            raise HTTPException(400, f"bad auth request: {problems}")
+        target = q.get("lti_message_hint", "")
+        token = platform.sign(platform.claims_for(q["login_hint"], target, q["nonce"]))
+        return HTMLResponse(auto_post_form(q["redirect_uri"], {"id_token": token, "state": q["state"]}))
+
+    @app.post("/token")
+    async def token(request: Request) -> Response:
+        if platform.down:
+            return JSONResponse({"error": "temporarily_unavailable"}, status_code=503)
+        form = await request.form()
+        if form.get("grant_type") != "client_credentials" or form.get("client_assertion_type") != (
+            "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        ):
+            return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+        assertion = str(form.get("client_assertion", ""))
+        tool_keys = jwt.PyJWKSet.from_dict(httpx.get(f"{platform.tool_url}/lti/jwks.json").json())
+        kid = jwt.get_unverified_header(assertion).get("kid")
+        key = next((k for k in tool_keys.keys if k.key_id == kid), None)
+        if key is None:
+            return JSONResponse({"error": "invalid_client", "detail": "unknown kid"}, status_code=401)
+        try:
+            claims = jwt.decode(assertion, key.key, algorithms=["RS256"], audience=f"{platform.url}/token")
+        except jwt.PyJWTError as error:
+            return JSONResponse({"error": "invalid_client", "detail": str(error)}, status_code=401)
+        if claims.get("iss") != CLIENT_ID or claims.get("sub") != CLIENT_ID:
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        platform.assertions_checked += 1
+        access = secrets.token_urlsafe(16)
+        platform.tokens[access] = set(str(form.get("scope", "")).split())
+        return JSONResponse({"access_token": access, "token_type": "bearer", "expires_in": 3600})
+
+    def scopes_of(request: Request) -> set[str]:
+        given = request.headers.get("authorization", "").removeprefix("Bearer ")
+        if given not in platform.tokens:
+            raise HTTPException(401, "unknown token")
+        return platform.tokens[given]
+
+    @app.post("/lineitems/{item}/scores")
+    async def scores(item: str, request: Request) -> Response:
+        if platform.down:
+            return JSONResponse({"error": "down"}, status_code=503)
+        if SCORE_SCOPE not in scopes_of(request):
+            raise HTTPException(403, "no score scope")
+        if request.headers.get("content-type") != "application/vnd.ims.lis.v1.score+json":
+            raise HTTPException(415, "wrong content type")
+        score = await request.json()
+        with platform.lock:
+            platform.scores.setdefault(item, []).append(score)
+        return Response(status_code=200)
+
+    @app.get("/memberships/{context}")
+    def memberships(context: str, request: Request, page: int = 0) -> Response:
+        if MEMBERSHIP_SCOPE not in scopes_of(request):
+            raise HTTPException(403, "no membership scope")
+        people = sorted(platform.users.values(), key=lambda user: user.sub)
+        chunk = people[page * 2 : page * 2 + 2]  # two per page, so the tool must follow rel="next"
+        body = {
+            "id": f"{platform.url}/memberships/{context}",
+            "context": {"id": context},
+            "members": [
+                {"status": "Active", "user_id": u.sub, "name": u.name, "email": u.email, "roles": u.roles}
+                for u in chunk
+            ],
+        }
+        headers = {}
+        if (page + 1) * 2 < len(people):
+            headers["Link"] = f'<{platform.url}/memberships/{context}?page={page + 1}>; rel="next"'
+        return JSONResponse(body, headers=headers)
+
+    return app

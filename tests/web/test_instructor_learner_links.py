@@ -1,0 +1,63 @@
+"""The instructor's "Sign-in link" button on the Learners table: only for accounts, only for instructors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from tests.web.backend_fixtures import Browser
+
+HTML = {"accept": "text/html"}
+
+
+def _instructor(app: FastAPI) -> tuple[TestClient, str]:
+    _, token = app.state.qkv.store.instructors.add("Grace")
+    client = TestClient(app)
+    assert (
+        client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False).status_code == 303
+    )
+    page = client.get("/instructor", headers=HTML)
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    assert csrf is not None
+    return client, csrf.group(1)
+
+
+def test_the_button_shows_for_accounts_and_makes_a_link_that_signs_in(
+    make_app: Callable[..., FastAPI],
+) -> None:
+    app = make_app()
+    store = app.state.qkv.store
+    ada = store.accounts.find_or_create(None, "s-1001", "Ada Lovelace")
+    anonymous = Browser(app).open_lesson()
+    anonymous.answer("q", "3, 2")
+    client, csrf = _instructor(app)
+    page = client.get("/instructor", headers=HTML).text
+    assert f'action="/instructor/learners/{ada}/sign-in-link"' in page
+    assert page.count("/sign-in-link") == 1  # the anonymous learner has no account, so no button
+    made = client.post(f"/instructor/learners/{ada}/sign-in-link", data={"csrf_token": csrf}, headers=HTML)
+    assert made.status_code == 200 and made.headers["cache-control"] == "no-store"
+    assert "Sign-in link for Ada Lovelace" in made.text and 'src="data:image/svg+xml;base64,' in made.text
+    link = re.search(r'<a href="http://testserver/sign-in\?token=([^"]+)">', made.text)
+    assert link is not None
+    learner = Browser(app)
+    assert learner.client.post("/sign-in", data={"token": link.group(1)}).status_code == 200
+    assert "Ada Lovelace" in learner.client.get("/", headers=HTML).text
+
+
+def test_the_button_needs_an_instructor_their_csrf_token_and_an_account(
+    make_app: Callable[..., FastAPI],
+) -> None:
+    app = make_app()
+    ada = app.state.qkv.store.accounts.find_or_create(None, "s-1001", "Ada")
+    url = f"/instructor/learners/{ada}/sign-in-link"
+    learner = Browser(app).open_lesson()
+    refused = learner.client.post(url, data={"csrf_token": learner.token})
+    assert refused.status_code == 403  # a learner's browser
+    assert TestClient(app).post(url, data={}).status_code == 401
+    client, csrf = _instructor(app)
+    assert client.post(url, data={"csrf_token": "forged"}).status_code == 403
+    unknown = client.post("/instructor/learners/" + "c" * 36 + "/sign-in-link", data={"csrf_token": csrf})
+    assert unknown.status_code == 404 and "has no account" in unknown.json()["detail"]
