@@ -1,4 +1,6 @@
-"""The layers run one way: core <- grading <- lessons <- web, cli; the store and the sandbox harness stand alone.
+"""The layers run one way: core <- grading <- lessons <- web <- remote_grading <- cli; the store and the sandbox
+harness stand alone. (remote_grading, the job queue of graders on other machines, needs the lessons to grade
+and the web's interface it implements; the web never imports it: ``qkv serve`` hands it to the app.)
 
 Every module's imports are read from its syntax tree, relative ones resolved against the module's package.
 Dynamic imports (``import_module``, ``__import__``, ``spec_from_file_location``, ``runpy``, …) are refused
@@ -38,7 +40,8 @@ ALLOWED = {
     "content": {"core", "grading"},
     "store": {"store"},
     "web": {"core", "grading", "lessons", "store", "web"},
-    "cli": {"core", "grading", "lessons", "store", "web", "cli"},
+    "remote_grading": {"core", "grading", "lessons", "store", "web", "remote_grading"},
+    "cli": {"core", "grading", "lessons", "store", "web", "remote_grading", "cli"},
     "harness": set(),
 }
 
@@ -59,7 +62,7 @@ def layer_of_module(name: str) -> str | None:
     parts = name.split(".")
     if parts[0] != "qkv":
         return None
-    if len(parts) == 1 or parts[1] not in {"grading", "lessons", "store", "web", "cli"}:
+    if len(parts) == 1 or parts[1] not in {"grading", "lessons", "store", "web", "remote_grading", "cli"}:
         return "core"
     return parts[1]
 
@@ -140,6 +143,13 @@ def test_every_module_imports_along_the_layers() -> None:
         ("lessons", "name = 'qkv.web.app'\n__import__(name)\n", "imports dynamically"),
         ("harness", "from qkv.grading.values import clean_text\n", "the harness layer imports qkv.grading"),
         ("lessons", "from qkv.web import app\n", "the lessons layer imports qkv.web (web)"),
+        (
+            "web",
+            "from qkv.remote_grading import QueueSubmitter\n",
+            "the web layer imports qkv.remote_grading (remote_grading)",
+        ),
+        ("store", "from qkv.remote_grading import queue\n", "the store layer imports qkv.remote_grading"),
+        ("remote_grading", "from qkv.cli.serve import serve\n", "the remote_grading layer imports qkv.cli"),
     ],
 )
 def test_the_layer_check_catches_a_wrong_import(

@@ -14,6 +14,7 @@ from qkv.store import (
     CodeWork,
     Database,
     Gradebook,
+    GradingJobs,
     InstructorDesk,
     Learners,
     Progress,
@@ -69,7 +70,17 @@ def test_the_store_is_the_composition_of_its_repositories() -> None:
 
 
 def test_the_repositories_public_methods_have_runnable_examples() -> None:
-    for kind in (Database, Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, Store):
+    for kind in (
+        Database,
+        Learners,
+        Progress,
+        CodeWork,
+        ClientBudgets,
+        Gradebook,
+        InstructorDesk,
+        GradingJobs,
+        Store,
+    ):
         for name, method in inspect.getmembers(kind, inspect.isfunction):
             if name.startswith("_") or name == "close":
                 continue

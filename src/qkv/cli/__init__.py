@@ -11,6 +11,7 @@ def build() -> object:
 
     from qkv import __version__
     from qkv.cli.check import check
+    from qkv.cli.grader import grader
     from qkv.cli.instructor import instructor
     from qkv.cli.learners import learners
     from qkv.cli.lessons import lessons
@@ -23,7 +24,7 @@ def build() -> object:
     def cli() -> None:
         """qkv: queries, keys and values: an interactive course on attention."""
 
-    for command in (check, lessons, serve, progress, instructor, learners, lti):
+    for command in (check, lessons, serve, grader, progress, instructor, learners, lti):
         cli.add_command(command)
     return cli
 

@@ -13,6 +13,7 @@ import click
 
 if TYPE_CHECKING:
     from qkv.grading.cgroups import CgroupHost
+    from qkv.web.grading_backend import RemoteGrading
 
 SECRET_KEY_ENV = "QKV_SECRET_KEY"
 BUBBLEWRAP_MISSING = (
@@ -59,6 +60,21 @@ def _secret_key(file: Path | None) -> str | None:
     return key
 
 
+def _remote_grading(database_url: str, capacity: int, per_client: int) -> RemoteGrading:
+    """The web server's side of ``--grading remote``, or a usage error in a sentence (SQLite, a bad bound)."""
+    try:
+        from qkv.remote_grading import QueueSubmitter, RemoteGradingError
+    except ModuleNotFoundError as missing:
+        raise click.UsageError(
+            f"--grading remote needs the '{missing.name}' package, which is not installed; install the "
+            "grader extra with: pip install 'qkv[grader]'"
+        ) from None
+    try:
+        return QueueSubmitter(database_url, capacity=capacity, per_client=per_client)
+    except (RemoteGradingError, ValueError) as error:
+        raise click.UsageError(str(error)) from None
+
+
 def _exit_cleanly(signum: int, _frame: object) -> None:
     raise SystemExit(0)
 
@@ -87,6 +103,24 @@ def _port_in_use(host: str, port: int) -> bool:
     "--allow-unsandboxed",
     is_flag=True,
     help="When bubblewrap is missing, grade code with resource limits only (unsafe for untrusted learners).",
+)
+@click.option(
+    "--grading",
+    "grading_mode",
+    type=click.Choice(["local", "remote"]),
+    default="local",
+    show_default=True,
+    help="local: grade programs in this server's processes. remote (PostgreSQL only): only put them in the "
+    "job queue in the database, for 'qkv grader' processes on any machine to grade.",
+)
+@click.option(
+    "--grading-wait",
+    default=25.0,
+    show_default=True,
+    type=click.FloatRange(0.5, 120.0),
+    metavar="SECONDS",
+    help="With --grading remote: how long a Run request waits for its verdict before answering 202 (the "
+    "page then asks again, from any server).",
 )
 @click.option(
     "--grading-concurrency",
@@ -198,6 +232,8 @@ def serve(
     port: int,
     database_url: str | None,
     allow_unsandboxed: bool,
+    grading_mode: str,
+    grading_wait: float,
     grading_concurrency: int,
     grading_queue: int,
     grading_per_client: int,
@@ -224,7 +260,11 @@ def serve(
     from qkv.web.protocol import HeadTimeoutH11Protocol
     from qkv.web.settings import Settings
 
-    if _sandbox_available():
+    url = database_url or default_database_url()
+    remote = _remote_grading(url, grading_queue, grading_per_client) if grading_mode == "remote" else None
+    if remote is not None:
+        grading = remote.description
+    elif _sandbox_available():
         grading = "in the bubblewrap sandbox"
     elif allow_unsandboxed:
         click.echo(
@@ -241,7 +281,6 @@ def serve(
         )
         grading = "off (bubblewrap is missing)"
 
-    url = database_url or default_database_url()
     try:
         settings = Settings(
             database_url=url,
@@ -251,6 +290,7 @@ def serve(
             grading_queue=grading_queue,
             grading_per_client=grading_per_client,
             grading_slice_s=grading_slice,
+            remote_wait_s=grading_wait,
             identities_per_address=identities_per_address,
             keep_submissions=keep_submissions,
             client_storage_per_day=client_storage_per_day * 1024 * 1024,
@@ -263,7 +303,7 @@ def serve(
             raise click.ClickException(
                 f"Port {port} on {host} is already in use; choose another with --port."
             )
-        app = create_app(settings, catalog=load_catalog(content))
+        app = create_app(settings, catalog=load_catalog(content), remote=remote)
     except (StoreError, ValueError, LessonError) as error:
         raise click.ClickException(str(error)) from None
 

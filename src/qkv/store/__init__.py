@@ -14,11 +14,14 @@ Public names
 ------------
 Store
     The composition the app opens once: ``database``, ``learners``, ``progress``, ``code``,
-    ``budgets``, ``gradebook``, ``instructors``, ``accounts``; ``shared_secret``, ``ping``, ``close``.
+    ``budgets``, ``gradebook``, ``instructors``, ``accounts``, ``grading_jobs``; ``shared_secret``, ``ping``,
+    ``close``.
 Database
     One engine, opened and migrated; ``read()`` and ``write()`` transactions.
-Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, Accounts
+Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, Accounts, GradingJobs
     The repositories (also reachable as the store's attributes).
+Admission, Admitted, JobState, JobView, Program, QueueHealth
+    The jobs of remote grading: what ``GradingJobs`` returns.
 AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity, GradebookRow, Keeping
     What they return.
 AccountRecord, MergeReport, RosterEntry
@@ -45,6 +48,7 @@ from qkv.store.code_work import CodeWork
 from qkv.store.database import Database
 from qkv.store.engine import PoolLimits, create_store_engine, default_database_url, describe_url
 from qkv.store.gradebook import Gradebook, GradebookRow
+from qkv.store.grading_jobs import Admission, Admitted, GradingJobs, JobState, JobView, Program, QueueHealth
 from qkv.store.instructors import InstructorDesk
 from qkv.store.learners import Learners, clean_display_name
 from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
@@ -58,6 +62,8 @@ __all__ = [
     "LATEST_VERSION",
     "AccountRecord",
     "Accounts",
+    "Admission",
+    "Admitted",
     "AnswerRecord",
     "ClientBudgets",
     "CodeRecord",
@@ -66,13 +72,18 @@ __all__ = [
     "ExerciseActivity",
     "Gradebook",
     "GradebookRow",
+    "GradingJobs",
     "InstructorDesk",
+    "JobState",
+    "JobView",
     "Keeping",
     "Learners",
     "LessonActivity",
     "MergeReport",
     "PoolLimits",
+    "Program",
     "Progress",
+    "QueueHealth",
     "RosterEntry",
     "RosterError",
     "Store",

@@ -115,6 +115,55 @@ class CodeWork:
         >>> database.close()
         """
         check_storable(source, "The program")
+        with self.database.write() as conn:
+            return self.record_in(
+                conn, learner_id, lesson_id, exercise_id, source, result, own_work=own_work, client=client
+            )
+
+    def record_in(
+        self,
+        conn: Connection,
+        learner_id: str,
+        lesson_id: str,
+        exercise_id: str,
+        source: str,
+        result: Mapping[str, Any],
+        *,
+        own_work: bool = True,
+        client: str | None = None,
+    ) -> Keeping:
+        """:meth:`record` inside the caller's write transaction ``conn`` (so that it commits with it).
+
+        A verdict written by a remote grader is saved with the job's row in one transaction, so the
+        program counts once however many graders finish the job.
+
+        Parameters
+        ----------
+        conn : sqlalchemy.Connection
+            A connection inside ``database.write()``.
+        learner_id, lesson_id, exercise_id, source, result, own_work, client
+            As for :meth:`record`.
+
+        Returns
+        -------
+        Keeping
+            What was kept of the program.
+
+        Raises
+        ------
+        ValueError
+            If the text holds a NUL or a lone surrogate, or ``client`` is no client key.
+
+        Examples
+        --------
+        >>> database = Database("sqlite://")
+        >>> code = CodeWork(database, ClientBudgets(database))
+        >>> with database.write() as conn:
+        ...     code.record_in(conn, "a" * 36, "L9.1", "shapes", "x = 1\\n", {"status": "pass", "tests": []})
+        <Keeping.ALL: 'all'>
+        >>> database.close()
+        """
+        check_storable(source, "The program")
         tests = result.get("tests") or []
         passed = sum(1 for test in tests if isinstance(test, Mapping) and test.get("status") == "pass")
         status = str(result.get("status", "error"))[:16]
@@ -122,53 +171,52 @@ class CodeWork:
         digest = source_hash(source)
         now = utc_now()
         key = (learner_id, lesson_id, exercise_id)
-        with self.database.write() as conn:
-            self.database.ensure_learner(conn, learner_id)
-            kept = self.budgets.keeping(conn, client)
-            previous = conn.execute(
-                select(source_of_program()).where(*rows_of(_CODE, key)).order_by(_CODE.c.id.desc()).limit(1)
-            ).scalar()
-            new_try = own_work and (previous is None or previous.strip() != source.strip())
-            stored = 0
-            if kept is not Keeping.NOTHING:
-                stored = text_bytes(document) + put_source(conn, learner_id, digest, source)
-                conn.execute(
-                    insert(_CODE).values(
-                        learner_id=learner_id,
-                        lesson_id=lesson_id,
-                        exercise_id=exercise_id,
-                        source="",
-                        source_sha256=digest,
-                        status=status,
-                        passed=passed,
-                        total=len(tests),
-                        result_json=document,
-                        created_at=now,
-                    )
+        self.database.ensure_learner(conn, learner_id)
+        kept = self.budgets.keeping(conn, client)
+        previous = conn.execute(
+            select(source_of_program()).where(*rows_of(_CODE, key)).order_by(_CODE.c.id.desc()).limit(1)
+        ).scalar()
+        new_try = own_work and (previous is None or previous.strip() != source.strip())
+        stored = 0
+        if kept is not Keeping.NOTHING:
+            stored = text_bytes(document) + put_source(conn, learner_id, digest, source)
+            conn.execute(
+                insert(_CODE).values(
+                    learner_id=learner_id,
+                    lesson_id=lesson_id,
+                    exercise_id=exercise_id,
+                    source="",
+                    source_sha256=digest,
+                    status=status,
+                    passed=passed,
+                    total=len(tests),
+                    result_json=document,
+                    created_at=now,
                 )
-            count_work(
-                conn,
-                key,
-                now,
-                attempt=True,
-                solved=status == "pass",
-                score=(passed, len(tests)),
-                new_try=new_try,
             )
-            if kept is not Keeping.NOTHING:
-                best = (
-                    select(_CODE.c.id)
-                    .where(*rows_of(_CODE, key))
-                    .order_by(_CODE.c.passed.desc(), _CODE.c.id)
-                    .limit(1)
-                    .scalar_subquery()
-                )
-                prune(conn, _CODE, key, keep=self.keep, keep_also=best, keeping=kept)
-                drop_unused_sources(conn, learner_id)
-            # What was sent to the grader is also the editor's latest text; past the budget a draft may
-            # not grow, so a longer one is dropped (the page then shows the last kept program).
-            grown = _put_draft(conn, key, source, kept, drop_if_refused=True)
-            self.budgets.charge(conn, client, stored + max(grown, 0))
+        count_work(
+            conn,
+            key,
+            now,
+            attempt=True,
+            solved=status == "pass",
+            score=(passed, len(tests)),
+            new_try=new_try,
+        )
+        if kept is not Keeping.NOTHING:
+            best = (
+                select(_CODE.c.id)
+                .where(*rows_of(_CODE, key))
+                .order_by(_CODE.c.passed.desc(), _CODE.c.id)
+                .limit(1)
+                .scalar_subquery()
+            )
+            prune(conn, _CODE, key, keep=self.keep, keep_also=best, keeping=kept)
+            drop_unused_sources(conn, learner_id)
+        # What was sent to the grader is also the editor's latest text; past the budget a draft may
+        # not grow, so a longer one is dropped (the page then shows the last kept program).
+        grown = _put_draft(conn, key, source, kept, drop_if_refused=True)
+        self.budgets.charge(conn, client, stored + max(grown, 0))
         return kept
 
     def save_draft(

@@ -354,6 +354,49 @@ def _lti_platforms_logins_and_scores(conn: Connection) -> None:
     meta.create_all(conn)
 
 
+def _grading_jobs_for_remote_graders(conn: Connection) -> None:
+    """Programs waiting for, or graded by, a grader on another machine (``qkv serve --grading remote``).
+
+    One row per job: the program and whom it is for, its place in line, and its verdict once a grader
+    wrote it. A learner has at most one job queued or running (a partial unique index).
+    """
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # exists: only the key's target
+    active = text("state IN ('queued', 'running')")
+    jobs = Table(
+        "grading_jobs",
+        meta,
+        Column("id", String(36), primary_key=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("client", String(64), nullable=False),
+        Column("storage_client", String(64)),
+        Column("source", Text, nullable=False),
+        Column("own_work", Boolean, nullable=False),
+        Column("state", String(16), nullable=False),
+        Column("priority", Integer, nullable=False),
+        Column("attempts", Integer, nullable=False),
+        Column("worker", String(128)),
+        Column("queue_job_id", BigInteger),
+        Column("result_json", Text),
+        Column("kept", String(16)),
+        Column("message", Text),
+        Column("created_at", DateTime, nullable=False),
+        Column("started_at", DateTime),
+        Column("finished_at", DateTime),
+    )
+    Index(
+        "ux_grading_jobs_one_active_per_learner",
+        jobs.c.learner_id,
+        unique=True,
+        postgresql_where=active,
+        sqlite_where=active,
+    )
+    Index("ix_grading_jobs_state_client", jobs.c.state, jobs.c.client)
+    jobs.create(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -363,6 +406,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v6_client_budgets_and_shared_sources,
     _learner_accounts_and_sessions,
     _lti_platforms_logins_and_scores,
+    _grading_jobs_for_remote_graders,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

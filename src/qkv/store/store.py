@@ -9,6 +9,7 @@ from qkv.store.code_work import CodeWork
 from qkv.store.database import Database
 from qkv.store.engine import PoolLimits
 from qkv.store.gradebook import Gradebook
+from qkv.store.grading_jobs import GradingJobs
 from qkv.store.instructors import InstructorDesk
 from qkv.store.learners import Learners
 from qkv.store.progress import Progress
@@ -57,6 +58,8 @@ class Store:
         Instructor accounts, sign-in links, sessions, and every learner's work to read.
     accounts : Accounts
         Learner accounts (an external identity for a learner id), their sign-in links and sessions.
+    grading_jobs : GradingJobs
+        Programs for graders on other machines, and their verdicts (``qkv serve --grading remote``).
 
     Raises
     ------
@@ -99,6 +102,7 @@ class Store:
         self.gradebook = Gradebook(self.database)
         self.instructors = InstructorDesk(self.database)
         self.accounts = Accounts(self.database)
+        self.grading_jobs = GradingJobs(self.database, self.code)
 
     def shared_secret(self, name: str) -> str:
         """A random secret stored once in the database and shared by every server that uses it.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Boolean, Date, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Date, DateTime, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -342,3 +342,44 @@ class LtiScoreOutbox(Base):
     claimed_until: Mapped[datetime | None] = mapped_column(DateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     sent_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class GradingJob(Base):
+    """A program for a grader on another machine, and its verdict (added with remote grading).
+
+    ``state`` is one of ``qkv.store.grading_jobs.JobState``'s values. While queued, a newer program of the
+    same learner replaces ``source``; a grader that takes the job marks it running, and the first verdict
+    written for it is the only one (the learner's progress is counted then, once).
+    """
+
+    __tablename__ = "grading_jobs"
+    __table_args__ = (
+        Index(
+            "ux_grading_jobs_one_active_per_learner",
+            "learner_id",
+            unique=True,
+            postgresql_where=text("state IN ('queued', 'running')"),
+            sqlite_where=text("state IN ('queued', 'running')"),
+        ),
+        Index("ix_grading_jobs_state_client", "state", "client"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    client: Mapped[str] = mapped_column(String(64), nullable=False)  # whose turn: the sending address
+    storage_client: Mapped[str | None] = mapped_column(String(64))  # whose storage budget pays
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    own_work: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    priority: Mapped[int] = mapped_column(Integer, nullable=False)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False)
+    worker: Mapped[str | None] = mapped_column(String(128))
+    queue_job_id: Mapped[int | None] = mapped_column(BigInteger)
+    result_json: Mapped[str | None] = mapped_column(Text)
+    kept: Mapped[str | None] = mapped_column(String(16))
+    message: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)

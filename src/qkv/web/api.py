@@ -15,9 +15,10 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from qkv.lessons import Exercise, Lesson
-from qkv.store import clean_display_name
+from qkv.store import JobState, clean_display_name
 from qkv.web import lti
 from qkv.web.clients import request_storage_key, seconds_to_next_day
+from qkv.web.grading_backend import RemoteProgram, final_reply, pending_reply
 from qkv.web.grading_queue import GradingBusy, GradingClosed
 from qkv.web.jsonsafe import SafeJSONResponse
 from qkv.web.lesson_progress import build_progress
@@ -147,14 +148,28 @@ async def post_code(
             f"/api/lessons/{lesson.id}/answers instead.",
         )
     _check_size(services, body.code)
+    # The starter code run as it is is not the learner's try (it does not bring the solution nearer).
+    own_work = body.code.strip() != (exercise.starter_code or "").strip()
+    if services.remote is not None:  # qkv serve --grading remote: a grader on another machine
+        program = RemoteProgram(
+            learner.id,
+            lesson.id,
+            exercise.id,
+            body.code,
+            client=_client_address(request),
+            storage_client=request_storage_key(request),
+            own_work=own_work,
+        )
+        return await _remote_run(services, program)
     if services.queue is None:
         raise HTTPException(503, services.grading_off_reason or "Grading is turned off on this server.")
     # No seed is passed: the grader draws fresh inputs for every run, as `qkv check` does, so expected
     # values shown by one run are no use in the next and a lookup table of them passes nothing. A failure
     # is repeated from its call, which writes out every argument; the result's seed repeats the whole run.
     try:
-        client = request.client.host if request.client else ""  # behind a trusted proxy: the forwarded one
-        future = services.queue.submit(body.code, exercise.suite, owner=learner.id, client=client)
+        future = services.queue.submit(
+            body.code, exercise.suite, owner=learner.id, client=_client_address(request)
+        )
     except GradingBusy as busy:  # 429: this learner's or this address's programs; 503: the line is full
         return SafeJSONResponse(
             {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
@@ -168,8 +183,6 @@ async def post_code(
             raise  # the client went away: nothing to answer
         return SafeJSONResponse({"detail": "You cancelled this run before it was graded."}, status_code=409)
     document = result.to_dict()
-    # The starter code run as it is is not the learner's try (it does not bring the solution nearer).
-    own_work = body.code.strip() != (exercise.starter_code or "").strip()
     kept = await run_in_threadpool(
         services.store.code.record,
         learner.id,
@@ -186,12 +199,80 @@ async def post_code(
     return {"result": document, "progress": progress, "kept": kept.value}
 
 
+def _client_address(request: Request) -> str:
+    """Whose turn a program takes in the fair line: the client address (forwarded, behind a trusted proxy)."""
+    return request.client.host if request.client else ""
+
+
+async def _remote_run(services: Services, program: RemoteProgram) -> Any:
+    """Hand the program to the remote graders and answer with its verdict, or 202 while it has none yet."""
+    assert services.remote is not None
+    try:
+        job_id = await services.remote.submit(program)
+    except GradingBusy as busy:  # 429: this learner's or this address's programs; 503: the line is full
+        return SafeJSONResponse(
+            {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
+        )
+    return await _job_answer(services, job_id, program.lesson_id)
+
+
+async def _job_answer(services: Services, job_id: str, lesson_id: str) -> Any:
+    """The job's verdict once written (waiting up to ``remote_wait_s``), else 202 and where to ask again."""
+    assert services.remote is not None
+    view = await services.remote.wait(job_id, services.settings.remote_wait_s)
+    if view is None:
+        view = await services.remote.view(job_id)
+    if view is None:
+        raise HTTPException(404, f"There is no grading job {job_id!r}; run your program again.")
+    if not view.final:
+        reply = pending_reply(job_id, view.state, lesson_id)
+    else:
+        progress = None
+        if view.state is JobState.DONE:
+            lesson = services.lesson(view.lesson_id)
+            progress = await run_in_threadpool(_progress, services, lesson, view.learner_id)
+        reply = final_reply(view, progress)
+    return SafeJSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+
+
+@router.get(
+    "/lessons/{lesson_id}/code/jobs/{job_id}",
+    summary="The verdict of a program sent to remote graders",
+    responses={
+        202: {"description": "Not graded yet: ask again."},
+        404: {"description": "No such job of this learner."},
+        409: {"description": "The learner cancelled it."},
+        503: {"description": "It could not be graded; run it again."},
+    },
+)
+async def get_code_job(
+    lesson_id: LessonId,
+    job_id: Annotated[str, Path(max_length=36)],
+    services: AppServices,
+    learner: Reader,
+) -> Any:
+    """With ``qkv serve --grading remote``: the same answer as ``POST .../code`` once the verdict is written
+    (from any server on the database), waiting up to a few seconds for it; 202 while it has none."""
+    services.lesson(lesson_id)
+    if services.remote is None:
+        raise HTTPException(
+            404, "This server grades programs itself: a program's result comes with the answer to its POST."
+        )
+    view = await services.remote.view(job_id)
+    if view is None or view.learner_id != learner.id:
+        raise HTTPException(404, f"You have no grading job {job_id!r}; run your program again.")
+    return await _job_answer(services, job_id, lesson_id)
+
+
 @router.get("/lessons/{lesson_id}/code/queue", summary="Where the learner's program is in the grading line")
-def get_code_queue(lesson_id: LessonId, services: AppServices, learner: Reader) -> dict[str, Any]:
+async def get_code_queue(lesson_id: LessonId, services: AppServices, learner: Reader) -> dict[str, Any]:
     """``{"position": n, "state": s}``: programs graded before the learner's waiting one (null when nothing
     waits), and where their program is: ``waiting``, ``running``, ``taking_longer`` (it outgrew its first
-    slice and finishes behind the others' first runs) or null."""
+    slice and finishes behind the others' first runs) or null. With remote graders: ``waiting`` or null."""
     services.lesson(lesson_id)
+    if services.remote is not None:
+        waiting = await services.remote.position(learner.id)
+        return {"position": waiting, "state": "waiting" if waiting is not None else None}
     queue = services.queue
     position = queue.position(learner.id) if queue is not None else None
     state = queue.state(learner.id) if queue is not None else None
@@ -199,11 +280,13 @@ def get_code_queue(lesson_id: LessonId, services: AppServices, learner: Reader) 
 
 
 @router.post("/lessons/{lesson_id}/code/cancel", summary="Take the learner's waiting program out of line")
-def post_code_cancel(
+async def post_code_cancel(
     lesson_id: LessonId, body: CancelIn, services: AppServices, learner: Writer
 ) -> dict[str, Any]:
     """``{"cancelled": true}`` when a waiting program was taken out of line; one being graded runs on."""
     services.lesson(lesson_id)
+    if services.remote is not None:
+        return {"cancelled": await services.remote.cancel(learner.id)}
     cancelled = services.queue.cancel(learner.id) if services.queue is not None else False
     return {"cancelled": cancelled}
 

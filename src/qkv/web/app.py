@@ -28,6 +28,7 @@ from qkv.store.accounts import SESSION_LIFETIME as LEARNER_SESSION_LIFETIME
 from qkv.web import api, instructor_learner_links, instructor_routes, learner_routes, lti, pages, widget_api
 from qkv.web.body_limits import BodyLimitMiddleware
 from qkv.web.error_responses import install_error_handlers
+from qkv.web.grading_backend import RemoteGrading
 from qkv.web.grading_queue import GradingQueue
 from qkv.web.identity_limits import MintLimit
 from qkv.web.jsonsafe import SafeJSONResponse
@@ -45,7 +46,9 @@ TEMPLATES_DIR = PACKAGE_DIR / "templates"
 STATIC_DIR = PACKAGE_DIR / "static"
 
 
-def create_app(settings: Settings | None = None, *, catalog: Any = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, catalog: Any = None, remote: RemoteGrading | None = None
+) -> FastAPI:
     """Build the lesson server.
 
     The database is opened (and its schema upgraded) here, so a bad URL fails at once; the
@@ -57,6 +60,9 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
         Defaults to ``Settings()``.
     catalog : qkv.lessons.Catalog, optional
         The lessons to serve; the built-in ones by default.
+    remote : RemoteGrading, optional
+        Graders on other machines (``qkv serve --grading remote``); without it this server grades
+        programs in its own processes.
 
     Returns
     -------
@@ -96,11 +102,17 @@ def create_app(settings: Settings | None = None, *, catalog: Any = None) -> Fast
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        await run_in_threadpool(start_grading, services)
+        if remote is not None:
+            await start_remote_grading(services, remote)
+        else:
+            await run_in_threadpool(start_grading, services)
         lti_tool.sender.start()
         try:
             yield
         finally:
+            if services.remote is not None:
+                await services.remote.stop()
+                services.remote = None
             await run_in_threadpool(stop_grading, services)
             await run_in_threadpool(lti_tool.close)
             store.close()
@@ -161,6 +173,14 @@ def start_grading(services: Services) -> None:
             )
         ),
     )
+    services.grading_off_reason = None
+
+
+async def start_remote_grading(services: Services, remote: RemoteGrading) -> None:
+    """Connect to the remote graders' job queue; this server then grades nothing itself."""
+    await remote.start(services.store)
+    services.remote = remote
+    services.sandbox = remote.description
     services.grading_off_reason = None
 
 

@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 from qkv.store import LessonActivity
 from qkv.web.apidocs import render_api_reference
+from qkv.web.jsonsafe import SafeJSONResponse
 from qkv.web.lesson_progress import build_progress
 from qkv.web.security import RequestLearner
 from qkv.web.services import Services, get_services
@@ -144,3 +145,24 @@ def health(services: AppServices) -> dict[str, str]:
     """For load balancers: 200 when the database answers; says how code is graded."""
     services.store.ping()
     return {"status": "ok", "grading": services.sandbox}
+
+
+@router.get("/healthz/grading")
+async def grading_health(services: AppServices) -> Response:
+    """For monitoring: how code is graded and the line; 503 when programs wait and no grader is alive.
+
+    With ``--grading remote`` the figures are the whole cluster's (every server reads the same queue):
+    ``queued``, ``running``, ``oldest_queued_s``, ``verdicts_last_minute``, ``failed_last_hour``,
+    ``abandoned_last_hour`` and ``graders_alive`` (graders whose heartbeat is recent).
+    """
+    if services.remote is not None:
+        figures: dict[str, Any] = {"mode": "remote", **(await services.remote.health())}
+        stuck = figures["queued"] > 0 and figures["graders_alive"] == 0
+        figures["status"] = "no grader is alive" if stuck else "ok"
+        return SafeJSONResponse(figures, status_code=503 if stuck else 200, headers=_NO_STORE)
+    if services.queue is not None:
+        local = {"mode": "local", "status": "ok", "admitted": services.queue.admitted}
+        local["concurrency"] = services.queue.concurrency
+        return SafeJSONResponse(local, headers=_NO_STORE)
+    off = {"mode": "off", "status": services.grading_off_reason or "Grading is turned off on this server."}
+    return SafeJSONResponse(off, status_code=503, headers=_NO_STORE)

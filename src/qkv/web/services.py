@@ -1,4 +1,5 @@
-"""What the routes share: the store, the lesson catalog, the learner identity and the grading queue.
+"""What the routes share: the store, the lesson catalog, the learner identity and the grading queue (or the
+remote graders' job queue).
 
 One ``Services`` object lives on ``app.state.qkv``; routes reach it through ``get_services(request)``.
 """
@@ -13,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 from qkv.grading import Grader
 from qkv.lessons import Catalog, Exercise, Lesson, RenderedSection
 from qkv.store import Store
+from qkv.web.grading_backend import RemoteGrading
 from qkv.web.grading_queue import GradingQueue
 from qkv.web.security import LearnerIdentity
 from qkv.web.settings import Settings
@@ -29,6 +31,7 @@ class Services:
     templates: Jinja2Templates
     queue: GradingQueue | None = None
     grader: Grader | None = None
+    remote: RemoteGrading | None = None  # qkv serve --grading remote: graders on other machines
     sandbox: str = "grading is off"
     grading_off_reason: str | None = "The grader has not started yet; try again in a moment."
     _render_cache: dict[tuple[str, int | None], list[RenderedSection]] = field(default_factory=dict)

@@ -54,6 +54,9 @@ class Settings:
         A client that takes longer than this to send its request body gets 408.
     shutdown_grace_s : float
         How long shutting down waits for gradings in progress.
+    remote_wait_s : float
+        With remote graders (``qkv serve --grading remote``): how long a request waits for a verdict
+        before answering 202 and where to ask again.
     templates_dir : Path or None
         Where the Jinja2 templates are; None means the ones shipped in ``qkv/web/templates``.
     secure_cookies : bool
@@ -102,6 +105,7 @@ class Settings:
     max_code_bytes: int = 64 * 1024
     body_timeout_s: float = 10.0
     shutdown_grace_s: float = 20.0
+    remote_wait_s: float = 25.0
     templates_dir: Path | None = None
     secure_cookies: bool = False
     require_sign_in: bool = False
@@ -131,7 +135,7 @@ class Settings:
             raise ValueError(
                 f"grading_slice_s must be 0 (off) or a positive number of seconds, not {slice_s!r}."
             )
-        for name in ("body_timeout_s", "shutdown_grace_s", "lti_score_poll_s"):
+        for name in ("body_timeout_s", "shutdown_grace_s", "lti_score_poll_s", "remote_wait_s"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}.")

@@ -257,7 +257,10 @@ export async function mountCodeExercise(box, ctx) {
     const code = currentCode();
     const watch = watchQueue(ctx, status, results);
     try {
-      const reply = await postJson(`${ctx.api}/code`, { exercise_id: exerciseId, code });
+      let reply = await postJson(`${ctx.api}/code`, { exercise_id: exerciseId, code });
+      // With graders on other machines (qkv serve --grading remote) the answer may be 202 before the verdict
+      // is written: ask again where it says, which any server answers, until the verdict comes.
+      while (reply && !reply.result && typeof reply.poll === "string") reply = await getJson(reply.poll);
       drafts.ran(code);
       renderGradeResult(results, reply.result, functions);
       markLoadError(reply.result);

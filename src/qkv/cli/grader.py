@@ -1,0 +1,135 @@
+"""``qkv grader``: grade the programs that ``qkv serve --grading remote`` servers put in the job queue."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+
+import click
+
+from qkv.cli.serve import cgroup_line
+
+
+def _default_concurrency() -> int:
+    """One grading per core this process may use: a grading is mostly CPU."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@click.command()
+@click.option(
+    "--database-url",
+    envvar="QKV_DATABASE_URL",
+    required=True,
+    help="The course's PostgreSQL database, as the web servers have it: postgresql+psycopg://user:password@host/db.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Programs graded at once [default: one per core].",
+)
+@click.option(
+    "--warm-spares",
+    type=click.IntRange(0, 64),
+    default=None,
+    help="Sandboxes kept started in advance [default: as many as --concurrency].",
+)
+@click.option(
+    "--heartbeat",
+    "heartbeat_s",
+    type=click.FloatRange(0.5, 600.0),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How often this grader tells the queue it is alive.",
+)
+@click.option(
+    "--stalled-after",
+    "stalled_after_s",
+    type=click.FloatRange(1.0, 3600.0),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="A grader silent this long (killed, frozen, cut off) has its programs graded again elsewhere.",
+)
+@click.option(
+    "--content",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The lessons the web servers serve, if not the ones shipped with qkv (the same folder).",
+)
+@click.option(
+    "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
+)
+def grader(
+    database_url: str,
+    concurrency: int | None,
+    warm_spares: int | None,
+    heartbeat_s: float,
+    stalled_after_s: float,
+    content: Path | None,
+    log_level: str,
+) -> None:
+    """Take programs from the job queue in PostgreSQL, grade each in the sandbox, write its verdict.
+
+    Run one per grader machine (as many as the class needs); stop it with SIGTERM, which lets the
+    gradings in progress finish. It refuses to start without bubblewrap.
+    """
+    # Imported here, not at the top: other qkv commands need neither the grader nor procrastinate.
+    from qkv.grading import Grader, SandboxUnavailable
+    from qkv.lessons import LessonError, load_catalog
+    from qkv.store import Store, StoreError, describe_url
+
+    try:
+        from qkv.remote_grading import GraderWorker, RemoteGradingError, WorkerSettings, queue_conninfo
+    except ModuleNotFoundError as missing:
+        raise click.UsageError(
+            f"qkv grader needs the '{missing.name}' package, which is not installed; install the grader "
+            "extra with: pip install 'qkv[grader]'"
+        ) from None
+
+    try:
+        queue_conninfo(database_url)
+    except RemoteGradingError as error:
+        raise click.UsageError(str(error)) from None
+    workers = concurrency or _default_concurrency()
+    try:
+        settings = WorkerSettings(
+            database_url, concurrency=workers, heartbeat_s=heartbeat_s, stalled_after_s=stalled_after_s
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    # The sandbox first: a machine that cannot sandbox must take no job, not take one and fail it.
+    try:
+        sandboxed = Grader(require_sandbox=True, warm_spares=workers if warm_spares is None else warm_spares)
+    except SandboxUnavailable as error:
+        raise click.ClickException(
+            f"This machine cannot grade: {error} qkv grader takes no programs without the sandbox, so it "
+            "stops here; install bubblewrap and start it again."
+        ) from None
+    try:
+        store = Store(database_url)
+        catalog = load_catalog(content)
+    except (StoreError, LessonError, ValueError) as error:
+        sandboxed.close()
+        raise click.ClickException(str(error)) from None
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    click.echo(
+        f"qkv grader {settings.name}: grading {workers} program(s) at once in the bubblewrap sandbox, "
+        f"jobs from {describe_url(database_url)} (a heartbeat every {heartbeat_s:g} s; a grader silent for "
+        f"{stalled_after_s:g} s has its programs graded again elsewhere)"
+    )
+    click.echo(cgroup_line())
+    worker = GraderWorker(settings, grader=sandboxed, store=store, catalog=catalog)
+    try:
+        asyncio.run(worker.run())
+    except RemoteGradingError as error:
+        raise click.ClickException(str(error)) from None
+    finally:
+        sandboxed.close()
+        store.close()
