@@ -142,24 +142,41 @@ def fuzz(
     return True
 
 
+# The learner's operations that answer 2xx to some input drawn from their schema alone.
+ACCEPT_GENERATED_INPUT = {
+    "GET /api/lessons/{lesson_id}/code/queue",
+    "GET /api/lessons/{lesson_id}/progress",
+    "POST /api/attention",
+    "POST /api/learner",
+    "POST /api/lessons/{lesson_id}/attention",
+    "POST /api/lessons/{lesson_id}/code/cancel",
+    "POST /api/lessons/{lesson_id}/variant",
+    "POST /api/project",
+}
+
+
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_no_server_error_for_a_learner(
     operations: list[Any], learner_credentials: tuple[dict[str, str], dict[str, str]], mode: GenerationMode
 ) -> None:
     cookies, headers = learner_credentials
     statuses: dict[int, int] = {}
+    succeeded: set[str] = set()
 
     def check(case: Any) -> None:
         response = case.call(headers=headers, cookies=cookies, timeout=60)
         assert response.status_code < 500, describe(case, response)
         statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+        if response.status_code < 300:
+            succeeded.add(case.operation.label)
 
     # The real lesson id, so the requests get past routing into the handlers.
     lesson = {"lesson_id": "L4.1"}
     fuzzed = {op.label for op in operations if fuzz(op, mode, check, lesson)}
     assert fuzzed >= {op.label for op in operations if can_be_fuzzed(op, lesson)}, fuzzed
     if mode is GenerationMode.POSITIVE:
-        assert sum(n for status, n in statuses.items() if status < 300) >= len(operations), statuses
+        # Generated input gets past validation on these; the rest need a real answer, program or token.
+        assert succeeded >= ACCEPT_GENERATED_INPUT, (sorted(succeeded), statuses)
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
