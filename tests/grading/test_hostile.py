@@ -214,7 +214,7 @@ def test_killing_the_parent_leaves_the_grader_working(strict_grader: Grader) -> 
 
 def test_an_output_flood_is_cut_off_with_a_marker(strict_grader: Grader) -> None:
     result = grade(strict_grader, "output_flood.py")
-    assert result.status == "fail"
+    assert result.status == "fail", result.message
     marker = "[… output truncated: your code printed more than 64 KiB on stdout; the rest was discarded …]"
     assert result.output.endswith(marker + "\n")
     assert len(result.output) < 64 * 1024 + 200

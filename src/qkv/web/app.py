@@ -4,7 +4,7 @@
 >>> from qkv.web.settings import Settings
 >>> app = create_app(Settings(database_url="sqlite://", secret_key="k" * 32))
 >>> sorted(path for path in app.openapi()["paths"] if path.startswith("/api/lessons"))[:2]
-['/api/lessons/{lesson_id}/answers', '/api/lessons/{lesson_id}/code']
+['/api/lessons/{lesson_id}/answers', '/api/lessons/{lesson_id}/attention']
 """
 
 from __future__ import annotations

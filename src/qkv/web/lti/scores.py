@@ -83,10 +83,10 @@ class ScoreHook:
         >>> from qkv.store.database import Database
         >>> database = Database("sqlite://")
         >>> hook = ScoreHook(LtiLinks(database), ScoreOutbox(database))
-        >>> hook.lesson_changed("a" * 36, "L4.1", 1, 11)  # never launched with a line item: nothing to send
+        >>> hook.lesson_changed("a" * 36, "X1.1", 1, 11)  # never launched with a line item: nothing to send
         False
-        >>> hook.links.remember_line_item("a" * 36, "L4.1", "i", "c", "sub-1", "https://lms.example/li/1")
-        >>> hook.lesson_changed("a" * 36, "L4.1", 1, 11), hook.lesson_changed("a" * 36, "L4.1", 1, 11)
+        >>> hook.links.remember_line_item("a" * 36, "X1.1", "i", "c", "sub-1", "https://lms.example/li/1")
+        >>> hook.lesson_changed("a" * 36, "X1.1", 1, 11), hook.lesson_changed("a" * 36, "X1.1", 1, 11)
         (True, False)
         >>> database.close()
         """

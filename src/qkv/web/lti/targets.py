@@ -29,16 +29,16 @@ def lesson_target(target_link_uri: str, origin: str, lesson_ids: Collection[str]
 
     Examples
     --------
-    >>> lesson_target("https://qkv.example/lessons/L4.1", "https://qkv.example", {"L4.1"})
-    'L4.1'
-    >>> lesson_target("https://qkv.example/", "https://qkv.example", {"L4.1"}) is None
+    >>> lesson_target("https://qkv.example/lessons/X1.1", "https://qkv.example", {"X1.1"})
+    'X1.1'
+    >>> lesson_target("https://qkv.example/", "https://qkv.example", {"X1.1"}) is None
     True
-    >>> lesson_target("https://evil.example/lessons/L4.1", "https://qkv.example", {"L4.1"})
+    >>> lesson_target("https://evil.example/lessons/X1.1", "https://qkv.example", {"X1.1"})
     Traceback (most recent call last):
     ...
-    qkv.web.lti.refusal.LaunchRefused: The launch asks for 'https://evil.example/lessons/L4.1', which is ...
+    qkv.web.lti.refusal.LaunchRefused: The launch asks for 'https://evil.example/lessons/X1.1', which is ...
     """
-    example = f"{origin}/lessons/{next(iter(sorted(lesson_ids)), 'L4.1')}"
+    example = f"{origin}/lessons/{next(iter(sorted(lesson_ids)), 'LESSON')}"
     parts = urlsplit(target_link_uri)
     if f"{parts.scheme}://{parts.netloc}".lower() != origin.lower() or parts.username or parts.password:
         raise LaunchRefused(
