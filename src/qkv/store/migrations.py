@@ -230,6 +230,17 @@ def _v6_client_budgets_and_shared_sources(conn: Connection) -> None:
     meta.tables["client_storage"].create(conn)
 
 
+def _v7_class_glance(conn: Connection) -> None:
+    """What the class view reads from each learner's totals: when work on an exercise started, and the
+    counted attempts up to and including the first right one.
+
+    Self-contained and additive: rows saved before have both NULL (started is then read as the last
+    activity; their attempts to solve are unknown and left out of first-try shares and medians).
+    """
+    _add_column(conn, "exercise_totals", Column("started_at", DateTime))
+    _add_column(conn, "exercise_totals", Column("attempts_to_solve", Integer))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -237,6 +248,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v4_drafts_and_grading_seeds,
     _v5_instructors_and_named_mistakes,
     _v6_client_budgets_and_shared_sources,
+    _v7_class_glance,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

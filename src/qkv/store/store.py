@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, check_budget
+from qkv.store.class_view import ClassView
 from qkv.store.client_budgets import ClientBudgets
 from qkv.store.code_work import CodeWork
 from qkv.store.database import Database
@@ -54,6 +55,8 @@ class Store:
         One row per learner and exercise.
     instructors : InstructorDesk
         Instructor accounts, sign-in links, sessions, and every learner's work to read.
+    class_view : ClassView
+        The class at a glance, read as aggregates (where each learner is, who is stuck).
 
     Raises
     ------
@@ -95,6 +98,7 @@ class Store:
         self.code = CodeWork(self.database, self.budgets, keep)
         self.gradebook = Gradebook(self.database)
         self.instructors = InstructorDesk(self.database)
+        self.class_view = ClassView(self.database)
 
     def shared_secret(self, name: str) -> str:
         """A random secret stored once in the database and shared by every server that uses it.

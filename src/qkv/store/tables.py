@@ -164,6 +164,10 @@ class ExerciseTotals(Base):
     best_passed: Mapped[int | None] = mapped_column(Integer)
     best_total: Mapped[int | None] = mapped_column(Integer)
     failed_runs: Mapped[int] = mapped_column(Integer, nullable=False)  # programs that did not pass
+    # Added by migration 7 for the class view: when work on the exercise began, and the counted attempts up
+    # to and including the first right one (both NULL for rows saved before).
+    started_at: Mapped[datetime | None] = mapped_column(DateTime)
+    attempts_to_solve: Mapped[int | None] = mapped_column(Integer)
 
 
 class Instructor(Base):
