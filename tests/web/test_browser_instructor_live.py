@@ -82,7 +82,7 @@ def test_the_grid_and_the_stuck_list_fill_live_while_three_learners_work(
     dashboard.goto(f"{url}/instructor")
     grid.goto(f"{url}/instructor/class?sort=name")
     expect(grid.locator(".live-region")).to_contain_text("No learner matches")
-    expect(dashboard.locator(".live-region")).to_contain_text("Nobody is stuck right now.")
+    expect(dashboard.locator(".stuck .live-region")).to_contain_text("Nobody is stuck right now.")
     stamp = grid.locator("[data-live-status] time").text_content()
 
     ann, ben, cy = (Learner(url, name) for name in ("Ann", "Ben", "Cy"))
@@ -93,6 +93,8 @@ def test_the_grid_and_the_stuck_list_fill_live_while_three_learners_work(
     rows = grid.locator("table.class-grid tbody tr")
     expect(rows).to_have_count(3, timeout=20_000)  # no reload: the script fetched the grid again
     expect(rows.nth(0)).to_contain_text("Ann")
+    expect(dashboard.locator(".lead")).to_have_text("3 learners with saved work.", timeout=20_000)
+    expect(dashboard.locator("table.numbers tbody tr").first).to_contain_text("1", timeout=20_000)
     # T1.1 has two exercises that count; each cell says its state in words too.
     expect(rows.nth(0).locator("td.cell")).to_have_text("1/2 in progress")
     expect(rows.nth(1).locator("td.cell")).to_have_text("0/2 in progress")
@@ -137,7 +139,14 @@ def test_axe_finds_no_violation_on_any_instructor_page(
         viewport={"width": width, "height": 900},
         bypass_csp=True,
     )
-    learner = app.state.qkv.store.class_view.standings({})[0].id
+    worker = Learner(
+        url, f"Axe {width}"
+    )  # a stuck learner, so the stuck list and its details are checked too
+    for text in ("1", "2", "3"):
+        worker.answer(text)
+    learner = next(
+        s.id for s in app.state.qkv.store.class_view.standings({}) if s.display_name == f"Axe {width}"
+    )
     for path in (
         "/instructor",
         "/instructor/class",

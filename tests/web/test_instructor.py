@@ -45,6 +45,7 @@ INSTRUCTOR_URLS = [
     "/instructor/class",
     "/instructor/live/stuck",
     "/instructor/live/grid",
+    "/instructor/live/lessons",
     f"/instructor/lessons/{LESSON_ID}/items",
     "/instructor/export/items.csv",
 ]

@@ -448,9 +448,7 @@ class ClassView:
         with self.database.read() as conn:
             rows = conn.execute(query).all()
         return [
-            WrongAnswerGroup(
-                r.exercise_id, r.answer, r.mistake, r.variant_seed, int(r[4]), int(r.learners)
-            )
+            WrongAnswerGroup(r.exercise_id, r.answer, r.mistake, r.variant_seed, int(r[4]), int(r.learners))
             for r in rows
         ]
 

@@ -221,11 +221,12 @@ def _overview_chart(lesson: dict[str, Any], learners: int) -> Any:
     for ex in lesson["exercises"]:
         s = ex["stats"]
         share = s["solved"] / learners if learners else None
+        # The label says what the bar is a share of; the value beside the bar has room for the percentage.
         bars.append(
             Bar(
-                f"{ex['id']} ({ex['kind']})",
+                f"{ex['id']} ({ex['kind']}): solved by {s['solved']} of {learners} learners",
                 share or 0.0,
-                f"{s['solved']} of {learners} learners ({percent(share)})",
+                percent(share if learners else 0.0),
             )
         )
         rows.append(
@@ -234,6 +235,7 @@ def _overview_chart(lesson: dict[str, Any], learners: int) -> Any:
                 ex["kind"],
                 s["started"],
                 s["solved"],
+                percent(share if learners else 0.0),
                 percent(s["first_try_share"]),
                 _median(s["median_attempts"]),
             ]
@@ -248,6 +250,7 @@ def _overview_chart(lesson: dict[str, Any], learners: int) -> Any:
             "Kind",
             "Started",
             "Solved",
+            "Share of all learners",
             "Solved at the first try (of solvers)",
             "Median attempts to solve",
         ],
@@ -258,12 +261,22 @@ def _overview_chart(lesson: dict[str, Any], learners: int) -> Any:
 @pages.get("/instructor", response_class=HTMLResponse, name="instructor_dashboard")
 def instructor_dashboard(request: Request, services: AppServices, signed_in: Instructor) -> Response:
     """Who is stuck now, then every lesson's exercises (from the kept totals), then the exports."""
+    context = {"poll_seconds": POLL_SECONDS, **_lessons_context(services), **_stuck_context(services)}
+    return _render(request, services, "instructor/dashboard.html", context, signed_in)
+
+
+def _lessons_context(services: Services) -> dict[str, Any]:
     data = exercise_numbers(services)
     for chapter in data["chapters"]:
         for lesson in chapter["lessons"]:
             lesson["chart"] = _overview_chart(lesson, data["learners"])
-    context = {"data": data, "poll_seconds": POLL_SECONDS, **_stuck_context(services)}
-    return _render(request, services, "instructor/dashboard.html", context, signed_in)
+    return {"data": data, "updated_at": utc_now()}
+
+
+@pages.get("/instructor/live/lessons", response_class=HTMLResponse)
+def live_lessons(request: Request, services: AppServices, signed_in: Instructor) -> Response:
+    """The dashboard's lessons alone (charts and tables), for the dashboard's script to swap in."""
+    return _render(request, services, "instructor/_lessons.html", _lessons_context(services), signed_in)
 
 
 @pages.get("/instructor/class", response_class=HTMLResponse, name="instructor_class")

@@ -59,6 +59,7 @@ function watch(region) {
       if (time) time.textContent = fresh.dataset.liveTime;
       if (note) note.textContent = `Updates by itself every ${every / 1000} seconds.`;
       const count = fresh.dataset.liveCount;
+      if (count === undefined) return; // a region without a count of stuck learners
       if (announce && count !== lastCount) announce.textContent = describe(Number(count));
       lastCount = count;
     } catch {
