@@ -11,7 +11,7 @@ each, memory flat. It prints figures; it asserts nothing.
     .venv/bin/python benchmarks/class_dashboard.py [--learners 200] [--events 2000] [--views 100]
         [--database-url postgresql+psycopg://qkv:qkv@127.0.0.1:5432/qkv_bench]   # default: temporary SQLite
 
-A PostgreSQL database given here is emptied first (every qkv table is dropped): never point it at real data.
+With PostgreSQL the class is written into a new schema of that database, dropped at the end.
 """
 
 from __future__ import annotations
@@ -25,14 +25,16 @@ import statistics
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import uvicorn
-from sqlalchemy import MetaData, Table, insert, text
+from sqlalchemy import MetaData, Table, create_engine, insert, text
 
 from qkv.lessons import load_catalog
 from qkv.store import Store
@@ -64,17 +66,22 @@ def _rss_mib() -> float:
     return float("nan")
 
 
-def _reset(url: str) -> None:
-    """Drop every table of a PostgreSQL benchmark database so the run starts from an empty schema."""
+@contextmanager
+def _own_schema(url: str) -> Iterator[str]:
+    """For PostgreSQL, a fresh schema of the benchmark's own in that database (dropped afterwards)."""
     if not url.startswith("postgresql"):
+        yield url
         return
-    store = Store(url)
-    engine = store.database.engine
-    store.close()
-    meta = MetaData()
-    meta.reflect(engine)
-    meta.drop_all(engine)
-    engine.dispose()
+    schema = f"qkv_bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
 
 
 class Generator:
@@ -258,24 +265,28 @@ def main() -> None:
     parser.add_argument("--database-url", default=None, help="default: a temporary SQLite file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
-        url = args.database_url or f"sqlite:///{Path(workdir) / 'bench.sqlite3'}"
-        _reset(url)
-        lessons = len(load_catalog().lessons)
-        print(
-            f"{args.learners} learners × {lessons} lessons × {args.events} events = "
-            f"{args.learners * lessons * args.events:,} events on {url.split(':')[0]}"
-        )
-        print(f"generated in {fill(url, args.learners, args.events):.1f} s (bulk inserts)")
-        figures = measure(url, args.views)
-        for path in ("/instructor", "/instructor/class?sort=progress"):
-            p50, p95 = figures[path]
-            print(f"{path:34s} p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   ({args.views} views)")
-        print(f"learners stuck now: {figures['stuck']}")
-        print(
-            f"server memory: {figures['rss_before']:.0f} MiB before, {figures['rss_after']:.0f} MiB after "
-            f"{2 * args.views} views"
-        )
-        _reset(url)
+        given = args.database_url or f"sqlite:///{Path(workdir) / 'bench.sqlite3'}"
+        with _own_schema(given) as url:
+            run(url, args)
+
+
+def run(url: str, args: argparse.Namespace) -> None:
+    """Fill ``url`` with the class, then measure and print."""
+    lessons = len(load_catalog().lessons)
+    print(
+        f"{args.learners} learners × {lessons} lessons × {args.events} events = "
+        f"{args.learners * lessons * args.events:,} events on {url.split(':')[0]}"
+    )
+    print(f"generated in {fill(url, args.learners, args.events):.1f} s (bulk inserts)")
+    figures = measure(url, args.views)
+    for path in ("/instructor", "/instructor/class?sort=progress"):
+        p50, p95 = figures[path]
+        print(f"{path:34s} p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   ({args.views} views)")
+    print(f"learners stuck now: {figures['stuck']}")
+    print(
+        f"server memory: {figures['rss_before']:.0f} MiB before, {figures['rss_after']:.0f} MiB after "
+        f"{2 * args.views} views"
+    )
 
 
 if __name__ == "__main__":

@@ -352,6 +352,17 @@ class ClassView:
             )
         return standings
 
+    def learner_count(self) -> int:
+        """How many learners have saved anything.
+
+        Examples
+        --------
+        >>> ClassView(Database("sqlite://")).learner_count()
+        0
+        """
+        with self.database.read() as conn:
+            return int(conn.execute(select(func.count()).select_from(_LEARNERS)).scalar_one())
+
     def stuck(
         self, standings: Sequence[LearnerStanding], rule: StuckRule, now: datetime | None = None
     ) -> list[LearnerStanding]:
