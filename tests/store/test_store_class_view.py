@@ -145,3 +145,27 @@ def test_the_standing_rules() -> None:
     with pytest.raises(ValueError, match="minutes must be a whole number of at least 1, not 0"):
         StuckRule(minutes=0)
     assert median_of_histogram({2: 3}) == 2.0
+
+
+def test_only_active_learners_are_read_for_the_stuck_list(store: Store) -> None:
+    _seed(store)
+    view = ClassView(store.database)
+    now = utc_now()
+    assert {s.id for s in view.active(now - timedelta(minutes=15))} == {ANN, BEN, CY}
+    assert view.active(now + timedelta(minutes=1)) == []
+    active = {s.id: s for s in view.active(now - timedelta(minutes=15))}
+    assert active[ANN].name == "Ann" and active[CY].current is not None
+    assert [s.id for s in view.stuck(list(active.values()), StuckRule(attempts=3), now)] == [CY]
+
+
+def test_two_exercises_touched_at_once_give_one_current_exercise(store: Store) -> None:
+    _seed(store)
+    moment = utc_now()
+    with store.database.write() as conn:
+        conn.execute(
+            update(ExerciseTotals.__table__)
+            .where(ExerciseTotals.__table__.c.learner_id == ANN)
+            .values(last_activity_at=moment)
+        )
+    ann = next(s for s in ClassView(store.database).standings(COUNTED) if s.id == ANN)
+    assert ann.current is not None and (ann.current.lesson_id, ann.current.exercise_id) == ("L9.1", "area")

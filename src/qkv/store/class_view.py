@@ -26,7 +26,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, case, false, func, literal, or_, select, union_all
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    Table,
+    and_,
+    case,
+    false,
+    func,
+    literal,
+    or_,
+    select,
+    union_all,
+)
 
 from qkv.store.clock import utc_now
 from qkv.store.database import Database
@@ -221,6 +234,26 @@ def median_of_histogram(histogram: Mapping[int, int]) -> float | None:
     return (nth(middle - 1) + nth(middle)) / 2
 
 
+def _exercise_counts_query() -> Select[Any]:
+    """Per exercise and attempts to solve: learners, solvers, attempts, submissions (built once)."""
+    t = _TOTALS.c
+    solved_in = case((t.solved, t.attempts_to_solve), else_=None).label("solved_in")
+    # One scan of the index on (lesson, exercise, solved, …): grouped by the attempts each solver needed
+    # too, then summed up per exercise in Python (a few rows per exercise).
+    return select(
+        t.lesson_id,
+        t.exercise_id,
+        solved_in,
+        func.count().label("learners"),
+        func.sum(case((t.solved, 1), else_=0)).label("solved"),
+        func.sum(t.attempts).label("attempts"),
+        func.sum(t.submissions).label("submissions"),
+    ).group_by(t.lesson_id, t.exercise_id, solved_in)
+
+
+_EXERCISE_COUNTS = _exercise_counts_query()
+
+
 def _counted(counted: Mapping[str, Sequence[str]]) -> ColumnElement[bool]:
     """Rows of the exercises that count toward done (by lesson)."""
     t = _TOTALS.c
@@ -298,13 +331,53 @@ class ClassView:
             t.lesson_id,
             func.sum(case((and_(is_counted, t.solved), 1), else_=0)).label("solved"),
             func.sum(case((is_counted, 1), else_=0)).label("started"),
-        ).group_by(t.learner_id, t.lesson_id)
-        per_learner = select(
-            t.learner_id,
             func.sum(t.submissions).label("submissions"),
             func.max(t.last_activity_at).label("last_activity_at"),
-        ).group_by(t.learner_id)
-        ranked = select(
+        ).group_by(t.learner_id, t.lesson_id)
+        with self.database.read() as conn:
+            learners = conn.execute(select(_LEARNERS.c.id, _LEARNERS.c.display_name)).all()
+            cells: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+            submissions: dict[str, int] = defaultdict(int)
+            last: dict[str, datetime] = {}
+            for row in conn.execute(per_lesson):
+                cells[row.learner_id][row.lesson_id] = (int(row.solved or 0), int(row.started or 0))
+                submissions[row.learner_id] += int(row.submissions or 0)
+                seen = last.get(row.learner_id)
+                last[row.learner_id] = (
+                    row.last_activity_at if seen is None else max(seen, row.last_activity_at)
+                )
+            current = self._current(conn)
+        standings = []
+        for learner in learners:
+            mine = cells.get(learner.id, {})
+            solved = {lesson: mine.get(lesson, (0, 0))[0] for lesson in counted}
+            standings.append(
+                LearnerStanding(
+                    id=learner.id,
+                    display_name=learner.display_name,
+                    last_activity_at=last.get(learner.id),
+                    solved_by_lesson=solved,
+                    started_by_lesson={lesson: mine.get(lesson, (0, 0))[1] for lesson in counted},
+                    solved=sum(solved.values()),
+                    submissions=submissions.get(learner.id, 0),
+                    current=current.get(learner.id),
+                )
+            )
+        return standings
+
+    @staticmethod
+    def _current(conn: Connection, since: datetime | None = None) -> dict[str, CurrentExercise]:
+        """Each learner's most recently touched exercise (of those active since ``since``, if given).
+
+        A join on each learner's latest activity, not a window function: it walks the table once by its
+        primary key (learner first) and is several times faster on SQLite.
+        """
+        t = _TOTALS.c
+        latest = select(t.learner_id, func.max(t.last_activity_at).label("latest")).group_by(t.learner_id)
+        if since is not None:
+            latest = latest.having(func.max(t.last_activity_at) >= since)
+        newest = latest.subquery()
+        query = select(
             t.learner_id,
             t.lesson_id,
             t.exercise_id,
@@ -312,45 +385,63 @@ class ClassView:
             t.attempts,
             func.coalesce(t.started_at, t.last_activity_at).label("started_at"),
             t.last_activity_at,
-            func.row_number()
-            .over(partition_by=t.learner_id, order_by=(t.last_activity_at.desc(), t.lesson_id, t.exercise_id))
-            .label("rank"),
-        ).subquery()
-        with self.database.read() as conn:
-            learners = conn.execute(select(_LEARNERS.c.id, _LEARNERS.c.display_name)).all()
-            cells: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
-            for row in conn.execute(per_lesson):
-                cells[row.learner_id][row.lesson_id] = (int(row.solved or 0), int(row.started or 0))
-            totals = {row.learner_id: row for row in conn.execute(per_learner)}
-            current = {
-                row.learner_id: CurrentExercise(
-                    row.lesson_id,
-                    row.exercise_id,
-                    bool(row.solved),
-                    int(row.attempts),
-                    row.started_at,
-                    row.last_activity_at,
-                )
-                for row in conn.execute(select(ranked).where(ranked.c.rank == 1))
-            }
-        standings = []
-        for learner in learners:
-            mine = cells.get(learner.id, {})
-            solved = {lesson: mine.get(lesson, (0, 0))[0] for lesson in counted}
-            total = totals.get(learner.id)
-            standings.append(
-                LearnerStanding(
-                    id=learner.id,
-                    display_name=learner.display_name,
-                    last_activity_at=total.last_activity_at if total is not None else None,
-                    solved_by_lesson=solved,
-                    started_by_lesson={lesson: mine.get(lesson, (0, 0))[1] for lesson in counted},
-                    solved=sum(solved.values()),
-                    submissions=int(total.submissions) if total is not None else 0,
-                    current=current.get(learner.id),
-                )
+        ).join(newest, and_(t.learner_id == newest.c.learner_id, t.last_activity_at == newest.c.latest))
+        found: dict[str, CurrentExercise] = {}
+        for row in conn.execute(query):
+            here = CurrentExercise(
+                row.lesson_id,
+                row.exercise_id,
+                bool(row.solved),
+                int(row.attempts),
+                row.started_at,
+                row.last_activity_at,
             )
-        return standings
+            there = found.get(row.learner_id)
+            # Two exercises touched in the same instant: the first in (lesson, exercise) order, every time.
+            if there is None or (here.lesson_id, here.exercise_id) < (there.lesson_id, there.exercise_id):
+                found[row.learner_id] = here
+        return found
+
+    def active(self, since: datetime) -> list[LearnerStanding]:
+        """The learners who touched an exercise at or after ``since``, with their current exercise only
+        (no per-lesson counts): what the "stuck now" list needs, read without scanning the whole class.
+
+        Examples
+        --------
+        >>> from qkv.store import Store
+        >>> store = Store("sqlite://")
+        >>> _ = store.progress.record_answer("a" * 36, "L9.1", "area", "11", correct=False, message="No.")
+        >>> since = utc_now() - timedelta(minutes=15)
+        >>> [s.current.exercise_id for s in ClassView(store.database).active(since)]
+        ['area']
+        >>> store.close()
+        """
+        with self.database.read() as conn:
+            current = self._current(conn, since)
+            names = (
+                dict(
+                    conn.execute(
+                        select(_LEARNERS.c.id, _LEARNERS.c.display_name).where(
+                            _LEARNERS.c.id.in_(list(current))
+                        )
+                    ).all()
+                )
+                if current
+                else {}
+            )
+        return [
+            LearnerStanding(
+                id=learner_id,
+                display_name=names.get(learner_id),
+                last_activity_at=exercise.last_activity_at,
+                solved_by_lesson={},
+                started_by_lesson={},
+                solved=0,
+                submissions=0,
+                current=exercise,
+            )
+            for learner_id, exercise in current.items()
+        ]
 
     def learner_count(self) -> int:
         """How many learners have saved anything.
@@ -392,39 +483,32 @@ class ClassView:
         >>> ClassView(Database("sqlite://")).exercise_counts()
         {}
         """
-        t = _TOTALS.c
-        counts = select(
-            t.lesson_id,
-            t.exercise_id,
-            func.count().label("started"),
-            func.sum(case((t.solved, 1), else_=0)).label("solved"),
-            func.sum(t.attempts).label("attempts"),
-            func.sum(t.submissions).label("submissions"),
-        ).group_by(t.lesson_id, t.exercise_id)
-        histogram = (
-            select(t.lesson_id, t.exercise_id, t.attempts_to_solve, func.count().label("solvers"))
-            .where(t.solved, t.attempts_to_solve.is_not(None))
-            .group_by(t.lesson_id, t.exercise_id, t.attempts_to_solve)
-        )
+        query = _EXERCISE_COUNTS
+        sums: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+        histograms: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
         with self.database.read() as conn:
-            rows = conn.execute(counts).all()
-            histograms: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
-            for row in conn.execute(histogram):
-                histograms[(row.lesson_id, row.exercise_id)][int(row.attempts_to_solve)] = int(row.solvers)
+            for row in conn.execute(query):
+                key = (row.lesson_id, row.exercise_id)
+                total = sums[key]
+                total[0] += int(row.learners)
+                total[1] += int(row.solved or 0)
+                total[2] += int(row.attempts or 0)
+                total[3] += int(row.submissions or 0)
+                if row.solved_in is not None:
+                    histograms[key][int(row.solved_in)] = int(row.learners)
         found = {}
-        for row in rows:
-            key = (row.lesson_id, row.exercise_id)
+        for key, (started, solved, attempts, submitted) in sums.items():
             hist = histograms.get(key, {})
             found[key] = ExerciseCounts(
-                lesson_id=row.lesson_id,
-                exercise_id=row.exercise_id,
-                started=int(row.started),
-                solved=int(row.solved or 0),
+                lesson_id=key[0],
+                exercise_id=key[1],
+                started=started,
+                solved=solved,
                 solved_first_try=hist.get(1, 0),
                 solvers_counted=sum(hist.values()),
                 median_attempts=median_of_histogram(hist),
-                attempts=int(row.attempts or 0),
-                submissions=int(row.submissions or 0),
+                attempts=attempts,
+                submissions=submitted,
             )
         return found
 

@@ -239,6 +239,13 @@ def _v7_class_glance(conn: Connection) -> None:
     """
     _add_column(conn, "exercise_totals", Column("started_at", DateTime))
     _add_column(conn, "exercise_totals", Column("attempts_to_solve", Integer))
+    # The dashboard's per-exercise counts read this index alone, already grouped by exercise.
+    conn.execute(
+        text(
+            "CREATE INDEX ix_exercise_totals_exercise ON exercise_totals "
+            "(lesson_id, exercise_id, solved, attempts_to_solve, attempts, submissions)"
+        )
+    )
 
 
 MIGRATIONS: list[Callable[[Connection], None]] = [

@@ -152,6 +152,17 @@ class ExerciseTotals(Base):
     """
 
     __tablename__ = "exercise_totals"
+    __table_args__ = (  # added by migration 7: the class view's per-exercise counts read the index alone
+        Index(
+            "ix_exercise_totals_exercise",
+            "lesson_id",
+            "exercise_id",
+            "solved",
+            "attempts_to_solve",
+            "attempts",
+            "submissions",
+        ),
+    )
 
     learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
     lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)

@@ -9,6 +9,7 @@ same class: the live view polls the database through any server, never one serve
 from __future__ import annotations
 
 import io
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
@@ -119,10 +120,9 @@ def stuck_now(services: Services, standings: list[LearnerStanding]) -> list[dict
     """The learners stuck now (at most ``STUCK_SHOWN``), each with their latest failure."""
     now = utc_now()
     rule = stuck_rule(services)
-    sizes = _lesson_sizes(services)
     found = []
     for standing in _view(services).stuck(standings, rule, now)[:STUCK_SHOWN]:
-        row = learner_row(standing, sizes, now, rule)
+        row = learner_row(standing, {}, now, rule)  # the list needs no lesson cells
         current = standing.current
         assert current is not None  # stuck learners have a current exercise
         event = _view(services).latest_failure(standing.id, current.lesson_id, current.exercise_id)
@@ -132,14 +132,10 @@ def stuck_now(services: Services, standings: list[LearnerStanding]) -> list[dict
 
 
 def _stuck_context(services: Services) -> dict[str, Any]:
-    standings = _view(services).standings(counted_by_lesson(services.catalog))
     rule = stuck_rule(services)
-    return {
-        "stuck": stuck_now(services, standings),
-        "rule": rule,
-        "learner_count": len(standings),
-        "updated_at": utc_now(),
-    }
+    # Only learners active within the rule's window can be stuck now: read just them.
+    standings = _view(services).active(utc_now() - timedelta(minutes=rule.active_minutes))
+    return {"stuck": stuck_now(services, standings), "rule": rule, "updated_at": utc_now()}
 
 
 def _grid_context(services: Services, query: GridQuery) -> dict[str, Any]:
