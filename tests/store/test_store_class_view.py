@@ -169,3 +169,37 @@ def test_two_exercises_touched_at_once_give_one_current_exercise(store: Store) -
         )
     ann = next(s for s in ClassView(store.database).standings(COUNTED) if s.id == ANN)
     assert ann.current is not None and (ann.current.lesson_id, ann.current.exercise_id) == ("L9.1", "area")
+
+
+def test_totals_saved_before_the_class_view_are_read_without_their_new_columns(database_url: str) -> None:
+    from sqlalchemy import text
+
+    from qkv.store import LATEST_VERSION, create_store_engine, upgrade
+    from qkv.store.migrations import MIGRATIONS, _v7_class_glance
+
+    before = MIGRATIONS.index(_v7_class_glance)  # the schema just before the class view's migration
+    engine = create_store_engine(database_url)
+    upgrade(engine, target=before)
+    written = utc_now() - timedelta(minutes=5)
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO learners (id, created_at) VALUES (:id, :t)"), {"id": ANN, "t": written}
+        )
+        conn.execute(
+            text(
+                "INSERT INTO exercise_totals (learner_id, lesson_id, exercise_id, attempts, submissions, solved,"
+                " first_solved_at, last_activity_at, failed_runs) VALUES (:l, 'L9.1', 'area', 2, 2, :s, :t, :t, 0)"
+            ),
+            {"l": ANN, "s": True, "t": written},
+        )
+    assert upgrade(engine)[1] == LATEST_VERSION
+    engine.dispose()
+    store = Store(database_url)
+    view = ClassView(store.database)
+    area = view.exercise_counts()[("L9.1", "area")]
+    assert (area.started, area.solved, area.solvers_counted, area.median_attempts) == (1, 1, 0, None)
+    (ann,) = view.standings(COUNTED)
+    assert ann.current is not None and ann.current.started_at == ann.current.last_activity_at
+    store.progress.record_answer(ANN, "L9.1", "area", "12", correct=True, message="m")
+    assert view.exercise_counts()[("L9.1", "area")].solvers_counted == 0  # solved before: still unknown
+    store.close()
