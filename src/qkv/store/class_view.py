@@ -573,10 +573,10 @@ class ClassView:
             return [_program(row) for row in conn.execute(query)]
 
     def latest_failure(
-        self, learner_id: str, lesson_id: str, exercise_id: str
+        self, learner_id: str, lesson_id: str, exercise_id: str, *, code: bool | None = None
     ) -> AnswerEvent | CodeEvent | None:
         """The learner's latest kept wrong answer (one that cost an attempt) or failing program on the
-        exercise, or None.
+        exercise, or None. ``code`` True reads only programs, False only answers, None both.
 
         Examples
         --------
@@ -588,21 +588,25 @@ class ClassView:
         >>> store.close()
         """
         a, c = _ANSWERS.c, _CODE.c
+        answer = program = None
+        # Both walk the index on (learner, lesson, exercise, id) backwards from the newest row.
         with self.database.read() as conn:
-            answer = conn.execute(
-                select(_ANSWERS)
-                .where(a.learner_id == learner_id, a.lesson_id == lesson_id, a.exercise_id == exercise_id)
-                .where(a.correct.is_(False), a.counted_as_attempt.is_(True))  # unreadable is not wrong
-                .order_by(a.id.desc())
-                .limit(1)
-            ).first()
-            program = conn.execute(
-                programs()
-                .where(c.learner_id == learner_id, c.lesson_id == lesson_id, c.exercise_id == exercise_id)
-                .where(c.status != "pass")
-                .order_by(c.id.desc())
-                .limit(1)
-            ).first()
+            if code is not True:
+                answer = conn.execute(
+                    select(_ANSWERS)
+                    .where(a.learner_id == learner_id, a.lesson_id == lesson_id, a.exercise_id == exercise_id)
+                    .where(a.correct.is_(False), a.counted_as_attempt.is_(True))  # unreadable is not wrong
+                    .order_by(a.learner_id.desc(), a.lesson_id.desc(), a.exercise_id.desc(), a.id.desc())
+                    .limit(1)
+                ).first()
+            if code is not False:
+                program = conn.execute(
+                    programs()
+                    .where(c.learner_id == learner_id, c.lesson_id == lesson_id, c.exercise_id == exercise_id)
+                    .where(c.status != "pass")
+                    .order_by(c.learner_id.desc(), c.lesson_id.desc(), c.exercise_id.desc(), c.id.desc())
+                    .limit(1)
+                ).first()
         found: list[AnswerEvent | CodeEvent] = []
         if answer is not None:
             found.append(_event(answer))

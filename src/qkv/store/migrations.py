@@ -246,6 +246,10 @@ def _v7_class_glance(conn: Connection) -> None:
             "(lesson_id, exercise_id, solved, attempts_to_solve, attempts, submissions)"
         )
     )
+    # A stuck learner's latest wrong answer or failing program: one index step, however big the table.
+    for table in ("answers", "code_submissions"):
+        columns = "(learner_id, lesson_id, exercise_id, id)"
+        conn.execute(text(f"CREATE INDEX ix_{table}_learner_exercise ON {table} {columns}"))
 
 
 MIGRATIONS: list[Callable[[Connection], None]] = [

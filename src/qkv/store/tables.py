@@ -43,7 +43,11 @@ class Answer(Base):
     """Every answer a learner submitted to a numeric, letter or choice exercise, right or wrong."""
 
     __tablename__ = "answers"
-    __table_args__ = (Index("ix_answers_learner_lesson", "learner_id", "lesson_id"),)
+    __table_args__ = (
+        Index("ix_answers_learner_lesson", "learner_id", "lesson_id"),
+        # Added by migration 7: a learner's latest answer to one exercise, found in one index step.
+        Index("ix_answers_learner_exercise", "learner_id", "lesson_id", "exercise_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
@@ -64,7 +68,11 @@ class CodeSubmission(Base):
     """Every program a learner sent to the grader, with the grader's full result document."""
 
     __tablename__ = "code_submissions"
-    __table_args__ = (Index("ix_code_submissions_learner_lesson", "learner_id", "lesson_id"),)
+    __table_args__ = (
+        Index("ix_code_submissions_learner_lesson", "learner_id", "lesson_id"),
+        # Added by migration 7: a learner's latest program for one exercise, found in one index step.
+        Index("ix_code_submissions_learner_exercise", "learner_id", "lesson_id", "exercise_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)

@@ -116,6 +116,14 @@ def _latest_failure(services: Services, event: AnswerEvent | CodeEvent | None) -
     return found
 
 
+def _is_code(services: Services, current: Any) -> bool | None:
+    """Whether the exercise is graded as code (None when the lesson no longer has it: read both)."""
+    try:
+        return bool(services.catalog.lesson(current.lesson_id).exercise(current.exercise_id).kind == "code")
+    except LessonError:
+        return None
+
+
 def stuck_now(services: Services, standings: list[LearnerStanding]) -> list[dict[str, Any]]:
     """The learners stuck now (at most ``STUCK_SHOWN``), each with their latest failure."""
     now = utc_now()
@@ -125,7 +133,9 @@ def stuck_now(services: Services, standings: list[LearnerStanding]) -> list[dict
         row = learner_row(standing, {}, now, rule)  # the list needs no lesson cells
         current = standing.current
         assert current is not None  # stuck learners have a current exercise
-        event = _view(services).latest_failure(standing.id, current.lesson_id, current.exercise_id)
+        event = _view(services).latest_failure(
+            standing.id, current.lesson_id, current.exercise_id, code=_is_code(services, current)
+        )
         row["latest"] = _latest_failure(services, event)
         found.append(row)
     return found
