@@ -249,3 +249,19 @@ def test_the_live_grid_reads_the_database_another_server_wrote(make_app: Callabl
     assert 'data-live-src="/instructor/live/grid?sort=name&amp;order=asc&amp;show=all"' in page
     assert '<script type="module" src="/static/instructor-live.js"></script>' in page
     assert "Updated <time" in page
+
+
+def test_the_stuck_rule_is_set_when_serving_and_refuses_nonsense() -> None:
+    import pytest
+    from click.testing import CliRunner
+
+    from qkv.cli.serve import serve
+    from qkv.web.settings import Settings
+
+    assert (Settings().stuck_attempts, Settings().stuck_minutes) == (3, 10)
+    with pytest.raises(ValueError, match="stuck_minutes must be at least 1, but it is 0"):
+        Settings(stuck_minutes=0)
+    refused = CliRunner().invoke(serve, ["--stuck-attempts", "0"])
+    assert refused.exit_code == 2 and "--stuck-attempts" in refused.output
+    helped = CliRunner().invoke(serve, ["--help"])
+    assert "--stuck-attempts" in helped.output and "--stuck-minutes" in helped.output
