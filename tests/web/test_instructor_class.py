@@ -193,6 +193,10 @@ def test_every_count_on_the_dashboard_equals_the_exports(make_app: Callable[...,
                 key = (lesson["id"], ex["id"])
                 assert ex["stats"]["solved"] == solved_rows[key], key
                 assert ex["stats"]["started"] == started_rows[key], key
+            detail = client.get(f"/api/instructor/lessons/{lesson['id']}").json()["lesson"]["exercises"]
+            assert [(d["stats"]["started"], d["stats"]["solved"]) for d in detail] == [
+                (ex["stats"]["started"], ex["stats"]["solved"]) for ex in lesson["exercises"]
+            ]
     lms = {row["learner_id"]: row for row in _csv(client, "lms.csv")}
     grid = client.get("/api/instructor/class").json()
     columns = {

@@ -218,7 +218,15 @@ def _lesson_numbers(request: Request, services: AppServices, lesson_id: str) -> 
     programs = desk.code_events(lesson_id=lesson_obj.id)
     learners = desk.learners()
     data = lesson_numbers(lesson_obj, answers, programs)
+    counts = services.store.class_view.exercise_counts()
     for ex in data["exercises"]:
+        # Started, solved and attempts to solve from the kept totals, as on the dashboard and in the
+        # exports (rows may have been pruned or, past a client's storage budget, not kept at all).
+        found = counts.get((lesson_obj.id, ex["id"]))
+        if found is not None:
+            ex["stats"].update(started=found.started, solved=found.solved)
+            if found.solvers_counted:  # else solved before attempts to solve were kept: the rows tell
+                ex["stats"]["median_attempts"] = found.median_attempts
         texts = lesson_obj.texts(ex["id"])
         ex["question"] = texts.prompt
         ex["question_html"] = Markup(texts.prompt_html)
