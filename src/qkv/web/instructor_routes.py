@@ -259,7 +259,9 @@ def _exercise_filter(exercise: str) -> tuple[str | None, str | None]:
     lesson_id, slash, exercise_id = exercise.partition("/")
     if not slash or not lesson_id or not exercise_id:
         raise HTTPException(
-            400, f"The exercise filter must read LESSON/EXERCISE, such as L4.1/q, not {exercise[:40]!r}."
+            400,
+            "The exercise filter must read LESSON/EXERCISE (a lesson id, a slash, an exercise id), "
+            f"not {exercise[:40]!r}.",
         )
     return lesson_id, exercise_id
 
