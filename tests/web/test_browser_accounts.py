@@ -228,6 +228,10 @@ def test_the_instructor_makes_a_learners_link_by_keyboard(
     page.goto(f"{live.url}/instructor/sign-in?token={token}")
     page.get_by_role("button", name="Sign in as instructor").click()
     page.wait_for_url(re.compile(r"/instructor$"))
+    page.goto(f"{live.url}/instructor/class")  # who is where: every learner, the roster's too
+    _tab_to(page, f"el => el.tagName === 'A' && el.textContent.trim() === {name!r}", limit=400)
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/instructor/learners/"))
     label = f"Make a sign-in link for {name}"
     _tab_to(page, f"el => el.getAttribute('aria-label') === {label!r}", limit=400)
     page.keyboard.press("Enter")

@@ -104,8 +104,8 @@ def test_an_instructor_signs_in_and_reads_the_class_by_keyboard(server: Server, 
     expect(page.locator("#exercise-shapes figure").first).to_contain_text("perimeter with fractional sides")
     _shot(page, "lesson-desktop")
 
-    # One learner's timeline, from the dashboard's list of learners.
-    page.goto(server.url + "/instructor")
+    # One learner's timeline, from the grid of learners.
+    page.goto(server.url + "/instructor/class")
     page.get_by_role("link", name="Ben").click()
     page.wait_for_url(re.compile(rf"/instructor/learners/{BEN}$"))
     expect(page.locator(".timeline-item")).to_have_count(4)
@@ -133,6 +133,8 @@ def test_the_dashboard_at_phone_width_in_dark_mode(server: Server, chromium: Any
         ("/instructor", "dashboard-phone-dark"),
         (f"/instructor/lessons/{LESSON_ID}", "lesson-phone-dark"),
         (f"/instructor/learners/{BEN}", "learner-phone-dark"),
+        ("/instructor/class", "class-phone-dark"),
+        (f"/instructor/lessons/{LESSON_ID}/items", "items-phone-dark"),
     ):
         page.goto(server.url + path)
         width = page.evaluate("document.documentElement.scrollWidth")
@@ -172,7 +174,14 @@ def test_axe_finds_no_violations_on_the_instructor_pages(
     page.goto(server.sign_in_link(f"Axe {width} {scheme}"))
     page.get_by_role("button", name="Sign in as instructor").click()
     page.wait_for_url(re.compile(r"/instructor$"))
-    for path in ("/instructor", f"/instructor/lessons/{LESSON_ID}", f"/instructor/learners/{BEN}"):
+    for path in (
+        "/instructor",
+        "/instructor/class",
+        "/instructor/class?sort=progress&order=desc&show=stuck&q=zz",  # the empty grid too
+        f"/instructor/lessons/{LESSON_ID}",
+        f"/instructor/lessons/{LESSON_ID}/items",
+        f"/instructor/learners/{BEN}",
+    ):
         page.goto(server.url + path)
         page.add_script_tag(path=str(AXE))
         violations = page.evaluate(

@@ -40,6 +40,14 @@ INSTRUCTOR_URLS = [
     "/instructor/export/lms.csv",
     "/instructor/export/events.csv",
     "/api/instructor/dashboard",
+    f"/api/instructor/lessons/{LESSON_ID}",
+    "/api/instructor/class",
+    "/instructor/class",
+    "/instructor/live/stuck",
+    "/instructor/live/grid",
+    "/instructor/live/lessons",
+    f"/instructor/lessons/{LESSON_ID}/items",
+    "/instructor/export/items.csv",
 ]
 
 
@@ -247,11 +255,9 @@ def test_instructor_pages_are_not_cached_and_carry_the_security_headers(class_ap
 
 
 def _exercises(client: TestClient) -> dict[str, dict[str, Any]]:
-    data = client.get("/api/instructor/dashboard").json()
+    data = client.get(f"/api/instructor/lessons/{LESSON_ID}").json()
     assert data["learners"] == 4
-    (chapter,) = data["chapters"]
-    (lesson,) = chapter["lessons"]
-    return {ex["id"]: ex["stats"] for ex in lesson["exercises"]}
+    return {ex["id"]: ex["stats"] for ex in data["lesson"]["exercises"]}
 
 
 def test_the_hand_exercise_numbers_of_the_seeded_class(class_app: FastAPI) -> None:
@@ -324,8 +330,8 @@ def test_every_chart_has_a_table_with_its_numbers(class_app: FastAPI) -> None:
 
 def test_a_learners_timeline(class_app: FastAPI) -> None:
     client = sign_in(class_app)
-    dashboard = client.get("/instructor", headers=HTML).text
-    assert f'href="/instructor/learners/{BEN}"' in dashboard
+    grid = client.get("/instructor/class", headers=HTML).text
+    assert f'href="/instructor/learners/{BEN}"' in grid
     page = client.get(f"/instructor/learners/{BEN}", headers=HTML)
     assert page.status_code == 200
     text = page.text
@@ -431,7 +437,13 @@ def test_learner_text_is_escaped_on_instructor_pages(class_app: FastAPI) -> None
         BEN, LESSON_ID, "area", "<img src=x onerror=alert(1)>", correct=False, message="No."
     )
     client = sign_in(class_app)
-    for url in ("/instructor", f"/instructor/lessons/{LESSON_ID}", f"/instructor/learners/{BEN}"):
+    for url in (
+        "/instructor",
+        "/instructor/class",
+        f"/instructor/lessons/{LESSON_ID}",
+        f"/instructor/lessons/{LESSON_ID}/items",
+        f"/instructor/learners/{BEN}",
+    ):
         page = client.get(url, headers=HTML).text
         assert "<script>alert(1)" not in page and "<img src=x" not in page, url
     assert (

@@ -1,4 +1,4 @@
-"""The instructor's "Sign-in link" button on the Learners table: only for accounts, only for instructors."""
+"""The instructor's "Sign-in link" button on a learner's page: only for accounts, only for instructors."""
 
 from __future__ import annotations
 
@@ -34,9 +34,11 @@ def test_the_button_shows_for_accounts_and_makes_a_link_that_signs_in(
     anonymous = Browser(app).open_lesson()
     anonymous.answer("q", "3, 2")
     client, csrf = _instructor(app)
-    page = client.get("/instructor", headers=HTML).text
+    page = client.get(f"/instructor/learners/{ada}", headers=HTML).text
     assert f'action="/instructor/learners/{ada}/sign-in-link"' in page
-    assert page.count("/sign-in-link") == 1  # the anonymous learner has no account, so no button
+    anonymous_id = next(person.id for person in store.instructors.learners() if person.id != ada)
+    anonymous_page = client.get(f"/instructor/learners/{anonymous_id}", headers=HTML).text
+    assert "/sign-in-link" not in anonymous_page  # the anonymous learner has no account, so no button
     made = client.post(f"/instructor/learners/{ada}/sign-in-link", data={"csrf_token": csrf}, headers=HTML)
     assert made.status_code == 200 and made.headers["cache-control"] == "no-store"
     assert "Sign-in link for Ada Lovelace" in made.text and 'src="data:image/svg+xml;base64,' in made.text

@@ -227,6 +227,20 @@ def _port_in_use(host: str, port: int) -> bool:
 @click.option(
     "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
 )
+@click.option(
+    "--stuck-attempts",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="The instructor's view flags a learner as stuck after this many failed attempts on one exercise.",
+)
+@click.option(
+    "--stuck-minutes",
+    default=10,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="The instructor's view flags a learner as stuck after this many minutes on one exercise unsolved.",
+)
 def serve(
     host: str,
     port: int,
@@ -241,6 +255,8 @@ def serve(
     identities_per_address: int,
     keep_submissions: int,
     client_storage_per_day: int,
+    stuck_attempts: int,
+    stuck_minutes: int,
     forwarded_allow_ips: str | None,
     warm_spares: int,
     secret_key_file: Path | None,
@@ -295,6 +311,8 @@ def serve(
             keep_submissions=keep_submissions,
             client_storage_per_day=client_storage_per_day * 1024 * 1024,
             warm_spares=warm_spares,
+            stuck_attempts=stuck_attempts,
+            stuck_minutes=stuck_minutes,
             secure_cookies=secure_cookies,
             require_sign_in=require_sign_in,
             public_url=public_url,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from qkv.grading import Suite
+from qkv.lessons.exercise_texts import ExerciseTexts, exercise_texts
 from qkv.lessons.feedback import check_answer
 from qkv.lessons.model import Exercise, Feedback, LessonError, LessonPart, PlannedLesson, RenderedSection
 from qkv.lessons.render import render_reference, render_sections
@@ -179,6 +180,25 @@ class Lesson:
             while len(self._drawn) > VARIANTS_KEPT:
                 self._drawn.popitem(last=False)
         return drawn
+
+    def texts(self, exercise_id: str, variant_seed: int | None = None) -> ExerciseTexts:
+        """An exercise's question and named mistakes as a learner in that variant read them.
+
+        Raises
+        ------
+        LessonError
+            For an unknown exercise or an invalid seed.
+
+        Examples
+        --------
+        >>> from qkv.lessons import load_catalog
+        >>> lesson = load_catalog().lessons[0]
+        >>> texts = lesson.texts(next(iter(lesson.exercises)))
+        >>> "{{" in texts.prompt or any("{{" in m for m in texts.mistakes.values())
+        False
+        """
+        exercise = self.exercise(exercise_id)
+        return exercise_texts(exercise, self._variant_and_names(variant_seed)[1])
 
     def check(self, exercise_id: str, answer: str, variant_seed: int | None = None) -> Feedback:
         """Check a typed answer to a numeric, letter or choice exercise.

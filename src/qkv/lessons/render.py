@@ -86,7 +86,7 @@ def exercise_html(exercise: Exercise, names: Mapping[str, Any]) -> str:
     <form class="exercise" ...><label for="answer-q">x = <span class="literal">[1, 2]</span>. Type q...
     """
     ex_id = html.escape(exercise.id, quote=True)
-    prompt = _prompt_html(exercise.prompt_template, names)
+    prompt = prompt_html(exercise.prompt_template, names)
     feedback = f'<p class="feedback" id="feedback-{ex_id}" aria-live="polite"></p>'
     if exercise.kind == "code":
         starter = html.escape(exercise.starter_code or "")
@@ -160,12 +160,12 @@ def _help_html(exercise: Exercise) -> str:
     return f'<details class="code-help" data-hints="{total}">{summary}{listed}{solution}</details>'
 
 
-def _prompt_html(template: str, names: Mapping[str, Any]) -> str:
+def prompt_html(template: str, names: Mapping[str, Any]) -> str:
     """The prompt with each placeholder's value in a ``span.literal``, which never breaks inside a matrix.
 
     Examples
     --------
-    >>> _prompt_html("W = {{W}} & {{nope}}", {"W": [[1, 0], [0, 1]]})
+    >>> prompt_html("W = {{W}} & {{nope}}", {"W": [[1, 0], [0, 1]]})
     'W = <span class="literal">[[1, 0], [0, 1]]</span> &amp; {{nope}}'
     """
     pieces, last = [], 0

@@ -350,8 +350,8 @@ class InstructorDesk:
             r = conn.execute(select(_LEARNERS).where(_LEARNERS.c.id == learner_id)).first()
         return LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at, r.external_id) if r else None
 
-    def answer_events(self, learner_id: str | None = None) -> list[AnswerEvent]:
-        """Every saved answer (of one learner, if given), oldest first.
+    def answer_events(self, learner_id: str | None = None, lesson_id: str | None = None) -> list[AnswerEvent]:
+        """Every saved answer (of one learner and one lesson, if given), oldest first.
 
         Examples
         --------
@@ -367,6 +367,8 @@ class InstructorDesk:
         query = select(_ANSWERS).order_by(_ANSWERS.c.id)
         if learner_id is not None:
             query = query.where(_ANSWERS.c.learner_id == learner_id)
+        if lesson_id is not None:
+            query = query.where(_ANSWERS.c.lesson_id == lesson_id)
         with self.database.read() as conn:
             rows = conn.execute(query).all()
         return [
@@ -386,8 +388,8 @@ class InstructorDesk:
             for r in rows
         ]
 
-    def code_events(self, learner_id: str | None = None) -> list[CodeEvent]:
-        """Every saved program (of one learner, if given), oldest first, with its result document.
+    def code_events(self, learner_id: str | None = None, lesson_id: str | None = None) -> list[CodeEvent]:
+        """Every saved program (of one learner and one lesson, if given), oldest first, with its results.
 
         Examples
         --------
@@ -403,6 +405,8 @@ class InstructorDesk:
         query = programs().order_by(_CODE.c.id)
         if learner_id is not None:
             query = query.where(_CODE.c.learner_id == learner_id)
+        if lesson_id is not None:
+            query = query.where(_CODE.c.lesson_id == lesson_id)
         with self.database.read() as conn:
             rows = conn.execute(query).all()
         events = []

@@ -397,6 +397,28 @@ def _grading_jobs_for_remote_graders(conn: Connection) -> None:
     jobs.create(conn)
 
 
+def _class_glance_aggregates(conn: Connection) -> None:
+    """What the class view reads from each learner's totals: when work on an exercise started, and the
+    counted attempts up to and including the first right one.
+
+    Self-contained and additive: rows saved before have both NULL (started is then read as the last
+    activity; their attempts to solve are unknown and left out of first-try shares and medians).
+    """
+    _add_column(conn, "exercise_totals", Column("started_at", DateTime))
+    _add_column(conn, "exercise_totals", Column("attempts_to_solve", Integer))
+    # The dashboard's per-exercise counts read this index alone, already grouped by exercise.
+    conn.execute(
+        text(
+            "CREATE INDEX ix_exercise_totals_exercise ON exercise_totals "
+            "(lesson_id, exercise_id, solved, attempts_to_solve, attempts, submissions)"
+        )
+    )
+    # A stuck learner's latest wrong answer or failing program: one index step, however big the table.
+    for table in ("answers", "code_submissions"):
+        columns = "(learner_id, lesson_id, exercise_id, id)"
+        conn.execute(text(f"CREATE INDEX ix_{table}_learner_exercise ON {table} {columns}"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -407,6 +429,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _learner_accounts_and_sessions,
     _lti_platforms_logins_and_scores,
     _grading_jobs_for_remote_graders,
+    _class_glance_aggregates,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

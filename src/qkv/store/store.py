@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from qkv.store.accounts import Accounts
 from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, check_budget
+from qkv.store.class_view import ClassView
 from qkv.store.client_budgets import ClientBudgets
 from qkv.store.code_work import CodeWork
 from qkv.store.database import Database
@@ -60,6 +61,8 @@ class Store:
         Learner accounts (an external identity for a learner id), their sign-in links and sessions.
     grading_jobs : GradingJobs
         Programs for graders on other machines, and their verdicts (``qkv serve --grading remote``).
+    class_view : ClassView
+        The class at a glance, read as aggregates (where each learner is, who is stuck).
 
     Raises
     ------
@@ -103,6 +106,7 @@ class Store:
         self.instructors = InstructorDesk(self.database)
         self.accounts = Accounts(self.database)
         self.grading_jobs = GradingJobs(self.database, self.code)
+        self.class_view = ClassView(self.database)
 
     def shared_secret(self, name: str) -> str:
         """A random secret stored once in the database and shared by every server that uses it.

@@ -52,7 +52,11 @@ class Answer(Base):
     """Every answer a learner submitted to a numeric, letter or choice exercise, right or wrong."""
 
     __tablename__ = "answers"
-    __table_args__ = (Index("ix_answers_learner_lesson", "learner_id", "lesson_id"),)
+    __table_args__ = (
+        Index("ix_answers_learner_lesson", "learner_id", "lesson_id"),
+        # Added by migration 10: a learner's latest answer to one exercise, found in one index step.
+        Index("ix_answers_learner_exercise", "learner_id", "lesson_id", "exercise_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
@@ -73,7 +77,11 @@ class CodeSubmission(Base):
     """Every program a learner sent to the grader, with the grader's full result document."""
 
     __tablename__ = "code_submissions"
-    __table_args__ = (Index("ix_code_submissions_learner_lesson", "learner_id", "lesson_id"),)
+    __table_args__ = (
+        Index("ix_code_submissions_learner_lesson", "learner_id", "lesson_id"),
+        # Added by migration 10: a learner's latest program for one exercise, found in one index step.
+        Index("ix_code_submissions_learner_exercise", "learner_id", "lesson_id", "exercise_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
@@ -161,6 +169,17 @@ class ExerciseTotals(Base):
     """
 
     __tablename__ = "exercise_totals"
+    __table_args__ = (  # added by migration 10: the class view's per-exercise counts read the index alone
+        Index(
+            "ix_exercise_totals_exercise",
+            "lesson_id",
+            "exercise_id",
+            "solved",
+            "attempts_to_solve",
+            "attempts",
+            "submissions",
+        ),
+    )
 
     learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
     lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -173,6 +192,10 @@ class ExerciseTotals(Base):
     best_passed: Mapped[int | None] = mapped_column(Integer)
     best_total: Mapped[int | None] = mapped_column(Integer)
     failed_runs: Mapped[int] = mapped_column(Integer, nullable=False)  # programs that did not pass
+    # Added by migration 10 for the class view: when work on the exercise began, and the counted attempts up
+    # to and including the first right one (both NULL for rows saved before).
+    started_at: Mapped[datetime | None] = mapped_column(DateTime)
+    attempts_to_solve: Mapped[int | None] = mapped_column(Integer)
 
 
 class Instructor(Base):

@@ -54,12 +54,19 @@ def count_work(
     ...     count_work(conn, ("a" * 36, "L9.1", "area"), utc_now(), attempt=True, solved=True)
     >>> with database.read() as conn:
     ...     row = conn.execute(select(ExerciseTotals.__table__)).one()
-    >>> row.attempts, row.submissions, row.solved
-    (2, 2, True)
+    >>> row.attempts, row.submissions, row.solved, row.attempts_to_solve
+    (2, 2, True, 2)
     >>> database.close()
     """
     learner_id, lesson_id, exercise_id = key
-    zero = {"attempts": 0, "submissions": 0, "solved": False, "failed_runs": 0, "last_activity_at": now}
+    zero = {
+        "attempts": 0,
+        "submissions": 0,
+        "solved": False,
+        "failed_runs": 0,
+        "last_activity_at": now,
+        "started_at": now,
+    }
     Database.insert_ignore(
         conn,
         _TOTALS,
@@ -75,6 +82,10 @@ def count_work(
     if solved:
         changes["solved"] = True
         changes["first_solved_at"] = func.coalesce(t.first_solved_at, now)
+        # The right-hand side reads the row as it was, so this attempt is added here too.
+        changes["attempts_to_solve"] = case(
+            (t.solved, t.attempts_to_solve), else_=t.attempts + (1 if attempt else 0)
+        )
     if score is not None:
         if not solved and new_try:
             changes["failed_runs"] = t.failed_runs + 1

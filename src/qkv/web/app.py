@@ -132,7 +132,7 @@ def create_app(
     app.include_router(pages.router)
     app.include_router(learner_routes.router)  # /sign-in, /sign-out, /account/devices
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
-    instructor_learner_links.install(app, services)  # the Learners table's sign-in-link button
+    instructor_learner_links.install(app, services)  # the sign-in-link button on a learner's page
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     app.mount("/widgets", WidgetFiles(catalog.widgets), name="widgets")  # each from its chapter's folder

@@ -10,8 +10,9 @@ from __future__ import annotations
 import io
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -24,7 +25,7 @@ from qkv.web.instructor_exports import (
     write_gradebook,
     write_lms,
 )
-from qkv.web.instructor_stats import dashboard, learner_summaries, timeline
+from qkv.web.instructor_stats import lesson_numbers, timeline
 from qkv.web.services import Services, get_services
 
 pages = APIRouter(include_in_schema=False)
@@ -42,6 +43,11 @@ def install(app: FastAPI, services: Services, secret_key: str) -> None:
     app.state.qkv_instructor = InstructorAuth(
         secret_key, services.store.instructors, secure=services.settings.secure_cookies
     )
+    from qkv.web import instructor_class  # its routes use this module's helpers
+
+    # First: its /instructor/export/items.csv must win over this module's /instructor/export/{name}.
+    app.include_router(instructor_class.pages)
+    app.include_router(instructor_class.api)
     app.include_router(pages)
     app.include_router(api)
 
@@ -131,45 +137,6 @@ async def sign_out(request: Request, signed_in: Instructor) -> Response:
 # -- pages -----------------------------------------------------------------------------------------
 
 
-def _class_data(request: Request) -> tuple[Any, Any, Any]:
-    desk = _auth(request).desk
-    return desk.learners(), desk.answer_events(), desk.code_events()
-
-
-def _lesson_overview_chart(lesson: dict[str, Any], learners: int) -> Any:
-    bars, rows = [], []
-    for ex in lesson["exercises"]:
-        stats = ex["stats"]
-        bars.append(
-            Bar(
-                f"{ex['id']} ({ex['kind']})",
-                stats["solved"] / learners if learners else 0.0,
-                f"{stats['solved']} of {stats['started']} solved",
-            )
-        )
-        median = "–" if stats["median_attempts"] is None else f"{stats['median_attempts']:g}"
-        rows.append([ex["id"], ex["kind"], stats["started"], stats["solved"], median])
-    return bar_chart(
-        f"overview-{lesson['id']}",
-        f"{lesson['id']}: learners who solved each exercise (bar: share of all {learners} learners)",
-        bars,
-        ["Exercise", "Kind", "Started", "Solved", "Median attempts to solve"],
-        rows,
-    )
-
-
-@pages.get("/instructor", response_class=HTMLResponse, name="instructor_dashboard")
-def instructor_dashboard(request: Request, services: AppServices, signed_in: Instructor) -> Response:
-    """The class at a glance: every lesson's exercises, every learner, the exports."""
-    learners, answers, programs = _class_data(request)
-    data = dashboard(services.catalog, answers, programs, learners)
-    for chapter in data["chapters"]:
-        for lesson in chapter["lessons"]:
-            lesson["chart"] = _lesson_overview_chart(lesson, data["learners"])
-    context = {"data": data, "learners": learner_summaries(learners, answers, programs)}
-    return _render(request, services, "instructor/dashboard.html", context, signed_in)
-
-
 def _exercise_charts(ex: dict[str, Any]) -> list[Any]:
     stats, key = ex["stats"], ex["id"]
     charts = []
@@ -243,6 +210,31 @@ def _exercise_charts(ex: dict[str, Any]) -> list[Any]:
     return charts
 
 
+def _lesson_numbers(request: Request, services: AppServices, lesson_id: str) -> tuple[dict[str, Any], int]:
+    """One lesson's detailed numbers, from that lesson's kept rows only, each exercise with its question."""
+    lesson_obj = services.lesson(lesson_id)
+    desk = _auth(request).desk
+    answers = desk.answer_events(lesson_id=lesson_obj.id)
+    programs = desk.code_events(lesson_id=lesson_obj.id)
+    learners = desk.learners()
+    data = lesson_numbers(lesson_obj, answers, programs)
+    counts = services.store.class_view.exercise_counts()
+    for ex in data["exercises"]:
+        # Started, solved and attempts to solve from the kept totals, as on the dashboard and in the
+        # exports (rows may have been pruned or, past a client's storage budget, not kept at all).
+        found = counts.get((lesson_obj.id, ex["id"]))
+        if found is not None:
+            ex["stats"].update(started=found.started, solved=found.solved)
+            if found.solvers_counted:  # else solved before attempts to solve were kept: the rows tell
+                ex["stats"]["median_attempts"] = found.median_attempts
+        texts = lesson_obj.texts(ex["id"])
+        ex["question"] = texts.prompt
+        ex["question_html"] = Markup(texts.prompt_html)
+        for mistake in ex["stats"].get("mistakes", []):
+            mistake["message"] = texts.mistakes.get(mistake["id"], mistake["message"])
+    return data, len(learners)
+
+
 @pages.get("/instructor/lessons/{lesson_id}", response_class=HTMLResponse, name="instructor_lesson")
 def instructor_lesson(
     lesson_id: Annotated[str, Path(max_length=32)],
@@ -251,19 +243,27 @@ def instructor_lesson(
     signed_in: Instructor,
 ) -> Response:
     """One lesson in detail: per exercise, mistakes and unmatched wrong answers, or tests and hints."""
-    lesson_obj = services.lesson(lesson_id)
-    learners, answers, programs = _class_data(request)
-    data = dashboard(services.catalog, answers, programs, learners)
-    lesson = next(
-        lesson
-        for chapter in data["chapters"]
-        for lesson in chapter["lessons"]
-        if lesson["id"] == lesson_obj.id
-    )
+    lesson, learner_count = _lesson_numbers(request, services, lesson_id)
     for ex in lesson["exercises"]:
         ex["charts"] = _exercise_charts(ex)
-    context = {"lesson": lesson, "learner_count": data["learners"]}
+    context = {"lesson": lesson, "learner_count": learner_count}
     return _render(request, services, "instructor/lesson.html", context, signed_in)
+
+
+TIMELINE_PAGE = 50
+
+
+def _exercise_filter(exercise: str) -> tuple[str | None, str | None]:
+    if not exercise:
+        return None, None
+    lesson_id, slash, exercise_id = exercise.partition("/")
+    if not slash or not lesson_id or not exercise_id:
+        raise HTTPException(
+            400,
+            "The exercise filter must read LESSON/EXERCISE (a lesson id, a slash, an exercise id), "
+            f"not {exercise[:40]!r}.",
+        )
+    return lesson_id, exercise_id
 
 
 @pages.get("/instructor/learners/{learner_id}", response_class=HTMLResponse, name="instructor_learner")
@@ -272,14 +272,37 @@ def instructor_learner(
     request: Request,
     services: AppServices,
     signed_in: Instructor,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    exercise: Annotated[str, Query(max_length=100)] = "",
 ) -> Response:
-    """One learner's answers and programs, in the order they were saved."""
+    """One learner's answers and programs, in the order they were saved, a page of 50 at a time
+    (``?exercise=LESSON/EXERCISE`` shows one exercise's)."""
     desk = _auth(request).desk
     learner = desk.learner(learner_id)
     if learner is None:
         raise HTTPException(404, f"No learner with the id {learner_id!r} has saved any work.")
-    items = timeline(desk.answer_events(learner_id), desk.code_events(learner_id))
-    context = {"person": learner, "items": items}
+    lesson_id, exercise_id = _exercise_filter(exercise)
+    page_number = max(1, page)
+    found = services.store.class_view.learner_events(
+        learner_id,
+        offset=(page_number - 1) * TIMELINE_PAGE,
+        limit=TIMELINE_PAGE,
+        lesson_id=lesson_id,
+        exercise_id=exercise_id,
+    )
+    pages_total = max(1, -(-found.total // TIMELINE_PAGE))
+    if page_number > pages_total:
+        raise HTTPException(404, f"This timeline has {pages_total} pages; there is no page {page_number}.")
+    items = timeline(found.answers, found.programs)
+    context = {
+        "person": learner,
+        "items": items,
+        "page": page_number,
+        "pages": pages_total,
+        "total": found.total,
+        "first_number": found.offset + 1,
+        "exercise": exercise,
+    }
     return _render(request, services, "instructor/learner.html", context, signed_in)
 
 
@@ -312,21 +335,26 @@ def instructor_export(
         return _download(out.getvalue(), "qkv-events.csv", "text/csv; charset=utf-8")
     raise HTTPException(
         404,
-        f"There is no export {name!r}; the exports are gradebook.csv, gradebook.json, lms.csv, events.csv.",
+        f"There is no export {name!r}; the exports are gradebook.csv, gradebook.json, lms.csv, events.csv, "
+        "items.csv.",
     )
 
 
 # -- the JSON API ------------------------------------------------------------------------------------
 
 
-@api.get("/dashboard", summary="The class dashboard's numbers")
-def api_dashboard(request: Request, services: AppServices, signed_in: Instructor) -> dict[str, Any]:
-    """Per chapter, lesson and exercise: started, solved, median attempts, variants, mistakes, tests, hints.
-
-    Needs an instructor session (401 without one, 403 for a learner's browser).
-    """
-    learners, answers, programs = _class_data(request)
-    return dashboard(services.catalog, answers, programs, learners)
+@api.get("/lessons/{lesson_id}", summary="One lesson's detailed numbers")
+def api_lesson(
+    lesson_id: Annotated[str, Path(max_length=32)],
+    request: Request,
+    services: AppServices,
+    signed_in: Instructor,
+) -> dict[str, Any]:
+    """Per exercise: variants, named mistakes, unmatched wrong answers, tests and hints (kept rows)."""
+    lesson, learners = _lesson_numbers(request, services, lesson_id)
+    for ex in lesson["exercises"]:
+        del ex["question_html"]
+    return {"learners": learners, "lesson": lesson}
 
 
 @api.post("/sign-out", summary="End the instructor session")

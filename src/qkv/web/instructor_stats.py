@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from qkv.lessons.answers import AnswerFormatError, format_value, parse_numbers
-from qkv.store.instructors import AnswerEvent, CodeEvent, LearnerRecord
+from qkv.store.instructors import AnswerEvent, CodeEvent
 
 UNMATCHED_SHOWN = 10
 VARIANTS_SHOWN = 8
@@ -229,82 +229,42 @@ def code_exercise_stats(events: Sequence[CodeEvent]) -> dict[str, Any]:
     }
 
 
-def dashboard(
-    catalog: Any,
-    answers: Iterable[AnswerEvent],
-    programs: Iterable[CodeEvent],
-    learners: Sequence[LearnerRecord],
+def lesson_numbers(
+    lesson: Any, answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent]
 ) -> dict[str, Any]:
-    """Every chapter, lesson and exercise of the catalog with its class numbers.
+    """One lesson's exercises with their detailed numbers, from that lesson's kept answers and programs.
 
     Returns
     -------
     dict
-        ``{"learners": int, "chapters": [{"id", "title", "lessons": [{"id", "title", "place",
-        "exercises": [{"id", "kind", "part", "label", "stats"}]}]}]}``; each exercise's ``stats``
-        is ``answer_exercise_stats`` or ``code_exercise_stats``.
+        ``{"id", "title", "place", "exercises": [{"id", "kind", "part", "label", "stats"}]}``; each
+        exercise's ``stats`` is ``answer_exercise_stats`` or ``code_exercise_stats``.
     """
-    answers_by: dict[tuple[str, str], list[AnswerEvent]] = defaultdict(list)
+    answers_by: dict[str, list[AnswerEvent]] = defaultdict(list)
     for a in answers:
-        answers_by[(a.lesson_id, a.exercise_id)].append(a)
-    code_by: dict[tuple[str, str], list[CodeEvent]] = defaultdict(list)
+        if a.lesson_id == lesson.id:
+            answers_by[a.exercise_id].append(a)
+    code_by: dict[str, list[CodeEvent]] = defaultdict(list)
     for c in programs:
-        code_by[(c.lesson_id, c.exercise_id)].append(c)
-    chapters = []
-    for chapter in catalog.chapters:
-        lessons = []
-        for lesson in catalog.lessons:
-            if lesson.chapter_id != chapter.id:
-                continue
-            exercises = []
-            for exercise_id, exercise in lesson.exercises.items():
-                key = (lesson.id, exercise_id)
-                stats = (
-                    code_exercise_stats(code_by.get(key, []))
-                    if exercise.kind == "code"
-                    else answer_exercise_stats(exercise, answers_by.get(key, []))
-                )
-                exercises.append(
-                    {
-                        "id": exercise_id,
-                        "kind": exercise.kind,
-                        "part": exercise.part,
-                        "label": exercise.label or exercise_id,
-                        "stats": stats,
-                    }
-                )
-            lessons.append(
-                {"id": lesson.id, "title": lesson.title, "place": lesson.place, "exercises": exercises}
-            )
-        chapters.append({"id": chapter.id, "title": chapter.title, "lessons": lessons})
-    return {"learners": len(learners), "chapters": chapters}
-
-
-def learner_summaries(
-    learners: Sequence[LearnerRecord], answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent]
-) -> list[dict[str, Any]]:
-    """One line per learner: name, last seen, answers and programs saved, exercises solved."""
-    counts: dict[str, Counter[str]] = defaultdict(Counter)
-    solved: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for a in answers:
-        counts[a.learner_id]["answers"] += 1
-        if a.correct:
-            solved[a.learner_id].add((a.lesson_id, a.exercise_id))
-    for c in programs:
-        counts[c.learner_id]["programs"] += 1
-        if c.status == "pass":
-            solved[c.learner_id].add((c.lesson_id, c.exercise_id))
-    return [
-        {
-            "id": learner.id,
-            "display_name": learner.display_name,
-            "last_seen_at": learner.last_seen_at or learner.created_at,
-            "answers": counts[learner.id]["answers"],
-            "programs": counts[learner.id]["programs"],
-            "solved": len(solved[learner.id]),
-        }
-        for learner in learners
-    ]
+        if c.lesson_id == lesson.id:
+            code_by[c.exercise_id].append(c)
+    exercises = []
+    for exercise_id, exercise in lesson.exercises.items():
+        stats = (
+            code_exercise_stats(code_by.get(exercise_id, []))
+            if exercise.kind == "code"
+            else answer_exercise_stats(exercise, answers_by.get(exercise_id, []))
+        )
+        exercises.append(
+            {
+                "id": exercise_id,
+                "kind": exercise.kind,
+                "part": exercise.part,
+                "label": exercise.label or exercise_id,
+                "stats": stats,
+            }
+        )
+    return {"id": lesson.id, "title": lesson.title, "place": lesson.place, "exercises": exercises}
 
 
 def timeline(answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent]) -> list[dict[str, Any]]:

@@ -48,6 +48,9 @@ class Settings:
         429, while pages are always served. The default allows a class behind one NAT several times over.
     warm_spares : int
         Sandboxes the grader keeps started in advance.
+    stuck_attempts, stuck_minutes : int
+        The instructor's view flags a learner as stuck on the exercise they are working on after this
+        many failed attempts on it, or this many minutes on it without solving it.
     max_body_bytes, max_code_bytes : int
         Request bodies and submitted programs over these sizes are refused with 413.
     body_timeout_s : float
@@ -101,6 +104,8 @@ class Settings:
     keep_submissions: int = 20
     client_storage_per_day: int = DEFAULT_CLIENT_BYTES_PER_DAY
     warm_spares: int = 2
+    stuck_attempts: int = 3
+    stuck_minutes: int = 10
     max_body_bytes: int = 128 * 1024
     max_code_bytes: int = 64 * 1024
     body_timeout_s: float = 10.0
@@ -121,6 +126,8 @@ class Settings:
             "keep_submissions": 1,
             "client_storage_per_day": 1024 * 1024,
             "warm_spares": 0,
+            "stuck_attempts": 1,
+            "stuck_minutes": 1,
             "max_body_bytes": 1024,
             "max_code_bytes": 1,
         }
