@@ -1,8 +1,8 @@
 """The instructor's "sign-in link" button: a new personal one-time link for a learner with an account.
 
 It does what ``qkv learners link ID`` does, from a learner's page on the instructor's view (reached
-from the "Who is where" grid). The page that shows the link is for the instructor's eyes (the link signs the learner in): it is never cached, and the
-request must carry the instructor session's CSRF token.
+from the "Who is where" grid). The page that shows the link is for the instructor's eyes (the link
+signs the learner in): it is never cached, and the request must carry the instructor session's CSRF token.
 """
 
 from __future__ import annotations
