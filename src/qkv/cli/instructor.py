@@ -7,28 +7,17 @@ from urllib.parse import quote
 
 import click
 
+from qkv.cli.options import database_url_option, open_store, public_url_option
+
 if TYPE_CHECKING:
     from qkv.store.instructors import InstructorDesk
 
-_DATABASE = click.option(
-    "--database-url", envvar="QKV_DATABASE_URL", help="The server's database (default: the local one)."
-)
-_URL = click.option(
-    "--url",
-    envvar="QKV_PUBLIC_URL",
-    default="http://127.0.0.1:8000",
-    show_default=True,
-    help="Where the instructor reaches the server (the start of the printed link).",
-)
+_DATABASE = database_url_option
+_URL = public_url_option("Where the instructor reaches the server (the start of the printed link).")
 
 
 def _desk(database_url: str | None) -> InstructorDesk:
-    from qkv.store import Store, StoreError, default_database_url
-
-    try:
-        return Store(database_url or default_database_url()).instructors
-    except StoreError as error:
-        raise click.ClickException(str(error)) from None
+    return open_store(database_url).instructors
 
 
 def _link(url: str, token: str) -> str:

@@ -14,19 +14,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from qkv.cli.options import database_url_option, open_store, public_url_option
+
 if TYPE_CHECKING:
     from qkv.store import Store
 
-_DATABASE = click.option(
-    "--database-url", envvar="QKV_DATABASE_URL", help="The server's database (default: the local one)."
-)
-_URL = click.option(
-    "--url",
-    envvar="QKV_PUBLIC_URL",
-    default="http://127.0.0.1:8000",
-    show_default=True,
-    help="Where learners reach the server (the start of each link).",
-)
+_DATABASE = database_url_option
+_URL = public_url_option("Where learners reach the server (the start of each link).")
 _DAYS = click.option(
     "--days",
     type=click.IntRange(1, 90),
@@ -38,12 +32,7 @@ _COLUMNS = ["name", "external_id", "email", "sign_in_link", "expires_at_utc"]
 
 
 def _store(database_url: str | None) -> Store:
-    from qkv.store import Store, StoreError, default_database_url
-
-    try:
-        return Store(database_url or default_database_url())
-    except StoreError as error:
-        raise click.ClickException(str(error)) from None
+    return open_store(database_url)
 
 
 def _read_roster(path: Path) -> str:

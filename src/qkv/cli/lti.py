@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 import click
 
+from qkv.cli.options import database_url_option
+
 if TYPE_CHECKING:
     from qkv.store.lti_platforms import LtiPlatforms
 
-_DATABASE = click.option(
-    "--database-url", envvar="QKV_DATABASE_URL", help="The server's database (default: the local one)."
-)
+_DATABASE = database_url_option
 
 
 def _platforms(database_url: str | None) -> LtiPlatforms:

@@ -6,6 +6,8 @@ from typing import TextIO
 
 import click
 
+from qkv.cli.options import database_url_option
+
 
 def _catalog_exercises() -> list[tuple[str, str]]:
     """Every exercise of the built-in lessons, so untouched ones get a row too."""
@@ -34,9 +36,7 @@ def progress() -> None:
     show_default=True,
     help="csv, json: the gradebook; lms: a row per learner for an LMS; events: every answer and program.",
 )
-@click.option(
-    "--database-url", envvar="QKV_DATABASE_URL", help="The server's database (default: the local one)."
-)
+@database_url_option
 @click.option(
     "--output",
     "-o",

@@ -1,0 +1,64 @@
+"""Options and helpers shared by the commands that work on a server's database.
+
+``--database-url`` and ``--url`` mean the same in ``qkv instructor``, ``qkv learners``, ``qkv lti`` and
+``qkv progress``, so they are written once here; so is opening the store with a sentence, not a
+traceback, when the database cannot be used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from qkv.store import Store
+
+database_url_option = click.option(
+    "--database-url", envvar="QKV_DATABASE_URL", help="The server's database (default: the local one)."
+)
+
+
+def public_url_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--url``: where people reach the server, the start of every link a command prints.
+
+    Parameters
+    ----------
+    help : str
+        What the URL is for, in this command's words.
+
+    Returns
+    -------
+    callable
+        The click option decorator.
+    """
+    return click.option(
+        "--url", envvar="QKV_PUBLIC_URL", default="http://127.0.0.1:8000", show_default=True, help=help
+    )
+
+
+def open_store(database_url: str | None) -> Store:
+    """The store at ``database_url`` (or the local default), or a ClickException with the store's sentence.
+
+    Parameters
+    ----------
+    database_url : str or None
+        A SQLAlchemy URL; None means the local SQLite database.
+
+    Returns
+    -------
+    Store
+        The opened, migrated store.
+
+    Raises
+    ------
+    click.ClickException
+        If the database cannot be opened or migrated.
+    """
+    from qkv.store import Store, StoreError, default_database_url
+
+    try:
+        return Store(database_url or default_database_url())
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
