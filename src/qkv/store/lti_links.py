@@ -2,8 +2,8 @@
 
 >>> from qkv.store.database import Database
 >>> links = LtiLinks(Database("sqlite://"))
->>> links.remember_line_item("a" * 36, "L4.1", "https://lms.example", "c", "sub-1", "https://lms.example/li/1")
->>> links.line_item("a" * 36, "L4.1").subject
+>>> links.remember_line_item("a" * 36, "X1.1", "https://lms.example", "c", "sub-1", "https://lms.example/li/1")
+>>> links.line_item("a" * 36, "X1.1").subject
 'sub-1'
 >>> links.database.close()
 """
@@ -68,9 +68,9 @@ class LtiLinks:
         Examples
         --------
         >>> links = LtiLinks(Database("sqlite://"))
-        >>> links.remember_line_item("a" * 36, "L4.1", "i", "c", "s", "https://lms.example/li/1")
-        >>> links.remember_line_item("a" * 36, "L4.1", "i", "c", "s", "https://lms.example/li/2")
-        >>> links.line_item("a" * 36, "L4.1").lineitem_url
+        >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms.example/li/1")
+        >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms.example/li/2")
+        >>> links.line_item("a" * 36, "X1.1").lineitem_url
         'https://lms.example/li/2'
         >>> links.database.close()
         """
@@ -113,7 +113,7 @@ class LtiLinks:
 
         Examples
         --------
-        >>> LtiLinks(Database("sqlite://")).line_item("a" * 36, "L4.1") is None
+        >>> LtiLinks(Database("sqlite://")).line_item("a" * 36, "X1.1") is None
         True
         """
         with self.database.read() as conn:

@@ -6,7 +6,7 @@ the same token is never accepted twice. States are stored only as their SHA-256.
 
     >>> from qkv.store.database import Database
     >>> logins = LtiLogins(Database("sqlite://"))
-    >>> state, nonce = logins.begin("https://lms.example", "c", "http://qkv.example/lessons/L4.1")
+    >>> state, nonce = logins.begin("https://lms.example", "c", "http://qkv.example/lessons/X1.1")
     >>> logins.consume(state).nonce == nonce, logins.consume(state).outcome
     (True, <StateOutcome.USED: 'used'>)
     >>> logins.database.close()

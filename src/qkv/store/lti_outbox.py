@@ -10,9 +10,9 @@ reach the LMS in the order they were earned.
     >>> from qkv.store.lti_links import LtiLinks
     >>> database = Database("sqlite://")
     >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
-    >>> links.remember_line_item("a" * 36, "L4.1", "i", "c", "s", "https://lms.example/li/1")
-    >>> item = links.line_item("a" * 36, "L4.1")
-    >>> outbox.enqueue(item, 1, {"scoreGiven": 1}), outbox.enqueue(links.line_item("a" * 36, "L4.1"), 1, {})
+    >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms.example/li/1")
+    >>> item = links.line_item("a" * 36, "X1.1")
+    >>> outbox.enqueue(item, 1, {"scoreGiven": 1}), outbox.enqueue(links.line_item("a" * 36, "X1.1"), 1, {})
     (True, False)
     >>> [entry.document for entry in outbox.claim()]
     [{'scoreGiven': 1}]
@@ -123,8 +123,8 @@ class ScoreOutbox:
         >>> from qkv.store.lti_links import LtiLinks
         >>> database = Database("sqlite://")
         >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
-        >>> links.remember_line_item("a" * 36, "L4.1", "i", "c", "s", "https://lms.example/li/1")
-        >>> [outbox.enqueue(links.line_item("a" * 36, "L4.1"), n, {}) for n in (0, 0, 1)]
+        >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms.example/li/1")
+        >>> [outbox.enqueue(links.line_item("a" * 36, "X1.1"), n, {}) for n in (0, 0, 1)]
         [True, False, True]
         >>> database.close()
         """

@@ -90,7 +90,9 @@ def jwks(request: Request) -> JSONResponse:
 # -- login ------------------------------------------------------------------------------------------
 
 
-@router.api_route("/lti/login", methods=["GET", "POST"], name="lti_login")
+# Two routes, not one with two methods: each needs its own operation id in the OpenAPI document.
+@router.get("/lti/login", name="lti_login", operation_id="lti_login_get")
+@router.post("/lti/login", name="lti_login_post", operation_id="lti_login_post")
 async def login(request: Request, services: AppServices) -> Response:
     """OIDC third-party login initiation: remember a state and nonce, send the browser to the LMS."""
     params = await _params(request)
