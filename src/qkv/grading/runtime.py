@@ -287,16 +287,22 @@ def _skip_hidden(directory: str, names: list[str]) -> list[str]:
 
 @cache
 def compiled_harness() -> str:
-    """The harness compiled to bytecode in this process's staging directory (made once per process).
+    """The harness compiled to bytecode in this process's staging directory (made once per process)."""
+    return compiled_program(HARNESS, SANDBOX_HARNESS)
 
-    The interpreter runs a ``.pyc`` file given as its script without reading the source; the header is
-    a hash-based, unchecked one, since the file is made from the harness this grader process loaded.
+
+def compiled_program(source: Path, inside: str) -> str:
+    """``source`` compiled to bytecode in the staging directory, to be bound at ``inside`` (a ``.pyc``).
+
+    The interpreter runs a ``.pyc`` file given as its script without reading the source, and imports a
+    sourceless ``.pyc`` found on its path; the header is a hash-based, unchecked one, since the file is
+    made from the source this grader process has.
     """
     with _staging_lock:
-        code = compile(HARNESS.read_bytes(), SANDBOX_HARNESS, "exec", dont_inherit=True, optimize=0)
+        code = compile(source.read_bytes(), inside, "exec", dont_inherit=True, optimize=0)
         unchecked_hash_based = (1).to_bytes(4, "little")
         data = importlib.util.MAGIC_NUMBER + unchecked_hash_based + bytes(8) + marshal.dumps(code)
-        path = _staging_root() / "harness.pyc"
+        path = _staging_root() / os.path.basename(inside)
         path.write_bytes(data)
         path.chmod(0o644)
         return str(path)
