@@ -7,6 +7,11 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 # Options for pytest, e.g. make pytest PYTEST_ARGS="-n 0 -x" (it runs on pytest-xdist workers: pyproject.toml).
 PYTEST_ARGS ?=
+# The editable install's bytecode, written once here: where PYTHONDONTWRITEBYTECODE=1 is set (CI, these
+# machines) Python still reads __pycache__ but never writes it, so every `qkv` would compile qkv's modules
+# and the lesson files again. py_compile writes regardless; an edited file's cache is stale by its mtime
+# and simply not used.
+COMPILE = $(BIN)/python -m compileall -q src
 
 .PHONY: run test lint typecheck pytest system clean bench
 
@@ -14,10 +19,12 @@ $(BIN)/qkv: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[web]"
+	$(COMPILE)
 	touch $@
 
 $(VENV)/.test-installed: $(BIN)/qkv
 	$(BIN)/python -m pip install -q -e ".[web,test,oracle]"
+	$(COMPILE)
 	touch $@
 
 system:
