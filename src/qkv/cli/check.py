@@ -17,6 +17,9 @@ __all__ = ["check", "defined_functions", "guess_exercise", "terminal_safe"]
 
 EXPANDED_FAILURES = 4  # failures shown with expected vs got and a hint; the rest get one line each
 OUTPUT_LINES = 40
+# How long to wait for the sandbox started ahead; past that the grader starts one itself (and says why
+# when it cannot).
+SPARE_WAIT_S = 30.0
 
 
 @click.command()
@@ -49,15 +52,19 @@ def check(file: Path, exercise_id: str | None, content: Path | None, as_json: bo
     from qkv.lessons import LessonError, load_catalog
 
     source = _read(file)
-    try:
-        catalog = load_catalog(content)
-    except LessonError as error:
-        raise click.BadParameter(str(error), param_hint="--content") from None
-    try:
-        target = catalog.code_exercise(exercise_id) if exercise_id else guess_exercise(catalog, source)
-    except LessonError as error:
-        raise click.BadParameter(str(error), param_hint="--exercise") from None
-    with Grader() as grader:
+    # The sandbox (bubblewrap, Python, NumPy: most of the wait) starts on the other core while this
+    # process loads the lessons. On a usage error, leaving the block kills it and removes its cgroups.
+    with Grader(warm_spares=1) as grader:
+        try:
+            catalog = load_catalog(content)
+        except LessonError as error:
+            raise click.BadParameter(str(error), param_hint="--content") from None
+        try:
+            target = catalog.code_exercise(exercise_id) if exercise_id else guess_exercise(catalog, source)
+        except LessonError as error:
+            raise click.BadParameter(str(error), param_hint="--exercise") from None
+        assert grader.spares is not None
+        grader.spares.stop_refilling(wait_s=SPARE_WAIT_S)
         result = grader.grade(source, target.suite, seed=seed)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))

@@ -9,6 +9,7 @@ harness script. The ``qkv`` package, the tests, the virtual environment and any 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import importlib.util
 import marshal
 import os
@@ -23,6 +24,8 @@ from functools import cache
 from pathlib import Path
 
 import numpy
+
+from qkv.grading.shared_view import identity, publish, view_name
 
 __all__ = ["Runtime", "bwrap_options", "bwrap_path", "find_runtime", "inside_paths", "sandbox_python_command"]
 
@@ -207,11 +210,19 @@ def others_can_read(path: str) -> bool:
 
 
 _STAGING_PREFIX = "sandbox-view-"
+# Bumped whenever what a shared view holds, or how, changes: a view of the old layout is then never used.
+_VIEW_FORMAT = 1
+# The compiled programs a sandbox runs, by where they appear inside it. They are part of the shared view;
+# compiled_program() compiles any other one into this process's own staging directory.
+SANDBOX_PROGRAMS: dict[str, Path] = {SANDBOX_HARNESS: HARNESS}
 
 
 @cache
 def _staging_root() -> Path:
-    """A root-owned, world-readable directory for this process's staged copies, removed at exit."""
+    """A root-owned, world-readable directory for this process's own staged copies, removed at exit.
+
+    Used for what the shared view (:func:`_shared_view`) does not hold, or where there is none.
+    """
     _remove_stale_staging()
     # A neutral name: the submission sees it in /proc/self/mountinfo, as the source of its binds.
     root = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{os.getpid()}-"))
@@ -221,17 +232,76 @@ def _staging_root() -> Path:
 
 
 def _remove_stale_staging() -> None:
-    """Remove the staged copies of grader processes that were killed before they could clean up."""
+    """Remove the staged copies of grader processes that were killed before they could clean up.
+
+    That is each ``sandbox-view-<pid>-…`` directory (a process's own, or a shared view it was building)
+    of ours whose process is gone. Shared views (``sandbox-view-<digest>``) are never removed: another
+    process may be binding from one right now.
+    """
     for stale in Path(tempfile.gettempdir()).glob(f"{_STAGING_PREFIX}*-*"):
         pid = stale.name.removeprefix(_STAGING_PREFIX).split("-")[0]
-        if not pid.isdigit() or stale.stat().st_uid != os.geteuid():
-            continue
         try:
+            if not pid.isdigit() or stale.lstat().st_uid != os.geteuid():
+                continue
             os.kill(int(pid), 0)
         except ProcessLookupError:
             shutil.rmtree(stale, ignore_errors=True)
-        except PermissionError:
+        except OSError:  # another process removed it first; or a pid we may not signal, alive
             pass
+
+
+@cache
+def _staged_items(runtime: Runtime) -> dict[tuple[str, str], str]:
+    """What :func:`bwrap_options` stages for ``runtime``: ``(real host path, inside) -> inside``.
+
+    Everything but what the sandbox can be shown in place (a system Python's own directories).
+    """
+    python, stdlib, libpython = inside_paths(runtime)
+    wanted = [(directory, directory) for directory in runtime.library_dirs if not os.path.islink(directory)]
+    wanted += [(runtime.python, python), (runtime.stdlib, stdlib)]
+    if runtime.libpython and libpython:
+        wanted.append((runtime.libpython, libpython))
+    wanted += [
+        (directory, f"{SANDBOX_SITE}/{os.path.basename(directory)}") for directory in runtime.numpy_dirs
+    ]
+    items = {}
+    for path, inside in wanted:
+        real = os.path.realpath(path)
+        if not (real == inside and others_can_read(real)):
+            items[real, inside] = inside
+    return items
+
+
+@cache
+def _shared_view() -> Path | None:
+    """The staged view this user's grader processes share, found or built; None when it cannot be used.
+
+    It holds every path :func:`_staged_items` names and the :data:`SANDBOX_PROGRAMS` compiled, each at
+    its place inside the sandbox, and its name is a digest of all that: the paths and the identity of
+    each (device, inode, size, modification time), the programs' sources, the interpreter's bytecode
+    version and this user. A changed source or a reinstalled NumPy gives a new name, so a view, once
+    built, never changes (old ones stay until the temporary directory is cleaned). None when the name is
+    taken by a directory we cannot trust (see :mod:`qkv.grading.shared_view`); the caller then stages a
+    private copy, as every process did before views were shared.
+    """
+    items = _staged_items(find_runtime())
+    programs = {inside: source.read_bytes() for inside, source in SANDBOX_PROGRAMS.items()}
+    parts: list[object] = [_VIEW_FORMAT, os.geteuid(), importlib.util.MAGIC_NUMBER]
+    parts += sorted((real, inside, identity(real)) for real, inside in items)
+    parts += sorted((inside, hashlib.sha256(code).hexdigest()) for inside, code in programs.items())
+    inner = [inside.lstrip("/") for inside in [*items.values(), *programs]]
+
+    def build(view: Path) -> None:
+        for (real, _), inside in items.items():
+            _stage(view, real, inside)
+        for inside, code in programs.items():
+            _write_compiled(view, _compile(code, inside), inside)
+
+    _remove_stale_staging()  # the leftovers of a builder that was killed, among others
+    parent = Path(tempfile.gettempdir())
+    return publish(
+        parent, view_name(_STAGING_PREFIX, parts), inner, build, f"{_STAGING_PREFIX}{os.getpid()}-"
+    )
 
 
 def _link_or_copy(source: str, destination: str) -> None:
@@ -249,9 +319,11 @@ def reachable_copy(path: str, inside: str | None = None) -> str:
 
     That is ``path`` itself if it already lies at ``inside`` and an unprivileged user can read it;
     otherwise a read-only copy staged at ``inside`` under a neutrally named directory, so that the bind's
-    source names neither the host's layout nor a private directory. Files are hard-linked where possible,
-    so staging the standard library takes a fraction of a second. The copy keeps the permission bits of
-    the original, and staged directories are not writable by anyone but the grader's own user.
+    source names neither the host's layout nor a private directory: the view shared by this user's grader
+    processes when it holds ``path`` (the runtime's paths), else this process's own. Files are hard-linked
+    where possible, so staging the standard library takes a fraction of a second. The copy keeps the
+    permission bits of the original files, and staged directories are not writable by anyone but the
+    grader's own user.
     """
     with _staging_lock:
         return _reachable_copy(path, inside)
@@ -263,7 +335,15 @@ def _reachable_copy(path: str, inside: str | None) -> str:
     inside = inside or real
     if real == inside and others_can_read(path):
         return path
-    root = _staging_root()
+    if (real, inside) in _staged_items(find_runtime()):
+        view = _shared_view()
+        if view is not None:
+            return str(view / inside.lstrip("/"))
+    return str(_stage(_staging_root(), real, inside))
+
+
+def _stage(root: Path, real: str, inside: str) -> Path:
+    """Copy ``real`` (hard links where possible) to ``inside`` under ``root``, no directory group-writable."""
     staged = root / inside.lstrip("/")
     for directory in reversed(staged.relative_to(root).parents):
         if not (root / directory).is_dir():
@@ -273,9 +353,13 @@ def _reachable_copy(path: str, inside: str | None) -> str:
         shutil.copytree(real, staged, symlinks=True, copy_function=_link_or_copy, ignore=_skip_hidden)
         for name in _skip_hidden(real, os.listdir(real)):
             (staged / name).mkdir()  # an empty mount point for the tmpfs that hides it
+        for folder, _, _ in os.walk(staged):  # copytree copied the originals' modes, group-writable too
+            mode = os.stat(folder).st_mode
+            if mode & (stat.S_IWGRP | stat.S_IWOTH):
+                os.chmod(folder, stat.S_IMODE(mode) & ~(stat.S_IWGRP | stat.S_IWOTH))
     else:
         _link_or_copy(real, str(staged))
-    return str(staged)
+    return staged
 
 
 def _skip_hidden(directory: str, names: list[str]) -> list[str]:
@@ -287,7 +371,7 @@ def _skip_hidden(directory: str, names: list[str]) -> list[str]:
 
 @cache
 def compiled_harness() -> str:
-    """The harness compiled to bytecode in this process's staging directory (made once per process)."""
+    """The harness compiled to bytecode, in the shared view (or this process's staging directory)."""
     return compiled_program(HARNESS, SANDBOX_HARNESS)
 
 
@@ -296,16 +380,33 @@ def compiled_program(source: Path, inside: str) -> str:
 
     The interpreter runs a ``.pyc`` file given as its script without reading the source, and imports a
     sourceless ``.pyc`` found on its path; the header is a hash-based, unchecked one, since the file is
-    made from the source this grader process has.
+    made from the source this grader process has. A program of :data:`SANDBOX_PROGRAMS` is compiled once
+    into the shared view (whose name covers its source); any other into this process's own directory.
     """
     with _staging_lock:
-        code = compile(source.read_bytes(), inside, "exec", dont_inherit=True, optimize=0)
-        unchecked_hash_based = (1).to_bytes(4, "little")
-        data = importlib.util.MAGIC_NUMBER + unchecked_hash_based + bytes(8) + marshal.dumps(code)
-        path = _staging_root() / os.path.basename(inside)
-        path.write_bytes(data)
-        path.chmod(0o644)
-        return str(path)
+        if SANDBOX_PROGRAMS.get(inside) == source:
+            view = _shared_view()
+            if view is not None:
+                return str(view / inside.lstrip("/"))
+        code = _compile(source.read_bytes(), inside)
+        return str(_write_compiled(_staging_root(), code, os.path.basename(inside)))
+
+
+def _compile(source: bytes, inside: str) -> bytes:
+    """The ``.pyc`` file of ``source``, whose code objects name ``inside`` as their file."""
+    code = compile(source, inside, "exec", dont_inherit=True, optimize=0)
+    unchecked_hash_based = (1).to_bytes(4, "little")
+    return importlib.util.MAGIC_NUMBER + unchecked_hash_based + bytes(8) + marshal.dumps(code)
+
+
+def _write_compiled(root: Path, data: bytes, inside: str) -> Path:
+    path = root / inside.lstrip("/")
+    for directory in reversed(path.relative_to(root).parents):
+        if not (root / directory).is_dir():
+            (root / directory).mkdir(mode=0o755)
+    path.write_bytes(data)
+    path.chmod(0o644)
+    return path
 
 
 @cache
