@@ -79,6 +79,51 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     assert code == 2
 
 
+# Runs `qkv check` as its child and, as the child subreaper, inherits whatever it left running: prints the
+# exit status, the output, the processes left and the child's cgroups left.
+LEFTOVERS = """
+import ctypes, glob, json, os, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+out, _ = child.communicate()
+time.sleep(0.5)
+while True:
+    try:
+        if os.waitpid(-1, os.WNOHANG) == (0, 0):
+            break
+    except ChildProcessError:
+        break
+left = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        continue
+    if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+        left.append(stat)
+        os.kill(int(pid), 9)
+groups = glob.glob(f"/sys/fs/cgroup/**/qkv-grading-{child.pid}-*", recursive=True)
+print(json.dumps({"code": child.returncode, "output": out, "left": left, "groups": groups}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(["--exercise", "L9.9/nothing"], "'L9.9/nothing'"), (["--content", "/"], "--content")],
+)
+def test_a_usage_error_leaves_no_sandbox_or_cgroup_behind(args: list[str], named: str) -> None:
+    # The sandbox starts before the exercise is looked up; the usage error must still stop it.
+    qkv = [sys.executable, "-c", "from qkv.cli import main; main()", "check"]
+    command = [*qkv, str(HERE / "correct" / "reference_style.py"), *args]
+    done = subprocess.run(
+        [sys.executable, "-c", LEFTOVERS, *command], capture_output=True, text=True, timeout=60
+    )
+    report = json.loads(done.stdout)
+    assert report["code"] == 2, report["output"]
+    assert "Traceback" not in report["output"] and named in report["output"]
+    assert report["left"] == [] and report["groups"] == []
+
+
 def test_a_file_that_is_not_text_exits_2(tmp_path: Path) -> None:
     binary = tmp_path / "solution.py"
     binary.write_bytes(b"\xff\xfe\x00binary")

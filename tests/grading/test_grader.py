@@ -152,6 +152,20 @@ def test_a_warm_spare_is_used_once_and_replaced() -> None:
         assert grader.spares._ready[0] is not spare
 
 
+def test_a_spare_pool_told_to_stop_refilling_hands_out_its_started_spare_and_starts_no_other() -> None:
+    with Grader(warm_spares=1) as grader:
+        pool = grader.spares
+        assert pool is not None
+        pool.stop_refilling(wait_s=30)  # right after the start: the spare is yet to be started
+        spare = pool.take()
+        assert spare is not None and spare.alive()
+        result = grader.grade(CORRECT, L41_SUITE, seed=1)  # no spare left: it starts a sandbox itself
+        assert result.status == "pass"
+        threading.Event().wait(1.0)  # time enough to start a replacement, were one started
+        assert pool.take() is None
+        spare.discard()
+
+
 def test_without_bubblewrap_it_grades_with_rlimits_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(grader_module, "sandbox_available", lambda: False)
     with Grader() as grader:

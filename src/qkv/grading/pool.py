@@ -22,6 +22,7 @@ class SparePool:
         self._start = start
         self._ready: deque[SandboxProcess] = deque()
         self._starting = 0
+        self._starts_left: int | None = None  # spares still to start; None: refill for ever
         self._closed = False
         self._condition = threading.Condition()
         self.failures = 0
@@ -50,16 +51,18 @@ class SparePool:
             return self._condition.wait_for(lambda: len(self._ready) >= self.size or self._closed, timeout)
 
     def stop_refilling(self, wait_s: float) -> None:
-        """Start no more spares, and wait up to ``wait_s`` seconds for those being started now.
+        """Fill the pool this once more, then start no spare again; wait up to ``wait_s`` seconds for it.
 
-        For a grader that grades once (``qkv check``): the spare it started while it got ready is then
-        ready for :meth:`take` (unless it failed to start), and taking it starts no other one, which
-        would only compete for the CPU and delay :meth:`close`.
+        For a grader that grades once (``qkv check``): the spare it asked for while it got ready is then
+        ready for :meth:`take` (unless it failed to start), and taking it starts no other one, which would
+        only compete for the CPU and delay :meth:`close`.
         """
         with self._condition:
-            self.size = 0
+            self._starts_left = max(0, self.size - len(self._ready) - self._starting)
             self._condition.notify_all()
-            self._condition.wait_for(lambda: self._starting == 0 or self._closed, wait_s)
+            self._condition.wait_for(
+                lambda: (self._starts_left == 0 and self._starting == 0) or self._closed, wait_s
+            )
 
     def close(self) -> None:
         """Stop refilling and kill the waiting spares."""
@@ -77,11 +80,16 @@ class SparePool:
         while True:
             with self._condition:
                 self._condition.wait_for(
-                    lambda: self._closed or len(self._ready) + self._starting < self.size
+                    lambda: (
+                        self._closed
+                        or (len(self._ready) + self._starting < self.size and self._starts_left != 0)
+                    )
                 )
                 if self._closed:
                     return
                 self._starting += 1
+                if self._starts_left is not None:
+                    self._starts_left -= 1
             spare: SandboxProcess | None = None
             failed = False
             try:

@@ -73,27 +73,31 @@ def trusted(view: Path, inner: Iterable[str]) -> bool:
     """
     euid = os.geteuid()
     try:
-        if not _safe(os.lstat(view), euid):
+        if not _safe_directory(os.lstat(view), euid):
             return False
         for path in inner:
-            here = view
-            for part in Path(path).parts:
+            here, *parts = [view, *Path(path).parts]
+            for part in parts[:-1]:
                 here = here / part
-                if not _safe(os.lstat(here), euid):
+                if not _safe_directory(os.lstat(here), euid):
                     return False
+            last = os.lstat(here / parts[-1]) if parts else os.lstat(here)
+            # A staged file is a hard link to the original, so its owner is the original's (root's
+            # interpreter for a grader run as another user): only the directories say who could replace it.
+            if not (_safe_directory(last, euid) or (stat.S_ISREG(last.st_mode) and _not_writable(last))):
+                return False
     except OSError:  # missing, or unreadable: not a view we can use
         return False
     return True
 
 
-def _safe(status: os.stat_result, euid: int) -> bool:
-    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return False
-    if stat.S_ISDIR(status.st_mode):
-        return status.st_uid == euid
-    # A staged file is a hard link to the original, so its owner is the original's (root's interpreter for
-    # a grader run as another user); only a directory we made says who could have replaced it.
-    return stat.S_ISREG(status.st_mode)
+def _safe_directory(status: os.stat_result, euid: int) -> bool:
+    return stat.S_ISDIR(status.st_mode) and status.st_uid == euid and _not_writable(status)
+
+
+def _not_writable(status: os.stat_result) -> bool:
+    """Neither group nor others may write it."""
+    return not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def publish(
