@@ -59,6 +59,31 @@ def test_json_output_is_the_results_document() -> None:
     assert document["status"] == "fail" and document["seed"] == 3 and len(document["tests"]) == L41_TESTS
 
 
+@pytest.mark.parametrize(("solution", "status"), [("correct/reference_style.py", 0), ("wrong/stub.py", 1)])
+def test_the_command_run_as_a_process_ends_with_its_status_and_all_its_output(
+    solution: str, status: int
+) -> None:
+    # As a process of its own, `qkv check` ends without Python's shutdown: nothing written may be lost.
+    done = subprocess.run(
+        [sys.executable, "-m", "qkv", "check", str(HERE / solution), "--json", "--seed", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == status, done.stderr
+    document = json.loads(done.stdout)
+    assert document["status"] == ("pass" if status == 0 else "fail") and len(document["tests"]) == L41_TESTS
+    shown = subprocess.run(
+        [sys.executable, "-m", "qkv", "check", str(HERE / solution), "--seed", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "300"},
+    )
+    assert shown.returncode == status
+    assert shown.stdout.rstrip().endswith("--seed 2")  # the last line, whole
+
+
 def test_an_error_exits_1(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_text("def project_qkv(:\n")

@@ -114,6 +114,25 @@ def test_a_directory_someone_else_made_under_the_name_is_not_used(parent: Path) 
         shutil.rmtree(other, ignore_errors=True)
 
 
+def test_qkv_check_removes_its_private_copy_when_it_ends(parent: Path) -> None:
+    # Where the shared name is taken, `qkv check` stages a private copy; its exit handler removes it,
+    # although the command ends without Python's shutdown.
+    name = view_of(staged(parent)["stdlib"], parent).name
+    shutil.rmtree(parent / name)
+    (parent / name).mkdir(mode=0o777)
+    (parent / name).chmod(0o777)
+    solution = Path(__file__).parent / "correct" / "reference_style.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "qkv", "check", str(solution), "--seed", "1"],
+        env={**os.environ, "TMPDIR": str(parent)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [path.name for path in parent.iterdir()] == [name]
+
+
 def test_a_builder_killed_halfway_leaves_nothing_that_is_used(parent: Path) -> None:
     # The first process is killed after hard-linking a hundred files of the standard library.
     dies = """

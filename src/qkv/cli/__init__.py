@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 
+# The context object of a command run as the ``qkv`` process itself, not called in-process (a test's
+# CliRunner): such a command may end the process its own way (qkv.cli.check skips Python's shutdown).
+WHOLE_PROCESS = object()
+
 
 def build() -> object:
     """Build the click group with every sub-command registered, in the order --help lists them."""
@@ -41,4 +45,4 @@ def main() -> None:
         )
         raise SystemExit(2) from None
     cli = build()
-    cli(prog_name="qkv")  # type: ignore[operator]
+    cli(prog_name="qkv", obj=WHOLE_PROCESS)  # type: ignore[operator]
