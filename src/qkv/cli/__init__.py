@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import click
 
 # The context object of a command run as the ``qkv`` process itself, not called in-process (a test's
 # CliRunner): such a command may end the process its own way (qkv.cli.check skips Python's shutdown).
@@ -10,27 +14,66 @@ WHOLE_PROCESS = object()
 
 
 def build() -> object:
-    """Build the click group with every sub-command registered, in the order --help lists them."""
+    """The click group of every sub-command, each imported only when it runs or ``--help`` lists it.
+
+    ``qkv check`` so imports neither the web server nor the lessons before it starts its sandbox, which
+    then starts while the lessons load.
+    """
     import click
 
     from qkv import __version__
-    from qkv.cli.check import check
-    from qkv.cli.grader import grader
-    from qkv.cli.instructor import instructor
-    from qkv.cli.learners import learners
-    from qkv.cli.lessons import lessons
-    from qkv.cli.lti import lti
-    from qkv.cli.progress import progress
-    from qkv.cli.serve import serve
 
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    class Commands(click.Group):
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return sorted(COMMANDS)
+
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            return _command(cmd_name) if cmd_name in COMMANDS else None
+
+    @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, prog_name="qkv")
     def cli() -> None:
         """qkv: queries, keys and values: an interactive course on attention."""
 
-    for command in (check, lessons, serve, grader, progress, instructor, learners, lti):
-        cli.add_command(command)
     return cli
+
+
+COMMANDS = ("check", "grader", "instructor", "learners", "lessons", "lti", "progress", "serve")
+
+
+def _command(name: str) -> click.Command:
+    """The sub-command ``name`` of :data:`COMMANDS`, its module imported now."""
+    if name == "check":
+        from qkv.cli.check import check
+
+        return check
+    if name == "grader":
+        from qkv.cli.grader import grader
+
+        return grader
+    if name == "instructor":
+        from qkv.cli.instructor import instructor
+
+        return instructor
+    if name == "learners":
+        from qkv.cli.learners import learners
+
+        return learners
+    if name == "lessons":
+        from qkv.cli.lessons import lessons
+
+        return lessons
+    if name == "lti":
+        from qkv.cli.lti import lti
+
+        return lti
+    if name == "progress":
+        from qkv.cli.progress import progress
+
+        return progress
+    from qkv.cli.serve import serve
+
+    return serve
 
 
 def main() -> None:

@@ -55,12 +55,14 @@ def check(file: Path, exercise_id: str | None, content: Path | None, as_json: bo
     every exercise id. Exit status: 0 when every test passed, 1 otherwise, 2 for a usage error.
     """
     from qkv.grading import Grader
-    from qkv.lessons import LessonError, load_catalog
 
     source = _read(file)
     # The sandbox (bubblewrap, Python, NumPy: most of the wait) starts on the other core while this
-    # process loads the lessons. On a usage error, leaving the block kills it and removes its cgroups.
+    # process imports and loads the lessons. On a usage error, leaving the block kills it and removes
+    # its cgroups.
     with Grader(warm_spares=1) as grader:
+        from qkv.lessons import LessonError, load_catalog
+
         try:
             catalog = load_catalog(content)
         except LessonError as error:
