@@ -61,27 +61,50 @@ def check(file: Path, exercise_id: str | None, content: Path | None, as_json: bo
     # process imports and loads the lessons. On a usage error, leaving the block kills it and removes
     # its cgroups.
     with Grader(warm_spares=1) as grader:
-        from qkv.lessons import LessonError, load_catalog
-
-        try:
-            catalog = load_catalog(content)
-        except LessonError as error:
-            raise click.BadParameter(str(error), param_hint="--content") from None
-        try:
-            target = catalog.code_exercise(exercise_id) if exercise_id else guess_exercise(catalog, source)
-        except LessonError as error:
-            raise click.BadParameter(str(error), param_hint="--exercise") from None
-        if not as_json:  # imported for _show while the sandbox still starts
-            import rich.console
-            import rich.panel  # noqa: F401
-        assert grader.spares is not None
-        grader.spares.stop_refilling(wait_s=SPARE_WAIT_S)
-        result = grader.grade(source, target.suite, seed=seed)
+        target = _exercise(content, exercise_id, source)
+        if not isinstance(target, click.BadParameter):
+            if not as_json:  # imported for _show while the sandbox still starts
+                import rich.console
+                import rich.panel  # noqa: F401
+            assert grader.spares is not None
+            grader.spares.stop_refilling(wait_s=SPARE_WAIT_S)
+            result = grader.grade(source, target.suite, seed=seed)
+    if isinstance(target, click.BadParameter):
+        _fail(target)  # once the sandbox is gone
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
         _show(result, file, target.id)
     _exit(0 if result.passed else 1)
+
+
+def _exercise(
+    content: Path | None, exercise_id: str | None, source: str
+) -> CodeExercise | click.BadParameter:
+    """The exercise to grade, or the usage error that says why there is none."""
+    from qkv.lessons import LessonError, load_catalog
+
+    context = click.get_current_context()
+    try:
+        catalog = load_catalog(content)
+    except LessonError as error:
+        return click.BadParameter(str(error), ctx=context, param_hint="--content")
+    try:
+        return catalog.code_exercise(exercise_id) if exercise_id else guess_exercise(catalog, source)
+    except LessonError as error:
+        return click.BadParameter(str(error), ctx=context, param_hint="--exercise")
+
+
+def _fail(error: click.ClickException) -> NoReturn:
+    """Show a usage error and end with its exit status, as click would, but as :func:`_exit` does."""
+    if not _whole_process():
+        raise error
+    error.show()
+    _exit(error.exit_code)
+
+
+def _whole_process() -> bool:
+    return click.get_current_context().find_root().obj is WHOLE_PROCESS
 
 
 def _exit(code: int) -> NoReturn:
@@ -92,7 +115,7 @@ def _exit(code: int) -> NoReturn:
     is closed and the output written by then. The exit handlers (staged files removed) still run. Called
     any other way (a test's CliRunner), it raises SystemExit as usual.
     """
-    if click.get_current_context().find_root().obj is not WHOLE_PROCESS:
+    if not _whole_process():
         raise SystemExit(code)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be written anyway
