@@ -1,19 +1,23 @@
-"""How fast qkv starts: the catalog load, and `qkv check` from process start to its first grading step.
+"""How fast qkv starts: the catalog load, and `qkv check` from process start to its sandbox, and whole.
 
-Each figure is the median over fresh processes (nothing cached between them but the OS's file cache):
+Each figure is the median (p50) over fresh processes (nothing shared between them but the OS's file cache
+and the sandbox's staged view of the runtime, which the first grader process on a machine builds):
 
 - import: `import qkv.lessons` (NumPy, the attention library, the engine);
-- catalog load: `load_catalog()` after that import (targets: ≤ 0.1 s);
-- check to grading: from spawning `qkv check solution.py` to the moment it calls the grader (≤ 0.2 s);
-- check, whole: `qkv check` on the reference solution, wall time, sandbox included.
+- catalog load: `load_catalog()` after that import (target: ≤ 0.1 s);
+- check, own start: from spawning `qkv check solution.py` to the moment it has found the exercise and
+  waits for its sandbox, which it started first and which starts meanwhile on another core (≤ 0.2 s);
+- check, whole: `qkv check` on L4.1's reference solution, wall time, sandbox included (≤ 0.4 s);
+- check, usage error: `qkv check` naming an exercise that does not exist (its sandbox, already started,
+  is stopped before it exits).
 
-    python benchmarks/startup.py [--runs 7]
+    python benchmarks/startup.py [--runs 9]
 
-Python caches compiled modules in ``__pycache__``. Some machines switch that off for every process
-(``PYTHONDONTWRITEBYTECODE=1``, as the development machines here do); an editable install then compiles
-qkv's modules and the lesson files at every start (about 70 ms more here: 0.24 s to grading instead of
-0.17). The figures are taken as a normal Python runs: this script lets the measured processes write the
-cache, after one start that fills it.
+Python caches compiled modules in ``__pycache__``. Some machines switch writing it off for every process
+(``PYTHONDONTWRITEBYTECODE=1``, as CI and the development machines here do): an editable install would
+then compile qkv's modules and the lesson files at every start, so ``make`` byte-compiles ``src/`` when it
+installs (Python still reads the cache with the variable set). The figures are taken as a normal Python
+runs: this script lets the measured processes write the cache, after one start that fills it.
 """
 
 from __future__ import annotations
@@ -37,16 +41,17 @@ load_catalog()
 print(imported - started, time.perf_counter() - imported)
 """
 
-# Runs the real `qkv check` command, but the grader's first call prints the time and ends the process.
-UNTIL_GRADING = """
-import os, sys, time
-from qkv.grading import grader
+# Runs the real `qkv check` command, but prints the time when it has found the exercise and asks for the
+# sandbox it started first; it then stops (its sandbox is stopped and its cgroups removed as on any exit).
+UNTIL_SANDBOX = """
+import sys, time
+from qkv.grading import pool
 
-def first_step(self, *args, **kwargs):
+def asked(self, *args, **kwargs):
     print(time.time(), flush=True)
-    os._exit(0)
+    raise SystemExit(0)
 
-grader.Grader.grade = first_step
+pool.SparePool.stop_refilling = asked
 from qkv.cli import main
 sys.argv = ["qkv", "check", sys.argv[1]]
 main()
@@ -72,12 +77,12 @@ def catalog_times(runs: int) -> tuple[list[float], list[float]]:
     return imports, loads
 
 
-def check_to_grading(solution: Path, runs: int) -> list[float]:
+def check_own_start(solution: Path, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
         started = time.time()
         out = subprocess.run(
-            [_python(), "-c", UNTIL_GRADING, str(solution)],
+            [_python(), "-c", UNTIL_SANDBOX, str(solution)],
             capture_output=True,
             text=True,
             check=True,
@@ -87,15 +92,17 @@ def check_to_grading(solution: Path, runs: int) -> list[float]:
     return times
 
 
-def check_whole(solution: Path, runs: int) -> list[float]:
+def check_whole(solution: Path, runs: int, *extra: str, status: int = 0) -> list[float]:
     qkv = str(Path(_python()).with_name("qkv"))
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        done = subprocess.run([qkv, "check", str(solution)], capture_output=True, text=True, env=ENV)
+        done = subprocess.run([qkv, "check", str(solution), *extra], capture_output=True, text=True, env=ENV)
         times.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise SystemExit(f"qkv check failed on the reference solution:\n{done.stdout}{done.stderr}")
+        if done.returncode != status:
+            raise SystemExit(
+                f"qkv check {' '.join(extra)} ended with {done.returncode}:\n{done.stdout}{done.stderr}"
+            )
     return times
 
 
@@ -123,27 +130,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--runs", type=int, default=7, help="fresh processes per figure (default 7)")
+    parser.add_argument("--runs", type=int, default=9, help="fresh processes per figure (default 9)")
     runs = parser.parse_args().runs
     subprocess.run(
         [_python(), "-c", TIMED_IMPORT], capture_output=True, env=ENV, check=True
     )  # fills the cache
     machine = f"{cpu_model()}, {os.cpu_count()} cores"
     print(f"CPU: {machine}; Python {platform.python_version()}; with the bytecode cache")
+    print(f"load average at the start: {os.getloadavg()[0]:.2f} (1 min)")
     imports, loads = catalog_times(runs)
     with tempfile.TemporaryDirectory() as folder:
         solution = reference_solution(Path(folder))
-        to_grading = check_to_grading(solution, runs)
+        check_whole(solution, 1)  # builds the sandbox's staged view, if this machine has none yet
+        own_start = check_own_start(solution, runs)
         whole = check_whole(solution, runs)
+        usage_error = check_whole(solution, runs, "--exercise", "L0.0/none", status=2)
     for label, values, target in (
         ("import qkv.lessons", imports, None),
         ("load_catalog()", loads, 0.1),
-        ("qkv check, start to grading", to_grading, 0.2),
-        ("qkv check, whole", whole, None),
+        ("qkv check, own start", own_start, 0.2),
+        ("qkv check, whole", whole, 0.4),
+        ("qkv check, usage error", usage_error, None),
     ):
         median = statistics.median(values)
         goal = f"  (target ≤ {target:.1f} s: {'met' if median <= target else 'missed'})" if target else ""
         print(f"{label:<30} median {median:6.3f} s  min {min(values):6.3f} s{goal}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min)")
 
 
 if __name__ == "__main__":
