@@ -7,7 +7,8 @@ and the sandbox's staged view of the runtime, which the first grader process on 
 - catalog load: `load_catalog()` after that import (target: ≤ 0.1 s);
 - check, own start: from spawning `qkv check solution.py` to the moment it has found the exercise and
   waits for its sandbox, which it started first and which starts meanwhile on another core (≤ 0.2 s);
-- check, whole: `qkv check` on L4.1's reference solution, wall time, sandbox included (≤ 0.4 s);
+- check, whole: `qkv check` on L4.1's reference solution, wall time, sandbox included (≤ 0.4 s), and
+  the CPU time of the command and its sandbox together (which a busy machine inflates less than wall);
 - check, usage error: `qkv check` naming an exercise that does not exist (its sandbox, already started,
   is stopped before it exits).
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -92,13 +94,19 @@ def check_own_start(solution: Path, runs: int) -> list[float]:
     return times
 
 
+CPU: list[float] = []  # CPU seconds of each whole `qkv check` and everything it started (its sandbox)
+
+
 def check_whole(solution: Path, runs: int, *extra: str, status: int = 0) -> list[float]:
     qkv = str(Path(_python()).with_name("qkv"))
     times = []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run([qkv, "check", str(solution), *extra], capture_output=True, text=True, env=ENV)
         times.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if done.returncode != status:
             raise SystemExit(
                 f"qkv check {' '.join(extra)} ended with {done.returncode}:\n{done.stdout}{done.stderr}"
@@ -143,7 +151,9 @@ def main() -> None:
         solution = reference_solution(Path(folder))
         check_whole(solution, 1)  # builds the sandbox's staged view, if this machine has none yet
         own_start = check_own_start(solution, runs)
+        CPU.clear()
         whole = check_whole(solution, runs)
+        whole_cpu = list(CPU)
         usage_error = check_whole(solution, runs, "--exercise", "L0.0/none", status=2)
     for label, values, target in (
         ("import qkv.lessons", imports, None),
@@ -155,6 +165,10 @@ def main() -> None:
         median = statistics.median(values)
         goal = f"  (target ≤ {target:.1f} s: {'met' if median <= target else 'missed'})" if target else ""
         print(f"{label:<30} median {median:6.3f} s  min {min(values):6.3f} s{goal}")
+    print(
+        f"{'qkv check, whole, CPU':<30} median {statistics.median(whole_cpu):6.3f} s  "
+        f"min {min(whole_cpu):6.3f} s  (the command and its sandbox, all cores)"
+    )
     print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min)")
 
 

@@ -142,6 +142,7 @@ def publish(
     True
     >>> sorted(path.name for path in parent.iterdir())
     ['view-1']
+    >>> import shutil; shutil.rmtree(parent)
     """
     inner = list(inner)
     view = parent / name
