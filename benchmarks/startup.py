@@ -10,9 +10,14 @@ and the sandbox's staged view of the runtime, which the first grader process on 
 - check, whole: `qkv check` on L4.1's reference solution, wall time, sandbox included (≤ 0.4 s), and
   the CPU time of the command and its sandbox together (which a busy machine inflates less than wall);
 - check, usage error: `qkv check` naming an exercise that does not exist (its sandbox, already started,
-  is stopped before it exits).
+  is stopped before it exits);
+- check, step by step: when the grader was created (its sandbox starting), when the command asked for the
+  sandbox, when it was ready, graded, closed, and when the process ended.
 
-    python benchmarks/startup.py [--runs 9]
+On a machine others are using, ``--when-idle`` starts each timed process only after a second in which
+the CPUs were at least 95 % idle.
+
+    python benchmarks/startup.py [--runs 9] [--when-idle]
 
 Python caches compiled modules in ``__pycache__``. Some machines switch writing it off for every process
 (``PYTHONDONTWRITEBYTECODE=1``, as CI and the development machines here do): an editable install would
@@ -24,6 +29,7 @@ runs: this script lets the measured processes write the cache, after one start t
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import platform
 import resource
@@ -60,6 +66,54 @@ main()
 """
 
 
+# Runs the real `qkv check` command and prints, for each step, the seconds since the given start time:
+# the grader created (its sandbox starting), the exercise found and the sandbox asked for, the sandbox
+# ready, the grading done, the grader closed, the exit.
+STEPS = """
+import atexit, sys, time
+started = float(sys.argv.pop(1))
+marks = []
+def mark(step):
+    marks.append((step, time.time() - started))
+from qkv.grading import grader, pool
+def wrap(owner, name, before=None, after=None):
+    original = getattr(owner, name)
+    def wrapped(*args, **kwargs):
+        if before:
+            mark(before)
+        result = original(*args, **kwargs)
+        if after:
+            mark(after)
+        return result
+    setattr(owner, name, wrapped)
+wrap(grader.Grader, "__init__", after="grader created")
+wrap(pool.SparePool, "stop_refilling", before="sandbox asked for", after="sandbox ready")
+wrap(grader.Grader, "grade", after="graded")
+wrap(grader.Grader, "close", after="grader closed")
+atexit.register(lambda: print(repr(marks + [("exit handlers", time.time() - started)]), file=sys.stderr))
+from qkv.cli import main
+sys.argv = ["qkv", "check", *sys.argv[1:]]
+main()
+"""
+IDLE = {"waited": 0, "gave up": 0}
+
+
+def wait_until_idle(enabled: bool, timeout_s: float = 60.0) -> None:
+    """With --when-idle: return after a second in which the CPUs were at least 95 % idle."""
+    if not enabled:
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = [int(field) for field in Path("/proc/stat").read_text().split()[1:9]]
+        time.sleep(1.0)
+        after = [int(field) for field in Path("/proc/stat").read_text().split()[1:9]]
+        spent = [b - a for a, b in zip(before, after, strict=True)]
+        if spent[3] >= 0.95 * sum(spent):
+            return
+        IDLE["waited"] += 1
+    IDLE["gave up"] += 1
+
+
 def _python() -> str:
     return sys.executable
 
@@ -79,9 +133,10 @@ def catalog_times(runs: int) -> tuple[list[float], list[float]]:
     return imports, loads
 
 
-def check_own_start(solution: Path, runs: int) -> list[float]:
+def check_own_start(solution: Path, runs: int, idle: bool) -> list[float]:
     times = []
     for _ in range(runs):
+        wait_until_idle(idle)
         started = time.time()
         out = subprocess.run(
             [_python(), "-c", UNTIL_SANDBOX, str(solution)],
@@ -97,10 +152,11 @@ def check_own_start(solution: Path, runs: int) -> list[float]:
 CPU: list[float] = []  # CPU seconds of each whole `qkv check` and everything it started (its sandbox)
 
 
-def check_whole(solution: Path, runs: int, *extra: str, status: int = 0) -> list[float]:
+def check_whole(solution: Path, runs: int, *extra: str, status: int = 0, idle: bool = False) -> list[float]:
     qkv = str(Path(_python()).with_name("qkv"))
     times = []
     for _ in range(runs):
+        wait_until_idle(idle)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run([qkv, "check", str(solution), *extra], capture_output=True, text=True, env=ENV)
@@ -112,6 +168,22 @@ def check_whole(solution: Path, runs: int, *extra: str, status: int = 0) -> list
                 f"qkv check {' '.join(extra)} ended with {done.returncode}:\n{done.stdout}{done.stderr}"
             )
     return times
+
+
+def check_steps(solution: Path, runs: int, idle: bool) -> dict[str, list[float]]:
+    steps: dict[str, list[float]] = {}
+    for _ in range(runs):
+        wait_until_idle(idle)
+        started = time.time()
+        done = subprocess.run(
+            [_python(), "-c", STEPS, str(started), str(solution)], capture_output=True, text=True, env=ENV
+        )
+        ended = time.time() - started
+        if done.returncode != 0:
+            raise SystemExit(f"qkv check failed:\n{done.stdout}{done.stderr}")
+        for step, at in [*ast.literal_eval(done.stderr.strip().splitlines()[-1]), ("ended", ended)]:
+            steps.setdefault(step, []).append(at)
+    return steps
 
 
 def cpu_model() -> str:
@@ -139,7 +211,14 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=9, help="fresh processes per figure (default 9)")
-    runs = parser.parse_args().runs
+    parser.add_argument(
+        "--when-idle",
+        action="store_true",
+        help="start each timed process only after a second in which the CPUs were ≥ 95 %% idle "
+        "(on a machine others share; up to a minute's wait each)",
+    )
+    args = parser.parse_args()
+    runs, idle = args.runs, args.when_idle
     subprocess.run(
         [_python(), "-c", TIMED_IMPORT], capture_output=True, env=ENV, check=True
     )  # fills the cache
@@ -150,11 +229,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         solution = reference_solution(Path(folder))
         check_whole(solution, 1)  # builds the sandbox's staged view, if this machine has none yet
-        own_start = check_own_start(solution, runs)
+        own_start = check_own_start(solution, runs, idle)
         CPU.clear()
-        whole = check_whole(solution, runs)
+        whole = check_whole(solution, runs, idle=idle)
         whole_cpu = list(CPU)
-        usage_error = check_whole(solution, runs, "--exercise", "L0.0/none", status=2)
+        usage_error = check_whole(solution, runs, "--exercise", "L0.0/none", status=2, idle=idle)
+        steps = check_steps(solution, runs, idle)
     for label, values, target in (
         ("import qkv.lessons", imports, None),
         ("load_catalog()", loads, 0.1),
@@ -169,6 +249,11 @@ def main() -> None:
         f"{'qkv check, whole, CPU':<30} median {statistics.median(whole_cpu):6.3f} s  "
         f"min {min(whole_cpu):6.3f} s  (the command and its sandbox, all cores)"
     )
+    print("qkv check, step by step (seconds since it was spawned):")
+    for step, values in steps.items():
+        print(f"  {step:<28} median {statistics.median(values):6.3f} s  min {min(values):6.3f} s")
+    if idle:
+        print(f"waited {IDLE['waited']} s for idle CPUs; gave up waiting {IDLE['gave up']} times")
     print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min)")
 
 
