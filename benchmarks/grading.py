@@ -6,10 +6,11 @@ quiet machine, because timings drift with whatever else the machine is doing.
 
 The phase table grades every lesson's reference solution and its starter code (a failing program: the
 stub returns None) one after another, each in a new sandbox, and prints the median wall-clock and CPU
-milliseconds of each phase: sandbox start (bubblewrap and the interpreter; or, forked from the zygote, the
-fork and the new namespaces), imports (the standard library and NumPy; nothing when forked: the zygote
-imported them once), set-up (inputs and expected values drawn by the grader, decoded by the harness), tests (the
-learner's file loaded and its functions called) and verdict (the report judged, the sandbox killed).
+milliseconds of each phase: sandbox start (bubblewrap and the interpreter; or, forked from the zygote,
+the fork and the new namespaces), imports (the standard library and NumPy; nothing when forked: the
+zygote imported them once), set-up (inputs and expected values drawn by the grader, decoded by the
+harness), tests (the learner's file loaded and its functions called) and verdict (the report judged, the
+sandbox killed).
 CPU is the grader thread's plus the sandbox's cgroup's (cgroup v1 ``cpuacct`` or v2 ``cpu.stat``); the
 split between phases uses timestamps the harness reports, which are advisory and never reach a verdict.
 Targets: median CPU per grading ≤ 120 ms on every lesson; a whole ``qkv check`` ≤ 0.4 s wall. The table
