@@ -16,10 +16,13 @@ from collections.abc import Iterator
 
 import pytest
 
+import qkv.grading.grader as grader_module
 from qkv.grading import Grader, GradeResult, SandboxStart, sandbox_available
 from qkv.grading.cgroups import cgroups_available
 from qkv.grading.compare import Whole
+from qkv.grading.sandbox import drop_to_unprivileged_uid
 from qkv.grading.suite import Suite, TestCase
+from qkv.grading.zygote_client import Zygote, ZygoteError
 from tests.builtin_lessons import L41_SUITE
 
 pytestmark = [
@@ -156,3 +159,27 @@ def test_without_the_zygote_sandboxes_start_fresh_interpreters() -> None:
         assert grader.start_mode is SandboxStart.FRESH
         result = grader.grade("import sys\nprint(sys.argv[0])\n" + PASSING, ONE, seed=1)
     assert result.status == "pass" and result.output.strip() == "/grader/harness.pyc"
+
+
+def test_a_zygote_whose_children_cannot_set_up_fails_its_probe_with_their_reason() -> None:
+    prefix = drop_to_unprivileged_uid()[0] if os.geteuid() == 0 else []
+    broken_filter = bytes(8)  # one instruction the kernel refuses (opcode 0 with nothing after it)
+    zygote = Zygote(1 << 20, broken_filter, prefix)
+    try:
+        with pytest.raises(
+            ZygoteError, match=r"did not get ready \(the sandbox could not be set up: .*seccomp"
+        ):
+            zygote.probe()
+        assert zygote.alive()  # the zygote itself is fine: only what its children do was refused
+    finally:
+        zygote.close()
+
+
+def test_a_grader_whose_zygote_fails_its_probe_starts_fresh_interpreters(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(grader_module, "filter_program", lambda arch: bytes(8))
+    with Grader(require_sandbox=True) as grader:
+        assert grader.start_mode is SandboxStart.FRESH
+        assert grader.grade(PASSING, ONE, seed=1).status == "pass"
+    assert "Sandboxes will start fresh interpreters" in caplog.text and "seccomp" in caplog.text

@@ -210,7 +210,13 @@ class Grader:
         arch = architecture()
         seccomp = b"" if arch is None else filter_program(arch)
         prefix = drop_to_unprivileged_uid()[0] if os.geteuid() == 0 else []
-        return Zygote(self.limits.file_bytes, seccomp, prefix)
+        zygote = Zygote(self.limits.file_bytes, seccomp, prefix)
+        try:
+            zygote.probe()
+        except BaseException:
+            zygote.close()
+            raise
+        return zygote
 
     def grade(self, source: str, suite: Suite, *, seed: int | None = None) -> GradeResult:
         """Grade one submission. Safe to call from several threads at once.

@@ -292,6 +292,41 @@ class Zygote:
             os.close(go_w)
         return forked, fork_cpu
 
+    def probe(self) -> None:
+        """Fork one child through every step of a sandbox's set-up and see it say ``ready``.
+
+        A machine may let the zygote start but refuse what its children do (a security module that
+        forbids user namespaces to all but bubblewrap, say); this finds out before any submission would.
+
+        Raises
+        ------
+        ZygoteError
+            Saying what the child reported, if it did not get ready.
+        """
+        report_r, report_w = os.pipe()
+        try:
+            child, _ = self.spawn("", report_w, lambda pid: None)
+        finally:
+            os.close(report_w)
+        try:
+            ready = select.select([report_r], [], [], READY_TIMEOUT_S)[0] and os.read(report_r, 4096)
+            if not ready or not ready.startswith(b'{"event": "ready"'):
+                assert child.stderr is not None
+                child.kill()
+                child.wait(timeout=10)
+                said = child.stderr.read(2000).decode(errors="replace").strip()
+                raise ZygoteError(
+                    f"A sandbox forked by the zygote did not get ready ({said or 'it said nothing'})."
+                )
+        finally:
+            child.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=10)
+            for stream in (child.stdin, child.stdout, child.stderr):
+                if stream is not None:
+                    stream.close()
+            os.close(report_r)
+
     def _forked(self, status_fd: int) -> tuple[int, float]:
         """The child's pid in the zygote's namespace, from the first line of its status pipe."""
         line = b""
