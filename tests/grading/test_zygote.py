@@ -58,6 +58,11 @@ attempt("clone-net", lambda: libc.syscall(56, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0
 attempt("clone3", lambda: libc.syscall(435, 0, 0))
 attempt("mount", lambda: libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, None))
 attempt("setuid-0", lambda: libc.setuid(0))
+try:
+    with open("/proc/1/mem", "rb") as memory:  # the sandbox's init: same uid, but not dumpable
+        print("init-memory", "readable")
+except OSError as error:
+    print("init-memory", errno.errorcode[error.errno])
 pid = os.fork()  # plain forks still work
 if pid == 0:
     os._exit(7)
@@ -91,6 +96,7 @@ def test_a_forked_sandbox_holds_no_capability_and_cannot_make_namespaces(forking
     assert lines["clone3"] == "ENOSYS"  # its flags are out of the filter's reach: the C library falls back
     assert lines["mount"] == "EPERM"
     assert lines["setuid-0"] == "EPERM"
+    assert lines["init-memory"] == "EACCES"
     assert lines["fork"] == "7"
 
 

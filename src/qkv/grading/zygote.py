@@ -47,7 +47,7 @@ NEW_NAMESPACES = (
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 # prctl (linux/prctl.h, linux/securebits.h, linux/seccomp.h).
-PR_SET_PDEATHSIG, PR_SET_SECCOMP, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 1, 22, 24, 28
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 1, 4, 22, 24, 28
 PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 SECCOMP_MODE_FILTER = 2
 # NOROOT, NO_SETUID_FIXUP and NO_CAP_AMBIENT_RAISE, each with its lock, and KEEP_CAPS locked off.
@@ -201,6 +201,9 @@ def init_process(rlimits: str, settings: Settings, boot: dict[str, float]) -> No
         os.chdir("/tmp")
         drop_capabilities(settings.last_cap)
         load_seccomp(settings.seccomp)
+        # The init has the learner's uid, so only this keeps the learner's code out of its memory
+        # (/proc/1/mem); the harness, forked next, makes itself dumpable again (its /proc is its own).
+        prctl(PR_SET_DUMPABLE, 0, "not dumpable")
         harness_pid = os.fork()
         if harness_pid == 0:
             harness_process(rlimits, boot)
@@ -217,6 +220,7 @@ def init_process(rlimits: str, settings: Settings, boot: dict[str, float]) -> No
 def harness_process(rlimits: str, boot: dict[str, float]) -> None:
     """PID 2 (never returns): the harness serves the one job, as in a freshly started interpreter."""
     try:
+        prctl(PR_SET_DUMPABLE, 1, "dumpable")
         import harness  # loaded by the zygote; see load_harness
 
         harness.apply_limits(rlimits)
