@@ -121,6 +121,16 @@ class ForkedChild:
             with contextlib.suppress(ProcessLookupError, OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
 
+    def discard(self) -> None:
+        """Kill the child, wait for it, and close every descriptor held for it (once it was never used)."""
+        self.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.wait(timeout=10)
+        self._close()
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+
     def _read_status(self, timeout: float | None) -> None:
         if self._status_fd is None:
             return
@@ -286,7 +296,7 @@ class Zygote:
             join(pid)
             os.write(go_w, b"G")
         except BaseException:
-            forked.kill()
+            forked.discard()
             raise
         finally:
             os.close(go_w)
@@ -319,12 +329,7 @@ class Zygote:
                     f"A sandbox forked by the zygote did not get ready ({said or 'it said nothing'})."
                 )
         finally:
-            child.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(timeout=10)
-            for stream in (child.stdin, child.stdout, child.stderr):
-                if stream is not None:
-                    stream.close()
+            child.discard()
             os.close(report_r)
 
     def _forked(self, status_fd: int) -> tuple[int, float]:
