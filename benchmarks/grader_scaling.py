@@ -5,8 +5,10 @@ default the test database), puts ``--jobs`` programs in the remote-grading queue
 --grading remote`` does (each from a learner and an address of its own, half of them L4.1's reference
 solution and half a wrong program), starts one real ``qkv grader --concurrency N`` (bubblewrap sandbox,
 warm spares), and times from the grader's first job to the last verdict written. It prints verdicts per
-second and the speed-up over one grading at a time; the machine's cores bound it, since a grading is mostly
-CPU (a sandbox start with NumPy, the tests).
+second and the speed-up over one grading at a time; then the same with 2 and 4 grader *processes* of
+concurrency 1 each. With sandboxes forked from the zygote a grading's sandbox costs a few tens of
+milliseconds, so one grader process's own Python work (judging, the queue, the database) is of the same
+size and, being one interpreter, uses one core at most: several processes use several.
 
 Usage::
 
@@ -61,8 +63,10 @@ def enqueue(url: str, jobs: int) -> None:
     store.close()
 
 
-def verdicts_per_second(admin_url: str, jobs: int, concurrency: int) -> tuple[float, float]:
-    """Grade ``jobs`` programs with one grader of ``concurrency``; (verdicts per second, seconds)."""
+def verdicts_per_second(
+    admin_url: str, jobs: int, concurrency: int, processes: int = 1
+) -> tuple[float, float]:
+    """Grade ``jobs`` programs with ``processes`` graders of ``concurrency`` each; (verdicts/s, seconds)."""
     schema = f"qkv_bench_{uuid.uuid4().hex[:10]}"
     admin = create_engine(admin_url)
     with admin.begin() as conn:
@@ -70,15 +74,23 @@ def verdicts_per_second(admin_url: str, jobs: int, concurrency: int) -> tuple[fl
     separator = "&" if "?" in admin_url else "?"
     url = f"{admin_url}{separator}options=-csearch_path%3D{schema}"
     engine = create_engine(url)
-    grader: subprocess.Popen[bytes] | None = None
+    graders: list[subprocess.Popen[bytes]] = []
     try:
         enqueue(url, jobs)
-        grader = subprocess.Popen(
-            [sys.executable, "-m", "qkv", "grader", "--database-url", url, "--concurrency", str(concurrency)],
-            cwd=REPO,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        command = [
+            sys.executable,
+            "-m",
+            "qkv",
+            "grader",
+            "--database-url",
+            url,
+            "--concurrency",
+            str(concurrency),
+        ]
+        for _ in range(processes):
+            graders.append(
+                subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            )
         started = finished = None
         deadline = time.monotonic() + 60 + 10 * jobs
         while time.monotonic() < deadline:
@@ -100,8 +112,9 @@ def verdicts_per_second(admin_url: str, jobs: int, concurrency: int) -> tuple[fl
         elapsed = finished - started
         return jobs / elapsed, elapsed
     finally:
-        if grader is not None:
+        for grader in graders:
             grader.send_signal(signal.SIGTERM)
+        for grader in graders:
             grader.wait(timeout=60)
         engine.dispose()
         with admin.begin() as conn:
@@ -121,8 +134,15 @@ def main() -> None:
         rate, elapsed = verdicts_per_second(args.database_url, args.jobs, concurrency)
         first = first or rate
         print(
-            f"concurrency {concurrency}: {rate:.2f} verdicts/s ({args.jobs} in {elapsed:.1f} s), "
+            f"one grader, concurrency {concurrency}: {rate:.2f} verdicts/s ({args.jobs} in {elapsed:.1f} s), "
             f"{rate / first:.2f}x one at a time"
+        )
+    for processes in args.concurrency[1:]:
+        rate, elapsed = verdicts_per_second(args.database_url, args.jobs, 1, processes)
+        print(
+            f"{processes} graders, concurrency 1 each: {rate:.2f} verdicts/s "
+            f"({args.jobs} in {elapsed:.1f} s), "
+            f"{rate / (first or rate):.2f}x one at a time"
         )
 
 

@@ -6,12 +6,15 @@ quiet machine, because timings drift with whatever else the machine is doing.
 
 The phase table grades every lesson's reference solution and its starter code (a failing program: the
 stub returns None) one after another, each in a new sandbox, and prints the median wall-clock and CPU
-milliseconds of each phase: sandbox start (bubblewrap and the interpreter), imports (the standard library
-and NumPy), set-up (inputs and expected values drawn by the grader, decoded by the harness), tests (the
-learner's file loaded and its functions called) and verdict (the report judged, the sandbox killed).
+milliseconds of each phase: sandbox start (bubblewrap and the interpreter; or, forked from the zygote,
+the fork and the new namespaces), imports (the standard library and NumPy; nothing when forked: the
+zygote imported them once), set-up (inputs and expected values drawn by the grader, decoded by the
+harness), tests (the learner's file loaded and its functions called) and verdict (the report judged, the
+sandbox killed).
 CPU is the grader thread's plus the sandbox's cgroup's (cgroup v1 ``cpuacct`` or v2 ``cpu.stat``); the
 split between phases uses timestamps the harness reports, which are advisory and never reach a verdict.
-Targets: median CPU per grading ≤ 120 ms on every lesson; a whole ``qkv check`` ≤ 0.4 s wall.
+Targets: median CPU per grading ≤ 120 ms on every lesson; a whole ``qkv check`` ≤ 0.4 s wall. The table
+is printed twice: sandboxes forked from the zygote (the default), then fresh interpreters (the fallback).
 """
 
 from __future__ import annotations
@@ -39,14 +42,17 @@ def median_ms(values: list[float | None]) -> str:
     return f"{1000 * statistics.median(known):6.1f}" if known else "     ?"
 
 
-def phase_table(rounds: int) -> None:
+def phase_table(rounds: int, zygote: bool) -> None:
     """Per exercise and program: median wall and CPU milliseconds of each phase, and the CPU in all."""
     catalog = load_catalog()
     header = " ".join(f"{name:>15s}" for name in PHASES)
-    print(f"\nphases, median of {rounds} gradings each, wall / CPU ms (new sandbox each, one at a time)")
-    print(f"{'exercise':24s} {'program':9s} {header} {'CPU in all':>11s}")
     worst: float | None = 0.0
-    with Grader() as grader:
+    with Grader(zygote=zygote) as grader:
+        print(
+            f"\nphases, median of {rounds} gradings each, wall / CPU ms (new sandbox each, one at a time; "
+            f"sandboxes start as {grader.start_mode.value})"
+        )
+        print(f"{'exercise':24s} {'program':9s} {header} {'CPU in all':>11s}")
         for exercise in catalog.code_exercises():
             suite = exercise.suite
             programs = {"reference": exercise.exercise.solution, "failing": exercise.exercise.starter_code}
@@ -148,7 +154,8 @@ def main() -> None:
     args = parser.parse_args()
     rounds = 10 if args.quick else 40
     print(f"qkv grading benchmark: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    phase_table(5 if args.quick else 15)
+    for zygote in (True, False):  # forked from the zygote (the default), then a fresh interpreter each
+        phase_table(5 if args.quick else 15, zygote)
     cold_command(rounds)
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if args.phases:

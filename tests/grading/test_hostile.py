@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy
 import pytest
 
-from qkv.grading import Grader, GradeResult, Limits, sandbox_available
+from qkv.grading import Grader, GradeResult, Limits, SandboxStart, sandbox_available
 from qkv.grading.cgroups import cgroups_available
 from tests.builtin_lessons import L41_SUITE, L41_TESTS
 
@@ -27,9 +27,12 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def strict_grader() -> Iterator[Grader]:
-    with Grader(require_sandbox=True, limits=Limits(wall_s=WALL_S)) as grader:
+@pytest.fixture(scope="module", params=list(SandboxStart), ids=lambda start: start.name.lower())
+def strict_grader(request: pytest.FixtureRequest) -> Iterator[Grader]:
+    """The corpus runs in both kinds of sandbox: forked from the zygote, and a fresh interpreter."""
+    forked = request.param is SandboxStart.FORKED
+    with Grader(require_sandbox=True, limits=Limits(wall_s=WALL_S), zygote=forked) as grader:
+        assert grader.start_mode is request.param
         yield grader
 
 
@@ -322,7 +325,10 @@ def test_dangerous_calls_get_eperm_and_the_learner_an_ordinary_verdict(strict_gr
 def test_proc_inside_shows_no_host_path_and_no_qkv_variable(strict_grader: Grader) -> None:
     result = grade(strict_grader, "proc_view.py")
     output = result.output
-    assert "/proc/1/cmdline: /usr/bin/bwrap --args" in output  # it did read them
+    if strict_grader.start_mode is SandboxStart.FORKED:  # it did read them: the sandbox's init is...
+        assert "/proc/1/cmdline: /usr/bin/python3" in output and "/grader/zygote.pyc" in output  # ...a fork
+    else:
+        assert "/proc/1/cmdline: /usr/bin/bwrap --args" in output  # ...bubblewrap's
     assert "/proc/self/mountinfo: " in output and "sys.executable: /usr/bin/python" in output
     host = {
         "the repository": str(Path(__file__).resolve().parents[2]),

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import qkv.grading.grader as grader_module
-from qkv.grading import Grader, GradeResult, Limits, sandbox_available
+from qkv.grading import Grader, GradeResult, Limits, SandboxStart, sandbox_available
 from qkv.grading.cgroups import CgroupHost, CgroupKind, cgroups_available, choose
 from qkv.grading.grader import interpret
 from qkv.grading.sandbox import RawRun
@@ -38,9 +38,12 @@ needs_bubblewrap = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def strict_grader() -> Iterator[Grader]:
-    with Grader(require_sandbox=True, limits=Limits(wall_s=5.0)) as grader:
+@pytest.fixture(scope="module", params=list(SandboxStart), ids=lambda start: start.name.lower())
+def strict_grader(request: pytest.FixtureRequest) -> Iterator[Grader]:
+    """Every attack runs in both kinds of sandbox: forked from the zygote, and a fresh interpreter."""
+    forked = request.param is SandboxStart.FORKED
+    with Grader(require_sandbox=True, limits=Limits(wall_s=5.0), zygote=forked) as grader:
+        assert grader.start_mode is request.param
         yield grader
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from qkv.grading import Grader
+from qkv.grading import Grader, SandboxStart
 from qkv.grading.runtime import others_can_read, reachable_copy
 from qkv.grading.sandbox import SANDBOX_UIDS
 from tests.builtin_lessons import L41_SUITE
@@ -45,7 +45,8 @@ def _harness_uids() -> set[int]:
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
             is_python = Path(f"/proc/{pid}/comm").read_text().startswith("python")
-            if is_python and b"/grader/harness.py" in command:
+            # The harness started by bubblewrap, or the zygote and the sandboxes forked from it.
+            if is_python and (b"/grader/harness.pyc" in command or b"/grader/zygote.pyc" in command):
                 uids.add(Path(f"/proc/{pid}").stat().st_uid)
         except OSError:
             continue
@@ -54,9 +55,11 @@ def _harness_uids() -> set[int]:
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 @pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader drops to another uid")
-def test_a_root_grader_runs_submissions_as_an_unprivileged_uid() -> None:
+@pytest.mark.parametrize("start", list(SandboxStart), ids=lambda start: start.name.lower())
+def test_a_root_grader_runs_submissions_as_an_unprivileged_uid(start: SandboxStart) -> None:
     seen: set[int] = set()
-    with Grader(require_sandbox=True) as grader:
+    with Grader(require_sandbox=True, zygote=start is SandboxStart.FORKED) as grader:
+        assert grader.start_mode is start
         worker = threading.Thread(target=grader.grade, args=(SLEEPY, L41_SUITE))
         worker.start()
         deadline = time.monotonic() + 10

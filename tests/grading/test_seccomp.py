@@ -25,7 +25,7 @@ from qkv.grading.seccomp import (
 )
 from qkv.grading.syscall_tables import AARCH64, X86_64
 
-ALLOW, EPERM, EAFNOSUPPORT = 0x7FFF0000, 0x00050001, 0x00050061
+ALLOW, EPERM, ENOSYS, EAFNOSUPPORT = 0x7FFF0000, 0x00050001, 0x00050026, 0x00050061
 AF_UNIX, AF_INET, AF_NETLINK, AF_VSOCK = 1, 2, 16, 40
 ARCHES = [architecture("x86_64"), architecture("aarch64")]
 
@@ -42,8 +42,11 @@ def run(program: bytes, arch: int, nr: int, arg0: int = 0) -> int:
         if code == seccomp.LD_W_ABS:
             accumulator = struct.unpack_from("<I", data, k)[0]
             pc += 1
-        elif code in (seccomp.JEQ_K, seccomp.JGE_K):
-            taken = accumulator == k if code == seccomp.JEQ_K else accumulator >= k
+        elif code in (seccomp.JEQ_K, seccomp.JGE_K, seccomp.JSET_K):
+            if code == seccomp.JSET_K:
+                taken = bool(accumulator & k)
+            else:
+                taken = accumulator == k if code == seccomp.JEQ_K else accumulator >= k
             pc += 1 + (jt if taken else jf)
         elif code == seccomp.JA:
             pc += 1 + k
@@ -62,6 +65,8 @@ def test_every_number_gets_the_answer_the_lists_give(arch: Architecture | None) 
         expected = ALLOW if nr in allowed else EPERM
         if nr in (arch.numbers["socket"], arch.numbers["socketpair"]):
             expected = ALLOW  # for AF_UNIX; see the next test
+        if nr == arch.numbers["clone3"]:
+            expected = ENOSYS  # see test_clone_makes_no_namespace_and_clone3_falls_back
         assert run(program, arch.audit, nr, AF_UNIX) == expected, nr
 
 
@@ -73,8 +78,23 @@ def test_the_red_team_calls_are_refused_with_eperm(arch: Architecture | None) ->
         assert run(program, arch.audit, arch.numbers[name]) == EPERM, name
     for name in ("ptrace", "bpf", "userfaultfd", "perf_event_open", "shmget", "mount", "kexec_load"):
         assert run(program, arch.audit, arch.numbers[name]) == EPERM, name
-    for name in ("read", "mmap", "clone3", "futex", "getrandom", "execve", "exit_group"):
+    for name in ("read", "mmap", "clone", "futex", "getrandom", "execve", "exit_group"):
         assert run(program, arch.audit, arch.numbers[name]) == ALLOW, name
+
+
+@pytest.mark.parametrize("arch", ARCHES, ids=lambda arch: arch.name if arch else "none")
+def test_clone_makes_no_namespace_and_clone3_falls_back(arch: Architecture | None) -> None:
+    assert arch is not None
+    program, clone = filter_program(arch), arch.numbers["clone"]
+    sigchld, thread_flags = 17, 0x003D0F00  # fork's flags, and glibc's pthread_create's
+    for flags in (sigchld, thread_flags, 0):
+        assert run(program, arch.audit, clone, flags) == ALLOW, hex(flags)
+    new_user, new_pid, new_net, new_ns = 0x10000000, 0x20000000, 0x40000000, 0x00020000
+    for flags in (new_user | sigchld, new_pid, new_net | thread_flags, new_ns, 0x7E020000):
+        assert run(program, arch.audit, clone, flags) == EPERM, hex(flags)
+    assert (
+        run(program, arch.audit, arch.numbers["clone3"]) == ENOSYS
+    )  # its flags are out of the filter's reach
 
 
 @pytest.mark.parametrize("arch", ARCHES, ids=lambda arch: arch.name if arch else "none")
@@ -109,6 +129,8 @@ def test_a_long_list_reaches_its_far_branches_through_long_jumps() -> None:
         expected = ALLOW if name in ALLOWED else EPERM
         if name in ("socket", "socketpair"):
             expected = EAFNOSUPPORT  # arg0 0 is AF_UNSPEC
+        if name == "clone3":
+            expected = ENOSYS
         assert run(program, arch.audit, nr) == expected, name
 
 

@@ -151,9 +151,14 @@ def wait_until(condition: Callable[[], object], within_s: float, what: str) -> N
 
 
 def sandbox_count(pid: int) -> int:
-    """How many sandboxes the server ``pid`` runs now: its children that each lead a session of their own."""
-    count = 0
-    for child in alive(descendants(pid)):
+    """How many sandboxes the server ``pid`` runs now: the children of its zygote (each forked sandbox),
+    or, where sandboxes start fresh interpreters, its children that each lead a session of their own."""
+    below = alive(descendants(pid))
+    zygote_like = {child for child in below if b"/grader/zygote.pyc" in _command_line(child)}
+    zygotes = {child for child in zygote_like if _parent(child) not in zygote_like}
+    holding_zygotes = {_parent(_parent(zygote)) for zygote in zygotes}  # bubblewrap's two processes
+    count = sum(_parent(child) in zygotes for child in zygote_like)
+    for child in below - holding_zygotes:
         try:
             fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
@@ -161,3 +166,17 @@ def sandbox_count(pid: int) -> int:
         parent, session = int(fields[1]), int(fields[3])
         count += parent == pid and session == child
     return count
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError):
+        return -1
+
+
+def _command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -15,7 +15,7 @@ the functions there, and judges the raw report here, where the submission cannot
 """
 
 from qkv.grading.compare import Close, Comparator, Exact, Items, Keys, Mismatch, Shape, Whole
-from qkv.grading.grader import Grader, SandboxUnavailable, Unfinished, sandbox_available
+from qkv.grading.grader import Grader, SandboxStart, SandboxUnavailable, Unfinished, sandbox_available
 from qkv.grading.hints import (
     STUB,
     Emitted,
@@ -53,6 +53,7 @@ __all__ = [
     "Raised",
     "Raises",
     "Returned",
+    "SandboxStart",
     "SandboxUnavailable",
     "Shape",
     "Suite",

@@ -377,6 +377,17 @@ class SandboxCgroup:
         cpu_dir = group if os.path.exists(os.path.join(group, "cpu.stat")) else None
         return cls(CgroupKind.V2, [group], group, pids_dir, memory_dir, freezer_dir, cpu_dir)
 
+    def add(self, pid: int) -> None:
+        """Move the process ``pid`` into every group of the sandbox (its children will be born there).
+
+        Raises
+        ------
+        OSError
+            If a group refuses it (the process is gone, say); the caller must not let it run then.
+        """
+        for path in self.paths:
+            _write(os.path.join(path, "cgroup.procs"), str(pid))
+
     @property
     def bounds_processes(self) -> bool:
         """Whether a ``pids`` controller bounds this sandbox's processes (else ``RLIMIT_NPROC`` must)."""

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from qkv.grading.display import short, show
+from qkv.grading.display import SHORT_LIMIT, short, show
 from qkv.grading.values import clean_text, numeric_array
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "Mismatch",
     "Shape",
     "Whole",
+    "agrees",
 ]
 
 
@@ -55,6 +56,33 @@ class Comparator(Protocol):
 
     def item(self, at: str | int) -> tuple[Comparator, int | str] | None:
         """The comparator and the index or key for one item of the value (None: it has no items)."""
+
+
+def agrees(comparator: Comparator, got: Any, want: Any) -> bool:
+    """Whether ``comparator`` finds ``got`` right, cheaply where it can say so without a sentence.
+
+    Examples
+    --------
+    >>> agrees(Close(), np.array([1.0]), [1]), agrees(Whole(), 12, 13)
+    (True, False)
+    >>> agrees(Items((Close(), Whole())), (1.0, 2), (1, 2))
+    True
+    """
+    if isinstance(comparator, Close):
+        return comparator.agrees(got, want)
+    if isinstance(comparator, Items) and not comparator.container_only:
+        types = (tuple,) if comparator.exact_type else (tuple, list)
+        if not isinstance(got, types) or len(got) != len(comparator.items):
+            return False
+        pairs = zip(comparator.items, got, want, strict=True)
+        return all(agrees(item, mine, expected) for item, mine, expected in pairs)
+    return comparator.mismatch(got, want) is None
+
+
+def _as_numbers(got: Any) -> np.ndarray[Any, Any] | None:
+    """``got`` as an array if it is a number or holds only numbers (else None)."""
+    number = isinstance(got, int | float | np.integer | np.floating) and not isinstance(got, bool)
+    return np.asarray(got) if number else numeric_array(got)
 
 
 def _is_whole(value: Any) -> bool:
@@ -91,27 +119,44 @@ class Close:
     atol: float = 1e-8
     dtype: str | None = None
 
+    def agrees(self, got: Any, want: Any) -> bool:
+        """Whether :meth:`mismatch` would find nothing, without writing its sentence.
+
+        Hints ask this of every mistake they know for each failed test, where the sentence is never read.
+
+        Examples
+        --------
+        >>> Close().agrees(np.array([1.0, 2.0]), [1, 2]), Close().agrees([1.0], [1, 2])
+        (True, False)
+        """
+        want_array = np.asarray(want)
+        array = _as_numbers(got)
+        if array is None or array.shape != want_array.shape or self._dtype_problem(array, want_array):
+            return False
+        return self._close(array, want_array)
+
+    def _close(self, array: np.ndarray[Any, Any], want: np.ndarray[Any, Any]) -> bool:
+        with np.errstate(all="ignore"):
+            return bool(
+                np.allclose(array.astype(np.float64), want.astype(np.float64), rtol=self.rtol, atol=self.atol)
+            )
+
     def mismatch(self, got: Any, want: Any, name: str | None = None) -> Mismatch | None:
         want_array = np.asarray(want)
         label = name or "the result"
-        number = isinstance(got, int | float | np.integer | np.floating) and not isinstance(got, bool)
-        array = np.asarray(got) if number else numeric_array(got)
+        array = _as_numbers(got)
         if array is None:
             kind = "an array" if want_array.ndim else "a number"
             return Mismatch(f"Expected {label} to be {kind}, but got {short(got)}.")
         if array.shape != want_array.shape:
             values = show(array)
             # Long values would be described as "an array of shape …", which says the shape again.
-            got_shape = f"shape {array.shape}" + (f": {values}" if short(array) == values else "")
+            got_shape = f"shape {array.shape}" + (f": {values}" if len(values) <= SHORT_LIMIT else "")
             return Mismatch(f"Expected {label} with shape {want_array.shape}, but got {got_shape}.")
         wrong_dtype = self._dtype_problem(array, want_array)
         if wrong_dtype:
             return Mismatch(f"Expected {label} as {wrong_dtype}.")
-        with np.errstate(all="ignore"):
-            same = np.allclose(
-                array.astype(np.float64), want_array.astype(np.float64), rtol=self.rtol, atol=self.atol
-            )
-        if not same:
+        if not self._close(array, want_array):
             if array.ndim == 0:
                 # A single number is shown as returned (4, not array(4)), as the failure's "Got" shows it.
                 return Mismatch(f"Expected {label} = {show(want)}, but got {show(array.item())}.")

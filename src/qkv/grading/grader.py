@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import logging
+import os
 import secrets
 import subprocess
 import threading
@@ -16,19 +18,29 @@ from typing import Any
 
 import numpy as np
 
-from qkv.grading.cgroups import HOST, CgroupHost
+from qkv.grading.cgroups import HOST, CgroupHost, cgroups_available
 from qkv.grading.cgroups import remove_stale as remove_stale_cgroups
 from qkv.grading.limits import Limits
 from qkv.grading.pool import SparePool
 from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
-from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError
+from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError, drop_to_unprivileged_uid
+from qkv.grading.seccomp import architecture, filter_program
 from qkv.grading.suite import Case, Raises, Suite
 from qkv.grading.timing import phases_of, timing_events
 from qkv.grading.values import MalformedReport, clean_text
 from qkv.grading.verdict import judge, limit_message, shown
+from qkv.grading.zygote_client import Zygote, ZygoteError
 
-__all__ = ["BUBBLEWRAP", "RLIMITS_ONLY", "Grader", "SandboxUnavailable", "Unfinished", "sandbox_available"]
+__all__ = [
+    "BUBBLEWRAP",
+    "RLIMITS_ONLY",
+    "Grader",
+    "SandboxStart",
+    "SandboxUnavailable",
+    "Unfinished",
+    "sandbox_available",
+]
 
 BUBBLEWRAP = "bubblewrap"
 RLIMITS_ONLY = "rlimits only (no bubblewrap)"
@@ -36,6 +48,13 @@ MAX_SOURCE_BYTES = 256 * 1024
 SIGKILL, SIGXCPU, SIGXFSZ = 9, 24, 25
 
 _log = logging.getLogger(__name__)
+
+
+class SandboxStart(enum.Enum):
+    """How a grader starts each sandbox."""
+
+    FORKED = "forked from a warm interpreter (the zygote)"
+    FRESH = "a fresh interpreter"
 
 
 class SandboxUnavailable(RuntimeError):
@@ -78,6 +97,12 @@ class Grader:
     max_paused : int
         Programs that outgrew their first slice (:meth:`grade_first_slice`) kept paused at once, each in
         its frozen sandbox (holding its memory); beyond that they are stopped and later run again.
+    zygote : bool
+        Fork every sandbox from a warm interpreter that imported NumPy once (``zygote.py``), where this
+        machine allows it: bubblewrap, user namespaces inside it, and cgroups that bound processes. Each
+        sandbox is still new: its own namespaces, ``/tmp``, ``/proc``, cgroups and seccomp filter. Where
+        the zygote cannot start, or with False, each sandbox starts a fresh interpreter
+        (:attr:`start_mode` says which).
 
     Raises
     ------
@@ -104,6 +129,7 @@ class Grader:
         limits: Limits | None = None,
         cgroup_host: CgroupHost = HOST,
         max_paused: int = 8,
+        zygote: bool = True,
     ) -> None:
         self.limits = limits or Limits()
         if max_paused < 0:
@@ -126,9 +152,12 @@ class Grader:
             )
         if warm_spares < 0:
             raise ValueError(f"warm_spares must be zero or more, but it is {warm_spares}.")
+        self._want_zygote = zygote and self._use_bwrap and cgroups_available(cgroup_host)
+        self._zygotes: list[Zygote] = []  # the running one, if any (a list, for the finalizer)
+        self._zygote_lock = threading.Lock()
         self._pool = SparePool(warm_spares, self._new_process) if warm_spares else None
-        # Spares are killed even if close() is never called (their cgroups are removed with them).
-        self._finalizer = weakref.finalize(self, SparePool.close, self._pool) if self._pool else None
+        # Spares and the zygote are stopped even if close() is never called (cgroups removed with them).
+        self._finalizer = weakref.finalize(self, _shut_down, self._pool, self._zygotes)
 
     @property
     def sandbox(self) -> str:
@@ -140,8 +169,54 @@ class Grader:
         """The pool of warm spares, if there is one."""
         return self._pool
 
+    @property
+    def start_mode(self) -> SandboxStart:
+        """How sandboxes start here (the zygote is started by this call if it is not running yet)."""
+        return SandboxStart.FORKED if self._running_zygote() is not None else SandboxStart.FRESH
+
     def _new_process(self) -> SandboxProcess:
-        return SandboxProcess(self.limits, use_bwrap=self._use_bwrap, cgroup_host=self._cgroup_host)
+        zygote = self._running_zygote()
+        try:
+            return self._sandbox_from(zygote)
+        except SandboxStartError:
+            if zygote is None or zygote.alive():
+                raise
+            return self._sandbox_from(self._running_zygote())  # the zygote had died: once more, a new one
+
+    def _sandbox_from(self, zygote: Zygote | None) -> SandboxProcess:
+        return SandboxProcess(
+            self.limits, use_bwrap=self._use_bwrap, cgroup_host=self._cgroup_host, zygote=zygote
+        )
+
+    def _running_zygote(self) -> Zygote | None:
+        """The zygote, started (or restarted) if need be; None where sandboxes start fresh interpreters."""
+        with self._zygote_lock:
+            if not self._want_zygote:
+                return None
+            if self._zygotes and self._zygotes[0].alive():
+                return self._zygotes[0]
+            for dead in self._zygotes:
+                dead.close()
+            self._zygotes.clear()
+            try:
+                self._zygotes.append(self._start_zygote())
+            except (ZygoteError, SandboxStartError) as error:
+                _log.warning("Sandboxes will start fresh interpreters: %s", error)
+                self._want_zygote = False
+                return None
+            return self._zygotes[0]
+
+    def _start_zygote(self) -> Zygote:
+        arch = architecture()
+        seccomp = b"" if arch is None else filter_program(arch)
+        prefix = drop_to_unprivileged_uid()[0] if os.geteuid() == 0 else []
+        zygote = Zygote(self.limits.file_bytes, seccomp, prefix)
+        try:
+            zygote.probe()
+        except BaseException:
+            zygote.close()
+            raise
+        return zygote
 
     def grade(self, source: str, suite: Suite, *, seed: int | None = None) -> GradeResult:
         """Grade one submission. Safe to call from several threads at once.
@@ -321,13 +396,12 @@ class Grader:
             self._paused.discard(process)
 
     def close(self) -> None:
-        """Stop the warm spares, and kill the sandboxes of set-aside programs nobody finished."""
-        if self._finalizer is not None:
-            self._finalizer()
+        """Kill the sandboxes of set-aside programs nobody finished; stop the warm spares and the zygote."""
         with self._paused_lock:
             paused, self._paused = list(self._paused), set()
         for process in paused:
             process.discard()
+        self._finalizer()
 
     def __enter__(self) -> Grader:
         return self
@@ -415,6 +489,14 @@ class Unfinished:
             if self._used:
                 raise RuntimeError("This unfinished grading was already finished or discarded.")
             self._used = True
+
+
+def _shut_down(pool: SparePool | None, zygotes: list[Zygote]) -> None:
+    if pool is not None:
+        pool.close()
+    for zygote in zygotes:
+        zygote.close()
+    zygotes.clear()
 
 
 def run_order(count: int, seed: int) -> list[int]:

@@ -421,15 +421,23 @@ def run(reporter: Reporter) -> None:
 
 
 def main() -> None:
+    """A freshly started interpreter: rlimits first, then NumPy, then the one job."""
     report_fd, limits, site_dir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     apply_limits(limits)
     sys.path.append(site_dir)  # holds NumPy and nothing else
-    os.set_inheritable(report_fd, False)  # the learner's child processes do not get the channel
     import numpy  # noqa: F401  (imported before the job arrives: this is what makes a warm spare warm)
 
+    serve(report_fd, {"boot": {"t": BOOT_MARK[0], "cpu": BOOT_MARK[1]}})
+
+
+def serve(report_fd: int, marks: dict[str, dict[str, float]]) -> None:
+    """Say ``ready`` (with ``marks`` and now), run the one job, say ``done`` and exit; never returns.
+
+    Called by :func:`main`, or in a child of the zygote (``zygote.py``), which imported NumPy long before.
+    """
+    os.set_inheritable(report_fd, False)  # the learner's child processes do not get the channel
     reporter = Reporter(report_fd)
-    boot = {"t": BOOT_MARK[0], "cpu": BOOT_MARK[1]}
-    reporter.send({"event": "ready", "marks": {"boot": boot, "ready": mark()}})
+    reporter.send({"event": "ready", "marks": {**marks, "ready": mark()}})
     try:
         run(reporter)
         reporter.send({"event": "done"})

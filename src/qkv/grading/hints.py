@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from qkv.grading.compare import Comparator
+from qkv.grading.compare import Comparator, agrees
 
 __all__ = [
     "STUB",
@@ -185,7 +185,7 @@ class Mistake:
                 return False
         assert comparator is not None
         # A mistake that gives the right answer for these inputs says nothing about this result.
-        return comparator.mismatch(wrong, expected) is not None and comparator.mismatch(got, wrong) is None
+        return not agrees(comparator, wrong, expected) and agrees(comparator, got, wrong)
 
 
 @dataclass(frozen=True)

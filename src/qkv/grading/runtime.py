@@ -27,11 +27,21 @@ import numpy
 
 from qkv.grading.shared_view import identity, publish, view_name
 
-__all__ = ["Runtime", "bwrap_options", "bwrap_path", "find_runtime", "inside_paths", "sandbox_python_command"]
+__all__ = [
+    "Runtime",
+    "bwrap_options",
+    "bwrap_path",
+    "find_runtime",
+    "inside_paths",
+    "sandbox_python_command",
+    "zygote_command",
+]
 
 HARNESS = Path(__file__).with_name("harness.py")
+ZYGOTE = Path(__file__).with_name("zygote.py")
 # The sandbox runs the harness compiled (once per grader process): no sandbox spends time compiling it.
 SANDBOX_HARNESS = "/grader/harness.pyc"
+SANDBOX_ZYGOTE = "/grader/zygote.pyc"
 SANDBOX_SITE = "/grader/site"
 
 
@@ -106,10 +116,17 @@ def inside_paths(runtime: Runtime) -> tuple[str, str, str | None]:
     )
 
 
-def bwrap_options(runtime: Runtime, tmp_bytes: int, seccomp_fd: int | None = None) -> list[str]:
+def bwrap_options(
+    runtime: Runtime, tmp_bytes: int, seccomp_fd: int | None = None, *, zygote: bool = False
+) -> list[str]:
     """bubblewrap's options (the command aside) for a sandbox holding ``runtime``, with the seccomp
     filter on ``seccomp_fd`` when there is one. They travel to bubblewrap through ``--args FD``, so that its
-    command line, which the submission sees as ``/proc/1/cmdline``, names no host path."""
+    command line, which the submission sees as ``/proc/1/cmdline``, names no host path.
+
+    With ``zygote``, the options of the zygote's outer sandbox (see ``zygote.py``): the zygote may make
+    user namespaces (each child's sandbox is one, and the child's seccomp filter refuses any further),
+    and the zygote is bound beside the harness.
+    """
     args = [
         "--unshare-user",
         "--unshare-pid",
@@ -117,12 +134,11 @@ def bwrap_options(runtime: Runtime, tmp_bytes: int, seccomp_fd: int | None = Non
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
-        "--disable-userns",
+        *([] if zygote else ["--disable-userns", "--die-with-parent"]),
         "--uid",
         "65534",
         "--gid",
         "65534",
-        "--die-with-parent",
         "--new-session",
         "--hostname",
         "sandbox",
@@ -182,7 +198,10 @@ def bwrap_options(runtime: Runtime, tmp_bytes: int, seccomp_fd: int | None = Non
     for directory in runtime.numpy_dirs:
         inside = f"{SANDBOX_SITE}/{os.path.basename(directory)}"
         args += ["--ro-bind", reachable_copy(directory, inside), inside]
-    args += ["--ro-bind", compiled_harness(), SANDBOX_HARNESS, "--remount-ro", "/"]
+    args += ["--ro-bind", compiled_harness(), SANDBOX_HARNESS]
+    if zygote:
+        args += ["--ro-bind", compiled_zygote(), SANDBOX_ZYGOTE]
+    args += ["--remount-ro", "/"]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     return args
@@ -214,7 +233,7 @@ _STAGING_PREFIX = "sandbox-view-"
 _VIEW_FORMAT = 1
 # The compiled programs a sandbox runs, by where they appear inside it. They are part of the shared view;
 # compiled_program() compiles any other one into this process's own staging directory.
-SANDBOX_PROGRAMS: dict[str, Path] = {SANDBOX_HARNESS: HARNESS}
+SANDBOX_PROGRAMS: dict[str, Path] = {SANDBOX_HARNESS: HARNESS, SANDBOX_ZYGOTE: ZYGOTE}
 
 
 @cache
@@ -373,6 +392,19 @@ def _skip_hidden(directory: str, names: list[str]) -> list[str]:
 def compiled_harness() -> str:
     """The harness compiled to bytecode, in the shared view (or this process's staging directory)."""
     return compiled_program(HARNESS, SANDBOX_HARNESS)
+
+
+@cache
+def compiled_zygote() -> str:
+    """The zygote compiled to bytecode in this process's staging directory (made once per process)."""
+    return compiled_program(ZYGOTE, SANDBOX_ZYGOTE)
+
+
+def zygote_command(runtime: Runtime, control_fd: int, seccomp_fd: int, tmp_bytes: int) -> list[str]:
+    """The command bubblewrap runs for the zygote: the interpreter at its path inside, on the zygote."""
+    python = inside_paths(runtime)[0]
+    descriptors = [str(control_fd), str(seccomp_fd)]
+    return [python, "-I", "-S", "-B", "-u", SANDBOX_ZYGOTE, *descriptors, SANDBOX_SITE, str(tmp_bytes)]
 
 
 def compiled_program(source: Path, inside: str) -> str:

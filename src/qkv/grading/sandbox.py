@@ -18,12 +18,15 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qkv.grading.cgroups import HOST, CgroupHost, SandboxCgroup
 from qkv.grading.limits import Limits
 from qkv.grading.runtime import bare_command, bwrap_options, bwrap_path, find_runtime, sandbox_python_command
 from qkv.grading.seccomp import architecture, filter_program
+
+if TYPE_CHECKING:
+    from qkv.grading.zygote_client import ForkedChild, Zygote
 
 __all__ = [
     "RawRun",
@@ -32,6 +35,7 @@ __all__ = [
     "SandboxStartError",
     "decode_exit",
     "parse_report",
+    "pipe_holding",
     "report_overflow",
 ]
 
@@ -123,7 +127,10 @@ class _Capture:
         return text + ("\n" + marker + "\n" if self.dropped else "")
 
 
-def _pipe_holding(data: bytes) -> int:
+SANDBOX_ENV = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+def pipe_holding(data: bytes) -> int:
     """A pipe's read end holding ``data`` (a few KiB at most: the pipe's buffer takes it all)."""
     read_fd, write_fd = os.pipe()
     try:
@@ -136,26 +143,69 @@ def _pipe_holding(data: bytes) -> int:
 def _seccomp_pipe() -> int | None:
     """A pipe's read end holding the seccomp filter for bubblewrap, or None where there is no filter."""
     arch = architecture()
-    return None if arch is None else _pipe_holding(filter_program(arch))
+    return None if arch is None else pipe_holding(filter_program(arch))
 
 
 class SandboxProcess:
-    """A started harness waiting for its one job."""
+    """A started harness waiting for its one job.
 
-    def __init__(self, limits: Limits, *, use_bwrap: bool, cgroup_host: CgroupHost = HOST) -> None:
+    It is started one of two ways: forked by the ``zygote`` (a warm interpreter that imported NumPy
+    once; see ``zygote.py``), when one is given and the sandbox has a cgroup that bounds its processes;
+    otherwise as a fresh interpreter that bubblewrap (or, without it, rlimits alone) starts.
+    """
+
+    def __init__(
+        self,
+        limits: Limits,
+        *,
+        use_bwrap: bool,
+        cgroup_host: CgroupHost = HOST,
+        zygote: Zygote | None = None,
+    ) -> None:
         self.limits = limits
         self.use_bwrap = use_bwrap
         self._buffer = b""
         self._flight: _Flight | None = None
         self._stopped = False
         self._marks: dict[str, float] = {"popen": time.monotonic()}
-        runtime = find_runtime()
-        bwrap = bwrap_path() if use_bwrap else None
-        drop, uid = drop_to_unprivileged_uid() if bwrap and os.geteuid() == 0 else ([], os.getuid())
-        self._own_uid = uid if drop else None  # drawn for this sandbox (another grader process may share it)
+        self._own_uid: int | None = None  # the uid drawn for this sandbox, when it has one of its own
+        self.process: subprocess.Popen[bytes] | ForkedChild
         read_fd, write_fd = os.pipe()
         self._report_fd = read_fd
         self.cgroup = SandboxCgroup.create(limits.processes + 3, limits.memory_bytes * 3 // 2, cgroup_host)
+        self.forked = (
+            zygote is not None and use_bwrap and self.cgroup is not None and self.cgroup.bounds_processes
+        )
+        try:
+            if self.forked:
+                assert zygote is not None
+                self._fork_from(zygote, write_fd)
+            else:
+                self._start_fresh(write_fd)
+        except BaseException:
+            os.close(read_fd)
+            self._remove_cgroup()
+            raise
+        finally:
+            os.close(write_fd)
+
+    def _fork_from(self, zygote: Zygote, report_fd: int) -> None:
+        """Have the zygote fork this sandbox, moved into its cgroups before it runs (see ``zygote.py``)."""
+        assert self.cgroup is not None
+        cgroup = self.cgroup
+        try:
+            self.process, fork_cpu = zygote.spawn(self.limits.rlimit_spec(None), report_fd, cgroup.add)
+        except (OSError, RuntimeError) as error:
+            raise SandboxStartError(f"The zygote could not fork a sandbox: {error}") from None
+        self._marks["zygote_cpu"] = fork_cpu
+
+    def _start_fresh(self, report_fd: int) -> None:
+        """Start bubblewrap (or the bare interpreter) on the harness; it imports NumPy itself."""
+        limits = self.limits
+        runtime = find_runtime()
+        bwrap = bwrap_path() if self.use_bwrap else None
+        drop, uid = drop_to_unprivileged_uid() if bwrap and os.geteuid() == 0 else ([], os.getuid())
+        self._own_uid = uid if drop else None  # drawn for this sandbox (another grader process may share it)
         nproc = None
         if (self.cgroup is None or not self.cgroup.bounds_processes) and uid != 0:
             # No pids controller (neither v1 nor v2 offers one): RLIMIT_NPROC bounds the processes. It counts
@@ -163,21 +213,16 @@ class SandboxProcess:
             nproc = processes_of_user(uid) + limits.processes + 3
         rlimits = limits.rlimit_spec(nproc)
         seccomp_fd = _seccomp_pipe() if bwrap else None
-        passed = [write_fd] if seccomp_fd is None else [write_fd, seccomp_fd]
+        passed = [] if seccomp_fd is None else [seccomp_fd]
         if bwrap:
             # The options (every bind's host path) go through a pipe: bubblewrap's command line is what
             # the submission reads as /proc/1/cmdline.
             options = bwrap_options(runtime, limits.file_bytes, seccomp_fd)
-            passed.append(_pipe_holding(b"".join(option.encode() + b"\0" for option in options)))
-            python = sandbox_python_command(runtime, write_fd, rlimits)
+            passed.append(pipe_holding(b"".join(option.encode() + b"\0" for option in options)))
+            python = sandbox_python_command(runtime, report_fd, rlimits)
             command = [*drop, bwrap, "--args", str(passed[-1]), *python]
         else:
-            command = bare_command(runtime, rlimits, write_fd)
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "OPENBLAS_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1",
-        }
+            command = bare_command(runtime, rlimits, report_fd)
         if self.cgroup is not None:
             # The cgroup paths are the shell's arguments, not its environment, which bubblewrap would
             # inherit and the submission read as /proc/1/environ.
@@ -189,14 +234,12 @@ class SandboxProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=passed,
+                pass_fds=[report_fd, *passed],
                 start_new_session=True,
-                env=env,
+                env=SANDBOX_ENV,
                 cwd="/",
             )
         except OSError as error:
-            os.close(read_fd)
-            self._remove_cgroup()
             raise SandboxStartError(f"The grading sandbox could not be started: {error}.") from None
         finally:
             for fd in passed:
@@ -418,8 +461,11 @@ class SandboxProcess:
         """Kill the whole tree: the process group, every process in the cgroup, then reap."""
         for _ in range(20):
             pids = self.cgroup.processes() if self.cgroup is not None else []
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+            if isinstance(self.process, subprocess.Popen):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+            else:
+                self.process.kill()  # the forked child: its sandbox's init dies with it
             if pids and self.cgroup is not None:
                 self.cgroup.kill()  # v2: the whole group at once; the loop below covers kernels without it
             for pid in pids:

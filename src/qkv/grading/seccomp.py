@@ -3,7 +3,10 @@
 Every call not on the list fails with ``EPERM``, so a refused call is an ordinary ``OSError`` in the
 learner's program, never a kill that would look like a crash. ``socket`` and ``socketpair`` are allowed for
 ``AF_UNIX`` only (other families fail with ``EAFNOSUPPORT``); as the io_uring calls are refused, a socket
-cannot be made any other way. Calls of a foreign ABI (32-bit calls on x86-64) and x32 calls are refused
+cannot be made any other way. ``clone`` is allowed without the flags that make namespaces (with them it fails
+with ``EPERM``), and ``clone3``, whose flags a filter cannot read, fails with ``ENOSYS``, on which the C
+library falls back to ``clone``: a sandbox forked by the zygote may not make a user namespace, and none may
+make any namespace. Calls of a foreign ABI (32-bit calls on x86-64) and x32 calls are refused
 with ``EPERM`` too: their numbers name other calls, so none of them is allowed.
 
 The list is :data:`TRACED` (what the lessons' reference solutions, the solution corpora and the harness
@@ -12,7 +15,8 @@ were seen to call under ``strace``; ``scripts/trace_syscalls.py trace --write`` 
 versions). :data:`REFUSED` names the dangerous calls that must never join it; a test holds the two apart.
 
 bubblewrap loads the program (``--seccomp FD``) after setting no-new-privileges, just before it executes
-the interpreter, so nothing inside can lift it. The program is classic BPF: after the architecture and
+the interpreter; the zygote's child loads it after dropping its capabilities, before it forks the
+harness (``zygote.py``). Nothing inside can lift it. The program is classic BPF: after the architecture and
 socket checks, a binary search over the allowed numbers' runs (see :func:`filter_program`).
 """
 
@@ -204,13 +208,20 @@ _NR, _ARCH, _ARG0_LOW = 0, 4, 16  # args[0]'s low 32 bits (little-endian): the s
 LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
 JA = 0x05  # BPF_JMP | BPF_JA
 RET_K = 0x06  # BPF_RET | BPF_K
 RET_ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
 RET_ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
-EPERM, EAFNOSUPPORT = 1, 97
+EPERM, ENOSYS, EAFNOSUPPORT = 1, 38, 97
 AF_UNIX = 1
 X32_SYSCALL_BIT = 0x40000000
+# clone's flags that make namespaces (NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET). clone's
+# low byte is the exit signal, so NEWTIME (0x80) is not among them; clone3 takes its flags in a struct,
+# which a filter cannot read, so clone3 answers ENOSYS and the C library falls back to clone.
+CLONE_NAMESPACE_FLAGS = (
+    0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+)
 _MAX_SHORT_JUMP = 255  # jt and jf are 8 bits; a longer jump goes through JA (32 bits)
 
 Op = tuple[int, int, int, int]  # code, jt, jf, k
@@ -249,6 +260,13 @@ def filter_ops(arch: Architecture) -> list[Op]:
         _op(LD_W_ABS, _NR),
         _op(JGE_K, X32_SYSCALL_BIT, jt=0, jf=1),
         _op(RET_K, refuse),  # x32 calls share x86-64's audit value but not its numbers
+        _op(JEQ_K, arch.numbers["clone"], jt=0, jf=4),
+        _op(LD_W_ABS, _ARG0_LOW),  # clone: no new namespaces (a user namespace needs no privilege)
+        _op(JSET_K, CLONE_NAMESPACE_FLAGS, jt=0, jf=1),
+        _op(RET_K, refuse),
+        _op(RET_K, RET_ALLOW),
+        _op(JEQ_K, arch.numbers["clone3"], jt=0, jf=1),
+        _op(RET_K, RET_ERRNO | ENOSYS),
         _op(JEQ_K, arch.numbers["socket"], jt=1),
         _op(JEQ_K, arch.numbers["socketpair"], jt=0, jf=4),
         _op(LD_W_ABS, _ARG0_LOW),  # socket or socketpair: only the Unix family

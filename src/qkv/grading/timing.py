@@ -60,7 +60,9 @@ def phases_of(marks: dict[str, float]) -> Phases:
     then), ``begin`` (``grade`` was called), ``prepared`` (inputs drawn), ``set_up`` and ``set_up_cpu``
     (the harness decoded them), ``tests`` (the last call returned: advisory), ``end`` (the verdict is
     ready), ``cgroup_cpu`` (the sandbox's CPU in all), and the grader thread's CPU: ``thread_start``
-    (starting a sandbox), ``thread_prepare`` and ``thread_rest``.
+    (starting a sandbox), ``thread_prepare`` and ``thread_rest``. A sandbox forked by the zygote adds
+    ``zygote_cpu`` (what the fork cost the zygote, outside the sandbox's cgroup) to its start; its
+    ``boot`` is the moment it was released into its cgroups, and its imports were done by the zygote.
 
     Examples
     --------
@@ -93,7 +95,8 @@ def phases_of(marks: dict[str, float]) -> Phases:
         cpu["set-up"] = marks.get("thread_prepare", 0.0) + marks["set_up_cpu"] - marks["ready_cpu"]
         if {"cgroup_cpu_ready", "cgroup_cpu"} <= marks.keys():
             outside_python = marks["cgroup_cpu_ready"] - marks["ready_cpu"]  # sh, setpriv, bubblewrap
-            cpu["sandbox start"] = thread_start + outside_python + marks["boot_cpu"]
+            forking = marks.get("zygote_cpu", 0.0)
+            cpu["sandbox start"] = thread_start + forking + outside_python + marks["boot_cpu"]
             after_ready = marks["cgroup_cpu"] - marks["cgroup_cpu_ready"]
             cpu["tests"] = max(0.0, after_ready - (marks["set_up_cpu"] - marks["ready_cpu"]))
     cpu["verdict"] = marks.get("thread_rest")
