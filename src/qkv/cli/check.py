@@ -59,8 +59,8 @@ def check(file: Path, exercise_id: str | None, content: Path | None, as_json: bo
     source = _read(file)
     # The sandbox (bubblewrap, Python, NumPy: most of the wait) starts on the other core while this
     # process imports and loads the lessons. On a usage error, leaving the block kills it and removes
-    # its cgroups.
-    with Grader(warm_spares=1) as grader:
+    # its cgroups. One grading needs no zygote: it would import NumPy once too, then probe and fork.
+    with Grader(warm_spares=1, zygote=False) as grader:
         target = _exercise(content, exercise_id, source)
         if not isinstance(target, click.BadParameter):
             if not as_json:  # imported for _show while the sandbox still starts
