@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from qkv.grading.runtime import HARNESS, SANDBOX_HARNESS, find_runtime, inside_paths
+from qkv.grading.runtime import HARNESS, SANDBOX_HARNESS, SANDBOX_ZYGOTE, find_runtime, inside_paths
 from qkv.grading.shared_view import identity, publish, trusted, view_name
 
 SHARED = re.compile(r"sandbox-view-[0-9a-f]{32}")
@@ -32,10 +32,10 @@ import json, sys
 from pathlib import Path
 from qkv.grading import runtime
 {before}
-found = runtime.find_runtime()
-stdlib = runtime.reachable_copy(found.stdlib, runtime.inside_paths(found)[1])
-harness = runtime.compiled_harness()
-print(json.dumps({{"stdlib": stdlib, "harness": harness, "has os.py": Path(stdlib, "os.py").is_file()}}))
+here = runtime.find_runtime()
+stdlib = runtime.reachable_copy(here.stdlib, runtime.inside_paths(here)[1])
+found = {{"stdlib": stdlib, "harness": runtime.compiled_harness(), "zygote": runtime.compiled_zygote()}}
+print(json.dumps({{**found, "has os.py": Path(stdlib, "os.py").is_file()}}))
 """
 
 
@@ -77,6 +77,7 @@ def test_processes_share_one_view_and_racing_builders_both_get_a_complete_one(pa
     view = view_of(first["stdlib"], parent)
     assert SHARED.fullmatch(view.name), view
     assert Path(first["harness"]) == view / SANDBOX_HARNESS.lstrip("/")
+    assert Path(first["zygote"]) == view / SANDBOX_ZYGOTE.lstrip("/")
     built_at = identity(str(view))
     assert staged(parent) == first  # a later process finds it
     assert identity(str(view)) == built_at  # and does not rebuild it
@@ -105,7 +106,7 @@ def test_a_directory_someone_else_made_under_the_name_is_not_used(parent: Path) 
         else:
             squatted.chmod(0o777)
         got = staged(other)
-        for path in (got["stdlib"], got["harness"]):
+        for path in (got["stdlib"], got["harness"], got["zygote"]):
             assert PRIVATE.fullmatch(view_of(path, other).name), path  # a private copy instead
         assert got["has os.py"]
         assert [path.name for path in squatted.iterdir()] == ["planted"]  # and theirs left alone
