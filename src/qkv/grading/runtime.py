@@ -396,7 +396,7 @@ def compiled_harness() -> str:
 
 @cache
 def compiled_zygote() -> str:
-    """The zygote compiled to bytecode in this process's staging directory (made once per process)."""
+    """The zygote compiled to bytecode, in the shared view (or this process's staging directory)."""
     return compiled_program(ZYGOTE, SANDBOX_ZYGOTE)
 
 
