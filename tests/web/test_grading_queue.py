@@ -117,3 +117,32 @@ def test_a_set_aside_program_can_be_cancelled(queue: GradingQueue) -> None:
     assert queue.cancel("ada") is True
     assert looped.cancelled()
     assert queue.state("ada") is None and queue.cancel("ada") is False
+
+
+def test_a_program_arriving_while_loops_run_on_waits_one_slice_not_their_limit() -> None:
+    with Grader(require_sandbox=True) as grader:
+
+        def first_slice(source: str, suite: Suite, seed: int | None = None) -> Any:
+            return grader.grade_first_slice(source, suite, seed=seed, slice_s=SLICE_S)
+
+        queue = GradingQueue(
+            grader.grade, concurrency=1, capacity=10, first_slice=first_slice, later_slice_s=SLICE_S
+        )
+        try:
+            looped = queue.submit(LOOP, SUITE, owner="looper", client="10.0.0.1")
+            _wait_for(
+                lambda: (
+                    queue.state("looper") is ProgramState.TAKING_LONGER and queue.position("looper") is None
+                ),
+                "the loop to run on after its first slice",
+            )
+            # The loop runs on, alone; an honest program arrives. It must not wait for the loop's
+            # 1.5 s limit: the loop yields its grader after one more slice.
+            honest = queue.submit(RIGHT, SUITE, owner="honest", client="10.0.0.2")
+            order = _record_finishing_order({"honest": honest, "looper": looped})
+            assert honest.result(timeout=60).status == "pass"
+            result = looped.result(timeout=60)
+            assert order == ["honest", "looper"]
+            assert result.status == "fail" and [test.status for test in result.tests] == ["timeout"]
+        finally:
+            assert queue.close(timeout_s=30)

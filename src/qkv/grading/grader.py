@@ -373,8 +373,11 @@ class Grader:
         prepared.thread_cpu += time.thread_time() - prepared.thread_mark
         return Unfinished(self, prepared, None)
 
-    def _finish_unfinished(self, prepared: _Prepared, process: SandboxProcess | None) -> GradeResult:
-        """Run a set-aside program to its end: thaw and continue it, or start it again from scratch."""
+    def _resume_unfinished(
+        self, prepared: _Prepared, process: SandboxProcess | None, slice_s: float | None
+    ) -> GradeResult | Unfinished:
+        """Run a set-aside program on: thaw and continue it for ``slice_s`` more (None: to its end), or,
+        if it was stopped, start it again from scratch and run it to its end."""
         if prepared.paused_at is not None:
             prepared.paused_s += time.perf_counter() - prepared.paused_at
             prepared.paused_at = None
@@ -384,12 +387,13 @@ class Grader:
             if isinstance(started, GradeResult):
                 return started
             started.send(prepared.job, wall_s=prepared.limits.wall_s)
-            process = started
+            process, slice_s = started, None  # run again from the start: a slice would only repeat itself
         else:
             self._release_paused(process)
             process.unpause()
-        process.advance()
-        return self._conclude(prepared, process)
+        if process.advance(slice_s):
+            return self._conclude(prepared, process)
+        return self._set_aside(prepared, process)
 
     def _release_paused(self, process: SandboxProcess) -> None:
         with self._paused_lock:
@@ -474,8 +478,18 @@ class Unfinished:
 
     def finish(self) -> GradeResult:
         """Run the program to its end and return its result."""
+        result = self.resume(None)
+        assert isinstance(result, GradeResult)
+        return result
+
+    def resume(self, slice_s: float | None) -> GradeResult | Unfinished:
+        """Run a paused program on for at most ``slice_s`` more CPU seconds (None: to its end).
+
+        Its result, or, if it is still running then, a new :class:`Unfinished` (paused again, or stopped
+        where it cannot be). A stopped program runs again from the start, to its end, whatever ``slice_s``.
+        """
         self._take()
-        return self._grader._finish_unfinished(self._prepared, self._process)
+        return self._grader._resume_unfinished(self._prepared, self._process, slice_s)
 
     def discard(self) -> None:
         """Drop the program (its sandbox is killed); nothing is graded."""

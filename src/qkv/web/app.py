@@ -172,6 +172,7 @@ def start_grading(services: Services) -> None:
                 source, suite, seed=seed, slice_s=slice_s
             )
         ),
+        later_slice_s=slice_s,
     )
     services.grading_off_reason = None
 

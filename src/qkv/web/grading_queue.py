@@ -11,9 +11,11 @@ waiting.
 
 With ``first_slice`` the queue is a two-level feedback queue: every program first runs within a short
 slice (``first_slice(source, suite, seed=...)`` returns its result, or an :class:`~qkv.grading.Unfinished`
-when it outgrew the slice). An unfinished program waits in a second line, paused or stopped, and runs to
-its full limit only when no program waits for its first slice: endless loops cost the class one slice
-each, not their whole time limit. Both lines are served round robin over clients.
+when it outgrew the slice). An unfinished program waits in a second line, paused or stopped, and runs
+on only when no program waits for its first slice: endless loops cost the class one slice each, not their
+whole time limit. With ``later_slice_s`` it runs on a slice at a time, back to the end of the second
+line after each, so that a program arriving while loops run on waits for one slice at most. Both lines
+are served round robin over clients.
 """
 
 from __future__ import annotations
@@ -177,6 +179,10 @@ class GradingQueue:
     first_slice : callable, optional
         ``first_slice(source, suite, seed=None)``: grade within a first slice, returning the result or an
         :class:`~qkv.grading.Unfinished` (see above). Without it every program is graded whole by ``grade``.
+    later_slice_s : float, optional
+        How long a set-aside program runs each time it is taken up again (CPU seconds) before it goes
+        back to the end of the second line, so that programs arriving meanwhile wait for one slice at
+        most; None runs it to its end in one go.
 
     Examples
     --------
@@ -195,6 +201,7 @@ class GradingQueue:
         capacity: int,
         per_client: int | None = None,
         first_slice: Callable[..., Any] | None = None,
+        later_slice_s: float | None = None,
     ) -> None:
         if concurrency < 1 or capacity < 0 or (per_client is not None and per_client < 1):
             raise ValueError(
@@ -203,6 +210,7 @@ class GradingQueue:
             )
         self._grade = grade
         self._first_slice = first_slice
+        self._later_slice_s = later_slice_s
         self.concurrency = concurrency
         self.capacity = capacity
         self.per_client = per_client if per_client is not None else concurrency + capacity
@@ -367,9 +375,10 @@ class GradingQueue:
                 return None, dropped
             if job.owner is not None:
                 self._waiting_by_owner.pop(job.owner, None)
-            # A first slice leaves the future pending (the learner may still cancel while it is set
-            # aside); the run that ends with the verdict marks it running.
-            final = later or self._first_slice is None
+            # A slice leaves the future pending (the learner may still cancel while it is set aside); a
+            # run that ends with the verdict for certain (a whole program, or the rest of one) marks it
+            # running.
+            final = self._first_slice is None or (later and self._later_slice_s is None)
             if final and job.future.set_running_or_notify_cancel():
                 return job, dropped
             if not final and not job.future.cancelled():
@@ -404,7 +413,9 @@ class GradingQueue:
         pending, job.unfinished = job.unfinished, None
         try:
             if pending is not None:
-                result = pending.finish()
+                # A set-aside program runs on a slice at a time, so that a program arriving meanwhile waits
+                # for one slice at most, not for the rest of a loop's time limit.
+                result = pending.resume(self._later_slice_s)
             elif self._first_slice is not None:
                 result = self._first_slice(job.source, job.suite, seed=job.seed)
             elif job.seed is None:
