@@ -189,3 +189,15 @@ def test_a_grader_whose_zygote_fails_its_probe_starts_fresh_interpreters(
         assert grader.start_mode is SandboxStart.FRESH
         assert grader.grade(PASSING, ONE, seed=1).status == "pass"
     assert "Sandboxes will start fresh interpreters" in caplog.text and "seccomp" in caplog.text
+
+
+@pytest.mark.parametrize("start", list(SandboxStart), ids=lambda start: start.name.lower())
+def test_signals_reach_the_learners_code_as_in_a_fresh_interpreter(start: SandboxStart) -> None:
+    # Python turns SIGINT into KeyboardInterrupt; a forked harness must not differ from a fresh one.
+    source = "import os, signal\n\ndef one():\n    os.kill(os.getpid(), signal.SIGINT)\n    return 1\n"
+    with Grader(require_sandbox=True, zygote=start is SandboxStart.FORKED) as grader:
+        assert grader.start_mode is start
+        result = grader.grade(source, ONE, seed=1)
+    assert result.status == "fail"
+    assert [test.status for test in result.tests] == ["error"]
+    assert "KeyboardInterrupt" in (result.tests[0].message or "") + (result.tests[0].got or "")

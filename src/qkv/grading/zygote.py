@@ -221,6 +221,7 @@ def harness_process(rlimits: str, boot: dict[str, float]) -> None:
     """PID 2 (never returns): the harness serves the one job, as in a freshly started interpreter."""
     try:
         prctl(PR_SET_DUMPABLE, 1, "dumpable")
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as a fresh interpreter has it
         import harness  # loaded by the zygote; see load_harness
 
         harness.apply_limits(rlimits)
