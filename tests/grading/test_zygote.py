@@ -184,7 +184,7 @@ def test_a_zygote_whose_children_cannot_set_up_fails_its_probe_with_their_reason
 def test_a_grader_whose_zygote_fails_its_probe_starts_fresh_interpreters(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(grader_module, "filter_program", lambda arch: bytes(8))
+    monkeypatch.setattr(grader_module, "filter_for_this_machine", lambda: bytes(8))
     with Grader(require_sandbox=True) as grader:
         assert grader.start_mode is SandboxStart.FRESH
         assert grader.grade(PASSING, ONE, seed=1).status == "pass"

@@ -71,8 +71,7 @@ def agrees(comparator: Comparator, got: Any, want: Any) -> bool:
     if isinstance(comparator, Close):
         return comparator.agrees(got, want)
     if isinstance(comparator, Items) and not comparator.container_only:
-        types = (tuple,) if comparator.exact_type else (tuple, list)
-        if not isinstance(got, types) or len(got) != len(comparator.items):
+        if not comparator.holds_items(got):
             return False
         pairs = zip(comparator.items, got, want, strict=True)
         return all(agrees(item, mine, expected) for item, mine, expected in pairs)
@@ -221,9 +220,13 @@ class Items:
     def _describe(self) -> str:
         return self.description or f"a tuple of {len(self.items)} values"
 
-    def mismatch(self, got: Any, want: Any, name: str | None = None) -> Mismatch | None:
+    def holds_items(self, got: Any) -> bool:
+        """Whether ``got`` is a sequence of the right type and length (its items aside)."""
         sequence_types = (tuple,) if self.exact_type else (tuple, list)
-        if not isinstance(got, sequence_types) or len(got) != len(self.items):
+        return isinstance(got, sequence_types) and len(got) == len(self.items)
+
+    def mismatch(self, got: Any, want: Any, name: str | None = None) -> Mismatch | None:
+        if not self.holds_items(got):
             return Mismatch(f"Expected {self._describe()}, but got {short(got)}.")
         if self.container_only:
             return None

@@ -25,7 +25,7 @@ from qkv.grading.pool import SparePool
 from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
 from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError, drop_to_unprivileged_uid
-from qkv.grading.seccomp import architecture, filter_program
+from qkv.grading.seccomp import filter_for_this_machine
 from qkv.grading.suite import Case, Raises, Suite
 from qkv.grading.timing import phases_of, timing_events
 from qkv.grading.values import MalformedReport, clean_text
@@ -207,8 +207,7 @@ class Grader:
             return self._zygotes[0]
 
     def _start_zygote(self) -> Zygote:
-        arch = architecture()
-        seccomp = b"" if arch is None else filter_program(arch)
+        seccomp = filter_for_this_machine()
         prefix = drop_to_unprivileged_uid()[0] if os.geteuid() == 0 else []
         zygote = Zygote(self.limits.file_bytes, seccomp, prefix)
         try:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from qkv.grading.cgroups import HOST, CgroupHost, SandboxCgroup
 from qkv.grading.limits import Limits
 from qkv.grading.runtime import bare_command, bwrap_options, bwrap_path, find_runtime, sandbox_python_command
-from qkv.grading.seccomp import architecture, filter_program
+from qkv.grading.seccomp import filter_for_this_machine
 
 if TYPE_CHECKING:
     from qkv.grading.zygote_client import ForkedChild, Zygote
@@ -142,8 +142,8 @@ def pipe_holding(data: bytes) -> int:
 
 def _seccomp_pipe() -> int | None:
     """A pipe's read end holding the seccomp filter for bubblewrap, or None where there is no filter."""
-    arch = architecture()
-    return None if arch is None else pipe_holding(filter_program(arch))
+    program = filter_for_this_machine()
+    return pipe_holding(program) if program else None
 
 
 class SandboxProcess:

@@ -37,6 +37,7 @@ __all__ = [
     "Architecture",
     "allowed_runs",
     "architecture",
+    "filter_for_this_machine",
     "filter_program",
 ]
 
@@ -275,6 +276,18 @@ def filter_ops(arch: Architecture) -> list[Op]:
         _op(RET_K, RET_ERRNO | EAFNOSUPPORT),
         *_search(allowed_runs(arch)),
     ]
+
+
+def filter_for_this_machine() -> bytes:
+    """The compiled filter for this machine's architecture; empty where there is no table for it.
+
+    Examples
+    --------
+    >>> filter_for_this_machine() == (filter_program(architecture()) if architecture() else b"")
+    True
+    """
+    arch = architecture()
+    return b"" if arch is None else filter_program(arch)
 
 
 def filter_program(arch: Architecture) -> bytes:
