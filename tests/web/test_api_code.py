@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -293,6 +294,64 @@ def test_the_line_is_served_fairly_across_clients() -> None:
         future.result(5)
     assert grade.order[:4] == ["blocker", "flood0", "ada", "grace"]  # round robin over addresses
     assert queue.close(timeout_s=5) is True
+
+
+class _Stepper:
+    """A grade function that records its order and runs each program only when the test lets it.
+
+    A program whose source starts with "slow" then takes 0.3 s (a loop's slice, say); others end at once.
+    """
+
+    def __init__(self) -> None:
+        self.go = threading.Semaphore(0)
+        self.started = threading.Semaphore(0)
+        self.order: list[str] = []
+
+    def __call__(self, source: str, suite: str) -> str:
+        self.order.append(source)
+        self.started.release()
+        assert self.go.acquire(timeout=10)
+        if source.startswith("slow"):
+            time.sleep(0.3)
+        return f"graded {source}"
+
+    def step(self) -> None:
+        """Let the running program finish, and wait until the next one has started."""
+        self.go.release()
+        assert self.started.acquire(timeout=10)
+
+
+@pytest.mark.timeout(30)
+def test_the_line_is_fair_by_the_grader_time_each_client_used_not_by_turns() -> None:
+    grade = _Stepper()
+    queue = GradingQueue(grade, concurrency=1, capacity=10)
+    slow = [queue.submit(f"slow{i}", "s", owner=f"slow{i}", client="10.0.0.66") for i in (1, 2)]
+    assert grade.started.acquire(timeout=10)  # slow1 runs
+    quick = [queue.submit("ada", "s", owner="ada", client="10.0.0.1")]
+    grade.step()  # slow1 held the grader 0.3 s; ada goes next, as round robin would have it too
+    quick.append(queue.submit("grace", "s", owner="grace", client="10.0.0.2"))
+    # Round robin would serve slow2 before grace, who joined the line after it; but the slow client has
+    # used 0.3 s of grader time and grace none, so grace goes first.
+    assert queue.position("grace") == 0 and queue.position("slow2") == 1
+    grade.step()
+    grade.step()
+    grade.go.release()
+    assert [future.result(10) for future in [*slow, *quick]] == [
+        "graded slow1", "graded slow2", "graded ada", "graded grace"
+    ]  # fmt: skip
+    assert grade.order == ["slow1", "ada", "grace", "slow2"]
+    assert queue.close(timeout_s=5) is True
+
+
+def test_a_later_line_gets_at_most_some_of_the_graders() -> None:
+    with pytest.raises(
+        ValueError, match=r"later_concurrency must be from 1 to the concurrency \(4\), not 5\."
+    ):
+        GradingQueue(_Stepper(), concurrency=4, capacity=0, later_concurrency=5)
+    for concurrency, half in ((4, 2), (3, 1), (1, 1)):  # the default: half of them, at least one
+        queue = GradingQueue(_Stepper(), concurrency=concurrency, capacity=0)
+        assert queue.later_concurrency == half
+        assert queue.close(timeout_s=1) is True
 
 
 @pytest.mark.timeout(30)

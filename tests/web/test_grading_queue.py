@@ -126,7 +126,7 @@ def test_a_program_arriving_while_loops_run_on_waits_one_slice_not_their_limit()
             return grader.grade_first_slice(source, suite, seed=seed, slice_s=SLICE_S)
 
         queue = GradingQueue(
-            grader.grade, concurrency=1, capacity=10, first_slice=first_slice, later_slice_s=SLICE_S
+            grader.grade, concurrency=1, capacity=10, first_slice=first_slice, later_slices=(SLICE_S,)
         )
         try:
             looped = queue.submit(LOOP, SUITE, owner="looper", client="10.0.0.1")
@@ -144,5 +144,76 @@ def test_a_program_arriving_while_loops_run_on_waits_one_slice_not_their_limit()
             result = looped.result(timeout=60)
             assert order == ["honest", "looper"]
             assert result.status == "fail" and [test.status for test in result.tests] == ["timeout"]
+        finally:
+            assert queue.close(timeout_s=30)
+
+
+def test_set_aside_programs_leave_a_grader_free_for_new_ones() -> None:
+    # Two graders; set-aside programs may hold only one of them. Two loops outgrow their first slices:
+    # one runs on to its 1.5 s limit, the other waits, and an honest program arriving meanwhile takes
+    # the grader left free instead of waiting for a loop's limit.
+    with Grader(require_sandbox=True) as grader:
+
+        def first_slice(source: str, suite: Suite, seed: int | None = None) -> Any:
+            return grader.grade_first_slice(source, suite, seed=seed, slice_s=SLICE_S)
+
+        queue = GradingQueue(grader.grade, concurrency=2, capacity=10, first_slice=first_slice)
+        assert queue.later_concurrency == 1
+        try:
+            loops = {name: queue.submit(LOOP, SUITE, owner=name, client=name) for name in ("loop1", "loop2")}
+            _wait_for(
+                lambda: (
+                    all(queue.state(name) is ProgramState.TAKING_LONGER for name in loops)
+                    and sorted(queue.position(name) is None for name in loops) == [False, True]
+                ),
+                "one loop to run on and the other to wait, both set aside",
+            )
+            honest = queue.submit(RIGHT, SUITE, owner="honest", client="honest")
+            order = _record_finishing_order({"honest": honest, **loops})
+            assert honest.result(timeout=60).status == "pass"
+            assert all(future.result(timeout=60).status == "fail" for future in loops.values())
+            assert order[0] == "honest", f"the honest program waited for a loop: {order}"
+        finally:
+            assert queue.close(timeout_s=30)
+
+
+SLOW_BUT_RIGHT = (
+    "def volume(a, b, c):\n"
+    "    total = 0\n"
+    "    for step in range(3_000_000):\n"  # a few tenths of a second of CPU: more than the probe
+    "        total += step\n"
+    "    return a * b * c\n"
+)
+
+
+def test_a_program_outgrowing_its_probe_finishes_its_first_slice_before_a_loop_runs_on() -> None:
+    # Lines: a 0.05 s probe, the rest of the first slice (up to 3 s more), then 0.3 s slices. A slow but
+    # right program and a loop both outgrow the probe; the slow one finishes in the second line, with
+    # its right verdict, while the loop goes on to the third and fails on its limit.
+    suite = Suite(SUITE.functions, SUITE.table, time_limit_s=6.0)
+    with Grader(require_sandbox=True) as grader:
+
+        def probe(source: str, suite: Suite, seed: int | None = None) -> Any:
+            return grader.grade_first_slice(source, suite, seed=seed, slice_s=0.05)
+
+        queue = GradingQueue(
+            grader.grade, concurrency=1, capacity=10, first_slice=probe, later_slices=(3.0, SLICE_S)
+        )
+        try:
+            futures = {
+                "looper": queue.submit(LOOP, suite, owner="looper", client="10.0.0.1"),
+                "slow": queue.submit(SLOW_BUT_RIGHT, suite, owner="slow", client="10.0.0.2"),
+            }
+            order = _record_finishing_order(futures)
+            seen: set[ProgramState | None] = set()
+            while not futures["slow"].done():
+                seen.add(queue.state("slow"))
+                time.sleep(0.005)
+            slow = futures["slow"].result(timeout=60)
+            assert ProgramState.TAKING_LONGER in seen
+            assert slow.status == "pass", slow.message
+            looped = futures["looper"].result(timeout=60)
+            assert [test.status for test in looped.tests] == ["timeout"]
+            assert order == ["slow", "looper"]
         finally:
             assert queue.close(timeout_s=30)

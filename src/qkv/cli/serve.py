@@ -152,6 +152,14 @@ def _port_in_use(host: str, port: int) -> bool:
     "waiting for its first run (0: grade each program whole, in turn).",
 )
 @click.option(
+    "--grading-probe",
+    default=0.1,
+    show_default=True,
+    type=click.FloatRange(0, 3600),
+    help="CPU seconds at the start of every program's first run; one still running then gets the rest of "
+    "its first run only when no newer program waits for its start (0: no such start).",
+)
+@click.option(
     "--identities-per-address",
     default=200,
     show_default=True,
@@ -252,6 +260,7 @@ def serve(
     grading_queue: int,
     grading_per_client: int,
     grading_slice: float,
+    grading_probe: float,
     identities_per_address: int,
     keep_submissions: int,
     client_storage_per_day: int,
@@ -306,6 +315,7 @@ def serve(
             grading_queue=grading_queue,
             grading_per_client=grading_per_client,
             grading_slice_s=grading_slice,
+            grading_probe_s=grading_probe,
             remote_wait_s=grading_wait,
             identities_per_address=identities_per_address,
             keep_submissions=keep_submissions,

@@ -159,7 +159,7 @@ def start_grading(services: Services) -> None:
         return
     services.grader = grader
     services.sandbox = str(grader.sandbox)
-    slice_s = settings.grading_slice_s or None  # 0: every program is graded whole, first come first served
+    first_s, later_slices = grading_slices(settings.grading_slice_s, settings.grading_probe_s)
     services.queue = GradingQueue(
         lambda source, suite, seed=None: grader.grade(source, suite, seed=seed),
         concurrency=settings.grading_concurrency,
@@ -167,14 +167,37 @@ def start_grading(services: Services) -> None:
         per_client=settings.grading_per_client,
         first_slice=(
             None
-            if slice_s is None
+            if first_s is None
             else lambda source, suite, seed=None: grader.grade_first_slice(
-                source, suite, seed=seed, slice_s=slice_s
+                source, suite, seed=seed, slice_s=first_s
             )
         ),
-        later_slice_s=slice_s,
+        later_slices=later_slices,
     )
     services.grading_off_reason = None
+
+
+def grading_slices(slice_s: float, probe_s: float) -> tuple[float | None, tuple[float | None, ...]]:
+    """The queue's first slice and later ones from the server's settings (CPU seconds).
+
+    With a probe, a program's first slice is cut in two: the probe, then the rest in a line of its own
+    (behind every newer program's probe); after that, whole slices until its limit. Without a slice
+    (0), every program is graded whole, in turn.
+
+    Examples
+    --------
+    >>> grading_slices(0.5, 0.1)
+    (0.1, (0.4, 0.5))
+    >>> grading_slices(0.5, 0)
+    (0.5, (0.5,))
+    >>> grading_slices(0, 0.1)
+    (None, (None,))
+    """
+    if not slice_s:
+        return None, (None,)
+    if not 0 < probe_s < slice_s:
+        return slice_s, (slice_s,)
+    return probe_s, (round(slice_s - probe_s, 6), slice_s)
 
 
 async def start_remote_grading(services: Services, remote: RemoteGrading) -> None:

@@ -9,13 +9,14 @@ graded is refused with ``AlreadyGrading``. ``submit`` refuses at once with ``Que
 whole wait list is full, and with ``ClientBusy`` when one client already has ``per_client`` programs
 waiting.
 
-With ``first_slice`` the queue is a two-level feedback queue: every program first runs within a short
+With ``first_slice`` the queue is a multilevel feedback queue: every program first runs within a short
 slice (``first_slice(source, suite, seed=...)`` returns its result, or an :class:`~qkv.grading.Unfinished`
-when it outgrew the slice). An unfinished program waits in a second line, paused or stopped, and runs
-on only when no program waits for its first slice: endless loops cost the class one slice each, not their
-whole time limit. With ``later_slice_s`` it runs on a slice at a time, back to the end of the second
-line after each, so that a program arriving while loops run on waits for one slice at most. Both lines
-are served round robin over clients.
+when it outgrew the slice). An unfinished program waits in a later line, paused or stopped, and runs on
+for that line's slice (``later_slices``) only when no program waits in an earlier line, moving one line
+further each time it outgrows a slice: endless loops cost the class a first slice each, not their whole
+time limit, and a program arriving while they run on waits for one slice at most. Set-aside programs run
+on at most ``later_concurrency`` graders at once, so that a new program always finds one soon. Every line
+is served fairly across clients by the grader time each has used (see ``_FairLine``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,15 +104,29 @@ class _Job:
     future: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
     queued_at: float = field(default_factory=time.monotonic)
     unfinished: Unfinished | None = None  # while it waits to finish after outgrowing its first slice
-    outgrew: bool = False  # it outgrew its first slice (it waits in, or runs from, the second line)
+    level: int = 0  # slices it outgrew: 0 in line for its first, n > 0 waits in (or runs from) line n
+    charged: tuple[_FairLine, float] | None = None  # the line it was taken from, and the estimate charged
 
 
 class _FairLine:
-    """Programs in line, served round robin over clients (one program of each client per round)."""
+    """Programs in line, served fairly over clients by the grader time each has used.
+
+    Start-time fair queueing: every client has a *tag*, the grader seconds it has used (in virtual time),
+    and the client with the smallest tag goes next (ties: the one in line longest). Taking a program
+    charges its client an estimate at once, so that a client with many programs in line does not get
+    every free grader; :meth:`settle` puts in the time the run really took. A client that joins the line
+    starts at the line's *clock*, the smallest tag in line, so time unused while away is not banked.
+    Round robin over clients is the case where every program takes as long: a client sending endless
+    loops (each holding a grader for a whole slice) is served less often than one whose programs end in
+    a few milliseconds.
+    """
 
     def __init__(self) -> None:
         self.by_client: dict[str, deque[_Job]] = {}  # client -> its programs in line, oldest first
-        self.turns: deque[str] = deque()  # clients with programs in line, in the order they are served
+        self.tags: dict[str, float] = {}  # client -> virtual start of its next program (while above clock)
+        self.joined: dict[str, int] = {}  # client in line -> when it joined (a count), to break ties
+        self.clock = 0.0
+        self._joins = 0
 
     def __len__(self) -> int:
         return sum(len(line) for line in self.by_client.values())
@@ -124,42 +139,69 @@ class _FairLine:
         line = self.by_client.get(job.client)
         if line is None:
             line = self.by_client[job.client] = deque()
-            self.turns.append(job.client)
+            self.tags[job.client] = max(self.tags.get(job.client, self.clock), self.clock)
+            self.joined[job.client] = self._joins
+            self._joins += 1
         line.append(job)
 
-    def pop(self) -> _Job | None:
-        """The next program, round robin over clients; None when the line is empty."""
-        if not self.turns:
+    def pop(self, estimate_s: float) -> _Job | None:
+        """The next program, charging its client ``estimate_s``; None when the line is empty."""
+        if not self.by_client:
             return None
-        client = self.turns.popleft()
+        client = min(self.by_client, key=lambda name: (self.tags[name], self.joined[name]))
+        self.clock = self.tags[client]
+        self.tags[client] += estimate_s
         line = self.by_client[client]
         job = line.popleft()
-        if line:
-            self.turns.append(client)
-        else:
-            del self.by_client[client]
+        if not line:
+            self._leave(client)
+        self._forget_idle_clients()
         return job
+
+    def settle(self, client: str, estimate_s: float, took_s: float) -> None:
+        """Charge ``client`` what a program taken with :meth:`pop` really took instead of the estimate."""
+        self.tags[client] = max(self.clock, self.tags.get(client, self.clock) + took_s - estimate_s)
 
     def remove(self, job: _Job) -> None:
         line = self.by_client[job.client]
         line.remove(job)
         if not line:
-            del self.by_client[job.client]
-            self.turns.remove(job.client)
+            self._leave(job.client)
 
-    def ahead_of(self, job: _Job) -> int:
-        """Programs served before ``job``: one of each client before it in every round."""
-        rank = self.by_client[job.client].index(job)  # rounds before this program's
-        turn = list(self.turns).index(job.client)
-        ahead = 0
-        for index, client in enumerate(self.turns):
-            ahead += min(len(self.by_client[client]), rank + (1 if index < turn else 0))
+    def _leave(self, client: str) -> None:
+        del self.by_client[client]
+        del self.joined[client]
+
+    def _forget_idle_clients(self) -> None:
+        # A client out of line whose tag the clock has passed would rejoin at the clock anyway.
+        if len(self.tags) > 2 * len(self.by_client) + 64:
+            for client in [name for name, tag in self.tags.items() if name not in self.by_client]:
+                if self.tags[client] <= self.clock:
+                    del self.tags[client]
+
+    def ahead_of(self, job: _Job, unit_s: float) -> int:
+        """Programs served before ``job`` if every program from now on took ``unit_s``.
+
+        Client k's m-th program in line starts at ``tags[k] + m * unit_s``; those starting before
+        ``job``'s (or with it, for a client in line longer) are ahead of it.
+        """
+        rank = self.by_client[job.client].index(job)
+        start = self.tags[job.client] / unit_s + rank  # in programs
+        ahead = rank
+        for client, line in self.by_client.items():
+            if client == job.client:
+                continue
+            lead = start - self.tags[client] / unit_s  # how many of its programs start first
+            before = math.ceil(lead - 1e-9)
+            if abs(lead - round(lead)) < 1e-9 and self.joined[client] < self.joined[job.client]:
+                before = round(lead) + 1  # a tie goes to the client in line longer
+            ahead += min(len(line), max(0, before))
         return ahead
 
     def drain(self) -> list[_Job]:
         jobs = [job for line in self.by_client.values() for job in line]
         self.by_client.clear()
-        self.turns.clear()
+        self.joined.clear()
         return jobs
 
 
@@ -179,10 +221,16 @@ class GradingQueue:
     first_slice : callable, optional
         ``first_slice(source, suite, seed=None)``: grade within a first slice, returning the result or an
         :class:`~qkv.grading.Unfinished` (see above). Without it every program is graded whole by ``grade``.
-    later_slice_s : float, optional
-        How long a set-aside program runs each time it is taken up again (CPU seconds) before it goes
-        back to the end of the second line, so that programs arriving meanwhile wait for one slice at
-        most; None runs it to its end in one go.
+    later_slices : sequence of float or None
+        How long a set-aside program runs each time it is taken up again (CPU seconds), line by line:
+        one that outgrew its first slice waits in line 1 and runs ``later_slices[0]`` more; if it outgrows
+        that too, it waits in line 2 for ``later_slices[1]``, and so on, the last line taking it back after
+        each slice, so that programs arriving meanwhile wait for one slice at most. A line is served only
+        when every line before it is empty. None runs a program to its end in one go (the default,
+        ``(None,)``).
+    later_concurrency : int, optional
+        Graders that may run set-aside programs at once (default: half of them, at least one); the others
+        stay free for programs arriving for their first slice.
 
     Examples
     --------
@@ -201,25 +249,34 @@ class GradingQueue:
         capacity: int,
         per_client: int | None = None,
         first_slice: Callable[..., Any] | None = None,
-        later_slice_s: float | None = None,
+        later_slices: Sequence[float | None] = (None,),
+        later_concurrency: int | None = None,
     ) -> None:
         if concurrency < 1 or capacity < 0 or (per_client is not None and per_client < 1):
             raise ValueError(
                 "A grading queue needs concurrency >= 1, capacity >= 0 and per_client >= 1, not "
                 f"{concurrency}, {capacity} and {per_client}."
             )
+        if later_concurrency is not None and not 1 <= later_concurrency <= concurrency:
+            raise ValueError(
+                f"later_concurrency must be from 1 to the concurrency ({concurrency}), "
+                f"not {later_concurrency}."
+            )
         self._grade = grade
         self._first_slice = first_slice
-        self._later_slice_s = later_slice_s
+        self._later_slices = tuple(later_slices)
         self.concurrency = concurrency
         self.capacity = capacity
         self.per_client = per_client if per_client is not None else concurrency + capacity
+        self.later_concurrency = max(1, concurrency // 2) if later_concurrency is None else later_concurrency
         self._lock = threading.Condition()
-        self._first = _FairLine()  # programs waiting for their first slice (or to be graded whole)
-        self._later = _FairLine()  # programs that outgrew their first slice, waiting to finish
+        # Line 0: programs waiting for their first slice (or to be graded whole); line n > 0: programs that
+        # outgrew n slices, waiting to run on.
+        self._lines = [_FairLine() for _ in range(1 + len(self._later_slices))]
         self._waiting_by_owner: dict[str, _Job] = {}
         self._running_owners: dict[str, _Job] = {}
         self._running = 0
+        self._running_later = 0  # programs running on from a later line
         self._closed = False
         self._mean_s = 1.0  # running estimate of one grading's duration, for Retry-After
         self._workers = [
@@ -236,7 +293,7 @@ class GradingQueue:
             return self._running + self._waiting_count()
 
     def _waiting_count(self) -> int:
-        return len(self._first) + len(self._later)
+        return sum(len(line) for line in self._lines)
 
     def submit(
         self,
@@ -279,10 +336,10 @@ class GradingQueue:
             if owner is not None and owner in self._waiting_by_owner:
                 job = self._waiting_by_owner[owner]
                 job.source, job.suite, job.seed = source, suite, seed  # the newer program takes the place
-                if job.outgrew:  # the older one outgrew its slice: drop it, the newer starts afresh
-                    self._later.remove(job)
-                    stale, job.unfinished, job.outgrew = job.unfinished, None, False
-                    self._first.push(job)
+                if job.level:  # the older one outgrew its slice: drop it, the newer starts afresh
+                    self._lines[job.level].remove(job)
+                    stale, job.unfinished, job.level = job.unfinished, None, 0
+                    self._lines[0].push(job)
                     if stale is not None:
                         stale.discard()
                     self._lock.notify()
@@ -304,7 +361,7 @@ class GradingQueue:
                     f"takes at once. Try again in about {retry} s.",
                     retry,
                 )
-            held = self._first.of(client) + self._later.of(client)
+            held = sum(line.of(client) for line in self._lines)
             if held >= self.per_client:
                 retry = max(1, math.ceil(self._mean_s * held / self.concurrency))
                 waiting_here = "1 program" if held == 1 else f"{held} programs"
@@ -314,7 +371,7 @@ class GradingQueue:
                     retry,
                 )
             job = _Job(source, suite, owner, client, seed)
-            self._first.push(job)
+            self._lines[0].push(job)
             if owner is not None:
                 self._waiting_by_owner[owner] = job
             self._lock.notify()
@@ -330,9 +387,8 @@ class GradingQueue:
             job = self._waiting_by_owner.get(owner)
             if job is None:
                 return None
-            if not job.outgrew:
-                return self._first.ahead_of(job)
-            return len(self._first) + self._later.ahead_of(job)
+            earlier = sum(len(line) for line in self._lines[: job.level])
+            return earlier + self._lines[job.level].ahead_of(job, self._mean_s)
 
     def state(self, owner: str) -> ProgramState | None:
         """Where ``owner``'s program is now: waiting, running, or taking longer than most (None: nowhere)."""
@@ -340,7 +396,7 @@ class GradingQueue:
             job = self._waiting_by_owner.get(owner) or self._running_owners.get(owner)
             if job is None:
                 return None
-            if job.outgrew:
+            if job.level:
                 return ProgramState.TAKING_LONGER
             return ProgramState.RUNNING if owner in self._running_owners else ProgramState.WAITING
 
@@ -353,7 +409,7 @@ class GradingQueue:
             job = self._waiting_by_owner.pop(owner, None)
             if job is None:
                 return False
-            (self._later if job.outgrew else self._first).remove(job)
+            self._lines[job.level].remove(job)
             stale, job.unfinished = job.unfinished, None
         job.future.cancel()
         if stale is not None:
@@ -363,29 +419,43 @@ class GradingQueue:
     def _next_job(self) -> tuple[_Job | None, list[Unfinished]]:
         """The next program to run and the set-aside ones found cancelled (call with the lock held).
 
-        Programs waiting for their first slice come first; one that outgrew it only when none waits.
+        Programs waiting for their first slice come first; set-aside ones only when none waits, and on at
+        most ``later_concurrency`` graders at once, so that programs arriving meanwhile find a grader.
         """
         dropped: list[Unfinished] = []
         while True:
-            job = self._first.pop()
-            later = job is None
-            if later:
-                job = self._later.pop()
-            if job is None:
+            job, line = self._take_next()
+            if job is None or line is None:
                 return None, dropped
+            job.charged = (line, self._mean_s)
             if job.owner is not None:
                 self._waiting_by_owner.pop(job.owner, None)
             # A slice leaves the future pending (the learner may still cancel while it is set aside); a
             # run that ends with the verdict for certain (a whole program, or the rest of one) marks it
             # running.
-            final = self._first_slice is None or (later and self._later_slice_s is None)
+            final = self._first_slice is None or (job.level > 0 and self._slice_at(job.level) is None)
             if final and job.future.set_running_or_notify_cancel():
                 return job, dropped
             if not final and not job.future.cancelled():
                 return job, dropped
+            line.settle(job.client, self._mean_s, 0.0)
             if job.unfinished is not None:
                 dropped.append(job.unfinished)
                 job.unfinished = None
+
+    def _take_next(self) -> tuple[_Job | None, _FairLine | None]:
+        """The first program of the first line with one; later lines only while a grader is left for them."""
+        for level, line in enumerate(self._lines):
+            if level and self._running_later >= self.later_concurrency:
+                break
+            job = line.pop(self._mean_s)
+            if job is not None:
+                return job, line
+        return None, None
+
+    def _slice_at(self, level: int) -> float | None:
+        """The slice a program in line ``level`` (> 0) runs for when it is taken up."""
+        return self._later_slices[level - 1]
 
     def _work(self) -> None:
         while True:
@@ -399,6 +469,7 @@ class GradingQueue:
                     dropped += more
                 if job is not None:
                     self._running += 1
+                    self._running_later += job.level > 0
                     if job.owner is not None:
                         self._running_owners[job.owner] = job
             for stale in dropped:
@@ -409,13 +480,14 @@ class GradingQueue:
 
     def _run(self, job: _Job) -> None:
         started = time.monotonic()
+        from_later = job.level > 0
         # Out of every line now: no other thread reaches this job until it is set aside again.
         pending, job.unfinished = job.unfinished, None
         try:
             if pending is not None:
                 # A set-aside program runs on a slice at a time, so that a program arriving meanwhile waits
                 # for one slice at most, not for the rest of a loop's time limit.
-                result = pending.resume(self._later_slice_s)
+                result = pending.resume(self._slice_at(job.level))
             elif self._first_slice is not None:
                 result = self._first_slice(job.source, job.suite, seed=job.seed)
             elif job.seed is None:
@@ -429,14 +501,20 @@ class GradingQueue:
         set_aside = outcome[0] and isinstance(outcome[1], Unfinished)
         # The learner's place is freed before the verdict is set: with the result in hand, they may run again.
         with self._lock:
-            self._mean_s = 0.8 * self._mean_s + 0.2 * (time.monotonic() - started)
+            took_s = time.monotonic() - started
+            if job.charged is not None:
+                line, estimate_s = job.charged
+                line.settle(job.client, estimate_s, took_s)
+                job.charged = None
+            self._mean_s = 0.8 * self._mean_s + 0.2 * took_s
             self._running -= 1
+            self._running_later -= from_later
             if job.owner is not None:
                 self._running_owners.pop(job.owner, None)
             queued = set_aside and not job.future.cancelled() and not self._closed
             if queued:
-                job.unfinished, job.outgrew = outcome[1], True
-                self._later.push(job)  # behind every program waiting for its first slice
+                job.unfinished, job.level = outcome[1], min(job.level + 1, len(self._later_slices))
+                self._lines[job.level].push(job)  # behind every program waiting for a shorter slice
                 if job.owner is not None:
                     self._waiting_by_owner[job.owner] = job
             self._lock.notify_all()
@@ -468,7 +546,7 @@ class GradingQueue:
             while (self._running or self._waiting_count()) and time.monotonic() < deadline:
                 self._lock.wait(max(0.0, deadline - time.monotonic()))
             finished = not self._running and not self._waiting_count()
-            dropped = self._first.drain() + self._later.drain()
+            dropped = [job for line in self._lines for job in line.drain()]
             self._waiting_by_owner.clear()
             self._lock.notify_all()
         for job in dropped:

@@ -34,6 +34,12 @@ class Settings:
         CPU seconds of every program's first run; one still running then is set aside and finishes its full
         limit only when no program waits for its first run (0: grade every program whole, in turn). The
         default is well above every lesson's reference solution.
+    grading_probe_s : float
+        CPU seconds of the very start of that first run: a program still running then (a few honest ones,
+        every endless loop) is paused and gets the rest of its first slice only when no newer program
+        waits for its start, so that loops hold graders a moment, not a whole slice, while a class presses
+        Run. The default is about twice the slowest reference solution's; 0 (or not less than the slice):
+        no such start.
     keep_submissions : int
         Answers and programs kept per learner and exercise (the last ones, plus the first right answer and
         the best program); the gradebook's counts stay exact whatever is pruned.
@@ -100,6 +106,7 @@ class Settings:
     grading_queue: int = 256
     grading_per_client: int = 64
     grading_slice_s: float = 0.5
+    grading_probe_s: float = 0.1
     identities_per_address: int = 200
     keep_submissions: int = 20
     client_storage_per_day: int = DEFAULT_CLIENT_BYTES_PER_DAY
@@ -137,11 +144,10 @@ class Settings:
                 raise ValueError(f"{name} must be an int, not the {type(value).__name__} {value!r}.")
             if value < least:
                 raise ValueError(f"{name} must be at least {least}, but it is {value}.")
-        slice_s = self.grading_slice_s
-        if isinstance(slice_s, bool) or not isinstance(slice_s, int | float) or not 0 <= slice_s < 1e6:
-            raise ValueError(
-                f"grading_slice_s must be 0 (off) or a positive number of seconds, not {slice_s!r}."
-            )
+        for name in ("grading_slice_s", "grading_probe_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e6:
+                raise ValueError(f"{name} must be 0 (off) or a positive number of seconds, not {value!r}.")
         for name in ("body_timeout_s", "shutdown_grace_s", "lti_score_poll_s", "remote_wait_s"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0:
