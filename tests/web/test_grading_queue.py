@@ -186,10 +186,10 @@ SLOW_BUT_RIGHT = (
 )
 
 
-def test_a_program_outgrowing_its_probe_finishes_its_first_slice_before_a_loop_runs_on() -> None:
-    # Lines: a 0.05 s probe, the rest of the first slice (up to 3 s more), then 0.3 s slices. A slow but
-    # right program and a loop both outgrow the probe; the slow one finishes in the second line, with
-    # its right verdict, while the loop goes on to the third and fails on its limit.
+def test_a_program_outgrowing_a_short_first_slice_runs_on_slice_by_slice_to_its_right_verdict() -> None:
+    # Slices: a 0.05 s first one (a probe), then up to 3 s more, then 0.3 s at a time. A slow but right
+    # program and a loop both outgrow the first; the slow one ends within its second slice, with its
+    # right verdict, and the loop runs on, slice by slice, to its limit.
     suite = Suite(SUITE.functions, SUITE.table, time_limit_s=6.0)
     with Grader(require_sandbox=True) as grader:
 

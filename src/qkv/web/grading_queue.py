@@ -11,12 +11,14 @@ waiting.
 
 With ``first_slice`` the queue is a multilevel feedback queue: every program first runs within a short
 slice (``first_slice(source, suite, seed=...)`` returns its result, or an :class:`~qkv.grading.Unfinished`
-when it outgrew the slice). An unfinished program waits in a later line, paused or stopped, and runs on
-for that line's slice (``later_slices``) only when no program waits in an earlier line, moving one line
-further each time it outgrows a slice: endless loops cost the class a first slice each, not their whole
-time limit, and a program arriving while they run on waits for one slice at most. Set-aside programs run
-on at most ``later_concurrency`` graders at once, so that a new program always finds one soon. Every line
-is served fairly across clients by the grader time each has used (see ``_FairLine``).
+when it outgrew the slice). An unfinished program is set aside, paused or stopped, in a second line, and
+runs on only when no program waits for its first slice, a slice at a time (``later_slices``: the first
+time for the first of them, and so on, the last one repeated), back into the second line after each:
+endless loops cost the class a first slice each, not their whole time limit, and a program arriving
+while they run on waits for one slice at most. Set-aside programs run on at most ``later_concurrency``
+graders at once, so that a new program finds one soon. Both lines are served fairly across clients by
+the grader time each has used (see ``_FairLine``), so a client whose programs run long, however many
+identities it has, is served less often in either line, and cannot starve the others' set-aside programs.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ class _Job:
     future: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
     queued_at: float = field(default_factory=time.monotonic)
     unfinished: Unfinished | None = None  # while it waits to finish after outgrowing its first slice
-    level: int = 0  # slices it outgrew: 0 in line for its first, n > 0 waits in (or runs from) line n
+    level: int = 0  # slices it outgrew: 0 in line for its first, n > 0 in (or running from) the later line
     charged: tuple[_FairLine, float] | None = None  # the line it was taken from, and the estimate charged
 
 
@@ -222,12 +224,11 @@ class GradingQueue:
         ``first_slice(source, suite, seed=None)``: grade within a first slice, returning the result or an
         :class:`~qkv.grading.Unfinished` (see above). Without it every program is graded whole by ``grade``.
     later_slices : sequence of float or None
-        How long a set-aside program runs each time it is taken up again (CPU seconds), line by line:
-        one that outgrew its first slice waits in line 1 and runs ``later_slices[0]`` more; if it outgrows
-        that too, it waits in line 2 for ``later_slices[1]``, and so on, the last line taking it back after
-        each slice, so that programs arriving meanwhile wait for one slice at most. A line is served only
-        when every line before it is empty. None runs a program to its end in one go (the default,
-        ``(None,)``).
+        How long a set-aside program runs each time it is taken up again (CPU seconds): the first time
+        ``later_slices[0]``, the second ``later_slices[1]``, and so on, the last one repeated until the
+        program ends; between two slices it goes back to the end of its client's programs in the second
+        line, so that programs arriving meanwhile wait for one slice at most. None runs a program to its
+        end in one go (the default, ``(None,)``).
     later_concurrency : int, optional
         Graders that may run set-aside programs at once (default: half of them, at least one); the others
         stay free for programs arriving for their first slice.
@@ -270,9 +271,9 @@ class GradingQueue:
         self.per_client = per_client if per_client is not None else concurrency + capacity
         self.later_concurrency = max(1, concurrency // 2) if later_concurrency is None else later_concurrency
         self._lock = threading.Condition()
-        # Line 0: programs waiting for their first slice (or to be graded whole); line n > 0: programs that
-        # outgrew n slices, waiting to run on.
-        self._lines = [_FairLine() for _ in range(1 + len(self._later_slices))]
+        # Line 0: programs waiting for their first slice (or to be graded whole); line 1: programs that
+        # outgrew one or more slices, waiting to run on (for the slice of the level they reached).
+        self._lines = [_FairLine(), _FairLine()]
         self._waiting_by_owner: dict[str, _Job] = {}
         self._running_owners: dict[str, _Job] = {}
         self._running = 0
@@ -337,7 +338,7 @@ class GradingQueue:
                 job = self._waiting_by_owner[owner]
                 job.source, job.suite, job.seed = source, suite, seed  # the newer program takes the place
                 if job.level:  # the older one outgrew its slice: drop it, the newer starts afresh
-                    self._lines[job.level].remove(job)
+                    self._lines[1].remove(job)
                     stale, job.unfinished, job.level = job.unfinished, None, 0
                     self._lines[0].push(job)
                     if stale is not None:
@@ -387,8 +388,9 @@ class GradingQueue:
             job = self._waiting_by_owner.get(owner)
             if job is None:
                 return None
-            earlier = sum(len(line) for line in self._lines[: job.level])
-            return earlier + self._lines[job.level].ahead_of(job, self._mean_s)
+            if not job.level:
+                return self._lines[0].ahead_of(job, self._mean_s)
+            return len(self._lines[0]) + self._lines[1].ahead_of(job, self._mean_s)
 
     def state(self, owner: str) -> ProgramState | None:
         """Where ``owner``'s program is now: waiting, running, or taking longer than most (None: nowhere)."""
@@ -409,7 +411,7 @@ class GradingQueue:
             job = self._waiting_by_owner.pop(owner, None)
             if job is None:
                 return False
-            self._lines[job.level].remove(job)
+            self._lines[min(job.level, 1)].remove(job)
             stale, job.unfinished = job.unfinished, None
         job.future.cancel()
         if stale is not None:
@@ -454,8 +456,8 @@ class GradingQueue:
         return None, None
 
     def _slice_at(self, level: int) -> float | None:
-        """The slice a program in line ``level`` (> 0) runs for when it is taken up."""
-        return self._later_slices[level - 1]
+        """The slice a program that outgrew ``level`` (> 0) slices runs for when it is taken up again."""
+        return self._later_slices[min(level, len(self._later_slices)) - 1]
 
     def _work(self) -> None:
         while True:
@@ -513,8 +515,8 @@ class GradingQueue:
                 self._running_owners.pop(job.owner, None)
             queued = set_aside and not job.future.cancelled() and not self._closed
             if queued:
-                job.unfinished, job.level = outcome[1], min(job.level + 1, len(self._later_slices))
-                self._lines[job.level].push(job)  # behind every program waiting for a shorter slice
+                job.unfinished, job.level = outcome[1], job.level + 1
+                self._lines[1].push(job)  # behind every program waiting for its first slice
                 if job.owner is not None:
                     self._waiting_by_owner[job.owner] = job
             self._lock.notify_all()
