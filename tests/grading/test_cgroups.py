@@ -30,6 +30,7 @@ from qkv.grading.cgroups import (
     apply_v2_limits,
     choose,
     remove_stale,
+    slices_pause,
 )
 from qkv.grading.sandbox import SandboxProcess
 from tests.builtin_lessons import L41_SUITE, L41_TESTS
@@ -436,3 +437,23 @@ def test_a_v1_group_still_reads_oom_control_and_its_pids_events(tmp_path: Path) 
     cgroup = SandboxCgroup(CgroupKind.V1, [str(pids), str(memory)], str(pids), str(pids), str(memory))
     assert (cgroup.memory_limit_hit(), cgroup.processes_limit_hit()) == (True, True)
     assert cgroup.kill() is False  # v1 has no cgroup.kill: the caller kills the processes one by one
+
+
+def test_slices_pause_where_v1_has_a_freezer_and_cpuacct_and_always_in_v2(tmp_path: Path) -> None:
+    def v1_host(*hierarchies: str) -> CgroupHost:
+        for name in hierarchies:  # a v1 hierarchy, as far as the checks go: a writable folder with "tasks"
+            (tmp_path / "v1" / name).mkdir(parents=True, exist_ok=True)
+            (tmp_path / "v1" / name / "tasks").write_text("")
+        return CgroupHost(
+            **{
+                f"v1_{name}": str(tmp_path / "v1" / name) for name in ("pids", "memory", "freezer", "cpuacct")
+            },
+            mountinfo=str(tmp_path / "no-mountinfo"),
+        )
+
+    assert choose(v1_host("pids", "memory", "cpuacct")).kind is CgroupKind.V1
+    assert slices_pause(v1_host("pids", "memory", "cpuacct")) is False  # no freezer: stop and run again
+    assert slices_pause(v1_host("pids", "memory", "cpuacct", "freezer")) is True
+    _group(tmp_path / "cg", "cpu io memory pids", "1\n", root=True)
+    assert slices_pause(_laid_out_host(tmp_path, "/")) is True
+    assert slices_pause(CgroupHost(v1_pids="/nonexistent", mountinfo="/nonexistent")) is False

@@ -43,6 +43,7 @@ __all__ = [
     "choose",
     "limit_hits",
     "remove_stale",
+    "slices_pause",
 ]
 
 _counter = itertools.count()
@@ -221,6 +222,21 @@ def choose(host: CgroupHost = HOST) -> CgroupChoice:
 def cgroups_available(host: CgroupHost = HOST) -> bool:
     """Whether sandboxes get a cgroup here (v1, or v2 with the controllers ``host`` asks for)."""
     return choose(host).kind is not CgroupKind.NONE
+
+
+def slices_pause(host: CgroupHost = HOST) -> bool:
+    """Whether a sandbox's cgroups can pause its programs and count their CPU time here.
+
+    Then a program that outgrows a slice of CPU time is frozen and later thawed; elsewhere a slice is
+    wall-clock time and a program that outgrows it is stopped, to run again from the start. v2 groups can
+    always do both; v1 needs the ``freezer`` and ``cpuacct`` hierarchies.
+    """
+    choice = choose(host)
+    if choice.kind is CgroupKind.V2:
+        return True
+    return choice.kind is CgroupKind.V1 and all(
+        os.path.isfile(os.path.join(root, "tasks")) for root in (host.v1_freezer, host.v1_cpuacct)
+    )
 
 
 def remove_stale(host: CgroupHost = HOST) -> None:

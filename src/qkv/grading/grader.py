@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from qkv.grading.cgroups import HOST, CgroupHost, cgroups_available
+from qkv.grading.cgroups import HOST, CgroupHost, cgroups_available, slices_pause
 from qkv.grading.cgroups import remove_stale as remove_stale_cgroups
 from qkv.grading.limits import Limits
 from qkv.grading.pool import SparePool
@@ -168,6 +168,13 @@ class Grader:
     def spares(self) -> SparePool | None:
         """The pool of warm spares, if there is one."""
         return self._pool
+
+    @property
+    def slices_pause(self) -> bool:
+        """Whether a program that outgrows a slice is paused, its slices counted in CPU time (the sandbox's
+        cgroups can freeze it and count its CPU), rather than stopped to run again, its slices counted on
+        the wall clock."""
+        return self._use_bwrap and slices_pause(self._cgroup_host)
 
     @property
     def start_mode(self) -> SandboxStart:

@@ -159,7 +159,10 @@ def start_grading(services: Services) -> None:
         return
     services.grader = grader
     services.sandbox = str(grader.sandbox)
-    first_s, later_slices = grading_slices(settings.grading_slice_s, settings.grading_probe_s)
+    # A probe is worth its pause only where a paused program goes on from where it was: elsewhere every
+    # program past it (honest ones too, on a loaded machine's wall clock) would run twice.
+    probe_s = settings.grading_probe_s if grader.slices_pause else 0.0
+    first_s, later_slices = grading_slices(settings.grading_slice_s, probe_s)
     services.queue = GradingQueue(
         lambda source, suite, seed=None: grader.grade(source, suite, seed=seed),
         concurrency=settings.grading_concurrency,
