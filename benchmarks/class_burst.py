@@ -17,7 +17,12 @@ minting client's loops are left out of the limit: each gets a first slice only i
 of the fair line, like any other client. Since one grading costs only a few tens of milliseconds, the
 server's own work per run (the request, the database, the JSON) is of the same size, so a second limit is
 printed that counts whole runs: the machine's CPU per honest run, measured through the server one run at
-a time before the burst (meaningful on a quiet machine only).
+a time before the burst (meaningful on a quiet machine only); and, where the server probes
+(``--probe``, its ``--grading-probe``), a third that counts whole runs and only a probe per loop.
+
+Every learner's page is opened (and a session made) before the burst, and every client shares one TLS
+context (building one costs tens of milliseconds of CPU), so the burst is only the presses of Run, all
+within 0.2 s, and the figures are the server's rather than this script's.
 
 With ``--strict`` it exits 1 when a target is missed: every honest learner gets a verdict, 0 honest
 refusals, honest p99 at most ``--p99-target`` seconds (10 by default), and the ratio to the honest limit at

@@ -2,12 +2,12 @@
 
 Gradings run on a small pool of threads (each one drives a sandboxed process, so the threads mostly
 wait). Programs that find every grader busy wait in line, and the line is served fairly across clients
-(round robin over client addresses), so one client's many identities get one turn per round like any
-other client. A learner has one program in line at a time: running again while it still waits replaces
-the waiting program (both requests get the newer program's verdict); running again while it is being
-graded is refused with ``AlreadyGrading``. ``submit`` refuses at once with ``QueueFull`` only when the
-whole wait list is full, and with ``ClientBusy`` when one client already has ``per_client`` programs
-waiting.
+(client addresses, by the grader time each has used), so one client's many identities get no more of
+the graders than any other client. A learner has one program in line at a time: running again while it
+still waits replaces the waiting program (both requests get the newer program's verdict); running again
+while it is being graded is refused with ``AlreadyGrading``. ``submit`` refuses at once with
+``QueueFull`` only when the whole wait list is full, and with ``ClientBusy`` when one client already has
+``per_client`` programs waiting.
 
 With ``first_slice`` the queue is a multilevel feedback queue: every program first runs within a short
 slice (``first_slice(source, suite, seed=...)`` returns its result, or an :class:`~qkv.grading.Unfinished`
