@@ -13,8 +13,8 @@ It also prints the honest limit: what the honest learners' programs cost on this
 (honest gradings' CPU + one first slice per looping program) ÷ cores, with the CPU of one honest grading
 measured here first (the median of a few, new sandbox each) and the slice the server's default
 (``grading_slice_s``); and the ratio of the honest p99 to it (target ≤ 1.3 with the defaults). The
-minting client's loops are left out of the limit: each gets a first slice only in its turn, one per round
-of the fair line, like any other client. Since one grading costs only a few tens of milliseconds, the
+minting client's loops are left out of the limit: the fair line gives that one address no more grader
+time than any other client's. Since one grading costs only a few tens of milliseconds, the
 server's own work per run (the request, the database, the JSON) is of the same size, so a second limit is
 printed that counts whole runs: the machine's CPU per honest run, measured through the server one run at
 a time before the burst (meaningful on a quiet machine only); and, where the server probes
