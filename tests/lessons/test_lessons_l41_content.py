@@ -602,18 +602,23 @@ def test_hints_are_plain_sentences_without_markdown() -> None:
 
 
 def test_the_projection_widgets_new_settings_are_checked() -> None:
+    from qkv.lessons import load_catalog
     from qkv.lessons.widgets import check_widget
 
+    widgets = load_catalog().widgets
+
     names = LESSON.variant(None)
-    assert check_widget("projection-sliders", {"numbers": "idea", "solved_by": {"q": "q"}}, names) == []
-    assert check_widget("projection-sliders", {"numbers": "nope"}, names) == [
+    assert (
+        check_widget("projection-sliders", {"numbers": "idea", "solved_by": {"q": "q"}}, names, widgets) == []
+    )
+    assert check_widget("projection-sliders", {"numbers": "nope"}, names, widgets) == [
         "numbers must name a table of the variant (such as \"example\"), not 'nope'."
     ]
-    assert check_widget("projection-sliders", {"solved_by": {"w": "q"}}, names) == [
+    assert check_widget("projection-sliders", {"solved_by": {"w": "q"}}, names, widgets) == [
         "solved_by must be a table from q, k or v to the id of the exercise that asks for it, "
         'such as q = "q".'
     ]
-    assert check_widget("projection-sliders", {"numbers": "idea"}, {"idea": {"x": [1, 2]}}) == [
+    assert check_widget("projection-sliders", {"numbers": "idea"}, {"idea": {"x": [1, 2]}}, widgets) == [
         "The variant's table 'idea' has no 'Wq', which this widget shows.",
         "The variant's table 'idea' has no 'Wk', which this widget shows.",
         "The variant's table 'idea' has no 'Wv', which this widget shows.",

@@ -458,23 +458,26 @@ def test_the_widget_fallback_shows_the_causal_weights() -> None:
 
 
 def test_the_widget_settings_are_checked_with_sentences() -> None:
+    from qkv.lessons import load_catalog
     from qkv.lessons.widgets import check_widget
 
+    widgets = load_catalog().widgets
+
     good = {"Q": [[1, 0]], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
-    assert check_widget("mask-grid", good, {}) == []
-    assert check_widget("mask-grid", {"Q": [[1, 0]]}, {}) == [
+    assert check_widget("mask-grid", good, {}, widgets) == []
+    assert check_widget("mask-grid", {"Q": [[1, 0]]}, {}, widgets) == [
         "The mask grid needs 'K'.",
         "The mask grid needs 'V'.",
     ]
-    assert check_widget("mask-grid", {**good, "colour": "red"}, {}) == [
+    assert check_widget("mask-grid", {**good, "colour": "red"}, {}, widgets) == [
         "Unknown setting 'colour' (known: Q, K, V, padding_length)."
     ]
-    assert check_widget("mask-grid", {**good, "padding_length": 3}, {}) == [
+    assert check_widget("mask-grid", {**good, "padding_length": 3}, {}, widgets) == [
         "padding_length must be a whole number from 1 to 2, not 3."
     ]
-    (shapes,) = check_widget("mask-grid", {**good, "V": [[2, 0]]}, {})
+    (shapes,) = check_widget("mask-grid", {**good, "V": [[2, 0]]}, {}, widgets)
     assert shapes.startswith("Q, K and V do not fit together: V has 1 rows but K has 2")
-    (size,) = check_widget("mask-grid", {**good, "Q": [[1, 0]] * 6}, {})
+    (size,) = check_widget("mask-grid", {**good, "Q": [[1, 0]] * 6}, {}, widgets)
     assert size == "The mask grid shows 1 to 5 queries and 2 to 5 keys, not 6 and 2."
 
 

@@ -85,9 +85,10 @@ def test_each_lesson_lists_the_widgets_its_page_shows() -> None:
         assert len(lesson.widget_names) == len(set(lesson.widget_names))
 
 
-def test_check_widget_looks_in_the_built_in_widgets_by_default() -> None:
-    names = load_catalog().widgets.names()
-    assert check_widget("sparkles", {}, {}) == [
+def test_check_widget_names_the_widgets_it_knows() -> None:
+    widgets = load_catalog().widgets
+    names = widgets.names()
+    assert check_widget("sparkles", {}, {}, widgets) == [
         f"There is no widget called 'sparkles' (known: {', '.join(names)})."
     ]
 

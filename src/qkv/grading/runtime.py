@@ -28,11 +28,13 @@ import numpy
 from qkv.grading.shared_view import identity, publish, view_name
 
 __all__ = [
+    "SANDBOX_ENV",
     "Runtime",
     "bwrap_options",
     "bwrap_path",
     "find_runtime",
     "inside_paths",
+    "pipe_holding",
     "sandbox_python_command",
     "zygote_command",
 ]
@@ -43,6 +45,21 @@ ZYGOTE = Path(__file__).with_name("zygote.py")
 SANDBOX_HARNESS = "/grader/harness.pyc"
 SANDBOX_ZYGOTE = "/grader/zygote.pyc"
 SANDBOX_SITE = "/grader/site"
+# The environment of every sandboxed interpreter, fresh or forked by the zygote: one BLAS thread each.
+SANDBOX_ENV = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+def pipe_holding(data: bytes) -> int:
+    """A pipe's read end holding ``data`` (a few KiB at most: the pipe's buffer takes it all).
+
+    Bubblewrap reads its seccomp filter and the zygote its options from such a pipe.
+    """
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, data)
+    finally:
+        os.close(write_fd)
+    return read_fd
 
 
 @dataclass(frozen=True)

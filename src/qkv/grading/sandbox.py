@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any
 
 from qkv.grading.cgroups import HOST, CgroupHost, SandboxCgroup
 from qkv.grading.limits import Limits
-from qkv.grading.runtime import bare_command, bwrap_options, bwrap_path, find_runtime, sandbox_python_command
+from qkv.grading.runtime import (
+    SANDBOX_ENV,
+    bare_command,
+    bwrap_options,
+    bwrap_path,
+    find_runtime,
+    pipe_holding,
+    sandbox_python_command,
+)
 from qkv.grading.seccomp import filter_for_this_machine
 
 if TYPE_CHECKING:
@@ -125,19 +133,6 @@ class _Capture:
     def text(self, marker: str) -> str:
         text = self.kept.decode("utf-8", errors="replace")
         return text + ("\n" + marker + "\n" if self.dropped else "")
-
-
-SANDBOX_ENV = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-
-
-def pipe_holding(data: bytes) -> int:
-    """A pipe's read end holding ``data`` (a few KiB at most: the pipe's buffer takes it all)."""
-    read_fd, write_fd = os.pipe()
-    try:
-        os.write(write_fd, data)
-    finally:
-        os.close(write_fd)
-    return read_fd
 
 
 def _seccomp_pipe() -> int | None:

@@ -22,8 +22,14 @@ import time
 from collections.abc import Callable
 from typing import IO
 
-from qkv.grading.runtime import bwrap_options, bwrap_path, find_runtime, zygote_command
-from qkv.grading.sandbox import SANDBOX_ENV, pipe_holding
+from qkv.grading.runtime import (
+    SANDBOX_ENV,
+    bwrap_options,
+    bwrap_path,
+    find_runtime,
+    pipe_holding,
+    zygote_command,
+)
 
 __all__ = ["ForkedChild", "Zygote", "ZygoteError", "namespace_pids"]
 

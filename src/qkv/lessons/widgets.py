@@ -265,7 +265,7 @@ def _load_widget(folder: Path, problems: list[Problem]) -> Widget | None:
 
 
 def check_widget(
-    name: str, settings: Mapping[str, Any], names: Mapping[str, Any], widgets: WidgetSet | None = None
+    name: str, settings: Mapping[str, Any], names: Mapping[str, Any], widgets: WidgetSet
 ) -> list[str]:
     """Problems with a ``{widget} NAME`` block, as sentences (empty when it is fine).
 
@@ -275,18 +275,12 @@ def check_widget(
         The widget the block names.
     settings, names : mapping
         The block's TOML body; the variant's values.
-    widgets : WidgetSet, optional
-        The widgets to look in; by default those of the built-in chapters.
+    widgets : WidgetSet
+        The widgets to look in (a chapter's, or ``load_catalog().widgets`` for the built-in ones).
 
     Examples
     --------
     >>> check_widget("sparkles", {}, {}, WidgetSet())
     ["There is no widget called 'sparkles' (known: none)."]
     """
-    return (_builtin_widgets() if widgets is None else widgets).check(name, settings, names)
-
-
-def _builtin_widgets() -> WidgetSet:
-    from qkv.lessons.loader import load_catalog  # the loader builds on this module
-
-    return load_catalog().widgets
+    return widgets.check(name, settings, names)
