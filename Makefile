@@ -13,7 +13,12 @@ PYTEST_ARGS ?=
 # and simply not used.
 COMPILE = $(BIN)/python -m compileall -q src
 
-.PHONY: run test lint typecheck pytest system clean bench
+# The tests that wait on a grader or a server, run by `make test-under-load` beside one busy loop per core;
+# QKV_TEST_TIME_SCALE stretches their remaining deadlines (tests/time_scale.py).
+UNDER_LOAD_TESTS ?= tests/web/test_grading_queue.py tests/web/test_api_code.py tests/grading tests/reliability
+UNDER_LOAD_SCALE ?= 2
+
+.PHONY: run test lint typecheck pytest test-under-load system clean bench
 
 $(BIN)/qkv: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +52,10 @@ pytest: $(VENV)/.test-installed
 test: $(VENV)/.test-installed
 	-bash scripts/setup-system.sh --test
 	$(MAKE) lint typecheck pytest
+
+test-under-load: $(VENV)/.test-installed
+	-bash scripts/setup-system.sh --test
+	QKV_TEST_TIME_SCALE=$(UNDER_LOAD_SCALE) bash scripts/beside-cpu-hogs.sh $(BIN)/pytest $(UNDER_LOAD_TESTS) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache test-artifacts

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.time_scale import TIME_SCALE, scaled
+
 # The helpers that tests import are rewritten like the tests, so that their asserts say what they compared.
 pytest.register_assert_rewrite(
     "tests.builtin_lessons",
@@ -38,6 +40,20 @@ def grader() -> Iterator[object]:
 
     with Grader(warm_spares=2) as shared:
         yield shared
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Scale every test's pytest-timeout limit (its mark, else the ini's) by ``QKV_TEST_TIME_SCALE``."""
+    if TIME_SCALE == 1:
+        return
+    default = config.getini("timeout")
+    for item in items:
+        marker = item.get_closest_marker("timeout")
+        seconds = default
+        if marker is not None:
+            seconds = marker.args[0] if marker.args else marker.kwargs.get("timeout", default)
+        if seconds:
+            item.add_marker(pytest.mark.timeout(scaled(float(seconds))), append=False)
 
 
 @pytest.hookimpl(hookwrapper=True)

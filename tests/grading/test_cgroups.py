@@ -34,6 +34,7 @@ from qkv.grading.cgroups import (
 )
 from qkv.grading.sandbox import SandboxProcess
 from tests.builtin_lessons import L41_SUITE, L41_TESTS
+from tests.time_scale import scaled
 
 HOSTILE = Path(__file__).parent / "hostile"
 needs_bubblewrap = pytest.mark.skipif(
@@ -249,17 +250,17 @@ def test_cgroup_kill_empties_a_real_v2_group_forks_in_other_sessions_included(tm
     script = 'echo $$ > "$0/cgroup.procs" || exit 1; setsid sleep 60 & sleep 60 & wait'
     shell = subprocess.Popen(["/bin/sh", "-c", script, group.procs_dir])
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled(10)
         while len(group.processes()) < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
         members = group.processes()
         assert len(members) >= 3, f"only {members} joined {group.procs_dir}"
         assert group.kill() is True
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled(10)
         while group.processes() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert group.processes() == []
-        assert shell.wait(timeout=10) == -9
+        assert shell.wait(timeout=scaled(10)) == -9
         assert not any(_alive(pid) for pid in members)
     finally:  # should the test fail, leave no sleeper and no group behind
         for pid in [shell.pid, *group.processes()]:

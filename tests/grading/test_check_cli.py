@@ -15,6 +15,7 @@ from click.testing import CliRunner
 import qkv.grading.grader as grader_module
 from qkv.cli.check import check
 from tests.builtin_lessons import L41_TESTS
+from tests.time_scale import scaled
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent
@@ -68,7 +69,7 @@ def test_the_command_run_as_a_process_ends_with_its_status_and_all_its_output(
         [sys.executable, "-m", "qkv", "check", str(HERE / solution), "--json", "--seed", "2"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
     assert done.returncode == status, done.stderr
     document = json.loads(done.stdout)
@@ -77,7 +78,7 @@ def test_the_command_run_as_a_process_ends_with_its_status_and_all_its_output(
         [sys.executable, "-m", "qkv", "check", str(HERE / solution), "--seed", "2"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
         env={**os.environ, "COLUMNS": "300"},
     )
     assert shown.returncode == status
@@ -141,7 +142,7 @@ def test_a_usage_error_leaves_no_sandbox_or_cgroup_behind(args: list[str], named
     qkv = [sys.executable, "-c", "from qkv.cli import main; main()", "check"]
     command = [*qkv, str(HERE / "correct" / "reference_style.py"), *args]
     done = subprocess.run(
-        [sys.executable, "-c", LEFTOVERS, *command], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", LEFTOVERS, *command], capture_output=True, text=True, timeout=scaled(60)
     )
     report = json.loads(done.stdout)
     assert report["code"] == 2, report["output"]
@@ -173,7 +174,7 @@ def test_a_real_run_without_bubblewrap_on_the_path(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         env={**os.environ, "PATH": str(tmp_path), "COLUMNS": "200"},
-        timeout=60,
+        timeout=scaled(60),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "bubblewrap is not installed, so your code ran with rlimits only, outside a sandbox" in done.stdout

@@ -16,6 +16,7 @@ from qkv.grading import Grader, SandboxStart
 from qkv.grading.runtime import others_can_read, reachable_copy
 from qkv.grading.sandbox import SANDBOX_UIDS
 from tests.builtin_lessons import L41_SUITE
+from tests.time_scale import scaled
 
 SLEEPY = "import time\ntime.sleep(1.5)\n"
 
@@ -62,7 +63,7 @@ def test_a_root_grader_runs_submissions_as_an_unprivileged_uid(start: SandboxSta
         assert grader.start_mode is start
         worker = threading.Thread(target=grader.grade, args=(SLEEPY, L41_SUITE))
         worker.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled(10)
         while worker.is_alive() and not seen and time.monotonic() < deadline:
             seen = _harness_uids()
             time.sleep(0.05)
@@ -135,7 +136,7 @@ def test_a_spare_pool_keeps_refilling_after_an_unexpected_start_failure() -> Non
 
     pool = SparePool(1, start)
     try:
-        assert pool.wait_until_full(timeout=30), "the pool stopped refilling after the failure"
+        assert pool.wait_until_full(timeout=scaled(30)), "the pool stopped refilling after the failure"
         assert pool.failures == 1
     finally:
         pool.close()

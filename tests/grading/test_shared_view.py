@@ -22,6 +22,7 @@ import pytest
 
 from qkv.grading.runtime import HARNESS, SANDBOX_HARNESS, SANDBOX_ZYGOTE, find_runtime, inside_paths
 from qkv.grading.shared_view import identity, publish, trusted, view_name
+from tests.time_scale import scaled
 
 SHARED = re.compile(r"sandbox-view-[0-9a-f]{32}")
 PRIVATE = re.compile(r"sandbox-view-\d+-\w+")
@@ -57,7 +58,7 @@ def start(parent: Path, before: str = "") -> subprocess.Popen[str]:
 
 def staged(parent: Path, before: str = "") -> dict[str, Any]:
     process = start(parent, before)
-    out, _ = process.communicate(timeout=120)
+    out, _ = process.communicate(timeout=scaled(120))
     assert process.returncode == 0, out
     return dict(json.loads(out))
 
@@ -70,7 +71,7 @@ def view_of(path: str, parent: Path) -> Path:
 
 def test_processes_share_one_view_and_racing_builders_both_get_a_complete_one(parent: Path) -> None:
     racing = [start(parent), start(parent)]
-    outputs = [process.communicate(timeout=120)[0] for process in racing]
+    outputs = [process.communicate(timeout=scaled(120))[0] for process in racing]
     assert [process.returncode for process in racing] == [0, 0], outputs
     first, second = (json.loads(out) for out in outputs)
     assert first == second
@@ -128,7 +129,7 @@ def test_qkv_check_removes_its_private_copy_when_it_ends(parent: Path) -> None:
         env={**os.environ, "TMPDIR": str(parent)},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert [path.name for path in parent.iterdir()] == [name]
@@ -148,7 +149,7 @@ def link_then_die(source, destination):
 runtime._link_or_copy = link_then_die
 """
     killed = start(parent, dies)
-    killed.communicate(timeout=120)
+    killed.communicate(timeout=scaled(120))
     assert killed.returncode == -signal.SIGKILL
     leftovers = [path.name for path in parent.iterdir()]
     assert len(leftovers) == 1 and leftovers[0].startswith(f"sandbox-view-{killed.pid}-"), leftovers

@@ -1,6 +1,8 @@
 """Grading in slices (``Grader.grade_first_slice``), in the real sandbox: a program that outgrows its first
 slice is set aside (frozen, or stopped to run again) and later finished with the verdict it would have had.
-Bounded: every looping program here has a 1.5 s time limit."""
+Bounded: every looping program here has a 1.5 s time limit. A right program gets a first slice and a time
+limit it cannot outgrow on a loaded machine (``tests.time_scale``): a loop outgrows any slice, however slow
+the machine, so only the loops' slices are short."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 
 from qkv.grading import Grader, GradeResult, Suite, TestCase, Unfinished, Whole, sandbox_available
 from qkv.grading.cgroups import CgroupKind, choose
+from tests.time_scale import scaled
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -20,14 +23,12 @@ pytestmark = [
     ),
 ]
 
-SUITE = Suite(
-    ["volume"],
-    [
-        TestCase("a 2 by 3 by 4 box", "volume", (2, 3, 4), lambda a, b, c: a * b * c, Whole()),
-        TestCase("a 5 by 1 by 2 box", "volume", (5, 1, 2), lambda a, b, c: a * b * c, Whole()),
-    ],
-    time_limit_s=1.5,
-)
+CASES = [
+    TestCase("a 2 by 3 by 4 box", "volume", (2, 3, 4), lambda a, b, c: a * b * c, Whole()),
+    TestCase("a 5 by 1 by 2 box", "volume", (5, 1, 2), lambda a, b, c: a * b * c, Whole()),
+]
+SUITE = Suite(["volume"], CASES, time_limit_s=1.5)  # for the loops: stopped by it however slow the machine
+RIGHT_SUITE = Suite(["volume"], CASES, time_limit_s=min(60.0, scaled(20.0)))  # a right program ends within it
 RIGHT = "def volume(a, b, c):\n    return a * b * c\n"
 LOOP = "def volume(a, b, c):\n    while True:\n        pass\n"
 SLICE_S = 0.2
@@ -48,7 +49,7 @@ def _freezer_here() -> bool:
 
 
 def test_a_program_that_ends_within_its_slice_gets_its_verdict_at_once(grader: Grader) -> None:
-    result = grader.grade_first_slice(RIGHT, SUITE, seed=1, slice_s=SLICE_S)
+    result = grader.grade_first_slice(RIGHT, RIGHT_SUITE, seed=1, slice_s=scaled(20.0))
     assert isinstance(result, GradeResult)
     assert result.status == "pass" and result.score == (2, 2)
 
@@ -102,14 +103,14 @@ def test_timing_lines_written_by_the_submission_change_no_verdict(grader: Grader
         "    except OSError:\n"
         "        pass\n"
     )
-    right = grader.grade(forge + RIGHT, SUITE, seed=4)
-    wrong = grader.grade(forge + "def volume(a, b, c):\n    return a + b + c\n", SUITE, seed=4)
+    right = grader.grade(forge + RIGHT, RIGHT_SUITE, seed=4)
+    wrong = grader.grade(forge + "def volume(a, b, c):\n    return a + b + c\n", RIGHT_SUITE, seed=4)
     assert right.status == "pass"
     assert wrong.status == "fail" and wrong.score == (0, 2)
 
 
 def test_a_grading_reports_its_phases_outside_the_results_document(grader: Grader) -> None:
-    result = grader.grade(RIGHT, SUITE, seed=5)
+    result = grader.grade(RIGHT, RIGHT_SUITE, seed=5)
     assert result.phases is not None
     assert set(result.phases.wall) == {"sandbox start", "imports", "set-up", "tests", "verdict"}
     assert all(seconds >= 0 for seconds in result.phases.wall.values())

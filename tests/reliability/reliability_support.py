@@ -21,6 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.time_scale import scaled
+
 REPO = Path(__file__).resolve().parents[2]
 POSTGRES_URL = os.environ.get("QKV_TEST_POSTGRES_URL", "postgresql+psycopg://qkv:qkv@127.0.0.1:5432/qkv_test")
 
@@ -62,6 +64,7 @@ class Server:
             self.process = subprocess.Popen(
                 [*_SERVE, *args], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
             )
+        ready_within = scaled(ready_within)
         deadline = time.monotonic() + ready_within
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -85,11 +88,12 @@ class Server:
         """SIGKILL, as a crash would; wait until it is gone."""
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
-            self.process.wait(timeout=30)
+            self.process.wait(timeout=scaled(30))
 
     def terminate(self, within: float = 60.0) -> int:
         """SIGTERM and wait at most ``within`` seconds for the exit status (SIGKILL after that)."""
         assert self.process is not None
+        within = scaled(within)
         self.process.send_signal(signal.SIGTERM)
         try:
             return self.process.wait(timeout=within)
@@ -139,10 +143,12 @@ def alive(pids: set[int]) -> set[int]:
 
 
 def wait_until(condition: Callable[[], object], within_s: float, what: str) -> None:
-    """Return as soon as ``condition()`` is true; fail with a sentence naming ``what`` after ``within_s`` s.
+    """Return as soon as ``condition()`` is true; fail with a sentence naming ``what`` after ``within_s`` s
+    (scaled by ``tests.time_scale``).
 
     For conditions in other processes, which no event in this one can signal: it checks every 20 ms.
     """
+    within_s = scaled(within_s)
     deadline = time.monotonic() + within_s
     while not condition():
         if time.monotonic() > deadline:

@@ -16,6 +16,8 @@ from types import ModuleType
 import httpx
 import pytest
 
+from tests.time_scale import scaled
+
 
 class FlakyServer:
     """Answers ``200 ok`` with keep-alive; on the first connection, drops the second request unanswered.
@@ -78,7 +80,7 @@ def test_a_request_on_a_reused_connection_closed_unanswered_is_sent_once_more_on
     load_script: ModuleType, flaky: FlakyServer
 ) -> None:
     async def run() -> list[tuple[int, bool]]:
-        async with httpx.AsyncClient(timeout=10) as client:
+        async with httpx.AsyncClient(timeout=scaled(10)) as client:
             results = []
             for body in (b"first", b"second", b"third"):
                 response, retried = await load_script.send_like_a_browser(
@@ -98,7 +100,7 @@ def test_a_failure_on_a_new_connection_is_not_retried(load_script: ModuleType) -
     server = FlakyServer(drop_every_first=True)
 
     async def run() -> None:
-        async with httpx.AsyncClient(timeout=10) as client:
+        async with httpx.AsyncClient(timeout=scaled(10)) as client:
             await load_script.send_like_a_browser(client, "POST", server.url + "/api", content=b"only")
 
     try:

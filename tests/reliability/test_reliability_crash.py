@@ -20,6 +20,7 @@ from tests.reliability.reliability_support import (
     sandbox_count,
     wait_until,
 )
+from tests.time_scale import scaled
 
 LESSON_API = "/api/lessons/L4.1"
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
@@ -38,7 +39,7 @@ class Browser:
     code_exercise: str = ""
 
     def __post_init__(self) -> None:
-        self.client = httpx.Client(base_url=self.base_url, timeout=60)
+        self.client = httpx.Client(base_url=self.base_url, timeout=scaled(60))
 
     def open_lesson(self) -> Browser:
         index = self.client.get("/")
@@ -54,7 +55,7 @@ class Browser:
         """Point at a restarted server (new port) keeping the same cookies, as a browser would."""
         cookies = self.client.cookies
         self.client.close()
-        self.client = httpx.Client(base_url=base_url, timeout=60, cookies=cookies)
+        self.client = httpx.Client(base_url=base_url, timeout=scaled(60), cookies=cookies)
 
     def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         return self.client.post(LESSON_API + path, json=body, headers={"X-CSRF-Token": self.token})
@@ -135,13 +136,13 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_write(
         futures = [pool.submit(answer_burst, i) for i in range(len(browsers))]
         futures += [pool.submit(code_burst, i) for i in range(len(browsers))]
         with progressed:
-            progressed.wait_for(lambda: sum(acked) >= 90 and sum(code_acked) >= 6, timeout=30)
+            progressed.wait_for(lambda: sum(acked) >= 90 and sum(code_acked) >= 6, timeout=scaled(30))
         assert server.process is not None
         sandboxes = descendants(server.process.pid)  # warm spares and gradings in flight
         server.kill()  # SIGKILL with requests in flight
         stop.set()
         for future in futures:
-            future.result(timeout=60)
+            future.result(timeout=scaled(60))
     assert sum(acked) >= 90 and sum(code_acked) >= 6, (acked, code_acked, server.log())
     # No sandbox outlives the server that started it.
     assert sandboxes, "the server had no child processes: is grading running?"
@@ -173,8 +174,10 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_write(
         assert integrity(db_file) == "ok"
 
 
+# It sleeps past its time limit: once its sandbox is seen, it is in flight for the whole limit, however
+# slow the machine (a sleep of a few seconds could end before a loaded machine started the second one).
 SLOW_PROGRAM = (
-    "import time\ntime.sleep(3)\n\ndef project_qkv(X, Wq, Wk, Wv):\n    return X @ Wq, X @ Wk, X @ Wv\n"
+    "import time\ntime.sleep(600)\n\ndef project_qkv(X, Wq, Wk, Wv):\n    return X @ Wq, X @ Wk, X @ Wv\n"
 )
 
 
@@ -196,7 +199,7 @@ def test_sigterm_finishes_gradings_in_flight_and_exits_cleanly(start_server: Any
         wait_until(lambda: sandbox_count(pid) >= 2, 30, "both gradings to start in their sandboxes")
         assert all(not future.done() for future in futures)
         exit_status = server.terminate(within=60)
-        responses = [future.result(timeout=60) for future in futures]
+        responses = [future.result(timeout=scaled(60)) for future in futures]
     assert exit_status == 0, server.log()
     for response in responses:
         assert response.status_code == 200, response.text[:300]

@@ -30,6 +30,7 @@ from schemathesis.generation.modes import GenerationMode
 from qkv.web.app import create_app
 from qkv.web.settings import Settings
 from tests.reliability.reliability_support import Server, require_bubblewrap
+from tests.time_scale import scaled
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.timeout(300)]
 
@@ -71,7 +72,7 @@ def hidden_body_operations(app: FastAPI, base_url: str) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def operations(fuzz_server: Server) -> list[Any]:
-    schema = schemathesis.openapi.from_url(fuzz_server.url + "/openapi.json", timeout=30)
+    schema = schemathesis.openapi.from_url(fuzz_server.url + "/openapi.json", timeout=scaled(30))
     found = [result.ok() for result in schema.get_all_operations()]
     assert {op.path for op in found} >= {"/api/lessons/{lesson_id}/answers", "/api/lessons/{lesson_id}/code"}
     app = create_app(Settings(database_url="sqlite://", secret_key="fuzz-spec-" * 4))
@@ -88,7 +89,7 @@ def operations(fuzz_server: Server) -> list[Any]:
 @pytest.fixture(scope="module")
 def learner_credentials(fuzz_server: Server) -> tuple[dict[str, str], dict[str, str]]:
     """The learner cookie and the CSRF header a browser gets from the lesson page."""
-    with httpx.Client(base_url=fuzz_server.url, timeout=30) as client:
+    with httpx.Client(base_url=fuzz_server.url, timeout=scaled(30)) as client:
         index = client.get("/")
         link = re.search(r'href="(/[^"]*L4\.1[^"]*)"', index.text)
         page = client.get(link.group(1) if link else "/lessons/L4.1")
@@ -164,7 +165,7 @@ def test_no_server_error_for_a_learner(
     succeeded: set[str] = set()
 
     def check(case: Any) -> None:
-        response = case.call(headers=headers, cookies=cookies, timeout=60)
+        response = case.call(headers=headers, cookies=cookies, timeout=scaled(60))
         assert response.status_code < 500, describe(case, response)
         statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
         if response.status_code < 300:
@@ -182,7 +183,7 @@ def test_no_server_error_for_a_learner(
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_no_server_error_for_a_stranger(operations: list[Any], mode: GenerationMode) -> None:
     def check(case: Any) -> None:
-        response = case.call(timeout=60)
+        response = case.call(timeout=scaled(60))
         assert response.status_code < 500, describe(case, response)
         state_changing = case.path.startswith(("/api/lessons/", "/instructor/", "/api/instructor/")) or (
             case.path == "/api/learner"

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.reliability.reliability_support import Server
+from tests.time_scale import scaled
 
 LESSON_API = "/api/lessons/L4.1"
 
@@ -27,7 +28,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def learner(server: Server) -> Iterator[tuple[httpx.Client, str, str]]:
     """A client with a learner cookie, its CSRF token and the code exercise's id."""
-    client = httpx.Client(base_url=server.url, timeout=30)
+    client = httpx.Client(base_url=server.url, timeout=scaled(30))
     index = client.get("/")
     link = re.search(r'href="(/[^"]*L4\.1[^"]*)"', index.text)
     page = client.get(link.group(1) if link else "/lessons/L4.1")
@@ -117,7 +118,7 @@ def test_a_client_stalled_in_its_headers_does_not_block_others(server: Server) -
         f"POST {LESSON_API}/answers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         "Content-Length: 40\r\n"
     ).encode()
-    stalled = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(20)]
+    stalled = [socket.create_connection(("127.0.0.1", server.port), timeout=scaled(5)) for _ in range(20)]
     try:
         for byte in request[:60]:  # headers dribble in on twenty connections, then nothing more
             for sock in stalled:
@@ -125,7 +126,7 @@ def test_a_client_stalled_in_its_headers_does_not_block_others(server: Server) -
             time.sleep(0.005)
         # Meanwhile everyone else is served as usual, pages and API alike (a blocked server would make
         # these requests run into the client's timeout and raise).
-        with httpx.Client(base_url=server.url, timeout=10) as other:
+        with httpx.Client(base_url=server.url, timeout=scaled(10)) as other:
             for _ in range(5):
                 assert other.get("/").status_code == 200
                 assert other.get(f"{LESSON_API}/progress").status_code == 200
@@ -145,7 +146,7 @@ def test_a_client_that_stalls_mid_body_gets_408(
         f"Content-Length: 100\r\nX-CSRF-Token: {token}\r\nCookie: {cookie}\r\n\r\n"
         '{"exercise_id": '
     ).encode()
-    slow = socket.create_connection(("127.0.0.1", server.port), timeout=45)
+    slow = socket.create_connection(("127.0.0.1", server.port), timeout=scaled(45))
     try:
         slow.sendall(head)
         received = b""
@@ -163,7 +164,7 @@ def test_a_client_that_stalls_mid_body_gets_408(
 def test_the_nine_field_sign_in_is_a_400_and_logs_no_traceback(server: Server) -> None:
     nine = "&".join(f"f{i}=1" for i in range(9))
     logged_before = server.log_path.stat().st_size
-    with httpx.Client(base_url=server.url, timeout=30) as stranger:
+    with httpx.Client(base_url=server.url, timeout=scaled(30)) as stranger:
         answers = [
             stranger.post(
                 "/instructor/sign-in",
@@ -182,9 +183,9 @@ def test_the_nine_field_sign_in_is_a_400_and_logs_no_traceback(server: Server) -
 
 def test_cookieless_requests_from_one_address_do_not_lock_its_next_visitor_out(server: Server) -> None:
     for _ in range(210):  # more than the address's whole share of new learners (200)
-        with httpx.Client(base_url=server.url, timeout=30) as passer_by:
+        with httpx.Client(base_url=server.url, timeout=scaled(30)) as passer_by:
             assert passer_by.get("/").status_code == 200
-    with httpx.Client(base_url=server.url, timeout=30) as visitor:
+    with httpx.Client(base_url=server.url, timeout=scaled(30)) as visitor:
         assert visitor.get("/").status_code == 200
         page = visitor.get("/lessons/L4.1")
         assert page.status_code == 200
@@ -199,6 +200,6 @@ def test_cookieless_requests_from_one_address_do_not_lock_its_next_visitor_out(s
 
 
 def test_a_redirect_never_names_the_host_the_client_sent(server: Server) -> None:
-    response = httpx.get(server.url + "/instructor/", headers={"Host": "evil.example"}, timeout=30)
+    response = httpx.get(server.url + "/instructor/", headers={"Host": "evil.example"}, timeout=scaled(30))
     assert response.status_code in {307, 308}
     assert response.headers["location"] == "/instructor"

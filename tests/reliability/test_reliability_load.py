@@ -18,16 +18,18 @@ import pytest
 
 from qkv.lessons import load_catalog
 from tests.reliability.reliability_support import require_bubblewrap
+from tests.time_scale import scaled
 
 LEARNERS = 6
 
 
 def run_class(load_script: ModuleType, urls: list[str], max_seconds: float = 150) -> Any:
+    max_seconds = scaled(max_seconds)
     config = load_script.LoadConfig(
         base_urls=urls,
         learners=LEARNERS,
         max_seconds=max_seconds,
-        request_timeout=60,
+        request_timeout=scaled(60),
         think_seconds=0.05,
         ramp_seconds=1.0,
     )

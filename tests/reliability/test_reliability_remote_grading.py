@@ -32,6 +32,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine
 
 from tests.reliability.reliability_support import REPO, Server, require_bubblewrap, wait_until
+from tests.time_scale import scaled
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.postgres, pytest.mark.slow]
 
@@ -93,10 +94,10 @@ class Grader:
             os.kill(self.pid, signal.SIGCONT)
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=scaled(30))
             except subprocess.TimeoutExpired:
                 self.process.kill()
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=scaled(30))
 
 
 @pytest.fixture
@@ -118,6 +119,7 @@ def running_job_of(engine: Engine, grader: Grader) -> str | None:
 
 def freeze_in_a_grading(engine: Engine, grader: Grader, within_s: float = 120) -> str:
     """SIGSTOP the grader at a moment it holds a running job; that job's id."""
+    within_s = scaled(within_s)
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         if running_job_of(engine, grader) is not None:
@@ -150,7 +152,7 @@ class Learner:
         self.client = httpx.AsyncClient(
             base_url=home.url,
             headers={"X-Forwarded-For": f"198.51.100.{index + 1}"},
-            timeout=120,
+            timeout=scaled(120),
             limits=httpx.Limits(max_keepalive_connections=0),
         )
         self.token = ""
@@ -215,9 +217,9 @@ def test_a_class_across_two_servers_gets_one_verdict_each_while_graders_die_and_
         frozen_job = freeze_in_a_grading(engine, frozen)  # Z never comes back (until the end)
         killed_job = freeze_in_a_grading(engine, killed)
         os.kill(killed.pid, signal.SIGKILL)  # A dies in the middle of a grading
-        killed.process.wait(timeout=30)
-        learners.join(timeout=480)
-        assert not learners.is_alive(), "the class did not get its verdicts within 480 s"
+        killed.process.wait(timeout=scaled(30))
+        learners.join(timeout=scaled(480))
+        assert not learners.is_alive(), f"the class did not get its verdicts within {scaled(480):g} s"
         results = burst[0]
 
         # Every learner got exactly one verdict, the right one, from the other server too.
@@ -258,7 +260,7 @@ def test_a_class_across_two_servers_gets_one_verdict_each_while_graders_die_and_
         with engine.connect() as conn:
             assert conn.execute(text("SELECT count(*) FROM code_submissions")).scalar() == LEARNERS
             assert conn.execute(text("SELECT sum(attempts) FROM exercise_totals")).scalar() == LEARNERS
-        health = httpx.get(servers[0].url + "/healthz/grading", timeout=10).json()
+        health = httpx.get(servers[0].url + "/healthz/grading", timeout=scaled(10)).json()
         assert (health["mode"], health["queued"], health["running"]) == ("remote", 0, 0)
         assert health["graders_alive"] >= 1
     finally:

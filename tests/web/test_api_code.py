@@ -20,6 +20,7 @@ from qkv.web.grading_queue import (
     GradingQueue,
     QueueFull,
 )
+from tests.time_scale import scaled
 from tests.web.backend_fixtures import API, CORRECT_SOLUTION, WRONG_SOLUTION, Browser, learner_id_of
 
 needs_bubblewrap = pytest.mark.skipif(
@@ -73,8 +74,12 @@ def test_answers_are_not_accepted_as_code(browser: Browser) -> None:
 
 
 def _grade_slowly_in_background(app: FastAPI, learner: Browser) -> tuple[threading.Thread, list[Any]]:
-    """Submit a correct program that first sleeps 2 s, and return once the queue has admitted it."""
-    slow = "import time\ntime.sleep(2)\n" + CORRECT_SOLUTION
+    """Submit a program that sleeps past its time limit, and return once the queue has admitted it.
+
+    It holds its grader for the whole limit (a sleep outgrows no CPU slice), however slow the machine is:
+    the test's requests meanwhile cannot come too late.
+    """
+    slow = "import time\ntime.sleep(600)\n" + CORRECT_SOLUTION
     queue = app.state.qkv.queue
     admitted = threading.Event()
     submit = queue.submit
@@ -89,7 +94,7 @@ def _grade_slowly_in_background(app: FastAPI, learner: Browser) -> tuple[threadi
     worker = threading.Thread(target=lambda: results.append(learner.submit_code(slow)))
     worker.start()
     try:
-        assert admitted.wait(30), "the slow program was never admitted to the grading queue"
+        assert admitted.wait(scaled(30)), "the slow program was never admitted to the grading queue"
     finally:
         queue.submit = submit
     return worker, results
@@ -106,7 +111,7 @@ def test_a_full_queue_answers_503_with_retry_after(make_app: Callable[..., FastA
     assert app.state.qkv.queue.admitted == 1
 
     refused = second.submit_code(CORRECT_SOLUTION)
-    worker.join(60)
+    worker.join(scaled(60))
 
     assert refused.status_code == 503
     assert int(refused.headers["retry-after"]) >= 1
@@ -126,7 +131,7 @@ def test_a_second_run_while_the_first_is_graded_answers_429(make_app: Callable[.
 
     again = learner.submit_code(CORRECT_SOLUTION)
     meanwhile = other.submit_code(CORRECT_SOLUTION)  # other learners still get a grader
-    worker.join(60)
+    worker.join(scaled(60))
 
     assert again.status_code == 429
     assert int(again.headers["retry-after"]) >= 1
@@ -170,7 +175,7 @@ class _Gate:
 
     def __call__(self, source: str, suite: str) -> str:
         self.started.release()
-        self.release.wait(10)
+        self.release.wait(scaled(10))
         return f"graded {source}"
 
 
@@ -179,23 +184,23 @@ def test_queue_admits_concurrency_plus_capacity_then_refuses() -> None:
     gate = _Gate()
     queue = GradingQueue(gate, concurrency=2, capacity=1)
     futures = [queue.submit(str(i), "s") for i in range(3)]
-    assert gate.started.acquire(timeout=5) and gate.started.acquire(timeout=5)
+    assert gate.started.acquire(timeout=scaled(5)) and gate.started.acquire(timeout=scaled(5))
     with pytest.raises(QueueFull) as full:
         queue.submit("4", "s")
     assert str(full.value).startswith("The grader is busy: 3 programs are being graded or waiting")
     assert full.value.retry_after_s >= 1
     gate.release.set()
-    assert [future.result(5) for future in futures] == ["graded 0", "graded 1", "graded 2"]
+    assert [future.result(scaled(5)) for future in futures] == ["graded 0", "graded 1", "graded 2"]
     assert queue.admitted == 0
-    assert queue.submit("again", "s").result(5) == "graded again"
-    assert queue.close(timeout_s=5) is True
+    assert queue.submit("again", "s").result(scaled(5)) == "graded again"
+    assert queue.close(timeout_s=scaled(5)) is True
 
 
 def test_a_learner_may_have_one_grading_in_flight() -> None:
     gate = _Gate()
     queue = GradingQueue(gate, concurrency=4, capacity=0)
     first = queue.submit("loop", "s", owner="ada")
-    assert gate.started.acquire(timeout=5)
+    assert gate.started.acquire(timeout=scaled(5))
     with pytest.raises(AlreadyGrading) as again:
         queue.submit("again", "s", owner="ada")
     assert str(again.value).startswith(
@@ -204,10 +209,10 @@ def test_a_learner_may_have_one_grading_in_flight() -> None:
     assert again.value.retry_after_s >= 1
     other = queue.submit("other", "s", owner="grace")  # another learner is not held up
     gate.release.set()
-    assert (first.result(5), other.result(5)) == ("graded loop", "graded other")
+    assert (first.result(scaled(5)), other.result(scaled(5))) == ("graded loop", "graded other")
     # A learner who has the result may run again at once: the slot is free before the result is set.
-    assert queue.submit("later", "s", owner="ada").result(5) == "graded later"
-    assert queue.close(timeout_s=5) is True
+    assert queue.submit("later", "s", owner="ada").result(scaled(5)) == "graded later"
+    assert queue.close(timeout_s=scaled(5)) is True
 
 
 @pytest.mark.timeout(30)
@@ -215,18 +220,18 @@ def test_closing_waits_for_running_gradings_then_refuses_new_ones() -> None:
     gate = _Gate()
     queue = GradingQueue(gate, concurrency=1, capacity=0)
     running = queue.submit("long", "s")
-    assert gate.started.acquire(timeout=5)
+    assert gate.started.acquire(timeout=scaled(5))
     outcome: list[bool] = []
     closed = threading.Event()
 
     def close() -> None:
-        outcome.append(queue.close(timeout_s=10))
+        outcome.append(queue.close(timeout_s=scaled(10)))
         closed.set()
 
     threading.Thread(target=close).start()
     assert not closed.wait(0.3), "close() returned while a grading was still running"
     gate.release.set()
-    assert closed.wait(10)
+    assert closed.wait(scaled(10))
     assert outcome == [True]
     assert running.result(0) == "graded long"
     with pytest.raises(GradingClosed):
@@ -238,7 +243,7 @@ def test_busy_refusals_share_one_type_that_carries_the_http_status() -> None:
     gate = _Gate()
     queue = GradingQueue(gate, concurrency=2, capacity=0)
     queue.submit("loop", "s", owner="ada")
-    assert gate.started.acquire(timeout=5)  # running now: a second Run is refused, not queued
+    assert gate.started.acquire(timeout=scaled(5))  # running now: a second Run is refused, not queued
     with pytest.raises(GradingBusy) as again:
         queue.submit("again", "s", owner="ada")
     queue.submit("other", "s", owner="grace")
@@ -247,7 +252,7 @@ def test_busy_refusals_share_one_type_that_carries_the_http_status() -> None:
     gate.release.set()
     assert (type(again.value), again.value.status) == (AlreadyGrading, 429)
     assert (type(full.value), full.value.status) == (QueueFull, 503)
-    assert queue.close(timeout_s=5) is True
+    assert queue.close(timeout_s=scaled(5)) is True
 
 
 @pytest.mark.timeout(30)
@@ -255,7 +260,7 @@ def test_closing_gives_up_after_the_grace_period() -> None:
     gate = _Gate()
     queue = GradingQueue(gate, concurrency=1, capacity=0)
     queue.submit("stuck", "s")
-    assert gate.started.acquire(timeout=5)
+    assert gate.started.acquire(timeout=scaled(5))
     assert queue.close(timeout_s=0.2) is False
     gate.release.set()
 
@@ -273,7 +278,7 @@ class _Recorder:
         with self.lock:
             self.order.append(source)
         self.started.set()
-        self.gate.wait(10)
+        self.gate.wait(scaled(10))
         return f"graded {source}"
 
 
@@ -282,7 +287,7 @@ def test_the_line_is_served_fairly_across_clients() -> None:
     grade = _Recorder()
     queue = GradingQueue(grade, concurrency=1, capacity=50)
     first = queue.submit("blocker", "s", owner="x", client="10.0.0.9")
-    assert grade.started.wait(5)
+    assert grade.started.wait(scaled(5))
     # One client sends many programs under many identities; two honest clients send one each, later.
     flood = [queue.submit(f"flood{i}", "s", owner=f"minted{i}", client="10.0.0.66") for i in range(6)]
     ada = queue.submit("ada", "s", owner="ada", client="10.0.0.1")
@@ -291,9 +296,9 @@ def test_the_line_is_served_fairly_across_clients() -> None:
     assert queue.position("minted5") == 7 and queue.position("nobody") is None
     grade.gate.set()
     for future in [first, *flood, ada, grace]:
-        future.result(5)
+        future.result(scaled(5))
     assert grade.order[:4] == ["blocker", "flood0", "ada", "grace"]  # round robin over addresses
-    assert queue.close(timeout_s=5) is True
+    assert queue.close(timeout_s=scaled(5)) is True
 
 
 class _Stepper:
@@ -310,7 +315,7 @@ class _Stepper:
     def __call__(self, source: str, suite: str) -> str:
         self.order.append(source)
         self.started.release()
-        assert self.go.acquire(timeout=10)
+        assert self.go.acquire(timeout=scaled(10))
         if source.startswith("slow"):
             time.sleep(0.3)
         return f"graded {source}"
@@ -318,7 +323,7 @@ class _Stepper:
     def step(self) -> None:
         """Let the running program finish, and wait until the next one has started."""
         self.go.release()
-        assert self.started.acquire(timeout=10)
+        assert self.started.acquire(timeout=scaled(10))
 
 
 @pytest.mark.timeout(30)
@@ -326,7 +331,7 @@ def test_the_line_is_fair_by_the_grader_time_each_client_used_not_by_turns() -> 
     grade = _Stepper()
     queue = GradingQueue(grade, concurrency=1, capacity=10)
     slow = [queue.submit(f"slow{i}", "s", owner=f"slow{i}", client="10.0.0.66") for i in (1, 2)]
-    assert grade.started.acquire(timeout=10)  # slow1 runs
+    assert grade.started.acquire(timeout=scaled(10))  # slow1 runs
     quick = [queue.submit("ada", "s", owner="ada", client="10.0.0.1")]
     grade.step()  # slow1 held the grader 0.3 s; ada goes next, as round robin would have it too
     quick.append(queue.submit("grace", "s", owner="grace", client="10.0.0.2"))
@@ -336,11 +341,11 @@ def test_the_line_is_fair_by_the_grader_time_each_client_used_not_by_turns() -> 
     grade.step()
     grade.step()
     grade.go.release()
-    assert [future.result(10) for future in [*slow, *quick]] == [
+    assert [future.result(scaled(10)) for future in [*slow, *quick]] == [
         "graded slow1", "graded slow2", "graded ada", "graded grace"
     ]  # fmt: skip
     assert grade.order == ["slow1", "ada", "grace", "slow2"]
-    assert queue.close(timeout_s=5) is True
+    assert queue.close(timeout_s=scaled(5)) is True
 
 
 def test_a_later_line_gets_at_most_some_of_the_graders() -> None:
@@ -351,7 +356,7 @@ def test_a_later_line_gets_at_most_some_of_the_graders() -> None:
     for concurrency, half in ((4, 2), (3, 1), (1, 1)):  # the default: half of them, at least one
         queue = GradingQueue(_Stepper(), concurrency=concurrency, capacity=0)
         assert queue.later_concurrency == half
-        assert queue.close(timeout_s=1) is True
+        assert queue.close(timeout_s=scaled(1)) is True
 
 
 @pytest.mark.timeout(30)
@@ -359,14 +364,14 @@ def test_running_again_while_waiting_replaces_the_waiting_program() -> None:
     grade = _Recorder()
     queue = GradingQueue(grade, concurrency=1, capacity=5)
     queue.submit("blocker", "s", owner="x", client="a")
-    assert grade.started.wait(5)
+    assert grade.started.wait(scaled(5))
     older = queue.submit("draft 1", "s", owner="ada", client="b")
     newer = queue.submit("draft 2", "s", owner="ada", client="b")
     assert newer is older and queue.admitted == 2
     grade.gate.set()
-    assert older.result(5) == newer.result(5) == "graded draft 2"
+    assert older.result(scaled(5)) == newer.result(scaled(5)) == "graded draft 2"
     assert "draft 1" not in grade.order
-    assert queue.close(timeout_s=5) is True
+    assert queue.close(timeout_s=scaled(5)) is True
 
 
 @pytest.mark.timeout(30)
@@ -374,7 +379,7 @@ def test_one_client_may_have_only_so_many_programs_waiting() -> None:
     grade = _Recorder()
     queue = GradingQueue(grade, concurrency=1, capacity=10, per_client=2)
     queue.submit("blocker", "s", owner="x", client="a")
-    assert grade.started.wait(5)
+    assert grade.started.wait(scaled(5))
     queue.submit("1", "s", owner="m1", client="b")
     queue.submit("2", "s", owner="m2", client="b")
     with pytest.raises(ClientBusy) as busy:
@@ -383,7 +388,7 @@ def test_one_client_may_have_only_so_many_programs_waiting() -> None:
     assert str(busy.value).startswith("Your network already has 2 programs waiting to be graded")
     queue.submit("c", "s", owner="c", client="c")  # another address still gets in line
     grade.gate.set()
-    assert queue.close(timeout_s=5) is True
+    assert queue.close(timeout_s=scaled(5)) is True
 
 
 @needs_bubblewrap
@@ -393,7 +398,7 @@ def test_one_client_may_have_only_so_many_programs_waiting() -> None:
 def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..., FastAPI]) -> None:
     app = make_app(grading_concurrency=1)
     first, second = Browser(app).open_lesson(), Browser(app).open_lesson()
-    worker, results = _grade_slowly_in_background(app, first)  # holds the only grader for 2 s
+    worker, results = _grade_slowly_in_background(app, first)  # holds the only grader for its time limit
     assert second.client.get(f"{API}/code/queue").json() == {"position": None, "state": None}
     waiting: list[Any] = []
     queue = app.state.qkv.queue
@@ -408,17 +413,17 @@ def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..
     queue.submit = submit_and_tell
     waiter = threading.Thread(target=lambda: waiting.append(second.submit_code(CORRECT_SOLUTION)))
     waiter.start()
-    assert in_line.wait(30), "the second program never got in line"
+    assert in_line.wait(scaled(30)), "the second program never got in line"
     queue.submit = submit
     second_learner = learner_id_of(second)
     assert second.client.get(f"{API}/code/queue").json() == {"position": 0, "state": "waiting"}
     cancelled = second.post(f"{API}/code/cancel", {})
     assert cancelled.status_code == 200 and cancelled.json() == {"cancelled": True}
-    waiter.join(30)
+    waiter.join(scaled(30))
     assert waiting[0].status_code == 409
     assert waiting[0].json() == {"detail": "You cancelled this run before it was graded."}
     assert queue.position(second_learner) is None
     assert second.post(f"{API}/code/cancel", {}).json() == {"cancelled": False}  # nothing left to cancel
-    worker.join(60)
+    worker.join(scaled(60))
     assert results[0].status_code == 200  # the program being graded was not touched
     assert second.progress()["exercises"]["functions"]["attempts"] == 0  # a cancelled run is not saved
