@@ -32,8 +32,9 @@ pytestmark = [
 ]
 
 CASES = [TestCase("a 2 by 3 by 4 box", "volume", (2, 3, 4), lambda a, b, c: a * b * c, Whole())]
-SUITE = Suite(["volume"], CASES, time_limit_s=2.0)  # for loops: stopped by it, however slow the machine
-# A loop that must still be running while the test looks at the queue (its time limit is the test's cost).
+# A loop's suite. A slice is CPU time but the limit is wall-clock time: on a loaded machine a short limit
+# runs out before the loop has used its first slice, and the loop is never set aside. The limit also holds
+# the states the tests look at while they look (it is each loop's cost to the test).
 LONG_SUITE = Suite(["volume"], CASES, time_limit_s=min(60.0, scaled(8.0)))
 RIGHT_SUITE = Suite(["volume"], CASES, time_limit_s=min(60.0, scaled(20.0)))
 RIGHT = "def volume(a, b, c):\n    return a * b * c\n"
@@ -94,7 +95,7 @@ def _record_finishing_order(futures: dict[str, concurrent.futures.Future[Any]]) 
 def test_a_loops_second_slice_runs_only_after_the_others_first_slices(queue: GradingQueue) -> None:
     # The loop and three learners press Run together; the line takes the loop first (it joined first),
     # so the three wait behind its first slice.
-    futures = {"looper": queue.submit(LOOP, SUITE, owner="looper", client="10.0.0.1")}
+    futures = {"looper": queue.submit(LOOP, LONG_SUITE, owner="looper", client="10.0.0.1")}
     for number in range(3):
         futures[f"honest{number}"] = queue.submit(
             RIGHT, RIGHT_SUITE, owner=f"honest{number}", client=f"10.0.0.{number + 2}"
@@ -119,7 +120,7 @@ def _a_loop_set_aside_behind_a_long_one(queue: GradingQueue) -> concurrent.futur
     after its first slice, waits behind it (for as long as bo's time limit: a state that persists)."""
     queue.submit(LOOP, LONG_SUITE, owner="bo", client="10.0.0.2")
     wait_for(lambda: _running_on(queue, "bo"), "bo's loop to run on after its first slice")
-    looped = queue.submit(LOOP, SUITE, owner="ada", client="10.0.0.1")
+    looped = queue.submit(LOOP, LONG_SUITE, owner="ada", client="10.0.0.1")
     wait_for(lambda: _set_aside_and_waiting(queue, "ada"), "ada's loop to be set aside")
     return looped
 
