@@ -81,7 +81,9 @@ def test_previewed_and_used_links_leave_no_token_in_the_access_log(
 
     with httpx.Client(base_url=server.url, timeout=30) as teacher:
         signed_in = teacher.post("/instructor/sign-in", data={"token": instructor_token})
-        assert signed_in.status_code == 303 and "qkv_instructor" in teacher.cookies  # the preview used nothing
+        assert (
+            signed_in.status_code == 303 and "qkv_instructor" in teacher.cookies
+        )  # the preview used nothing
     with httpx.Client(base_url=server.url, timeout=30) as ada:
         checked = ada.post("/sign-in/check", data={"token": learner_token})
         assert "Sign in as Ada Lovelace (s-1001)?" in checked.text

@@ -453,7 +453,7 @@ def post_learner(body: LearnerIn, services: AppServices, learner: Writer) -> dic
     """Save the optional display name shown in the gradebook.
 
     A signed-in learner's name comes from their class list or their LMS (403); nobody may take the name
-    of another learner with an account (409), so the instructor never sees two of one name.
+    of another learner with an account (409), so no two learners of a class show the same name.
     """
     if learner.signed_in:
         raise HTTPException(

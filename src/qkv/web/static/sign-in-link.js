@@ -5,16 +5,22 @@
 // "show": reveal the form and its button (the instructor's page).
 
 const form = document.querySelector("form[data-fragment-token]");
-if (form) {
+
+function takeToken() {
   const token = new URLSearchParams(window.location.hash.slice(1)).get("token");
   if (window.location.hash) {
     window.history.replaceState(null, "", window.location.pathname + window.location.search);
   }
-  if (token) {
-    form.elements.token.value = token;
-    form.hidden = false;
-    const absent = document.getElementById("no-link");
-    if (absent) absent.hidden = true;
-    if (form.dataset.fragmentToken === "submit") form.submit();
-  }
+  if (!token) return;
+  form.elements.token.value = token;
+  form.hidden = false;
+  const absent = document.getElementById("no-link");
+  if (absent) absent.hidden = true;
+  if (form.dataset.fragmentToken === "submit") form.submit();
+}
+
+if (form) {
+  takeToken();
+  // A link opened on this very page changes only the fragment: the page is not loaded again.
+  window.addEventListener("hashchange", takeToken);
 }
