@@ -203,6 +203,16 @@ def test_sign_in_on_another_device_with_the_link_and_its_qr_code(
     progress = page_progress(phone)
     assert progress["exercises"]["q"]["done"]
     assert progress["exercises"]["averaged"]["attempts"] == 0  # the phone's own answer stayed out
+
+    # The laptop signs out on every device, by keyboard: the phone's session ends as well.
+    laptop.goto(live.url + "/account/devices")
+    _tab_to(laptop, "el => el.tagName === 'BUTTON' && el.textContent.trim() === 'Sign out on every device'")
+    laptop.keyboard.press("Enter")
+    laptop.wait_for_url(re.compile(r"/$"))
+    for browser in (laptop, phone):
+        browser.goto(live.lesson_url)
+        expect(browser.locator(".account-nav")).to_have_count(0)
+        assert not page_progress(browser)["exercises"]["q"]["done"]
     assert errors == []
 
 

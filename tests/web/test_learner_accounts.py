@@ -334,7 +334,8 @@ def _signed_in_twice(app: FastAPI, other: FastAPI | None = None) -> tuple[Browse
 
 
 def test_sign_out_on_every_device_ends_every_session_of_the_learner(app: FastAPI) -> None:
-    phone, laptop, _ = _signed_in_twice(app)
+    phone, laptop, ada = _signed_in_twice(app)
+    pending_device_link, personal_link = _device_link(app, ada), _account(app, "s-1")[1]
     someone_else = Browser(app).open_lesson()
     _use_link(someone_else, _account(app, "s-2", "Grace")[1])
     assert "Sign out" in laptop.client.get("/", headers=HTML).text
@@ -347,6 +348,8 @@ def test_sign_out_on_every_device_ends_every_session_of_the_learner(app: FastAPI
     for browser in (phone, laptop):
         assert "Sign out" not in browser.client.get("/", headers=HTML).text
     assert "Sign out" in someone_else.client.get("/", headers=HTML).text  # only Ada's sessions ended
+    assert _check_link(Browser(app), pending_device_link).status_code == 401  # its device links too
+    assert _check_link(Browser(app), personal_link).status_code == 200  # to sign back in
     again = laptop.client.post("/sign-out/everywhere", data={"csrf_token": laptop.token}, headers=HTML)
     assert again.status_code == 401 and "nothing to sign out of" in again.text
 

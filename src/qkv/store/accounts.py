@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from sqlalchemy import Connection, Table, select, update
+from sqlalchemy import Connection, Table, delete, or_, select, update
 
 from qkv.store.accounts_merge import MergeReport, merge_learner
 from qkv.store.clock import utc_now
@@ -483,18 +483,32 @@ class Accounts:
     def end_all_sessions(self, learner_id: str) -> None:
         """Sign the learner out on every device: each of their sessions stops working on every server.
 
+        Their device links not used yet stop working too (one shown on a screen that someone else saw
+        would sign a device in again); their personal links keep working, so they can sign back in.
+
         Examples
         --------
         >>> accounts = Accounts(Database("sqlite://"))
         >>> ada = accounts.find_or_create(None, "s-1")
         >>> phone, laptop = accounts.open_session(ada), accounts.open_session(ada)
+        >>> device, personal = accounts.new_device_token(ada), accounts.new_sign_in_token(ada)
         >>> accounts.end_all_sessions(ada)
         >>> accounts.learner_for_session(phone), accounts.learner_for_session(laptop)
         (None, None)
+        >>> accounts.inspect_link(device) is None, accounts.inspect_link(personal) is not None
+        (True, True)
         >>> accounts.database.close()
         """
         with self.database.write() as conn:
             _SESSIONS.end_all(conn, learner_id)
+            tokens = _TOKENS.table
+            conn.execute(
+                delete(tokens).where(
+                    tokens.c.learner_id == learner_id,
+                    tokens.c.used_at.is_(None),
+                    or_(tokens.c.kind.is_(None), tokens.c.kind != LinkKind.PERSONAL.value),
+                )
+            )
 
     # -- merging ----------------------------------------------------------------------------------
 
