@@ -178,8 +178,7 @@ def test_require_sign_in_asks_for_it_on_pages_and_refuses_anonymous_writes(
     assert write.status_code == 401 and "sign in" in write.json()["detail"]
     _, link = _account(app)
     browser = Browser(app)
-    assert browser.client.post("/sign-in", data={"token": link}).status_code == 200
-    browser.open_lesson()
+    assert _use_link(browser, link).status_code == 200  # the page, its check and the sign-in are open
     assert browser.answer("q", "3, 2").json()["feedback"]["correct"]
 
 
