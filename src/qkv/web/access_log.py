@@ -26,8 +26,8 @@ def redact(target: str) -> str:
     '/sign-in?token=[redacted]&x=1'
     >>> redact("/lti/launch?id_token=e.y.J&Token=q")
     '/lti/launch?id_token=[redacted]&Token=[redacted]'
-    >>> redact("/lessons/L4.1?tokens=3")  # a name merely holding "token" is still redacted
-    '/lessons/L4.1?tokens=[redacted]'
+    >>> redact("/lessons/x?tokens=3")  # a name merely holding "token" is still redacted
+    '/lessons/x?tokens=[redacted]'
     >>> redact("/api/tokenizer")  # a path is not a query
     '/api/tokenizer'
     """
