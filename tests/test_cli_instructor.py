@@ -21,13 +21,13 @@ def test_add_prints_a_one_time_link_that_signs_in(tmp_path: Path) -> None:
     added = run("instructor", "add", "Grace Hopper", "--database-url", url, "--url", "https://qkv.example/")
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith("Created the instructor Grace Hopper.\n")
-    found = re.search(r"https://qkv\.example/instructor/sign-in\?token=([A-Za-z0-9_-]+)\n", added.stdout)
+    found = re.search(r"https://qkv\.example/instructor/sign-in#token=([A-Za-z0-9_-]+)\n", added.stdout)
     assert found, added.stdout
     again = run("instructor", "add", "Grace Hopper", "--database-url", url)
     assert again.returncode == 1
     assert "An instructor named 'Grace Hopper' already exists" in again.stderr
     link = run("instructor", "link", "Grace Hopper", "--database-url", url)
-    assert link.returncode == 0 and "http://127.0.0.1:8000/instructor/sign-in?token=" in link.stdout
+    assert link.returncode == 0 and "http://127.0.0.1:8000/instructor/sign-in#token=" in link.stdout
     listed = run("instructor", "list", "--database-url", url)
     assert listed.stdout.startswith("Grace Hopper  (since ")
     store = Store(url)

@@ -39,7 +39,7 @@ def test_import_writes_private_links_that_sign_in_once(tmp_path: Path) -> None:
         ("Ada Lovelace", "s-1001", "ada@school.example"),
         ("'=Grace", "s-1002", ""),  # a spreadsheet shows it as text, never runs it
     ]
-    token = re.fullmatch(r"https://qkv\.example/sign-in\?token=([A-Za-z0-9_-]{43})", rows[0]["sign_in_link"])
+    token = re.fullmatch(r"https://qkv\.example/sign-in#token=([A-Za-z0-9_-]{43})", rows[0]["sign_in_link"])
     assert token is not None and rows[0]["expires_at_utc"]
     store = Store(url)
     try:
@@ -86,7 +86,7 @@ def test_link_makes_a_new_link_for_one_learner(tmp_path: Path) -> None:
     made = run("learners", "link", "s-1", "--database-url", url, "--days", "2")
     assert made.returncode == 0, made.stderr
     assert made.stdout.startswith("Sign-in link for Ada (works once, for 2 days; keep it private):\n")
-    assert re.search(r"http://127\.0\.0\.1:8000/sign-in\?token=[A-Za-z0-9_-]{43}\n", made.stdout)
+    assert re.search(r"http://127\.0\.0\.1:8000/sign-in#token=[A-Za-z0-9_-]{43}\n", made.stdout)
     unknown = run("learners", "link", "s-404", "--database-url", url)
     assert (
         unknown.returncode == 1 and "No learner of the roster has the external id 's-404'" in unknown.stderr

@@ -1,5 +1,7 @@
 """Learner accounts in Chromium: a roster's link signs in, progress follows to a second browser, the device
-link and its QR code, signing out, all by keyboard, at 375 px, in dark mode, and axe-clean.
+link and its QR code, signing out, all by keyboard, at 375 px, in dark mode, and axe-clean. Before its
+button, the page a link opens names the account and says what becomes of this browser's work; the link's
+token (in the URL's fragment) leaves the address bar at once.
 
 One uvicorn server per module on a SQLite file that ``qkv learners`` (run as a teacher runs it) writes to.
 Screenshots go to ``test-artifacts/accounts-*.png``.
@@ -62,11 +64,23 @@ def _tab_to(page: Any, predicate: str, limit: int = 40) -> None:
     raise AssertionError(f"Tab never reached an element with {predicate}")
 
 
-def _sign_in_by_keyboard(page: Any, link: str) -> None:
+def _open_link(page: Any, link: str) -> str:
+    """Open a sign-in link; the page posts its fragment's token to be checked. The confirmation's text."""
+    from playwright.sync_api import expect
+
     page.goto(link)
-    _tab_to(page, "el => el.tagName === 'BUTTON' && el.textContent.trim() === 'Sign in'")
+    expect(page.locator("h1")).to_contain_text("Sign in as")
+    assert "token" not in page.url  # the token left the address bar (and the history)
+    assert page.evaluate("() => window.location.hash") == ""
+    return str(page.locator("main").inner_text())
+
+
+def _sign_in_by_keyboard(page: Any, link: str) -> str:
+    confirmation = _open_link(page, link)
+    _tab_to(page, "el => el.tagName === 'BUTTON' && el.textContent.trim().startsWith('Sign in as')")
     page.keyboard.press("Enter")
     page.wait_for_selector("h1:has-text('You are signed in')")
+    return confirmation
 
 
 def _answer_q(page: Any, url: str) -> None:
@@ -94,7 +108,16 @@ def test_roster_link_signs_in_and_progress_follows_to_a_second_browser(
     laptop.locator("#answer-averaged").fill("K")
     laptop.locator("#answer-averaged").press("Enter")
     expect(laptop.locator("#feedback-averaged")).to_have_class(re.compile("is-wrong"))
-    _sign_in_by_keyboard(laptop, links["s-1001"])
+    assert links["s-1001"].startswith(f"{live.url}/sign-in#token=")
+    confirmation = _open_link(laptop, links["s-1001"])
+    assert confirmation.startswith("Sign in as Ada Lovelace (s-1001)?")
+    # The personal link says which account receives this browser's work, before the button.
+    assert (
+        "Anything done in this browser without signing in becomes part of the account of Ada Lovelace "
+        "(s-1001)." in confirmation
+    )
+    screenshot(laptop, "accounts-personal-link-desktop")
+    laptop.get_by_role("button", name="Sign in as Ada Lovelace (s-1001)").click()
     expect(laptop.locator(".merge-note")).to_contain_text("1 answer and 0 programs on 1 exercise")
     expect(laptop.locator(".account-nav")).to_contain_text("Ada Lovelace")
     screenshot(laptop, "accounts-signed-in-desktop")
@@ -105,7 +128,7 @@ def test_roster_link_signs_in_and_progress_follows_to_a_second_browser(
         "learners", "link", "s-1001", "--database-url", f"sqlite:///{folder / 'qkv.db'}", "--url", live.url
     )
     assert again.returncode == 0, again.stderr
-    second_link = re.search(r"(http://\S+/sign-in\?token=\S+)", again.stdout)
+    second_link = re.search(r"(http://\S+/sign-in#token=\S+)", again.stdout)
     assert second_link is not None
     tablet = new_page(chromium, errors, viewport={"width": 390, "height": 844})
     tablet.goto(live.lesson_url)
@@ -126,14 +149,16 @@ def test_roster_link_signs_in_and_progress_follows_to_a_second_browser(
     assert not page_progress(tablet)["exercises"]["q"]["done"]
     laptop.goto(live.lesson_url)
     assert page_progress(laptop)["exercises"]["q"]["done"]
-    # The used link does not sign anyone in again.
+    assert errors == []
+    # The used link does not sign anyone in again: its page says so.
     stranger = new_page(chromium, errors)
     stranger.goto(links["s-1001"])
+    expect(stranger.locator("main")).to_contain_text("This sign-in link was already used")
+    assert errors == ["Failed to load resource: the server responded with a status of 401 (Unauthorized)"]
     response = stranger.request.post(
         live.url + "/sign-in", form={"token": links["s-1001"].split("token=")[1]}
     )
     assert response.status == 401
-    assert errors == []
 
 
 @pytest.mark.timeout(240)
@@ -155,14 +180,39 @@ def test_sign_in_on_another_device_with_the_link_and_its_qr_code(
     assert (qr.get_attribute("src") or "").startswith("data:image/svg+xml;base64,")
     assert qr.evaluate("img => img.naturalWidth") > 0  # the SVG decodes under the page's CSP
     device_link = laptop.locator(".device-link a").get_attribute("href")
-    assert device_link and device_link.startswith(live.url + "/sign-in?token=")
+    assert device_link and device_link.startswith(live.url + "/sign-in#token=")
     screenshot(laptop, "accounts-device-link-desktop")
 
+    # Whoever presses the link (here a phone with anonymous work of its own) first reads whose account it
+    # opens, and that their work is not added to it.
     phone = new_page(chromium, errors, viewport={"width": 375, "height": 800}, is_mobile=True)
-    _sign_in_by_keyboard(phone, device_link)
-    expect(phone.locator(".merge-note")).to_contain_text("no work saved")
     phone.goto(live.lesson_url)
-    assert page_progress(phone)["exercises"]["q"]["done"]
+    phone.locator("#answer-averaged").fill("K")
+    phone.locator("#answer-averaged").press("Enter")
+    expect(phone.locator("#feedback-averaged")).to_have_class(re.compile("is-wrong"))
+    confirmation = _open_link(phone, device_link)
+    assert confirmation.startswith("Sign in as Katherine Johnson (s-2001)?")
+    assert "made on a device signed in as Katherine Johnson (s-2001)" in confirmation
+    assert "Nothing done in this browser without signing in is added to that account." in confirmation
+    expect(phone.get_by_role("button", name="Sign in as Katherine Johnson (s-2001)")).to_be_visible()
+    screenshot(phone, "accounts-device-link-confirm-phone")
+    _tab_to(phone, "el => el.tagName === 'BUTTON' && el.textContent.trim().startsWith('Sign in as')")
+    phone.keyboard.press("Enter")
+    expect(phone.locator(".merge-note")).to_contain_text("with a link from another device")
+    phone.goto(live.lesson_url)
+    progress = page_progress(phone)
+    assert progress["exercises"]["q"]["done"]
+    assert progress["exercises"]["averaged"]["attempts"] == 0  # the phone's own answer stayed out
+
+    # The laptop signs out on every device, by keyboard: the phone's session ends as well.
+    laptop.goto(live.url + "/account/devices")
+    _tab_to(laptop, "el => el.tagName === 'BUTTON' && el.textContent.trim() === 'Sign out on every device'")
+    laptop.keyboard.press("Enter")
+    laptop.wait_for_url(re.compile(r"/$"))
+    for browser in (laptop, phone):
+        browser.goto(live.lesson_url)
+        expect(browser.locator(".account-nav")).to_have_count(0)
+        assert not page_progress(browser)["exercises"]["q"]["done"]
     assert errors == []
 
 
@@ -196,9 +246,9 @@ def test_the_sign_in_pages_are_axe_clean_and_fit_a_phone(
 
     page.goto(live.url + "/sign-in")
     check("sign-in-without-link")
-    page.goto(links[f"axe-{width}-{scheme}"])
+    _open_link(page, links[f"axe-{width}-{scheme}"])
     check("sign-in")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in as").click()
     page.wait_for_selector("h1:has-text('You are signed in')")
     check("signed-in")
     page.goto(live.url + "/account/devices")
@@ -225,7 +275,8 @@ def test_the_instructor_makes_a_learners_link_by_keyboard(
     page = new_page(
         chromium, errors, viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True
     )
-    page.goto(f"{live.url}/instructor/sign-in?token={token}")
+    page.goto(f"{live.url}/instructor/sign-in#token={token}")
+    assert page.evaluate("() => window.location.hash") == ""  # the token left the address bar
     page.get_by_role("button", name="Sign in as instructor").click()
     page.wait_for_url(re.compile(r"/instructor$"))
     page.goto(f"{live.url}/instructor/class")  # who is where: every learner, the roster's too
@@ -237,7 +288,7 @@ def test_the_instructor_makes_a_learners_link_by_keyboard(
     page.keyboard.press("Enter")
     expect(page.locator("h1")).to_have_text(f"Sign-in link for {name}")
     link = page.locator(".device-link a").get_attribute("href")
-    assert link and link.startswith(live.url + "/sign-in?token=")
+    assert link and link.startswith(live.url + "/sign-in#token=")
     page.add_script_tag(path=str(AXE))
     violations = page.evaluate(
         "async () => (await axe.run(document, {resultTypes: ['violations']})).violations.map((v) => v.id)"

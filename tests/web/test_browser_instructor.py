@@ -28,7 +28,7 @@ class Server:
 
     def sign_in_link(self, name: str) -> str:
         _, token = self.app.state.qkv_instructor.desk.add(name)
-        return f"{self.url}/instructor/sign-in?token={token}"
+        return f"{self.url}/instructor/sign-in#token={token}"
 
 
 @pytest.fixture(scope="module")

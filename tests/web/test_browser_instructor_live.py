@@ -63,7 +63,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]
 def _signed_in_page(chromium: Any, url: str, app: Any, name: str, errors: list[str], **options: Any) -> Any:
     page = new_page(chromium, errors, **options)
     _, token = app.state.qkv_instructor.desk.add(name)
-    page.goto(f"{url}/instructor/sign-in?token={token}")
+    page.goto(f"{url}/instructor/sign-in#token={token}")
     page.get_by_role("button", name="Sign in as instructor").click()
     page.wait_for_url(re.compile(r"/instructor$"))
     return page

@@ -42,7 +42,7 @@ def test_the_button_shows_for_accounts_and_makes_a_link_that_signs_in(
     made = client.post(f"/instructor/learners/{ada}/sign-in-link", data={"csrf_token": csrf}, headers=HTML)
     assert made.status_code == 200 and made.headers["cache-control"] == "no-store"
     assert "Sign-in link for Ada Lovelace" in made.text and 'src="data:image/svg+xml;base64,' in made.text
-    link = re.search(r'<a href="http://testserver/sign-in\?token=([^"]+)">', made.text)
+    link = re.search(r'<a href="http://testserver/sign-in#token=([^"]+)">', made.text)
     assert link is not None
     learner = Browser(app)
     assert learner.client.post("/sign-in", data={"token": link.group(1)}).status_code == 200
@@ -63,3 +63,24 @@ def test_the_button_needs_an_instructor_their_csrf_token_and_an_account(
     assert client.post(url, data={"csrf_token": "forged"}).status_code == 403
     unknown = client.post("/instructor/learners/" + "c" * 36 + "/sign-in-link", data={"csrf_token": csrf})
     assert unknown.status_code == 404 and "has no account" in unknown.json()["detail"]
+
+
+def test_instructor_pages_show_the_external_id_beside_the_name(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app()
+    store = app.state.qkv.store
+    ada = store.accounts.find_or_create(None, "s-1001", "Ada Lovelace")
+    store.progress.record_answer(ada, "L4.1", "q", "3, 2", correct=True, message="Yes.")
+    anonymous = Browser(app).open_lesson()
+    anonymous.post("/api/learner", {"display_name": "Ada L."})
+    anonymous.answer("q", "3, 2")
+    client, _ = _instructor(app)
+    grid = client.get("/instructor/class", headers=HTML).text
+    assert f'{ada}">Ada Lovelace</a> <span class="external-id">(s-1001)</span>' in grid
+    assert '">Ada L.</a></th>' in grid  # an anonymous learner has no external id to show
+    page = client.get(f"/instructor/learners/{ada}", headers=HTML).text
+    assert '<h1>Ada Lovelace <span class="external-id">(s-1001)</span></h1>' in page
+    rows = client.get("/api/instructor/class").json()
+    assert {row["name"]: row["external_id"] for row in rows["rows"]} == {
+        "Ada Lovelace": "s-1001",
+        "Ada L.": None,
+    }

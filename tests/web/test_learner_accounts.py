@@ -29,9 +29,16 @@ def _account(app: FastAPI, external_id: str = "s-1", name: str = "Ada") -> tuple
     return learner, accounts.new_sign_in_token(learner)
 
 
+def _check_link(browser: Browser, token: str) -> Any:
+    """What the sign-in page does with the link's fragment: its script posts the token to be checked."""
+    page = browser.client.get("/sign-in", headers=HTML)
+    assert page.status_code == 200 and 'data-fragment-token="submit"' in page.text
+    return browser.client.post("/sign-in/check", data={"token": token}, headers=HTML)
+
+
 def _use_link(browser: Browser, token: str) -> Any:
-    page = browser.client.get(f"/sign-in?token={token}", headers=HTML)
-    assert page.status_code == 200 and 'action="/sign-in"' in page.text
+    checked = _check_link(browser, token)
+    assert checked.status_code == 200 and 'action="/sign-in"' in checked.text
     used = browser.client.post("/sign-in", data={"token": token}, headers=HTML)
     if used.status_code == 200:
         browser.open_lesson()  # a fresh page: the CSRF token of the account
@@ -130,7 +137,7 @@ def test_the_device_link_signs_in_another_browser_once(app: FastAPI) -> None:
     assert page.status_code == 200 and "Make a sign-in link" in page.text
     made = laptop.client.post("/account/devices", data={"csrf_token": laptop.token}, headers=HTML)
     assert made.status_code == 200
-    link = re.search(r'<a href="(http://testserver/sign-in\?token=[^"]+)">', made.text)
+    link = re.search(r'<a href="(http://testserver/sign-in#token=[^"]+)">', made.text)
     assert link and 'src="data:image/svg+xml;base64,' in made.text
     device_token = link.group(1).split("token=")[1]
     assert _use_link(phone.open_lesson(), device_token).status_code == 200
@@ -171,8 +178,7 @@ def test_require_sign_in_asks_for_it_on_pages_and_refuses_anonymous_writes(
     assert write.status_code == 401 and "sign in" in write.json()["detail"]
     _, link = _account(app)
     browser = Browser(app)
-    assert browser.client.post("/sign-in", data={"token": link}).status_code == 200
-    browser.open_lesson()
+    assert _use_link(browser, link).status_code == 200  # the page, its check and the sign-in are open
     assert browser.answer("q", "3, 2").json()["feedback"]["correct"]
 
 
@@ -246,3 +252,135 @@ def test_secure_cookies_mark_the_session_cookie_secure(make_app: Callable[..., F
     used = TestClient(app, base_url="https://testserver").post("/sign-in", data={"token": token})
     session = next(c for c in _set_cookie_headers(used) if c.startswith(f"{SESSION_COOKIE}="))
     assert session.endswith("; Secure") and "HttpOnly" in session and "SameSite=Lax" in session
+
+
+def _device_link(app: FastAPI, learner: str) -> str:
+    return str(app.state.qkv.store.accounts.new_device_token(learner))
+
+
+def test_the_check_names_the_account_and_uses_nothing(app: FastAPI) -> None:
+    _, token = _account(app, "s-1001", "Ada Lovelace")
+    browser = Browser(app).open_lesson()
+    checked = _check_link(browser, token)
+    assert checked.status_code == 200 and checked.headers["cache-control"] == "no-store"
+    assert "<h1>Sign in as Ada Lovelace (s-1001)?</h1>" in checked.text
+    assert "Sign in as Ada Lovelace (s-1001)</button>" in checked.text
+    assert _check_link(browser, token).status_code == 200  # checking twice uses nothing
+    assert SESSION_COOKIE not in browser.client.cookies
+    assert _use_link(browser, token).status_code == 200
+    refused = _check_link(Browser(app), token)
+    assert refused.status_code == 401 and "already used, has expired or was never issued" in refused.text
+    cross_site = TestClient(app).post(
+        "/sign-in/check", data={"token": token}, headers={"sec-fetch-site": "cross-site", **HTML}
+    )
+    assert cross_site.status_code == 403
+
+
+def test_the_personal_link_says_which_account_receives_this_browsers_work(app: FastAPI) -> None:
+    learner, token = _account(app, "s-1001", "Ada Lovelace")
+    browser = Browser(app).open_lesson()
+    browser.answer("q", "3, 2")
+    checked = _check_link(browser, token)
+    assert "the personal sign-in link of <strong>Ada Lovelace (s-1001)</strong>" in checked.text
+    assert (
+        "Anything done in this browser without signing in becomes part of the account of\n"
+        "<strong>Ada Lovelace (s-1001)</strong>" in checked.text
+    )
+    used = _use_link(browser, token)
+    assert "(1 answer and 0 programs on 1 exercise)\nis now part of your account" in used.text
+    assert app.state.qkv.store.progress.lesson_activity(learner, "L4.1").exercises["q"].solved
+
+
+def test_a_device_link_pressed_by_someone_else_never_takes_their_work(app: FastAPI) -> None:
+    ada, token = _account(app, "s-1001", "Ada Lovelace")
+    laptop = Browser(app).open_lesson()
+    _use_link(laptop, token)
+    device_token = _device_link(app, ada)
+    stranger = Browser(app).open_lesson()
+    assert stranger.answer("q", "3, 2").json()["feedback"]["correct"]  # the stranger's own, anonymous work
+    checked = _check_link(stranger, device_token)
+    assert "<h1>Sign in as Ada Lovelace (s-1001)?</h1>" in checked.text
+    assert "made on a device signed in as <strong>Ada Lovelace (s-1001)</strong>" in checked.text
+    assert "Nothing done in this browser without signing in is added to that account." in checked.text
+    used = _use_link(stranger, device_token)
+    assert used.status_code == 200
+    assert "with a link from another device, so nothing this browser did before" in used.text
+    store = app.state.qkv.store
+    assert "q" not in store.progress.lesson_activity(ada, "L4.1").exercises  # nothing moved into Ada's
+    assert not stranger.progress()["exercises"]["q"]["done"]
+
+
+def test_a_link_of_the_old_form_is_sent_on_to_the_fragment_unused(app: FastAPI) -> None:
+    _, token = _account(app)
+    old = TestClient(app).get(f"/sign-in?token={token}", headers=HTML, follow_redirects=False)
+    assert old.status_code == 303 and old.headers["location"] == f"/sign-in#token={token}"
+    instructor_token = app.state.qkv.store.instructors.add("Grace")[1]
+    old = TestClient(app).get(
+        f"/instructor/sign-in?token={instructor_token}", headers=HTML, follow_redirects=False
+    )
+    assert old.headers["location"] == f"/instructor/sign-in#token={instructor_token}"
+    assert Browser(app).client.post("/sign-in", data={"token": token}).status_code == 200  # still unused
+
+
+def _signed_in_twice(app: FastAPI, other: FastAPI | None = None) -> tuple[Browser, Browser, str]:
+    ada, token = _account(app)
+    phone = Browser(app).open_lesson()
+    _use_link(phone, token)
+    laptop = Browser(other or app).open_lesson()
+    laptop.client.post("/sign-in", data={"token": _device_link(app, ada)}, headers=HTML)
+    laptop.open_lesson()
+    return phone, laptop, ada
+
+
+def test_sign_out_on_every_device_ends_every_session_of_the_learner(app: FastAPI) -> None:
+    phone, laptop, ada = _signed_in_twice(app)
+    pending_device_link, personal_link = _device_link(app, ada), _account(app, "s-1")[1]
+    someone_else = Browser(app).open_lesson()
+    _use_link(someone_else, _account(app, "s-2", "Grace")[1])
+    assert "Sign out" in laptop.client.get("/", headers=HTML).text
+    page = phone.client.get("/account/devices", headers=HTML).text
+    assert 'action="/sign-out/everywhere"' in page and "Sign out on every device</button>" in page
+    refused = phone.client.post("/sign-out/everywhere", data={"csrf_token": "forged"})
+    assert refused.status_code == 403 and "Sign out" in laptop.client.get("/", headers=HTML).text
+    out = phone.client.post("/sign-out/everywhere", data={"csrf_token": phone.token}, follow_redirects=False)
+    assert out.status_code == 303
+    for browser in (phone, laptop):
+        assert "Sign out" not in browser.client.get("/", headers=HTML).text
+    assert "Sign out" in someone_else.client.get("/", headers=HTML).text  # only Ada's sessions ended
+    assert _check_link(Browser(app), pending_device_link).status_code == 401  # its device links too
+    assert _check_link(Browser(app), personal_link).status_code == 200  # to sign back in
+    again = laptop.client.post("/sign-out/everywhere", data={"csrf_token": laptop.token}, headers=HTML)
+    assert again.status_code == 401 and "nothing to sign out of" in again.text
+
+
+@pytest.mark.postgres
+def test_sign_out_on_every_device_holds_on_every_server_sharing_postgresql(
+    make_app: Callable[..., FastAPI], postgres_url: str
+) -> None:
+    first, second = make_app(database_url=postgres_url), make_app(database_url=postgres_url)
+    phone, laptop, _ = _signed_in_twice(first, second)
+    assert "Sign out" in laptop.client.get("/", headers=HTML).text  # signed in on the second server
+    out = phone.client.post("/sign-out/everywhere", data={"csrf_token": phone.token}, follow_redirects=False)
+    assert out.status_code == 303
+    assert "Sign out" not in laptop.client.get("/", headers=HTML).text
+
+
+def test_a_learner_cannot_take_the_name_of_another_learner(app: FastAPI) -> None:
+    _account(app, "s-1001", "Ada Lovelace")
+    anonymous = Browser(app).open_lesson()
+    for taken in ("Ada Lovelace", "  ada   LOVELACE "):
+        refused = anonymous.post("/api/learner", {"display_name": taken})
+        assert refused.status_code == 409
+        assert refused.json()["detail"] == (
+            f"The name {' '.join(taken.split())!r} is taken by another learner of this class; choose "
+            "another one (add an initial or a second name)."
+        )
+    assert anonymous.post("/api/learner", {"display_name": "Ada L."}).json() == {"display_name": "Ada L."}
+    grace = Browser(app).open_lesson()
+    _use_link(grace, _account(app, "s-1002", "Grace Hopper")[1])
+    renamed = grace.post("/api/learner", {"display_name": "Ada Lovelace"})
+    assert renamed.status_code == 403 and "comes from your class list or your LMS" in renamed.json()["detail"]
+    page = grace.client.get("/", headers=HTML).text
+    assert "Your name comes from your class list or your LMS" in page and 'id="learner-form"' not in page
+    names = [record.display_name for record in app.state.qkv.store.accounts.all()]
+    assert names == ["Ada Lovelace", "Grace Hopper"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 import click
 
@@ -20,13 +19,12 @@ def _desk(database_url: str | None) -> InstructorDesk:
     return open_store(database_url).instructors
 
 
-def _link(url: str, token: str) -> str:
-    return f"{url.rstrip('/')}/instructor/sign-in?token={quote(token)}"
-
-
 def _print_link(name: str, url: str, token: str) -> None:
+    # The token is in the link's fragment: it never reaches a request line or an access log.
+    from qkv.web.sign_in_links import instructor_sign_in_url
+
     click.echo(f"Sign-in link for {name} (works once, for 24 hours; keep it private):")
-    click.echo(f"  {_link(url, token)}")
+    click.echo(f"  {instructor_sign_in_url(url, token)}")
 
 
 @click.group()

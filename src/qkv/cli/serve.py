@@ -357,6 +357,9 @@ def serve(
         proxy_headers=forwarded_allow_ips is not None,
         forwarded_allow_ips=forwarded_allow_ips,
     )
+    from qkv.web import access_log
+
+    access_log.install()  # after uvicorn.Config, which configures its loggers afresh
     server = uvicorn.Server(config)
     # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal once it has shut down; by then
     # the shutdown was clean, so these handlers turn it into exit status 0 instead of a kill or traceback.

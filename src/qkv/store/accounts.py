@@ -24,9 +24,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import Enum
 from typing import Any
 
-from sqlalchemy import Connection, Table, select, update
+from sqlalchemy import Connection, Table, delete, or_, select, update
 
 from qkv.store.accounts_merge import MergeReport, merge_learner
 from qkv.store.clock import utc_now
@@ -53,8 +54,23 @@ __all__ = [
     "SESSION_LIFETIME",
     "AccountRecord",
     "Accounts",
+    "LinkKind",
     "MergeReport",
+    "SignInLink",
 ]
+
+
+class LinkKind(Enum):
+    """Who made a learner's sign-in link, which decides whether it may merge anonymous work.
+
+    ``PERSONAL``: the learner's own link (roster import, ``qkv learners link``, the instructor's button);
+    opening it brings the browser's anonymous work into the account. ``DEVICE``: made on a device
+    already signed in, for another one ("Sign in on another device"); it never merges, because whoever
+    presses it need not be the account's owner.
+    """
+
+    PERSONAL = "personal"
+    DEVICE = "device"
 
 
 @dataclass(frozen=True)
@@ -68,6 +84,19 @@ class AccountRecord:
     email: str | None
     created_at: datetime
     last_seen_at: datetime | None
+
+
+@dataclass(frozen=True)
+class SignInLink:
+    """A learner's sign-in link as its page shows it: whose account it opens, and its kind."""
+
+    account: AccountRecord
+    kind: LinkKind
+
+    @property
+    def merges(self) -> bool:
+        """Whether using it brings the browser's anonymous work into the account (personal links only)."""
+        return self.kind is LinkKind.PERSONAL
 
 
 def _identity_part(value: object, what: str) -> str:
@@ -290,15 +319,40 @@ class Accounts:
         with self.database.write() as conn:  # one transaction: a failure leaves nothing half-imported
             for entry in entries:
                 learner_id = self._find_or_create(conn, None, entry.external_id, entry.name, entry.email)
-                token = _TOKENS.issue(conn, learner_id, lifetime)
+                token = _TOKENS.issue(conn, learner_id, lifetime, kind=LinkKind.PERSONAL.value)
                 row = conn.execute(select(_LEARNERS).where(_LEARNERS.c.id == learner_id)).one()
                 made.append((_record(row), token))
         return made
 
     # -- sign-in links and sessions ---------------------------------------------------------------
 
-    def new_sign_in_token(self, learner_id: str, lifetime: timedelta = ROSTER_LINK_LIFETIME) -> str:
+    def new_sign_in_token(
+        self,
+        learner_id: str,
+        lifetime: timedelta = ROSTER_LINK_LIFETIME,
+        kind: LinkKind = LinkKind.PERSONAL,
+    ) -> str:
         """A fresh one-time sign-in token for the account; ValueError if the learner has no account.
+
+        Parameters
+        ----------
+        learner_id : str
+            The account's learner id.
+        lifetime : timedelta
+            How long the link works (7 days by default).
+        kind : LinkKind
+            ``PERSONAL`` (the default) for the learner's own link, ``DEVICE`` for "Sign in on another
+            device" (``new_device_token``).
+
+        Returns
+        -------
+        str
+            The token (stored only hashed).
+
+        Raises
+        ------
+        ValueError
+            If the learner has no account.
 
         Examples
         --------
@@ -322,7 +376,60 @@ class Accounts:
                 raise ValueError(
                     f"The learner {learner_id!r} has no account, so no sign-in link can be made for them."
                 )
-            return _TOKENS.issue(conn, learner_id, lifetime)
+            return _TOKENS.issue(conn, learner_id, lifetime, kind=kind.value)
+
+    def new_device_token(self, learner_id: str) -> str:
+        """A link for the learner's other device: works once, for 10 minutes, and never merges.
+
+        Examples
+        --------
+        >>> accounts = Accounts(Database("sqlite://"))
+        >>> ada = accounts.find_or_create(None, "s-1", "Ada")
+        >>> accounts.inspect_link(accounts.new_device_token(ada)).merges
+        False
+        >>> accounts.database.close()
+        """
+        return self.new_sign_in_token(learner_id, DEVICE_LINK_LIFETIME, LinkKind.DEVICE)
+
+    def inspect_link(self, token: str | None) -> SignInLink | None:
+        """Whose account a link would open, and its kind, without using it up (None: it would not work).
+
+        Examples
+        --------
+        >>> accounts = Accounts(Database("sqlite://"))
+        >>> token = accounts.new_sign_in_token(accounts.find_or_create(None, "s-1", "Ada"))
+        >>> link = accounts.inspect_link(token)
+        >>> link.account.display_name, link.kind, link.merges, accounts.inspect_link(token) == link
+        ('Ada', <LinkKind.PERSONAL: 'personal'>, True, True)
+        >>> accounts.inspect_link("made-up") is None
+        True
+        >>> accounts.database.close()
+        """
+        with self.database.read() as conn:
+            return self._link(conn, _TOKENS.peek(conn, token))
+
+    def use_link(self, token: str | None) -> SignInLink | None:
+        """Use a link up: whose account it opens and its kind, or None for a used, expired or unknown one.
+
+        Examples
+        --------
+        >>> accounts = Accounts(Database("sqlite://"))
+        >>> token = accounts.new_device_token(accounts.find_or_create(None, "s-1", "Ada"))
+        >>> accounts.use_link(token).kind, accounts.use_link(token)
+        (<LinkKind.DEVICE: 'device'>, None)
+        >>> accounts.database.close()
+        """
+        with self.database.write() as conn:
+            return self._link(conn, _TOKENS.redeem_row(conn, token))
+
+    @staticmethod
+    def _link(conn: Connection, token_row: Any) -> SignInLink | None:
+        if token_row is None:
+            return None
+        row = conn.execute(select(_LEARNERS).where(_LEARNERS.c.id == token_row.learner_id)).one()
+        # A link without a kind is treated as a device link: it can then never merge by mistake.
+        kind = LinkKind.PERSONAL if token_row.kind == LinkKind.PERSONAL.value else LinkKind.DEVICE
+        return SignInLink(_record(row), kind)
 
     def redeem(self, token: str | None) -> str | None:
         """Use up a sign-in token: the learner id, or None for a used, expired or unknown token.
@@ -335,8 +442,8 @@ class Accounts:
         (True, None, None)
         >>> accounts.database.close()
         """
-        with self.database.write() as conn:
-            return _TOKENS.redeem(conn, token)
+        link = self.use_link(token)
+        return None if link is None else link.account.learner_id
 
     def open_session(self, learner_id: str, lifetime: timedelta = SESSION_LIFETIME) -> str:
         """Open a new session for the learner and return its id (stored only hashed)."""
@@ -374,9 +481,34 @@ class Accounts:
             _SESSIONS.end(conn, session)
 
     def end_all_sessions(self, learner_id: str) -> None:
-        """Sign the learner out everywhere."""
+        """Sign the learner out on every device: each of their sessions stops working on every server.
+
+        Their device links not used yet stop working too (one shown on a screen that someone else saw
+        would sign a device in again); their personal links keep working, so they can sign back in.
+
+        Examples
+        --------
+        >>> accounts = Accounts(Database("sqlite://"))
+        >>> ada = accounts.find_or_create(None, "s-1")
+        >>> phone, laptop = accounts.open_session(ada), accounts.open_session(ada)
+        >>> device, personal = accounts.new_device_token(ada), accounts.new_sign_in_token(ada)
+        >>> accounts.end_all_sessions(ada)
+        >>> accounts.learner_for_session(phone), accounts.learner_for_session(laptop)
+        (None, None)
+        >>> accounts.inspect_link(device) is None, accounts.inspect_link(personal) is not None
+        (True, True)
+        >>> accounts.database.close()
+        """
         with self.database.write() as conn:
             _SESSIONS.end_all(conn, learner_id)
+            tokens = _TOKENS.table
+            conn.execute(
+                delete(tokens).where(
+                    tokens.c.learner_id == learner_id,
+                    tokens.c.used_at.is_(None),
+                    or_(tokens.c.kind.is_(None), tokens.c.kind != LinkKind.PERSONAL.value),
+                )
+            )
 
     # -- merging ----------------------------------------------------------------------------------
 

@@ -150,6 +150,7 @@ class LearnerStanding:
     solved: int
     submissions: int
     current: CurrentExercise | None
+    external_id: str | None = None  # a roster's or an LMS's id: shown beside the name
 
     @property
     def name(self) -> str:
@@ -347,7 +348,9 @@ class ClassView:
             func.max(r.last_activity_at).label("last_activity_at"),
         ).group_by(r.learner_id, r.lesson_id)
         with self.database.read() as conn:
-            learners = conn.execute(select(_LEARNERS.c.id, _LEARNERS.c.display_name)).all()
+            learners = conn.execute(
+                select(_LEARNERS.c.id, _LEARNERS.c.display_name, _LEARNERS.c.external_id)
+            ).all()
             cells: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
             submissions: dict[str, int] = defaultdict(int)
             last: dict[str, datetime] = {}
@@ -373,6 +376,7 @@ class ClassView:
                     solved=sum(solved.values()),
                     submissions=submissions.get(learner.id, 0),
                     current=current.get(learner.id),
+                    external_id=learner.external_id,
                 )
             )
         return standings
@@ -431,26 +435,28 @@ class ClassView:
         with self.database.read() as conn:
             current = self._current(conn, since)
             names = (
-                dict(
-                    conn.execute(
-                        select(_LEARNERS.c.id, _LEARNERS.c.display_name).where(
+                {
+                    row.id: (row.display_name, row.external_id)
+                    for row in conn.execute(
+                        select(_LEARNERS.c.id, _LEARNERS.c.display_name, _LEARNERS.c.external_id).where(
                             _LEARNERS.c.id.in_(list(current))
                         )
-                    ).all()
-                )
+                    )
+                }
                 if current
                 else {}
             )
         return [
             LearnerStanding(
                 id=learner_id,
-                display_name=names.get(learner_id),
+                display_name=names.get(learner_id, (None, None))[0],
                 last_activity_at=exercise.last_activity_at,
                 solved_by_lesson={},
                 started_by_lesson={},
                 solved=0,
                 submissions=0,
                 current=exercise,
+                external_id=names.get(learner_id, (None, None))[1],
             )
             for learner_id, exercise in current.items()
         ]

@@ -6,7 +6,7 @@ never answers leaves nothing behind.
 
 from __future__ import annotations
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Connection, Table, select, update
 
 from qkv.store.database import Database
 from qkv.store.tables import LearnerRow
@@ -51,6 +51,48 @@ def clean_display_name(name: object) -> str | None:
     if any(not ch.isprintable() for ch in trimmed):
         raise ValueError(f"The display name {trimmed!r} contains control characters; use letters and spaces.")
     return trimmed or None
+
+
+def name_key(name: str) -> str:
+    """How two names are compared: case and spacing do not make them different.
+
+    Examples
+    --------
+    >>> name_key("  Ada   LOVELACE ") == name_key("ada lovelace")
+    True
+    """
+    return " ".join(name.split()).casefold()
+
+
+def name_taken(conn: Connection, learner_id: str, name: str) -> bool:
+    """Whether another learner who could be confused with ``learner_id`` already has ``name``.
+
+    The learners compared are every other learner with an account (a roster's or an LMS's) on this
+    server; the one place that says who a learner's classmates are, for names.
+    """
+    key = name_key(name)
+    names = conn.execute(
+        select(_LEARNERS.c.display_name).where(
+            _LEARNERS.c.external_id.is_not(None),
+            _LEARNERS.c.id != learner_id,
+            _LEARNERS.c.display_name.is_not(None),
+        )
+    ).scalars()
+    return any(name_key(other) == key for other in names)
+
+
+def name_taken_sentence(name: str) -> str:
+    """The refusal a learner reads when their chosen name is another learner's.
+
+    Examples
+    --------
+    >>> name_taken_sentence("Ada")[:42]
+    "The name 'Ada' is taken by another learner"
+    """
+    return (
+        f"The name {name!r} is taken by another learner of this class; choose another one "
+        "(add an initial or a second name)."
+    )
 
 
 class Learners:
@@ -107,6 +149,24 @@ class Learners:
             ).scalar()
         return name
 
+    def name_taken(self, learner_id: str, name: str) -> bool:
+        """Whether ``name`` is taken by another learner with an account (case and spacing ignored).
+
+        Examples
+        --------
+        >>> from qkv.store.accounts import Accounts
+        >>> database = Database("sqlite://")
+        >>> ada = Accounts(database).find_or_create(None, "s-1", "Ada Lovelace")
+        >>> learners = Learners(database)
+        >>> learners.name_taken("c" * 36, " ada  lovelace"), learners.name_taken(ada, "Ada Lovelace")
+        (True, False)
+        >>> learners.name_taken("c" * 36, "Grace")
+        False
+        >>> database.close()
+        """
+        with self.database.read() as conn:
+            return name_taken(conn, learner_id, name)
+
     def set_display_name(self, learner_id: str, name: str | None) -> str | None:
         """Save a display name (checked with ``clean_display_name``) and return it as stored.
 
@@ -125,7 +185,8 @@ class Learners:
         Raises
         ------
         ValueError
-            If ``clean_display_name`` refuses the name.
+            If ``clean_display_name`` refuses the name, or another learner with an account has it
+            (``name_taken``).
 
         Examples
         --------
@@ -140,9 +201,18 @@ class Learners:
         """
         cleaned = clean_display_name(name if name is not None else "")
         with self.database.write() as conn:
+            if cleaned is not None and name_taken(conn, learner_id, cleaned):
+                raise ValueError(name_taken_sentence(cleaned))
             self.database.ensure_learner(conn, learner_id)
             conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(display_name=cleaned))
         return cleaned
 
 
-__all__ = ["MAX_DISPLAY_NAME", "Learners", "clean_display_name"]
+__all__ = [
+    "MAX_DISPLAY_NAME",
+    "Learners",
+    "clean_display_name",
+    "name_key",
+    "name_taken",
+    "name_taken_sentence",
+]

@@ -9,6 +9,7 @@ to match). Migrations only add; none drops a learner's rows.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from sqlalchemy import (
     BigInteger,
@@ -419,6 +420,30 @@ def _class_glance_aggregates(conn: Connection) -> None:
         conn.execute(text(f"CREATE INDEX ix_{table}_learner_exercise ON {table} {columns}"))
 
 
+def _learner_link_kinds(conn: Connection) -> None:
+    """Whether a learner's sign-in link is their own personal link or one made for another device.
+
+    Only a personal link may bring the anonymous work of the browser that opens it into the account. Links
+    stored before carry no kind: those that lived an hour or less were device links (10 minutes), the others
+    personal links (7 days by default), so each is marked by its lifetime (read in Python: date arithmetic
+    differs between SQLite and PostgreSQL).
+    """
+    _add_column(conn, "learner_sign_in_tokens", Column("kind", String(16)))
+    rows = conn.execute(text("SELECT token_hash, created_at, expires_at FROM learner_sign_in_tokens")).all()
+    for token_hash, created_at, expires_at in rows:
+        lifetime = _as_datetime(expires_at) - _as_datetime(created_at)
+        kind = "device" if lifetime <= timedelta(hours=1) else "personal"
+        conn.execute(
+            text("UPDATE learner_sign_in_tokens SET kind = :kind WHERE token_hash = :hash"),
+            {"kind": kind, "hash": token_hash},
+        )
+
+
+def _as_datetime(value: object) -> datetime:
+    """A timestamp read by raw SQL: SQLite returns text, PostgreSQL a ``datetime``."""
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -430,6 +455,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _lti_platforms_logins_and_scores,
     _grading_jobs_for_remote_graders,
     _class_glance_aggregates,
+    _learner_link_kinds,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

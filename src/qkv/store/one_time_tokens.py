@@ -27,8 +27,9 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import Connection, Table, delete, insert, select, update
+from sqlalchemy import Connection, Row, Table, delete, insert, select, update
 
 from qkv.store.clock import utc_now
 
@@ -78,13 +79,17 @@ class SignInTokens:
         self.table = table
         self.owner = table.c[owner]
 
-    def issue(self, conn: Connection, owner_id: str, lifetime: timedelta) -> str:
-        """Store a new token for ``owner_id`` (inside ``Database.write()``) and return it."""
+    def issue(self, conn: Connection, owner_id: str, lifetime: timedelta, **columns: Any) -> str:
+        """Store a new token for ``owner_id`` (inside ``Database.write()``) and return it.
+
+        ``columns`` are the table's other columns, if it has any (a learner link's ``kind``).
+        """
         token = new_secret()
         now = utc_now()
         conn.execute(
             insert(self.table).values(
                 {
+                    **columns,
                     "token_hash": digest(token),
                     self.owner.name: owner_id,
                     "created_at": now,
@@ -96,6 +101,11 @@ class SignInTokens:
 
     def redeem(self, conn: Connection, token: str | None) -> str | None:
         """Use the token up; its owner's id, or None for a used, expired, unknown or malformed token."""
+        row = self.redeem_row(conn, token)
+        return None if row is None else str(row._mapping[self.owner.name])
+
+    def redeem_row(self, conn: Connection, token: str | None) -> Row[Any] | None:
+        """Use the token up; its whole row, or None for a used, expired, unknown or malformed token."""
         if not _plausible(token):
             return None
         now = utc_now()
@@ -108,8 +118,22 @@ class SignInTokens:
         )
         if used.rowcount != 1:
             return None
-        owner_id: str = conn.execute(select(self.owner).where(c.token_hash == hashed)).scalar_one()
-        return owner_id
+        return conn.execute(select(self.table).where(c.token_hash == hashed)).one()
+
+    def peek(self, conn: Connection, token: str | None) -> Row[Any] | None:
+        """The row of a token that would work now, without using it up (None: used, expired, unknown).
+
+        What a sign-in page shows before its button (whose account the link opens) comes from here.
+        """
+        if not _plausible(token):
+            return None
+        c = self.table.c
+        found: Row[Any] | None = conn.execute(
+            select(self.table).where(
+                c.token_hash == digest(token or ""), c.used_at.is_(None), c.expires_at > utc_now()
+            )
+        ).first()
+        return found
 
     def forget(self, conn: Connection, owner_id: str) -> None:
         """Delete every token of ``owner_id``."""

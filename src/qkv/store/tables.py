@@ -248,6 +248,9 @@ class LearnerSignInToken(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     used_at: Mapped[datetime | None] = mapped_column(DateTime)
+    # "personal" (the learner's own link: it may bring this browser's anonymous work into the account) or
+    # "device" (made on a signed-in device for another: it never does). Added with device links' kind.
+    kind: Mapped[str | None] = mapped_column(String(16))
 
 
 class LearnerSession(Base):

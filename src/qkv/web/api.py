@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qkv.lessons import Exercise, Lesson
 from qkv.store import JobState, clean_display_name
+from qkv.store.learners import name_taken_sentence
 from qkv.web import lti
 from qkv.web.clients import request_storage_key, seconds_to_next_day
 from qkv.web.grading_backend import RemoteProgram, final_reply, pending_reply
@@ -440,11 +441,33 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-@router.post("/learner", summary="Set the learner's display name")
+@router.post(
+    "/learner",
+    summary="Set the learner's display name",
+    responses={
+        403: {"description": "A signed-in learner's name comes from the class list or the LMS."},
+        409: {"description": "Another learner with an account has this name."},
+    },
+)
 def post_learner(body: LearnerIn, services: AppServices, learner: Writer) -> dict[str, Any]:
-    """Save the optional display name shown in the gradebook."""
+    """Save the optional display name shown in the gradebook.
+
+    A signed-in learner's name comes from their class list or their LMS (403); nobody may take the name
+    of another learner with an account (409), so no two learners of a class show the same name.
+    """
+    if learner.signed_in:
+        raise HTTPException(
+            403,
+            "Your name comes from your class list or your LMS, so it cannot be changed here; ask your "
+            "instructor if it is wrong.",
+        )
     try:
         cleaned = clean_display_name(body.display_name)
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
-    return {"display_name": services.store.learners.set_display_name(learner.id, cleaned)}
+    if cleaned is not None and services.store.learners.name_taken(learner.id, cleaned):
+        raise HTTPException(409, name_taken_sentence(cleaned))
+    try:
+        return {"display_name": services.store.learners.set_display_name(learner.id, cleaned)}
+    except ValueError as error:  # taken in the instant between the check and the write
+        raise HTTPException(409, str(error)) from None

@@ -148,6 +148,7 @@ def learner_row(
         "id": standing.id,
         "name": standing.name,
         "display_name": standing.display_name,
+        "external_id": standing.external_id,
         "solved": standing.solved,
         "out_of": sum(lessons.values()),
         "submissions": standing.submissions,

@@ -27,6 +27,7 @@ from qkv.web.instructor_exports import (
 )
 from qkv.web.instructor_stats import lesson_numbers, timeline
 from qkv.web.services import Services, get_services
+from qkv.web.sign_in_links import instructor_sign_in_url
 
 pages = APIRouter(include_in_schema=False)
 # Not in /openapi.json or /docs, which learners can read: docs/instructor.md describes it.
@@ -91,8 +92,14 @@ async def _form(request: Request) -> dict[str, str]:
 
 @pages.get("/instructor/sign-in", response_class=HTMLResponse, name="instructor_sign_in")
 def sign_in_page(request: Request, services: AppServices, token: str = "") -> Response:
-    """The page a sign-in link opens: a button that uses the link (a link preview cannot use it up)."""
-    return _render(request, services, "instructor/sign_in.html", {"token": token[:200]}, None)
+    """The page a sign-in link opens: a button that uses the link (a link preview cannot use it up).
+
+    The link carries its token in the URL's fragment, which no request holds; the page's script puts it
+    in the form. A link of the old form (the token in the query) is sent on to the fragment form.
+    """
+    if token:
+        return RedirectResponse(instructor_sign_in_url("", token[:200]), 303, headers=_NO_STORE)
+    return _render(request, services, "instructor/sign_in.html", {}, None)
 
 
 @pages.post(

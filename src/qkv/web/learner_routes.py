@@ -1,9 +1,14 @@
 """The learner's sign-in pages: using a sign-in link, signing out, and "Sign in on another device".
 
-``GET /sign-in?token=...`` shows a button; only its same-site ``POST /sign-in`` uses the link up (a link
-preview or a mail scanner that fetches the URL cannot). ``POST /sign-out`` ends the session everywhere.
-``/account/devices`` makes a short-lived one-time link, with its QR code, for the signed-in learner's
-other device. The forms carry the learner's CSRF token in a ``csrf_token`` field.
+A link carries its one-time token in the URL's fragment (``/sign-in#token=...``), which no request line
+holds: ``GET /sign-in`` is the page, and its script posts the token to ``POST /sign-in/check``, which names
+the account the link opens ("Sign in as Ada Lovelace (s-1001)?") and what becomes of this browser's
+anonymous work, without using the link up. Only that page's same-site ``POST /sign-in`` uses it up, so a
+link preview or a mail scanner that fetches the URL uses nothing and sees no token. A personal link (the
+learner's own) brings the browser's anonymous work into the account; a device link never does.
+``POST /sign-out`` ends this browser's session everywhere, ``POST /sign-out/everywhere`` every session of
+the learner. ``/account/devices`` makes a short-lived device link, with its QR code. The forms carry the
+learner's CSRF token in a ``csrf_token`` field.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from qkv.store.accounts import DEVICE_LINK_LIFETIME
+from qkv.store.accounts import DEVICE_LINK_LIFETIME, AccountRecord, SignInLink
 from qkv.web.forms import form_body_schema, parse_form
 from qkv.web.instructor_auth import same_origin
 from qkv.web.learner_sessions import sign_in, sign_out
@@ -73,35 +78,77 @@ async def _form(request: Request) -> dict[str, str]:
     return parse_form(body, content_type, max_fields=_MAX_FORM_FIELDS, max_bytes=_MAX_FORM_BYTES)
 
 
+_LINK_REFUSED = (
+    "This sign-in link was already used, has expired or was never issued; ask your instructor for a new "
+    "one, or make one on a device where you are signed in (Sign in on another device)."
+)
+
+
+def account_label(account: AccountRecord) -> str:
+    """How a page names an account: its name and external id, ``Ada Lovelace (s-1001)``.
+
+    Examples
+    --------
+    >>> from datetime import datetime
+    >>> ada = AccountRecord("x", None, "s-1001", "Ada Lovelace", None, datetime(2026, 1, 1), None)
+    >>> account_label(ada)
+    'Ada Lovelace (s-1001)'
+    """
+    if account.display_name:
+        return f"{account.display_name} ({account.external_id})"
+    return account.external_id
+
+
 @router.get("/sign-in", response_class=HTMLResponse, name="learner_sign_in")
 def sign_in_page(request: Request, services: AppServices, learner: Reader, token: str = "") -> Response:
-    """The page a sign-in link opens: one button that uses the link."""
-    return _render(request, services, "account/sign_in.html", {"token": token[:200]}, learner)
+    """The page a sign-in link opens; its script reads the token from the fragment and posts it.
+
+    A link of the old form, with the token in the query, is sent on to the fragment form (the access
+    log redacts the query: ``qkv.web.access_log``).
+    """
+    if token:
+        return RedirectResponse(sign_in_url("", token[:200]), 303, headers=_NO_STORE)
+    return _render(request, services, "account/sign_in.html", {}, learner)
+
+
+async def _link_token(request: Request, what: str) -> str:
+    if not same_origin(request):
+        raise HTTPException(403, f"{what} is only accepted from qkv's own sign-in page.")
+    return (await _form(request)).get("token", "")
+
+
+@router.post(
+    "/sign-in/check",
+    response_class=HTMLResponse,
+    openapi_extra=form_body_schema(token="The link's token."),
+)
+async def check_sign_in_link(request: Request, services: AppServices, learner: Reader) -> Response:
+    """Name the account the link opens and what happens to this browser's work; the link stays unused."""
+    token = await _link_token(request, "Checking a sign-in link")
+    link: SignInLink | None = await run_in_threadpool(services.store.accounts.inspect_link, token)
+    if link is None:
+        raise HTTPException(401, _LINK_REFUSED)
+    context = {"token": token, "link": link, "label": account_label(link.account)}
+    return _render(request, services, "account/confirm_sign_in.html", context, learner)
 
 
 @router.post(
     "/sign-in", response_class=HTMLResponse, openapi_extra=form_body_schema(token="The link's token.")
 )
 async def use_sign_in_link(request: Request, services: AppServices) -> Response:
-    """Use up a one-time link, merge this browser's anonymous work and open a session."""
-    if not same_origin(request):
-        raise HTTPException(403, "Signing in is only accepted from qkv's own sign-in page.")
-    token = (await _form(request)).get("token", "")
-    learner_id = await run_in_threadpool(services.store.accounts.redeem, token)
-    if learner_id is None:
-        raise HTTPException(
-            401,
-            "This sign-in link was already used, has expired or was never issued; ask your instructor for "
-            "a new one, or make one on a device where you are signed in (Sign in on another device).",
-        )
+    """Use up a one-time link, open a session, and (a personal link only) merge the anonymous work."""
+    token = await _link_token(request, "Signing in")
+    link: SignInLink | None = await run_in_threadpool(services.store.accounts.use_link, token)
+    if link is None:
+        raise HTTPException(401, _LINK_REFUSED)
+    learner_id = link.account.learner_id
     response = HTMLResponse("")
-    signed = await run_in_threadpool(sign_in, request, response, learner_id)
-    account = await run_in_threadpool(services.store.accounts.get, learner_id)
+    signed = await run_in_threadpool(sign_in, request, response, learner_id, merge=link.merges)
     page = _render(
         request,
         services,
         "account/signed_in.html",
-        {"merged": signed.merged, "account": account},
+        {"merged": signed.merged, "account": link.account, "link": link},
         RequestLearner(learner_id, from_cookie=True, signed_in=True),
     )
     for name, value in response.headers.items():
@@ -128,6 +175,26 @@ async def sign_out_route(request: Request, services: AppServices) -> Response:
     services.identity.require_csrf(request, form.get(CSRF_FIELD, ""))
     response = RedirectResponse("/", status_code=303, headers=_NO_STORE)
     await run_in_threadpool(sign_out, request, response)
+    return response
+
+
+@router.post(
+    "/sign-out/everywhere",
+    response_class=HTMLResponse,
+    openapi_extra=form_body_schema(csrf_token="The CSRF token of the page."),
+)
+async def sign_out_everywhere_route(request: Request, services: AppServices) -> Response:
+    """End every session of the signed-in learner, on every device and server (CSRF-checked)."""
+    form = await _form(request)
+    learner_id = await run_in_threadpool(services.identity.signed_in_learner, request)
+    if learner_id is None:
+        raise HTTPException(
+            401,
+            "This browser is not signed in (or its session has ended), so there is nothing to sign out of.",
+        )
+    services.identity.require_csrf(request, form.get(CSRF_FIELD, ""))
+    response = RedirectResponse("/", status_code=303, headers=_NO_STORE)
+    await run_in_threadpool(sign_out, request, response, everywhere=True)
     return response
 
 
@@ -158,9 +225,7 @@ async def make_device_link(request: Request, services: AppServices) -> Response:
     form = await _form(request)
     learner = services.identity.require_csrf(request, form.get(CSRF_FIELD, ""))
     _signed_in(learner)
-    token = await run_in_threadpool(
-        services.store.accounts.new_sign_in_token, learner.id, DEVICE_LINK_LIFETIME
-    )
+    token = await run_in_threadpool(services.store.accounts.new_device_token, learner.id)
     link = sign_in_url(request_base_url(request, services.settings), token)
     context = {
         "lifetime_minutes": int(DEVICE_LINK_LIFETIME.total_seconds() // 60),

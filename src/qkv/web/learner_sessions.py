@@ -1,9 +1,10 @@
 """Signing a learner in and out: the one place that opens and ends a learner's database session.
 
-Any way of proving who a learner is (a roster or device link, an LTI launch) ends in ``sign_in``:
+Any way of proving who a learner is (a personal or device link, an LTI launch) ends in ``sign_in``:
 
-1. the browser's anonymous learner (its ``qkv_learner`` cookie, if the request carries one) is merged
-   into the account: every answer and program moves, the better result of each exercise is kept
+1. unless told not to (a device link: whoever presses it need not be the account's owner), the browser's
+   anonymous learner (its ``qkv_learner`` cookie, if the request carries one) is merged into the
+   account: every answer and program moves, the better result of each exercise is kept
    (``qkv.store.accounts_merge``);
 2. the browser's old session, if any, is ended and a fresh one opened (rotation: a session id seen
    before sign-in is never the signed-in one);
@@ -36,7 +37,7 @@ class SignedIn:
     merged: MergeReport
 
 
-def sign_in(request: Request, response: Response, learner_id: str) -> SignedIn:
+def sign_in(request: Request, response: Response, learner_id: str, *, merge: bool = True) -> SignedIn:
     """Sign this browser in as ``learner_id`` (an account's learner id, from ``Accounts``).
 
     Parameters
@@ -46,7 +47,10 @@ def sign_in(request: Request, response: Response, learner_id: str) -> SignedIn:
     response : starlette.responses.Response
         The response that will reach the browser: it gets the ``Set-Cookie`` headers.
     learner_id : str
-        The account's learner id (``Accounts.find_or_create``, ``Accounts.redeem``).
+        The account's learner id (``Accounts.find_or_create``, ``Accounts.use_link``).
+    merge : bool
+        Bring the browser's anonymous work into the account: True for the person's own proof (their
+        personal link, their LMS launch), False for a device link.
 
     Returns
     -------
@@ -60,7 +64,7 @@ def sign_in(request: Request, response: Response, learner_id: str) -> SignedIn:
     """
     services = get_services(request)
     identity, accounts = services.identity, services.store.accounts
-    merged = _merge_anonymous(services, request, learner_id)
+    merged = _merge_anonymous(services, request, learner_id) if merge else MergeReport(0, 0, 0, 0)
     previous = identity.session_of(request)
     if previous is not None:
         accounts.end_session(previous)  # rotation: the old session id stops working everywhere
@@ -81,7 +85,7 @@ def _merge_anonymous(services: Services, request: Request, learner_id: str) -> M
     return services.store.accounts.merge(anonymous, into=learner_id)
 
 
-def sign_out(request: Request, response: Response) -> None:
+def sign_out(request: Request, response: Response, *, everywhere: bool = False) -> None:
     """End the request's session on every server and remove both learner cookies from the browser.
 
     Parameters
@@ -90,10 +94,16 @@ def sign_out(request: Request, response: Response) -> None:
         The request of the signed-in browser (check its CSRF token first).
     response : starlette.responses.Response
         The response that will reach the browser.
+    everywhere : bool
+        End every session of the learner (each device they signed in on), not only this browser's; the
+        sessions live in the database, so every server sharing it agrees at once.
     """
     services = get_services(request)
     session = services.identity.session_of(request)
-    if session is not None:
+    learner_id = services.identity.signed_in_learner(request) if everywhere else None
+    if learner_id is not None:
+        services.store.accounts.end_all_sessions(learner_id)
+    elif session is not None:
         services.store.accounts.end_session(session)
     response.headers.append("set-cookie", services.identity.clear_session_cookie_header())
     response.headers.append("set-cookie", services.identity.clear_learner_cookie_header())

@@ -1,4 +1,9 @@
-"""Learner sign-in links: the URL a token makes, and its QR code as an inline SVG ``data:`` URI.
+"""Sign-in links: the URL a one-time token makes, and its QR code as an inline SVG ``data:`` URI.
+
+The token travels in the URL's fragment (``/sign-in#token=…``), which a browser never sends: no request
+line, access log, proxy log or ``Referer`` header ever holds it, and a mail scanner or chat preview that
+fetches the link gets the page without the token. The page's script reads the fragment, wipes it from the
+address bar and posts the token in a form body (``static/sign-in-link.js``).
 
 The QR code is drawn by ``segno`` as an SVG document and embedded as a ``data:`` URI in an ``<img>``
 (the page's CSP allows ``img-src 'self' data:``; no inline script or style is needed).
@@ -16,20 +21,42 @@ if TYPE_CHECKING:  # the CLI builds links too, without loading the web stack
 
     from qkv.web.settings import Settings
 
-__all__ = ["SIGN_IN_PATH", "qr_data_uri", "sign_in_url"]
+__all__ = [
+    "INSTRUCTOR_SIGN_IN_PATH",
+    "SIGN_IN_PATH",
+    "instructor_sign_in_url",
+    "qr_data_uri",
+    "sign_in_url",
+]
 
 SIGN_IN_PATH = "/sign-in"
+INSTRUCTOR_SIGN_IN_PATH = "/instructor/sign-in"
+
+
+def _link(base_url: str, path: str, token: str) -> str:
+    return f"{base_url.rstrip('/')}{path}#token={quote(token, safe='')}"
 
 
 def sign_in_url(base_url: str, token: str) -> str:
-    """The sign-in link for a token, under ``base_url`` (the server's public address).
+    """A learner's sign-in link for a token, under ``base_url`` (the server's public address).
 
     Examples
     --------
     >>> sign_in_url("https://qkv.example/", "a+b")
-    'https://qkv.example/sign-in?token=a%2Bb'
+    'https://qkv.example/sign-in#token=a%2Bb'
     """
-    return f"{base_url.rstrip('/')}{SIGN_IN_PATH}?token={quote(token, safe='')}"
+    return _link(base_url, SIGN_IN_PATH, token)
+
+
+def instructor_sign_in_url(base_url: str, token: str) -> str:
+    """An instructor's sign-in link for a token, under ``base_url``.
+
+    Examples
+    --------
+    >>> instructor_sign_in_url("http://127.0.0.1:8000", "t")
+    'http://127.0.0.1:8000/instructor/sign-in#token=t'
+    """
+    return _link(base_url, INSTRUCTOR_SIGN_IN_PATH, token)
 
 
 def request_base_url(request: Request, settings: Settings) -> str:
@@ -46,7 +73,7 @@ def qr_data_uri(link: str) -> str:
 
     Examples
     --------
-    >>> qr_data_uri("https://qkv.example/sign-in?token=x").startswith("data:image/svg+xml;base64,")
+    >>> qr_data_uri("https://qkv.example/sign-in#token=x").startswith("data:image/svg+xml;base64,")
     True
     """
     import segno
