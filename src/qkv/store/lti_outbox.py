@@ -56,6 +56,7 @@ class OutboxEntry:
     attempts: int
     next_attempt_at: datetime
     last_error: str | None
+    course_id: str | None = None  # the line item's course (None: a launch that named none)
 
 
 def retry_delay(attempts: int) -> timedelta:
@@ -83,6 +84,7 @@ def _entry(row: Any) -> OutboxEntry:
         attempts=int(row.attempts),
         next_attempt_at=row.next_attempt_at,
         last_error=row.last_error,
+        course_id=row.course_id,
     )
 
 
@@ -135,6 +137,7 @@ class ScoreOutbox:
                 .where(
                     _LINE_ITEMS.c.learner_id == item.learner_id,
                     _LINE_ITEMS.c.lesson_id == item.lesson_id,
+                    _LINE_ITEMS.c.course_id == item.course_id,
                     _LINE_ITEMS.c.lineitem_url == item.lineitem_url,
                     or_(_LINE_ITEMS.c.last_score.is_(None), _LINE_ITEMS.c.last_score != solved),
                 )
@@ -149,6 +152,7 @@ class ScoreOutbox:
                     issuer=item.issuer,
                     client_id=item.client_id,
                     lineitem_url=item.lineitem_url,
+                    course_id=item.course_id or None,
                     score_json=json.dumps(document),
                     created_at=now,
                     attempts=0,
