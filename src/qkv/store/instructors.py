@@ -210,6 +210,64 @@ class InstructorDesk:
             ) from None
         return record, self.new_sign_in_token(cleaned)
 
+    def for_lms_person(self, issuer: str, subject: str, name: str) -> InstructorRecord:
+        """The instructor account of an LMS person (``iss`` and ``sub``), made on their first launch.
+
+        The account is found by the LMS's identity, never by name: two LMS users with the same name get
+        two accounts (the second named "NAME 2"). Its name follows the LMS's when that name is free.
+
+        Raises
+        ------
+        ValueError
+            If the name cannot be used at all.
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> grace = desk.for_lms_person("https://lms", "7", "Grace (lms)")
+        >>> other = desk.for_lms_person("https://lms", "8", "Grace (lms)")
+        >>> desk.for_lms_person("https://lms", "7", "Grace (lms)").id == grace.id, other.name
+        (True, 'Grace (lms) 2')
+        >>> desk.database.close()
+        """
+        cleaned = clean_instructor_name(name)
+        person = (_INSTRUCTORS.c.issuer == issuer, _INSTRUCTORS.c.external_id == subject)
+        for attempt in range(1, 50):
+            with self.database.read() as conn:
+                row = conn.execute(select(_INSTRUCTORS).where(*person)).first()
+            if row is not None:
+                return InstructorRecord(row.id, row.name, row.created_at, bool(row.all_courses))
+            suffix = "" if attempt == 1 else f" {attempt}"
+            candidate = clean_instructor_name(cleaned[: MAX_INSTRUCTOR_NAME - len(suffix)] + suffix)
+            try:
+                with self.database.write() as conn:
+                    conn.execute(
+                        insert(_INSTRUCTORS).values(
+                            id=str(uuid.uuid4()),
+                            name=candidate,
+                            created_at=utc_now(),
+                            issuer=issuer,
+                            external_id=subject,
+                        )
+                    )
+            except IntegrityError:
+                continue  # the name is taken (or another server made this person's account just now)
+        raise ValueError(f"No free instructor name was found for {cleaned!r}.")
+
+    def open_session(self, instructor_id: str, lifetime: timedelta = SESSION_LIFETIME) -> str:
+        """A new session for the instructor (an LMS launch signs them in without a link).
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> grace = desk.for_lms_person("https://lms", "7", "Grace")
+        >>> desk.instructor_for_session(desk.open_session(grace.id)).name
+        'Grace'
+        >>> desk.database.close()
+        """
+        with self.database.write() as conn:
+            return _OPEN_SESSIONS.open(conn, instructor_id, lifetime)
+
     def find(self, name: str) -> InstructorRecord | None:
         """The instructor with this name, or None.
 

@@ -427,7 +427,8 @@ def _courses_and_their_people(conn: Connection) -> None:
 
     New tables ``courses`` (an LMS context, one made by hand, or the migrated class), ``course_learners``
     and ``course_staff`` (instructor or teaching assistant), and ``learner_link_records`` (who made a
-    learner's sign-in link). Instructors gain ``all_courses`` (administrators), their sessions the
+    learner's sign-in link). Instructors gain ``all_courses`` (administrators) and the LMS identity of
+    those made by a launch (``issuer``, ``external_id``: a name is not an identity), their sessions the
     course they look at; LMS classes and queued scores name their course; a line item is now kept per
     learner, lesson *and course*, so ``lti_line_items`` is rebuilt with ``course_id`` in its key (every
     row copied).
@@ -485,6 +486,9 @@ def _courses_and_their_people(conn: Connection) -> None:
     ]
     meta.create_all(conn, tables=new_tables)
     _add_column(conn, "instructors", Column("all_courses", Boolean, nullable=False, server_default=false()))
+    _add_column(conn, "instructors", Column("issuer", String(255)))
+    _add_column(conn, "instructors", Column("external_id", String(255)))
+    conn.execute(text("CREATE UNIQUE INDEX ux_instructors_lms_person ON instructors (issuer, external_id)"))
     _add_column(conn, "instructor_sessions", Column("course_id", String(36)))
     _add_column(conn, "lti_contexts", Column("course_id", String(36)))
     _add_column(conn, "lti_score_outbox", Column("course_id", String(36)))

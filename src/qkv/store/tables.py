@@ -202,12 +202,17 @@ class Instructor(Base):
     """Someone who may see the whole class (added by migration 5); created by ``qkv instructor add``."""
 
     __tablename__ = "instructors"
+    __table_args__ = (Index("ux_instructors_lms_person", "issuer", "external_id", unique=True),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     name: Mapped[str] = mapped_column(String(80), nullable=False, unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     # Added with courses: an administrator, who has every course of the server (``--all-courses``).
     all_courses: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # Added with courses: the LMS person behind an instructor made by a launch (NULL: made by hand), so
+    # that two LMS users with one name never share an instructor account.
+    issuer: Mapped[str | None] = mapped_column(String(255))
+    external_id: Mapped[str | None] = mapped_column(String(255))
 
 
 class InstructorSignInToken(Base):
