@@ -61,7 +61,6 @@ async def pull_roster(request: Request, services: AppServices, access: InCourse)
     )
     auth: InstructorAuth = request.app.state.qkv_instructor
     auth.check_csrf(request, access.signed_in, form.get(CSRF_FIELD, ""))
-    access.require_instructor("pull the course's roster")
     tool = tool_of(request)
     key = (form.get("issuer", ""), form.get("client_id", ""), form.get("context_id", ""))
     found = await run_in_threadpool(tool.links.context, *key)
@@ -70,6 +69,7 @@ async def pull_roster(request: Request, services: AppServices, access: InCourse)
         raise HTTPException(
             404, f"No class {key[2][:100]!r} of {key[0][:200]!r} was seen in a launch of this course."
         )
+    access.require_instructor("pull the course's roster")
     try:
         members = await run_in_threadpool(pull_members, found, tool.platforms, tool.tokens, tool.client)
     except ServiceUnavailable as error:
