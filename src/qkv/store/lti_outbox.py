@@ -262,18 +262,20 @@ class ScoreOutbox:
             rows = conn.execute(select(_OUTBOX).where(_OUTBOX.c.sent_at.is_(None)).order_by(_OUTBOX.c.id))
             return [_entry(row) for row in rows]
 
-    def delivered_count(self) -> int:
-        """How many scores reached their LMS.
+    def delivered_count(self, course_id: str | None = None) -> int:
+        """How many scores reached their LMS (of one course's line items, if given).
 
         Examples
         --------
-        >>> ScoreOutbox(Database("sqlite://")).delivered_count()
-        0
+        >>> outbox = ScoreOutbox(Database("sqlite://"))
+        >>> outbox.delivered_count(), outbox.delivered_count("c1")
+        (0, 0)
         """
+        query = select(func.count()).select_from(_OUTBOX).where(_OUTBOX.c.sent_at.is_not(None))
+        if course_id is not None:
+            query = query.where(_OUTBOX.c.course_id == course_id)
         with self.database.read() as conn:
-            count = conn.execute(
-                select(func.count()).select_from(_OUTBOX).where(_OUTBOX.c.sent_at.is_not(None))
-            )
+            count = conn.execute(query)
             return int(count.scalar_one())
 
 

@@ -18,19 +18,22 @@ ever sent for an instructor or a teaching assistant. The attack of issue 35 fail
 second LMS's instructor sees, links and pulls nothing of the first LMS's class).
 
 One server (uvicorn in a thread, as the LMSs must reach it) and plain HTTP clients: bounded by the
-number of requests, not by any timing.
+number of requests, not by any timing. The whole module runs on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, text
 
 from qkv.store import MembershipSource, StaffRole, parse_roster
 from tests.web.browser_support import serve
@@ -169,14 +172,36 @@ def _others(school: School) -> None:
     school.people.append(Person("stranger", "stranger", None, httpx.Client(base_url=school.url)))
 
 
-@pytest.fixture(scope="module")
-def school(tmp_path_factory: pytest.TempPathFactory) -> Iterator[School]:
+@contextmanager
+def _database(request: pytest.FixtureRequest, folder: Path) -> Iterator[str]:
+    """A SQLite file, or a fresh PostgreSQL schema dropped afterwards (as the store tests' own)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{folder / 'qkv.db'}"
+        return
+    admin_url = str(request.getfixturevalue("postgres_admin_url"))
+    schema = f"qkv_school_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        separator = "&" if "?" in admin_url else "?"
+        yield f"{admin_url}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def school(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[School]:
+    """The school, on SQLite and on PostgreSQL."""
     folder: Path = tmp_path_factory.mktemp("school")
     packaged = PackagedPlatform()
     with (
+        _database(request, folder) as database_url,
         served_platform() as fake,
         serve(packaged_app(packaged), name="packaged-lms") as packaged_url,
-        tool_server(f"sqlite:///{folder / 'qkv.db'}") as (url, app),
+        tool_server(database_url) as (url, app),
     ):
         fake.tool_url = url
         fake.register_with(app.state.qkv_lti.platforms)

@@ -46,7 +46,7 @@ def lti_page(request: Request, services: AppServices, access: InCourse, pulled: 
         "whole_server": WHOLE_SERVER,
         "classes": [c for c in tool.links.contexts() if mine is None or c.course_id == mine],
         "waiting": [e for e in tool.outbox.waiting() if mine is None or e.course_id == mine],
-        "delivered": tool.outbox.delivered_count(),
+        "delivered": tool.outbox.delivered_count(mine),
         "pulled": pulled[:200],
     }
     return services.templates.TemplateResponse(request, "lti/instructor.html", context, headers=_NO_STORE)
