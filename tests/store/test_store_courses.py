@@ -209,6 +209,10 @@ def test_a_database_from_before_courses_upgrades_into_one_default_course(databas
         # And the upgraded database takes the new writes: a second course's line item beside the first.
         links.remember_line_item(ADA, "L9.1", "https://lms", "c", "u1", "https://lms/li/2", "other")
         assert len(links.line_items(ADA, "L9.1")) == 2
+        # A launch from the old class now has a course of its own: its line item moves there (one score,
+        # not two, for one line item).
+        links.remember_line_item(ADA, "L9.1", "https://lms", "c", "u1", "https://lms/li/1", "its-course")
+        assert sorted(i.course_id for i in links.line_items(ADA, "L9.1")) == ["its-course", "other"]
     finally:
         store.close()
 

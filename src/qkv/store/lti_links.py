@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Table, delete, select, update
 
 from qkv.store.clock import utc_now
 from qkv.store.database import Database
@@ -106,6 +106,16 @@ class LtiLinks:
             _LINE_ITEMS.c.course_id == course_id,
         )
         with self.database.write() as conn:
+            # One line item belongs to one course: the same URL kept under another course (the migrated
+            # one, before this context's launch made its own course) is dropped, so no score goes twice.
+            conn.execute(
+                delete(_LINE_ITEMS).where(
+                    _LINE_ITEMS.c.learner_id == learner_id,
+                    _LINE_ITEMS.c.lesson_id == lesson_id,
+                    _LINE_ITEMS.c.lineitem_url == lineitem_url,
+                    _LINE_ITEMS.c.course_id != course_id,
+                )
+            )
             self.database.insert_ignore(conn, _LINE_ITEMS, row, ["learner_id", "lesson_id", "course_id"])
             conn.execute(
                 update(_LINE_ITEMS)
@@ -145,6 +155,9 @@ class LtiLinks:
         >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms/b/li", "course-b")
         >>> [(item.course_id, item.lineitem_url) for item in links.line_items("a" * 36, "X1.1")]
         [('course-a', 'https://lms/a/li'), ('course-b', 'https://lms/b/li')]
+        >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms/b/li", "course-c")
+        >>> [item.course_id for item in links.line_items("a" * 36, "X1.1")]  # a URL is one course's
+        ['course-a', 'course-c']
         >>> links.database.close()
         """
         with self.database.read() as conn:
