@@ -11,7 +11,7 @@ by every person to whom they apply: the view routes with every export, with and 
 every other course; the object routes with every learner, every LMS class and every course. Each person
 gets their own course's objects and a 404 for any other's, a teaching assistant a 403 for what only
 instructors may do, a learner 403 (or 401) and a stranger 401 everywhere. 22 people × 19 routes, about
-1,800 requests in all (counted as they run and printed with ``-s``).
+1,800 requests per database (counted as they run and printed with ``-s``).
 
 Then the scores: every learner's launch score lands on its own course's line item only, and no score is
 ever sent for an instructor or a teaching assistant. The attack of issue 35 fails at each step (the
