@@ -52,6 +52,12 @@ def test_courses_an_instructor_without_one_and_an_administrator(make_app: Callab
     assert admin.get("/api/instructor/class").json()["learners"] == 2
     assert admin.get("/api/instructor/class", params={"course": course.id}).json()["learners"] == 1
     assert "Every learner of the server" in admin.get("/instructor", headers=HTML).text
+    # A page opened on one course keeps its live fragments on that course.
+    grid = admin.get("/instructor/class", params={"course": course.id}, headers=HTML).text
+    live = re.search(r'data-live-src="([^"]+)"', grid)
+    assert live is not None and f"course={course.id}" in live.group(1)
+    fragment = admin.get(live.group(1).replace("&amp;", "&"), headers=HTML)
+    assert fragment.status_code == 200 and "Ada Lovelace" in fragment.text
     # The course's instructor makes a link for their roster learner; the learner's page says who did.
     grace, token = store.instructors.add("Grace")
     store.courses.set_staff(course.id, grace.id, StaffRole.INSTRUCTOR)
