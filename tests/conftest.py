@@ -78,7 +78,11 @@ SHARED_SCOPES = {
     "tests/grading/test_redteam.py": "hostile",
     "tests/grading/test_cgroups.py": "hostile",
 }
-ONE_WORKER_MODULES = ("tests/web/test_browser", "tests/web/lti/test_browser")
+ONE_WORKER_MODULES = (
+    "tests/web/test_browser",
+    "tests/web/lti/test_browser",
+    "tests/web/lti/test_cross_course",
+)
 
 
 def xdist_scope(nodeid: str) -> str:

@@ -12,6 +12,7 @@ import qkv.store
 from qkv.store import (
     ClientBudgets,
     CodeWork,
+    Courses,
     Database,
     Gradebook,
     GradingJobs,
@@ -61,6 +62,7 @@ def test_the_store_is_the_composition_of_its_repositories() -> None:
             "budgets": ClientBudgets,
             "gradebook": Gradebook,
             "instructors": InstructorDesk,
+            "courses": Courses,
         }.items():
             repository = getattr(store, name)
             assert isinstance(repository, kind), name
@@ -79,6 +81,7 @@ def test_the_repositories_public_methods_have_runnable_examples() -> None:
         Gradebook,
         InstructorDesk,
         GradingJobs,
+        Courses,
         Store,
     ):
         for name, method in inspect.getmembers(kind, inspect.isfunction):

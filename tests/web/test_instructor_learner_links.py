@@ -62,7 +62,11 @@ def test_the_button_needs_an_instructor_their_csrf_token_and_an_account(
     client, csrf = _instructor(app)
     assert client.post(url, data={"csrf_token": "forged"}).status_code == 403
     unknown = client.post("/instructor/learners/" + "c" * 36 + "/sign-in-link", data={"csrf_token": csrf})
-    assert unknown.status_code == 404 and "has no account" in unknown.json()["detail"]
+    assert unknown.status_code == 404 and "No learner with the id" in unknown.json()["detail"]
+    Browser(app).open_lesson().answer("q", "3, 2")
+    anonymous_id = next(p.id for p in app.state.qkv.store.instructors.learners() if p.id != ada)
+    no_account = client.post(f"/instructor/learners/{anonymous_id}/sign-in-link", data={"csrf_token": csrf})
+    assert no_account.status_code == 404 and "has no account" in no_account.json()["detail"]
 
 
 def test_instructor_pages_show_the_external_id_beside_the_name(make_app: Callable[..., FastAPI]) -> None:

@@ -38,7 +38,7 @@ def build() -> object:
     return cli
 
 
-COMMANDS = ("check", "grader", "instructor", "learners", "lessons", "lti", "progress", "serve")
+COMMANDS = ("check", "courses", "grader", "instructor", "learners", "lessons", "lti", "progress", "serve")
 
 
 def _command(name: str) -> click.Command:
@@ -47,6 +47,10 @@ def _command(name: str) -> click.Command:
         from qkv.cli.check import check
 
         return check
+    if name == "courses":
+        from qkv.cli.courses import courses
+
+        return courses
     if name == "grader":
         from qkv.cli.grader import grader
 

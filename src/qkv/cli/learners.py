@@ -65,6 +65,17 @@ def learners() -> None:
     """Learner accounts: import a class roster and hand out personal sign-in links."""
 
 
+def _check_course(store: Store, course_id: str | None) -> None:
+    if course_id is not None and store.courses.get(course_id) is None:
+        raise click.ClickException(
+            f"There is no course with the id {course_id!r}; 'qkv courses list' lists them."
+        )
+    if course_id is None and store.courses.any():
+        raise click.ClickException(
+            "This server has courses: say which one the roster fills with --course ID ('qkv courses list')."
+        )
+
+
 @learners.command("import")
 @click.argument("roster", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -73,11 +84,21 @@ def learners() -> None:
     default=None,
     help="Where to write the links (default: ROSTER-links.csv beside the roster).",
 )
+@click.option(
+    "--course",
+    "course_id",
+    default=None,
+    help="The course (its id, from 'qkv courses list') the learners join; required on a server with courses.",
+)
 @_DAYS
 @_DATABASE
 @_URL
-def import_roster(roster: Path, out: Path | None, days: int, database_url: str | None, url: str) -> None:
+def import_roster(
+    roster: Path, out: Path | None, course_id: str | None, days: int, database_url: str | None, url: str
+) -> None:
     """Create an account for each row of ROSTER (columns: name, external id) and write their links.
+
+    With --course ID the learners join that course only (the roster fills its course, no other).
 
     The first line names the columns ('name' and 'external id', optionally 'email'). Every bad row is
     reported by its line number and then nothing is imported. Importing again updates the names and makes
@@ -93,7 +114,13 @@ def import_roster(roster: Path, out: Path | None, days: int, database_url: str |
     destination = out or roster.with_name(f"{roster.stem}-links.csv")
     store = _store(database_url)
     try:
+        _check_course(store, course_id)
         made = store.accounts.import_roster(entries, timedelta(days=days))
+        if course_id is not None:
+            from qkv.store.courses import MembershipSource
+
+            for record, _ in made:
+                store.courses.enrol(course_id, record.learner_id, MembershipSource.ROSTER)
     except ValueError as error:
         raise click.ClickException(f"{roster}: {error} Nothing was imported.") from None
     finally:

@@ -14,12 +14,15 @@ Public names
 ------------
 Store
     The composition the app opens once: ``database``, ``learners``, ``progress``, ``code``,
-    ``budgets``, ``gradebook``, ``instructors``, ``accounts``, ``grading_jobs``; ``shared_secret``, ``ping``,
-    ``close``.
+    ``budgets``, ``gradebook``, ``instructors``, ``accounts``, ``grading_jobs``, ``class_view``, ``courses``;
+    ``shared_secret``, ``ping``, ``close``.
 Database
     One engine, opened and migrated; ``read()`` and ``write()`` transactions.
-Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, Accounts, GradingJobs
+Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, Accounts, GradingJobs, Courses
     The repositories (also reachable as the store's attributes).
+CourseRecord, CourseOrigin, MembershipSource, StaffRole, InstructorAccess, LearnerScope, EVERYONE
+    Courses: a course, where it came from, how a learner joined it, an instructor's role and access, and
+    the learners a view reads.
 Admission, Admitted, JobState, JobView, Program, QueueHealth
     The jobs of remote grading: what ``GradingJobs`` returns.
 AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity, GradebookRow, Keeping
@@ -45,6 +48,16 @@ from qkv.store.activity import AnswerRecord, CodeRecord, ExerciseActivity, Lesso
 from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping
 from qkv.store.client_budgets import ClientBudgets
 from qkv.store.code_work import CodeWork
+from qkv.store.courses import (
+    EVERYONE,
+    CourseOrigin,
+    CourseRecord,
+    Courses,
+    InstructorAccess,
+    LearnerScope,
+    MembershipSource,
+    StaffRole,
+)
 from qkv.store.database import Database
 from qkv.store.engine import PoolLimits, create_store_engine, default_database_url, describe_url
 from qkv.store.gradebook import Gradebook, GradebookRow
@@ -59,6 +72,7 @@ from qkv.store.store_error import StoreError
 
 __all__ = [
     "DEFAULT_CLIENT_BYTES_PER_DAY",
+    "EVERYONE",
     "LATEST_VERSION",
     "AccountRecord",
     "Accounts",
@@ -68,17 +82,23 @@ __all__ = [
     "ClientBudgets",
     "CodeRecord",
     "CodeWork",
+    "CourseOrigin",
+    "CourseRecord",
+    "Courses",
     "Database",
     "ExerciseActivity",
     "Gradebook",
     "GradebookRow",
     "GradingJobs",
+    "InstructorAccess",
     "InstructorDesk",
     "JobState",
     "JobView",
     "Keeping",
+    "LearnerScope",
     "Learners",
     "LessonActivity",
+    "MembershipSource",
     "MergeReport",
     "PoolLimits",
     "Program",
@@ -86,6 +106,7 @@ __all__ = [
     "QueueHealth",
     "RosterEntry",
     "RosterError",
+    "StaffRole",
     "Store",
     "StoreError",
     "clean_display_name",

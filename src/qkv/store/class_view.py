@@ -40,6 +40,7 @@ from sqlalchemy import (
 )
 
 from qkv.store.clock import utc_now
+from qkv.store.courses import EVERYONE, LearnerScope
 from qkv.store.database import Database
 from qkv.store.instructors import AnswerEvent, CodeEvent
 from qkv.store.program_texts import programs
@@ -310,10 +311,17 @@ class ClassView:
     ----------
     database : Database
         The database to read.
+    scope : LearnerScope
+        The learners it reads: every learner by default, or one course's (``within``).
     """
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, scope: LearnerScope = EVERYONE) -> None:
         self.database = database
+        self.scope = scope
+
+    def within(self, scope: LearnerScope) -> ClassView:
+        """The same view over the learners of ``scope`` only (a course's, for its instructors)."""
+        return ClassView(self.database, scope)
 
     def standings(self, counted: Mapping[str, Sequence[str]]) -> list[LearnerStanding]:
         """Every learner: solved and started per lesson, totals, last activity and current exercise.
@@ -330,14 +338,18 @@ class ClassView:
             In no particular order (the page sorts them).
         """
         t = _TOTALS.c
-        rows = select(
-            t.learner_id,
-            t.lesson_id,
-            t.submissions,
-            t.last_activity_at,
-            _counted(counted).label("counts"),
-            case((t.solved, 1), else_=0).label("solved"),
-        ).subquery()
+        rows = (
+            select(
+                t.learner_id,
+                t.lesson_id,
+                t.submissions,
+                t.last_activity_at,
+                _counted(counted).label("counts"),
+                case((t.solved, 1), else_=0).label("solved"),
+            )
+            .where(self.scope.admits(t.learner_id))
+            .subquery()
+        )
         r = rows.c
         per_lesson = select(
             r.learner_id,
@@ -349,7 +361,9 @@ class ClassView:
         ).group_by(r.learner_id, r.lesson_id)
         with self.database.read() as conn:
             learners = conn.execute(
-                select(_LEARNERS.c.id, _LEARNERS.c.display_name, _LEARNERS.c.external_id)
+                select(_LEARNERS.c.id, _LEARNERS.c.display_name, _LEARNERS.c.external_id).where(
+                    self.scope.admits(_LEARNERS.c.id)
+                )
             ).all()
             cells: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
             submissions: dict[str, int] = defaultdict(int)
@@ -361,7 +375,7 @@ class ClassView:
                 last[row.learner_id] = (
                     row.last_activity_at if seen is None else max(seen, row.last_activity_at)
                 )
-            current = self._current(conn)
+            current = self._current(conn, scope=self.scope)
         standings = []
         for learner in learners:
             mine = cells.get(learner.id, {})
@@ -382,14 +396,20 @@ class ClassView:
         return standings
 
     @staticmethod
-    def _current(conn: Connection, since: datetime | None = None) -> dict[str, CurrentExercise]:
+    def _current(
+        conn: Connection, since: datetime | None = None, scope: LearnerScope = EVERYONE
+    ) -> dict[str, CurrentExercise]:
         """Each learner's most recently touched exercise (of those active since ``since``, if given).
 
         A join on each learner's latest activity, not a window function: it walks the table once by its
         primary key (learner first) and is several times faster on SQLite.
         """
         t = _TOTALS.c
-        latest = select(t.learner_id, func.max(t.last_activity_at).label("latest")).group_by(t.learner_id)
+        latest = (
+            select(t.learner_id, func.max(t.last_activity_at).label("latest"))
+            .where(scope.admits(t.learner_id))
+            .group_by(t.learner_id)
+        )
         if since is not None:
             latest = latest.having(func.max(t.last_activity_at) >= since)
         newest = latest.subquery()
@@ -433,7 +453,7 @@ class ClassView:
         >>> store.close()
         """
         with self.database.read() as conn:
-            current = self._current(conn, since)
+            current = self._current(conn, since, self.scope)
             names = (
                 {
                     row.id: (row.display_name, row.external_id)
@@ -470,7 +490,11 @@ class ClassView:
         0
         """
         with self.database.read() as conn:
-            return int(conn.execute(select(func.count()).select_from(_LEARNERS)).scalar_one())
+            return int(
+                conn.execute(
+                    select(func.count()).select_from(_LEARNERS).where(self.scope.admits(_LEARNERS.c.id))
+                ).scalar_one()
+            )
 
     def stuck(
         self, standings: Sequence[LearnerStanding], rule: StuckRule, now: datetime | None = None
@@ -501,7 +525,7 @@ class ClassView:
         >>> ClassView(Database("sqlite://")).exercise_counts()
         {}
         """
-        query = _EXERCISE_COUNTS
+        query = _EXERCISE_COUNTS.where(self.scope.admits(_TOTALS.c.learner_id))
         sums: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
         histograms: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
         with self.database.read() as conn:
@@ -555,6 +579,7 @@ class ClassView:
                 func.count(a.learner_id.distinct()).label("learners"),
             )
             .where(a.lesson_id == lesson_id, a.correct.is_(False), a.counted_as_attempt.is_(True))
+            .where(self.scope.admits(a.learner_id))
             .group_by(a.exercise_id, a.answer, a.mistake, a.variant_seed)
             .order_by(func.count().desc(), a.exercise_id, a.answer)
         )
@@ -572,6 +597,7 @@ class ClassView:
             .where(
                 _CODE.c.lesson_id == lesson_id, _CODE.c.exercise_id == exercise_id, _CODE.c.status != "pass"
             )
+            .where(self.scope.admits(_CODE.c.learner_id))
             .order_by(_CODE.c.id.desc())
             .limit(limit)
         )
@@ -653,7 +679,7 @@ class ClassView:
             raise ValueError(f"A page holds 1 to 500 events, not {limit!r}.")
         parts = []
         for kind, table in (("answer", _ANSWERS), ("program", _CODE)):
-            conditions = [table.c.learner_id == learner_id]
+            conditions = [table.c.learner_id == learner_id, self.scope.admits(table.c.learner_id)]
             if lesson_id is not None:
                 conditions.append(table.c.lesson_id == lesson_id)
             if exercise_id is not None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import Table, select
 
+from qkv.store.courses import EVERYONE, LearnerScope
 from qkv.store.database import Database
 from qkv.store.tables import ExerciseTotals, LearnerRow
 
@@ -65,6 +66,8 @@ class Gradebook:
     ----------
     database : Database
         The database to use.
+    scope : LearnerScope
+        The learners it reads: every learner by default, or one course's (``within``).
 
     Examples
     --------
@@ -77,8 +80,25 @@ class Gradebook:
     >>> database.close()
     """
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, scope: LearnerScope = EVERYONE) -> None:
         self.database = database
+        self.scope = scope
+
+    def within(self, scope: LearnerScope) -> Gradebook:
+        """The same gradebook over the learners of ``scope`` only.
+
+        Examples
+        --------
+        >>> from qkv.store.courses import LearnerScope
+        >>> from qkv.store.learners import Learners
+        >>> database = Database("sqlite://")
+        >>> _ = Learners(database).set_display_name("a" * 36, "Ada")
+        >>> course_view = Gradebook(database).within(LearnerScope("c1"))
+        >>> len(Gradebook(database).rows([("L9.1", "q")])), course_view.rows()
+        (1, [])
+        >>> database.close()
+        """
+        return Gradebook(self.database, scope)
 
     def rows(self, exercises: Iterable[tuple[str, str]] = ()) -> list[GradebookRow]:
         """One row per learner and exercise, sorted by learner, then the exercises in the order given.
@@ -102,9 +122,11 @@ class Gradebook:
         with self.database.read() as conn:
             learners = {
                 row.id: row.display_name
-                for row in conn.execute(select(_LEARNERS.c.id, _LEARNERS.c.display_name))
+                for row in conn.execute(
+                    select(_LEARNERS.c.id, _LEARNERS.c.display_name).where(self.scope.admits(_LEARNERS.c.id))
+                )
             }
-            for row in conn.execute(select(_TOTALS)):
+            for row in conn.execute(select(_TOTALS).where(self.scope.admits(_TOTALS.c.learner_id))):
                 best = None if row.best_passed is None else f"{int(row.best_passed)}/{int(row.best_total)}"
                 rows[(row.learner_id, row.lesson_id, row.exercise_id)] = {
                     "attempts": int(row.attempts),

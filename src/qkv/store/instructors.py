@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, delete, insert, select
+from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from qkv.store.clock import utc_now
+from qkv.store.courses import EVERYONE, LearnerScope
 from qkv.store.database import Database
 from qkv.store.one_time_tokens import SessionTable, SignInTokens, digest
 from qkv.store.program_texts import programs
@@ -36,6 +37,7 @@ from qkv.store.storable import check_storable
 from qkv.store.tables import (
     Answer,
     CodeSubmission,
+    CourseStaff,
     Instructor,
     InstructorSession,
     InstructorSignInToken,
@@ -45,6 +47,7 @@ from qkv.store.tables import (
 _INSTRUCTORS: Table = Instructor.__table__  # type: ignore[assignment]
 _TOKENS: Table = InstructorSignInToken.__table__  # type: ignore[assignment]
 _SESSIONS: Table = InstructorSession.__table__  # type: ignore[assignment]
+_STAFF: Table = CourseStaff.__table__  # type: ignore[assignment]
 _LINKS = SignInTokens(_TOKENS, "instructor_id")  # the one-time-token code learners' links share
 _OPEN_SESSIONS = SessionTable(_SESSIONS, "instructor_id")
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
@@ -63,6 +66,7 @@ class InstructorRecord:
     id: str
     name: str
     created_at: datetime
+    all_courses: bool = False  # an administrator: every course of the server
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,8 @@ class InstructorDesk:
     ----------
     database : Database
         The database to use.
+    scope : LearnerScope
+        The learners whose work it reads: every learner by default, or one course's (``within``).
 
     Examples
     --------
@@ -148,8 +154,25 @@ class InstructorDesk:
     >>> desk.database.close()
     """
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, scope: LearnerScope = EVERYONE) -> None:
         self.database = database
+        self.scope = scope
+
+    def within(self, scope: LearnerScope) -> InstructorDesk:
+        """The same desk, reading the work of the learners of ``scope`` only.
+
+        Examples
+        --------
+        >>> from qkv.store.courses import LearnerScope
+        >>> from qkv.store.learners import Learners
+        >>> database = Database("sqlite://")
+        >>> _ = Learners(database).set_display_name("a" * 36, "Ada")
+        >>> desk = InstructorDesk(database)
+        >>> len(desk.learners()), desk.within(LearnerScope("c1")).learners()
+        (1, [])
+        >>> database.close()
+        """
+        return InstructorDesk(self.database, scope)
 
     # -- accounts --------------------------------------------------------------------------------
 
@@ -187,6 +210,64 @@ class InstructorDesk:
             ) from None
         return record, self.new_sign_in_token(cleaned)
 
+    def for_lms_person(self, issuer: str, subject: str, name: str) -> InstructorRecord:
+        """The instructor account of an LMS person (``iss`` and ``sub``), made on their first launch.
+
+        The account is found by the LMS's identity, never by name: two LMS users with the same name get
+        two accounts (the second named "NAME 2"). Its name follows the LMS's when that name is free.
+
+        Raises
+        ------
+        ValueError
+            If the name cannot be used at all.
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> grace = desk.for_lms_person("https://lms", "7", "Grace (lms)")
+        >>> other = desk.for_lms_person("https://lms", "8", "Grace (lms)")
+        >>> desk.for_lms_person("https://lms", "7", "Grace (lms)").id == grace.id, other.name
+        (True, 'Grace (lms) 2')
+        >>> desk.database.close()
+        """
+        cleaned = clean_instructor_name(name)
+        person = (_INSTRUCTORS.c.issuer == issuer, _INSTRUCTORS.c.external_id == subject)
+        for attempt in range(1, 50):
+            with self.database.read() as conn:
+                row = conn.execute(select(_INSTRUCTORS).where(*person)).first()
+            if row is not None:
+                return InstructorRecord(row.id, row.name, row.created_at, bool(row.all_courses))
+            suffix = "" if attempt == 1 else f" {attempt}"
+            candidate = clean_instructor_name(cleaned[: MAX_INSTRUCTOR_NAME - len(suffix)] + suffix)
+            try:
+                with self.database.write() as conn:
+                    conn.execute(
+                        insert(_INSTRUCTORS).values(
+                            id=str(uuid.uuid4()),
+                            name=candidate,
+                            created_at=utc_now(),
+                            issuer=issuer,
+                            external_id=subject,
+                        )
+                    )
+            except IntegrityError:
+                continue  # the name is taken (or another server made this person's account just now)
+        raise ValueError(f"No free instructor name was found for {cleaned!r}.")
+
+    def open_session(self, instructor_id: str, lifetime: timedelta = SESSION_LIFETIME) -> str:
+        """A new session for the instructor (an LMS launch signs them in without a link).
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> grace = desk.for_lms_person("https://lms", "7", "Grace")
+        >>> desk.instructor_for_session(desk.open_session(grace.id)).name
+        'Grace'
+        >>> desk.database.close()
+        """
+        with self.database.write() as conn:
+            return _OPEN_SESSIONS.open(conn, instructor_id, lifetime)
+
     def find(self, name: str) -> InstructorRecord | None:
         """The instructor with this name, or None.
 
@@ -202,7 +283,7 @@ class InstructorDesk:
             row = conn.execute(
                 select(_INSTRUCTORS).where(_INSTRUCTORS.c.name == " ".join(name.split()))
             ).first()
-        return InstructorRecord(row.id, row.name, row.created_at) if row else None
+        return InstructorRecord(row.id, row.name, row.created_at, bool(row.all_courses)) if row else None
 
     def all(self) -> list[InstructorRecord]:
         """Every instructor, by name.
@@ -217,7 +298,7 @@ class InstructorDesk:
         """
         with self.database.read() as conn:
             rows = conn.execute(select(_INSTRUCTORS).order_by(_INSTRUCTORS.c.name)).all()
-        return [InstructorRecord(row.id, row.name, row.created_at) for row in rows]
+        return [InstructorRecord(row.id, row.name, row.created_at, bool(row.all_courses)) for row in rows]
 
     def remove(self, name: str) -> bool:
         """Delete an instructor with their links and sessions (signed out everywhere); False if unknown.
@@ -235,6 +316,7 @@ class InstructorDesk:
         if found is None:
             return False
         with self.database.write() as conn:
+            conn.execute(delete(_STAFF).where(_STAFF.c.instructor_id == found.id))
             conn.execute(delete(_SESSIONS).where(_SESSIONS.c.instructor_id == found.id))
             conn.execute(delete(_TOKENS).where(_TOKENS.c.instructor_id == found.id))
             conn.execute(delete(_INSTRUCTORS).where(_INSTRUCTORS.c.id == found.id))
@@ -299,7 +381,7 @@ class InstructorDesk:
                 .join(_SESSIONS, _SESSIONS.c.instructor_id == _INSTRUCTORS.c.id)
                 .where(_SESSIONS.c.session_hash == digest(session), _SESSIONS.c.expires_at > utc_now())
             ).first()
-        return InstructorRecord(row.id, row.name, row.created_at) if row else None
+        return InstructorRecord(row.id, row.name, row.created_at, bool(row.all_courses)) if row else None
 
     def end_session(self, session: str) -> None:
         """Sign out: the session stops working on every server.
@@ -317,6 +399,43 @@ class InstructorDesk:
         with self.database.write() as conn:
             _OPEN_SESSIONS.end(conn, session)
 
+    def session_course(self, session: str) -> str | None:
+        """The course this session chose with the course picker (None: not chosen yet).
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> session = desk.redeem(desk.add("Grace")[1])
+        >>> desk.choose_course(session, "c1")
+        >>> desk.session_course(session)
+        'c1'
+        >>> desk.database.close()
+        """
+        with self.database.read() as conn:
+            found = conn.execute(
+                select(_SESSIONS.c.course_id).where(_SESSIONS.c.session_hash == digest(session))
+            ).scalar()
+        return str(found) if found else None
+
+    def choose_course(self, session: str, course_id: str | None) -> None:
+        """Remember the course this session looks at (the caller checked the instructor may see it).
+
+        Examples
+        --------
+        >>> desk = InstructorDesk(Database("sqlite://"))
+        >>> session = desk.redeem(desk.add("Grace")[1])
+        >>> desk.choose_course(session, None)
+        >>> desk.session_course(session) is None
+        True
+        >>> desk.database.close()
+        """
+        with self.database.write() as conn:
+            conn.execute(
+                update(_SESSIONS)
+                .where(_SESSIONS.c.session_hash == digest(session))
+                .values(course_id=course_id)
+            )
+
     # -- the class's work ------------------------------------------------------------------------
 
     def learners(self) -> list[LearnerRecord]:
@@ -332,14 +451,14 @@ class InstructorDesk:
         >>> database.close()
         """
         with self.database.read() as conn:
-            rows = conn.execute(select(_LEARNERS)).all()
+            rows = conn.execute(select(_LEARNERS).where(self.scope.admits(_LEARNERS.c.id))).all()
         records = [
             LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at, r.external_id) for r in rows
         ]
         return sorted(records, key=lambda r: (r.last_seen_at or r.created_at, r.id), reverse=True)
 
     def learner(self, learner_id: str) -> LearnerRecord | None:
-        """One learner, or None.
+        """One learner of the scope, or None (unknown, or another course's).
 
         Examples
         --------
@@ -347,7 +466,9 @@ class InstructorDesk:
         True
         """
         with self.database.read() as conn:
-            r = conn.execute(select(_LEARNERS).where(_LEARNERS.c.id == learner_id)).first()
+            r = conn.execute(
+                select(_LEARNERS).where(_LEARNERS.c.id == learner_id, self.scope.admits(_LEARNERS.c.id))
+            ).first()
         return LearnerRecord(r.id, r.display_name, r.created_at, r.last_seen_at, r.external_id) if r else None
 
     def answer_events(self, learner_id: str | None = None, lesson_id: str | None = None) -> list[AnswerEvent]:
@@ -364,7 +485,7 @@ class InstructorDesk:
         [('11', 'x')]
         >>> database.close()
         """
-        query = select(_ANSWERS).order_by(_ANSWERS.c.id)
+        query = select(_ANSWERS).where(self.scope.admits(_ANSWERS.c.learner_id)).order_by(_ANSWERS.c.id)
         if learner_id is not None:
             query = query.where(_ANSWERS.c.learner_id == learner_id)
         if lesson_id is not None:
@@ -402,7 +523,7 @@ class InstructorDesk:
         [('x = 1', 'pass')]
         >>> database.close()
         """
-        query = programs().order_by(_CODE.c.id)
+        query = programs().where(self.scope.admits(_CODE.c.learner_id)).order_by(_CODE.c.id)
         if learner_id is not None:
             query = query.where(_CODE.c.learner_id == learner_id)
         if lesson_id is not None:

@@ -1,4 +1,8 @@
-"""What launches leave behind: each learner's AGS line item per lesson, and the classes (LMS courses).
+"""What launches leave behind: each learner's AGS line item per lesson and course, and the classes.
+
+A learner who launched a lesson from two courses has a line item in each: a score goes to every course
+the learner launched that lesson from, each on its own line item (``course_id`` '' for a launch that
+named no course).
 
 >>> from qkv.store.database import Database
 >>> links = LtiLinks(Database("sqlite://"))
@@ -13,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Table, delete, select, update
 
 from qkv.store.clock import utc_now
 from qkv.store.database import Database
@@ -34,6 +38,7 @@ class LineItem:
     subject: str
     lineitem_url: str
     last_score: int | None
+    course_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,7 @@ class ClassContext:
     title: str
     memberships_url: str | None
     roster_pulled_at: datetime | None
+    course_id: str | None = None
 
 
 class LtiLinks:
@@ -61,9 +67,17 @@ class LtiLinks:
         self.database = database
 
     def remember_line_item(
-        self, learner_id: str, lesson_id: str, issuer: str, client_id: str, subject: str, lineitem_url: str
+        self,
+        learner_id: str,
+        lesson_id: str,
+        issuer: str,
+        client_id: str,
+        subject: str,
+        lineitem_url: str,
+        course_id: str = "",
     ) -> None:
-        """Record (or move) where this learner's score on this lesson goes; a new line item starts unscored.
+        """Record (or move) where this learner's score on this lesson goes in this course; a new line item
+        starts unscored.
 
         Examples
         --------
@@ -84,21 +98,33 @@ class LtiLinks:
             "lineitem_url": lineitem_url,
             "last_score": None,
             "updated_at": now,
+            "course_id": course_id,
         }
+        mine = (
+            _LINE_ITEMS.c.learner_id == learner_id,
+            _LINE_ITEMS.c.lesson_id == lesson_id,
+            _LINE_ITEMS.c.course_id == course_id,
+        )
         with self.database.write() as conn:
-            self.database.insert_ignore(conn, _LINE_ITEMS, row, ["learner_id", "lesson_id"])
+            # One line item belongs to one course: the same URL kept under another course (the migrated
+            # one, before this context's launch made its own course) is dropped, so no score goes twice.
             conn.execute(
-                update(_LINE_ITEMS)
-                .where(
+                delete(_LINE_ITEMS).where(
                     _LINE_ITEMS.c.learner_id == learner_id,
                     _LINE_ITEMS.c.lesson_id == lesson_id,
-                    _LINE_ITEMS.c.lineitem_url != lineitem_url,
+                    _LINE_ITEMS.c.lineitem_url == lineitem_url,
+                    _LINE_ITEMS.c.course_id != course_id,
                 )
+            )
+            self.database.insert_ignore(conn, _LINE_ITEMS, row, ["learner_id", "lesson_id", "course_id"])
+            conn.execute(
+                update(_LINE_ITEMS)
+                .where(*mine, _LINE_ITEMS.c.lineitem_url != lineitem_url)
                 .values(last_score=None)
             )
             conn.execute(
                 update(_LINE_ITEMS)
-                .where(_LINE_ITEMS.c.learner_id == learner_id, _LINE_ITEMS.c.lesson_id == lesson_id)
+                .where(*mine)
                 .values(
                     issuer=issuer,
                     client_id=client_id,
@@ -108,34 +134,60 @@ class LtiLinks:
                 )
             )
 
-    def line_item(self, learner_id: str, lesson_id: str) -> LineItem | None:
-        """Where this learner's score on this lesson goes, or None (never launched with a line item).
+    def line_item(self, learner_id: str, lesson_id: str, course_id: str = "") -> LineItem | None:
+        """Where this learner's score on this lesson goes in this course, or None (never launched there).
 
         Examples
         --------
         >>> LtiLinks(Database("sqlite://")).line_item("a" * 36, "X1.1") is None
         True
         """
+        found = [item for item in self.line_items(learner_id, lesson_id) if item.course_id == course_id]
+        return found[0] if found else None
+
+    def line_items(self, learner_id: str, lesson_id: str) -> list[LineItem]:
+        """Every line item of this learner's score on this lesson: one per course they launched it from.
+
+        Examples
+        --------
+        >>> links = LtiLinks(Database("sqlite://"))
+        >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms/a/li", "course-a")
+        >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms/b/li", "course-b")
+        >>> [(item.course_id, item.lineitem_url) for item in links.line_items("a" * 36, "X1.1")]
+        [('course-a', 'https://lms/a/li'), ('course-b', 'https://lms/b/li')]
+        >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms/b/li", "course-c")
+        >>> [item.course_id for item in links.line_items("a" * 36, "X1.1")]  # a URL is one course's
+        ['course-a', 'course-c']
+        >>> links.database.close()
+        """
         with self.database.read() as conn:
-            row = conn.execute(
-                select(_LINE_ITEMS).where(
-                    _LINE_ITEMS.c.learner_id == learner_id, _LINE_ITEMS.c.lesson_id == lesson_id
-                )
-            ).first()
-        if row is None:
-            return None
-        return LineItem(
-            row.learner_id,
-            row.lesson_id,
-            row.issuer,
-            row.client_id,
-            row.subject,
-            row.lineitem_url,
-            row.last_score,
-        )
+            rows = conn.execute(
+                select(_LINE_ITEMS)
+                .where(_LINE_ITEMS.c.learner_id == learner_id, _LINE_ITEMS.c.lesson_id == lesson_id)
+                .order_by(_LINE_ITEMS.c.course_id)
+            ).all()
+        return [
+            LineItem(
+                row.learner_id,
+                row.lesson_id,
+                row.issuer,
+                row.client_id,
+                row.subject,
+                row.lineitem_url,
+                row.last_score,
+                row.course_id,
+            )
+            for row in rows
+        ]
 
     def remember_context(
-        self, issuer: str, client_id: str, context_id: str, title: str, memberships_url: str | None
+        self,
+        issuer: str,
+        client_id: str,
+        context_id: str,
+        title: str,
+        memberships_url: str | None,
+        course_id: str | None = None,
     ) -> None:
         """Record a class seen in a launch (its title and names-and-roles URL as last sent).
 
@@ -163,6 +215,8 @@ class LtiLinks:
             changes: dict[str, object] = {"title": title, "updated_at": now}
             if memberships_url:
                 changes["memberships_url"] = memberships_url
+            if course_id:
+                changes["course_id"] = course_id
             conn.execute(update(_CONTEXTS).where(*(_CONTEXTS.c[k] == row[k] for k in keys)).values(**changes))
 
     def contexts(self) -> list[ClassContext]:
@@ -176,7 +230,15 @@ class LtiLinks:
         with self.database.read() as conn:
             rows = conn.execute(select(_CONTEXTS).order_by(_CONTEXTS.c.title, _CONTEXTS.c.context_id)).all()
         return [
-            ClassContext(r.issuer, r.client_id, r.context_id, r.title, r.memberships_url, r.roster_pulled_at)
+            ClassContext(
+                r.issuer,
+                r.client_id,
+                r.context_id,
+                r.title,
+                r.memberships_url,
+                r.roster_pulled_at,
+                r.course_id,
+            )
             for r in rows
         ]
 

@@ -56,6 +56,7 @@ class OutboxEntry:
     attempts: int
     next_attempt_at: datetime
     last_error: str | None
+    course_id: str | None = None  # the line item's course (None: a launch that named none)
 
 
 def retry_delay(attempts: int) -> timedelta:
@@ -83,6 +84,7 @@ def _entry(row: Any) -> OutboxEntry:
         attempts=int(row.attempts),
         next_attempt_at=row.next_attempt_at,
         last_error=row.last_error,
+        course_id=row.course_id,
     )
 
 
@@ -135,6 +137,7 @@ class ScoreOutbox:
                 .where(
                     _LINE_ITEMS.c.learner_id == item.learner_id,
                     _LINE_ITEMS.c.lesson_id == item.lesson_id,
+                    _LINE_ITEMS.c.course_id == item.course_id,
                     _LINE_ITEMS.c.lineitem_url == item.lineitem_url,
                     or_(_LINE_ITEMS.c.last_score.is_(None), _LINE_ITEMS.c.last_score != solved),
                 )
@@ -149,6 +152,7 @@ class ScoreOutbox:
                     issuer=item.issuer,
                     client_id=item.client_id,
                     lineitem_url=item.lineitem_url,
+                    course_id=item.course_id or None,
                     score_json=json.dumps(document),
                     created_at=now,
                     attempts=0,
@@ -258,18 +262,20 @@ class ScoreOutbox:
             rows = conn.execute(select(_OUTBOX).where(_OUTBOX.c.sent_at.is_(None)).order_by(_OUTBOX.c.id))
             return [_entry(row) for row in rows]
 
-    def delivered_count(self) -> int:
-        """How many scores reached their LMS.
+    def delivered_count(self, course_id: str | None = None) -> int:
+        """How many scores reached their LMS (of one course's line items, if given).
 
         Examples
         --------
-        >>> ScoreOutbox(Database("sqlite://")).delivered_count()
-        0
+        >>> outbox = ScoreOutbox(Database("sqlite://"))
+        >>> outbox.delivered_count(), outbox.delivered_count("c1")
+        (0, 0)
         """
+        query = select(func.count()).select_from(_OUTBOX).where(_OUTBOX.c.sent_at.is_not(None))
+        if course_id is not None:
+            query = query.where(_OUTBOX.c.course_id == course_id)
         with self.database.read() as conn:
-            count = conn.execute(
-                select(func.count()).select_from(_OUTBOX).where(_OUTBOX.c.sent_at.is_not(None))
-            )
+            count = conn.execute(query)
             return int(count.scalar_one())
 
 

@@ -8,8 +8,9 @@ to match). Migrations only add; none drops a learner's rows.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import (
     BigInteger,
@@ -26,6 +27,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
     inspect,
     text,
     true,
@@ -444,6 +446,153 @@ def _as_datetime(value: object) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
 
 
+def _courses_and_their_people(conn: Connection) -> None:
+    """Courses: one server holds many classes, each with its learners and its staff.
+
+    New tables ``courses`` (an LMS context, one made by hand, or the migrated class), ``course_learners``
+    and ``course_staff`` (instructor or teaching assistant), and ``learner_link_records`` (who made a
+    learner's sign-in link). Instructors gain ``all_courses`` (administrators) and the LMS identity of
+    those made by a launch (``issuer``, ``external_id``: a name is not an identity), their sessions the
+    course they look at; LMS classes and queued scores name their course; a line item is now kept per
+    learner, lesson *and course*, so ``lti_line_items`` is rebuilt with ``course_id`` in its key (every
+    row copied).
+
+    A database that already holds anyone (learners, instructors or LMS classes) gets one default course,
+    of origin ``migrated``, holding every learner, every instructor (as its instructor) and every LMS
+    row, so nobody's view changes; an empty database gets no course and works as before courses.
+    """
+    meta = MetaData()
+    # The tables the new ones point at, named only for their foreign keys (they exist already).
+    Table("learners", meta, Column("id", String(36), primary_key=True))
+    Table("instructors", meta, Column("id", String(36), primary_key=True))
+    new_tables = [
+        Table(
+            "courses",
+            meta,
+            Column("id", String(36), primary_key=True),
+            Column("title", String(255), nullable=False),
+            Column("origin", String(16), nullable=False),
+            Column("issuer", String(255)),
+            Column("deployment_id", String(255)),
+            Column("context_id", String(255)),
+            Column("created_at", DateTime, nullable=False),
+            Index("ux_courses_lti_context", "issuer", "deployment_id", "context_id", unique=True),
+        ),
+        Table(
+            "course_learners",
+            meta,
+            Column("course_id", String(36), ForeignKey("courses.id"), primary_key=True),
+            Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+            Column("source", String(16), nullable=False),
+            Column("joined_at", DateTime, nullable=False),
+            Index("ix_course_learners_learner", "learner_id"),
+        ),
+        Table(
+            "course_staff",
+            meta,
+            Column("course_id", String(36), ForeignKey("courses.id"), primary_key=True),
+            Column("instructor_id", String(36), ForeignKey("instructors.id"), primary_key=True),
+            Column("role", String(24), nullable=False),
+            Column("added_at", DateTime, nullable=False),
+            Index("ix_course_staff_instructor", "instructor_id"),
+        ),
+        Table(
+            "learner_link_records",
+            meta,
+            Column("id", Integer, primary_key=True, autoincrement=True),
+            Column("learner_id", String(36), nullable=False),
+            Column("instructor_id", String(36), nullable=False),
+            Column("instructor_name", String(80), nullable=False),
+            Column("course_id", String(36)),
+            Column("created_at", DateTime, nullable=False),
+            Index("ix_learner_link_records_learner", "learner_id", "id"),
+        ),
+    ]
+    meta.create_all(conn, tables=new_tables)
+    _add_column(conn, "instructors", Column("all_courses", Boolean, nullable=False, server_default=false()))
+    _add_column(conn, "instructors", Column("issuer", String(255)))
+    _add_column(conn, "instructors", Column("external_id", String(255)))
+    conn.execute(text("CREATE UNIQUE INDEX ux_instructors_lms_person ON instructors (issuer, external_id)"))
+    _add_column(conn, "instructor_sessions", Column("course_id", String(36)))
+    _add_column(conn, "lti_contexts", Column("course_id", String(36)))
+    _add_column(conn, "lti_score_outbox", Column("course_id", String(36)))
+    default_course = _default_course(conn)
+    _line_items_per_course(conn, default_course or "")
+    if default_course is not None:
+        _everyone_into(conn, default_course)
+
+
+def _default_course(conn: Connection) -> str | None:
+    """The migrated course's id, made when the database holds anyone; None for an empty database."""
+    held = any(
+        conn.execute(text(f"SELECT 1 FROM {table} LIMIT 1")).first() is not None
+        for table in ("learners", "instructors", "lti_contexts", "lti_line_items")
+    )
+    if not held:
+        return None
+    course_id = str(uuid.uuid4())
+    conn.execute(
+        text(
+            "INSERT INTO courses (id, title, origin, created_at) "
+            "VALUES (:id, 'The class before courses', 'migrated', :now)"
+        ),
+        {"id": course_id, "now": datetime.now(UTC).replace(tzinfo=None)},
+    )
+    return course_id
+
+
+def _line_items_per_course(conn: Connection, course_id: str) -> None:
+    """Rebuild ``lti_line_items`` keyed by (learner, lesson, course), its rows in ``course_id``."""
+    columns = "learner_id, lesson_id, issuer, client_id, subject, lineitem_url, last_score, updated_at"
+    meta = MetaData()
+    Table(
+        "lti_line_items_v2",
+        meta,
+        Column("learner_id", String(36), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("issuer", String(255), nullable=False),
+        Column("client_id", String(255), nullable=False),
+        Column("subject", String(255), nullable=False),
+        Column("lineitem_url", String(2000), nullable=False),
+        Column("last_score", Integer),
+        Column("updated_at", DateTime, nullable=False),
+        Column("course_id", String(36), primary_key=True),
+    )
+    meta.create_all(conn)
+    conn.execute(
+        text(
+            f"INSERT INTO lti_line_items_v2 ({columns}, course_id) "
+            f"SELECT {columns}, :course FROM lti_line_items"
+        ),
+        {"course": course_id},
+    )
+    conn.execute(text("DROP TABLE lti_line_items"))
+    conn.execute(text("ALTER TABLE lti_line_items_v2 RENAME TO lti_line_items"))
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("ALTER INDEX lti_line_items_v2_pkey RENAME TO lti_line_items_pkey"))
+
+
+def _everyone_into(conn: Connection, course_id: str) -> None:
+    """Every learner a member and every instructor an instructor of the migrated course; LMS rows in it."""
+    now = {"course": course_id, "now": datetime.now(UTC).replace(tzinfo=None)}
+    conn.execute(
+        text(
+            "INSERT INTO course_learners (course_id, learner_id, source, joined_at) "
+            "SELECT :course, id, 'migrated', :now FROM learners"
+        ),
+        now,
+    )
+    conn.execute(
+        text(
+            "INSERT INTO course_staff (course_id, instructor_id, role, added_at) "
+            "SELECT :course, id, 'instructor', :now FROM instructors"
+        ),
+        now,
+    )
+    for table in ("lti_contexts", "lti_score_outbox"):
+        conn.execute(text(f"UPDATE {table} SET course_id = :course"), {"course": course_id})
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -456,6 +605,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _grading_jobs_for_remote_graders,
     _class_glance_aggregates,
     _learner_link_kinds,
+    _courses_and_their_people,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

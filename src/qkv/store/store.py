@@ -7,6 +7,7 @@ from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, check_budget
 from qkv.store.class_view import ClassView
 from qkv.store.client_budgets import ClientBudgets
 from qkv.store.code_work import CodeWork
+from qkv.store.courses import Courses
 from qkv.store.database import Database
 from qkv.store.engine import PoolLimits
 from qkv.store.gradebook import Gradebook
@@ -63,6 +64,8 @@ class Store:
         Programs for graders on other machines, and their verdicts (``qkv serve --grading remote``).
     class_view : ClassView
         The class at a glance, read as aggregates (where each learner is, who is stuck).
+    courses : Courses
+        The server's courses, their learners and staff, and what each instructor may see.
 
     Raises
     ------
@@ -107,6 +110,7 @@ class Store:
         self.accounts = Accounts(self.database)
         self.grading_jobs = GradingJobs(self.database, self.code)
         self.class_view = ClassView(self.database)
+        self.courses = Courses(self.database)
 
     def shared_secret(self, name: str) -> str:
         """A random secret stored once in the database and shared by every server that uses it.

@@ -202,10 +202,17 @@ class Instructor(Base):
     """Someone who may see the whole class (added by migration 5); created by ``qkv instructor add``."""
 
     __tablename__ = "instructors"
+    __table_args__ = (Index("ux_instructors_lms_person", "issuer", "external_id", unique=True),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     name: Mapped[str] = mapped_column(String(80), nullable=False, unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    # Added with courses: an administrator, who has every course of the server (``--all-courses``).
+    all_courses: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # Added with courses: the LMS person behind an instructor made by a launch (NULL: made by hand), so
+    # that two LMS users with one name never share an instructor account.
+    issuer: Mapped[str | None] = mapped_column(String(255))
+    external_id: Mapped[str | None] = mapped_column(String(255))
 
 
 class InstructorSignInToken(Base):
@@ -233,6 +240,8 @@ class InstructorSession(Base):
     instructor_id: Mapped[str] = mapped_column(String(36), ForeignKey("instructors.id"), nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    # Added with courses: the course the session looks at (the picker's choice; NULL: the first one).
+    course_id: Mapped[str | None] = mapped_column(String(36))
 
 
 class LearnerSignInToken(Base):
@@ -326,6 +335,9 @@ class LtiLineItem(Base):
 
     learner_id: Mapped[str] = mapped_column(String(36), primary_key=True)
     lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    # Added with courses (then part of the key): the course whose line item this is; '' for a launch
+    # that named no course. A learner in two courses has a line item per course for the same lesson.
+    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
     issuer: Mapped[str] = mapped_column(String(255), nullable=False)
     client_id: Mapped[str] = mapped_column(String(255), nullable=False)
     subject: Mapped[str] = mapped_column(String(255), nullable=False)  # the LMS's id of the learner
@@ -346,6 +358,7 @@ class LtiContext(Base):
     memberships_url: Mapped[str | None] = mapped_column(String(2000))
     updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     roster_pulled_at: Mapped[datetime | None] = mapped_column(DateTime)
+    course_id: Mapped[str | None] = mapped_column(String(36))  # added with courses: the class's course
 
 
 class LtiScoreOutbox(Base):
@@ -368,6 +381,68 @@ class LtiScoreOutbox(Base):
     claimed_until: Mapped[datetime | None] = mapped_column(DateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     sent_at: Mapped[datetime | None] = mapped_column(DateTime)
+    course_id: Mapped[str | None] = mapped_column(String(36))  # added with courses: the line item's course
+
+
+class Course(Base):
+    """A class on this server (added with courses): an LMS context, made by hand, or the migrated one.
+
+    An LMS course is keyed by its platform's issuer, the deployment and the LMS's context id (unique);
+    a course made by ``qkv courses create`` or by the migration has them NULL.
+    """
+
+    __tablename__ = "courses"
+    __table_args__ = (Index("ux_courses_lti_context", "issuer", "deployment_id", "context_id", unique=True),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    title: Mapped[str] = mapped_column(String(255), nullable=False)
+    origin: Mapped[str] = mapped_column(String(16), nullable=False)  # a CourseOrigin value
+    issuer: Mapped[str | None] = mapped_column(String(255))
+    deployment_id: Mapped[str | None] = mapped_column(String(255))
+    context_id: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class CourseLearner(Base):
+    """A learner's membership of a course (added with courses): from a launch, a roster, or the migration."""
+
+    __tablename__ = "course_learners"
+    __table_args__ = (Index("ix_course_learners_learner", "learner_id"),)
+
+    course_id: Mapped[str] = mapped_column(String(36), ForeignKey("courses.id"), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
+    source: Mapped[str] = mapped_column(String(16), nullable=False)  # a MembershipSource value
+    joined_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class CourseStaff(Base):
+    """An instructor's role in a course (added with courses): instructor or teaching assistant."""
+
+    __tablename__ = "course_staff"
+    __table_args__ = (Index("ix_course_staff_instructor", "instructor_id"),)
+
+    course_id: Mapped[str] = mapped_column(String(36), ForeignKey("courses.id"), primary_key=True)
+    instructor_id: Mapped[str] = mapped_column(String(36), ForeignKey("instructors.id"), primary_key=True)
+    role: Mapped[str] = mapped_column(String(24), nullable=False)  # a StaffRole value
+    added_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LearnerLinkRecord(Base):
+    """Who made a learner's sign-in link from the instructor's view, and when (added with courses).
+
+    Kept apart from the one-time token (which is used up and pruned) so the learner's page can always say
+    who acted for them.
+    """
+
+    __tablename__ = "learner_link_records"
+    __table_args__ = (Index("ix_learner_link_records_learner", "learner_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    learner_id: Mapped[str] = mapped_column(String(36), nullable=False)
+    instructor_id: Mapped[str] = mapped_column(String(36), nullable=False)
+    instructor_name: Mapped[str] = mapped_column(String(80), nullable=False)
+    course_id: Mapped[str | None] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
 
 
 class GradingJob(Base):

@@ -19,7 +19,9 @@ from starlette.responses import Response
 from qkv.lessons import LessonError
 from qkv.store.class_view import ClassView, ExerciseCounts, LearnerStanding, StuckRule
 from qkv.store.clock import utc_now
+from qkv.store.courses import EVERYONE, LearnerScope
 from qkv.store.instructors import AnswerEvent, CodeEvent
+from qkv.web.course_access import InCourse
 from qkv.web.instructor_charts import Bar, bar_chart, percent
 from qkv.web.instructor_glance import (
     SHOW_LABELS,
@@ -44,15 +46,6 @@ POLL_SECONDS = 5
 STUCK_SHOWN = 50
 
 
-def _signed_in(request: Request) -> Any:
-    from qkv.web.instructor_routes import _signed_in as check
-
-    return check(request)
-
-
-Instructor = Annotated[Any, Depends(_signed_in)]
-
-
 def _render(
     request: Request, services: Services, template: str, context: dict[str, Any], signed_in: Any
 ) -> Response:
@@ -61,8 +54,8 @@ def _render(
     return render(request, services, template, context, signed_in)
 
 
-def _view(services: Services) -> ClassView:
-    return services.store.class_view
+def _view(services: Services, scope: LearnerScope) -> ClassView:
+    return services.store.class_view.within(scope)
 
 
 def stuck_rule(services: Services) -> StuckRule:
@@ -124,16 +117,18 @@ def _is_code(services: Services, current: Any) -> bool | None:
         return None
 
 
-def stuck_now(services: Services, standings: list[LearnerStanding]) -> list[dict[str, Any]]:
+def stuck_now(
+    services: Services, standings: list[LearnerStanding], scope: LearnerScope
+) -> list[dict[str, Any]]:
     """The learners stuck now (at most ``STUCK_SHOWN``), each with their latest failure."""
     now = utc_now()
     rule = stuck_rule(services)
     found = []
-    for standing in _view(services).stuck(standings, rule, now)[:STUCK_SHOWN]:
+    for standing in _view(services, scope).stuck(standings, rule, now)[:STUCK_SHOWN]:
         row = learner_row(standing, {}, now, rule)  # the list needs no lesson cells
         current = standing.current
         assert current is not None  # stuck learners have a current exercise
-        event = _view(services).latest_failure(
+        event = _view(services, scope).latest_failure(
             standing.id, current.lesson_id, current.exercise_id, code=_is_code(services, current)
         )
         row["latest"] = _latest_failure(services, event)
@@ -141,15 +136,15 @@ def stuck_now(services: Services, standings: list[LearnerStanding]) -> list[dict
     return found
 
 
-def _stuck_context(services: Services) -> dict[str, Any]:
+def _stuck_context(services: Services, scope: LearnerScope) -> dict[str, Any]:
     rule = stuck_rule(services)
     # Only learners active within the rule's window can be stuck now: read just them.
-    standings = _view(services).active(utc_now() - timedelta(minutes=rule.active_minutes))
-    return {"stuck": stuck_now(services, standings), "rule": rule, "updated_at": utc_now()}
+    standings = _view(services, scope).active(utc_now() - timedelta(minutes=rule.active_minutes))
+    return {"stuck": stuck_now(services, standings, scope), "rule": rule, "updated_at": utc_now()}
 
 
-def _grid_context(services: Services, query: GridQuery) -> dict[str, Any]:
-    standings = _view(services).standings(counted_by_lesson(services.catalog))
+def _grid_context(services: Services, query: GridQuery, scope: LearnerScope) -> dict[str, Any]:
+    standings = _view(services, scope).standings(counted_by_lesson(services.catalog))
     sizes = _lesson_sizes(services)
     rule = stuck_rule(services)
     now = utc_now()
@@ -175,14 +170,15 @@ def _query(request: Request) -> GridQuery:
         raise HTTPException(400, str(error)) from None
 
 
-def exercise_numbers(services: Services) -> dict[str, Any]:
+def exercise_numbers(services: Services, scope: LearnerScope = EVERYONE) -> dict[str, Any]:
     """The dashboard's numbers (the JSON API's too): per lesson and exercise, from the kept totals.
 
-    ``learners`` counts every learner with saved work; ``solved`` of an exercise is the number of
-    gradebook rows with ``solved`` true, so the dashboard and every export agree.
+    ``learners`` counts every learner of ``scope`` (the course's, or the server's) with saved work;
+    ``solved`` of an exercise is the number of gradebook rows with ``solved`` true, so the dashboard and
+    every export agree.
     """
-    counts = _view(services).exercise_counts()
-    learners = _view(services).learner_count()
+    counts = _view(services, scope).exercise_counts()
+    learners = _view(services, scope).learner_count()
     chapters = []
     for chapter in services.catalog.chapters:
         lessons = []
@@ -265,14 +261,18 @@ def _overview_chart(lesson: dict[str, Any], learners: int) -> Any:
 
 
 @pages.get("/instructor", response_class=HTMLResponse, name="instructor_dashboard")
-def instructor_dashboard(request: Request, services: AppServices, signed_in: Instructor) -> Response:
+def instructor_dashboard(request: Request, services: AppServices, access: InCourse) -> Response:
     """Who is stuck now, then every lesson's exercises (from the kept totals), then the exports."""
-    context = {"poll_seconds": POLL_SECONDS, **_lessons_context(services), **_stuck_context(services)}
-    return _render(request, services, "instructor/dashboard.html", context, signed_in)
+    context = {
+        "poll_seconds": POLL_SECONDS,
+        **_lessons_context(services, access.scope),
+        **_stuck_context(services, access.scope),
+    }
+    return _render(request, services, "instructor/dashboard.html", context, access)
 
 
-def _lessons_context(services: Services) -> dict[str, Any]:
-    data = exercise_numbers(services)
+def _lessons_context(services: Services, scope: LearnerScope) -> dict[str, Any]:
+    data = exercise_numbers(services, scope)
     for chapter in data["chapters"]:
         for lesson in chapter["lessons"]:
             lesson["chart"] = _overview_chart(lesson, data["learners"])
@@ -280,34 +280,36 @@ def _lessons_context(services: Services) -> dict[str, Any]:
 
 
 @pages.get("/instructor/live/lessons", response_class=HTMLResponse)
-def live_lessons(request: Request, services: AppServices, signed_in: Instructor) -> Response:
+def live_lessons(request: Request, services: AppServices, access: InCourse) -> Response:
     """The dashboard's lessons alone (charts and tables), for the dashboard's script to swap in."""
-    return _render(request, services, "instructor/_lessons.html", _lessons_context(services), signed_in)
+    context = _lessons_context(services, access.scope)
+    return _render(request, services, "instructor/_lessons.html", context, access)
 
 
 @pages.get("/instructor/class", response_class=HTMLResponse, name="instructor_class")
-def instructor_grid(request: Request, services: AppServices, signed_in: Instructor) -> Response:
+def instructor_grid(request: Request, services: AppServices, access: InCourse) -> Response:
     """The learner × lesson grid: sortable, filterable, with each learner's current exercise."""
-    context = {"poll_seconds": POLL_SECONDS, **_grid_context(services, _query(request))}
-    return _render(request, services, "instructor/class.html", context, signed_in)
+    context = {"poll_seconds": POLL_SECONDS, **_grid_context(services, _query(request), access.scope)}
+    return _render(request, services, "instructor/class.html", context, access)
 
 
 @pages.get("/instructor/live/stuck", response_class=HTMLResponse)
-def live_stuck(request: Request, services: AppServices, signed_in: Instructor) -> Response:
+def live_stuck(request: Request, services: AppServices, access: InCourse) -> Response:
     """The "stuck now" list alone, for the dashboard's script to swap in."""
-    return _render(request, services, "instructor/_stuck.html", _stuck_context(services), signed_in)
-
-
-@pages.get("/instructor/live/grid", response_class=HTMLResponse)
-def live_grid(request: Request, services: AppServices, signed_in: Instructor) -> Response:
-    """The grid alone (same query parameters as the page), for the grid page's script to swap in."""
     return _render(
-        request, services, "instructor/_grid.html", _grid_context(services, _query(request)), signed_in
+        request, services, "instructor/_stuck.html", _stuck_context(services, access.scope), access
     )
 
 
-def _items(services: Services, lesson: Any) -> list[dict[str, Any]]:
-    view = _view(services)
+@pages.get("/instructor/live/grid", response_class=HTMLResponse)
+def live_grid(request: Request, services: AppServices, access: InCourse) -> Response:
+    """The grid alone (same query parameters as the page), for the grid page's script to swap in."""
+    context = _grid_context(services, _query(request), access.scope)
+    return _render(request, services, "instructor/_grid.html", context, access)
+
+
+def _items(services: Services, lesson: Any, scope: LearnerScope) -> list[dict[str, Any]]:
+    view = _view(services, scope)
     return item_statistics(
         lesson,
         view.exercise_counts(),
@@ -321,33 +323,35 @@ def instructor_items(
     lesson_id: Annotated[str, Path(max_length=32)],
     request: Request,
     services: AppServices,
-    signed_in: Instructor,
+    access: InCourse,
 ) -> Response:
     """Item statistics of one lesson: first-try share, median attempts, commonest wrong answers."""
     lesson = services.lesson(lesson_id)
-    context = {"lesson": lesson, "items": _items(services, lesson), "unnamed_shown": UNNAMED_SHOWN}
-    return _render(request, services, "instructor/items.html", context, signed_in)
+    items = _items(services, lesson, access.scope)
+    context = {"lesson": lesson, "items": items, "unnamed_shown": UNNAMED_SHOWN}
+    return _render(request, services, "instructor/items.html", context, access)
 
 
 @pages.get("/instructor/export/items.csv", name="instructor_items_export")
-def export_items(request: Request, services: AppServices, signed_in: Instructor) -> Response:
-    """Every lesson's item statistics as one CSV."""
+def export_items(request: Request, services: AppServices, access: InCourse) -> Response:
+    """Every lesson's item statistics as one CSV (the course's learners only)."""
     out = io.StringIO()
-    write_items([item for lesson in services.catalog.lessons for item in _items(services, lesson)], out)
+    lessons = services.catalog.lessons
+    write_items([item for lesson in lessons for item in _items(services, lesson, access.scope)], out)
     headers = {"Cache-Control": "no-store", "Content-Disposition": 'attachment; filename="qkv-items.csv"'}
     return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
 
 
 @api.get("/dashboard", summary="The class dashboard's numbers")
-def api_dashboard(request: Request, services: AppServices, signed_in: Instructor) -> dict[str, Any]:
+def api_dashboard(request: Request, services: AppServices, access: InCourse) -> dict[str, Any]:
     """Per lesson and exercise: started, solved, first-try solvers, median attempts (from the totals)."""
-    return exercise_numbers(services)
+    return exercise_numbers(services, access.scope)
 
 
 @api.get("/class", summary="Where every learner is")
-def api_class(request: Request, services: AppServices, signed_in: Instructor) -> dict[str, Any]:
+def api_class(request: Request, services: AppServices, access: InCourse) -> dict[str, Any]:
     """The grid as JSON: per learner, exercises solved per lesson, current exercise, stuck or not."""
-    context = _grid_context(services, _query(request))
+    context = _grid_context(services, _query(request), access.scope)
     rule = context["rule"]
     rows = [
         {

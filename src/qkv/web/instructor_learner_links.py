@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from qkv.store.accounts import ROSTER_LINK_LIFETIME, AccountRecord
+from qkv.web.course_access import InCourse
 from qkv.web.forms import form_body_schema, parse_form
 from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth
 from qkv.web.services import Services, get_services
@@ -40,13 +41,23 @@ def install(app: FastAPI, services: Services) -> None:
     response_class=HTMLResponse,
     openapi_extra=form_body_schema(csrf_token="The CSRF token of the instructor page."),
 )
-async def make_sign_in_link(learner_id: LearnerId, request: Request, services: AppServices) -> Response:
-    """A new one-time sign-in link (7 days) for the learner, shown once to the signed-in instructor."""
+async def make_sign_in_link(
+    learner_id: LearnerId, request: Request, services: AppServices, access: InCourse
+) -> Response:
+    """A new one-time sign-in link (7 days) for a roster learner of the instructor's course, shown once to
+    the signed-in instructor and recorded (who made it, when) on the learner's page.
+
+    Another course's learner answers 404, as an unknown one does; a teaching assistant gets 403; a learner
+    from an LMS gets none (403: they sign in through their LMS).
+    """
     auth: InstructorAuth = request.app.state.qkv_instructor
-    signed_in = await run_in_threadpool(auth.require, request)
+    signed_in = access.signed_in
     body = await request.body()
     form = parse_form(body, request.headers.get("content-type", ""), max_fields=8, max_bytes=4096)
     auth.check_csrf(request, signed_in, form.get(CSRF_FIELD, ""))
+    if await run_in_threadpool(auth.desk.within(access.scope).learner, learner_id) is None:
+        raise HTTPException(404, f"No learner with the id {learner_id!r} has saved any work.")
+    access.require_instructor("make sign-in links for learners")
     account = await run_in_threadpool(services.store.accounts.get, learner_id)
     if account is None:
         raise HTTPException(
@@ -54,6 +65,19 @@ async def make_sign_in_link(learner_id: LearnerId, request: Request, services: A
             f"The learner {learner_id!r} has no account, so there is no sign-in link to make: anonymous "
             "learners have only their browser. Import a roster with 'qkv learners import ROSTER.csv'.",
         )
+    if account.issuer:
+        raise HTTPException(
+            403,
+            f"The learner {account.display_name or account.external_id!r} came from the LMS "
+            f"{account.issuer!r} and signs in through it; qkv makes sign-in links for roster learners only.",
+        )
+    await run_in_threadpool(
+        services.store.courses.record_link,
+        learner_id,
+        signed_in.instructor.id,
+        signed_in.instructor.name,
+        access.course_id,
+    )
     token = await run_in_threadpool(services.store.accounts.new_sign_in_token, learner_id)
     link = sign_in_url(request_base_url(request, services.settings), token)
     context: dict[str, Any] = {

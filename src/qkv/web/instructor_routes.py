@@ -16,6 +16,8 @@ from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from qkv.store.courses import LearnerScope
+from qkv.web.course_access import WHOLE_SERVER, CourseAccess, InCourse, check_choice
 from qkv.web.forms import form_body_schema, parse_form
 from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth, SignedInInstructor, same_origin
 from qkv.web.instructor_charts import Bar, bar_chart, percent, plural
@@ -70,13 +72,18 @@ def _render(
     services: Services,
     template: str,
     context: dict[str, Any],
-    signed_in: SignedInInstructor | None,
+    who: SignedInInstructor | CourseAccess | None,
 ) -> Response:
+    """An instructor page; with a ``CourseAccess``, its navigation shows the course and its picker."""
+    access = who if isinstance(who, CourseAccess) else None
+    signed_in = who.signed_in if isinstance(who, CourseAccess) else who
     base = {
         "learner": None,
         "instructor": signed_in.instructor if signed_in else None,
         "csrf_token": _auth(request).csrf_token(signed_in.session) if signed_in else None,
         "csrf_field": CSRF_FIELD,
+        "access": access,
+        "whole_server": WHOLE_SERVER,
     }
     return services.templates.TemplateResponse(request, template, {**base, **context}, headers=_NO_STORE)
 
@@ -139,6 +146,25 @@ async def sign_out(request: Request, signed_in: Instructor) -> Response:
     response = RedirectResponse("/instructor/sign-in", status_code=303, headers=_NO_STORE)
     response.headers.append("set-cookie", auth.clear_cookie_header())
     return response
+
+
+@pages.post(
+    "/instructor/course",
+    response_class=HTMLResponse,
+    name="instructor_course",
+    openapi_extra=form_body_schema(
+        course="The id of the course to look at ('all': every learner, administrators only).",
+        csrf_token="The CSRF token of the instructor page.",
+    ),
+)
+async def choose_course(request: Request, services: AppServices, signed_in: Instructor) -> Response:
+    """The course picker: this session looks at another of the instructor's courses (404 if not theirs)."""
+    form = await _form(request)
+    auth = _auth(request)
+    auth.check_csrf(request, signed_in, form.get(CSRF_FIELD, ""))
+    chosen = await run_in_threadpool(check_choice, services, signed_in, form.get("course", ""))
+    await run_in_threadpool(auth.desk.choose_course, signed_in.session, chosen.course_id or WHOLE_SERVER)
+    return RedirectResponse("/instructor", status_code=303, headers=_NO_STORE)
 
 
 # -- pages -----------------------------------------------------------------------------------------
@@ -217,15 +243,18 @@ def _exercise_charts(ex: dict[str, Any]) -> list[Any]:
     return charts
 
 
-def _lesson_numbers(request: Request, services: AppServices, lesson_id: str) -> tuple[dict[str, Any], int]:
-    """One lesson's detailed numbers, from that lesson's kept rows only, each exercise with its question."""
+def _lesson_numbers(
+    request: Request, services: AppServices, lesson_id: str, scope: LearnerScope
+) -> tuple[dict[str, Any], int]:
+    """One lesson's detailed numbers, from that lesson's kept rows of ``scope``'s learners only, each
+    exercise with its question."""
     lesson_obj = services.lesson(lesson_id)
-    desk = _auth(request).desk
+    desk = _auth(request).desk.within(scope)
     answers = desk.answer_events(lesson_id=lesson_obj.id)
     programs = desk.code_events(lesson_id=lesson_obj.id)
     learners = desk.learners()
     data = lesson_numbers(lesson_obj, answers, programs)
-    counts = services.store.class_view.exercise_counts()
+    counts = services.store.class_view.within(scope).exercise_counts()
     for ex in data["exercises"]:
         # Started, solved and attempts to solve from the kept totals, as on the dashboard and in the
         # exports (rows may have been pruned or, past a client's storage budget, not kept at all).
@@ -247,14 +276,14 @@ def instructor_lesson(
     lesson_id: Annotated[str, Path(max_length=32)],
     request: Request,
     services: AppServices,
-    signed_in: Instructor,
+    access: InCourse,
 ) -> Response:
     """One lesson in detail: per exercise, mistakes and unmatched wrong answers, or tests and hints."""
-    lesson, learner_count = _lesson_numbers(request, services, lesson_id)
+    lesson, learner_count = _lesson_numbers(request, services, lesson_id, access.scope)
     for ex in lesson["exercises"]:
         ex["charts"] = _exercise_charts(ex)
     context = {"lesson": lesson, "learner_count": learner_count}
-    return _render(request, services, "instructor/lesson.html", context, signed_in)
+    return _render(request, services, "instructor/lesson.html", context, access)
 
 
 TIMELINE_PAGE = 50
@@ -278,19 +307,20 @@ def instructor_learner(
     learner_id: Annotated[str, Path(max_length=36)],
     request: Request,
     services: AppServices,
-    signed_in: Instructor,
+    access: InCourse,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     exercise: Annotated[str, Query(max_length=100)] = "",
 ) -> Response:
     """One learner's answers and programs, in the order they were saved, a page of 50 at a time
-    (``?exercise=LESSON/EXERCISE`` shows one exercise's)."""
-    desk = _auth(request).desk
+    (``?exercise=LESSON/EXERCISE`` shows one exercise's). Another course's learner answers 404, as an
+    unknown one does."""
+    desk = _auth(request).desk.within(access.scope)
     learner = desk.learner(learner_id)
     if learner is None:
         raise HTTPException(404, f"No learner with the id {learner_id!r} has saved any work.")
     lesson_id, exercise_id = _exercise_filter(exercise)
     page_number = max(1, page)
-    found = services.store.class_view.learner_events(
+    found = services.store.class_view.within(access.scope).learner_events(
         learner_id,
         offset=(page_number - 1) * TIMELINE_PAGE,
         limit=TIMELINE_PAGE,
@@ -309,8 +339,9 @@ def instructor_learner(
         "total": found.total,
         "first_number": found.offset + 1,
         "exercise": exercise,
+        "links_made": services.store.courses.link_records(learner_id),
     }
-    return _render(request, services, "instructor/learner.html", context, signed_in)
+    return _render(request, services, "instructor/learner.html", context, access)
 
 
 # -- exports ---------------------------------------------------------------------------------------
@@ -323,18 +354,20 @@ def _download(text: str, filename: str, media_type: str) -> Response:
 
 @pages.get("/instructor/export/{name}", name="instructor_export")
 def instructor_export(
-    name: Annotated[str, Path(max_length=32)], request: Request, services: AppServices, signed_in: Instructor
+    name: Annotated[str, Path(max_length=32)], request: Request, services: AppServices, access: InCourse
 ) -> Response:
-    """``gradebook.csv``, ``gradebook.json``, ``lms.csv`` (an LMS gradebook import) or ``events.csv``."""
+    """``gradebook.csv``, ``gradebook.json``, ``lms.csv`` (an LMS gradebook import) or ``events.csv``, of
+    the course's learners only."""
     out = io.StringIO()
-    desk = _auth(request).desk
+    desk = _auth(request).desk.within(access.scope)
+    gradebook = services.store.gradebook.within(access.scope)
     if name in {"gradebook.csv", "gradebook.json"}:
         fmt = name.rsplit(".", 1)[1]
-        write_gradebook(services.store.gradebook.rows(catalog_exercises(services.catalog)), fmt, out)
+        write_gradebook(gradebook.rows(catalog_exercises(services.catalog)), fmt, out)
         media = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
         return _download(out.getvalue(), f"qkv-{name}", media)
     if name == "lms.csv":
-        rows = services.store.gradebook.rows(catalog_exercises(services.catalog))
+        rows = gradebook.rows(catalog_exercises(services.catalog))
         write_lms(services.catalog, rows, desk.learners(), out)
         return _download(out.getvalue(), "qkv-lms-gradebook.csv", "text/csv; charset=utf-8")
     if name == "events.csv":
@@ -355,10 +388,10 @@ def api_lesson(
     lesson_id: Annotated[str, Path(max_length=32)],
     request: Request,
     services: AppServices,
-    signed_in: Instructor,
+    access: InCourse,
 ) -> dict[str, Any]:
     """Per exercise: variants, named mistakes, unmatched wrong answers, tests and hints (kept rows)."""
-    lesson, learners = _lesson_numbers(request, services, lesson_id)
+    lesson, learners = _lesson_numbers(request, services, lesson_id, access.scope)
     for ex in lesson["exercises"]:
         del ex["question_html"]
     return {"learners": learners, "lesson": lesson}

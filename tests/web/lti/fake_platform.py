@@ -25,6 +25,7 @@ AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
 INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+TEACHING_ASSISTANT = "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 MEMBERSHIP_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 CLIENT_ID = "qkv-client"
@@ -52,6 +53,7 @@ class User:
     name: str
     email: str
     roles: list[str]
+    context: str = CONTEXT_ID  # the course they launch from (and are a member of)
 
 
 @dataclass
@@ -84,8 +86,10 @@ class FakePlatform:
             f"{self.url}/jwks",
         )
 
-    def add_user(self, sub: str, name: str, roles: list[str] | None = None) -> User:
-        user = User(sub, name, f"{sub}@school.example", roles or [LEARNER])
+    def add_user(
+        self, sub: str, name: str, roles: list[str] | None = None, context: str = CONTEXT_ID
+    ) -> User:
+        user = User(sub, name, f"{sub}@school.example", roles or [LEARNER], context)
         self.users[sub] = user
         return user
 
@@ -95,6 +99,11 @@ class FakePlatform:
 
     def lineitem_url(self, item: str) -> str:
         return f"{self.url}/lineitems/{item}"
+
+    @staticmethod
+    def item_of(context: str, lesson: str) -> str:
+        """The line item of a lesson in a course: the lesson's id in the first course, else both."""
+        return lesson if context == CONTEXT_ID else f"{context}--{lesson}"
 
     def login_url(self, target: str, sub: str, *, client_id: bool = True) -> str:
         """Where the LMS sends a browser to start a launch (the tool's OIDC login initiation)."""
@@ -129,10 +138,15 @@ class FakePlatform:
             LTI + "target_link_uri": target,
             LTI + "roles": user.roles,
             LTI + "resource_link": {"id": f"link-{lesson}"},
-            LTI + "context": {"id": CONTEXT_ID, "title": "Attention, autumn term"},
-            AGS: {"scope": [SCORE_SCOPE], "lineitem": self.lineitem_url(lesson)},
+            LTI + "context": {
+                "id": user.context,
+                "title": "Attention, autumn term"
+                if user.context == CONTEXT_ID
+                else f"Attention {user.context}",
+            },
+            AGS: {"scope": [SCORE_SCOPE], "lineitem": self.lineitem_url(self.item_of(user.context, lesson))},
             NRPS: {
-                "context_memberships_url": f"{self.url}/memberships/{CONTEXT_ID}",
+                "context_memberships_url": f"{self.url}/memberships/{user.context}",
                 "service_versions": ["2.0"],
             },
         }
@@ -241,7 +255,7 @@ def platform_app(platform: FakePlatform) -> FastAPI:
     def memberships(context: str, request: Request, page: int = 0) -> Response:
         if MEMBERSHIP_SCOPE not in scopes_of(request):
             raise HTTPException(403, "no membership scope")
-        people = sorted(platform.users.values(), key=lambda user: user.sub)
+        people = sorted((u for u in platform.users.values() if u.context == context), key=lambda u: u.sub)
         chunk = people[page * 2 : page * 2 + 2]  # two per page, so the tool must follow rel="next"
         body = {
             "id": f"{platform.url}/memberships/{context}",

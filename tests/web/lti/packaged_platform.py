@@ -48,6 +48,13 @@ class PackagedPlatform:
     keys: tuple[str, str] = field(default_factory=_key_pair)
     scores: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Who launches: login hint -> (name, roles, course); anyone else is Emmy Noether, a learner of
+    # "packaged-course". Each course has its line item; ``received`` holds the scores by course.
+    people: dict[str, tuple[str, list[str], str]] = field(default_factory=dict)
+    received: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def person(self, hint: str) -> tuple[str, list[str], str]:
+        return self.people.get(hint, ("Emmy Noether", [LEARNER], "packaged-course"))
 
     def registration(self) -> Registration:
         return (
@@ -88,15 +95,19 @@ class _Launch(LTIAdvantageMessageLaunchAbstract):
     def get_preflight_response(self) -> dict[str, Any]:
         return dict(self._request.query_params)  # type: ignore[union-attr]
 
+    person: tuple[str, list[str], str] = ("Emmy Noether", [LEARNER], "packaged-course")
+
     def prepare_launch(self, preflight_response: dict[str, Any]) -> None:
+        name, roles, course = self.person
         self.set_user_data(
             preflight_response["login_hint"],
-            [LEARNER],
-            full_name="Emmy Noether",
-            email_address="emmy@school.example",
+            roles,
+            full_name=name,
+            email_address="someone@school.example",
         )
         self.set_resource_link_claim("link-1")
-        self.set_launch_context_claim("packaged-course", context_title="Attention (packaged LMS)")
+        title = "Attention (packaged LMS)" if course == "packaged-course" else f"Attention {course}"
+        self.set_launch_context_claim(course, context_title=title)
 
     def render_launch_form(self, launch_data: dict[str, Any], **kwargs: Any) -> HTMLResponse:
         fields = {"id_token": launch_data["id_token"], "state": launch_data["state"]}
@@ -125,8 +136,13 @@ def packaged_app(platform: PackagedPlatform) -> FastAPI:
     @app.get("/auth")
     def auth(request: Request) -> Response:
         launch = _Launch(request, config())  # type: ignore[arg-type]
-        launch.set_ags(lineitems_url=f"{platform.url}/lineitems", lineitem_url=f"{platform.url}/lineitems/1")
-        launch.set_nrps(f"{platform.url}/memberships")
+        launch.person = platform.person(request.query_params.get("login_hint", ""))
+        course = launch.person[2]
+        item = "1" if course == "packaged-course" else course
+        launch.set_ags(
+            lineitems_url=f"{platform.url}/lineitems", lineitem_url=f"{platform.url}/lineitems/{item}"
+        )
+        launch.set_nrps(f"{platform.url}/memberships/{course}")
         response: Response = launch.lti_launch()
         return response
 
@@ -137,15 +153,17 @@ def packaged_app(platform: PackagedPlatform) -> FastAPI:
         conf.get_registration()
         return JSONResponse(dict(conf.get_access_token(form)))
 
-    @app.post("/lineitems/1/scores")
-    async def scores(request: Request) -> Response:
+    @app.post("/lineitems/{item}/scores")
+    async def scores(item: str, request: Request) -> Response:
         conf = config()
         conf.get_registration()
         bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
         if not conf.validate_token(bearer, allowed_scopes=[SCORE_SCOPE]):
             return JSONResponse({"error": "scope"}, status_code=403)
+        score = await request.json()
         with platform.lock:
-            platform.scores.append(await request.json())
+            platform.scores.append(score)
+            platform.received.setdefault(item, []).append(score)
         return Response(status_code=200)
 
     return app

@@ -19,7 +19,7 @@ def test_a_learner_launch_opens_the_named_lesson_signed_in(
     assert lesson.status_code == 200
     assert lesson.url.path == "/lessons/L4.2"
     assert "Ada Lovelace" in lesson.text  # signed in: the page names the learner from the LMS's claims
-    item = app.state.qkv_lti.links.line_item(_learner_of(app, "Ada Lovelace"), "L4.2")
+    (item,) = app.state.qkv_lti.links.line_items(_learner_of(app, "Ada Lovelace"), "L4.2")
     assert item.lineitem_url == platform.lineitem_url("L4.2")
     assert item.subject == "learner-1"
 

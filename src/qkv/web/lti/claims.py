@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,62 @@ NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
 LTI_VERSION = "1.3.0"
 INSTRUCTOR_ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+TEACHING_ASSISTANT_ROLE = MEMBERSHIP + "/Instructor#TeachingAssistant"
+ADMINISTRATOR_ROLE = MEMBERSHIP + "#Administrator"
+LEARNER_ROLE = MEMBERSHIP + "#Learner"
+
+
+class CourseRole(enum.Enum):
+    """What a person is in the launch's course, read from the LTI context roles.
+
+    ``INSTRUCTOR``: the context role Instructor or Administrator (rights on that course only).
+    ``TEACHING_ASSISTANT``: the sub-role Instructor#TeachingAssistant (the narrower role wins when both
+    are sent). ``LEARNER``: Learner, or no role at all (scores go to the LMS). ``OTHER``: any other role
+    (Mentor, ContentDeveloper, an institution's administrator without a context role, ...): the lessons
+    open, but no score is ever sent and no rights are given.
+    """
+
+    INSTRUCTOR = "instructor"
+    TEACHING_ASSISTANT = "teaching_assistant"
+    LEARNER = "learner"
+    OTHER = "other"
+
+
+def course_role(roles: tuple[str, ...]) -> CourseRole:
+    """The course role of a launch's (or a roster member's) LTI roles.
+
+    Simple names ("Instructor", "Learner"), which some LMSs still send, count as the membership roles.
+
+    Examples
+    --------
+    >>> course_role((INSTRUCTOR_ROLE,)).value, course_role((INSTRUCTOR_ROLE, TEACHING_ASSISTANT_ROLE)).value
+    ('instructor', 'teaching_assistant')
+    >>> course_role(()).value, course_role(("Learner",)).value, course_role((MEMBERSHIP + "#Mentor",)).value
+    ('learner', 'learner', 'other')
+    >>> course_role((ADMINISTRATOR_ROLE,)).value
+    'instructor'
+    """
+    names = {_membership_name(role) for role in roles}
+    if "Instructor#TeachingAssistant" in names or "TeachingAssistant" in names:
+        return CourseRole.TEACHING_ASSISTANT
+    if names & {"Instructor", "Administrator"}:
+        return CourseRole.INSTRUCTOR
+    if "Learner" in names or not roles:
+        return CourseRole.LEARNER
+    return CourseRole.OTHER
+
+
+def _membership_name(role: str) -> str:
+    """``Instructor`` of the membership role URI (``Instructor#TeachingAssistant`` of its sub-role); a
+    simple name as it is; '' for a role of another vocabulary (institution or system)."""
+    if role.startswith(MEMBERSHIP + "#"):
+        return role[len(MEMBERSHIP) + 1 :]
+    if role.startswith(MEMBERSHIP + "/"):
+        return role[len(MEMBERSHIP) + 1 :]
+    return role if "/" not in role and ":" not in role else ""
+
+
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 MEMBERSHIP_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 
@@ -41,15 +98,22 @@ class Launch:
     memberships_url: str | None
 
     @property
+    def course_role(self) -> CourseRole:
+        """What the person is in the launch's course (see ``CourseRole``)."""
+        return course_role(self.roles)
+
+    @property
     def is_instructor(self) -> bool:
-        """Whether the launch carries the LIS membership role Instructor.
+        """Whether the launch is course staff's (Instructor, Administrator or TeachingAssistant).
 
         Examples
         --------
         >>> launch_from_claims({"sub": "1", ROLES: [INSTRUCTOR_ROLE]}, "i", "c", "d").is_instructor
         True
+        >>> launch_from_claims({"sub": "1", ROLES: [TEACHING_ASSISTANT_ROLE]}, "i", "c", "d").is_instructor
+        True
         """
-        return INSTRUCTOR_ROLE in self.roles
+        return self.course_role in {CourseRole.INSTRUCTOR, CourseRole.TEACHING_ASSISTANT}
 
 
 def _text(value: Any) -> str | None:

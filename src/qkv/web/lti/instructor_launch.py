@@ -1,7 +1,8 @@
 """An instructor's launch: the qkv instructor account of that LMS user, and a session for their browser.
 
-An LMS instructor gets a qkv instructor named after them and their LMS ("Grace Hopper (lms.example)"),
-made on their first launch; every launch opens a new instructor session, as a sign-in link would.
+An LMS instructor (or teaching assistant) gets a qkv instructor named after them and their LMS ("Grace
+Hopper (lms.example)"), made on their first launch and found again by the LMS's id for them; each launch
+gives them their role in the launch's course only, and opens a new instructor session on that course.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from urllib.parse import urlsplit
 
 from fastapi import Request
 
+from qkv.store.courses import CourseRecord, Courses, StaffRole
 from qkv.store.instructors import MAX_INSTRUCTOR_NAME, InstructorDesk, clean_instructor_name
 from qkv.web.instructor_auth import InstructorAuth
-from qkv.web.lti.claims import Launch
+from qkv.web.lti.claims import CourseRole, Launch
 from qkv.web.lti.refusal import LaunchRefused
 
 
@@ -36,15 +38,21 @@ def instructor_name(launch: Launch) -> str:
     )
 
 
-def sign_in_instructor(request: Request, launch: Launch) -> str:
-    """Open an instructor session for the launching instructor.
+def sign_in_instructor(request: Request, launch: Launch, course: CourseRecord) -> str:
+    """Open an instructor session for the launching instructor or teaching assistant, on their course.
+
+    The LMS person's instructor account is found by the LMS's identity (``iss`` and ``sub``), never by
+    name; the launch gives them their context role in the launch's course only (Instructor or
+    Administrator: instructor; TeachingAssistant: teaching assistant), and the session opens on it.
 
     Parameters
     ----------
     request : fastapi.Request
         The launch (its app holds the instructor sign-in, ``app.state.qkv_instructor``).
     launch : Launch
-        The checked launch of an instructor.
+        The checked launch of course staff.
+    course : CourseRecord
+        The launch's course.
 
     Returns
     -------
@@ -54,21 +62,19 @@ def sign_in_instructor(request: Request, launch: Launch) -> str:
     Raises
     ------
     LaunchRefused
-        When the instructor's name cannot be used or the session cannot be opened.
+        When the instructor's name cannot be used.
     """
     auth: InstructorAuth = request.app.state.qkv_instructor
     desk: InstructorDesk = auth.desk
+    courses = Courses(desk.database)
     try:
-        name = instructor_name(launch)
+        instructor = desk.for_lms_person(launch.issuer, launch.subject, instructor_name(launch))
     except ValueError as error:
         raise LaunchRefused(400, f"The instructor's name from the LMS cannot be used: {error}") from None
-    token = None
-    if desk.find(name) is None:
-        try:
-            token = desk.add(name)[1]
-        except ValueError:
-            token = None  # made by a launch on another server at the same moment
-    session = desk.redeem(token or desk.new_sign_in_token(name))
-    if session is None:
-        raise LaunchRefused(409, "The instructor session could not be opened; launch again from the LMS.")
+    role = (
+        StaffRole.INSTRUCTOR if launch.course_role is CourseRole.INSTRUCTOR else StaffRole.TEACHING_ASSISTANT
+    )
+    courses.set_staff(course.id, instructor.id, role)
+    session = desk.open_session(instructor.id)
+    desk.choose_course(session, course.id)
     return auth.cookie_header(session)

@@ -17,11 +17,12 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from qkv.store.courses import CourseRecord, MembershipSource
 from qkv.store.lti_platforms import PlatformRecord
 from qkv.web.forms import parse_form
 from qkv.web.lesson_progress import build_progress
 from qkv.web.lti import accounts_bridge, state_cookie
-from qkv.web.lti.claims import Launch
+from qkv.web.lti.claims import CourseRole, Launch
 from qkv.web.lti.id_token import state_refusal
 from qkv.web.lti.instructor_launch import sign_in_instructor
 from qkv.web.lti.refusal import LaunchRefused
@@ -191,11 +192,20 @@ async def launch(request: Request, services: AppServices) -> Response:
     except LaunchRefused as refusal:
         raise _refused(refusal) from None
     if checked.is_instructor:
-        page = _continue_page(
-            "/instructor/lti", "qkv: instructor", "Opening the class in the instructor's view."
-        )
-        await run_in_threadpool(_remember_class, tool, checked)
-        session_cookie = await run_in_threadpool(sign_in_instructor, request, checked)
+        try:
+            course = await run_in_threadpool(_course_of, services, tool, checked)
+            if course is None:
+                raise LaunchRefused(
+                    400,
+                    "This instructor's launch names no course (the id token has no context claim), and "
+                    "qkv gives instructors rights on their launch's course only; launch from a course.",
+                )
+            session_cookie = await run_in_threadpool(sign_in_instructor, request, checked, course)
+        except LaunchRefused as refusal:
+            raise _refused(refusal) from None
+        # A teaching assistant has no LMS page (no roster pulls, no platform settings): the class instead.
+        where = "/instructor/lti" if checked.course_role is CourseRole.INSTRUCTOR else "/instructor"
+        page = _continue_page(where, "qkv: instructor", "Opening the class in the instructor's view.")
         page.headers.append("set-cookie", session_cookie)
     else:
         url = f"/lessons/{lesson_id}" if lesson_id else "/"
@@ -218,22 +228,45 @@ def _check(tool: LtiTool, state: str, id_token: str) -> Launch:
     return tool.checker.check(id_token, login)
 
 
-def _remember_class(tool: LtiTool, checked: Launch) -> None:
-    if checked.context_id:
-        title = checked.context_title or checked.context_id
-        tool.links.remember_context(
-            checked.issuer, checked.client_id, checked.context_id, title[:255], checked.memberships_url
+def _course_of(services: Services, tool: LtiTool, checked: Launch) -> CourseRecord | None:
+    """The launch's course (made on its first launch) with its LMS class remembered; None without a
+    context claim."""
+    if not checked.context_id:
+        return None
+    title = (checked.context_title or checked.context_id)[:255]
+    try:
+        course = services.store.courses.for_lti_context(
+            checked.issuer, checked.deployment_id, checked.context_id, title
         )
+    except ValueError as error:
+        raise LaunchRefused(400, f"The LMS's course cannot be used: {error}") from None
+    tool.links.remember_context(
+        checked.issuer, checked.client_id, checked.context_id, title, checked.memberships_url, course.id
+    )
+    return course
 
 
 def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_id: str | None) -> str:
+    """The launching person's learner account; a learner joins the launch's course and, with a line item,
+    has their score on the lesson sent there. Any other role (Mentor, ...) opens the lessons and gets no
+    course membership and no score."""
     learner_id = accounts_bridge.account_for(
         services, checked.issuer, checked.subject, checked.name, checked.email
     )
-    _remember_class(tool, checked)
+    course = _course_of(services, tool, checked)
+    if checked.course_role is not CourseRole.LEARNER:
+        return learner_id
+    if course is not None:
+        services.store.courses.enrol(course.id, learner_id, MembershipSource.LTI)
     if lesson_id is not None and checked.lineitem_url:
         tool.links.remember_line_item(
-            learner_id, lesson_id, checked.issuer, checked.client_id, checked.subject, checked.lineitem_url
+            learner_id,
+            lesson_id,
+            checked.issuer,
+            checked.client_id,
+            checked.subject,
+            checked.lineitem_url,
+            course.id if course is not None else "",
         )
         record_score(services, tool, learner_id, lesson_id)
     return learner_id

@@ -61,7 +61,8 @@ class ScoreHook:
         self.wake = wake
 
     def lesson_changed(self, learner_id: str, lesson_id: str, solved: int, total: int) -> bool:
-        """Queue the learner's score if they came from an LMS line item and it changed; whether queued.
+        """Queue the learner's score on each of their line items of the lesson (one per course they launched
+        it from) where it changed; whether any was queued.
 
         A failure here is logged, not raised: the learner's own work is already saved, and the next change
         queues the score again.
@@ -91,10 +92,12 @@ class ScoreHook:
         >>> database.close()
         """
         try:
-            item = self.links.line_item(learner_id, lesson_id)
-            if item is None or item.last_score == solved:
-                return False
-            return self._queue(item, solved, total)
+            queued = False
+            # One line item per course the learner launched this lesson from: each gets the score.
+            for item in self.links.line_items(learner_id, lesson_id):
+                if item.last_score != solved:
+                    queued = self._queue(item, solved, total) or queued
+            return queued
         except StoreError as error:
             log.warning("the LMS score of %s on %s could not be queued: %s", learner_id, lesson_id, error)
             return False
