@@ -92,7 +92,7 @@ def test_numpy_s_own_value_error_does_not_stand_in_for_the_check(grader: Any, pr
     assert (result.status, test.status) == ("fail", "fail")
     assert test.message is not None
     assert test.message.startswith(
-        f"Expected ValueError because {REASON}, raised by a check of your own; but "
+        f"Expected ValueError because {REASON}, raised by a check of your own; this "
     )
     assert (
         "came from the computation on line " in test.message and "not from a raise statement" in test.message

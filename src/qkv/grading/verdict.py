@@ -275,17 +275,17 @@ def _own_raise(event: dict[str, Any]) -> bool:
 
 
 def _unchecked_text(case: Case, event: dict[str, Any]) -> str:
-    """The expected exception, raised by the computation instead of the learner's own check."""
+    """The expected exception, raised by the computation instead of the learner's own check (what it said
+    is under "Got")."""
     assert isinstance(case.expected, Raises)
     expected, function = case.expected.exception, case.function
     line = event.get("line")
     where = f" on line {line} of your file" if isinstance(line, int) else ""
-    message = event.get("message") or ""
     return (
-        f"Expected {expected} because {case.expected.reason}, raised by a check of your own; but the "
-        f"{event.get('type')} came from the computation{where}, not from a raise statement: {message}"
-        f"{'' if message[-1:] in '.!?' else '.'} {function} must check its inputs before computing and "
-        f"raise {expected} itself, with a message that says what is wrong."
+        f"Expected {expected} because {case.expected.reason}, raised by a check of your own; this "
+        f"{event.get('type')} came from the computation{where}, not from a raise statement. {function} "
+        f"must check its inputs before computing and raise {expected} itself, with a message that says "
+        "what is wrong."
     )
 
 
