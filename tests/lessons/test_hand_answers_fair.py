@@ -93,7 +93,8 @@ def test_the_value_rounded_too_far_is_told_so_and_costs_no_attempt(
             continue
         assert not feedback.counted_as_attempt, (typed, feedback.message)
         assert feedback.message.startswith("Right to the"), feedback.message
-        assert f"type at least {max(fewer + 1, decimals)} decimals" in feedback.message, feedback.message
+        needed = max(fewer + 1, decimals)
+        assert f"type at least {needed} decimal{'s' * (needed > 1)}." in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize(("lesson", "exercise", "seed"), FRACTIONAL, ids=FRACTIONAL_IDS)

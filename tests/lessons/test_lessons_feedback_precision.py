@@ -206,3 +206,14 @@ def test_a_comma_that_may_be_a_decimal_comma_is_said_how_it_was_read() -> None:
         False,
     )
     assert check_answer(one, "1,048,576", NAMES).correct  # two separators: thousands, one reading only
+
+
+def test_a_whole_number_typed_with_fewer_digits_is_asked_for_in_full() -> None:
+    exercise = _exercise(atol=0.0, rtol=1e-6, answer="count")
+    assert check_answer(exercise, "1.05e6", NAMES) == Feedback(
+        False,
+        "Right to the digits you typed, but this box checks the count more closely than that; "
+        "type it in full, every digit.",
+        False,
+    )
+    assert check_answer(exercise, "1048576", NAMES).correct

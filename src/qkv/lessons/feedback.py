@@ -292,24 +292,33 @@ def _rounded_message(
     exercise: Exercise,
 ) -> str:
     """The right numbers, rounded further than the exercise accepts: say how many decimals it wants
-    (the fewest whose rounding stays within the tolerance of every coarse component)."""
+    (the fewest whose rounding stays within the tolerance of every coarse component), or, where those
+    are whole numbers, to type them in full."""
     off = [(t, e) for t, e, fit in zip(typed, expected, fits, strict=True) if fit is _Fit.COARSE]
     half_units = {t.half_unit for t, _ in off}
     typed_decimals = max(0, round(-math.log10(2 * min(half_units))))
-    tolerance = min(_tolerance(exercise, e) for _, e in off)
-    needed = max(typed_decimals + 1, _decimals_within(tolerance)) if tolerance > 0 else None
+    one = len(expected) == 1
     if len(half_units) > 1:
         typed_text = "the digits"  # some typed to more decimals than others
     elif typed_decimals > 0:
         typed_text = f"the {typed_decimals} decimal" + "s" * (typed_decimals > 1)
+    elif min(half_units) <= 0.5:
+        typed_text = "the whole number" if one else "the whole numbers"
     else:
-        typed_text = "the whole numbers" if min(half_units) <= 0.5 else "the digits"
-    ask = (
-        f"type at least {needed} decimals"
-        if needed is not None
-        else "type the exact value (a fraction is fine)"
-    )
+        typed_text = "the digits"  # 1.05e6: fewer digits than the whole number has
+    ask = _ask(off, exercise, typed_decimals, one)
     return f"Right to {typed_text} you typed, but this box checks {name} more closely than that; {ask}."
+
+
+def _ask(off: Sequence[tuple[TypedNumber, float]], exercise: Exercise, typed_decimals: int, one: bool) -> str:
+    """How to type the coarse components precisely enough."""
+    if all(value == round(value) for _, value in off):
+        return "type it in full, every digit" if one else "type them in full, every digit"
+    tolerance = min(_tolerance(exercise, e) for _, e in off)
+    if tolerance <= 0:
+        return "type the exact value (a fraction is fine)"
+    needed = max(typed_decimals + 1, _decimals_within(tolerance))
+    return f"type at least {needed} decimal{'s' * (needed > 1)}"
 
 
 def _length_message(name: str, got: list[float], size: int) -> str:
