@@ -56,6 +56,7 @@ def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
         "times_root1": (raw[0] * math.sqrt(d_k)).tolist(),
         "times_root2": (raw[1] * math.sqrt(d_k)).tolist(),
         # divided by √2, the square root of the idea section's d_k, instead of this page's √d_k
+        "idea_d_k": IDEA_D_K,
         "by_idea_root1": (raw[0] / math.sqrt(IDEA_D_K)).tolist(),
         "by_idea_root2": (raw[1] / math.sqrt(IDEA_D_K)).tolist(),
         "growth_linear": data["dk_to"] / data["dk_from"],  # the growth of the variance
