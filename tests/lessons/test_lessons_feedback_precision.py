@@ -1,7 +1,8 @@
 """How typed answers are read at the precision the learner typed them, on exercises made up here.
 
-A right answer rounded too far is told so (and how many decimals the box wants), a named mistake is
-recognised when typed to two or more significant digits, and single numbers are echoed as numbers.
+A right answer rounded too far is told so (and how many decimals the box wants) and costs no attempt,
+a named mistake is recognised when typed to two or more significant digits, and single numbers are
+echoed as numbers.
 """
 
 from __future__ import annotations
@@ -69,8 +70,15 @@ def test_one_digit_is_too_little_to_agree_with_a_value() -> None:
         ),
         (
             "0.7, 0",
-            # one digit: not recognisably the right number, so not said to be right; near, so "Almost"
-            "Almost: the second component is right, but check the first component.",
+            # one digit is still the value rounded: too coarse to judge, so it costs nothing either
+            "Right to the 1 decimal you typed, but this box checks the scores more closely than that; "
+            "type at least 3 decimals.",
+            False,
+        ),
+        (
+            "1, 0",
+            # a whole number shows no digit of 0.707 at all: not said to be right (it is a named mistake)
+            "Those are not scaled yet.",
             True,
         ),
     ],
@@ -136,3 +144,76 @@ def test_a_value_rounded_to_two_or_more_digits_agrees_with_it(value: float, deci
         assert typed.agrees_with(value), text
     elif not math.isclose(typed.value, value):
         assert not typed.agrees_with(value), text
+
+
+def test_an_exact_value_is_right_with_no_more_decimals_than_it_has() -> None:
+    names = {**NAMES, "scores": [0.2, -1.1]}
+    exercise = _exercise(atol=1e-6)  # six decimals checked, but 0.2 has one
+    assert check_answer(exercise, "[0.2, -1.1]", names).correct
+    assert check_answer(exercise, "[0.20, -1.10]", names).correct
+    assert not check_answer(exercise, "[0.2, -1.1]", {**names, "scores": [0.2000004, -1.1]}).correct
+
+
+def test_components_rounded_to_different_decimals_are_told_together() -> None:
+    names = {**NAMES, "scores": [-1.069043, -0.534522, 0.0, 1.603565]}
+    feedback = check_answer(_exercise(), "[-1.07, -0.5, 0, 1.6]", names)
+    assert feedback == Feedback(
+        False,
+        "Right to the digits you typed, but this box checks the scores more closely than that; "
+        "type at least 3 decimals.",
+        False,
+    )
+    one = check_answer(_exercise(), "[-1.1, -0.5, 0, 1.6]", names)
+    assert one.message.startswith("Right to the 1 decimal you typed") and not one.counted_as_attempt
+    wrong = check_answer(_exercise(), "[-1.1, -0.6, 0, 1.6]", names)  # -0.6 is not -0.53 rounded
+    assert wrong.counted_as_attempt and wrong.message.startswith(
+        "The first, third and fourth components are right"
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (
+            "0,71 0",
+            "'0,71' reads as two numbers, 0 and 71: a comma separates numbers here. "
+            "Write decimals with a point, as in 0.71.",
+        ),
+        (
+            "[0,707, 0,0]",
+            "'0,707' reads as two numbers, 0 and 707: a comma separates numbers here. "
+            "Write decimals with a point, as in 0.707.",
+        ),
+    ],
+)
+def test_a_decimal_comma_gets_a_sentence_and_costs_nothing(answer: str, message: str) -> None:
+    assert check_answer(_exercise(), answer, NAMES) == Feedback(False, message, False)
+
+
+def test_a_comma_that_may_be_a_decimal_comma_is_said_how_it_was_read() -> None:
+    # Two numbers are asked for, and [0,5] reads as two: judged so, and told so.
+    feedback = check_answer(_exercise(), "[0,5]", NAMES)
+    assert feedback.counted_as_attempt and feedback.message == (
+        "Not quite: [0, 5] is not the scores. '0,5' reads as two numbers, 0 and 5: a comma separates "
+        "numbers here. Write decimals with a point, as in 0.5."
+    )
+    one = _exercise(atol=0.0, answer="count")
+    assert check_answer(one, "1,5", NAMES).message.startswith("'1,5' reads as two numbers, 1 and 5")
+    assert check_answer(one, "7,500", NAMES) == Feedback(
+        False,
+        "'7,500' could be 7500 or 7.500: a comma separates numbers here. Write 7500 without the comma, "
+        "or decimals with a point, as in 7.500.",
+        False,
+    )
+    assert check_answer(one, "1,048,576", NAMES).correct  # two separators: thousands, one reading only
+
+
+def test_a_whole_number_typed_with_fewer_digits_is_asked_for_in_full() -> None:
+    exercise = _exercise(atol=0.0, rtol=1e-6, answer="count")
+    assert check_answer(exercise, "1.05e6", NAMES) == Feedback(
+        False,
+        "Right to the digits you typed, but this box checks the count more closely than that; "
+        "type it in full, every digit.",
+        False,
+    )
+    assert check_answer(exercise, "1048576", NAMES).correct

@@ -151,9 +151,11 @@ def test_no_part1_answer_is_on_the_page_before_it_is_answered(seed: int | None) 
         ("scaled", "raw1", "unscaled"),
         ("scaled", "by_dk1", "divided by d_k"),
         ("scaled", "times_root1", "multiplied by √d_k"),
+        ("scaled", "by_idea_root1", "You divided by √2, as if d_k were 2"),
         ("scaled", "column1", "a column of S"),
         ("second", "raw2", "not yet divided"),
         ("second", "by_dk2", "divided by d_k"),
+        ("second", "by_idea_root2", "You divided by √2, as if d_k were 2"),
         ("second", "column2", "roles of query and key are swapped"),
         ("second", "scaled1", "q₁'s scaled scores"),
         ("growth", "growth_linear", "variance"),
@@ -164,6 +166,21 @@ def test_the_seed_pages_named_mistakes(exercise_id: str, key: str, words: str) -
     feedback = LESSON.check(exercise_id, rounded(SEED_NAMES[key], 4))
     assert not feedback.correct and feedback.counted_as_attempt
     assert words in feedback.message, feedback.message
+    assert "not by d_k" not in feedback.message  # no hint blames a slip the answer does not show
+
+
+@pytest.mark.parametrize("seed", [None, 1, 7, 23])
+@pytest.mark.parametrize(("exercise_id", "raw"), [("scaled", "raw1"), ("second", "raw2")])
+def test_dividing_by_root_2_is_named_as_that_slip(exercise_id: str, raw: str, seed: int | None) -> None:
+    """√2 is the worked example's scale (d_k = 2); Part 1 has d_k = 4, where it is a slip of its own."""
+    variant = LESSON.variant(seed)
+    assert variant["d_k"] != 2
+    for decimals in (2, 3):
+        typed = rounded([value / 2**0.5 for value in variant[raw]], decimals)
+        feedback = LESSON.check(exercise_id, typed, variant_seed=seed)
+        assert (feedback.correct, feedback.counted_as_attempt) == (False, True)
+        assert feedback.message.startswith("You divided by √2, as if d_k were 2"), feedback.message
+        assert f"Here d_k = {variant['d_k']}" in feedback.message
 
 
 @pytest.mark.parametrize(

@@ -365,3 +365,17 @@ def test_multi_head_attention_matches_pytorch(d_model: int, h: int, n: int, caus
         assert not np.allclose(
             GRADING.multi_head_attention(X, Wq, Wk, Wv, Wo, h), expected[0].numpy(), atol=1e-3
         )
+
+
+@pytest.mark.parametrize("seed", [1, 7])
+def test_dividing_by_root_d_model_is_named_by_the_first_failing_test(grader: Any, seed: int) -> None:
+    """The first test of multi_head_attention has d_head ≠ √d_model, so the learner's first message names
+    the slip itself, not "one of two mistakes"."""
+    from pathlib import Path
+
+    program = Path(__file__).parents[1] / "lesson_corpora/L4.5/functions/wrong/scaled_by_d_model.py"
+    entry = CATALOG.code_exercise("L4.5/functions")
+    result = grader.grade(program.read_text(), entry.suite, seed=seed)
+    first = next(test for test in result.tests if test.status != "pass")
+    assert first.function == "multi_head_attention"
+    assert first.hint == GRADING.SCALED_BY_D_MODEL

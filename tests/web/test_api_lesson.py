@@ -83,6 +83,19 @@ def test_a_format_error_costs_no_attempt(browser: Browser) -> None:
     assert body["progress"]["exercises"]["k"]["attempts"] == 0
 
 
+def test_the_right_value_typed_too_coarsely_costs_no_attempt(browser: Browser) -> None:
+    lesson = load_catalog().lesson("L4.1")
+    exercise = next(
+        ex for ex in lesson.exercises.values()
+        if ex.kind == "numeric" and any(v != round(v, 1) for v in lesson.variant(None)[ex.answer])
+    )  # fmt: skip
+    coarse = ", ".join(f"{value:.1f}" for value in lesson.variant(None)[exercise.answer])
+    body = browser.answer(exercise.id, coarse).json()
+    assert body["feedback"]["counted_as_attempt"] is False
+    assert body["feedback"]["message"].startswith("Right to the 1 decimal you typed")
+    assert body["progress"]["exercises"][exercise.id]["attempts"] == 0
+
+
 def test_reloading_restores_answers_and_feedback(browser: Browser) -> None:
     browser.answer("q", "3, 2")
     browser.answer("averaged", "V")

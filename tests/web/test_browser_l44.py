@@ -333,7 +333,7 @@ def test_the_mask_grid_by_keyboard_alone(
     assert outline >= 2
     page.keyboard.press("Space")  # query 0 loses its only key
     expect(first).to_have_attribute("aria-pressed", "false")
-    expect(first).to_have_attribute("aria-label", "query 0, key 0: masked")
+    expect(first).to_have_attribute("aria-label", "−∞: query 0, key 0, masked")  # what it shows first
     expect(widget.locator('[data-dead-row="0"]')).to_have_count(1)
     expect(widget.locator('[data-output="0"]')).to_have_text("[0.000000, 0.000000]")
     # The policy radios take the arrow keys.

@@ -30,7 +30,10 @@ the call and again after the returned value was described; a result then carries
 "always" and NumPy's default error handling (divide, overflow and invalid warn), and the result carries
 ``"warnings"``: the category, its built-in classes, the message and the learner's line of each. A result
 that is not a plain return also carries ``"params"``: the parameter names of the learner's function, when
-it is a plain function (the parent names arguments with them).
+it is a plain function (the parent names arguments with them). An exception is described by its type, its
+built-in classes, its message, the learner's line, its errno and ``"own_raise"``: whether a ``raise``
+statement of the learner's file raised it (the parent asks for that where a test expects the learner's own
+check, which NumPy's error of the same class cannot stand in for).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import builtins
 import contextlib
 import json
 import math
+import opcode
 import os
 import sys
 import traceback
@@ -58,6 +62,7 @@ MAX_ELEMENTS = 4096  # elements of an array that are reported
 MAX_TEXT = 1000  # characters of a message or repr that are reported
 MAX_DEPTH = 6
 MAX_WARNINGS = 8  # warnings of one call that are reported
+RAISE_STATEMENT = opcode.opmap["RAISE_VARARGS"]  # the instruction a `raise` statement compiles to
 MAX_PARAMS = 32  # parameter names that are reported
 
 
@@ -301,6 +306,7 @@ def describe_error(error: BaseException) -> dict[str, Any]:
         "message": clip(safe_str(error)),
         "line": frames[-1].lineno if frames else None,
         "errno": error.errno if isinstance(error, OSError) and isinstance(error.errno, int) else None,
+        "own_raise": raised_by_a_raise_statement(error),
     }
     if isinstance(error, SyntaxError):
         detail["line"] = error.lineno if isinstance(error.lineno, int) else None
@@ -308,6 +314,24 @@ def describe_error(error: BaseException) -> dict[str, Any]:
     if isinstance(error, SystemExit):
         detail["message"] = clip(repr(error.code))
     return detail
+
+
+def raised_by_a_raise_statement(error: BaseException) -> bool:
+    """Whether a ``raise`` statement of the learner's file raised ``error``: its innermost frame is in
+    solution.py and stopped on a raise. An error NumPy or an operator raised (``Q @ K.T`` on mismatched
+    shapes) is not one, even where the learner's line is the last of the traceback."""
+    tb = error.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    at = tb.tb_lasti
+    return (
+        code.co_filename == "solution.py"
+        and 0 <= at < len(code.co_code)
+        and code.co_code[at] == RAISE_STATEMENT
+    )
 
 
 def safe_str(error: BaseException) -> str:

@@ -37,10 +37,16 @@ class Raises:
         The name of a built-in exception, such as ``"ValueError"``.
     reason : str
         Why the inputs are invalid, completing "Expected ValueError because …".
+    checked : bool
+        The learner's own check must raise it: a ``raise`` statement in their file, not NumPy or an
+        operator failing on the same inputs (``Q @ K.T`` raises a ValueError of its own when the sizes
+        do not fit, so a function without the check would pass). False accepts the exception from
+        anywhere.
     """
 
     exception: str
     reason: str
+    checked: bool = True
 
 
 @dataclass(frozen=True)

@@ -248,7 +248,11 @@ def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
     )
     if isinstance(case.expected, Raises):
         if case.expected.exception in bases:  # isinstance: a subclass of ValueError is a ValueError
-            return _result(case, "pass")
+            if not case.expected.checked or _own_raise(event):
+                return _result(case, "pass")
+            return _result(
+                case, "fail", _unchecked_text(case, event), first_hint(case.hints, seen), got=_raised(event)
+            )
         text = (
             f"Expected {case.expected.exception} because {case.expected.reason}, but "
             f"{_raised_text(case.function, event)}"
@@ -260,6 +264,29 @@ def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
     limit = limit_message(kind, errno if isinstance(errno, int) else None, limits)
     text = limit or _crash_text(case, event)
     return _result(case, "error", text, first_hint(case.hints, seen), got=_raised(event))
+
+
+def _own_raise(event: dict[str, Any]) -> bool:
+    """Whether a ``raise`` statement of the learner's file raised the reported exception."""
+    own = event.get("own_raise", False)
+    if not isinstance(own, bool):
+        raise MalformedReport(f"{own!r} does not say whether the learner's code raised the exception")
+    return own
+
+
+def _unchecked_text(case: Case, event: dict[str, Any]) -> str:
+    """The expected exception, raised by the computation instead of the learner's own check (what it said
+    is under "Got")."""
+    assert isinstance(case.expected, Raises)
+    expected, function = case.expected.exception, case.function
+    line = event.get("line")
+    where = f" on line {line} of your file" if isinstance(line, int) else ""
+    return (
+        f"Expected {expected} because {case.expected.reason}, raised by a check of your own; this "
+        f"{event.get('type')} came from the computation{where}, not from a raise statement. {function} "
+        f"must check its inputs before computing and raise {expected} itself, with a message that says "
+        "what is wrong."
+    )
 
 
 def _crash_text(case: Case, event: dict[str, Any]) -> str:

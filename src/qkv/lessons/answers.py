@@ -20,6 +20,7 @@ __all__ = [
     "MAX_ANSWER_CHARS",
     "AnswerFormatError",
     "TypedNumber",
+    "decimal_comma_message",
     "example_vector",
     "format_number",
     "format_value",
@@ -37,6 +38,10 @@ _LEADING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*=")
 _SEPARATORS = re.compile(r"[\s,;]+")
 # One number written with thousands separators (1,048,576): read as one number where one is asked for.
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+# A comma between two digits, as many languages write a decimal point (0,5).
+_DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
+# Two numbers that agree to this relative precision are the same number written twice (float noise).
+_SAME = 1e-12
 
 
 class AnswerFormatError(ValueError):
@@ -78,8 +83,29 @@ class TypedNumber:
         >>> TypedNumber(0.7, 0.05).agrees_with(0.707107), TypedNumber(1.0, 0.5).agrees_with(0.7)
         (False, False)
         """
-        close = abs(self.value - value) <= self.half_unit * (1 + 1e-9)
+        close = self.rounds_from(value)
         return close and (self.value == value or self.half_unit <= 0.05 * abs(value))
+
+    def rounds_from(self, value: float) -> bool:
+        """Whether ``value`` rounded to the digits typed gives what was typed.
+
+        Examples
+        --------
+        >>> TypedNumber(0.2, 0.05).rounds_from(0.19557), TypedNumber(0.2, 0.05).rounds_from(0.26)
+        (True, False)
+        """
+        return abs(self.value - value) <= self.half_unit * (1 + 1e-9) + _SAME * max(1.0, abs(value))
+
+    def is_exactly(self, value: float) -> bool:
+        """Whether ``value`` has no more decimals than were typed, and they are the ones typed
+        (``0.2`` is exactly 0.2, and ``0`` exactly 0; float noise in the last bit does not count).
+
+        Examples
+        --------
+        >>> TypedNumber(0.2, 0.05).is_exactly(0.1 + 0.1), TypedNumber(0.2, 0.05).is_exactly(0.19557)
+        (True, False)
+        """
+        return abs(self.value - value) <= _SAME * max(1.0, abs(value))
 
 
 def _half_unit(token: str) -> float:
@@ -188,8 +214,54 @@ def parse_typed_numbers(text: str, single: bool = False) -> list[TypedNumber]:
     if not cleaned:
         raise AnswerFormatError("The answer is empty; type the numbers, for example [0.5, -1].")
     if single and _THOUSANDS.fullmatch(cleaned):
+        _refuse_one_comma(cleaned)
         cleaned = cleaned.replace(",", "")
     return [TypedNumber(_parse_number(token), _half_unit(token)) for token in _SEPARATORS.split(cleaned)]
+
+
+def decimal_comma_message(text: str) -> str | None:
+    """The sentence for an answer that writes a decimal comma (``0,5``), or None where it has none.
+
+    A comma between two digits separates two numbers here (``[3,2]`` is a vector), so an answer that
+    meant one number with a decimal comma reads as two; the caller asks for this sentence when the
+    count of numbers read is not the count asked for.
+
+    Examples
+    --------
+    >>> decimal_comma_message("0,5").split(": ")[0]
+    "'0,5' reads as two numbers, 0 and 5"
+    >>> decimal_comma_message("[0.5, 1]") is None
+    True
+    """
+    cleaned = text.translate(_MINUS_SIGNS)
+    match = _DECIMAL_COMMA.search(cleaned)
+    if match is None:
+        return None
+    start = cleaned.rfind(" ", 0, match.start()) + 1
+    end = cleaned.find(" ", match.end())
+    token = cleaned[start : len(cleaned) if end < 0 else end].strip("[](),;")
+    parts = token.split(",")
+    if len(parts) != 2:
+        return (
+            f"{_shown(token)} reads as {len(parts)} numbers: a comma separates numbers here. Write a "
+            f"number without commas inside it ({''.join(parts)}), and decimals with a point (0.5)."
+        )
+    return (
+        f"{_shown(token)} reads as two numbers, {parts[0]} and {parts[1]}: a comma separates numbers "
+        f"here. Write decimals with a point, as in {parts[0]}.{parts[1]}."
+    )
+
+
+def _refuse_one_comma(text: str) -> None:
+    """``7,500`` is 7500 with a thousands separator, or 7.5 with a decimal comma: asked to type it
+    again, rather than read either way (``1,048,576`` and ``7,500.0`` have one reading only)."""
+    if text.count(",") == 1 and "." not in text:
+        whole, _, decimals = text.partition(",")
+        raise AnswerFormatError(
+            f"{_shown(text)} could be {whole}{decimals} or {whole}.{decimals}: a comma separates numbers "
+            f"here. Write {whole}{decimals} without the comma, or decimals with a point, as in "
+            f"{whole}.{decimals}."
+        )
 
 
 def parse_letter(text: str, options: Mapping[str, Sequence[str]]) -> str:

@@ -1,19 +1,28 @@
 """Checking a typed answer and naming the mistake behind a wrong one.
 
-Unreadable answers (empty, not numbers, the wrong number of components, a letter that is not an
-option) get a format message and do not count as an attempt. Readable wrong answers are compared
-with the lesson's known mistakes first, then with the expected value component by component.
+Unreadable answers (empty, not numbers, the wrong number of components, a decimal comma, a letter
+that is not an option) get a format message and do not count as an attempt. Readable wrong answers
+are compared with the lesson's known mistakes first, then with the expected value component by
+component.
+
+One rule judges every typed number, in every lesson: it is right when it is the exact value to the
+precision typed and that precision is enough for the exercise's tolerance (``0.670`` for 0.669762
+where three decimals are checked), or when the exact value has no more decimals than were typed
+(``0.2`` for 0.2, ``0`` for 0). The exact value rounded to fewer digits than that (``0.2`` for
+0.19557) may be right: the learner is told to type more decimals, and no attempt is charged.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from enum import Enum
 from typing import Any
 
 from qkv.lessons.answers import (
     AnswerFormatError,
     TypedNumber,
+    decimal_comma_message,
     example_vector,
     format_value,
     parse_letter,
@@ -120,6 +129,43 @@ def precision_note(exercise: Exercise, value: Any) -> str:
     return f"Give {decimals} decimal{'s' * (decimals > 1)} (or more)."
 
 
+class _Fit(Enum):
+    """How one typed number fits the value it is compared with."""
+
+    RIGHT = "right"  # within the tolerance and typed precisely enough, or exactly the value
+    COARSE = "coarse"  # the value rounded to the digits typed, but too few digits to be judged right
+    WRONG = "wrong"
+
+
+def _tolerance(exercise: Exercise, value: float) -> float:
+    return max(exercise.atol, exercise.rtol * abs(value))
+
+
+def _coarsest(values: Sequence[float]) -> float:
+    """Half a unit of the leading digit of the largest value: a coarser typed number shows no digit
+    of the answer at all (``1`` for 0.7), so it is not said to be right, even rounded."""
+    largest = max((abs(value) for value in values), default=0.0)
+    return 0.5 * 10.0 ** math.floor(math.log10(largest)) if largest > 0 else 0.0
+
+
+def _fits(typed: Sequence[TypedNumber], values: Sequence[float], exercise: Exercise) -> list[_Fit]:
+    """The one rule for every typed number: right when it is the value to the precision typed and that
+    precision is what the exercise checks (or the value has no more decimals than typed); coarse when it
+    is the value rounded to fewer digits than that; wrong otherwise."""
+    coarsest = _coarsest(values)
+    fits = []
+    for number, value in zip(typed, values, strict=True):
+        tolerance = _tolerance(exercise, value) * (1 + 1e-9)
+        precise = number.half_unit <= tolerance and abs(number.value - value) <= tolerance
+        if number.is_exactly(value) or precise:
+            fits.append(_Fit.RIGHT)
+        elif number.rounds_from(value) and number.half_unit <= coarsest * (1 + 1e-9):
+            fits.append(_Fit.COARSE)
+        else:
+            fits.append(_Fit.WRONG)
+    return fits
+
+
 def _close(got: Sequence[float], expected: Sequence[float], exercise: Exercise) -> list[bool]:
     return [
         math.isclose(g, e, rel_tol=exercise.rtol, abs_tol=exercise.atol)
@@ -152,41 +198,78 @@ def _judge_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
         typed = parse_typed_numbers(answer, single=len(expected) == 1)
     except AnswerFormatError as error:
         return Feedback(False, str(error), False)
-    got = [number.value for number in typed]
-    if len(got) != len(expected):
-        return Feedback(False, _length_message(name, got, len(expected)), False)
-    matches = _close(got, expected, exercise)
-    if all(matches):
+    if len(typed) != len(expected):
+        got = [number.value for number in typed]
+        message = decimal_comma_message(answer) or _length_message(name, got, len(expected))
+        return Feedback(False, message, False)
+    fits = _fits(typed, expected, exercise)
+    if all(fit is _Fit.RIGHT for fit in fits):
         return Feedback(
             True,
             fill(exercise.correct_message, names) or f"Correct: {name} = {_shown(expected)}.",
             True,
         )
-    # A named mistake is recognised at the precision the learner typed (0.707 for 0.707107), unless
-    # what was typed is also the right answer rounded: then rounding is what to mention.
-    rounded = _agree(typed, expected, exercise)
+    named = _named_mistake(exercise, typed, expected, names, rounded=_Fit.WRONG not in fits)
+    if named is not None:
+        return named
+    if _Fit.WRONG not in fits:  # the right value, typed too coarsely: not a wrong attempt
+        return Feedback(False, _rounded_message(name, typed, expected, fits, exercise), False)
+    message = _wrong_message(exercise, name, typed, expected, fits, names)
+    comma = decimal_comma_message(answer)  # [0,804] is judged as two numbers, and told how it was read
+    return Feedback(False, f"{message} {comma}" if comma else message, True)
+
+
+def _named_mistake(
+    exercise: Exercise,
+    typed: Sequence[TypedNumber],
+    expected: Sequence[float],
+    names: Mapping[str, Any],
+    rounded: bool,
+) -> Feedback | None:
+    """The first named mistake the typed numbers show, or None.
+
+    A mistake is recognised at the precision the learner typed (0.707 for 0.707107). Where what was
+    typed is also the right answer ``rounded``, rounding is what to mention, unless the typed numbers
+    are the mistake's own to the precision the exercise checks (``1, 0`` for the unscaled [1, 0]).
+    """
     for key, message in exercise.mistakes.items():
-        if key not in names or rounded:
+        if key not in names:
             continue
         wrong = _as_numbers(names[key])
-        if _agree(typed, wrong, exercise) and not all(_close(wrong, expected, exercise)):
+        if len(wrong) != len(typed) or all(_close(wrong, expected, exercise)):
+            continue
+        if rounded:
+            shown = all(fit is _Fit.RIGHT for fit in _fits(typed, wrong, exercise))
+        else:
+            shown = _agree(typed, wrong, exercise)
+        if shown:
             return Feedback(False, fill(message, names), True, mistake=key)
-    if rounded:  # the right value, typed too coarsely: not a wrong attempt
-        return Feedback(False, _rounded_message(name, typed, expected, matches, exercise), False)
+    return None
+
+
+def _wrong_message(
+    exercise: Exercise,
+    name: str,
+    typed: Sequence[TypedNumber],
+    expected: Sequence[float],
+    fits: Sequence[_Fit],
+    names: Mapping[str, Any],
+) -> str:
+    """What to say about a wrong answer no named mistake explains: reversed, some components, or none."""
     hint = f" {fill(exercise.hint, names)}" if exercise.hint else ""
+    got = [number.value for number in typed]
     backwards = expected[::-1]
     if (
         len(expected) > 1
-        and all(_close(got, backwards, exercise))
+        and _Fit.WRONG not in _fits(typed, backwards, exercise)
         and not all(_close(backwards, expected, exercise))
     ):
         # Right numbers, wrong order: say so without giving the answer away.
-        return Feedback(
-            False,
+        return (
             f"Close: those are the right numbers, but in reverse order. Write {name}[0] first, then "
-            f"{name}[1]{', and so on' if len(expected) > 2 else ''}.{hint}",
-            True,
+            f"{name}[1]{', and so on' if len(expected) > 2 else ''}.{hint}"
         )
+    matches = [fit is not _Fit.WRONG for fit in fits]
     if len(expected) > 1 and any(matches):
         wrong_places = [_ordinal(i) for i, ok in enumerate(matches) if not ok]
         right_places = [_ordinal(i) for i, ok in enumerate(matches) if ok]
@@ -194,37 +277,48 @@ def _judge_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
         # off is more likely a different computation, which the hint, not "almost", should address.
         near = all(_near(g, e) for g, e, ok in zip(got, expected, matches, strict=True) if not ok)
         opening = "Almost: the" if near else "The"
-        return Feedback(
-            False,
+        return (
             f"{opening} {_join(right_places)} component{_plural(right_places, 's are', ' is')} right, "
-            f"but check the {_join(wrong_places)} component{_plural(wrong_places, 's', '')}.{hint}",
-            True,
+            f"but check the {_join(wrong_places)} component{_plural(wrong_places, 's', '')}.{hint}"
         )
-    return Feedback(False, f"Not quite: {_shown(got)} is not {name}.{hint}", True)
+    return f"Not quite: {_shown(got)} is not {name}.{hint}"
 
 
 def _rounded_message(
     name: str,
     typed: Sequence[TypedNumber],
     expected: Sequence[float],
-    matches: Sequence[bool],
+    fits: Sequence[_Fit],
     exercise: Exercise,
 ) -> str:
     """The right numbers, rounded further than the exercise accepts: say how many decimals it wants
-    (the fewest whose rounding stays within the tolerance of every component not ``matches``)."""
-    off = [(t, e) for t, e, ok in zip(typed, expected, matches, strict=True) if not ok]
-    typed_decimals = max(0, round(-math.log10(2 * min(t.half_unit for t, _ in off))))
-    tolerance = min(max(exercise.atol, exercise.rtol * abs(e)) for _, e in off)
-    needed = max(typed_decimals + 1, _decimals_within(tolerance)) if tolerance > 0 else None
-    typed_text = (
-        "whole numbers" if typed_decimals == 0 else f"{typed_decimals} decimal" + "s" * (typed_decimals > 1)
-    )
-    ask = (
-        f"type at least {needed} decimals"
-        if needed is not None
-        else "type the exact value (a fraction is fine)"
-    )
-    return f"Right to the {typed_text} you typed, but this box checks {name} more closely than that; {ask}."
+    (the fewest whose rounding stays within the tolerance of every coarse component), or, where those
+    are whole numbers, to type them in full."""
+    off = [(t, e) for t, e, fit in zip(typed, expected, fits, strict=True) if fit is _Fit.COARSE]
+    half_units = {t.half_unit for t, _ in off}
+    typed_decimals = max(0, round(-math.log10(2 * min(half_units))))
+    one = len(expected) == 1
+    if len(half_units) > 1:
+        typed_text = "the digits"  # some typed to more decimals than others
+    elif typed_decimals > 0:
+        typed_text = f"the {typed_decimals} decimal" + "s" * (typed_decimals > 1)
+    elif min(half_units) <= 0.5:
+        typed_text = "the whole number" if one else "the whole numbers"
+    else:
+        typed_text = "the digits"  # 1.05e6: fewer digits than the whole number has
+    ask = _ask(off, exercise, typed_decimals, one)
+    return f"Right to {typed_text} you typed, but this box checks {name} more closely than that; {ask}."
+
+
+def _ask(off: Sequence[tuple[TypedNumber, float]], exercise: Exercise, typed_decimals: int, one: bool) -> str:
+    """How to type the coarse components precisely enough."""
+    if all(value == round(value) for _, value in off):
+        return "type it in full, every digit" if one else "type them in full, every digit"
+    tolerance = min(_tolerance(exercise, e) for _, e in off)
+    if tolerance <= 0:
+        return "type the exact value (a fraction is fine)"
+    needed = max(typed_decimals + 1, _decimals_within(tolerance))
+    return f"type at least {needed} decimal{'s' * (needed > 1)}"
 
 
 def _length_message(name: str, got: list[float], size: int) -> str:

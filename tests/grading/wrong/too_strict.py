@@ -1,5 +1,6 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # expected hint: TOO_STRICT
+# also hint: MISSING_ROW_CHECK  (no row check either: NumPy's ValueError does not stand in for it)
 
 
 def project_qkv(X, Wq, Wk, Wv):

@@ -19,6 +19,27 @@ async function loadEditorModule() {
   }
 }
 
+/**
+ * Keep the start of every line in view. The line numbers are a gutter that sticks to the left edge of the
+ * editor's scroller, over the code; when the browser scrolls the editing area into view (as it does for a
+ * fragment, a focus or a tool bringing it on screen), it aligns the code's left edge with the scroller's,
+ * which on a narrow phone scrolls the code sideways by the gutter's width and hides each line's start and
+ * indentation under the numbers. A scroll padding as wide as the gutter makes the browser stop at the
+ * code's true start; it follows the gutter's width (more lines, wider numbers).
+ *
+ * @param {{scrollDOM: HTMLElement, dom: HTMLElement}} view  the CodeMirror view
+ */
+function keepLineStartsInView(view) {
+  const scroller = view.scrollDOM;
+  const gutters = view.dom.querySelector(".cm-gutters");
+  const pad = () => {
+    scroller.style.scrollPaddingLeft = gutters ? `${gutters.getBoundingClientRect().width}px` : "";
+  };
+  pad();
+  scroller.scrollLeft = 0; // the first paint starts at column 0
+  if (gutters && "ResizeObserver" in window) new ResizeObserver(pad).observe(gutters);
+}
+
 // Every code exercise with unsaved text; one beforeunload listener asks before leaving.
 const unsaved = new Set();
 window.addEventListener("beforeunload", (event) => {
@@ -305,6 +326,7 @@ export async function mountCodeExercise(box, ctx) {
       stylesheet: new URL("../editor.css", import.meta.url).href,
     });
     box.classList.add("has-editor");
+    keepLineStartsInView(editor.view);
     // The saved result's line belongs to the program that was run, not to a newer draft.
     if (!saved || typeof saved.draft !== "string" || saved.draft === saved.source) markLoadError(saved?.result);
     // The label pointed at the textarea, which is now hidden: clicking it should focus the editor instead.

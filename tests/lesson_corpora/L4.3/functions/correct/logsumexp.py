@@ -18,5 +18,7 @@ def attention_weights(Q, K):
 def attend(Q, K, V):
     if len(K) != len(V):
         raise ValueError(f"{len(K)} keys but {len(V)} values")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"queries of {Q.shape[-1]} numbers, keys of {K.shape[-1]}")
     A = attention_weights(Q, K)
     return np.einsum("qk,kv->qv", A, V), A

@@ -1,5 +1,6 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # expected hint: A_AT_K
+# also hint: MISSING_QK_CHECK  (no check of its own: NumPy's ValueError does not stand in for it)
 import numpy as np
 
 

@@ -28,6 +28,7 @@ SEED_PAGE: dict[str, Any] = {
 # The idea section's illustration: the chapter's worked example with a second query (its table shows the
 # raw scores), which no Part 1 may use.
 IDEA: dict[str, Any] = {"q1": WORKED["q"], "q2": [0, 2], "K": WORKED["K"]}
+IDEA_D_K = len(IDEA["q1"])  # 2: the idea section divides by √2, which no Part 1 does
 
 ENTRIES = (-2, -1, 0, 1, 2)
 DRAWN_D_K = 4
@@ -54,6 +55,10 @@ def wrong_answers(data: dict[str, Any]) -> dict[str, Any]:
         "by_dk2": (raw[1] / d_k).tolist(),
         "times_root1": (raw[0] * math.sqrt(d_k)).tolist(),
         "times_root2": (raw[1] * math.sqrt(d_k)).tolist(),
+        # divided by √2, the square root of the idea section's d_k, instead of this page's √d_k
+        "idea_d_k": IDEA_D_K,
+        "by_idea_root1": (raw[0] / math.sqrt(IDEA_D_K)).tolist(),
+        "by_idea_root2": (raw[1] / math.sqrt(IDEA_D_K)).tolist(),
         "growth_linear": data["dk_to"] / data["dk_from"],  # the growth of the variance
         "growth_new_spread": math.sqrt(data["dk_to"]),  # the spread at the new size, not the ratio
     }

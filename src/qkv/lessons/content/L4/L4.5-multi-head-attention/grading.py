@@ -278,8 +278,9 @@ def _alike(first: Callable[..., Array], second: Callable[..., Array]) -> Callabl
     return when
 
 
-# With d_model = 4 and 2 heads, d_head = √d_model; with identity projections the scores are symmetric,
-# so the softmax down the columns gives Aᵀ: on such a test a result names both mistakes it may be.
+# With d_model = 4 and 2 heads (the test of huge future scores), d_head = √d_model; with identity
+# projections the scores are symmetric, so the softmax down the columns gives Aᵀ: on such a test a result
+# names both mistakes it may be.
 D_MODEL_OR_DK = either(SCALED_BY_D_MODEL, BY_DK)
 AXIS_OR_WEIGHTS_TRANSPOSED = either(SOFTMAX_AXIS, WEIGHTS_TRANSPOSED)
 
@@ -361,13 +362,15 @@ def _bad_heads(rng: np.random.Generator) -> tuple[Any, ...]:
     return random_decimals(rng, n, d_model, spread=SPREAD), h
 
 
-# Two tokens, identity projections and Wo = 2·I: each head attends over its own half of X.
+# Two tokens, identity projections and Wo = 2·I: each head attends over its own half of X. d_model = 6,
+# so that d_head = 3 is not √d_model: the first test of multi_head_attention tells dividing by √d_model
+# from dividing by d_head (with d_model = 4 and 2 heads both give 2, and the hint could only name both).
 TWO_TOKENS = (
-    np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, 1.0]]),
-    np.eye(4),
-    np.eye(4),
-    np.eye(4),
-    2 * np.eye(4),
+    np.array([[1.0, 0.0, 1.0, 2.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0, 1.0, 1.0]]),
+    np.eye(6),
+    np.eye(6),
+    np.eye(6),
+    2 * np.eye(6),
     2,
 )
 
@@ -419,7 +422,12 @@ functions = Suite(
             "split_heads",
             _bad_heads,
             check_raises(split_heads, Raises("ValueError", "h does not divide d_model")),
-            hints=[Returned(DIVIDES_CHECK), Raised(TYPE_ERROR, "TypeError")],
+            # A ValueError that fails this test is NumPy's own (the reshape): no check ran.
+            hints=[
+                Returned(DIVIDES_CHECK),
+                Raised(DIVIDES_CHECK, "ValueError"),
+                Raised(TYPE_ERROR, "TypeError"),
+            ],
         ),
         TestCase(
             "merge_heads of 2 heads, 3 tokens, d_head = 4",
@@ -446,11 +454,11 @@ functions = Suite(
             MERGE_HINTS,
         ),
         _mha_case("multi_head_attention of two tokens, identity projections, Wo = 2·I, 2 heads", TWO_TOKENS),
-        _mha_case("multi_head_attention with 3 tokens, d_model = 4, 2 heads", _layer(4, 2, 3)),
+        _mha_case("multi_head_attention with 3 tokens, d_model = 8, 2 heads", _layer(8, 2, 3)),
         _mha_case("multi_head_attention with 5 tokens, d_model = 6, 3 heads", _layer(6, 3, 5)),
         _mha_case("multi_head_attention with 3 tokens, d_model = 8, 4 heads", _layer(8, 4, 3)),
         _mha_case("multi_head_attention with causal=False given", _not_causal(6, 2, 4)),
-        _mha_case("multi_head_attention with causal=True, 4 tokens, 2 heads", _causal(4, 2, 4)),
+        _mha_case("multi_head_attention with causal=True, 4 tokens, 2 heads", _causal(8, 2, 4)),
         _mha_case("multi_head_attention with causal=True, 5 tokens, 3 heads", _causal(6, 3, 5)),
         _mha_case("multi_head_attention with causal=True and huge scores on future tokens", _huge_future),
         TestCase(

@@ -122,9 +122,12 @@ function drawToggles(grid, state, deadRows) {
   grid.toggles.forEach((row, i) =>
     row.forEach((button, j) => {
       const allowed = state.mask[i][j];
-      button.textContent = allowed ? "0" : "−∞";
+      const shown = allowed ? "0" : "−∞";
+      button.textContent = shown;
       button.setAttribute("aria-pressed", String(allowed));
-      button.setAttribute("aria-label", `query ${i}, key ${j}: ${allowed ? "may attend" : "masked"}`);
+      // The name starts with what the cell shows, so that speech input ("click minus infinity") and the
+      // screen reader agree with the screen; then whose pair it is and what it means.
+      button.setAttribute("aria-label", `${shown}: query ${i}, key ${j}, ${allowed ? "may attend" : "masked"}`);
       button.classList.toggle("is-masked", !allowed);
     }),
   );

@@ -110,9 +110,9 @@ export function mount(element) {
       { class: "widget-live spread" },
       size.row,
       summary,
-      el("h4", { class: "spread-heading" }, `One query against ${config.keys} keys: each dot is a score`),
+      el("h3", { class: "spread-heading" }, `One query against ${config.keys} keys: each dot is a score`),
       strip,
-      el("h4", { class: "spread-heading" }, "The softmax weights each row would give (one bar per key)"),
+      el("h3", { class: "spread-heading" }, "The softmax weights each row would give (one bar per key)"),
       bars,
     ),
   );

@@ -1,5 +1,5 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
-# Relies on NumPy's own ValueError for weights without d_model rows; only the column check is explicit.
+# expected hint: MISSING_ROW_CHECK  (NumPy's own ValueError for weights without d_model rows does not stand in for the check)
 import numpy as np
 
 
