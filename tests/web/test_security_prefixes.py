@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from qkv.web.clients import client_key
 from qkv.web.grading_queue import GradingClosed
+from qkv.web.lti.login_limits import LoginLimits
 from qkv.web.settings import Settings
 from tests.web.backend_fixtures import CORRECT_SOLUTION, Browser
 
@@ -99,3 +100,28 @@ def test_the_grading_line_counts_a_64_as_one_client(make_app: Callable[..., Fast
     assert line.clients[:5] == ["2001:db8:1:2::/64"] * 5
     assert line.clients[5:8] == ["2001:db8:1:3::/64", "2001:db8:1:4::/64", "2001:db8:1:5::/64"]
     assert line.clients[8:] == ["192.0.2.9", "192.0.2.9"]
+
+
+def test_lti_logins_of_one_64_share_one_rate(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app()
+    app.state.qkv_lti.platforms.add(
+        "https://lms.example",
+        "c",
+        ["d"],
+        "https://lms.example/auth",
+        "https://lms.example/token",
+        "https://lms.example/jwks",
+    )
+    app.state.qkv_lti_login_limits = LoginLimits(per_minute=3, pending=100)
+    query = {
+        "iss": "https://lms.example",
+        "login_hint": "u",
+        "target_link_uri": "http://testserver/lessons/L4.1",
+    }
+
+    def login(host: str) -> int:
+        return TestClient(app, client=(host, 50000)).get("/lti/login", params=query).status_code
+
+    assert [login(host) for host in ONE_64[:3]] == [200, 200, 200]
+    assert [login(host) for host in ONE_64[3:6]] == [429, 429, 429]  # the same /64: the same rate
+    assert [login(host) for host in OTHER_64S[:3]] == [200, 200, 200]

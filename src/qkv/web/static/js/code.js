@@ -246,7 +246,8 @@ const LONGEST_RETRY_WAIT_S = 600;
 /**
  * POST the program; a 429 (this network's share of the grading line is full, or the learner's previous
  * program is still graded) is sent again by itself after the server's Retry-After, while the page says it
- * is waiting. Returns null when the learner cancelled the wait.
+ * is waiting. A 503 (the whole server busy, or grading off) is shown as it is: the learner decides.
+ * Returns null when the learner cancelled the wait.
  */
 async function sendProgram(ctx, body, watch) {
   for (;;) {
