@@ -91,6 +91,7 @@ class Figures:
     minted_sent: int = 0
     minted_graded: int = 0
     minted_refused: int = 0
+    minted_why: dict[str, int] = field(default_factory=dict)  # the refusals' first words -> count
 
     def percentile(self, p: float) -> float:
         ordered = sorted(self.honest_seconds)
@@ -109,7 +110,7 @@ class Figures:
             f"honest time to verdict: p50 {self.percentile(50):.2f} s, p99 {self.percentile(99):.2f} s, "
             f"max {max(self.honest_seconds, default=float('nan')):.2f} s",
             f"minting client: {self.minted_sent} programs sent, {self.minted_graded} graded, "
-            f"{self.minted_refused} refused",
+            f"{self.minted_refused} refused {dict(self.minted_why) or ''}".rstrip(),
         ]
         return "\n".join(lines)
 
@@ -181,11 +182,16 @@ async def honest_learner(
         pressed = time.monotonic()
         waited = False
         while True:
-            response = await client.post(
-                f"{API}/code",
-                json={"exercise_id": "functions", "code": program},
-                headers={"X-CSRF-Token": token, "X-Forwarded-For": address},
-            )
+            try:
+                response = await client.post(
+                    f"{API}/code",
+                    json={"exercise_id": "functions", "code": program},
+                    headers={"X-CSRF-Token": token, "X-Forwarded-For": address},
+                )
+            except httpx.TimeoutException:  # no answer in 120 s: counted as no verdict (status 0)
+                figures.honest_refusals[0] = figures.honest_refusals.get(0, 0) + 1
+                figures.honest_without_verdict += 1
+                return
             retry = response.headers.get("retry-after", "")
             patient = where.one_address is not None and response.status_code == 429 and retry.isdigit()
             if not patient or time.monotonic() + int(retry) > pressed + where.give_up_s:
@@ -222,6 +228,9 @@ async def minting_client(url: str, stop: asyncio.Event, figures: Figures, where:
                 figures.minted_graded += 1
             else:
                 figures.minted_refused += 1
+                detail = response.json().get("detail", "") if response.content.startswith(b"{") else ""
+                why = f"{response.status_code} {' '.join(str(detail).split()[:6])}"
+                figures.minted_why[why] = figures.minted_why.get(why, 0) + 1
 
     running: set[asyncio.Task[None]] = set()
     while not stop.is_set():

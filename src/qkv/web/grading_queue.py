@@ -22,12 +22,13 @@ identities it has, is served less often in either line, and cannot starve the ot
 
 A class behind one address. The per-client bound (``per_client``) counts only programs of learners who
 had a program in line before: a learner's *first* program is never refused because classmates behind the
-same address flood the line. First programs have an allowance of their own instead: ``per_client`` of one
-client waiting for their first run at once (they are served first, so the allowance empties fast), and
-none once set aside. A client minting identities to make every program a first one is held by the new
-learners an address may start (``qkv.web.identity_limits``, counted at a learner's first write, which a
-Run is) and, in either line, by the grader time it has used. Signed-in learners are clients of their own
-(the web API keys them by person), so for them only the one-program-at-a-time rule applies.
+same address flood the line (only a full line, ``capacity``, refuses it). A client minting identities to
+make every program a first one is held by the new learners an address may start
+(``qkv.web.identity_limits``: counted at a learner's first write, which a Run is; keep that bound below
+``capacity``) and, in either line, by the grader time its address has used. Signed-in learners are clients
+of their own (the web API keys them by person), so for them only the one-program-at-a-time rule applies.
+Who had a program in line is remembered in memory (the last ``max_owners``): after a restart, a learner's
+next program is a first one again.
 """
 
 from __future__ import annotations
@@ -232,8 +233,8 @@ class GradingQueue:
     capacity : int
         Programs allowed to wait for a grader, all clients together.
     per_client : int, optional
-        Programs one client may have waiting, a learner's first program not counted; and first programs
-        one client may have waiting for their first run (default: no bound but the whole queue's).
+        Programs one client may have waiting, a learner's first program neither counted nor refused
+        (default: no bound but the whole queue's).
     first_slice : callable, optional
         ``first_slice(source, suite, seed=None)``: grade within a first slice, returning the result or an
         :class:`~qkv.grading.Unfinished` (see above). Without it every program is graded whole by ``grade``.
@@ -339,8 +340,7 @@ class GradingQueue:
         AlreadyGrading
             If ``owner``'s previous program is being graded right now.
         ClientBusy
-            If ``client`` already has ``per_client`` programs waiting (for an owner's first program:
-            ``per_client`` first programs waiting for their first run).
+            If ``client`` already has ``per_client`` programs waiting (an owner's first program: never).
         QueueFull
             If no grader is free and the wait list is full.
         GradingClosed
@@ -392,21 +392,19 @@ class GradingQueue:
     def _check_client(self, client: str, first: bool) -> None:
         """Raise ``ClientBusy`` when ``client`` may not put this program in line (call with the lock held).
 
-        A learner's first program counts only against the client's allowance of first programs waiting
-        for their first run; any other program against the client's later programs in either line.
+        A learner's first program is taken whatever its address holds; any other counts against the
+        client's programs of learners who had one in line before, in either line.
         """
         if first:
-            held = self._lines[0].of(client, first=True)
-            what = "new learners' first programs waiting for their first run"
-        else:
-            held = sum(line.of(client, first=False) for line in self._lines)
-            what = "programs waiting to be graded"
+            return
+        held = sum(line.of(client, first=False) for line in self._lines)
         if held < self.per_client:
             return
         retry = max(1, math.ceil(self._mean_s * held / self.concurrency))
+        waiting = "1 program" if held == 1 else f"{held} programs"
         raise ClientBusy(
-            f"Your network already has {held} {what}, the most one address may have; try again in "
-            f"about {retry} s (the lesson page does so by itself).",
+            f"Your network already has {waiting} waiting to be graded, the most one address may have; try "
+            f"again in about {retry} s (the lesson page does so by itself).",
             retry,
         )
 
