@@ -131,6 +131,8 @@ async def login(request: Request, services: AppServices) -> Response:
         raise HTTPException(
             503, f"{full} Launch again from the LMS in a minute.", headers={"Retry-After": "60"}
         ) from None
+    except ValueError as unstorable:  # a field the store cannot keep (a Host far longer than any name)
+        raise HTTPException(400, str(unstorable)) from None
     login_limits(request).begun(address, state_digest(state))
     query = {
         "scope": "openid",
