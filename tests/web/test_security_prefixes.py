@@ -7,6 +7,8 @@ grading line, the new learners an address may start, the storage budget and the 
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,8 +16,9 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from qkv.grading.results import GradeResult, TestResult
 from qkv.web.clients import client_key
-from qkv.web.grading_queue import GradingClosed
+from qkv.web.grading_queue import GradingClosed, GradingQueue
 from qkv.web.lti.login_limits import LoginLimits
 from qkv.web.settings import Settings
 from tests.web.backend_fixtures import CORRECT_SOLUTION, Browser
@@ -125,3 +128,53 @@ def test_lti_logins_of_one_64_share_one_rate(make_app: Callable[..., FastAPI]) -
     assert [login(host) for host in ONE_64[:3]] == [200, 200, 200]
     assert [login(host) for host in ONE_64[3:6]] == [429, 429, 429]  # the same /64: the same rate
     assert [login(host) for host in OTHER_64S[:3]] == [200, 200, 200]
+
+
+def test_the_grading_line_bounds_the_addresses_of_a_64_together(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app()
+    gate = threading.Event()
+    gate.set()
+
+    def grade(source: str, suite: Any, seed: int | None = None) -> GradeResult:
+        assert gate.wait(30), "the test never let the grading finish"
+        return GradeResult("fail", "Not graded in this test.", [TestResult("t", "fail", "No.")], 1, 1, "test")
+
+    queue = GradingQueue(grade, concurrency=1, capacity=50, per_client=2)
+    services = app.state.qkv
+    original, services.queue = services.queue, queue
+    try:
+        same = [_learner(app, host) for host in ONE_64[:4]]  # four addresses of one /64
+        other = _learner(app, OTHER_64S[0])
+        for learner in [*same, other]:  # a first program each: their next ones count against the bound
+            assert learner.submit_code("x = 1").status_code == 200
+        gate.clear()
+        answers: list[Any] = []
+        threads = [_send(learner, answers) for learner in same[:3]]
+        _until(lambda: queue.admitted == 3)  # one graded, two waiting: the /64's share is full
+        refused = same[3].submit_code("x = 2")
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["detail"].startswith("Your network already has 2 programs waiting")
+        threads.append(_send(other, answers))  # another /64 is another client
+        _until(lambda: queue.admitted == 4)
+        gate.set()
+        for thread in threads:
+            thread.join(30)
+        assert [answer.status_code for answer in answers] == [200] * 4
+    finally:
+        gate.set()
+        queue.close(timeout_s=10)
+        services.queue = original
+
+
+def _send(learner: Browser, answers: list[Any]) -> threading.Thread:
+    thread = threading.Thread(target=lambda: answers.append(learner.submit_code("while True: pass")))
+    thread.start()
+    return thread
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    """Poll the queue's own state (30 s only bounds a test that would otherwise hang)."""
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, "waited 30 s for the programs in line"
+        time.sleep(0.05)
