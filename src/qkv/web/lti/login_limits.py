@@ -41,7 +41,9 @@ class LoginLimits:
     lifetime_s : float
         How long a login stays pending when no launch ends it.
     max_tracked : int
-        Logins remembered at once (the oldest forgotten first), so memory stays bounded.
+        Logins remembered as pending at once (the oldest forgotten first), so memory stays bounded.
+    max_addresses : int
+        Addresses whose rate is remembered at once (the least recently seen forgotten first).
     clock : callable
         ``time.monotonic`` unless a test gives another.
 
@@ -66,12 +68,14 @@ class LoginLimits:
         *,
         lifetime_s: float = LIFETIME_S,
         max_tracked: int = 100_000,
+        max_addresses: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.per_minute = per_minute
         self.pending = pending
         self.lifetime_s = lifetime_s
         self.max_tracked = max_tracked
+        self.max_addresses = max_addresses
         self._clock = clock
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, deque[float]] = OrderedDict()  # address -> begun in the last 60 s
@@ -110,7 +114,7 @@ class LoginLimits:
             recent = self._recent.pop(address, None) or deque()
             recent.append(now)
             self._recent[address] = recent  # now the most recently used
-            while len(self._recent) > self.max_tracked:
+            while len(self._recent) > self.max_addresses:
                 self._recent.popitem(last=False)
             self._open[state] = (address, now)
             self._open_by_address[address] = self._open_by_address.get(address, 0) + 1
