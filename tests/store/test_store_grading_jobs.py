@@ -33,8 +33,17 @@ def test_a_learner_has_one_job_a_newer_program_replaces_a_queued_one(store: Stor
     assert (running.admission, running.job_id) == (Admission.RUNNING, None)
 
 
+def _had_a_program(store: Store, *learners: str) -> None:
+    """Give each learner a job graded before (from elsewhere), so that their next ones are not firsts."""
+    for learner in learners:
+        job_id = store.grading_jobs.enqueue(learner, "T1.1", "shapes", "", client="earlier").job_id
+        assert job_id is not None and store.grading_jobs.start(job_id, worker="g0") is not None
+        assert store.grading_jobs.fail(job_id, "Graded before the test.")
+
+
 def test_the_queue_and_each_client_are_capped(store: Store) -> None:
     jobs = store.grading_jobs
+    _had_a_program(store, A, B, C, D)
     assert (
         jobs.enqueue(A, "T1.1", "shapes", "", client="c1", capacity=3, per_client=2).admission
         is Admission.NEW
@@ -51,6 +60,22 @@ def test_the_queue_and_each_client_are_capped(store: Store) -> None:
     )
     full = jobs.enqueue(D, "T1.1", "shapes", "", client="c3", capacity=3, per_client=2)
     assert (full.admission, full.waiting) == (Admission.QUEUE_FULL, 3)
+
+
+def test_a_learners_first_program_is_not_refused_by_a_flooded_address(store: Store) -> None:
+    jobs = store.grading_jobs
+    _had_a_program(store, A, B, C)
+    for learner in (A, B):  # classmates who had programs before fill the address's share
+        assert jobs.enqueue(learner, "T1.1", "shapes", "", client="school", per_client=2).job_id
+    refused = jobs.enqueue(C, "T1.1", "shapes", "", client="school", per_client=2)
+    assert (refused.admission, refused.client_waiting) == (Admission.CLIENT_FULL, 2)
+    # A learner's first program behind the same address is taken all the same, and is not counted.
+    assert jobs.enqueue(D, "T1.1", "shapes", "", client="school", per_client=2).admission is Admission.NEW
+    assert jobs.enqueue(f"{9:036d}", "T1.1", "shapes", "", client="school", per_client=2).job_id
+    assert jobs.enqueue(C, "T1.1", "shapes", "", client="school", per_client=2).client_waiting == 2
+    # Only a full line refuses a first program.
+    full = jobs.enqueue(f"{8:036d}", "T1.1", "shapes", "", client="school", capacity=4, per_client=2)
+    assert full.admission is Admission.QUEUE_FULL
 
 
 def test_priorities_serve_each_clients_first_program_before_any_second(store: Store) -> None:
@@ -115,6 +140,10 @@ def test_servers_admitting_at_once_keep_one_job_per_learner_and_the_caps(postgre
     try:
         barrier = threading.Barrier(8)
         outcomes: list[Admission] = []
+
+        for index in range(8):  # each learner had a program before: theirs count against the address
+            if index % 2 == 0 or index == 1:
+                _had_a_program(stores[0], A if index % 2 else f"{index:036d}")
 
         def admit(index: int) -> None:
             learner = A if index % 2 else f"{index:036d}"  # half of them are one learner

@@ -374,10 +374,20 @@ def test_running_again_while_waiting_replaces_the_waiting_program() -> None:
     assert queue.close(timeout_s=scaled(5)) is True
 
 
+def _graded_once(queue: GradingQueue, grade: _Recorder, owners: list[str], client: str) -> None:
+    """Give each owner a program graded and done, so that their next one is not their first."""
+    grade.gate.set()
+    for owner in owners:
+        queue.submit(f"{owner}'s first", "s", owner=owner, client=client).result(5)
+    grade.gate.clear()
+    grade.started.clear()  # so that the test waits for its own first program to start
+
+
 @pytest.mark.timeout(30)
-def test_one_client_may_have_only_so_many_programs_waiting() -> None:
+def test_one_client_may_have_only_so_many_later_programs_waiting() -> None:
     grade = _Recorder()
     queue = GradingQueue(grade, concurrency=1, capacity=10, per_client=2)
+    _graded_once(queue, grade, ["m1", "m2", "m3"], "b")
     queue.submit("blocker", "s", owner="x", client="a")
     assert grade.started.wait(scaled(5))
     queue.submit("1", "s", owner="m1", client="b")
@@ -385,10 +395,38 @@ def test_one_client_may_have_only_so_many_programs_waiting() -> None:
     with pytest.raises(ClientBusy) as busy:
         queue.submit("3", "s", owner="m3", client="b")
     assert busy.value.status == 429 and busy.value.retry_after_s >= 1
-    assert str(busy.value).startswith("Your network already has 2 programs waiting to be graded")
+    assert str(busy.value).startswith(
+        "Your network already has 2 programs waiting to be graded, the most one address may have"
+    )
     queue.submit("c", "s", owner="c", client="c")  # another address still gets in line
     grade.gate.set()
     assert queue.close(timeout_s=scaled(5)) is True
+
+
+@pytest.mark.timeout(30)
+def test_a_flood_from_one_address_does_not_refuse_a_classmates_first_program() -> None:
+    grade = _Recorder()
+    queue = GradingQueue(grade, concurrency=1, capacity=100, per_client=4)
+    flooders = [f"looper{i}" for i in range(4)]
+    _graded_once(queue, grade, flooders, "school")
+    queue.submit("blocker", "s", owner="x", client="elsewhere")
+    assert grade.started.wait(5)
+    for owner in flooders:  # the classmates who flood fill the address's bound with later programs
+        queue.submit("while True: pass", "s", owner=owner, client="school")
+    with pytest.raises(ClientBusy):  # a program of nobody in particular counts against the address
+        queue.submit("x", "s", owner=None, client="school")
+    # A learner of the same address pressing Run for the first time is taken all the same.
+    ada = queue.submit("ada's first", "s", owner="ada", client="school")
+    assert queue.position("ada") == 4
+    # However many first programs the address sends (a client minting identities is held by the new
+    # learners an address may start, qkv.web.identity_limits), only a full line refuses them.
+    minted = [queue.submit("m", "s", owner=f"minted{i}", client="school") for i in range(10)]
+    with pytest.raises(ClientBusy):  # while a program that is no one's first is refused still
+        queue.submit("again", "s", owner=None, client="school")
+    queue.submit("grace's first", "s", owner="grace", client="another school")  # other addresses unmoved
+    grade.gate.set()
+    assert ada.result(5) == "graded ada's first" and all(future.result(5) for future in minted)
+    assert queue.close(timeout_s=5) is True
 
 
 @needs_bubblewrap

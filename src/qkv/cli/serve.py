@@ -168,6 +168,15 @@ def _port_in_use(host: str, port: int) -> bool:
     "save; reading pages is free); more get 429 on their first save.",
 )
 @click.option(
+    "--ipv6-prefix",
+    default=64,
+    show_default=True,
+    type=click.IntRange(32, 128),
+    metavar="BITS",
+    help="The prefix an IPv6 client counts by in every per-address bound (grading line, new learners, "
+    "storage, request rates); IPv4 clients count by their whole address.",
+)
+@click.option(
     "--keep-submissions",
     default=20,
     show_default=True,
@@ -262,6 +271,7 @@ def serve(
     grading_slice: float,
     grading_probe: float,
     identities_per_address: int,
+    ipv6_prefix: int,
     keep_submissions: int,
     client_storage_per_day: int,
     stuck_attempts: int,
@@ -318,6 +328,7 @@ def serve(
             grading_probe_s=grading_probe,
             remote_wait_s=grading_wait,
             identities_per_address=identities_per_address,
+            ipv6_prefix=ipv6_prefix,
             keep_submissions=keep_submissions,
             client_storage_per_day=client_storage_per_day * 1024 * 1024,
             warm_spares=warm_spares,

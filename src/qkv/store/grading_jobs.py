@@ -11,7 +11,9 @@ Fairness holds across every server on the database, because it is decided here, 
 - a learner has at most one job queued or running; running again while it is queued replaces the
   program (both requests get the newer program's verdict), and while it runs is refused;
 - at most ``capacity`` jobs wait in the whole cluster, and at most ``per_client`` of one client (an
-  address);
+  address), counting only jobs of learners who had a job before: a learner's first program is never
+  refused because classmates behind the same address flood the line (a client minting identities is
+  held by the web server's bound on new learners per address);
 - a job's priority is minus the number of jobs its client already has queued or running, so each
   client's first program goes before any client's second (round robin across clients, in the order the
   job queue serves: priority first, then arrival).
@@ -208,7 +210,8 @@ class GradingJobs:
         capacity : int
             Jobs that may wait in the whole cluster.
         per_client : int
-            Jobs one client may have waiting.
+            Jobs one client may have waiting, jobs of learners with no earlier job neither counted nor
+            refused.
 
         Returns
         -------
@@ -231,7 +234,9 @@ class GradingJobs:
         >>> store.grading_jobs.enqueue("b" * 36, "L9.1", "shapes", "x = 3\\n", client="c").priority
         -1
         >>> store.grading_jobs.enqueue("c" * 36, "L9.1", "shapes", "", client="c", per_client=2).admission
-        <Admission.CLIENT_FULL: 'client full'>
+        <Admission.NEW: 'new'>
+
+        (two jobs of ``c`` wait, but this is the learner's first: not counted, not refused)
         >>> store.close()
         """
         check_storable(source, "The program")
@@ -267,9 +272,14 @@ class GradingJobs:
             waiting = _count(conn, _JOBS.c.state == JobState.QUEUED.value)
             if waiting >= capacity:
                 return Admitted(Admission.QUEUE_FULL, None, waiting=waiting)
-            client_waiting = _count(conn, _JOBS.c.state == JobState.QUEUED.value, _JOBS.c.client == client)
-            if client_waiting >= per_client:
-                return Admitted(Admission.CLIENT_FULL, None, waiting=waiting, client_waiting=client_waiting)
+            if _had_a_job(conn, learner_id):  # a first program is taken whatever its client holds
+                client_waiting = _count(
+                    conn, _JOBS.c.state == JobState.QUEUED.value, _JOBS.c.client == client, _NOT_FIRST
+                )
+                if client_waiting >= per_client:
+                    return Admitted(
+                        Admission.CLIENT_FULL, None, waiting=waiting, client_waiting=client_waiting
+                    )
             client_active = _count(conn, _JOBS.c.state.in_(ACTIVE), _JOBS.c.client == client)
             job_id = str(uuid.uuid4())
             conn.execute(
@@ -638,6 +648,22 @@ def _lock_admission(conn: Connection) -> None:
     """Serialise admissions across servers (SQLite's write transaction already does)."""
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADMISSION_LOCK_KEY})
+
+
+_EARLIER: Table = _JOBS.alias("earlier")  # type: ignore[assignment]
+# A job whose learner has another job (queued, running or finished): not the learner's first program.
+_NOT_FIRST = (
+    select(_EARLIER.c.id)
+    .where(_EARLIER.c.learner_id == _JOBS.c.learner_id, _EARLIER.c.id != _JOBS.c.id)
+    .exists()
+)
+
+
+def _had_a_job(conn: Connection, learner_id: str) -> bool:
+    """Whether the learner has a job here already (finished ones are kept until ``purge``)."""
+    return (
+        conn.execute(select(_JOBS.c.id).where(_JOBS.c.learner_id == learner_id).limit(1)).first() is not None
+    )
 
 
 def _count(conn: Connection, *where: Any) -> int:

@@ -18,7 +18,7 @@ from qkv.lessons import Exercise, Lesson
 from qkv.store import JobState, clean_display_name
 from qkv.store.learners import name_taken_sentence
 from qkv.web import lti
-from qkv.web.clients import request_storage_key, seconds_to_next_day
+from qkv.web.clients import request_client_key, seconds_to_next_day
 from qkv.web.grading_backend import RemoteProgram, final_reply, pending_reply
 from qkv.web.grading_queue import GradingBusy, GradingClosed
 from qkv.web.jsonsafe import SafeJSONResponse
@@ -120,7 +120,7 @@ def post_answer(
         counted_as_attempt=feedback.counted_as_attempt,
         variant_seed=seed,
         mistake=feedback.mistake,
-        client=request_storage_key(request),
+        client=request_client_key(request),
     )
     progress = _progress(services, lesson, learner.id)
     lti.lesson_changed(request.app.state, learner.id, lesson.id, progress)  # the LMS's score, if launched
@@ -157,8 +157,8 @@ async def post_code(
             lesson.id,
             exercise.id,
             body.code,
-            client=_client_address(request),
-            storage_client=request_storage_key(request),
+            client=_line_client(request, learner),
+            storage_client=request_client_key(request),
             own_work=own_work,
         )
         return await _remote_run(services, program)
@@ -169,7 +169,7 @@ async def post_code(
     # is repeated from its call, which writes out every argument; the result's seed repeats the whole run.
     try:
         future = services.queue.submit(
-            body.code, exercise.suite, owner=learner.id, client=_client_address(request)
+            body.code, exercise.suite, owner=learner.id, client=_line_client(request, learner)
         )
     except GradingBusy as busy:  # 429: this learner's or this address's programs; 503: the line is full
         return SafeJSONResponse(
@@ -192,7 +192,7 @@ async def post_code(
         body.code,
         document,
         own_work=own_work,
-        client=request_storage_key(request),
+        client=request_client_key(request),
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
     await run_in_threadpool(lti.lesson_changed, request.app.state, learner.id, lesson.id, progress)
@@ -200,9 +200,17 @@ async def post_code(
     return {"result": document, "progress": progress, "kept": kept.value}
 
 
-def _client_address(request: Request) -> str:
-    """Whose turn a program takes in the fair line: the client address (forwarded, behind a trusted proxy)."""
-    return request.client.host if request.client else ""
+def _line_client(request: Request, learner: RequestLearner) -> str:
+    """Whose turn a program takes in the fair line, and whose per-client bound it counts against.
+
+    A signed-in learner (an account, an LMS launch, ``--require-sign-in``) is a person nobody can mint, so
+    they are their own client: a class behind one NAT is then as many clients as people, and a classmate's
+    flood from the same address takes none of their turns. An anonymous learner counts by their address's
+    bound key (an IPv6 address by its prefix), since one client can mint any number of cookies.
+    """
+    if learner.signed_in:
+        return f"learner:{learner.id}"
+    return request_client_key(request)
 
 
 async def _remote_run(services: Services, program: RemoteProgram) -> Any:
@@ -328,7 +336,7 @@ def put_draft(
     exercise = _code_exercise(services, lesson, body.exercise_id)
     _check_size(services, body.code)
     if not services.store.code.save_draft(
-        learner.id, lesson.id, exercise.id, body.code, client=request_storage_key(request)
+        learner.id, lesson.id, exercise.id, body.code, client=request_client_key(request)
     ):
         return SafeJSONResponse(
             {

@@ -32,6 +32,7 @@ from qkv.web.grading_backend import RemoteGrading
 from qkv.web.grading_queue import GradingQueue
 from qkv.web.identity_limits import MintLimit
 from qkv.web.jsonsafe import SafeJSONResponse
+from qkv.web.parameter_limits import ParameterLimitMiddleware
 from qkv.web.redirects import SafeLocationMiddleware
 from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.services import Services
@@ -141,6 +142,8 @@ def create_app(
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
     )
+    # Outside the body limit: a path or query that no route takes is refused before the body is read.
+    app.add_middleware(ParameterLimitMiddleware)
     # Outside the router, so Starlette's own trailing-slash redirect is rewritten too.
     app.add_middleware(SafeLocationMiddleware, public_url=settings.public_url)
     app.add_middleware(SecurityHeadersMiddleware)  # added last, so it wraps everything above

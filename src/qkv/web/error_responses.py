@@ -57,7 +57,8 @@ def _one_error(error: Any) -> str:
     return f"The request body's field {where!r} is not acceptable: {message}."
 
 
-def _wants_html(request: Request) -> bool:
+def wants_html(request: Request) -> bool:
+    """Whether the error for ``request`` is the error page (a browser's page request) rather than JSON."""
     path = request.url.path
     if path.startswith(("/api/", "/static/")) or path in {"/openapi.json", "/healthz"}:
         return False
@@ -81,7 +82,7 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(error, StarletteHTTPException)
         sentence = _sentence_for(request, error.status_code, error.detail)
         headers = dict(error.headers or {})
-        if _wants_html(request):
+        if wants_html(request):
             return error_page(request, error.status_code, sentence, headers)
         return SafeJSONResponse({"detail": sentence}, status_code=error.status_code, headers=headers)
 
@@ -96,14 +97,14 @@ def install_error_handlers(app: FastAPI) -> None:
             "Your work could not be saved or read just now: the database is not answering. "
             "Try again in a moment."
         )
-        if _wants_html(request):
+        if wants_html(request):
             return error_page(request, 503, sentence, {"Retry-After": "5"})
         return SafeJSONResponse({"detail": sentence}, status_code=503, headers={"Retry-After": "5"})
 
     async def unexpected(request: Request, error: Exception) -> Response:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         sentence = "Something went wrong on the server; the error has been logged. Please try again."
-        if _wants_html(request):
+        if wants_html(request):
             return error_page(request, 500, sentence, {})
         return SafeJSONResponse({"detail": sentence}, status_code=500)
 

@@ -19,6 +19,16 @@ while they run on waits for one slice at most. Set-aside programs run on at most
 graders at once, so that a new program finds one soon. Both lines are served fairly across clients by
 the grader time each has used (see ``_FairLine``), so a client whose programs run long, however many
 identities it has, is served less often in either line, and cannot starve the others' set-aside programs.
+
+A class behind one address. The per-client bound (``per_client``) counts only programs of learners who
+had a program in line before: a learner's *first* program is never refused because classmates behind the
+same address flood the line (only a full line, ``capacity``, refuses it). A client minting identities to
+make every program a first one is held by the new learners an address may start
+(``qkv.web.identity_limits``: counted at a learner's first write, which a Run is; keep that bound below
+``capacity``) and, in either line, by the grader time its address has used. Signed-in learners are clients
+of their own (the web API keys them by person), so for them only the one-program-at-a-time rule applies.
+Who had a program in line is remembered in memory (the last ``max_owners``): after a restart, a learner's
+next program is a first one again.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ import enum
 import math
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,6 +117,7 @@ class _Job:
     queued_at: float = field(default_factory=time.monotonic)
     unfinished: Unfinished | None = None  # while it waits to finish after outgrowing its first slice
     level: int = 0  # slices it outgrew: 0 in line for its first, n > 0 in (or running from) the later line
+    first: bool = False  # its learner's first program in line: outside the per-client bound (see above)
     charged: tuple[_FairLine, float] | None = None  # the line it was taken from, and the estimate charged
 
 
@@ -133,9 +144,12 @@ class _FairLine:
     def __len__(self) -> int:
         return sum(len(line) for line in self.by_client.values())
 
-    def of(self, client: str) -> int:
-        """How many programs ``client`` has in this line."""
-        return len(self.by_client.get(client, ()))
+    def of(self, client: str, *, first: bool | None = None) -> int:
+        """How many programs ``client`` has in this line (only first programs, or only later ones)."""
+        line = self.by_client.get(client, ())
+        if first is None:
+            return len(line)
+        return sum(1 for job in line if job.first == first)
 
     def push(self, job: _Job) -> None:
         line = self.by_client.get(job.client)
@@ -219,7 +233,8 @@ class GradingQueue:
     capacity : int
         Programs allowed to wait for a grader, all clients together.
     per_client : int, optional
-        Programs one client may have waiting (default: no bound but the whole queue's).
+        Programs one client may have waiting, a learner's first program neither counted nor refused
+        (default: no bound but the whole queue's).
     first_slice : callable, optional
         ``first_slice(source, suite, seed=None)``: grade within a first slice, returning the result or an
         :class:`~qkv.grading.Unfinished` (see above). Without it every program is graded whole by ``grade``.
@@ -275,6 +290,8 @@ class GradingQueue:
         # outgrew one or more slices, waiting to run on (for the slice of the level they reached).
         self._lines = [_FairLine(), _FairLine()]
         self._waiting_by_owner: dict[str, _Job] = {}
+        self._seen_owners: OrderedDict[str, None] = OrderedDict()  # learners who had a program in line
+        self.max_owners = 200_000
         self._running_owners: dict[str, _Job] = {}
         self._running = 0
         self._running_later = 0  # programs running on from a later line
@@ -323,7 +340,7 @@ class GradingQueue:
         AlreadyGrading
             If ``owner``'s previous program is being graded right now.
         ClientBusy
-            If ``client`` already has ``per_client`` programs waiting.
+            If ``client`` already has ``per_client`` programs waiting (an owner's first program: never).
         QueueFull
             If no grader is free and the wait list is full.
         GradingClosed
@@ -362,21 +379,41 @@ class GradingQueue:
                     f"takes at once. Try again in about {retry} s.",
                     retry,
                 )
-            held = sum(line.of(client) for line in self._lines)
-            if held >= self.per_client:
-                retry = max(1, math.ceil(self._mean_s * held / self.concurrency))
-                waiting_here = "1 program" if held == 1 else f"{held} programs"
-                raise ClientBusy(
-                    f"Your network already has {waiting_here} waiting to be graded, the most one "
-                    f"address may have; try again in about {retry} s.",
-                    retry,
-                )
-            job = _Job(source, suite, owner, client, seed)
+            first = owner is not None and owner not in self._seen_owners
+            self._check_client(client, first)
+            job = _Job(source, suite, owner, client, seed, first=first)
             self._lines[0].push(job)
             if owner is not None:
                 self._waiting_by_owner[owner] = job
+                self._seen(owner)
             self._lock.notify()
             return job.future
+
+    def _check_client(self, client: str, first: bool) -> None:
+        """Raise ``ClientBusy`` when ``client`` may not put this program in line (call with the lock held).
+
+        A learner's first program is taken whatever its address holds; any other counts against the
+        client's programs of learners who had one in line before, in either line.
+        """
+        if first:
+            return
+        held = sum(line.of(client, first=False) for line in self._lines)
+        if held < self.per_client:
+            return
+        retry = max(1, math.ceil(self._mean_s * held / self.concurrency))
+        waiting = "1 program" if held == 1 else f"{held} programs"
+        raise ClientBusy(
+            f"Your network already has {waiting} waiting to be graded, the most one address may have; try "
+            f"again in about {retry} s (the lesson page does so by itself).",
+            retry,
+        )
+
+    def _seen(self, owner: str) -> None:
+        """Remember that ``owner`` has had a program in line (the oldest forgotten past a bound)."""
+        self._seen_owners[owner] = None
+        self._seen_owners.move_to_end(owner)
+        while len(self._seen_owners) > self.max_owners:
+            self._seen_owners.popitem(last=False)
 
     def position(self, owner: str) -> int | None:
         """How many programs will be graded before ``owner``'s waiting one (None: nothing of theirs waits).

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from fastapi import HTTPException, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from qkv.web.clients import request_client_key
 from qkv.web.identity_limits import MintLimit, TooManyIdentities
 from qkv.web.signing import CookiePolicy, CookieSigner, SameSite
 
@@ -241,7 +242,7 @@ class LearnerIdentity:
         if self.has_saved_work is not None and self.has_saved_work(learner_id):
             limit.remember(learner_id)  # work saved before a restart, or on another server: not new
             return
-        address = request.client.host if request.client else ""  # behind a trusted proxy: the forwarded one
+        address = request_client_key(request)  # an IPv6 client by its prefix, as every per-address bound
         try:
             limit.take(address, learner_id)
         except TooManyIdentities as refused:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qkv.store import DEFAULT_CLIENT_BYTES_PER_DAY
+from qkv.web.clients import DEFAULT_IPV6_PREFIX, check_ipv6_prefix
 from qkv.web.redirects import public_origin
 
 
@@ -52,6 +53,10 @@ class Settings:
         New learners one address may start saving work for in 10 minutes (a learner is counted at their
         first write, not when a page gives them a cookie); beyond that a new learner's first save answers
         429, while pages are always served. The default allows a class behind one NAT several times over.
+    ipv6_prefix : int
+        The prefix length an IPv6 client counts by in every per-address bound (the grading line, new
+        learners, storage, request rates): 64 by default, since one subscriber is usually given a /64;
+        32 to 128. IPv4 clients count by their whole address.
     warm_spares : int
         Sandboxes the grader keeps started in advance.
     stuck_attempts, stuck_minutes : int
@@ -108,6 +113,7 @@ class Settings:
     grading_slice_s: float = 0.5
     grading_probe_s: float = 0.1
     identities_per_address: int = 200
+    ipv6_prefix: int = DEFAULT_IPV6_PREFIX
     keep_submissions: int = 20
     client_storage_per_day: int = DEFAULT_CLIENT_BYTES_PER_DAY
     warm_spares: int = 2
@@ -152,6 +158,9 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}.")
+        if isinstance(self.ipv6_prefix, bool) or not isinstance(self.ipv6_prefix, int):
+            raise ValueError(f"ipv6_prefix must be an int, not {self.ipv6_prefix!r}.")
+        check_ipv6_prefix(self.ipv6_prefix)
         if self.public_url is not None:
             public_origin(self.public_url)  # a sentence saying what is wrong with it
         if self.secret_key is not None and len(self.secret_key) < 16:

@@ -18,13 +18,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from qkv.store.courses import CourseRecord, MembershipSource
+from qkv.store.lti_logins import LoginsFull, state_digest
 from qkv.store.lti_platforms import PlatformRecord
+from qkv.web.clients import request_client_key
 from qkv.web.forms import parse_form
 from qkv.web.lesson_progress import build_progress
 from qkv.web.lti import accounts_bridge, state_cookie
 from qkv.web.lti.claims import CourseRole, Launch
 from qkv.web.lti.id_token import state_refusal
 from qkv.web.lti.instructor_launch import sign_in_instructor
+from qkv.web.lti.login_limits import LoginLimits
+from qkv.web.lti.login_params import check_login_params
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.targets import lesson_target
 from qkv.web.lti.tool import LtiTool
@@ -76,7 +80,16 @@ def _continue_page(url: str, title: str, text: str, status: int = 200) -> HTMLRe
 
 def _refused(refusal: LaunchRefused) -> HTTPException:
     log.info("LTI request refused (%d): %s", refusal.status, refusal)
-    return HTTPException(refusal.status, str(refusal))
+    retry = getattr(refusal, "retry_after_s", None)
+    return HTTPException(refusal.status, str(refusal), headers={"Retry-After": str(retry)} if retry else None)
+
+
+def login_limits(request: Request) -> LoginLimits:
+    """The server's bounds on LTI logins per address (made on first use)."""
+    found: LoginLimits | None = getattr(request.app.state, "qkv_lti_login_limits", None)
+    if found is None:
+        found = request.app.state.qkv_lti_login_limits = LoginLimits()
+    return found
 
 
 # -- the tool's keys --------------------------------------------------------------------------------
@@ -98,18 +111,30 @@ async def login(request: Request, services: AppServices) -> Response:
     """OIDC third-party login initiation: remember a state and nonce, send the browser to the LMS."""
     params = await _params(request)
     tool = tool_of(request)
+    address = request_client_key(request)
     try:
+        check_login_params(params)
+        login_limits(request).admit(address)
         platform = await run_in_threadpool(_login_platform, tool, params)
         target = params.get("target_link_uri", "")
-        lesson_target(
+        lesson_id = lesson_target(
             target, origin_of(services, request), [lesson.id for lesson in services.catalog.lessons]
         )
         login_hint = params.get("login_hint", "")
         if not login_hint:
             raise LaunchRefused(400, "The login request has no login_hint; the LMS must send one (LTI 1.3).")
+        # Only what the target names is kept (the launch reads its own target from the id token).
+        kept = origin_of(services, request) + (f"/lessons/{lesson_id}" if lesson_id else "/")
+        state, nonce = await run_in_threadpool(tool.logins.begin, platform.issuer, platform.client_id, kept)
     except LaunchRefused as refusal:
         raise _refused(refusal) from None
-    state, nonce = await run_in_threadpool(tool.logins.begin, platform.issuer, platform.client_id, target)
+    except LoginsFull as full:
+        raise HTTPException(
+            503, f"{full} Launch again from the LMS in a minute.", headers={"Retry-After": "60"}
+        ) from None
+    except ValueError as unstorable:  # a field the store cannot keep (a Host far longer than any name)
+        raise HTTPException(400, str(unstorable)) from None
+    login_limits(request).begun(address, state_digest(state))
     query = {
         "scope": "openid",
         "response_type": "id_token",
@@ -173,6 +198,7 @@ async def launch(request: Request, services: AppServices) -> Response:
     params = await _params(request)
     tool = tool_of(request)
     state = params.get("state", "")
+    login_limits(request).ended(state_digest(state))  # whatever the launch's fate, it is pending no more
     try:
         if not state:
             raise LaunchRefused(400, "The launch has no state; it must complete a login begun at /lti/login.")

@@ -5,11 +5,13 @@ export class ApiError extends Error {
   /**
    * @param {string} message  a sentence for the learner
    * @param {number} status   the HTTP status (0 when the server could not be reached)
+   * @param {number|null} retryAfter  seconds the server's Retry-After header asks to wait, if it sent one
    */
-  constructor(message, status) {
+  constructor(message, status, retryAfter = null) {
     super(message);
     this.name = "ApiError";
     this.status = status;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -72,16 +74,23 @@ async function requestJson(url, init) {
   }
   if (!response.ok) {
     const detail = detailOf(body);
+    const retryAfter = secondsOf(response.headers.get("Retry-After"));
     if (response.status === 503) {
       // The server's sentence says which it is: the grader busy, grading off, or the database away.
-      throw new ApiError(detail ?? "The grader is busy, retry in a moment.", 503);
+      throw new ApiError(detail ?? "The grader is busy, retry in a moment.", 503, retryAfter);
     }
-    throw new ApiError(detail ?? `The server answered with status ${response.status}.`, response.status);
+    throw new ApiError(detail ?? `The server answered with status ${response.status}.`, response.status, retryAfter);
   }
   if (body === null) {
     throw new ApiError("The server's answer was not valid JSON.", response.status);
   }
   return body;
+}
+
+/** A Retry-After header's whole seconds (the form qkv sends), or null. */
+function secondsOf(header) {
+  if (header === null || !/^\d{1,7}$/.test(header.trim())) return null;
+  return Number.parseInt(header, 10);
 }
 
 /** The path prefix of the current lesson's API, e.g. "/api/lessons/L9.1". */

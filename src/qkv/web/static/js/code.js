@@ -184,8 +184,13 @@ function watchQueue(ctx, status, results) {
   let position = null;
   let state = null;
   let stopped = false;
+  let retry = null; // while the page waits to send the program again: {until, sentence, done}
   const cancel = el("button", { type: "button", class: "secondary cancel-run" }, "Cancel");
   cancel.addEventListener("click", async () => {
+    if (retry) {
+      retry.done(false); // stop waiting: nothing of this learner is in line
+      return;
+    }
     cancel.setAttribute("aria-disabled", "true");
     try {
       await postJson(`${ctx.api}/code/cancel`, {});
@@ -195,7 +200,11 @@ function watchQueue(ctx, status, results) {
   });
   function show() {
     const seconds = Math.round((Date.now() - started) / 1000);
-    if (state === "taking_longer") {
+    if (retry) {
+      const left = Math.max(0, Math.ceil((retry.until - Date.now()) / 1000));
+      status.textContent = `${retry.sentence} Waiting to send your program again by itself in ${left} s.`;
+      if (!cancel.isConnected) results.append(cancel);
+    } else if (state === "taking_longer") {
       status.textContent = `Still running — your program is taking longer than most, so it finishes after the other programs waiting for their first run · ${seconds} s.`;
       if (position === null) cancel.remove();
       else if (!cancel.isConnected) results.append(cancel);
@@ -210,6 +219,10 @@ function watchQueue(ctx, status, results) {
   }
   async function poll() {
     if (stopped) return;
+    if (retry) {
+      show();
+      return;
+    }
     try {
       const reply = await getJson(`${ctx.api}/code/queue`);
       if (!stopped) {
@@ -227,8 +240,47 @@ function watchQueue(ctx, status, results) {
       stopped = true;
       clearInterval(timer);
       cancel.remove();
+      if (retry) retry.done(false);
+    },
+    /**
+     * Say the server's sentence and wait its Retry-After, counting down; resolves true to send again,
+     * false when the learner pressed Cancel.
+     */
+    waitToRetry(seconds, sentence) {
+      return new Promise((resolve) => {
+        const timeout = setTimeout(() => finish(true), seconds * 1000);
+        function finish(again) {
+          clearTimeout(timeout);
+          retry = null;
+          position = null;
+          resolve(again);
+        }
+        retry = { until: Date.now() + seconds * 1000, sentence, done: finish };
+        show();
+      });
     },
   };
+}
+
+const LONGEST_RETRY_WAIT_S = 600;
+
+/**
+ * POST the program; a 429 (this network's share of the grading line is full, or the learner's previous
+ * program is still graded) is sent again by itself after the server's Retry-After, while the page says it
+ * is waiting. A 503 (the whole server busy, or grading off) is shown as it is: the learner decides.
+ * Returns null when the learner cancelled the wait.
+ */
+async function sendProgram(ctx, body, watch) {
+  for (;;) {
+    try {
+      return await postJson(`${ctx.api}/code`, body);
+    } catch (error) {
+      const waitable = error instanceof ApiError && error.status === 429 && error.retryAfter !== null;
+      if (!waitable) throw error;
+      const seconds = Math.min(Math.max(error.retryAfter, 1), LONGEST_RETRY_WAIT_S);
+      if (!(await watch.waitToRetry(seconds, error.message))) return null;
+    }
+  }
 }
 
 export async function mountCodeExercise(box, ctx) {
@@ -278,7 +330,12 @@ export async function mountCodeExercise(box, ctx) {
     const code = currentCode();
     const watch = watchQueue(ctx, status, results);
     try {
-      let reply = await postJson(`${ctx.api}/code`, { exercise_id: exerciseId, code });
+      let reply = await sendProgram(ctx, { exercise_id: exerciseId, code }, watch);
+      if (reply === null) {
+        results.classList.remove("is-busy");
+        results.replaceChildren(el("p", { class: "grade-message" }, "You stopped waiting; your program was not run."));
+        return;
+      }
       // With graders on other machines (qkv serve --grading remote) the answer may be 202 before the verdict
       // is written: ask again where it says, which any server answers, until the verdict comes.
       while (reply && !reply.result && typeof reply.poll === "string") reply = await getJson(reply.poll);
