@@ -7,11 +7,16 @@ grading hints) — are gathered from the lesson itself and searched for in every
 Two kinds of file may use a lesson's *function names*, because there they are the library's own: the core
 library (``qkv/*.py``, which defines them) and the web layer's library API (``web/widget_api.py``, which
 serves two of those functions over HTTP to any page). The widgets are no exception: each is a folder of its
-chapter (``lessons/content/CHAPTER/widgets/NAME/``), and the generic files name none of them.
+chapter or of a lesson (``lessons/content/CHAPTER/[LESSON/]widgets/NAME/``), and the generic files name
+none of them.
+
+A docstring of the engine may give an id as an example (``L9.7``): ids are not searched for in Python
+docstrings, so that a lesson an author adds under that id does not make the engine "name" it.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from types import ModuleType
@@ -73,6 +78,25 @@ def functions_of(lesson: Lesson) -> set[str]:
     return {name for exercise in lesson.exercises.values() for name in exercise.functions}
 
 
+def without_docstrings(path: Path, text: str) -> str:
+    """``text`` with the docstrings of a Python file blanked out (other files as they are)."""
+    if path.suffix != ".py":
+        return text
+    lines = text.splitlines(keepends=True)
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+                and first.end_lineno is not None
+            ):
+                for number in range(first.lineno - 1, first.end_lineno):
+                    lines[number] = "\n"
+    return "".join(lines)
+
+
 def findings(lesson: Lesson, files: list[Path], library_callers: set[Path]) -> list[str]:
     """Where ``files`` name the lesson, one of its sentences or (outside the library) one of its functions."""
     sentences, functions = sentences_of(lesson), functions_of(lesson)
@@ -81,7 +105,7 @@ def findings(lesson: Lesson, files: list[Path], library_callers: set[Path]) -> l
     for path in files:
         text = path.read_text(encoding="utf-8")
         found += [f"{path}: the sentence {sentence[:60]!r}" for sentence in sentences if sentence in text]
-        found += [f"{path}: {match.group(0)!r}" for match in names.finditer(text)]
+        found += [f"{path}: {match.group(0)!r}" for match in names.finditer(without_docstrings(path, text))]
         if path not in library_callers:
             found += [
                 f"{path}: the function {name!r}" for name in functions if re.search(rf"\b{name}\b", text)
@@ -110,6 +134,13 @@ def test_the_search_finds_a_sentence_an_id_and_a_function(tmp_path: Path) -> Non
     assert [entry for entry in findings(lesson, [planted], {planted}) if "the function" not in entry] == [
         entry for entry in found if "the function" not in entry
     ]
+
+
+def test_an_id_given_as_an_example_in_a_docstring_is_not_naming_the_lesson(tmp_path: Path) -> None:
+    lesson = load_catalog().lessons[0]
+    planted = tmp_path / "engine.py"
+    planted.write_text(f'"""Ids sort by number: ``{lesson.id}`` first."""\n\nLESSON = "{lesson.id}"\n')
+    assert findings(lesson, [planted], set()) == [f"{planted}: {lesson.id!r}"]
 
 
 def widget_mentions(files: list[Path], widget_names: list[str]) -> list[str]:

@@ -2,8 +2,9 @@
 
 A content folder holds chapter folders; a chapter folder holds ``chapter.toml``, its reference
 Markdown, optionally a ``chapter.py`` that its lessons share, one folder per written lesson
-(``lesson.md`` and, if needed, ``lesson.py`` and ``grading.py``) and, if its pages place widgets, a
-``widgets`` folder with one folder per widget (see ``qkv.lessons.widgets``). Every problem found is
+(``lesson.md`` and, if needed, ``lesson.py``, ``grading.py`` and a ``widgets`` folder of the lesson's own
+widgets) and, if its pages share widgets, a ``widgets`` folder with one folder per widget (see
+``qkv.lessons.widgets``). Every problem found is
 collected as ``file:line: message`` rather than stopping at the first.
 """
 
@@ -174,7 +175,7 @@ def _add_unlisted_lessons(texts: Mapping[Path, str], chapter: Chapter) -> None:
     """Put the chapter's lessons that chapter.toml does not list at the end of its outline, in id order.
 
     So adding a lesson is adding its folder: chapter.toml orders the lessons and lists the planned ones,
-    but a written lesson of the chapter (its id starts with the chapter's, ``L4.7`` in ``L4``) needs no
+    but a written lesson of the chapter (its id starts with the chapter's, ``L9.7`` in ``L9``) needs no
     line there. A front matter that cannot be read is left to the full load, which says why.
     """
     unlisted: list[PlannedLesson] = []
@@ -199,7 +200,7 @@ def _add_unlisted_lessons(texts: Mapping[Path, str], chapter: Chapter) -> None:
 
 
 def _id_order(lesson_id: str) -> tuple[tuple[int, int | str], ...]:
-    """``L4.10`` after ``L4.9``: the id's dotted parts, numbers as numbers."""
+    """``L9.10`` after ``L9.9``: the id's dotted parts, numbers as numbers."""
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in lesson_id.split("."))
 
 
@@ -249,8 +250,7 @@ def _load_chapter(file: Path, problems: list[Problem], *, thorough: bool) -> Cha
     if data is None:
         return None
     before = len(problems)
-    widgets, widget_problems = load_widgets(file.parent)
-    problems += widget_problems
+    widgets = _chapter_widgets(file.parent, problems)
     chapter_id = _text_field(data, "id", file, problems)
     title = _text_field(data, "title", file, problems)
     for key in sorted(set(data) - {"id", "title", "reference", "lessons"}):
@@ -315,6 +315,18 @@ def _load_chapter(file: Path, problems: list[Problem], *, thorough: bool) -> Cha
         return None
     placed = _widgets_placed(STRUCTURE_PARSER.parse(reference_text))
     return Chapter(chapter_id, title, [p.id for p in planned], planned, reference_text, file, widgets, placed)
+
+
+def _chapter_widgets(folder: Path, problems: list[Problem]) -> WidgetSet:
+    """The widgets of a chapter folder and those of its lessons' own folders (``LESSON/widgets/NAME/``):
+    a widget used by one lesson lives in that lesson's folder; one shared by several, in the chapter's."""
+    widgets, found = load_widgets(folder)
+    problems += found
+    for lesson_folder in sorted(path.parent for path in folder.glob("*/lesson.md")):
+        own, found = load_widgets(lesson_folder)
+        widgets, clashes = widgets.joined([own])
+        problems += found + clashes
+    return widgets
 
 
 @dataclass(frozen=True)
