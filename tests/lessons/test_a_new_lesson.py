@@ -2,7 +2,7 @@
 
 A copy of the built-in chapter gets a lesson more (``tests.lesson_contract.add_lesson``: a new lesson folder,
 with a widget of its own and a code exercise, and a new corpus folder; nothing else is touched). The
-lesson-parametrised test modules then run in a pytest of their own, on that copy (``QKV_TEST_CONTENT`` and
+lesson-parametrised test modules (the browser smoke walk too, where Chromium is) then run in a pytest of their own, on that copy (``QKV_TEST_CONTENT`` and
 ``QKV_TEST_CORPORA``), selected by the new lesson's id: each must run for it, and pass.
 """
 
@@ -19,6 +19,7 @@ import pytest
 from qkv.grading import sandbox_available
 from tests import lesson_contract as contract
 from tests.time_scale import scaled
+from tests.web.browser_support import CHROMIUM
 
 REPO = Path(__file__).parents[2]
 # Every module whose tests are parametrised by the catalog's lessons (or their exercises and corpora).
@@ -28,6 +29,7 @@ LESSON_PARAMETRISED = [
     "tests/lessons/test_lessons_markup.py",
     "tests/lessons/test_exercise_notes.py",
     "tests/web/test_api_every_lesson.py",
+    "tests/web/test_browser_lessons.py",
 ]
 # The tests of those modules that take a lesson (or its exercise or program) as their parameter (but
 # test_the_reference_solution_passes: the new lesson's exercise, like the sample's, shows no solution).
@@ -46,6 +48,7 @@ EXPECTED = {
     "test_an_answer_to_each_answered_exercise_is_judged_and_kept",
     "test_correct_programs_pass",
     "test_wrong_programs_fail_with_their_hint",
+    "test_every_lesson_passes_the_smoke_walk",
 }
 
 
@@ -66,4 +69,5 @@ def test_every_lesson_parametrised_test_runs_on_a_new_lesson_and_passes(tmp_path
     # The sandbox's tests skip where bubblewrap is missing (and fail under CI=true, as everywhere).
     sandboxed = {"test_correct_programs_pass", "test_wrong_programs_fail_with_their_hint"}
     expected = EXPECTED if sandbox_available() else EXPECTED - sandboxed
+    expected -= set() if CHROMIUM.exists() else {"test_every_lesson_passes_the_smoke_walk"}
     assert expected <= ran, sorted(expected - ran)
