@@ -101,7 +101,8 @@ def validate(path: Path | None = None) -> list[Problem]:
     >>> [str(p) for p in validate(Path("/no/such/folder"))]
     ['/no/such/folder:1: This path does not exist.']
     """
-    return _load(BUILTIN_CONTENT if path is None else Path(path), thorough=True)[1]
+    problems = _load(BUILTIN_CONTENT if path is None else Path(path), thorough=True)[1]
+    return list(dict.fromkeys(problems))  # each problem once (a placeholder is seen by two checks)
 
 
 def _chapter_folders(path: Path) -> tuple[list[Path], list[Problem]]:
@@ -376,8 +377,8 @@ def _seed_names(hooks: LessonHooks, problems: list[Problem], *, thorough: bool) 
                     )
                 )
             hooks.namespace(hooks.variant(seed))
-    except LessonError as error:
-        problems.append(Problem(hooks.source, 1, str(error)))
+    except LessonError as error:  # its own located problem when it has one: the path said once
+        problems += error.problems or (Problem(hooks.source, 1, str(error)),)
         return None
     return names
 
@@ -433,6 +434,9 @@ def _load_lesson(
     for seed in (None, *_SAMPLE_SEEDS) if thorough else ():
         try:
             render_sections(text, hooks.namespace(hooks.variant(seed)), exercises, chapter.widgets)
+        except LessonError as error:  # lesson.py's own failure, at its own line
+            problems += error.problems or (Problem(file, 1, f"The lesson could not be rendered: {error}"),)
+            return None
         except Exception as error:  # a last safety net: report, never crash the loader
             problems.append(Problem(file, 1, f"The lesson could not be rendered for variant {seed}: {error}"))
             return None
