@@ -170,6 +170,7 @@ def _pytest(
     if target.content != BUILTIN_CONTENT:
         env["QKV_TEST_CONTENT"] = str(target.content.resolve())
     command = [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header"]
+    command += ["-m", "not slow"]  # the tests of the commands themselves (this one included) are slow
     command += ["-k", target.lesson_id] if target.lesson_id else []
     return subprocess.run(
         [*command, *modules], cwd=repository, env=env, capture_output=True, text=True, check=False
