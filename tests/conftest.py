@@ -17,6 +17,7 @@ from tests.time_scale import TIME_SCALE, scaled
 # The helpers that tests import are rewritten like the tests, so that their asserts say what they compared.
 pytest.register_assert_rewrite(
     "tests.builtin_lessons",
+    "tests.generic_files",
     "tests.lesson_contract",
     "tests.lesson_pages",
     "tests.reliability.reliability_support",

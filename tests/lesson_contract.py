@@ -7,32 +7,56 @@ id>/``: ``correct/*.py`` pass every test, and ``wrong/*.py`` fail with the hint 
 NAME`` line names (a module-level constant of the lesson's ``grading.py``, or one of the grader's own
 hints), and no other but those its ``# also hint: NAME`` lines name (where the tests cannot tell two causes
 apart). An exercise whose corpora are graded elsewhere, by tests of their own, names that folder of tests/ in a
-``graded-in.txt`` in its corpus folder.
+``graded-in.txt`` in its corpus folder. What a test knows of one lesson lives with it too: the chapter's
+catalogued mistakes its functions can make are listed in ``<corpora>/<lesson id>/catalogued-mistakes.txt``.
+
+The catalog every lesson-parametrised test runs on is ``catalog()``: the built-in lessons and
+``tests/lesson_corpora``, or, with ``QKV_TEST_CONTENT`` and ``QKV_TEST_CORPORA`` set, another content
+folder and its corpora (how ``tests/lessons/test_a_new_lesson.py`` runs those tests on a chapter with a
+lesson more).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from qkv.grading import hints as grading_hints
-from qkv.lessons import BUILTIN_CONTENT, CodeExercise, Lesson, validate
+from qkv.lessons import BUILTIN_CONTENT, Catalog, CodeExercise, Lesson, load_catalog, validate
 from qkv.lessons.pyfiles import import_lesson_file
 from tests.lesson_pages import assert_tags_balanced, text_of, written_forms
 
 TESTS = Path(__file__).parent
-CORPORA = TESTS / "lesson_corpora"
+BUILTIN_CORPORA = TESTS / "lesson_corpora"
+CONTENT = Path(os.environ["QKV_TEST_CONTENT"]) if os.environ.get("QKV_TEST_CONTENT") else None
+CORPORA = Path(os.environ.get("QKV_TEST_CORPORA") or BUILTIN_CORPORA)
+MISTAKES_FILE = "catalogued-mistakes.txt"
 SAMPLE = TESTS / "sample_lessons"
 SAMPLE_CORPORA = SAMPLE / "corpora"
 ELSEWHERE = "graded-in.txt"
 RENDER_SEEDS = (None, 1, 2, 17, 2**40 + 3)  # the printed page, and variants near and far
 MIN_WRONG = 3  # a corpus of wrong programs names at least this many
+
+
+@functools.cache
+def catalog() -> Catalog:
+    """The catalog the lesson-parametrised tests run on (the built-in one unless ``QKV_TEST_CONTENT``)."""
+    return load_catalog(CONTENT)
+
+
+def catalogued_mistakes(lesson: Lesson, corpora: Path = CORPORA) -> list[str]:
+    """The names of the chapter's catalogued mistakes that the lesson's functions can make (none listed:
+    none), from its corpus folder's ``catalogued-mistakes.txt``, one a line."""
+    path = corpora / lesson.id / MISTAKES_FILE
+    if not path.is_file():
+        return []
+    return [line.strip() for line in path.read_text().splitlines() if line.strip() and line[0] != "#"]
 
 
 def check_validates(lesson: Lesson) -> None:
@@ -292,9 +316,14 @@ NEW_WIDGET_CSS = """.rectangle-grid { max-width: 16rem; }
 """
 
 
-def add_widget(chapter: Path, name: str = "rectangle-grid") -> str:
-    """Add one widget folder to a chapter: its widget.py, widget.js and widget.css; its name."""
-    folder = chapter / "widgets" / name
+def add_widget(folder: Path, taken: set[str], name: str = "rectangle-grid") -> str:
+    """Add one widget folder to a lesson (or chapter) folder: its widget.py, widget.js and widget.css; its
+    name, the first of ``name``, ``name-2``, ... that no widget of ``taken`` has."""
+    base, number = name, 1
+    while name in taken:
+        number += 1
+        name = f"{base}-{number}"
+    folder = folder / "widgets" / name
     folder.mkdir(parents=True)
     (folder / "widget.py").write_text(NEW_WIDGET_PY)
     (folder / "widget.js").write_text(NEW_WIDGET_JS)
@@ -302,19 +331,30 @@ def add_widget(chapter: Path, name: str = "rectangle-grid") -> str:
     return name
 
 
+def free_lesson_id(chapter: Path, corpora: Path) -> str:
+    """An id for a lesson more that no lesson of the chapter can have: the chapter's id and a number past
+    every number in use, by a lesson written or planned, a lesson folder or a corpus folder."""
+    catalog = load_catalog(chapter)
+    (settings,) = catalog.chapters
+    used = [*settings.lesson_ids, *(path.name.split("-")[0] for path in chapter.iterdir())]
+    used += [path.name for path in corpora.iterdir()] if corpora.is_dir() else []
+    numbers = [int(tail) for name in used if (tail := name.removeprefix(f"{settings.id}.")).isdigit()]
+    return f"{settings.id}.{max(numbers, default=0) + 1}"
+
+
 def add_lesson(content: Path, corpora: Path) -> str:
     """Add a lesson made from the sample lesson T1.1 to a copy of the built-in chapter, touching only what
     docs/lessons.md says a new lesson touches: its folder and its corpus (chapter.toml is left as it is),
-    with a widget of its own (one folder of the chapter's widgets/) placed in its idea section."""
+    with a widget of its own (in the lesson's folder) placed in its idea section."""
     (chapter,) = [folder for folder in content.iterdir() if (folder / "chapter.toml").is_file()]
-    settings = tomllib.loads((chapter / "chapter.toml").read_text())
-    new_id = f"{settings['id']}.{len(settings['lessons']) + 1}"
+    new_id = free_lesson_id(chapter, corpora)
+    taken = set(load_catalog(chapter).widgets.names())
     folder = chapter / f"{new_id}-rectangles"
     shutil.copytree(SAMPLE / "T1" / "T1.1-rectangles", folder)
     (folder / "lesson.py").write_text(NEW_LESSON_PY)
     for name in ("lesson.md", "grading.py"):
         (folder / name).write_text((folder / name).read_text().replace("T1.1", new_id))
-    widget = add_widget(chapter)
+    widget = add_widget(folder, taken)
     text = (folder / "lesson.md").read_text()
     idea_ends = text.index("::::", text.index("::::section idea") + len("::::section idea"))
     (folder / "lesson.md").write_text(f"{text[:idea_ends]}\n```{{widget}} {widget}\n```\n{text[idea_ends:]}")
@@ -326,6 +366,6 @@ def chapter_with_a_new_lesson(root: Path) -> tuple[Path, Path, str]:
     """A copy of the built-in content and corpora under ``root``, with one lesson more: (content folder,
     corpora folder, the new lesson's id)."""
     content, corpora = root / "content", root / "lesson_corpora"
-    shutil.copytree(BUILTIN_CONTENT, content)
-    shutil.copytree(CORPORA, corpora)
+    shutil.copytree(BUILTIN_CONTENT, content, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(BUILTIN_CORPORA, corpora)
     return content, corpora, add_lesson(content, corpora)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from qkv.grading import Limits
-from qkv.lessons import CodeExercise, Exercise, Lesson, load_catalog
+from qkv.lessons import CodeExercise, Exercise, Lesson
 from qkv.lessons.feedback import decimals_checked
 from qkv.lessons.render import FRESH_INPUTS_NOTE, exercise_html
+from tests import lesson_contract as contract
 
-CODE_EXERCISES = load_catalog().code_exercises()
+CODE_EXERCISES = contract.catalog().code_exercises()
 
 
 @pytest.mark.parametrize("entry", CODE_EXERCISES, ids=[entry.id for entry in CODE_EXERCISES])
@@ -21,7 +22,7 @@ def test_every_code_exercise_states_fresh_inputs_and_its_time_limit(entry: CodeE
 
 
 NUMERIC = [
-    (lesson, exercise) for lesson in load_catalog().lessons for exercise in lesson.exercises.values()
+    (lesson, exercise) for lesson in contract.catalog().lessons for exercise in lesson.exercises.values()
     if exercise.kind == "numeric"
 ]  # fmt: skip
 

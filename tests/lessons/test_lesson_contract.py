@@ -1,5 +1,6 @@
-"""The lesson contract (tests/lesson_contract.py) for every lesson of the built-in catalog, and for a
-seventh lesson added to a copy of the chapter: the proof that adding a lesson is one folder and its corpus.
+"""The lesson contract (tests/lesson_contract.py) for every lesson of the catalog (``contract.catalog()``),
+and for a lesson more added to a copy of the chapter: the proof that adding a lesson is one folder and its
+corpus (tests/lessons/test_a_new_lesson.py runs every lesson-parametrised test on it too).
 
 Everything is parametrised from the catalog: no lesson id, count or exercise is named here.
 """
@@ -13,7 +14,7 @@ import pytest
 from qkv.lessons import CodeExercise, Lesson, PlannedLesson, load_catalog, validate
 from tests import lesson_contract as contract
 
-CATALOG = load_catalog()
+CATALOG = contract.catalog()
 LESSONS = CATALOG.lessons
 CODE = CATALOG.code_exercises()
 
@@ -132,12 +133,24 @@ def test_a_new_lesson_joins_the_catalog(with_a_new_lesson: tuple[Path, Path, str
     assert catalog.code_exercises()[-1].id == f"{new_id}/shapes"
     assert catalog.lesson(new_id).variant(5) == catalog.lesson(new_id).variant(5)
     # chapter.toml was not touched: the new lesson joined the chapter's outline at its end, by its folder
-    assert new_id not in (content / "L4" / "chapter.toml").read_text()
-    assert catalog.chapter("L4").planned[-1] == PlannedLesson(new_id, "Area and perimeter")
-    # its widget, one folder of the chapter's widgets/, is found and placed on its page, drawn by the server
-    assert "rectangle-grid" in catalog.lesson(new_id).widget_names
+    chapter = catalog.lesson(new_id).chapter
+    assert new_id not in chapter.source.read_text()
+    assert chapter.planned[-1] == PlannedLesson(new_id, "Area and perimeter")
+    # its widget, a folder of the lesson's own, is found and placed on its page, drawn by the server
+    (widget,) = set(catalog.lesson(new_id).widget_names) - set(CATALOG.widgets.names())
+    assert widget.startswith("rectangle-grid")
+    assert catalog.widgets.get(widget).folder.parent.parent == catalog.lesson(new_id).source.parent
     idea = next(section.html for section in catalog.lesson(new_id).render(5) if section.id == "idea")
-    assert 'data-widget="rectangle-grid"' in idea and "rectangle-fallback" in idea
+    assert f'data-widget="{widget}"' in idea and "rectangle-fallback" in idea
+
+
+def test_the_new_lesson_takes_an_id_no_lesson_has(tmp_path: Path) -> None:
+    """An author's own next lesson (a folder and a corpus already there) does not collide with the test's."""
+    content, corpora, first = contract.chapter_with_a_new_lesson(tmp_path)
+    chapter = load_catalog(content).lesson(first).chapter.source.parent
+    second = contract.add_lesson(content, corpora)
+    assert second != first and second not in load_catalog(chapter).chapters[0].lesson_ids[:-1]
+    assert validate(content) == []
 
 
 def test_the_contract_holds_for_every_lesson_with_a_new_one(

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from qkv.lessons import Lesson, load_catalog
+from qkv.lessons import Lesson
 from qkv.lessons.markup import display_math_html, latex_to_mathml
+from tests import lesson_contract as contract
 from tests.lesson_pages import assert_tags_balanced
 
 
@@ -52,14 +53,14 @@ def test_a_bad_part_is_quoted_in_the_error() -> None:
         display_math_html(r"x=1,\quad y=\left(x")
 
 
-@pytest.mark.parametrize("lesson", load_catalog().lessons, ids=lambda lesson: lesson.id)
+@pytest.mark.parametrize("lesson", contract.catalog().lessons, ids=lambda lesson: lesson.id)
 def test_every_lesson_section_closes_the_tags_it_opens(lesson: Lesson) -> None:
     for seed in (None, 7):  # the default variant and another
         for section in lesson.render(seed):
             assert_tags_balanced(section.html, f"{lesson.id} {section.id}")
 
 
-@pytest.mark.parametrize("lesson", load_catalog().lessons, ids=lambda lesson: lesson.id)
+@pytest.mark.parametrize("lesson", contract.catalog().lessons, ids=lambda lesson: lesson.id)
 def test_every_answer_box_shows_as_many_components_as_its_answer_has(lesson: Lesson) -> None:
     html = "".join(section.html for section in lesson.render(None))
     variant = lesson.variant(None)

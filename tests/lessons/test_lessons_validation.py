@@ -77,7 +77,11 @@ def test_an_exercise_with_broken_toml(content: Path) -> None:
             'kind = "essay"',
             "kind must be one of numeric, letter, choice, code, not 'essay'.",
         ),
-        ('answer = "k"', 'answer = "kk"', "answer must name a value of the lesson's variant, not 'kk'."),
+        (
+            'answer = "k"',
+            'answer = "kk"',
+            "answer must name a value of the lesson's variant, not 'kk'; its numbers are {numbers}.",
+        ),
         (
             'part = "quiz"',
             'part = "exam"',
@@ -106,7 +110,19 @@ def test_an_exercise_with_broken_toml(content: Path) -> None:
 def test_exercise_problems_point_at_the_key(content: Path, old: str, new: str, message: str) -> None:
     lesson = content / LESSON_DIR / "lesson.md"
     line = edit(lesson, old, new)
+    if "{numbers}" in message:  # the names it would take: every number of the variant
+        data = load_catalog().lesson("L4.1").hooks
+        names = data.namespace(data.variant(None))
+        numbers = sorted(name for name, value in names.items() if _is_number_or_numbers(value))
+        message = message.replace("{numbers}", ", ".join(numbers))
     assert f"{lesson}:{line}: {message}" in problems_of(content)
+
+
+def _is_number_or_numbers(value: object) -> bool:
+    """What a numeric answer may name: a number, or a flat list of them."""
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @pytest.mark.parametrize(
@@ -180,10 +196,8 @@ def test_a_syntax_error_in_lesson_py(content: Path) -> None:
 def test_a_failing_variant_function(content: Path) -> None:
     hooks = content / LESSON_DIR / "lesson.py"
     line = edit(hooks, "        numbers, one = SEED_PAGE", "        1 / 0\n        numbers, one = SEED_PAGE")
-    (problem,) = problems_of(content)
-    assert (
-        problem == f"{hooks}:1: {hooks}:{line}: variant(None) failed with ZeroDivisionError: division by zero"
-    )
+    (problem,) = problems_of(content)  # at lesson.py's own line, the path said once
+    assert problem == f"{hooks}:{line}: variant(None) failed with ZeroDivisionError: division by zero"
 
 
 def test_loading_draws_only_the_printed_page_and_validating_draws_the_samples(content: Path) -> None:
@@ -558,3 +572,24 @@ def test_a_lesson_file_that_is_not_utf8_is_a_problem_with_its_place(content: Pat
     lesson.write_bytes(lesson.read_bytes().replace(b"Queries, keys and values", b"Queries \xff keys", 1))
     (problem,) = problems_of(content)
     assert problem.startswith(f"{lesson}:1: This file cannot be read: 'utf-8' codec can't decode byte 0xff")
+
+
+def test_a_bad_inline_formula_is_reported_at_its_own_line(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    line = (
+        edit(
+            lesson, "## The idea\n", "## The idea\n\nA first line, and then\nthe formula $y=\\left(x$ here.\n"
+        )
+        + 3
+    )
+    assert problems_of(content) == [
+        f"{lesson}:{line}: The formula 'y=\\left(x' could not be converted to MathML (ExtraLeftOrMissingRightError)."
+    ]
+
+
+def test_a_misspelt_placeholder_in_a_prompt_is_reported_once(content: Path) -> None:
+    lesson = content / LESSON_DIR / "lesson.md"
+    line = edit(lesson, "Type k.", "Type {{kk}}.")
+    assert problems_of(content) == [
+        f"{lesson}:{line}: The placeholder {{{{kk}}}} names nothing in the lesson's variant."
+    ]

@@ -1,7 +1,10 @@
 """Shared fixtures of the back-end web tests: the real app (real store, lessons and grader) in-process.
 
 Each test gets its own SQLite file. ``Browser`` is one learner: a TestClient with its own cookie
-jar that opens the lesson page first, as a browser would, to get the cookie and CSRF token.
+jar that opens a lesson's page first, as a browser would, to get the cookie and CSRF token. Any lesson of
+the catalog works (``Browser(app, lesson_id)``); ``LESSON`` and the two solutions are those of the tests
+about one code exercise. The app serves ``tests.lesson_contract.catalog()`` (the built-in lessons, or the
+content ``QKV_TEST_CONTENT`` names).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from fastapi.testclient import TestClient
 
 from qkv.web.app import create_app
 from qkv.web.settings import Settings
+from tests import lesson_contract as contract
 
 SECRET = "test-secret-key-for-the-web-tests"
 LESSON = "L4.1"
@@ -48,15 +52,22 @@ def param_count(d_model, d_k, d_v):
 WRONG_SOLUTION = CORRECT_SOLUTION.replace("return (n_q, d_v)", "return (n_k, d_v)")
 
 
+def lesson_api(lesson_id: str) -> str:
+    """The path prefix of a lesson's API."""
+    return f"/api/lessons/{lesson_id}"
+
+
 class Browser:
     """One learner's browser: cookies persist across requests; ``token`` comes from the page."""
 
-    def __init__(self, app: FastAPI) -> None:
+    def __init__(self, app: FastAPI, lesson_id: str = LESSON) -> None:
         self.client = TestClient(app)
         self.token = ""
+        self.url = f"/lessons/{lesson_id}"
+        self.api = lesson_api(lesson_id)
 
     def open_lesson(self) -> Browser:
-        page = self.client.get(LESSON_URL, headers={"accept": "text/html"})
+        page = self.client.get(self.url, headers={"accept": "text/html"})
         assert page.status_code == 200, page.text
         found = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
         assert found, "the lesson page has no csrf-token meta tag"
@@ -65,7 +76,7 @@ class Browser:
 
     def page_progress(self) -> dict[str, Any]:
         """The PROGRESS document embedded in the lesson page."""
-        page = self.client.get(LESSON_URL, headers={"accept": "text/html"})
+        page = self.client.get(self.url, headers={"accept": "text/html"})
         found = re.search(
             r'<script type="application/json" id="progress-data">(.*?)</script>', page.text, re.S
         )
@@ -78,13 +89,13 @@ class Browser:
         return self.client.post(path, json=body, headers=headers, **kwargs)
 
     def answer(self, exercise_id: str, answer: str) -> Any:
-        return self.post(f"{API}/answers", {"exercise_id": exercise_id, "answer": answer})
+        return self.post(f"{self.api}/answers", {"exercise_id": exercise_id, "answer": answer})
 
     def submit_code(self, code: str, exercise_id: str = "functions") -> Any:
-        return self.post(f"{API}/code", {"exercise_id": exercise_id, "code": code})
+        return self.post(f"{self.api}/code", {"exercise_id": exercise_id, "code": code})
 
     def progress(self) -> dict[str, Any]:
-        response = self.client.get(f"{API}/progress")
+        response = self.client.get(f"{self.api}/progress")
         assert response.status_code == 200, response.text
         data: dict[str, Any] = response.json()
         return data
@@ -102,7 +113,7 @@ def make_app(tmp_path: Path) -> Iterator[Callable[..., FastAPI]]:
             "warm_spares": 0,
         }
         options.update(overrides)
-        app = create_app(Settings(**options))
+        app = create_app(Settings(**options), catalog=contract.catalog() if contract.CONTENT else None)
         runner = TestClient(app)
         runner.__enter__()  # runs the lifespan: starts the grader
         started.append(runner)

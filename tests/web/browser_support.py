@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.time_scale import scaled
+
 CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -79,16 +81,16 @@ def serve(app: Any, name: str = "browser-test-uvicorn") -> Iterator[str]:
     )
     thread = threading.Thread(target=server.run, name=name, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + scaled(30)
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            raise AssertionError("The qkv web app did not start on uvicorn within 30 s.")
+            raise AssertionError(f"The qkv web app did not start on uvicorn within {scaled(30):g} s.")
         time.sleep(0.05)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(timeout=30)
+        thread.join(timeout=scaled(30))
 
 
 @contextmanager
@@ -118,8 +120,11 @@ def live_app(folder: Path, catalog: Any = None) -> Iterator[LiveServer]:
 
 @contextmanager
 def launch_chromium() -> Iterator[Any]:
-    """A headless Chromium launched by Playwright with an empty profile."""
-    from playwright.sync_api import sync_playwright
+    """A headless Chromium launched by Playwright with an empty profile; ``expect`` waits its default time
+    scaled by ``tests.time_scale``."""
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=scaled(5_000))
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
@@ -135,7 +140,7 @@ def new_page(chromium: Any, errors: list[str], **context_options: Any) -> Any:
     """A page in a new browser context (a new learner, with its own cookie); page errors and console
     errors are appended to ``errors``."""
     context = chromium.new_context(**context_options)
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(scaled(15_000))  # milliseconds, stretched on a busy machine
     page = context.new_page()
     page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)

@@ -18,10 +18,12 @@ WEB = Path(__file__).resolve().parents[2] / "src" / "qkv" / "web"
 TEMPLATES = WEB / "templates"
 STATIC = WEB / "static"
 FRONTEND = WEB.parents[2] / "frontend"
-# The built-in chapter's widgets: their scripts and styles are served to the same pages.
+# The built-in widgets (of a chapter, or of one lesson): their scripts and styles are served to the same pages.
 WIDGET_ASSETS = [
     *(WEB.parent / "lessons" / "content").glob("*/widgets/*/widget.js"),
     *(WEB.parent / "lessons" / "content").glob("*/widgets/*/widget.css"),
+    *(WEB.parent / "lessons" / "content").glob("*/*/widgets/*/widget.js"),
+    *(WEB.parent / "lessons" / "content").glob("*/*/widgets/*/widget.css"),
 ]
 
 

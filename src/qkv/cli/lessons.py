@@ -1,17 +1,18 @@
-"""``qkv lessons``: list the chapters and lessons, and validate lesson content."""
+"""``qkv lessons``: list the chapters and lessons, validate lesson content, start a lesson and check one."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
 
-from qkv.lessons import LessonError, load_catalog, validate
+from qkv.lessons import BUILTIN_CONTENT, LessonError, load_catalog, validate
 
 
 @click.group("lessons")
 def lessons() -> None:
-    """List the lessons, or check lesson files for mistakes."""
+    """List the lessons, check lesson files for mistakes, or start a new lesson."""
 
 
 @lessons.command("list")
@@ -64,3 +65,104 @@ def validate_lessons(path: Path | None) -> None:
         click.echo(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} found.", err=True)
         raise SystemExit(1)
     click.echo(f"{path or 'The built-in lessons'}: no problems found.")
+
+
+@lessons.command("new")
+@click.argument("lesson_id", metavar="ID")
+@click.argument("title")
+@click.option(
+    "--content",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="A content folder (or chapter folder) to add the lesson to, instead of qkv's built-in chapter.",
+)
+@click.option(
+    "--corpora",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("tests/lesson_corpora"),
+    show_default=True,
+    help="The folder of the lessons' corpora, where the lesson's corpus folder is written.",
+)
+@click.option("--widget", default=None, help="Also write a widget of the lesson's own, with this name.")
+def new_lesson(lesson_id: str, title: str, content: Path | None, corpora: Path, widget: str | None) -> None:
+    """Start lesson ID, titled TITLE: a folder that validates, and its corpus.
+
+    The folder (lesson.md with one exercise of each kind, lesson.py, grading.py, and with --widget a
+    widget folder) joins the chapter whose id starts ID (L4.8 joins L4); its corpus folder holds right and
+    wrong programs for the code exercise. Replace the example texts with the lesson's own, then run
+    `qkv lessons check ID`.
+    """
+    from qkv.lessons.scaffold import write_new_lesson
+
+    try:
+        chapter = _chapter_for(lesson_id, content or BUILTIN_CONTENT)
+        written = write_new_lesson(chapter, corpora, lesson_id, title, widget=widget)
+    except LessonError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"Lesson {lesson_id} written:")
+    for path in written.files:
+        click.echo(f"  {path}")
+    click.echo(
+        f"Next: write its page in {written.folder / 'lesson.md'}, its numbers in lesson.py and its hidden "
+        f"tests in grading.py (docs/lessons.md), then run: qkv lessons check {lesson_id}"
+        + (f" --content {content} --corpora {corpora}" if content else "")
+    )
+
+
+def _chapter_for(lesson_id: str, content: Path) -> Path:
+    """The chapter folder of ``content`` whose id starts the lesson's id (``L4`` for ``L4.8``)."""
+    chapters = [content] if (content / "chapter.toml").is_file() else sorted(content.glob("*/chapter.toml"))
+    folders = [path if path.is_dir() else path.parent for path in chapters]
+    ids = {}
+    for folder in folders:
+        text = (folder / "chapter.toml").read_text(encoding="utf-8")
+        found = re.search(r'^id\s*=\s*"([^"]+)"', text, re.M)
+        if found:
+            ids[found.group(1)] = folder
+    chapter_id = lesson_id.rsplit(".", 1)[0]
+    if chapter_id not in ids:
+        known = ", ".join(sorted(ids)) or "none"
+        raise LessonError(
+            f"No chapter of {content} has the id {chapter_id!r}, which lesson {lesson_id!r} would join "
+            f"(its chapters: {known}); a lesson's id is its chapter's id, a dot and a number."
+        )
+    return ids[chapter_id]
+
+
+@lessons.command("check")
+@click.argument("lesson_id", metavar="[ID]", required=False)
+@click.option(
+    "--content",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="A content folder to check instead of qkv's built-in lessons.",
+)
+@click.option(
+    "--corpora",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("tests/lesson_corpora"),
+    show_default=True,
+    help="The folder of the lessons' corpora.",
+)
+@click.option("--no-browser", is_flag=True, help="Leave out the browser smoke walk.")
+def check_lesson(lesson_id: str | None, content: Path | None, corpora: Path, no_browser: bool) -> None:
+    """Check lesson ID (default: every lesson) as the tests will: validation, lint, its tests, a browser.
+
+    Runs the engine's full check, ruff over the lesson's folder and its corpus, the lesson's contract tests
+    and, where Chromium is, its browser smoke walk; each problem is said once, with what to do. The tests
+    run from qkv's repository (run the command there). Exits with status 1 when a step fails.
+    """
+    from qkv.cli.lesson_check import find_target, run_checks
+
+    try:
+        target = find_target(lesson_id, content, corpora)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    steps = run_checks(target, browser=not no_browser, echo=click.echo)
+    failed = [step.name for step in steps if not step.passed]
+    if failed:
+        click.echo(
+            f"{len(failed)} step{'s' if len(failed) > 1 else ''} failed: {', '.join(failed)}.", err=True
+        )
+        raise SystemExit(1)
+    click.echo(f"{lesson_id or 'Every lesson'}: every check that could run passed.")

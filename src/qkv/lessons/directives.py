@@ -250,8 +250,13 @@ def _validate_numeric_spec(body: _DirectiveBody, names: Mapping[str, Any]) -> li
     problems: list[Problem] = []
     answer = body.data.get("answer")
     if not isinstance(answer, str) or answer not in names:
+        numbers = sorted(name for name, value in names.items() if _is_numbers(value))
         problems.append(
-            body.problem("answer", f"answer must name a value of the lesson's variant, not {answer!r}.")
+            body.problem(
+                "answer",
+                f"answer must name a value of the lesson's variant, not {answer!r}; its numbers are "
+                f"{', '.join(numbers) or 'none (lesson.py draws none)'}.",
+            )
         )
     elif not _is_numbers(names[answer]):
         problems.append(

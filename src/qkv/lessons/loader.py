@@ -2,8 +2,9 @@
 
 A content folder holds chapter folders; a chapter folder holds ``chapter.toml``, its reference
 Markdown, optionally a ``chapter.py`` that its lessons share, one folder per written lesson
-(``lesson.md`` and, if needed, ``lesson.py`` and ``grading.py``) and, if its pages place widgets, a
-``widgets`` folder with one folder per widget (see ``qkv.lessons.widgets``). Every problem found is
+(``lesson.md`` and, if needed, ``lesson.py``, ``grading.py`` and a ``widgets`` folder of the lesson's own
+widgets) and, if its pages share widgets, a ``widgets`` folder with one folder per widget (see
+``qkv.lessons.widgets``). Every problem found is
 collected as ``file:line: message`` rather than stopping at the first.
 """
 
@@ -100,7 +101,8 @@ def validate(path: Path | None = None) -> list[Problem]:
     >>> [str(p) for p in validate(Path("/no/such/folder"))]
     ['/no/such/folder:1: This path does not exist.']
     """
-    return _load(BUILTIN_CONTENT if path is None else Path(path), thorough=True)[1]
+    problems = _load(BUILTIN_CONTENT if path is None else Path(path), thorough=True)[1]
+    return list(dict.fromkeys(problems))  # each problem once (a placeholder is seen by two checks)
 
 
 def _chapter_folders(path: Path) -> tuple[list[Path], list[Problem]]:
@@ -174,7 +176,7 @@ def _add_unlisted_lessons(texts: Mapping[Path, str], chapter: Chapter) -> None:
     """Put the chapter's lessons that chapter.toml does not list at the end of its outline, in id order.
 
     So adding a lesson is adding its folder: chapter.toml orders the lessons and lists the planned ones,
-    but a written lesson of the chapter (its id starts with the chapter's, ``L4.7`` in ``L4``) needs no
+    but a written lesson of the chapter (its id starts with the chapter's, ``L9.7`` in ``L9``) needs no
     line there. A front matter that cannot be read is left to the full load, which says why.
     """
     unlisted: list[PlannedLesson] = []
@@ -199,7 +201,7 @@ def _add_unlisted_lessons(texts: Mapping[Path, str], chapter: Chapter) -> None:
 
 
 def _id_order(lesson_id: str) -> tuple[tuple[int, int | str], ...]:
-    """``L4.10`` after ``L4.9``: the id's dotted parts, numbers as numbers."""
+    """``L9.10`` after ``L9.9``: the id's dotted parts, numbers as numbers."""
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in lesson_id.split("."))
 
 
@@ -249,8 +251,7 @@ def _load_chapter(file: Path, problems: list[Problem], *, thorough: bool) -> Cha
     if data is None:
         return None
     before = len(problems)
-    widgets, widget_problems = load_widgets(file.parent)
-    problems += widget_problems
+    widgets = _chapter_widgets(file.parent, problems)
     chapter_id = _text_field(data, "id", file, problems)
     title = _text_field(data, "title", file, problems)
     for key in sorted(set(data) - {"id", "title", "reference", "lessons"}):
@@ -317,6 +318,18 @@ def _load_chapter(file: Path, problems: list[Problem], *, thorough: bool) -> Cha
     return Chapter(chapter_id, title, [p.id for p in planned], planned, reference_text, file, widgets, placed)
 
 
+def _chapter_widgets(folder: Path, problems: list[Problem]) -> WidgetSet:
+    """The widgets of a chapter folder and those of its lessons' own folders (``LESSON/widgets/NAME/``):
+    a widget used by one lesson lives in that lesson's folder; one shared by several, in the chapter's."""
+    widgets, found = load_widgets(folder)
+    problems += found
+    for lesson_folder in sorted(path.parent for path in folder.glob("*/lesson.md")):
+        own, found = load_widgets(lesson_folder)
+        widgets, clashes = widgets.joined([own])
+        problems += found + clashes
+    return widgets
+
+
 @dataclass(frozen=True)
 class _Front:
     """A lesson's front matter: its id, title and goal, and the parts of its page."""
@@ -364,8 +377,8 @@ def _seed_names(hooks: LessonHooks, problems: list[Problem], *, thorough: bool) 
                     )
                 )
             hooks.namespace(hooks.variant(seed))
-    except LessonError as error:
-        problems.append(Problem(hooks.source, 1, str(error)))
+    except LessonError as error:  # its own located problem when it has one: the path said once
+        problems += error.problems or (Problem(hooks.source, 1, str(error)),)
         return None
     return names
 
@@ -421,6 +434,9 @@ def _load_lesson(
     for seed in (None, *_SAMPLE_SEEDS) if thorough else ():
         try:
             render_sections(text, hooks.namespace(hooks.variant(seed)), exercises, chapter.widgets)
+        except LessonError as error:  # lesson.py's own failure, at its own line
+            problems += error.problems or (Problem(file, 1, f"The lesson could not be rendered: {error}"),)
+            return None
         except Exception as error:  # a last safety net: report, never crash the loader
             problems.append(Problem(file, 1, f"The lesson could not be rendered for variant {seed}: {error}"))
             return None

@@ -15,6 +15,7 @@ from qkv.grading import Suite
 from qkv.lessons.directives import read_body, read_exercise, read_widget
 from qkv.lessons.markup import (
     ID_PATTERN,
+    PLACEHOLDER,
     directive_of,
     display_math_html,
     latex_to_mathml,
@@ -31,6 +32,7 @@ __all__ = ["STRUCTURE_PARSER", "check_markdown"]
 # Structure lives in block tokens (sections, headings, fences, display math, front matter); parsing the
 # inline text of every paragraph would double the cost of loading a lesson for nothing checked here.
 STRUCTURE_PARSER = new_parser().disable("inline")
+INLINE_PARSER = new_parser()  # for a paragraph's inline formulas, checked at the line that holds each
 
 
 def check_markdown(
@@ -138,6 +140,8 @@ def check_markdown(
                     "This text is outside any section; put it between '::::section ID' and '::::'.",
                 )
             )
+        if check_math and token.type == "inline":
+            problems += _inline_math_problems(file, text, token)
         if check_math and token.type.startswith("math"):
             try:
                 render = latex_to_mathml if token.type == "math_inline" else display_math_html
@@ -205,3 +209,21 @@ def _check_section(
             Problem(file, line, f"The section {section_id!r} must start with its title as a '## ' heading.")
         )
     return {section_id}
+
+
+def _inline_math_problems(file: Path, text: str, token: Token) -> list[Problem]:
+    """The inline formulas of one paragraph that cannot be converted, each at the line that holds it."""
+    if not token.map:
+        return []
+    first = token.map[0]
+    lines = text.splitlines()[first : token.map[1]]
+    problems = []
+    for child in INLINE_PARSER.parseInline(token.content)[0].children or []:
+        if child.type != "math_inline":
+            continue
+        try:  # a placeholder stands for a number there, filled in before the formula is converted
+            latex_to_mathml(PLACEHOLDER.sub("1", child.content))
+        except ValueError as error:
+            offset = next((i for i, line in enumerate(lines) if child.content in line), 0)
+            problems.append(Problem(file, first + 1 + offset, str(error)))
+    return problems

@@ -127,10 +127,13 @@ class LessonHooks:
         try:
             return function(argument)
         except Exception as error:
-            line = line_in(error, self.source)
-            raise LessonError(
-                f"{self.source}:{line}: {name}({argument!r}) failed with {type(error).__name__}: {error}"
-            ) from error
+            # The problem carries the file and line once; the message alone says what failed.
+            problem = Problem(
+                self.source,
+                line_in(error, self.source),
+                f"{name}({argument!r}) failed with {type(error).__name__}: {error}",
+            )
+            raise LessonError(str(problem), (problem,)) from error
 
 
 def load_hooks(path: Path) -> tuple[LessonHooks, list[Problem]]:

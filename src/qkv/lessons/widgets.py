@@ -1,7 +1,8 @@
 """Widgets: plug-in folders that a chapter ships, found by name, checked and rendered by the engine.
 
 A chapter folder may hold a ``widgets`` folder with one folder per widget, named after it
-(``widgets/NAME/``, lowercase letters, digits and dashes). Each holds three files:
+(``widgets/NAME/``, lowercase letters, digits and dashes), for widgets its lessons share; a lesson folder
+may hold one too, for widgets of its own. Each widget folder holds three files:
 
 * ``widget.py``: ``check(settings, names) -> list[str]``, the problems with a ``{widget} NAME`` block as
   sentences; ``config(settings, names) -> dict``, the JSON the script reads; and
@@ -207,12 +208,12 @@ class WidgetSet:
 
 
 def load_widgets(chapter_folder: Path) -> tuple[WidgetSet, list[Problem]]:
-    """Find the widget folders of a chapter and import each one's ``widget.py``.
+    """Find the widget folders of a chapter (or of a lesson) and import each one's ``widget.py``.
 
     Parameters
     ----------
     chapter_folder : Path
-        The folder of ``chapter.toml``; its widgets are in ``widgets/NAME/``.
+        The folder of ``chapter.toml`` (or of a ``lesson.md``); its widgets are in ``widgets/NAME/``.
 
     Returns
     -------

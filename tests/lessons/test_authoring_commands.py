@@ -1,0 +1,132 @@
+"""The author's two commands: ``qkv lessons new`` writes a lesson that validates and passes the contract, and
+``qkv lessons check`` runs every check on it, saying each problem once with what to do."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qkv.cli.lessons import lessons
+from qkv.grading import sandbox_available
+from qkv.lessons import BUILTIN_CONTENT, load_catalog, validate
+from tests import lesson_contract as contract
+from tests.generic_files import LIBRARY_CALLERS, PACKAGE, findings, generic_files
+
+
+def _copy(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A copy of the built-in content and corpora, and an id free for a lesson more."""
+    content, corpora = tmp_path / "content", tmp_path / "corpora"
+    shutil.copytree(BUILTIN_CONTENT, content, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(contract.BUILTIN_CORPORA, corpora)
+    (chapter,) = [path for path in content.iterdir() if (path / "chapter.toml").is_file()]
+    return content, corpora, contract.free_lesson_id(chapter, corpora)
+
+
+def _new(content: Path, corpora: Path, lesson_id: str, *extra: str) -> object:
+    arguments = [
+        "new",
+        lesson_id,
+        "Positional encodings",
+        "--content",
+        str(content),
+        "--corpora",
+        str(corpora),
+    ]
+    return CliRunner().invoke(lessons, [*arguments, *extra])
+
+
+@pytest.fixture(scope="module")
+def new_lesson(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    content, corpora, lesson_id = _copy(tmp_path_factory.mktemp("authoring"))
+    result = _new(content, corpora, lesson_id, "--widget", "position-bars")
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    return content, corpora, lesson_id
+
+
+def test_new_writes_a_lesson_that_validates_with_an_exercise_of_each_kind_and_a_widget(
+    new_lesson: tuple[Path, Path, str],
+) -> None:
+    content, corpora, lesson_id = new_lesson
+    assert validate(content) == []
+    lesson = load_catalog(content).lesson(lesson_id)
+    assert sorted(exercise.kind for exercise in lesson.exercises.values()) == [
+        "choice",
+        "code",
+        "letter",
+        "numeric",
+    ]
+    assert "position-bars" in lesson.widget_names
+    assert (lesson.source.parent / "widgets" / "position-bars" / "widget.js").is_file()
+    assert sorted(path.name for path in (corpora / lesson_id).glob("*/wrong/*.py"))
+    # Its words are its own: no generic file of qkv names its sentences, ids or functions.
+    assert findings(lesson, generic_files(), LIBRARY_CALLERS | set(PACKAGE.glob("*.py"))) == []
+
+
+def test_the_new_lesson_passes_the_contract(new_lesson: tuple[Path, Path, str], grader: object) -> None:
+    content, corpora, lesson_id = new_lesson
+    if not sandbox_available():
+        pytest.skip("bubblewrap is not installed, so the corpus cannot be graded")
+    catalog = load_catalog(content)
+    contract.check_lesson(grader, catalog.lesson(lesson_id), catalog, corpora)
+
+
+@pytest.mark.parametrize(
+    ("lesson_id", "message"),
+    [
+        (
+            "L4",
+            "A lesson of chapter L4 has an id like L4.7 (the chapter's id, a dot and a number), not 'L4'.",
+        ),
+        (
+            "X1.1",
+            "No chapter of {content} has the id 'X1', which lesson 'X1.1' would join (its chapters: L4)",
+        ),
+        ("L4.1", "Lesson L4.1 has files already ({content}/L4/L4.1-queries-keys-values, {corpora}/L4.1)"),
+    ],
+)
+def test_new_refuses_an_id_that_makes_no_new_lesson(tmp_path: Path, lesson_id: str, message: str) -> None:
+    content, corpora, _ = _copy(tmp_path)
+    result = _new(content, corpora, lesson_id)
+    assert result.exit_code == 1  # type: ignore[attr-defined]
+    assert message.format(content=content, corpora=corpora) in result.output  # type: ignore[attr-defined]
+    assert validate(content) == []  # nothing was written
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_check_runs_every_step_on_a_new_lesson(new_lesson: tuple[Path, Path, str]) -> None:
+    content, corpora, lesson_id = new_lesson
+    arguments = ["check", lesson_id, "--content", str(content), "--corpora", str(corpora), "--no-browser"]
+    result = CliRunner().invoke(lessons, arguments)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "validation: ok" and lines[1] == "lint (ruff): ok"
+    assert lines[2] == "contract tests: ok" and " passed" in lines[3]
+    assert lines[-1] == f"{lesson_id}: every check that could run passed."
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_check_says_each_problem_once_where_it_is_and_what_to_do(tmp_path: Path) -> None:
+    content, corpora, lesson_id = _copy(tmp_path)
+    assert _new(content, corpora, lesson_id).exit_code == 0  # type: ignore[attr-defined]
+    (folder,) = content.glob(f"*/{lesson_id}-*")
+    page = folder / "lesson.md"
+    text = page.read_text().replace("doubling it gives $2x$.", "doubling it gives\n$2\\left(x$.")
+    page.write_text(text.replace("Type twice your number.", "Type twice {{x2}}."))
+    (folder / "lesson.py").write_text((folder / "lesson.py").read_text() + "import os\n")
+    arguments = ["check", lesson_id, "--content", str(content), "--corpora", str(corpora), "--no-browser"]
+    result = CliRunner().invoke(lessons, arguments)
+    assert result.exit_code == 1
+    output = result.output
+    formula = next(n for n, line in enumerate(page.read_text().splitlines(), 1) if "\\left(x" in line)
+    prompt = next(n for n, line in enumerate(page.read_text().splitlines(), 1) if "{{x2}}" in line)
+    assert output.count(str(page)) == 1  # the path once, then each problem at its line, once
+    assert f"  line {formula}: The formula '2\\left(x' could not be converted to MathML" in output
+    assert output.count("{{x2}}") == 1 and f"  line {prompt}: The placeholder {{{{x2}}}}" in output
+    assert "Fix each at its line (the sentence says how), then run this check again." in output
+    assert "F401" in output and "ruff check --fix" in output  # the unused import, and how to fix it
+    assert "validation: FAILED" in output and "lint (ruff): FAILED" in output
