@@ -592,7 +592,7 @@ class Mutants:
         """The mutant with the changes ``key`` (indices into the list of single changes), compiled once.
 
         Only the changed functions are compiled again; every function of the mutant is rebuilt on a
-        namespace of its own, so a caller (``attend``) calls the changed callee (``softmax``).
+        namespace of its own, so a caller calls the changed callee.
         """
         with self._lock:
             found = self._compiled.get(key)

@@ -1,9 +1,9 @@
-"""The named sizes of one call: ``n = 9, d_model = 4, d_k = 3`` for ``project_qkv(X, Wq, Wk, Wv)``.
+"""The named sizes of one call: ``n = 9, d_model = 4, d_k = 3`` for ``project(X, Wq, Wk, Wv)``.
 
 Sentences about a wrong value are written in the call's own terms ("(9, 4) is (n, d_model)"), so the
 grader needs the names of the sizes a call holds. They come from three places, none of them a lesson:
 
-* whole-number arguments are sizes under their parameter's name (``output_shape(n_q, n_k, d_v)``);
+* whole-number arguments are sizes under their parameter's name (``shape_of(n_q, n_k, d_v)``);
 * a suite may declare the axes of its array parameters (``Suite(shapes={"Q": ("n_q", "d_k")})``);
 * the reference solution names them itself: ``n, d_model = X.shape``, ``d_k = np.shape(Q)[1]``,
   ``d_head = d_model // h`` (read from its syntax tree, never run), and the comment on its ``return``
