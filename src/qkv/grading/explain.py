@@ -37,10 +37,11 @@ from qkv.grading.results import TestResult
 from qkv.grading.sizes import call_sizes, output_sizes, reference_axes, reference_outputs, reference_params
 from qkv.grading.suite import Case, Raises
 
-__all__ = ["BUDGET_S", "PAIR_POOL", "explain", "mutant_sentence"]
+__all__ = ["BUDGET_S", "MAX_PAIRS", "PAIR_POOL", "explain", "mutant_sentence"]
 
 BUDGET_S = 0.04  # seconds of mutant search per grading, at most
-PAIR_POOL = 10  # singles combined in pairs when no single holds
+PAIR_POOL = 10  # singles closest to the learner's result, combined in pairs when no single holds
+MAX_PAIRS = 300  # pairs tried at most, per function
 NAMED, RELATED, UNNAMED = 0, 1, 2  # how much a failing test's hint says, for the order shown
 WEAK_RELATIONS = ("partly", "row_factors", "non_finite")  # true, but they point at a place, not a cause
 
@@ -97,7 +98,8 @@ def _explain_function(group: list[_Test], deadline: float) -> dict[int, Choice]:
     if not failing:
         return {}
     explaining = group[0].case.explain
-    rules = {test.index: _rules(test, group) for test in failing if test.failed_value}
+    verdicts: dict[int, bool] = {}  # whether a rule is contradicted, by the rule's id
+    rules = {test.index: _rules(test, group, verdicts) for test in failing if test.failed_value}
     # The mutants are searched only where a failing value has no rule that holds on every test.
     wanted = explaining and any(not holding for _, holding in rules.values())
     mutant = _search(group, deadline) if wanted else None
@@ -107,12 +109,28 @@ def _explain_function(group: list[_Test], deadline: float) -> dict[int, Choice]:
 Rules = tuple[list[Any], list[Any]]  # the lesson's rules that match a test, and those not contradicted
 
 
-def _rules(test: _Test, group: list[_Test]) -> Rules:
+def _rules(test: _Test, group: list[_Test], verdicts: dict[int, bool]) -> Rules:
+    """The lesson's rules that match the test (from the one the verdict chose on), and of those the first
+    that no other test contradicts. Later rules are asked only when the chosen one is contradicted:
+    each one computes its mistake, which is the costly part."""
     outcome = test.outcome
     assert outcome is not None
-    matching = [rule for rule in test.case.hints if _matches(rule, outcome)]
-    holding = [rule for rule in matching if not (isinstance(rule, Mistake) and _contradicted(rule, group))]
-    return matching, holding
+    rules: list[Any] = list(test.case.hints)
+    chosen = next((i for i, rule in enumerate(rules) if rule.message == test.result.hint), None)
+    if chosen is None:
+        return [], []
+    matching: list[Any] = []
+    for rule in rules[chosen:]:
+        if not _matches(rule, outcome):
+            continue
+        matching.append(rule)
+        if not isinstance(rule, Mistake):
+            return matching, [rule]
+        if id(rule) not in verdicts:
+            verdicts[id(rule)] = _contradicted(rule, group)
+        if not verdicts[id(rule)]:
+            return matching, [rule]
+    return matching, []
 
 
 def _choose(test: _Test, rules: Rules | None, mutant: Mutant | None, explaining: bool) -> Choice:
@@ -143,7 +161,8 @@ def _matches(rule: Any, outcome: Outcome) -> bool:
 
 def _contradicted(rule: Mistake, group: list[_Test]) -> bool:
     """Whether some test of the function shows that the learner did not make this mistake: there the
-    mistake computes a wrong value, and the learner's result is not that value."""
+    mistake computes a wrong value and the learner's result is not that value, or the mistake computes
+    the right value and the learner's result is wrong."""
     for test in group:
         outcome = test.outcome
         rows_rules: list[Any] = list(test.case.hints)
@@ -158,7 +177,12 @@ def _contradicted(rule: Mistake, group: list[_Test]) -> bool:
                 continue
             comparator, key = found
             expected = _item(expected, key)
-        if wrong is _NOTHING or comparator is None or agrees(comparator, wrong, expected):
+        if wrong is _NOTHING or comparator is None:
+            continue
+        if agrees(comparator, wrong, expected):
+            got = _item(outcome.returned, key) if rule.at is not None else outcome.returned
+            if test.failed_value and got is not _NOTHING and not agrees(comparator, got, expected):
+                return True  # harmless here, yet the learner's value is wrong: another cause
             continue
         if not _matches(rule, outcome):
             return True
@@ -244,16 +268,41 @@ def _search(group: list[_Test], deadline: float) -> Mutant | None:
         found = _try(mutants, key, function, first, returned, scored)
         if found is not None:
             return found
-    scored.sort(reverse=True)
-    pool = [key for _, key in scored[:PAIR_POOL]]
-    for i, a in enumerate(pool):
-        for b in pool[i + 1 :]:
-            if time.perf_counter() > deadline:
-                return None
-            found = _try(mutants, (*a, *b), function, first, returned, None)
-            if found is not None:
-                return found
+    for pair in _pairs(mutants, scored):
+        if time.perf_counter() > deadline:
+            return None
+        found = _try(mutants, pair, function, first, returned, None)
+        if found is not None:
+            return found
     return None
+
+
+def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> list[tuple[int, ...]]:
+    """The pairs worth trying, at most :data:`MAX_PAIRS`: two changes of one kind on one line of the
+    reference (two operands exchanged, a shape written the other way round), then two among the singles
+    that came closest to the learner's result, then any two on one line."""
+    keys = [key for _, key in scored]
+    lines: dict[tuple[str, int], list[tuple[int, ...]]] = {}
+    for key in keys:
+        change = mutants.change(key[0])
+        lines.setdefault((change.function, change.line), []).append(key)
+
+    def kind(key: tuple[int, ...]) -> str:
+        return mutants.change(key[0]).operator
+
+    same_line = [(a, b) for listed in lines.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
+    pool = [key for _, key in sorted(scored, reverse=True)[:PAIR_POOL]]
+    pairs = [(*a, *b) for a, b in same_line if kind(a) == kind(b) and _exchanged_changes(mutants, a, b)]
+    pairs += [(*a, *b) for a, b in same_line if kind(a) == kind(b)]
+    pairs += [(*a, *b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
+    pairs += [(*a, *b) for a, b in same_line]
+    return list(dict.fromkeys(pairs))[:MAX_PAIRS]
+
+
+def _exchanged_changes(mutants: Mutants, a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether two changes exchange two names: one puts y where x belongs, the other x where y does."""
+    one, two = mutants.change(a[0]).exchange, mutants.change(b[0]).exchange
+    return one is not None and two is not None and one == two[::-1]
 
 
 def _try(

@@ -23,6 +23,7 @@ from qkv.grading.cgroups import remove_stale as remove_stale_cgroups
 from qkv.grading.explain import explain
 from qkv.grading.hints import Outcome
 from qkv.grading.limits import Limits
+from qkv.grading.mutants import prepare_in_background
 from qkv.grading.pool import SparePool
 from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
@@ -305,6 +306,9 @@ class Grader:
                 f"{MAX_SOURCE_BYTES // 1024} KiB.",
                 [],
             )
+        if suite.explain and suite.reference:
+            # The mutants of the reference are built while the sandbox runs (once per grader process).
+            prepare_in_background(suite.reference, suite.functions)
         cases = suite.cases(seed)
         # The calls run in an order shuffled by the seed, so code that counts its calls cannot know which
         # test it is in; the results are reported in the suite's own order.

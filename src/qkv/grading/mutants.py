@@ -20,7 +20,7 @@ The operators (each a function of one node of the tree):
 ``index``                 a constant index, ``k=`` or ``[:n]`` bound shifted by one; ``<`` for ``<=`` …
 ``swap``                  two arguments of a call, two operands of ``@``, ``-``, ``/``, two returned items
 ``size``                  one named size of the function used for another
-``operand``               another array of the function as an operand of ``@``, ``+``, ``-``
+``operand``               another array of the function as an operand of ``@``, ``*``, ``+``, ``-``
 ``in_place``              ``x = x op y`` written ``x op= y``; a conversion (``np.asarray``) dropped
 ``reduction``             ``sum``/``mean``, ``max``/``min``, ``var``/``std``, ``tril``/``triu`` exchanged
 ``call``                  a one-argument NumPy function dropped (``np.exp(x)`` → ``x``)
@@ -46,7 +46,7 @@ import numpy as np
 
 from qkv.grading.sizes import reference_axes
 
-__all__ = ["Mutant", "Mutants", "Mutation", "mutants_for", "mutations"]
+__all__ = ["Mutant", "Mutants", "Mutation", "mutants_for", "mutations", "prepare", "prepare_in_background"]
 
 Path = tuple[tuple[str, int | None], ...]
 AXES = (-1, 0, 1, -2)
@@ -71,6 +71,22 @@ COMPARISONS: dict[type[ast.cmpop], type[ast.cmpop]] = {
 }
 OPERATORS = {ast.Mult: "*", ast.Div: "/", ast.Add: "+", ast.Sub: "-", ast.FloorDiv: "//", ast.MatMult: "@"}
 FRAGMENT_LIMIT = 70
+PRIORITY = (  # the order operators are tried in: the mistakes learners make most first
+    "sqrt",
+    "size",
+    "axis",
+    "keepdims",
+    "transpose",
+    "scale",
+    "swap",
+    "drop",
+    "reduction",
+    "operand",
+    "index",
+    "call",
+    "in_place",
+    "constant",
+)
 
 
 @dataclass(frozen=True)
@@ -101,6 +117,7 @@ class Mutation:
     before: str
     after: str
     replacement: ast.AST = field(repr=False, compare=False)
+    exchange: tuple[str, str] | None = None  # (the name replaced, the name put there), for a name change
 
     def describe(self) -> str:
         """The change in words, with the reference's expression: for a learner's hint."""
@@ -263,6 +280,17 @@ def _index(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
         compared.ops = [COMPARISONS[type(node.ops[0])]()]
         symbol = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(compared.ops[0])]
         yield "index", compared, f"comparing with {symbol}"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        for side in ("left", "right"):
+            operand = node.left if side == "left" else node.comparators[0]
+            for op, sign in ((ast.Add(), "+"), (ast.Sub(), "-")):
+                shifted = copy.copy(node)
+                moved = ast.BinOp(left=operand, op=op, right=ast.Constant(1))
+                if side == "left":
+                    shifted.left = moved
+                else:
+                    shifted.comparators = [moved]
+                yield "index", shifted, f"with {_unparse(operand)} {sign} 1 where {_unparse(operand)} belongs"
 
 
 def _swap(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
@@ -382,18 +410,18 @@ def _array_names(function: ast.FunctionDef, sizes: Sequence[str]) -> list[str]:
 
 
 def _operands(node: ast.AST, parents: list[ast.AST], names: Sequence[str]) -> Iterator[Change]:
-    """Another array of the function in place of one operand of ``@``, ``+`` or ``-`` (A @ K for A @ V)."""
-    if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.MatMult | ast.Add | ast.Sub):
+    """Another array of the function in place of one operand of ``@``, ``*``, ``+`` or ``-`` (A @ K for
+    A @ V). The change is the operand's own node, so two of them make a pair (two operands exchanged)."""
+    if not isinstance(node, ast.Name) or node.id not in names or not parents:
         return
-    for side in ("left", "right"):
-        operand = getattr(node, side)
-        if not isinstance(operand, ast.Name) or operand.id not in names:
-            continue
-        for other in names:
-            if other != operand.id:
-                changed = copy.copy(node)
-                setattr(changed, side, ast.Name(id=other, ctx=ast.Load()))
-                yield "operand", changed, f"with {other} where {operand.id} belongs"
+    parent = parents[-1]
+    if not isinstance(parent, ast.BinOp) or not isinstance(
+        parent.op, ast.MatMult | ast.Mult | ast.Add | ast.Sub
+    ):
+        return
+    for other in names:
+        if other != node.id:
+            yield "operand", ast.Name(id=other, ctx=ast.Load()), f"with {other} where {node.id} belongs"
 
 
 def _statement_line(node: ast.AST, parents: list[ast.AST]) -> int:
@@ -476,8 +504,25 @@ def mutations(source: str) -> list[Mutation]:
                 if before == after:
                     continue
                 line = _statement_line(node, parents)
-                found.append(Mutation(operator, path, function.name, line, words, before, after, replacement))
+                _locate(replacement, node)
+                exchange = (
+                    (node.id, replacement.id)
+                    if isinstance(node, ast.Name) and isinstance(replacement, ast.Name)
+                    else None
+                )
+                found.append(
+                    Mutation(operator, path, function.name, line, words, before, after, replacement, exchange)
+                )
     return found
+
+
+def _locate(replacement: ast.AST, original: ast.AST) -> None:
+    """Give the new nodes of a replacement the place of the node they replace (compile needs one); the
+    nodes it shares with the reference keep theirs."""
+    for node in ast.walk(replacement):
+        for attribute in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            if attribute in node._attributes and getattr(node, attribute, None) is None:
+                setattr(node, attribute, getattr(original, attribute, 1) or 1)
 
 
 def _apply(function: ast.FunctionDef, changes: Sequence[Mutation]) -> ast.Module:
@@ -497,7 +542,7 @@ def _apply(function: ast.FunctionDef, changes: Sequence[Mutation]) -> ast.Module
             node = child
         name, position = steps[-1]
         _set_copied(node, name, position, change.replacement)
-    return ast.fix_missing_locations(ast.Module(body=[root], type_ignores=[]))
+    return ast.Module(body=[root], type_ignores=[])  # every replacement was located when it was made
 
 
 def _set_copied(parent: ast.AST, name: str, position: int | None, value: ast.AST) -> None:
@@ -584,9 +629,15 @@ class Mutants:
         return calls
 
     def singles(self, function: str) -> list[tuple[int, ...]]:
-        """The single changes that can alter ``function``'s results (in it or in what it calls)."""
+        """The single changes that can alter ``function``'s results (in it or in what it calls), the
+        likeliest operators first (:data:`PRIORITY`): a search cut short has tried those."""
         reach = self._reach.get(function, {function})
-        return [(i,) for i, change in enumerate(self._changes) if change.function in reach]
+        found = [(i,) for i, change in enumerate(self._changes) if change.function in reach]
+        return sorted(found, key=lambda key: PRIORITY.index(self._changes[key[0]].operator))
+
+    def change(self, index: int) -> Mutation:
+        """The single change at ``index``."""
+        return self._changes[index]
 
     def mutant(self, key: tuple[int, ...]) -> Mutant:
         """The mutant with the changes ``key`` (indices into the list of single changes), compiled once.
@@ -626,18 +677,57 @@ class Mutants:
 
 _CACHE: dict[str, Mutants | None] = {}
 _CACHE_LOCK = threading.Lock()
+_BUILDING: dict[str, threading.Lock] = {}  # one lock per reference: its mutants are built once
 
 
 def mutants_for(source: str | None) -> Mutants | None:
-    """The (cached) mutants of a reference solution; None without one, or when it does not parse."""
+    """The (cached) mutants of a reference solution; None without one, or when it does not parse.
+
+    The first call for a reference builds them (tens of milliseconds for a chapter's largest); a call
+    while another thread builds them waits for that one.
+    """
     if not source:
         return None
     with _CACHE_LOCK:
         if source in _CACHE:
             return _CACHE[source]
-    try:
-        made: Mutants | None = Mutants(source)
-    except SyntaxError:
-        made = None
+        building = _BUILDING.setdefault(source, threading.Lock())
+    with building:
+        with _CACHE_LOCK:
+            if source in _CACHE:
+                return _CACHE[source]
+        try:
+            made: Mutants | None = Mutants(source)
+        except SyntaxError:
+            made = None
+        with _CACHE_LOCK:
+            return _CACHE.setdefault(source, made)
+
+
+def prepare(source: str | None, functions: Sequence[str]) -> None:
+    """Build the mutants of a reference and compile every single one that can alter ``functions``.
+
+    Examples
+    --------
+    >>> prepare("def f(x):\\n    return 2 * x\\n", ["f"])
+    >>> mutants_for("def f(x):\\n    return 2 * x\\n").mutant((0,)).functions is not None
+    True
+    """
+    found = mutants_for(source)
+    if found is None:
+        return
+    for function in functions:
+        for key in found.singles(function):
+            found.mutant(key)
+
+
+def prepare_in_background(source: str | None, functions: Sequence[str]) -> None:
+    """:func:`prepare` in a daemon thread, once per reference: the grader starts it when it grades a
+    suite, so that the mutants are ready (or nearly) when the learner's results come back."""
+    if not source:
+        return
     with _CACHE_LOCK:
-        return _CACHE.setdefault(source, made)
+        if source in _CACHE or source in _BUILDING:
+            return
+        _BUILDING[source] = threading.Lock()
+    threading.Thread(target=prepare, args=(source, tuple(functions)), daemon=True, name="mutants").start()
