@@ -215,12 +215,38 @@ def _relation(test: _Test) -> Relation | None:
                 "Your result holds the right values, in the other order: return them in the order the "
                 "exercise asks for.",
             )
-    label, key = "your result", outcome.at
-    if key is not None and isinstance(compare, Items | Keys):
-        got, expected = _item(got, _key(compare, key)), _item(expected, _key(compare, key))
+    if outcome.at is None or not isinstance(compare, Items | Keys):
+        return _related(got, expected, compare, "your result", sizes, test.case.args)
+    # The item the mismatch named first, then every other item that differs.
+    keys = [outcome.at, *_other_items(compare, got, expected, outcome.at)]
+    for key in keys:
+        found = compare.item(key)
+        if found is None:
+            continue
+        item, index = found
+        mine, theirs = _item(got, index), _item(expected, index)
+        if mine is _NOTHING or theirs is _NOTHING or agrees(item, mine, theirs):
+            continue
         label = f"your {key}" if isinstance(key, str) else f"item {key} of your result"
+        relation = _related(mine, theirs, item, label, sizes, test.case.args)
+        if relation is not None:
+            return relation
+    return None
+
+
+def _other_items(compare: Items | Keys, got: Any, expected: Any, first: str | int) -> list[str | int]:
+    if isinstance(compare, Items):
+        keys: list[str | int] = list(compare.names) or list(range(len(compare.items)))
+    else:
+        keys = list(expected) if isinstance(expected, dict) else []
+    return [key for key in keys if key != first]
+
+
+def _related(
+    got: Any, expected: Any, compare: Comparator, label: str, sizes: list[tuple[str, int]], args: Any
+) -> Relation | None:
     rtol, atol = getattr(compare, "rtol", 1e-5), getattr(compare, "atol", 1e-8)
-    return find_relation(got, expected, sizes=sizes, args=test.case.args, label=label, rtol=rtol, atol=atol)
+    return find_relation(got, expected, sizes=sizes, args=args, label=label, rtol=rtol, atol=atol)
 
 
 def _key(compare: Comparator, key: str | int) -> str | int:

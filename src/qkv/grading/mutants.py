@@ -256,8 +256,9 @@ def _sqrt(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
 def _constants(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
     if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
         return
-    if parents and isinstance(parents[-1], ast.keyword | ast.Subscript):
-        return  # axis=, k= and indices have operators of their own
+    holder = parents[-2:-1] if parents and isinstance(parents[-1], ast.UnaryOp) else parents[-1:]
+    if holder and isinstance(holder[0], ast.keyword | ast.Subscript):
+        return  # axis=, k= and indices (-1 too) have operators of their own
     value = node.value
     if isinstance(value, int):
         for whole in (value + 1, value - 1):

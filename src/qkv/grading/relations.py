@@ -261,13 +261,17 @@ def _moved(got: Array, want: Array, order: tuple[int, ...], call: _Call) -> Rela
 
 # ---------------------------------------------------------------------------------------------- numbers
 def _scalar(got: float, want: float, call: _Call) -> Relation | None:
+    """A number: the expected one times a named factor, or plus a named offset (the cheaper to write;
+    between two as cheap, the offset for whole numbers, which are counts: a term counted too often)."""
     if not np.isfinite(got) and np.isfinite(want):
         return Relation("non_finite", f"{call.Label} is {got} where a finite number is expected.")
-    if want != 0:
-        factor = name_factor(got / want, call.sizes)
-        if factor:
-            return _factor_relation(factor, got / want, call)
+    factor = name_factor(got / want, call.sizes) if want != 0 else []
     offset = name_offset(got - want, call.sizes)
+    whole = float(got).is_integer() and float(want).is_integer()
+    if factor and (
+        not offset or factor[0].cost < offset[0].cost or (factor[0].cost == offset[0].cost and not whole)
+    ):
+        return _factor_relation(factor, got / want, call)
     if offset:
         return Relation(
             "offset",
@@ -381,7 +385,7 @@ def _finite_size(array: Array | None) -> bool:
     )
 
 
-KINDS = {"b": "booleans (True/False)", "i": "whole numbers", "u": "whole numbers", "f": "decimal numbers"}
+KINDS = {"b": "booleans", "i": "whole numbers", "u": "whole numbers", "f": "decimal numbers"}
 
 
 def _kind(got: Array, want: Array, call: _Call) -> Relation | None:
@@ -522,6 +526,12 @@ def _constant(got: Array, want: Array, call: _Call) -> Relation | None:
                 return _factor_relation(named, factor, call)
             if np.isclose(factor, -1.0):
                 return Relation("factor", f"{call.Label} is the expected value with every sign flipped.")
+            if factor != 0 and want[nonzero].size > 1:
+                return Relation(
+                    "factor",
+                    f"{call.Label} is the expected value times {format_number(factor)}, in every entry: "
+                    "a constant factor (a scale, a count, a sum) is off somewhere.",
+                )
     offsets = got[finite] - want[finite]
     if offsets.size and call.close(got[finite], want[finite] + float(np.median(offsets))):
         offset = float(np.median(offsets))
