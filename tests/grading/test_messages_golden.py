@@ -88,7 +88,7 @@ SCENARIOS: dict[str, Callable[[], str]] = {
     ),
     "partly": relation(_partly(), S),
     "masked row NaN": relation(_nan_row(), softmax(S), args=(MASK,)),
-    "float32": relation((S + 1e3).astype(np.float32) - np.float32(1e3), S),
+    "float32": relation((S / 3 + 1e2).astype(np.float32) - np.float32(1e2), S / 3),
     "truncated": relation(np.trunc(S).astype(np.int64), S),
     "bools as floats": relation(MASK.astype(float), MASK),
     "mutant axis": mutant("axis"),
