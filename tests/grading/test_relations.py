@@ -205,3 +205,12 @@ def test_the_sizes_of_a_call_come_from_its_reference() -> None:
     assert output_sizes(np.zeros((9, 3)), [["n", "d_k"]]) == [("n", 9), ("d_k", 3)]
     declared = call_sizes((X, W, 2), ["X", "W", "h"], {"W": ("d_in", "d_out")})
     assert dict(declared) == {"h": 2, "d_in": 4, "d_out": 3}
+
+
+def test_nan_from_numbers_far_from_zero() -> None:
+    rows = np.array([[1e8 + 0.25, 1e8 - 0.5, 1e8 + 1.0]])
+    expected = (rows - rows.mean()) / rows.std()
+    got = expected.copy()
+    got[0] = np.nan  # what a variance as mean(x²) − mean(x)² gives when it comes out negative
+    found = find_relation(got, expected, args=(rows,))
+    assert found is not None and found.kind == "non_finite" and "differences from the mean" in found.sentence

@@ -43,7 +43,6 @@ BUDGET_S = 0.04  # seconds of mutant search per grading, at most
 PAIR_POOL = 10  # singles closest to the learner's result, combined in pairs when no single holds
 MAX_PAIRS = 300  # pairs tried at most, per function
 NAMED, RELATED, UNNAMED = 0, 1, 2  # how much a failing test's hint says, for the order shown
-WEAK_RELATIONS = ("partly", "row_factors", "non_finite")  # true, but they point at a place, not a cause
 
 
 @dataclass
@@ -139,14 +138,14 @@ def _choose(test: _Test, rules: Rules | None, mutant: Mutant | None, explaining:
     hint = test.result.hint
     if hint == STUB or rules is None:
         return hint, NAMED if hint else UNNAMED, "lesson" if hint else None
-    matching, holding = rules
+    _, holding = rules
     if holding:
         return holding[0].message, NAMED, "lesson"
     if mutant is not None and explaining:
         return mutant_sentence(mutant), NAMED, "mutant"
     relation = _relation(test) if explaining else None
-    if matching and (relation is None or relation.kind in WEAK_RELATIONS):
-        return matching[0].message, NAMED, "lesson"  # contradicted elsewhere, but nothing else names it
+    # A rule that matched here but that another test contradicts does not fire: its mistake is not what
+    # the results show (an input where two mistakes happen to give the same numbers).
     if relation is not None:
         return relation.sentence, RELATED, f"relation:{relation.kind}"
     return None, UNNAMED, None
@@ -179,14 +178,30 @@ def _contradicted(rule: Mistake, group: list[_Test]) -> bool:
             expected = _item(expected, key)
         if wrong is _NOTHING or comparator is None:
             continue
+        got = _item(outcome.returned, key) if rule.at is not None else outcome.returned
+        if got is _NOTHING:
+            continue
         if agrees(comparator, wrong, expected):
-            got = _item(outcome.returned, key) if rule.at is not None else outcome.returned
-            if test.failed_value and got is not _NOTHING and not agrees(comparator, got, expected):
+            if test.failed_value and not agrees(comparator, got, expected):
                 return True  # harmless here, yet the learner's value is wrong: another cause
             continue
-        if not _matches(rule, outcome):
+        if not _alike(comparator, got, wrong):
             return True
     return False
+
+
+def _alike(comparator: Comparator, got: Any, value: Any) -> bool:
+    """The comparator's verdict, with NaN equal to NaN where both break alike (an overflow)."""
+    try:
+        if agrees(comparator, got, value):
+            return True
+        mine, theirs = _flat(got), _flat(value)
+        if mine is None or theirs is None or mine.shape != theirs.shape or not np.isnan(theirs).any():
+            return False
+        with np.errstate(all="ignore"):
+            return bool(np.allclose(mine, theirs, equal_nan=True))
+    except Exception:
+        return False
 
 
 # --------------------------------------------------------------------------------------------- relations
@@ -372,16 +387,7 @@ def _run(mutant: Mutant, function: str, args: Sequence[Any]) -> Any:
 def _same(case: Case, got: Any, value: Any) -> bool:
     """The test's own comparison, with NaN equal to NaN (a mutant may break exactly where the learner's
     code does)."""
-    try:
-        if agrees(case.compare, got, value):
-            return True
-        mine, theirs = _flat(got), _flat(value)
-        if mine is None or theirs is None or mine.shape != theirs.shape or not np.isnan(theirs).any():
-            return False
-        with np.errstate(all="ignore"):
-            return bool(np.allclose(mine, theirs, equal_nan=True))
-    except Exception:
-        return False
+    return _alike(case.compare, got, value)
 
 
 def _flat(value: Any) -> np.ndarray[Any, Any] | None:

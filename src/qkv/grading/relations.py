@@ -369,6 +369,14 @@ def _why_non_finite(bad: Array, call: _Call) -> str:
             return " An input holds -inf: -inf − (-inf) and 0/0 are NaN."
     arrays = [array for array in map(_numbers, call.args) if array is not None and _finite_size(array)]
     largest = max((float(np.abs(array).max()) for array in arrays), default=0.0)
+    if largest >= 1e6:
+        return (
+            f" The inputs reach {format_number(largest)}: far from zero, a formula that squares or "
+            "exponentiates the numbers themselves loses every digit or overflows (the square of 1e8 is "
+            "1e16, past float64's 16 digits, so a difference of two such numbers can even come out "
+            "negative, and its square root is NaN). Work with the differences from the mean (or from the "
+            "row's maximum) instead."
+        )
     if largest >= 20:
         return (
             f" The inputs reach {format_number(largest)}: an exponential of numbers that large overflows to "
