@@ -161,7 +161,7 @@ def _matches(rule: Any, outcome: Outcome) -> bool:
 def _contradicted(rule: Mistake, group: list[_Test]) -> bool:
     """Whether some test of the function shows that the learner did not make this mistake: there the
     mistake computes a wrong value and the learner's result is not that value, or the mistake computes
-    the right value and the learner's result is wrong."""
+    the right value and the learner's result is wrong, and no rule with the same sentence matches."""
     for test in group:
         outcome = test.outcome
         rows_rules: list[Any] = list(test.case.hints)
@@ -182,12 +182,18 @@ def _contradicted(rule: Mistake, group: list[_Test]) -> bool:
         if got is _NOTHING:
             continue
         if agrees(comparator, wrong, expected):
-            if test.failed_value and not agrees(comparator, got, expected):
-                return True  # harmless here, yet the learner's value is wrong: another cause
-            continue
-        if not _alike(comparator, got, wrong):
+            wrong_here = test.failed_value and not agrees(comparator, got, expected)
+        else:
+            wrong_here = not _alike(comparator, got, wrong)
+        # Another rule of the row with the same sentence may name this test (the same mistake with a
+        # second slip the first rule does not compute): the sentence still holds there.
+        if wrong_here and not _named_alike(rule.message, rows_rules, outcome):
             return True
     return False
+
+
+def _named_alike(message: str, rules: list[Any], outcome: Outcome) -> bool:
+    return any(getattr(other, "message", None) == message and _matches(other, outcome) for other in rules)
 
 
 def _alike(comparator: Comparator, got: Any, value: Any) -> bool:
