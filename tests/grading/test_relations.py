@@ -42,7 +42,7 @@ def test_a_factor_in_the_call_s_sizes() -> None:
 
 
 def test_a_factor_with_a_constant_and_a_size() -> None:
-    found = find_relation(S * 2 / np.sqrt(9), S, sizes=SIZES)
+    found = find_relation(S * 2 / np.sqrt(9), S, sizes=[("d_k", 9), ("n", 7)])
     assert found is not None and "2/√d_k" in found.sentence
 
 

@@ -325,9 +325,9 @@ def _search(group: list[_Test], deadline: float) -> Mutant | None:
 
 
 def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> list[tuple[int, ...]]:
-    """The pairs worth trying, at most :data:`MAX_PAIRS`: two changes of one kind on one line of the
-    reference (two operands exchanged, a shape written the other way round), then two among the singles
-    that came closest to the learner's result, then any two on one line."""
+    """The pairs worth trying, at most :data:`MAX_PAIRS`: two changes that exchange two names, the same
+    change in two places, two of one kind on one line, two among the singles that came closest to the
+    learner's result, then any two on one line."""
     keys = [key for _, key in scored]
     lines: dict[tuple[str, int], list[tuple[int, ...]]] = {}
     for key in keys:
@@ -340,6 +340,12 @@ def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> lis
     same_line = [(a, b) for listed in lines.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
     pool = [key for _, key in sorted(scored, reverse=True)[:PAIR_POOL]]
     pairs = [(*a, *b) for a, b in same_line if kind(a) == kind(b) and _exchanged_changes(mutants, a, b)]
+    # The same slip made twice (a mean and a variance both over axis 0, on two lines).
+    by_words: dict[tuple[str, str], list[tuple[int, ...]]] = {}
+    for key in keys:
+        change = mutants.change(key[0])
+        by_words.setdefault((change.function, change.words), []).append(key)
+    pairs += [(*a, *b) for listed in by_words.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
     pairs += [(*a, *b) for a, b in same_line if kind(a) == kind(b)]
     pairs += [(*a, *b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
     pairs += [(*a, *b) for a, b in same_line]

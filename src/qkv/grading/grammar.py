@@ -61,6 +61,7 @@ def terms(sizes: Sequence[tuple[str, int]]) -> list[Term]:
         names, cost = a.names | b.names, a.cost + b.cost + 1
         found.append(Term(f"{a.text}/{b.text}", a.value / b.value, cost, names))
         found.append(Term(f"{a.text}/√{b.text}", a.value / math.sqrt(b.value), cost + 1, names))
+        found.append(Term(f"√({a.text}/{b.text})", math.sqrt(a.value / b.value), cost + 1, names))
     return [*found, *(_inverse(term) for term in found)]
 
 
@@ -136,5 +137,5 @@ def name_offset(offset: float, sizes: Sequence[tuple[str, int]]) -> list[Term]:
                 text = f"{sign} {one.text} + {two.text}" if sign == "+" else f"- ({one.text} + {two.text})"
                 found.append(Term(text, offset, one.cost + two.cost + 1, one.names | two.names))
     if not found and float(size).is_integer() and size <= 3:
-        found.append(Term(f"{sign} {int(size)}", offset, 3))
+        found.append(Term(f"{sign} {int(size)}", offset, 4))  # a bare number explains least
     return _best(iter(found))

@@ -376,9 +376,27 @@ OPERATOR_FUNCTIONS: Sequence[Callable[[ast.AST, list[ast.AST]], Iterator[Change]
 )
 
 
+def _size_parameters(function: ast.FunctionDef) -> list[str]:
+    """The parameters the function uses as numbers, never as arrays: no attribute, index or ``@`` of
+    theirs, and not converted by NumPy (``output_shape(n_q, n_k, d_v)``, ``split_heads(X, h)``'s h)."""
+    params = [arg.arg for arg in function.args.args if arg.arg != "self"]
+    arrays: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.value, ast.Name):
+            arrays.add(node.value.id)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            arrays |= {side.id for side in (node.left, node.right) if isinstance(side, ast.Name)}
+        elif isinstance(node, ast.Call) and _call_name(node) in CONVERSIONS:
+            arrays |= {arg.id for arg in node.args if isinstance(arg, ast.Name)}
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple):
+            arrays |= {e.id for e in node.value.elts if isinstance(e, ast.Name)}  # X, W = (np.asarray(a) …)
+    return [name for name in params if name not in arrays]
+
+
 def _size_names(function: ast.FunctionDef, source: str) -> list[str]:
     axes, derived = reference_axes(source, function.name)
     names = [name for listed in axes.values() for name in listed if name]
+    names += _size_parameters(function)
     for assign in derived:
         used = {n.id for n in ast.walk(assign.value) if isinstance(n, ast.Name)}
         pure = all(

@@ -138,7 +138,8 @@ factor 1/√d_k that does not belong, or one missing.
         if got_array is None or want is None or want.size > MAX_ELEMENTS or got_array.size > MAX_ELEMENTS:
             return None
         if want.ndim == 0 or (got_array.ndim == 0 and want.size == 1):
-            return _scalar(float(got_array.reshape(-1)[0]), float(want.reshape(-1)[0]), call)
+            whole = got_array.dtype.kind in "iu" and want.dtype.kind in "iu"  # counts, not measures
+            return _scalar(float(got_array.reshape(-1)[0]), float(want.reshape(-1)[0]), call, whole)
         if got_array.shape != want.shape:
             return _other_shape(got_array, want, call)
         return _same_shape(got_array, want, call)
@@ -260,14 +261,13 @@ def _moved(got: Array, want: Array, order: tuple[int, ...], call: _Call) -> Rela
 
 
 # ---------------------------------------------------------------------------------------------- numbers
-def _scalar(got: float, want: float, call: _Call) -> Relation | None:
+def _scalar(got: float, want: float, call: _Call, whole: bool) -> Relation | None:
     """A number: the expected one times a named factor, or plus a named offset (the cheaper to write;
     between two as cheap, the offset for whole numbers, which are counts: a term counted too often)."""
     if not np.isfinite(got) and np.isfinite(want):
         return Relation("non_finite", f"{call.Label} is {got} where a finite number is expected.")
     factor = name_factor(got / want, call.sizes) if want != 0 else []
     offset = name_offset(got - want, call.sizes)
-    whole = float(got).is_integer() and float(want).is_integer()
     if factor and (
         not offset or factor[0].cost < offset[0].cost or (factor[0].cost == offset[0].cost and not whole)
     ):
