@@ -346,6 +346,8 @@ def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> lis
         change = mutants.change(key[0])
         by_words.setdefault((change.function, change.words), []).append(key)
     pairs += [(*a, *b) for listed in by_words.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
+    # The same slip everywhere it can be made (every product of a function transposed alike).
+    pairs += [tuple(k for key in listed for k in key) for listed in by_words.values() if len(listed) > 2]
     pairs += [(*a, *b) for a, b in same_line if kind(a) == kind(b)]
     pairs += [(*a, *b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
     pairs += [(*a, *b) for a, b in same_line]

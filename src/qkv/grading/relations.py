@@ -132,6 +132,9 @@ factor 1/√d_k that does not belong, or one missing.
     """
     call = _Call(label, sizes, args, rtol, atol)
     try:
+        container = _container(got, expected, call)
+        if container is not None:
+            return container
         if _is_shape(got) and _is_shape(expected):
             return _shape_tuple(tuple(got), tuple(expected), call)
         got_array, want = _numbers(got), _numbers(expected)
@@ -145,6 +148,40 @@ factor 1/√d_k that does not belong, or one missing.
         return _same_shape(got_array, want, call)
     except (ValueError, TypeError, ArithmeticError, IndexError):  # an odd value: no relation, never a crash
         return None
+
+
+def _container(got: Any, expected: Any, call: _Call) -> Relation | None:
+    """The right items in another container (a list for a tuple), or a dict whose keys differ only in
+    their case."""
+    if (
+        isinstance(got, list | tuple)
+        and isinstance(expected, list | tuple)
+        and type(got) is not type(expected)
+        and _same_items(got, expected)
+    ):
+        kind, other = type(got).__name__, type(expected).__name__
+        return Relation(
+            "container",
+            f"{call.Label} holds the right items in a {kind}; a {other} is asked for: return "
+            f"{other}(...) of them, or write them in {'( )' if other == 'tuple' else '[ ]'}.",
+        )
+    if isinstance(got, dict) and isinstance(expected, dict) and set(got) != set(expected):
+        folded = {str(key).casefold(): key for key in got}
+        if len(folded) == len(got) and set(folded) == {str(key).casefold() for key in expected}:
+            pairs = [f"{folded[str(key).casefold()]!r} for {key!r}" for key in expected if key not in got]
+            return Relation(
+                "keys",
+                f"{call.Label} has the right keys in the wrong case ({', '.join(pairs[:3])}): dict keys "
+                "are compared exactly, letter case included.",
+            )
+    return None
+
+
+def _same_items(got: Sequence[Any], expected: Sequence[Any]) -> bool:
+    try:
+        return bool(list(got) == list(expected))
+    except (ValueError, TypeError):  # arrays inside: their == is element by element
+        return False
 
 
 def _is_shape(value: Any) -> bool:
