@@ -71,6 +71,7 @@ COMPARISONS: dict[type[ast.cmpop], type[ast.cmpop]] = {
 }
 OPERATORS = {ast.Mult: "*", ast.Div: "/", ast.Add: "+", ast.Sub: "-", ast.FloorDiv: "//", ast.MatMult: "@"}
 FRAGMENT_LIMIT = 70
+MAX_KEPT = 3000  # compiled mutants kept per reference (every single, then pairs up to this many in all)
 PRIORITY = (  # the order operators are tried in: the mistakes learners make most first
     "sqrt",
     "size",
@@ -671,7 +672,10 @@ class Mutants:
         changes = tuple(self._changes[i] for i in key)
         made = Mutant(changes, self._build(changes))
         with self._lock:
-            self._compiled.setdefault(key, made)
+            # Every single is kept; pairs only up to a bound, so a server's memory stays bounded however
+            # many different pairs its learners' programs ask for (a pair compiles again in well under 1 ms).
+            if len(key) == 1 or len(self._compiled) < MAX_KEPT:
+                self._compiled.setdefault(key, made)
         return made
 
     def _build(self, changes: Sequence[Mutation]) -> dict[str, Any] | None:
