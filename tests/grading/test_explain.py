@@ -174,3 +174,13 @@ def test_switched_off_the_lesson_s_hints_alone_remain() -> None:
     wrong = learner("E.sum(axis=-1, keepdims=True)", "E.sum(axis=0, keepdims=True)")
     quiet = dataclasses.replace(suite([]), explain=False)
     assert all(test.hint is None for test in grade(wrong, quiet))
+
+
+def test_a_contradicted_hint_does_not_fire_even_alone() -> None:
+    """Without mutants, the contradicted rule still stays silent: its mistake is not what the results show."""
+    by_two = Mistake(BY_TWO, lambda Q, K, V: _scaled(Q, K, V, 2.0))
+    wrong = learner("np.sqrt(Q.shape[1])", "Q.shape[1]")
+    results = grade(wrong, dataclasses.replace(suite([by_two]), reference=None))
+    failing = [test for test in results if test.status != "pass"]
+    assert failing and BY_TWO not in {test.hint for test in failing}
+    assert all(test.hint_source != "lesson" for test in failing)

@@ -218,7 +218,11 @@ def test_nan_from_numbers_far_from_zero() -> None:
 
 def test_a_list_where_a_tuple_belongs_and_keys_in_another_case() -> None:
     found = find_relation([4, 7], (4, 7), label="your Q")
-    assert found is not None and found.kind == "container" and "in a list; a tuple is asked for" in found.sentence
+    assert (
+        found is not None
+        and found.kind == "container"
+        and "in a list; a tuple is asked for" in found.sentence
+    )
     keys = find_relation({"q": (1, 2), "k": (1, 2)}, {"Q": (1, 2), "K": (1, 2)})
     assert keys is not None and keys.kind == "keys" and "'q' for 'Q'" in keys.sentence
     assert find_relation([np.zeros(2)], (np.zeros(2),)) is None  # arrays inside: no crash
