@@ -39,7 +39,7 @@ from qkv.grading.suite import Case, Raises
 
 __all__ = ["BUDGET_S", "MAX_PAIRS", "PAIR_POOL", "explain", "mutant_sentence"]
 
-BUDGET_S = 0.04  # seconds of mutant search per grading, at most
+BUDGET_S = 0.08  # seconds of mutant search per grading, at most
 PAIR_POOL = 10  # singles closest to the learner's result, combined in pairs when no single holds
 MAX_PAIRS = 300  # pairs tried at most, per function
 NAMED, RELATED, UNNAMED = 0, 1, 2  # how much a failing test's hint says, for the order shown
