@@ -379,7 +379,7 @@ OPERATOR_FUNCTIONS: Sequence[Callable[[ast.AST, list[ast.AST]], Iterator[Change]
 
 def _size_parameters(function: ast.FunctionDef) -> list[str]:
     """The parameters the function uses as numbers, never as arrays: no attribute, index or ``@`` of
-    theirs, and not converted by NumPy (``output_shape(n_q, n_k, d_v)``, ``split_heads(X, h)``'s h)."""
+    theirs, and not converted by NumPy (a shape's n_q, n_k and d_v; the h of a split into heads)."""
     params = [arg.arg for arg in function.args.args if arg.arg != "self"]
     arrays: set[str] = set()
     for node in ast.walk(function):
