@@ -3,29 +3,49 @@
 Run with ``.venv/bin/python benchmarks/mistakes.py`` (``--seeds 7 31337`` to grade each program once per
 seed). Each wrong program under ``tests/lesson_corpora/<lesson>/<exercise>/wrong/`` (or where the exercise's
 ``graded-in.txt`` points) names the hint it must get on its ``# expected hint: NAME`` line. Per exercise
-this prints how many wrong programs there are, how many **pass** (target: none) and the share whose
-**first** message, the hint of the first failed test in the order the page lists them, names the tagged
-mistake (target: at least 90 %): holds its sentence, alone or in a sentence that names two mistakes
-(two at once, or two that the test's inputs cannot tell apart). It exits 1 when a target is missed.
-Nothing here names a lesson: the exercises come from the catalog.
+this prints:
+
+- how many wrong programs there are and how many **pass** (target: none);
+- **named first**: the share whose first message, the hint of the first failed test in the order the
+  page lists them, names the tagged mistake (target: at least 90 %): holds its sentence, alone or in a
+  sentence that names two mistakes;
+- **generic first**: the same programs graded with every hand-written hint of the lesson switched off,
+  so that only the grader's relations and the mutants of the reference solution speak: the share whose
+  first failed test carries one of their sentences (a relation is a numerical fact about the result, a
+  mutant's results equal the learner's on every test of the function, so a sentence there is never a
+  guess; whether it is the most useful one is read, not measured, in the ``--show`` listing);
+- **unlisted**: the programs of ``tests/grading/unlisted/`` (kinds of mistakes that no lesson lists),
+  graded with the hand-written hints on, and the share whose first message is the generic sentence each
+  expects (its ``# expected: KIND …`` line: ``mutant`` or ``relation:KIND``, one of them);
+- the **added cost** per grading: the time of the explanation pass (relations, mutants, order), median
+  and 90th percentile over every grading above, and the first grading's (which compiles the mutants).
+
+It exits 1 when a target is missed. Nothing here names a lesson: the exercises come from the catalog.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
+import statistics
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from qkv.grading import Grader
+from qkv.grading import Grader, Suite
+from qkv.grading import grader as grading_grader
 from qkv.grading import hints as grading_hints
 from qkv.lessons import load_catalog
 from qkv.lessons.pyfiles import import_lesson_file
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT / "tests" / "lesson_corpora"
+UNLISTED = ROOT / "tests" / "grading" / "unlisted"
 NAMED_TARGET = 0.9
+COSTS: list[float] = []  # seconds of each grading's explanation pass
 
 
 def wrong_programs(lesson_id: str, exercise_id: str) -> list[Path]:
@@ -46,12 +66,41 @@ def tagged_hint(path: Path, grading: Any) -> str:
     return found
 
 
+def without_hints(suite: Suite) -> Suite:
+    """The suite with every hand-written hint switched off: relations and mutants alone."""
+    rows = [dataclasses.replace(row, hints=()) for row in suite.table]
+    return dataclasses.replace(suite, table=rows)
+
+
+def timed_explain() -> None:
+    """Record the time of every explanation pass (the grader calls it once per failing grading)."""
+    original: Callable[..., Any] = grading_grader.explain
+
+    def explain(*args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return original(*args)
+        finally:
+            COSTS.append(time.perf_counter() - started)
+
+    grading_grader.explain = explain  # type: ignore[assignment]
+
+
+def first_failure(result: Any) -> Any:
+    failing = [test for test in result.tests if test.status not in ("pass", "not_run")]
+    return failing[0] if failing else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[7])
+    parser.add_argument("--show", action="store_true", help="print each program's first generic sentence")
     args = parser.parse_args()
+    timed_explain()
     missed = False
-    print(f"{'exercise':<22} {'programs':>8} {'pass':>5} {'named first':>12}   not named first")
+    print(
+        f"{'exercise':<16} {'programs':>8} {'pass':>5} {'named first':>12} {'generic first':>14}   not named"
+    )
     with Grader() as grader:
         for entry in load_catalog().code_exercises():
             paths = wrong_programs(entry.lesson.id, entry.exercise.id)
@@ -60,26 +109,79 @@ def main() -> int:
             grading, problems = import_lesson_file(entry.lesson.source.parent / "grading.py")
             if grading is None:
                 raise SystemExit(f"{entry.id}: {problems}")
-            graded = passed = named = 0
+            generic_suite = without_hints(entry.suite)
+            graded = passed = named = generic = 0
             unnamed: list[str] = []
             for path in paths:
                 hint = tagged_hint(path, grading)
                 for seed in args.seeds:
                     result = grader.grade(path.read_text(), entry.suite, seed=seed)
                     graded += 1
-                    failing = [test for test in result.tests if test.status not in ("pass", "not_run")]
+                    first = first_failure(result)
                     if result.status == "pass":
                         passed += 1
-                    elif failing and hint in (failing[0].hint or ""):  # alone, or in a pair's sentence
+                    elif first is not None and hint in (first.hint or ""):  # alone, or in a pair's sentence
                         named += 1
                     else:
                         unnamed.append(path.stem)
+                    bare = first_failure(grader.grade(path.read_text(), generic_suite, seed=seed))
+                    if bare is not None and (bare.hint_source or "").startswith(("mutant", "relation")):
+                        generic += 1
+                    if args.show:
+                        shown = bare.hint if bare is not None else "(passes)"
+                        print(f"    {path.stem}: [{bare.hint_source if bare else ''}] {shown}")
             share = named / graded
             missed |= passed > 0 or share < NAMED_TARGET
             print(
-                f"{entry.id:<22} {graded:>8} {passed:>5} {share:>11.0%}   {', '.join(sorted(set(unnamed)))}"
+                f"{entry.id:<16} {graded:>8} {passed:>5} {share:>11.0%} {generic / graded:>13.0%}   "
+                f"{', '.join(sorted(set(unnamed)))}"
             )
+        missed |= unlisted(grader, args.seeds, args.show)
+    report_costs()
     return 1 if missed else 0
+
+
+def unlisted(grader: Grader, seeds: list[int], show: bool) -> bool:
+    """Grade the programs of kinds no lesson lists; True when one passes."""
+    catalog = load_catalog()
+    total = named = passed = 0
+    missing: list[str] = []
+    for path in sorted(UNLISTED.glob("*/*.py")):
+        text = path.read_text()
+        exercise = re.search(r"^# exercise: (\S+)", text, re.MULTILINE)
+        expected = re.search(r"^# expected: (.+)$", text, re.MULTILINE)
+        if exercise is None or expected is None:
+            raise SystemExit(f"{path} lacks its '# exercise:' or '# expected:' line")
+        suite = catalog.code_exercise(exercise.group(1)).suite
+        for seed in seeds:
+            result = grader.grade(text, suite, seed=seed)
+            total += 1
+            first = first_failure(result)
+            if result.status == "pass":
+                passed += 1
+            elif first is not None and (first.hint_source or "") in expected.group(1).split():
+                named += 1
+            else:
+                missing.append(path.stem)
+            if show and first is not None:
+                print(f"    {path.stem}: [{first.hint_source}] {first.hint}")
+    if total:
+        print(
+            f"{'unlisted kinds':<16} {total:>8} {passed:>5} {named / total:>11.0%} {'':>14}   "
+            f"{', '.join(sorted(set(missing)))}"
+        )
+    return passed > 0
+
+
+def report_costs() -> None:
+    if not COSTS:
+        return
+    ms = sorted(cost * 1000 for cost in COSTS)
+    p90 = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
+    print(
+        f"added cost per failing grading (explanation pass): median {statistics.median(ms):.1f} ms, "
+        f"p90 {p90:.1f} ms, max {ms[-1]:.1f} ms over {len(ms)} gradings; the first: {COSTS[0] * 1000:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -334,8 +334,8 @@ def test_two_mistakes_at_once_are_both_named() -> None:
         for case in cases:
             if GRADING.CAUSAL_IGNORED in rule.message and case.args[6:] != (True,):
                 continue  # no mask asked for: only the other mistake shows, and its own rule names it
-            if "huge scores" in case.name:
-                continue  # one key dominates every row there: a scale or axis slip can leave no trace
+            if "huge scores" in case.name or "one token" in case.name:
+                continue  # one key dominates (or is alone in) every row: a scale or axis slip leaves no trace
             got = rule.compute(*case.args)
             outcome = Outcome(case.args, case.expected, case.compare, returned=got)
             assert first_hint(case.hints, outcome) == rule.message, (rule.message, case.name)

@@ -20,7 +20,10 @@ import numpy as np
 
 from qkv.grading.cgroups import HOST, CgroupHost, cgroups_available, slices_pause
 from qkv.grading.cgroups import remove_stale as remove_stale_cgroups
+from qkv.grading.explain import explain
+from qkv.grading.hints import Outcome
 from qkv.grading.limits import Limits
+from qkv.grading.mutants import prepare_in_background
 from qkv.grading.pool import SparePool
 from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
@@ -303,10 +306,14 @@ class Grader:
                 f"{MAX_SOURCE_BYTES // 1024} KiB.",
                 [],
             )
+        if suite.explain and suite.reference:
+            # The mutants of the reference are built while the sandbox runs (once per grader process).
+            prepare_in_background(suite.reference, suite.functions)
         cases = suite.cases(seed)
         # The calls run in an order shuffled by the seed, so code that counts its calls cannot know which
         # test it is in; the results are reported in the suite's own order.
         prepared.order = run_order(len(cases), seed)
+        prepared.cases = cases
         prepared.running = [cases[index] for index in prepared.order]
         prepared.job = {
             "source": source,
@@ -350,12 +357,19 @@ class Grader:
     def _conclude(self, prepared: _Prepared, process: SandboxProcess) -> GradeResult:
         """End the sandbox and judge its report."""
         raw = process.finish()
-        status, message, ran = interpret(raw, prepared.running, prepared.limits)
+        seen: dict[str, Outcome] = {}
+        status, message, ran = interpret(raw, prepared.running, prepared.limits, seen)
         # Back to the suite's order, each result saying when it ran.
         order = prepared.order
         tests = [
             dataclasses.replace(ran[order.index(index)], ran=order.index(index)) for index in range(len(ran))
         ]
+        if status == "fail":
+            # Every test of a function looked at together: a relation or a mutant of the reference names
+            # what no hint did, and each function's first failure shown is the one that says most.
+            started = time.perf_counter()
+            tests = explain(tests, prepared.cases, seen)
+            prepared.marks["explain_s"] = time.perf_counter() - started
         prepared.marks.update(raw.timing)
         prepared.marks.update(timing_events(raw.events))  # advisory: never read by the verdict
         prepared.marks["end"] = time.monotonic()
@@ -431,6 +445,7 @@ class _Prepared:
     sandbox: str
     marks: dict[str, float]
     order: list[int] = field(default_factory=list)
+    cases: list[Case] = field(default_factory=list)  # in the suite's order
     running: list[Case] = field(default_factory=list)
     job: dict[str, Any] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
@@ -557,8 +572,12 @@ def _output(raw: RawRun) -> str:
 TAMPERED = "Your code interfered with the grader's report ({}), so nothing could be checked."
 
 
-def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str | None, list[TestResult]]:
-    """Turn a raw run into ``(status, message, tests)``; a malformed report is an error, never a pass."""
+def interpret(
+    raw: RawRun, cases: list[Case], limits: Limits, seen: dict[str, Outcome] | None = None
+) -> tuple[str, str | None, list[TestResult]]:
+    """Turn a raw run into ``(status, message, tests)``; a malformed report is an error, never a pass.
+
+    ``seen`` receives each judged test's outcome by name (for :func:`qkv.grading.explain.explain`)."""
     if raw.malformed:
         return "error", TAMPERED.format(raw.malformed), []
     tests: list[TestResult] = []
@@ -577,7 +596,7 @@ def interpret(raw: RawRun, cases: list[Case], limits: Limits) -> tuple[str, str 
             elif kind == "result" and imported:
                 if event.get("id") != len(tests) or len(tests) >= len(cases):
                     raise MalformedReport("a result came for a test that was not expected next")
-                tests.append(_judge_safely(cases[len(tests)], event, limits))
+                tests.append(_judge_safely(cases[len(tests)], event, limits, seen))
             elif kind == "done" and imported:
                 if len(tests) != len(cases):
                     raise MalformedReport("the report ended before every test had a result")
@@ -641,14 +660,16 @@ def error_line(raw: RawRun) -> int | None:
     return None
 
 
-def _judge_safely(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
+def _judge_safely(
+    case: Case, event: dict[str, Any], limits: Limits, seen: dict[str, Outcome] | None = None
+) -> TestResult:
     """``judge``, except that a value it cannot handle fails the test instead of crashing the grader.
 
     The values come from the learner's code, so a comparison or hint that trips over an odd one is a bug
     to log, but never a reason for ``grade`` to raise (a 500 from the server, a traceback from the CLI).
     """
     try:
-        return judge(case, event, limits)
+        return judge(case, event, limits, seen)
     except MalformedReport:
         raise
     except Exception:

@@ -48,6 +48,11 @@ class TestResult:
         When the test was called in its run: 0 for the first. The calls run in an order shuffled by the seed
         (so code that counts its calls cannot tell which test it is in); tests are listed in the suite's
         order. None for a result made without a run.
+    hint_source : str or None
+        Where the hint came from: ``"lesson"`` (a rule the lesson wrote, or the grader's own for a stub or
+        a missing function), ``"mutant"`` (a mutant of the reference solution gives the same results) or
+        ``"relation:KIND"`` (a relation between the result and the expected value, such as
+        ``relation:transposed``); None without a hint. Not part of the results document.
     got : str or None
         For a test that did not pass: what the function returned, or the exception it raised; None when it
         never returned (not run, timed out, missing function).
@@ -70,6 +75,7 @@ class TestResult:
     expected: str | None = None
     got: str | None = None
     ran: int | None = None
+    hint_source: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The test's entry in the results document."""

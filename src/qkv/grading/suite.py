@@ -12,7 +12,7 @@ exactly and answers copied from an earlier run fail on the next.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,6 +105,9 @@ class Case:
     missing_hint: str = ""
     check_inputs: bool = True
     refuse_warnings: bool = False
+    reference: str | None = field(default=None, repr=False, compare=False)
+    shapes: Mapping[str, Sequence[str]] = field(default_factory=dict, repr=False, compare=False)
+    explain: bool = True
 
     @property
     def call(self) -> str:
@@ -131,6 +134,15 @@ class Suite:
     refuse_warnings : bool
         Fail a test whose call emits a warning (off by default; a row can say otherwise with its own
         ``refuse_warnings``).
+    reference : str, optional
+        The exercise's reference solution, as a program. The grader derives mutants from it (wrong
+        versions made by generic changes, :mod:`qkv.grading.mutants`) to name a mistake no hint lists;
+        the lessons layer sets it from the exercise's ``solution``.
+    shapes : mapping of str to sequence of str, optional
+        The names of the axes of the reference's array parameters, e.g. ``{"Q": ("n_q", "d_k")}``, so
+        that sentences about a wrong value speak of ``d_k``, not of 4 (:mod:`qkv.grading.sizes`).
+    explain : bool
+        Look for relations and mutants when a value differs (on by default).
 
     Raises
     ------
@@ -163,6 +175,9 @@ class Suite:
     time_limit_s: float | None = None
     check_inputs: bool = True
     refuse_warnings: bool = False
+    reference: str | None = field(default=None, repr=False, compare=False)
+    shapes: Mapping[str, Sequence[str]] = field(default_factory=dict, repr=False)
+    explain: bool = True
 
     def __post_init__(self) -> None:
         if self.time_limit_s is not None and not (
@@ -220,6 +235,9 @@ class Suite:
                     refuse_warnings=self.refuse_warnings
                     if row.refuse_warnings is None
                     else row.refuse_warnings,
+                    reference=self.reference,
+                    shapes=self.shapes,
+                    explain=self.explain,
                 )
             )
         return cases

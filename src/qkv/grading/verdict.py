@@ -84,8 +84,14 @@ def _raised_text(function: str, event: dict[str, Any]) -> str:
     return f"{function} raised {event.get('type')}{where}: {message}".rstrip(": ")
 
 
-def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
+def judge(
+    case: Case, event: dict[str, Any], limits: Limits, seen: dict[str, Outcome] | None = None
+) -> TestResult:
     """Compare one reported outcome with the expected one, and name the mistake when a hint knows it.
+
+    ``seen``, when given, receives the test's :class:`Outcome` under its name (what it returned, for a
+    test whose value was judged), for the explanation pass that looks at every test of a function together
+    (:mod:`qkv.grading.explain`).
 
     Raises
     ------
@@ -114,8 +120,10 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
         return _result(case, "fail", message, hint, got=shown(got))
     mismatch = case.compare.mismatch(got, case.expected)
     if mismatch is None and not changed and not warnings:
+        if seen is not None:
+            seen[case.name] = Outcome(case.args, case.expected, case.compare, returned=got)
         return _result(case, "pass")
-    seen = Outcome(
+    outcome = Outcome(
         case.args,
         case.expected,
         case.compare,
@@ -124,6 +132,8 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
         changed=tuple(index for index, _ in changed),
         warnings=tuple(warnings),
     )
+    if seen is not None:
+        seen[case.name] = outcome
     if mismatch is not None:
         also = []
         if changed:
@@ -132,7 +142,7 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
         if warnings:
             also.append(f"It also emitted {warnings[0].category}: {warnings[0].message.rstrip('. ')}.")
         message = " ".join([mismatch.message, *also])
-        return _result(case, "fail", message, first_hint(case.hints, seen), got=shown(got))
+        return _result(case, "fail", message, first_hint(case.hints, outcome), got=shown(got))
     # The value is right: what fails is what the call did besides returning it.
     side_hints: list[Hint] = [hint for hint in case.hints if isinstance(hint, Mutated | Warned)]
     if changed:
@@ -151,7 +161,7 @@ def judge(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
         )
         if warnings[0].category == "RuntimeWarning" and "encountered in" in warnings[0].message:
             message += NUMPY_WARNING_ADVICE
-    return _result(case, "fail", message, first_hint(side_hints, seen), got=shown(got))
+    return _result(case, "fail", message, first_hint(side_hints, outcome), got=shown(got))
 
 
 def _change(before: Any, after: Any) -> str:

@@ -6,6 +6,7 @@ body is TOML. Every problem is reported at the line of the offending key when it
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -182,10 +183,17 @@ def _build(
         starter_code=data.get("starter_code"),
         hints=tuple(str(hint) for hint in data.get("hints", [])),
         solution=data.get("solution"),
-        suite=suite if kind == "code" else None,
+        suite=_with_reference(suite, data.get("solution")) if kind == "code" else None,
         functions=tuple(suite.functions) if kind == "code" and suite is not None else (),
         label=str(data.get("label", "")),
     )
+
+
+def _with_reference(suite: Suite | None, solution: Any) -> Suite | None:
+    """The suite with the exercise's solution as its reference, from which the grader derives mutants."""
+    if suite is None or not isinstance(solution, str) or suite.reference is not None:
+        return suite
+    return dataclasses.replace(suite, reference=solution)
 
 
 def _check_part(body: _DirectiveBody, parts: Sequence[str]) -> list[Problem]:

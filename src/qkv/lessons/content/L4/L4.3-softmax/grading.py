@@ -342,6 +342,17 @@ THE_EXAMPLE_V = (*THE_EXAMPLE, np.array([[2.0, 0.0], [0.0, 2.0]]))
 # Scores in the thousands, one query far above the other: only a per-row maximum keeps both finite.
 LARGE_QK = (np.array([[30.0, 30.0], [-30.0, -30.0]]), np.array([[30.0, 30.0], [29.0, 29.0]]))
 LARGE_QKV = (*LARGE_QK, np.array([[1.0, 2.0], [3.0, -1.0]]))
+# Inputs that probe (the spec: any row gives finite weights): rows near ±1e8, where only the gaps count
+# and a formula that exponentiates the scores themselves overflows or loses every digit; and scores far
+# below zero, where e^S underflows to 0 for every key unless the row's maximum is subtracted.
+OFFSET_ROWS = (np.array([[1e8 + 0.5, 1e8, 1e8 - 1.25], [-1e8, -1e8 + 2.0, -1e8 - 0.5]]),)
+FAR_BELOW_ZERO = (np.array([[-1e4, -1e4 - 1.5, -1e4 + 0.25], [-5e3, -5e3 - 0.75, -5e3 - 2.0]]),)
+
+
+def _one_query(rng: np.random.Generator) -> tuple[Array, Array, Array]:
+    """n_q = 1: one row of weights, over keys and values of sizes that all differ."""
+    n_k, d_k, d_v = random_sizes(rng, 3, 2, 6)
+    return random_fractions(rng, 1, d_k), random_fractions(rng, n_k, d_k), random_fractions(rng, n_k, d_v)
 
 
 def _softmax_case(name: str, args: Any) -> TestCase:
@@ -379,6 +390,8 @@ functions = Suite(
         _softmax_case("softmax of the row [1000, -1000, 0] is finite", HUGE_ROW),
         _softmax_case("softmax of rows of ±1000 is finite", HUGE_ROWS),
         _softmax_case("softmax of a row far below another row is finite", FAR_BELOW),
+        _softmax_case("softmax of rows near ±1e8 (a large offset) is finite", OFFSET_ROWS),
+        _softmax_case("softmax of scores far below zero is finite", FAR_BELOW_ZERO),
         _weights_case("attention_weights on the lesson's example", THE_EXAMPLE),
         _weights_case("attention_weights with n_q, n_k and d_k all different", _qk),
         _weights_case("attention_weights with scores in the thousands", LARGE_QK),
@@ -386,6 +399,7 @@ functions = Suite(
         _attend_case("attend with n_q, n_k, d_k and d_v all different", _qkv),
         _attend_case("attend with every size equal (square matrices)", _square),
         _attend_case("attend with scores in the thousands", LARGE_QKV),
+        _attend_case("attend with one query (n_q = 1)", _one_query),
         _rejects("K and V have different numbers of rows", MISSING_KV_CHECK, _kv_rows_differ),
         _rejects("Q and K have different numbers of columns", MISSING_QK_CHECK, _qk_columns_differ),
     ],

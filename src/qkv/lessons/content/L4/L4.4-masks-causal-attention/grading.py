@@ -313,6 +313,18 @@ def _more_queries(rng: np.random.Generator) -> tuple[int, int]:
     return n_k + int(rng.integers(2, 4)), n_k
 
 
+def _one_key_each(rng: np.random.Generator) -> tuple[Array, ...]:
+    """Nearly every key masked: each query may see one key only, and every score is far below zero (near
+    -1000, a few apart), so that an exponential taken without subtracting the row's maximum is 0 for
+    every key; the allowed key must still take the whole weight."""
+    n_q, n_k, d_v = int(rng.integers(2, 4)), int(rng.integers(3, 5)), int(rng.integers(2, 4))
+    Q = np.round(rng.uniform(20, 30, size=(n_q, 2)), 2)
+    K = -np.round(30 + rng.uniform(-0.1, 0.1, size=(n_k, 2)), 2)  # scores near -1000 for every key
+    mask = np.zeros((n_q, n_k), dtype=bool)
+    mask[:, 0] = True
+    return Q, K, random_decimals(rng, n_k, d_v), mask
+
+
 def _huge_masked_keys(rng: np.random.Generator) -> tuple[Array, ...]:
     """Masked keys that score far above the allowed ones for some queries (a query of positive entries
     meets a key of 1500s) and far below for others: a softmax over every key, masked and renormalised
@@ -381,6 +393,9 @@ functions = Suite(
             "masked_attention when query 0 has no key (the diagonal excluded)", _no_diagonal_dead
         ),
         _attention_case("masked_attention with huge scores on masked keys", _huge_masked_keys),
+        _attention_case(
+            "masked_attention when each query may see one key, scored far below zero", _one_key_each
+        ),
         # Here -1e9 and scores times the mask both give uniform rows, so neither hint can be told apart.
         _attention_case(
             "masked_attention when every key of every query is masked", _all_dead, ATTENTION_HINTS[:4]

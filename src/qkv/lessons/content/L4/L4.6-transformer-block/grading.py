@@ -150,6 +150,18 @@ def _rows(n: int, d: int, scale: float = 1.0, eps: float | None = None) -> Calla
     return draw
 
 
+def _offset_rows(n: int, d: int) -> Callable[..., tuple[Any, ...]]:
+    """Rows whose mean is near 1e8 (±), spread about 1: the variance as mean(X²) − mean(X)² loses every
+    digit there, while the mean of the squared deviations keeps them."""
+
+    def draw(rng: np.random.Generator) -> tuple[Any, ...]:
+        X, gamma, beta = _rows(n, d)(rng)
+        offsets = np.where(np.arange(n) % 2 == 0, 1e8, -1e8)[:, None]  # (n, 1)
+        return X + offsets, gamma, beta
+
+    return draw
+
+
 def _gains(rng: np.random.Generator, d: int) -> Array:
     """Layer-norm gains near 1, rounded again after adding 1 so that a failing call shows 0.82, not
     0.8200000000000001."""
@@ -200,6 +212,7 @@ functions = Suite(
         _ln_case("layer_norm of one token", _rows(1, 5)),
         _ln_case("layer_norm with eps = 0.5 given", _rows(3, 4, eps=0.5)),
         _ln_case("layer_norm of rows with a tiny variance (eps matters)", _rows(4, 4, scale=0.003)),
+        _ln_case("layer_norm of rows with a large offset (mean near ±1e8)", _offset_rows(3, 5)),
         TestCase(
             "gelu of a vector",
             "gelu",

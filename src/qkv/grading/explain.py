@@ -1,0 +1,438 @@
+"""The explanation pass: every test of a function looked at together, after each was judged alone.
+
+A test's hint is first the lesson's own (:func:`qkv.grading.hints.first_hint`, in the verdict). This pass
+then, per function:
+
+1. checks that a hand-written :class:`~qkv.grading.hints.Mistake` that matched is what the results show
+   on *every* test of the function: one that another test contradicts (there it computes a wrong value
+   that the learner's result is not) gives way to a later rule that holds everywhere, or to a mutant or a
+   relation that names a different cause;
+2. where no rule matched, searches the mutants of the reference solution (:mod:`qkv.grading.mutants`)
+   for one whose results equal the learner's on every test of the function, and says what it changed;
+3. where neither did, looks for a relation between the returned value and the expected one
+   (:mod:`qkv.grading.relations`);
+4. orders the function's failing tests so that the first shown carries a named mistake or a mutant,
+   else a relation, whenever any of its failures has one (the page and ``qkv check`` open each function
+   at its first failure).
+
+The mutant search is bounded: singles are tried on the first failing test only and confirmed on the
+others; pairs only when no single holds, among the singles closest to the learner's result; and the whole
+pass stops looking after :data:`BUDGET_S` seconds of one grading.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from qkv.grading.compare import Comparator, Items, Keys, agrees
+from qkv.grading.hints import _NOTHING, STUB, Mistake, Outcome, _compute, _item
+from qkv.grading.mutants import Mutant, Mutants, mutants_for
+from qkv.grading.relations import Relation, find_relation
+from qkv.grading.results import TestResult
+from qkv.grading.sizes import call_sizes, output_sizes, reference_axes, reference_outputs, reference_params
+from qkv.grading.suite import Case, Raises
+
+__all__ = ["BUDGET_S", "MAX_PAIRS", "PAIR_POOL", "explain", "mutant_sentence"]
+
+BUDGET_S = 0.08  # seconds of mutant search per grading, at most
+PAIR_POOL = 10  # singles closest to the learner's result, combined in pairs when no single holds
+MAX_PAIRS = 300  # pairs tried at most, per function
+NAMED, RELATED, UNNAMED = 0, 1, 2  # how much a failing test's hint says, for the order shown
+
+
+@dataclass
+class _Test:
+    index: int
+    case: Case
+    result: TestResult
+    outcome: Outcome | None
+
+    @property
+    def failed_value(self) -> bool:
+        """A returned value that differs (not a side effect alone, not an exception)."""
+        outcome = self.outcome
+        return (
+            self.result.status != "pass"
+            and outcome is not None
+            and outcome.has_returned
+            and not agrees(self.case.compare, outcome.returned, self.case.expected)
+        )
+
+
+def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Outcome]) -> list[TestResult]:
+    """The results with hints explained across each function's tests, and failures ordered.
+
+    Parameters
+    ----------
+    results, cases : sequences
+        Every test's result and case, in the suite's order.
+    seen : dict
+        The outcome of every test that returned a value, by test name (from the verdict).
+    """
+    deadline = time.perf_counter() + BUDGET_S
+    tests = [
+        _Test(i, case, result, seen.get(case.name))
+        for i, (case, result) in enumerate(zip(cases, results, strict=True))
+    ]
+    out = list(results)
+    ranks: dict[int, int] = {}
+    for function in dict.fromkeys(case.function for case in cases):
+        group = [test for test in tests if test.case.function == function]
+        for test, (hint, rank, source) in _explain_function(group, deadline).items():
+            out[test] = replace(out[test], hint=hint, hint_source=source)
+            ranks[test] = rank
+    return _ordered(out, cases, ranks)
+
+
+Choice = tuple[str | None, int, str | None]  # the hint, how much it says, and where it came from
+
+
+def _explain_function(group: list[_Test], deadline: float) -> dict[int, Choice]:
+    failing = [test for test in group if test.result.status not in ("pass", "not_run")]
+    if not failing:
+        return {}
+    explaining = group[0].case.explain
+    verdicts: dict[int, bool] = {}  # whether a rule is contradicted, by the rule's id
+    rules = {test.index: _rules(test, group, verdicts) for test in failing if test.failed_value}
+    # The mutants are searched only where a failing value has no rule that holds on every test.
+    wanted = explaining and any(not holding for _, holding in rules.values())
+    mutant = _search(group, deadline) if wanted else None
+    return {test.index: _choose(test, rules.get(test.index), mutant, explaining) for test in failing}
+
+
+Rules = tuple[list[Any], list[Any]]  # the lesson's rules that match a test, and those not contradicted
+
+
+def _rules(test: _Test, group: list[_Test], verdicts: dict[int, bool]) -> Rules:
+    """The lesson's rules that match the test (from the one the verdict chose on), and of those the first
+    that no other test contradicts. Later rules are asked only when the chosen one is contradicted:
+    each one computes its mistake, which is the costly part."""
+    outcome = test.outcome
+    assert outcome is not None
+    rules: list[Any] = list(test.case.hints)
+    chosen = next((i for i, rule in enumerate(rules) if rule.message == test.result.hint), None)
+    if chosen is None:
+        return [], []
+    matching: list[Any] = []
+    for rule in rules[chosen:]:
+        if not _matches(rule, outcome):
+            continue
+        matching.append(rule)
+        if not isinstance(rule, Mistake):
+            return matching, [rule]
+        if id(rule) not in verdicts:
+            verdicts[id(rule)] = _contradicted(rule, group)
+        if not verdicts[id(rule)]:
+            return matching, [rule]
+    return matching, []
+
+
+def _choose(test: _Test, rules: Rules | None, mutant: Mutant | None, explaining: bool) -> Choice:
+    """The hint of one failing test, how much it says, and its source: ``lesson`` (a hand-written rule,
+    or the grader's own for a stub or a missing function), ``mutant`` or ``relation:KIND``."""
+    hint = test.result.hint
+    if hint == STUB or rules is None:
+        return hint, NAMED if hint else UNNAMED, "lesson" if hint else None
+    _, holding = rules
+    if holding:
+        return holding[0].message, NAMED, "lesson"
+    if mutant is not None and explaining:
+        return mutant_sentence(mutant), NAMED, "mutant"
+    relation = _relation(test) if explaining else None
+    # A rule that matched here but that another test contradicts does not fire: its mistake is not what
+    # the results show (an input where two mistakes happen to give the same numbers).
+    if relation is not None:
+        return relation.sentence, RELATED, f"relation:{relation.kind}"
+    return None, UNNAMED, None
+
+
+def _matches(rule: Any, outcome: Outcome) -> bool:
+    try:
+        return bool(rule.matches(outcome))
+    except Exception:  # a lesson's predicate that trips over an odd value matches nothing
+        return False
+
+
+def _contradicted(rule: Mistake, group: list[_Test]) -> bool:
+    """Whether some test of the function shows that the learner did not make this mistake: there the
+    mistake computes a wrong value and the learner's result is not that value, or the mistake computes
+    the right value and the learner's result is wrong, and no rule with the same sentence matches."""
+    for test in group:
+        outcome = test.outcome
+        rows_rules: list[Any] = list(test.case.hints)
+        if outcome is None or not outcome.has_returned or not any(hint is rule for hint in rows_rules):
+            continue
+        wrong = _compute(rule.compute, test.case.args)
+        expected = test.case.expected
+        comparator: Comparator | None = test.case.compare
+        if rule.at is not None:
+            found = test.case.compare.item(rule.at)
+            if found is None:
+                continue
+            comparator, key = found
+            expected = _item(expected, key)
+        if wrong is _NOTHING or comparator is None:
+            continue
+        got = _item(outcome.returned, key) if rule.at is not None else outcome.returned
+        if got is _NOTHING:
+            continue
+        if agrees(comparator, wrong, expected):
+            wrong_here = test.failed_value and not agrees(comparator, got, expected)
+        else:
+            wrong_here = not _alike(comparator, got, wrong)
+        # Another rule of the row with the same sentence may name this test (the same mistake with a
+        # second slip the first rule does not compute): the sentence still holds there.
+        if wrong_here and not _named_alike(rule.message, rows_rules, outcome):
+            return True
+    return False
+
+
+def _named_alike(message: str, rules: list[Any], outcome: Outcome) -> bool:
+    return any(getattr(other, "message", None) == message and _matches(other, outcome) for other in rules)
+
+
+def _alike(comparator: Comparator, got: Any, value: Any) -> bool:
+    """The comparator's verdict, with NaN equal to NaN where both break alike (an overflow)."""
+    try:
+        if agrees(comparator, got, value):
+            return True
+        mine, theirs = _flat(got), _flat(value)
+        if mine is None or theirs is None or mine.shape != theirs.shape or not np.isnan(theirs).any():
+            return False
+        with np.errstate(all="ignore"):
+            return bool(np.allclose(mine, theirs, equal_nan=True))
+    except Exception:
+        return False
+
+
+# --------------------------------------------------------------------------------------------- relations
+def _sizes(case: Case) -> list[tuple[str, int]]:
+    params = reference_params(case.reference, case.function)
+    found = call_sizes(case.args, params, case.shapes, reference_axes(case.reference, case.function))
+    named = dict(found)
+    for name, size in output_sizes(case.expected, reference_outputs(case.reference, case.function)):
+        named.setdefault(name, size)
+    return list(named.items())
+
+
+def _relation(test: _Test) -> Relation | None:
+    outcome = test.outcome
+    assert outcome is not None
+    got, expected, compare = outcome.returned, test.case.expected, test.case.compare
+    sizes = _sizes(test.case)
+    if isinstance(compare, Items) and isinstance(got, tuple | list) and len(got) == len(compare.items) > 1:
+        swapped = list(reversed(got))
+        if all(
+            agrees(item, mine, want)
+            for item, mine, want in zip(compare.items, swapped, expected, strict=True)
+        ):
+            return Relation(
+                "swapped_items",
+                "Your result holds the right values, in the other order: return them in the order the "
+                "exercise asks for.",
+            )
+    if outcome.at is None or not isinstance(compare, Items | Keys):
+        return _related(got, expected, compare, "your result", sizes, test.case.args)
+    # The item the mismatch named first, then every other item that differs.
+    keys = [outcome.at, *_other_items(compare, got, expected, outcome.at)]
+    for key in keys:
+        found = compare.item(key)
+        if found is None:
+            continue
+        item, index = found
+        mine, theirs = _item(got, index), _item(expected, index)
+        if mine is _NOTHING or theirs is _NOTHING or agrees(item, mine, theirs):
+            continue
+        label = f"your {key}" if isinstance(key, str) else f"item {key} of your result"
+        relation = _related(mine, theirs, item, label, sizes, test.case.args)
+        if relation is not None:
+            return relation
+    return None
+
+
+def _other_items(compare: Items | Keys, got: Any, expected: Any, first: str | int) -> list[str | int]:
+    if isinstance(compare, Items):
+        keys: list[str | int] = list(compare.names) or list(range(len(compare.items)))
+    else:
+        keys = list(expected) if isinstance(expected, dict) else []
+    return [key for key in keys if key != first]
+
+
+def _related(
+    got: Any, expected: Any, compare: Comparator, label: str, sizes: list[tuple[str, int]], args: Any
+) -> Relation | None:
+    rtol, atol = getattr(compare, "rtol", 1e-5), getattr(compare, "atol", 1e-8)
+    return find_relation(got, expected, sizes=sizes, args=args, label=label, rtol=rtol, atol=atol)
+
+
+def _key(compare: Comparator, key: str | int) -> str | int:
+    found = compare.item(key)
+    return found[1] if found is not None else key
+
+
+# ----------------------------------------------------------------------------------------------- mutants
+def mutant_sentence(mutant: Mutant) -> str:
+    """What a mutant changed, as the hint of a test whose results it explains.
+
+    Examples
+    --------
+    >>> from qkv.grading.mutants import Mutants
+    >>> found = Mutants("def f(S):\\n    return S / S.sum(axis=-1, keepdims=True)\\n")
+    >>> key = next(k for k in found.singles("f") if found.mutant(k).changes[0].operator == "keepdims")
+    >>> mutant_sentence(found.mutant(key))
+    'Your results are what the reference solution gives with one change, without keepdims=True: \
+S.sum(axis=-1) where the reference has S.sum(axis=-1, keepdims=True) (in f).'
+    """
+    count = "one change" if len(mutant.changes) == 1 else f"{len(mutant.changes)} changes"
+    return f"Your results are what the reference solution gives with {count}, {mutant.describe()}."
+
+
+def _search(group: list[_Test], deadline: float) -> Mutant | None:
+    """The mutant whose results equal the learner's on every test of the function that returned."""
+    reference = group[0].case.reference
+    mutants = mutants_for(reference)
+    returned = [
+        test
+        for test in group
+        if test.outcome is not None
+        and test.outcome.has_returned
+        and not isinstance(test.case.expected, Raises)
+    ]
+    failing = [test for test in returned if test.failed_value]
+    if mutants is None or not failing:
+        return None
+    function = group[0].case.function
+    first = failing[0]
+    scored: list[tuple[float, tuple[int, ...]]] = []
+    for key in mutants.singles(function):
+        if time.perf_counter() > deadline:
+            return None
+        found = _try(mutants, key, function, first, returned, scored)
+        if found is not None:
+            return found
+    for pair in _pairs(mutants, scored):
+        if time.perf_counter() > deadline:
+            return None
+        found = _try(mutants, pair, function, first, returned, None)
+        if found is not None:
+            return found
+    return None
+
+
+def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> list[tuple[int, ...]]:
+    """The pairs worth trying, at most :data:`MAX_PAIRS`: two changes that exchange two names, the same
+    change in two places, two of one kind on one line, two among the singles that came closest to the
+    learner's result, then any two on one line."""
+    keys = [key for _, key in scored]
+    lines: dict[tuple[str, int], list[tuple[int, ...]]] = {}
+    for key in keys:
+        change = mutants.change(key[0])
+        lines.setdefault((change.function, change.line), []).append(key)
+
+    def kind(key: tuple[int, ...]) -> str:
+        return mutants.change(key[0]).operator
+
+    same_line = [(a, b) for listed in lines.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
+    pool = [key for _, key in sorted(scored, reverse=True)[:PAIR_POOL]]
+    pairs = [(*a, *b) for a, b in same_line if kind(a) == kind(b) and _exchanged_changes(mutants, a, b)]
+    # The same slip made twice (a mean and a variance both over axis 0, on two lines).
+    by_words: dict[tuple[str, str], list[tuple[int, ...]]] = {}
+    for key in keys:
+        change = mutants.change(key[0])
+        by_words.setdefault((change.function, change.words), []).append(key)
+    pairs += [(*a, *b) for listed in by_words.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
+    # The same slip everywhere it can be made (every product of a function transposed alike).
+    pairs += [tuple(k for key in listed for k in key) for listed in by_words.values() if len(listed) > 2]
+    pairs += [(*a, *b) for a, b in same_line if kind(a) == kind(b)]
+    pairs += [(*a, *b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
+    pairs += [(*a, *b) for a, b in same_line]
+    return list(dict.fromkeys(pairs))[:MAX_PAIRS]
+
+
+def _exchanged_changes(mutants: Mutants, a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether two changes exchange two names: one puts y where x belongs, the other x where y does."""
+    one, two = mutants.change(a[0]).exchange, mutants.change(b[0]).exchange
+    return one is not None and two is not None and one == two[::-1]
+
+
+def _try(
+    mutants: Mutants,
+    key: tuple[int, ...],
+    function: str,
+    first: _Test,
+    returned: list[_Test],
+    scored: list[tuple[float, tuple[int, ...]]] | None,
+) -> Mutant | None:
+    mutant = mutants.mutant(key)
+    if mutant.functions is None or function not in mutant.functions:
+        return None
+    value = _run(mutant, function, first.case.args)
+    if value is _FAILED or _same(first.case, value, first.case.expected):
+        return None
+    got = first.outcome.returned if first.outcome is not None else None
+    if not _same(first.case, got, value):
+        if scored is not None:
+            scored.append((_closeness(got, value, first.case.expected), key))
+        return None
+    for test in returned:
+        if test is first or test.outcome is None:
+            continue
+        other = _run(mutant, function, test.case.args)
+        if other is _FAILED or not _same(test.case, test.outcome.returned, other):
+            return None
+    return mutant
+
+
+_FAILED = object()
+
+
+def _run(mutant: Mutant, function: str, args: Sequence[Any]) -> Any:
+    try:
+        return mutant.call(function, args)
+    except Exception:  # a mutant that cannot run on these inputs gives no result
+        return _FAILED
+
+
+def _same(case: Case, got: Any, value: Any) -> bool:
+    """The test's own comparison, with NaN equal to NaN (a mutant may break exactly where the learner's
+    code does)."""
+    return _alike(case.compare, got, value)
+
+
+def _flat(value: Any) -> np.ndarray[Any, Any] | None:
+    """Every number of a value (an array, or a tuple of arrays) in one float array, or None."""
+    try:
+        if isinstance(value, tuple | list) and value and all(isinstance(v, np.ndarray) for v in value):
+            return np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in value])
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return array.reshape(-1)
+
+
+def _closeness(got: Any, value: Any, expected: Any) -> float:
+    """How many of the numbers that the learner has wrong the mutant has the same: pairs start there."""
+    mine, theirs, want = _flat(got), _flat(value), _flat(expected)
+    if mine is None or theirs is None or want is None or not (mine.shape == theirs.shape == want.shape):
+        return 0.0
+    with np.errstate(all="ignore"):
+        wrong = ~np.isclose(mine, want, equal_nan=True)
+        same = np.isclose(mine, theirs, equal_nan=True)
+    return float((wrong & same).sum()) / max(1, int(wrong.sum()))
+
+
+# ------------------------------------------------------------------------------------------------- order
+def _ordered(results: list[TestResult], cases: Sequence[Case], ranks: dict[int, int]) -> list[TestResult]:
+    """Each function's failing tests, in the places they hold, ordered by how much their hint says."""
+    out = list(results)
+    for function in dict.fromkeys(case.function for case in cases):
+        places = [i for i, case in enumerate(cases) if case.function == function and i in ranks]
+        ordered = sorted(places, key=lambda i: ranks[i])  # stable: the suite's order within a rank
+        for place, source in zip(places, ordered, strict=True):
+            out[place] = results[source]
+    return out

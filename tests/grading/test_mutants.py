@@ -1,0 +1,189 @@
+"""Mutants of a reference solution (qkv.grading.mutants): each operator on a small reference, pairs, and
+what a mutant's words say. No sandbox: the mutants are the reference, changed, run in this process."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qkv.grading.mutants import PRIORITY, Mutants, mutations
+
+REFERENCE = """import numpy as np
+
+
+def softmax(S):
+    S = np.asarray(S, dtype=float)
+    E = np.exp(S - S.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+def attend(Q, K, V):
+    A = softmax(Q @ K.T / np.sqrt(Q.shape[1]))
+    return A @ V, A
+
+
+def causal(n):
+    return np.tril(np.ones((n, n), dtype=bool), k=0)
+
+
+def sees(n):
+    i = np.arange(n)[:, None]
+    j = np.arange(n)[None, :]
+    return j <= i
+
+
+def split(X, h):
+    n, d_model = X.shape
+    d_head = d_model // h
+    return X.reshape(n, h, d_head).transpose(1, 0, 2)
+
+
+def norm(X, gamma, beta):
+    mu = X.mean(axis=-1, keepdims=True)
+    return (X - mu) / np.sqrt(X.var(axis=-1, keepdims=True) + 1e-5) * gamma + beta
+
+
+def count(d_model):
+    return 4 * d_model * d_model
+"""
+RNG = np.random.default_rng(5)
+Q, K, V = RNG.normal(size=(3, 4)), RNG.normal(size=(5, 4)), RNG.normal(size=(5, 2))
+X = RNG.normal(size=(3, 4))
+FOUND = Mutants(REFERENCE)
+ALL = mutations(REFERENCE)
+
+
+def by_words(words: str, function: str | None = None, before: str = "") -> tuple[int, ...]:
+    hits = [
+        i
+        for i, m in enumerate(ALL)
+        if words in m.words and (function is None or m.function == function) and before in m.before
+    ]
+    assert hits, f"no mutation says {words!r}: {[m.words for m in ALL]}"
+    return (hits[0],)
+
+
+def run(key: tuple[int, ...], function: str, *args: object) -> object:
+    mutant = FOUND.mutant(key)
+    assert mutant.functions is not None
+    return mutant.call(function, args)
+
+
+def test_every_operator_makes_mutations() -> None:
+    assert {m.operator for m in ALL} == set(PRIORITY)
+
+
+@pytest.mark.parametrize(
+    ("words", "function", "before", "args", "wrong"),
+    [
+        ("over axis 0 instead of axis -1", "softmax", "E.sum", (Q,), lambda: _softmax(Q, sum_axis=0)),
+        ("without keepdims=True", "norm", "X.mean", (X, 1.0, 0.0), None),
+        ("without the square root", "attend", "", (Q, K, V), lambda: _attend(Q, K, V, scale=4.0)),
+        ("with the square root of", "norm", "gamma", (X, 4.0, 0.0), None),
+        ("the right operand of @ transposed", "attend", "", (Q, RNG.normal(size=(4, 4)), V[:4]), None),
+        ("without the transpose (.T)", "attend", "", (Q, RNG.normal(size=(4, 4)), V[:4]), None),
+        ("returning the items in the other order", "attend", "", (Q, K, V), lambda: _attend(Q, K, V)[::-1]),
+        ("with min instead of max", "softmax", "", (Q * 400,), None),
+        ("with 3 instead of 4", "count", "", (5,), lambda: 75),
+        ("with k=1 instead of k=0", "causal", "", (4,), lambda: np.tril(np.ones((4, 4), dtype=bool), k=1)),
+        ("comparing with <", "sees", "", (4,), lambda: np.tril(np.ones((4, 4), dtype=bool), k=-1)),
+        ("with i + 1 where i belongs", "sees", "", (4,), lambda: np.tril(np.ones((4, 4), dtype=bool), k=1)),
+        ("with d_head where n belongs", "split", "", (RNG.normal(size=(3, 4)), 2), None),
+        ("with K where V belongs", "attend", "", (Q, K, RNG.normal(size=(5, 4))), None),
+        ("without np.exp", "softmax", "", (Q,), None),
+        ("with the arguments", "split", "", (RNG.normal(size=(3, 4)), 2), None),
+        ("without the // h", "split", "", (RNG.normal(size=(3, 4)), 2), None),
+        ("multiplied by", "attend", "", (Q, K, V), lambda: _attend(Q, K, V, scale=0.5)),
+    ],
+)
+def test_an_operator_changes_what_the_reference_computes(
+    words: str,
+    function: str,
+    before: str,
+    args: tuple,
+    wrong: object,  # type: ignore[type-arg]
+) -> None:
+    key = by_words(words, function, before)
+    try:
+        value = run(key, function, *args)
+    except (ValueError, TypeError, IndexError):
+        assert wrong is None  # a mutant that cannot run on these inputs: no result, never a wrong one
+        return
+    if callable(wrong):
+        assert _close(value, wrong())
+    else:
+        assert not _close(value, _reference(function, *args))
+
+
+def test_working_on_the_argument_itself_changes_it_in_place() -> None:
+    key = by_words("working on S itself", "softmax")
+    scores = Q.copy()
+    mutant = FOUND.mutant(key)
+    assert mutant.functions is not None
+    # The mutant gets a copy of the arguments (the grader's own stay as they were)
+    assert _close(mutant.call("softmax", (scores,)), _softmax(Q)) and _close(scores, Q)
+
+
+def test_a_change_in_a_callee_reaches_its_caller() -> None:
+    key = by_words("over axis 0 instead of axis -1", "softmax", "E.sum")
+    assert key in FOUND.singles("attend")
+    _, weights = run(key, "attend", Q, K, V)  # type: ignore[misc]
+    assert _close(weights, _softmax(Q @ K.T / 2.0, sum_axis=0))
+
+
+def test_a_pair_exchanges_two_operands() -> None:
+    pair = (*by_words("with beta where gamma belongs"), *by_words("with gamma where beta belongs"))
+    gamma, beta = RNG.normal(size=4), RNG.normal(size=4)
+    mu, var = X.mean(axis=-1, keepdims=True), X.var(axis=-1, keepdims=True)
+    assert _close(run(pair, "norm", X, gamma, beta), (X - mu) / np.sqrt(var + 1e-5) * beta + gamma)
+    assert "; and " in FOUND.mutant(pair).describe()
+
+
+def test_nested_changes_make_no_mutant() -> None:
+    outer = by_words("without the * gamma")  # drops the product, inside which the other change lies
+    inner = by_words("with beta where gamma belongs")
+    assert FOUND.mutant((*outer, *inner)).functions is None
+
+
+def test_the_words_quote_the_reference_s_expression() -> None:
+    mutation = ALL[by_words("over axis 0 instead of axis -1", "softmax", "S.max")[0]]
+    assert mutation.describe() == (
+        "over axis 0 instead of axis -1: S.max(axis=0, keepdims=True) where the reference has "
+        "S.max(axis=-1, keepdims=True) (in softmax)"
+    )
+    assert mutation.line == 6
+
+
+def test_a_function_with_a_while_loop_is_left_alone() -> None:
+    assert mutations("def f(n):\n    while n > 0:\n        n -= 1\n    return n\n") == []
+
+
+def test_the_reference_itself_is_untouched() -> None:
+    FOUND.mutant(by_words("over axis 0 instead of axis -1", "softmax"))
+    assert _close(run((), "softmax", Q), _softmax(Q))
+
+
+# --------------------------------------------------------------------------------------------- helpers
+def _softmax(S: np.ndarray, sum_axis: int = -1) -> np.ndarray:
+    E = np.exp(S - S.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=sum_axis, keepdims=True)
+
+
+def _attend(Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float = 2.0) -> tuple:  # type: ignore[type-arg]
+    A = _softmax(Q @ K.T / scale)
+    return A @ V, A
+
+
+def _reference(function: str, *args: object) -> object:
+    namespace: dict[str, object] = {}
+    exec(REFERENCE, namespace)
+    return namespace[function](*args)  # type: ignore[operator]
+
+
+def _close(a: object, b: object) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    try:
+        return np.shape(a) == np.shape(b) and bool(np.allclose(np.asarray(a, float), np.asarray(b, float)))
+    except (TypeError, ValueError):
+        return False

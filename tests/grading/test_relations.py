@@ -1,0 +1,228 @@
+"""Relations between a wrong value and the expected one (qkv.grading.relations, grammar, sizes): one test
+per relation kind, the grammar of factors and offsets, and the sizes a call names. No sandbox: these are
+functions of values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qkv import merge_heads, softmax, split_heads
+from qkv.grading.grammar import name_factor, name_offset
+from qkv.grading.relations import find_relation, name_shape
+from qkv.grading.sizes import call_sizes, output_sizes, reference_axes, reference_outputs, reference_params
+
+RNG = np.random.default_rng(3)
+S = RNG.normal(size=(4, 5))
+SIZES = [("n_q", 4), ("n_k", 5), ("d_k", 9)]
+
+
+def kind(got: object, want: object, **extra: object) -> str | None:
+    found = find_relation(got, want, **extra)  # type: ignore[arg-type]
+    return None if found is None else found.kind
+
+
+def test_a_transposed_matrix() -> None:
+    found = find_relation(S.T, S)
+    assert found is not None and found.kind == "transposed"
+    assert "transposed" in found.sentence and ".T" in found.sentence
+
+
+def test_swapped_axes_name_the_sizes() -> None:
+    heads = RNG.normal(size=(2, 3, 4))  # (h, n, d_head)
+    found = find_relation(heads.transpose(1, 0, 2), heads, sizes=[("h", 2), ("n", 3), ("d_head", 4)])
+    assert found is not None and found.kind == "axes"
+    assert "(n, h, d_head) where (h, n, d_head) is expected" in found.sentence
+
+
+def test_a_factor_in_the_call_s_sizes() -> None:
+    found = find_relation(S / 9, S / np.sqrt(9), sizes=SIZES)
+    assert found is not None and found.kind == "factor"
+    assert "× 1/√d_k" in found.sentence
+
+
+def test_a_factor_with_a_constant_and_a_size() -> None:
+    found = find_relation(S * 2 / np.sqrt(9), S, sizes=[("d_k", 9), ("n", 7)])
+    assert found is not None and "2/√d_k" in found.sentence
+
+
+def test_an_offset_of_a_product_of_sizes() -> None:
+    found = find_relation(3 * 4 + 12, 12, sizes=[("d_model", 3), ("d_v", 4)])
+    assert found is not None and found.kind == "offset"
+    assert "+ d_model·d_v" in found.sentence
+
+
+def test_a_constant_offset_in_every_entry() -> None:
+    assert kind(S + 4, S, sizes=SIZES) == "offset"
+
+
+def test_normalised_along_another_axis() -> None:
+    found = find_relation(softmax(S, axis=0), softmax(S))
+    assert found is not None and found.kind == "normalised"
+    assert "axis 0" in found.sentence and "columns sum to 1" in found.sentence
+
+
+def test_normalised_over_the_whole_array() -> None:
+    weights = np.exp(S)
+    found = find_relation(weights / weights.sum(), softmax(S))
+    assert found is not None and found.kind == "normalised" and "whole array" in found.sentence
+
+
+def test_each_row_off_by_its_own_factor() -> None:
+    assert kind(np.exp(S), softmax(S)) == "row_factors"
+
+
+def test_heads_in_another_order() -> None:
+    heads = RNG.normal(size=(3, 2, 4))
+    found = find_relation(heads[[2, 0, 1]], heads, sizes=[("h", 3), ("n", 2), ("d_head", 4)])
+    assert found is not None and found.kind == "permuted" and "heads" in found.sentence
+
+
+def test_rows_in_reverse_order() -> None:
+    found = find_relation(S[::-1], S)
+    assert found is not None and found.kind == "permuted" and "reverse order" in found.sentence
+
+
+def test_interleaved_heads() -> None:
+    X = RNG.normal(size=(6, 8))
+    heads = split_heads(X, 2)  # (2, 6, 4)
+    interleaved = heads.transpose(1, 2, 0).reshape(6, 8)  # columns as a (4, 2) grid
+    found = find_relation(interleaved, merge_heads(heads), sizes=[("h", 2), ("n", 6), ("d_model", 8)])
+    assert found is not None and found.kind == "interleaved" and "h = 2 heads" in found.sentence
+
+
+def test_a_reshape_where_a_transpose_belonged() -> None:
+    X = RNG.normal(size=(6, 8))
+    found = find_relation(X.reshape(2, 6, 4), split_heads(X, 2), sizes=[("h", 2), ("n", 6), ("d_head", 4)])
+    assert found is not None and found.kind == "reshaped"
+    assert "(n, h, d_head) reshaped to (2, 6, 4)" in found.sentence
+
+
+def test_right_values_in_another_shape() -> None:
+    assert kind(S.reshape(5, 4), S) == "reshaped"
+
+
+def test_a_missing_axis_of_size_one() -> None:
+    found = find_relation(S.sum(axis=-1), S.sum(axis=-1, keepdims=True))
+    assert found is not None and found.kind == "shape" and "keepdims=True" in found.sentence
+
+
+def test_a_shape_explained_by_the_sizes() -> None:
+    sizes = [("n", 9), ("d_model", 4), ("d_k", 3)]
+    found = find_relation(np.zeros((9, 4)), np.zeros((9, 3)), sizes=sizes)
+    assert found is not None and found.kind == "shape"
+    assert "(n, d_model)" in found.sentence and "(n, d_k)" in found.sentence
+    tuple_found = find_relation((9, 4), (9, 3), sizes=sizes)
+    assert tuple_found is not None and "d_model stands where d_k belongs" in tuple_found.sentence
+
+
+def test_the_part_that_is_right() -> None:
+    got = S.copy()
+    got[2:] += 1
+    found = find_relation(got, S * 1.0)
+    assert found is not None and found.kind == "partly"
+    assert found.sentence.startswith("Rows 0–1 are right; from row 2 on")
+
+
+def test_one_triangle_right() -> None:
+    square = RNG.normal(size=(4, 4))
+    got = np.where(np.tril(np.ones((4, 4), dtype=bool)), square, square + 1)
+    found = find_relation(got, square)
+    assert found is not None and "on and below the diagonal are right" in found.sentence
+
+
+def test_nan_in_a_fully_masked_row() -> None:
+    mask = np.array([[True] * 5, [False] * 5, [True] * 5, [True] * 5])
+    got = softmax(S)
+    got[1] = np.nan
+    found = find_relation(got, softmax(S), args=(mask,))
+    assert found is not None and found.kind == "non_finite"
+    assert "row 1" in found.sentence and "allows no key" in found.sentence
+
+
+def test_nan_from_an_overflow() -> None:
+    scores = np.array([[1000.0, 0.0], [0.0, 1.0]])
+    with np.errstate(all="ignore"):
+        got = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
+    found = find_relation(got, softmax(scores), args=(scores,))
+    assert found is not None and found.kind == "non_finite" and "overflows" in found.sentence
+
+
+def test_float32_for_float64() -> None:
+    found = find_relation((S + 1e3).astype(np.float32) - np.float32(1e3), S)
+    assert found is not None and found.kind == "dtype" and "float32" in found.sentence
+
+
+def test_truncated_to_whole_numbers() -> None:
+    values = np.array([[1.7, 2.2], [-0.5, 3.9]])
+    found = find_relation(np.trunc(values).astype(np.int64), values)
+    assert found is not None and found.kind == "truncated"
+
+
+def test_right_values_of_another_kind() -> None:
+    mask = np.tril(np.ones((3, 3), dtype=bool))
+    found = find_relation(mask.astype(float), mask)
+    assert found is not None and found.kind == "dtype" and "booleans" in found.sentence
+
+
+@pytest.mark.parametrize(
+    "got", [None, "text", [[1, 2], [3]], {"a": 1}, np.array([np.nan]), float("inf")], ids=repr
+)
+def test_odd_values_give_no_relation_and_no_error(got: object) -> None:
+    found = find_relation(got, np.array([1.0]))
+    assert found is None or found.kind == "non_finite"
+
+
+def test_no_relation_for_unrelated_numbers() -> None:
+    assert find_relation(RNG.normal(size=(3, 3)), RNG.normal(size=(3, 3))) is None
+
+
+def test_the_grammar_prefers_named_sizes_and_says_when_two_are_equal() -> None:
+    assert [term.text for term in name_factor(0.5, [("d_k", 4)])] == ["1/√d_k"]
+    assert [term.text for term in name_factor(0.5, [("d_k", 4), ("n", 4)])] == ["1/√d_k", "1/√n"]
+    assert name_factor(1.0, [("d_k", 4)]) == [] and name_factor(0.3721, [("d_k", 4)]) == []
+    assert [term.text for term in name_offset(7.0, [("d_k", 3), ("d_v", 4)])] == ["+ d_k + d_v"]
+    assert name_shape((9, 3), [("n", 9), ("d_k", 3), ("d_v", 3)], prefer=(None, "d_v")) == "(n, d_v)"
+
+
+REFERENCE = """import numpy as np
+
+
+def project(X, W, h):
+    n, d_model = X.shape
+    d_head = d_model // h
+    d_k = np.shape(W)[1]
+    return X @ W  # (n, d_k)
+"""
+
+
+def test_the_sizes_of_a_call_come_from_its_reference() -> None:
+    assert reference_params(REFERENCE, "project") == ["X", "W", "h"]
+    X, W = np.zeros((9, 4)), np.zeros((4, 3))
+    sizes = call_sizes((X, W, 2), ["X", "W", "h"], None, reference_axes(REFERENCE, "project"))
+    assert dict(sizes) == {"h": 2, "n": 9, "d_model": 4, "d_k": 3, "d_head": 2}
+    assert reference_outputs(REFERENCE, "project") == [["n", "d_k"]]
+    assert output_sizes(np.zeros((9, 3)), [["n", "d_k"]]) == [("n", 9), ("d_k", 3)]
+    declared = call_sizes((X, W, 2), ["X", "W", "h"], {"W": ("d_in", "d_out")})
+    assert dict(declared) == {"h": 2, "d_in": 4, "d_out": 3}
+
+
+def test_nan_from_numbers_far_from_zero() -> None:
+    rows = np.array([[1e8 + 0.25, 1e8 - 0.5, 1e8 + 1.0]])
+    expected = (rows - rows.mean()) / rows.std()
+    got = expected.copy()
+    got[0] = np.nan  # what a variance as mean(x²) − mean(x)² gives when it comes out negative
+    found = find_relation(got, expected, args=(rows,))
+    assert found is not None and found.kind == "non_finite" and "differences from the mean" in found.sentence
+
+
+def test_a_list_where_a_tuple_belongs_and_keys_in_another_case() -> None:
+    found = find_relation([4, 7], (4, 7), label="your Q")
+    assert (
+        found is not None
+        and found.kind == "container"
+        and "in a list; a tuple is asked for" in found.sentence
+    )
+    keys = find_relation({"q": (1, 2), "k": (1, 2)}, {"Q": (1, 2), "K": (1, 2)})
+    assert keys is not None and keys.kind == "keys" and "'q' for 'Q'" in keys.sentence
+    assert find_relation([np.zeros(2)], (np.zeros(2),)) is None  # arrays inside: no crash

@@ -1,0 +1,26 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# exercise: L4.3/functions
+# expected: mutant
+# The exponentials divided by the sum of the whole array, not each row's.
+import numpy as np
+
+
+def softmax(S):
+    S = np.asarray(S, dtype=float)
+    E = np.exp(S - S.max(axis=-1, keepdims=True))  # each row's maximum becomes 0: no overflow
+    return E / E.sum()
+
+
+def attention_weights(Q, K):
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    return softmax(Q @ K.T / np.sqrt(Q.shape[1]))  # (n_q, n_k)
+
+
+def attend(Q, K, V):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError(f"Q has d_k = {Q.shape[1]} columns but K has {K.shape[1]}.")
+    if K.shape[0] != V.shape[0]:
+        raise ValueError(f"K has {K.shape[0]} rows (keys) but V has {V.shape[0]} (values).")
+    A = attention_weights(Q, K)  # (n_q, n_k)
+    return A @ V, A  # (n_q, d_v), (n_q, n_k)
