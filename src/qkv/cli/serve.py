@@ -249,6 +249,14 @@ def _port_in_use(host: str, port: int) -> bool:
     type=click.IntRange(1, 10_000),
     help="The instructor's view flags a learner as stuck after this many minutes on one exercise unsolved.",
 )
+@click.option(
+    "--retain-days",
+    default=None,
+    type=click.IntRange(1, 36_500),
+    metavar="N",
+    help="Erase anonymous learners (no account, no LMS identity) inactive for N days, checked hourly. "
+    "Without it they are kept. Accounts go on request: 'qkv learners erase'.",
+)
 def serve(
     host: str,
     port: int,
@@ -274,6 +282,7 @@ def serve(
     public_url: str | None,
     content: Path | None,
     log_level: str,
+    retain_days: int | None,
 ) -> None:
     """Serve the interactive lesson at http://HOST:PORT/ until stopped (Ctrl+C or SIGTERM)."""
     import uvicorn
@@ -326,6 +335,7 @@ def serve(
             secure_cookies=secure_cookies,
             require_sign_in=require_sign_in,
             public_url=public_url,
+            retain_days=retain_days,
         )
         if port and _port_in_use(host, port):
             raise click.ClickException(

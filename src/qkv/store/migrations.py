@@ -419,6 +419,25 @@ def _class_glance_aggregates(conn: Connection) -> None:
         conn.execute(text(f"CREATE INDEX ix_{table}_learner_exercise ON {table} {columns}"))
 
 
+def _privacy_audit(conn: Connection) -> None:
+    """A line per export, erasure or retention pruning of a learner's data (``qkv learners export`` /
+    ``erase``, ``qkv serve --retain-days``): when, what, the learner's random id, and what was done.
+
+    Self-contained and additive: a new table, no other table changes.
+    """
+    meta = MetaData()
+    Table(
+        "privacy_audit",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("at", DateTime, nullable=False),
+        Column("action", String(16), nullable=False),
+        Column("subject", String(36), nullable=False),
+        Column("detail", Text, nullable=False),
+    )
+    meta.create_all(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -430,6 +449,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _lti_platforms_logins_and_scores,
     _grading_jobs_for_remote_graders,
     _class_glance_aggregates,
+    _privacy_audit,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

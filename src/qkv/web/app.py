@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,6 +34,7 @@ from qkv.web.grading_queue import GradingQueue
 from qkv.web.identity_limits import MintLimit
 from qkv.web.jsonsafe import SafeJSONResponse
 from qkv.web.redirects import SafeLocationMiddleware
+from qkv.web.retention import prune_forever
 from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.services import Services
 from qkv.web.settings import Settings
@@ -107,9 +109,14 @@ def create_app(
         else:
             await run_in_threadpool(start_grading, services)
         lti_tool.sender.start()
+        pruning = None
+        if settings.retain_days is not None:
+            pruning = asyncio.create_task(prune_forever(store.personal_data, settings.retain_days))
         try:
             yield
         finally:
+            if pruning is not None:
+                pruning.cancel()
             if services.remote is not None:
                 await services.remote.stop()
                 services.remote = None

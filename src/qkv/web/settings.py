@@ -78,6 +78,9 @@ class Settings:
         every redirect a relative path; neither ever takes the host from the request's ``Host`` header.
     lti_score_poll_s : float
         How often the LMS score sender looks for due scores when no new score wakes it.
+    retain_days : int or None
+        Anonymous learners (no account, no LMS identity) inactive for this many days are erased, checked
+        once an hour; None keeps them (the default).
 
     Raises
     ------
@@ -123,6 +126,7 @@ class Settings:
     require_sign_in: bool = False
     public_url: str | None = None
     lti_score_poll_s: float = 2.0
+    retain_days: int | None = None
 
     def __post_init__(self) -> None:
         minimums = {
@@ -152,6 +156,9 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}.")
+        days = self.retain_days
+        if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
+            raise ValueError(f"retain_days must be a whole number of days of at least 1, not {days!r}.")
         if self.public_url is not None:
             public_origin(self.public_url)  # a sentence saying what is wrong with it
         if self.secret_key is not None and len(self.secret_key) < 16:
