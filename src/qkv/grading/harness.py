@@ -296,7 +296,7 @@ def describe_error(error: BaseException) -> dict[str, Any]:
     """The exception's type, its built-in classes, message and the learner's part of the traceback."""
     frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == "solution.py"]
     detail: dict[str, Any] = {
-        "type": type(error).__name__,
+        "type": clip(type(error).__name__),  # a class may be named by 200,000 characters
         "bases": builtin_bases(error),
         "message": clip(safe_str(error)),
         "line": frames[-1].lineno if frames else None,

@@ -158,7 +158,11 @@ def start_grading(services: Services) -> None:
     """Start the grader and its queue, or record in a sentence why code cannot be graded."""
     settings = services.settings
     try:
-        grader = Grader(require_sandbox=not settings.allow_unsandboxed, warm_spares=settings.warm_spares)
+        grader = Grader(
+            require_sandbox=not settings.allow_unsandboxed,
+            warm_spares=settings.warm_spares,
+            judge_workers=1,  # reports judged off the grading threads, fairly by client (qkv.grading.judging)
+        )
     except SandboxUnavailable as error:
         services.grading_off_reason = f"Code cannot be graded on this server. {error}"
         services.sandbox = "grading is off: bubblewrap is missing"
