@@ -152,8 +152,9 @@ def _help_html(exercise: Exercise) -> str:
         runs = SOLUTION_AFTER_FAILED_RUNS
         solution = (
             '<p class="solution-note">The reference solution opens here once you have solved this exercise, '
-            f"or after {runs} runs of your own code that did not pass all the tests (the starter code, or "
-            "the same program again, does not count).</p>"
+            f"or after {runs} runs of your own code that did not pass all the tests (the starter code, a "
+            "program that does not define the functions or run their tests, or one you ran before, does not "
+            "count).</p>"
         )
     listed = f'<ol class="code-hints">{hints}</ol>' if hints else ""
     summary = "<summary>Stuck?</summary>"

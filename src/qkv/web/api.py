@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
+from qkv.grading.verdict import ran_its_tests
 from qkv.lessons import Exercise, Lesson
 from qkv.store import JobState, clean_display_name
 from qkv.web import lti
@@ -190,7 +191,7 @@ async def post_code(
         exercise.id,
         body.code,
         document,
-        own_work=own_work,
+        own_work=own_work and ran_its_tests(document),  # junk that defines nothing is no try
         client=request_storage_key(request),
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
@@ -366,7 +367,8 @@ def get_solution(
             403,
             f"The reference solution opens once you have solved this exercise, or after {needed} runs of "
             f"your own code that did not pass all the tests; you have had {runs} so far (the starter code, "
-            "or the same program again, does not count).",
+            "a program that does not define the functions or run their tests, or one you ran before, does "
+            "not count).",
         )
     return {"exercise_id": exercise.id, "solution": exercise.solution.strip("\n") + "\n"}
 
