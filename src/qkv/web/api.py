@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qkv.grading.verdict import ran_its_tests
 from qkv.lessons import Exercise, Lesson
+from qkv.lessons.render import hint_html
 from qkv.store import JobState, clean_display_name
 from qkv.web import lti
 from qkv.web.clients import request_storage_key, seconds_to_next_day
@@ -339,6 +340,28 @@ def put_draft(
             headers={"Retry-After": str(seconds_to_next_day())},
         )
     return {"saved": True, "exercise_id": exercise.id}
+
+
+@router.get(
+    "/lessons/{lesson_id}/hints/{exercise_id}/{number}",
+    summary="One hint of a code exercise, when the learner asks for it",
+    responses={404: {"description": "The exercise has no such hint."}},
+)
+def get_hint(
+    lesson_id: LessonId,
+    exercise_id: Annotated[str, Path(max_length=64)],
+    number: Annotated[int, Path(ge=1, le=99)],
+    services: AppServices,
+    learner: Reader,
+) -> dict[str, Any]:
+    """The hint's HTML: the page holds none of them, so each reaches the browser only when asked for."""
+    lesson = services.lesson(lesson_id)
+    exercise = _code_exercise(services, lesson, exercise_id)
+    try:
+        text = hint_html(exercise, number)
+    except ValueError as error:
+        raise HTTPException(404, str(error)) from None
+    return {"exercise_id": exercise.id, "number": number, "total": len(exercise.hints), "html": text}
 
 
 @router.get(
