@@ -23,7 +23,7 @@ from qkv.store.program_texts import drop_unused_sources, put_source, source_of_p
 from qkv.store.retention import DEFAULT_KEEP, check_keep, prune
 from qkv.store.storable import check_storable
 from qkv.store.tables import CodeDraft, CodeSubmission
-from qkv.store.totals import count_work
+from qkv.store.totals import count_work, mark_solution_shown
 
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
@@ -218,6 +218,26 @@ class CodeWork:
         grown = _put_draft(conn, key, source, kept, drop_if_refused=True)
         self.budgets.charge(conn, client, stored + max(grown, 0))
         return kept
+
+    def solution_shown(self, learner_id: str, lesson_id: str, exercise_id: str) -> None:
+        """Note that the learner was shown the exercise's reference solution (the first time is kept); a
+        first solve after it is marked ``solved_after_solution`` in the totals.
+
+        Examples
+        --------
+        >>> database = Database("sqlite://")
+        >>> code = CodeWork(database, ClientBudgets(database))
+        >>> failing = {"status": "fail", "tests": [{"status": "fail"}]}
+        >>> _ = code.record("a" * 36, "L9.1", "shapes", "x = 1\\n", failing)
+        >>> code.solution_shown("a" * 36, "L9.1", "shapes")
+        >>> _ = code.record("a" * 36, "L9.1", "shapes", "x = 2\\n", {"status": "pass", "tests": []})
+        >>> from qkv.store.gradebook import Gradebook
+        >>> Gradebook(database).rows()[0].solved_after_solution
+        True
+        >>> database.close()
+        """
+        with self.database.write() as conn:
+            mark_solution_shown(conn, (learner_id, lesson_id, exercise_id), utc_now())
 
     def save_draft(
         self, learner_id: str, lesson_id: str, exercise_id: str, source: str, *, client: str | None = None

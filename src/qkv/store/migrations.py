@@ -438,6 +438,17 @@ def _privacy_audit(conn: Connection) -> None:
     meta.create_all(conn)
 
 
+def _solutions_shown(conn: Connection) -> None:
+    """When a learner was first shown an exercise's reference solution, and whether their first solve came
+    after it (marked in the gradebook, the exports and the LMS score).
+
+    Self-contained and additive: two nullable columns of ``exercise_totals`` (rows saved before read as
+    "never shown", "not after").
+    """
+    _add_column(conn, "exercise_totals", Column("solution_shown_at", DateTime))
+    _add_column(conn, "exercise_totals", Column("solved_after_solution", Boolean))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -450,6 +461,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _grading_jobs_for_remote_graders,
     _class_glance_aggregates,
     _privacy_audit,
+    _solutions_shown,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

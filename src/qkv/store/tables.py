@@ -196,6 +196,10 @@ class ExerciseTotals(Base):
     # to and including the first right one (both NULL for rows saved before).
     started_at: Mapped[datetime | None] = mapped_column(DateTime)
     attempts_to_solve: Mapped[int | None] = mapped_column(Integer)
+    # Added by the solutions-shown migration: when the reference solution was first shown to the learner,
+    # and whether the first solve came after that (NULL for rows saved before: never shown, not after).
+    solution_shown_at: Mapped[datetime | None] = mapped_column(DateTime)
+    solved_after_solution: Mapped[bool | None] = mapped_column(Boolean)
 
 
 class Instructor(Base):

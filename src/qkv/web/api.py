@@ -393,6 +393,8 @@ def get_solution(
             "a program that does not define the functions or run their tests, or one you ran before, does "
             "not count).",
         )
+    # A later first solve is marked in the gradebook, the exports and the LMS score (solution_credit).
+    services.store.code.solution_shown(learner.id, lesson.id, exercise.id)
     return {"exercise_id": exercise.id, "solution": exercise.solution.strip("\n") + "\n"}
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from qkv.store import DEFAULT_CLIENT_BYTES_PER_DAY
 from qkv.web.redirects import public_origin
+from qkv.web.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,9 @@ class Settings:
         every redirect a relative path; neither ever takes the host from the request's ``Host`` header.
     lti_score_poll_s : float
         How often the LMS score sender looks for due scores when no new score wakes it.
+    after_solution_credit : AfterSolutionCredit
+        What a solve after the reference solution was shown counts in the LMS score and the LMS gradebook
+        file: full, reduced (half, the default) or none; such solves are marked either way.
     retain_days : int or None
         Anonymous learners (no account, no LMS identity) inactive for this many days are erased, checked
         once an hour; None keeps them (the default).
@@ -127,6 +131,7 @@ class Settings:
     public_url: str | None = None
     lti_score_poll_s: float = 2.0
     retain_days: int | None = None
+    after_solution_credit: AfterSolutionCredit = DEFAULT_CREDIT
 
     def __post_init__(self) -> None:
         minimums = {
