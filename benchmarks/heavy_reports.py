@@ -118,12 +118,12 @@ async def honest_runs(url: str, runs: int) -> list[float]:
         await learner.close()
 
 
-async def heavy_client(url: str, stop: asyncio.Event, verdicts: Counter[str]) -> None:
-    """One learner of the heavy address: Run with the heavy program again as soon as each answer comes."""
+async def heavy_client(url: str, program: str, stop: asyncio.Event, verdicts: Counter[str]) -> None:
+    """One learner of the heavy address: Run with its program again as soon as each answer comes."""
     learner = await Learner(url, HEAVY_ADDRESS).open()
     try:
         while not stop.is_set():
-            _, code, status = await learner.run(HEAVY)
+            _, code, status = await learner.run(program)
             verdicts[f"{code} {status}".strip()] += 1
             if code != 200:
                 await asyncio.sleep(0.2)
@@ -131,9 +131,9 @@ async def heavy_client(url: str, stop: asyncio.Event, verdicts: Counter[str]) ->
         await learner.close()
 
 
-async def beside_heavy(url: str, runs: int, heavy: int) -> tuple[list[float], Counter[str]]:
+async def beside_heavy(url: str, runs: int, heavy: int, program: str) -> tuple[list[float], Counter[str]]:
     stop, verdicts = asyncio.Event(), Counter[str]()
-    clients = [asyncio.create_task(heavy_client(url, stop, verdicts)) for _ in range(heavy)]
+    clients = [asyncio.create_task(heavy_client(url, program, stop, verdicts)) for _ in range(heavy)]
     await asyncio.sleep(1.0)  # the heavy clients are under way
     try:
         return await honest_runs(url, runs), verdicts
@@ -154,6 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--heavy", type=int, default=4, help="heavy-report clients behind one address (4)")
     parser.add_argument("--ratio-target", type=float, default=2.0, help="most the medians' ratio may be (2)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when the ratio is over its target")
+    parser.add_argument(
+        "--busy-correct",
+        action="store_true",
+        help="for comparison: the four clients send a correct program instead (busy, but light reports)",
+    )
     options = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()[0]:.2f}; cores: {os.cpu_count()}")
     with tempfile.TemporaryDirectory() as folder:
@@ -162,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             cpu_start = server_cpu(server.pid)
             quiet = asyncio.run(honest_runs(url, options.runs))
             cpu_quiet = server_cpu(server.pid)
-            busy, verdicts = asyncio.run(beside_heavy(url, options.runs, options.heavy))
+            program = CORRECT if options.busy_correct else HEAVY
+            busy, verdicts = asyncio.run(beside_heavy(url, options.runs, options.heavy, program))
             cpu_busy = server_cpu(server.pid)
         finally:
             server.terminate()
@@ -170,8 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_median, busy_median = statistics.median(quiet), statistics.median(busy)
     ratio = busy_median / quiet_median
     print(f"honest verdict, quiet: median {quiet_median * 1000:.0f} ms, max {max(quiet) * 1000:.0f} ms")
+    kind = "correct-program" if options.busy_correct else "heavy-report"
     print(
-        f"honest verdict beside {options.heavy} heavy-report clients: median {busy_median * 1000:.0f} ms, "
+        f"honest verdict beside {options.heavy} {kind} clients: median {busy_median * 1000:.0f} ms, "
         f"max {max(busy) * 1000:.0f} ms"
     )
     print(f"ratio of the medians: {ratio:.2f} (target ≤ {options.ratio_target:g})")

@@ -332,6 +332,7 @@ class Grader:
         prepared.report_bytes = report_bound(
             [case.expected for case in prepared.running], [case.args for case in prepared.running]
         )
+        prepared.job["report_bytes"] = prepared.report_bytes  # the harness writes no value past it
         if suite.time_limit_s is not None and suite.time_limit_s < self.limits.wall_s:
             prepared.limits = dataclasses.replace(
                 self.limits, wall_s=suite.time_limit_s
@@ -364,6 +365,8 @@ class Grader:
 
         def judged() -> tuple[str, str | None, list[TestResult]]:
             raw.parse()
+            if any(event.get("outcome") == "oversized" for event in raw.events):
+                raw.report_over = prepared.report_bytes  # the harness found a value too large to write
             return interpret(raw, prepared.running, prepared.limits)
 
         if self.judges is None:
