@@ -94,3 +94,26 @@ def test_a_solve_before_the_solution_is_not_marked(app: FastAPI, browser: Browse
     (row,) = [row for row in app.state.qkv.store.gradebook.rows() if row.exercise_id == "functions"]
     assert row.solved and not row.solved_after_solution
     assert browser.progress()["solved_after_solution"] == 0
+
+
+def test_the_lesson_hook_credits_as_the_server_is_told() -> None:
+    from types import SimpleNamespace
+
+    from qkv.web import lti
+
+    database = Database("sqlite://")
+    hook = ScoreHook(LtiLinks(database), ScoreOutbox(database))
+    hook.links.remember_line_item("a" * 36, "X1.1", "i", "c", "sub-1", "https://lms.example/li/1")
+    progress = {"done": 3, "total": 6, "solved_after_solution": 1}
+    for credit, given in ((AfterSolutionCredit.NONE, 2), (AfterSolutionCredit.REDUCED, 2.5)):
+        state = SimpleNamespace(
+            qkv_lti=SimpleNamespace(scores=hook),
+            qkv=SimpleNamespace(settings=Settings(after_solution_credit=credit)),
+        )
+        lti.lesson_changed(state, "a" * 36, "X1.1", progress)
+        document = hook.outbox.waiting()[-1].document
+        assert document["scoreGiven"] == given
+        assert document["comment"] == (
+            f"1 exercise solved after the reference solution was shown ({credit.describe()})."
+        )
+    database.close()
