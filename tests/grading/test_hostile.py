@@ -343,3 +343,24 @@ def test_proc_inside_shows_no_host_path_and_no_qkv_variable(strict_grader: Grade
     }
     assert shown == {}, "host paths visible inside the sandbox"
     assert "qkv" not in output.lower()  # no QKV_ variable, no path of the project
+
+
+def test_the_page_cache_of_shared_files_carries_nothing_to_a_later_sandbox(strict_grader: Grader) -> None:
+    # One learner's sandbox writes a 32-bit token into the page cache of NumPy files every sandbox reads
+    # (evicting a page for a 0, reading it for a 1); a later one reads it back by asking which pages are
+    # cached. Every call that evicts or asks is refused with EPERM, so the receiver can tell no bit; plain
+    # reads and the advice malloc gives still work (docs/grading.md: what remains).
+    token = "2781089686"  # 0xA5C30F96
+    sent = grade(strict_grader, "page_cache_channel.py", MODE_PLACEHOLDER="send", TOKEN_PLACEHOLDER=token)
+    got = grade(strict_grader, "page_cache_channel.py", MODE_PLACEHOLDER="receive", TOKEN_PLACEHOLDER="0")
+    lines = {
+        name: answer
+        for output in (sent.output, got.output)
+        for name, answer in (line.split(": ", 1) for line in output.splitlines() if ": " in line)
+    }
+    refused = ("fadvise64", "readahead", "madvise_pageout", "madvise_cold", "preadv2_nowait", "mincore")
+    assert {name: lines.get(name) for name in refused} == dict.fromkeys(refused, "errno 1"), lines
+    assert lines["madvise_dontneed"] == "allowed" and lines["preadv"] == "allowed"
+    assert lines["received"] == "?" * 32
+    assert "still running" in sent.output and "still running" in got.output
+    assert {test.function for test in got.tests if test.status != "pass"} == {"param_count"}

@@ -27,6 +27,7 @@ import qkv.grading.grader as grader_module
 from qkv.grading import Grader, GradeResult, Limits, SandboxStart, sandbox_available
 from qkv.grading.cgroups import CgroupHost, CgroupKind, cgroups_available, choose
 from qkv.grading.grader import interpret
+from qkv.grading.report_bound import report_bound
 from qkv.grading.sandbox import RawRun
 from qkv.grading.verdict import shown
 from tests.builtin_lessons import L41_SUITE, L41_TESTS
@@ -100,6 +101,24 @@ def test_a_report_of_endless_lines_is_refused(strict_grader: Grader) -> None:
     assert result.message == (
         "Your code interfered with the grader's report (the report had more lines than the grader "
         "accepts), so nothing could be checked."
+    )
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(60)
+def test_a_report_heavier_than_the_exercise_needs_is_stopped_with_a_sentence(strict_grader: Grader) -> None:
+    # Each call returns 64 arrays of 4,096 floats, well-formed, about 6 MB: the grader stops reading at
+    # the bound the exercise's expected values give (a few hundred KB here), long before 4 MiB.
+    cases = L41_SUITE.cases(5)
+    bound = report_bound([case.expected for case in cases], [case.args for case in cases])
+    assert bound < 1024 * 1024
+    result = grade_hostile(strict_grader, "heavy_report.py")
+    assert (result.status, result.tests) == ("error", [])
+    assert result.message == (
+        f"Your functions reported more than this exercise's {len(cases)} tests can need (over "
+        f"{round(bound / 1024)} KiB), so the grader stopped reading and nothing could be checked. Return "
+        "only what each function is asked for: one value of the expected shape, not many large arrays."
     )
 
 

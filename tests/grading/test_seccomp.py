@@ -30,9 +30,10 @@ AF_UNIX, AF_INET, AF_NETLINK, AF_VSOCK = 1, 2, 16, 40
 ARCHES = [architecture("x86_64"), architecture("aarch64")]
 
 
-def run(program: bytes, arch: int, nr: int, arg0: int = 0) -> int:
+def run(program: bytes, arch: int, nr: int, arg0: int = 0, *args: int) -> int:
     """What the program returns for one call (``struct seccomp_data`` built from its fields)."""
-    data = struct.pack("<IIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    rest = (*args, 0, 0, 0, 0, 0)[:5]
+    data = struct.pack("<IIQ6Q", nr, arch, 0, arg0, *rest)
     ops = [struct.unpack_from("<HBBI", program, at) for at in range(0, len(program), 8)]
     assert len(ops) <= 4096, "the kernel takes at most 4096 instructions"
     accumulator, pc = 0, 0
@@ -105,6 +106,25 @@ def test_sockets_only_of_the_unix_family(arch: Architecture | None, call: str) -
     assert run(program, arch.audit, nr, AF_UNIX) == ALLOW
     for family in (AF_INET, AF_NETLINK, AF_VSOCK, 0, 2**32 - 1):
         assert run(program, arch.audit, nr, family) == EAFNOSUPPORT, family
+
+
+@pytest.mark.parametrize("arch", ARCHES, ids=lambda arch: arch.name if arch else "none")
+def test_no_call_evicts_or_probes_the_page_cache(arch: Architecture | None) -> None:
+    assert arch is not None
+    program, numbers = filter_program(arch), arch.numbers
+    for name in ("fadvise64", "readahead", "mincore"):
+        assert run(program, arch.audit, numbers[name]) == EPERM, name
+    madv_dontneed, madv_hugepage, madv_cold, madv_pageout = 4, 14, 20, 21
+    for advice in (0, madv_dontneed, madv_hugepage):  # malloc's and NumPy's advice
+        assert run(program, arch.audit, numbers["madvise"], 0, 4096, advice) == ALLOW, advice
+    for advice in (madv_cold, madv_pageout):
+        assert run(program, arch.audit, numbers["madvise"], 0, 4096, advice) == EPERM, advice
+    rwf_hipri, rwf_nowait = 0x1, 0x8
+    for name in ("preadv2", "pwritev2"):
+        for flags in (0, rwf_hipri):
+            assert run(program, arch.audit, numbers[name], 3, 0, 1, 0, 0, flags) == ALLOW, (name, flags)
+        for flags in (rwf_nowait, rwf_nowait | rwf_hipri):
+            assert run(program, arch.audit, numbers[name], 3, 0, 1, 0, 0, flags) == EPERM, (name, flags)
 
 
 def test_other_abis_and_x32_calls_are_refused_not_killed() -> None:

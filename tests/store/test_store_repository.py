@@ -64,9 +64,12 @@ def test_only_new_tries_of_ones_own_code_count_as_failed_runs(store: Store) -> N
     store.code.record(ALICE, "L4.1", "code", "def f(): return 0", failing)
     store.code.record(ALICE, "L4.1", "code", "def f(): return 0\n", failing)  # the same program again
     store.code.record(ALICE, "L4.1", "code", "def f(): return 2", failing)
-    store.code.record(ALICE, "L4.1", "code", "def f(): return 0", failing)  # back to an earlier one: new
+    store.code.record(ALICE, "L4.1", "code", "def f(): return 0", failing)  # back to an earlier one: no try
+    store.code.record(
+        ALICE, "L4.1", "code", "x = 3", failing, own_work=False
+    )  # defined nothing (the web's call)
     activity = store.progress.lesson_activity(ALICE, "L4.1").exercises["code"]
-    assert (activity.submissions, activity.attempts, activity.failed_runs) == (5, 5, 3)
+    assert (activity.submissions, activity.attempts, activity.failed_runs) == (6, 6, 2)
 
 
 def test_variant_seed_round_trips_and_resets(store: Store) -> None:

@@ -94,3 +94,46 @@ def test_bad_input_gets_the_same_sentences_as_the_plain_route(browser: Browser) 
     assert (lesson.status_code, lesson.json()) == (plain.status_code, plain.json()) == (422, plain.json())
     unknown = browser.client.post("/api/lessons/L9.9/attention", json=WORKED)
     assert unknown.status_code == 404
+
+
+def test_the_library_routes_refuse_a_lessons_own_numbers_until_they_are_answered(
+    app: FastAPI, browser: Browser
+) -> None:
+    # Issue 39: /api/attention and /api/project computed any lesson's typed answers. They now refuse the
+    # numbers whose result holds an answer the learner has not typed yet, on every lesson's page numbers.
+    body = one_query(browser)
+    refused = browser.client.post("/api/attention", json=body)
+    assert refused.status_code == 403
+    assert refused.json()["detail"] == (
+        "These numbers are those of lesson L4.1 (Queries, keys and values): the result would give away the "
+        "answer to 'scores', 'weights', 'output' before it was typed. Open the lesson and answer there; its "
+        "page shows every step once you have. Other numbers work here now."
+    )
+    assert browser.client.post("/api/attention", json=WORKED).status_code == 200  # numbers of its own
+    weights = load_catalog().lesson("L4.1").variant(None)["one_weights"]
+    leak = {"x": [1], "Wq": [list(weights)], "Wk": [[1, 0]], "Wv": [[0, 1]]}  # q would be the weights
+    assert browser.client.post("/api/project", json=leak).status_code == 403
+    assert Browser(app).client.post("/api/attention", json=body).status_code == 403  # a new visitor too
+    for exercise, answer in (
+        ("scores", "2.1213, 3.5355"),
+        ("weights", "0.1956, 0.8044"),
+        ("output", "2.4133, 1.3911"),
+    ):
+        assert browser.answer(exercise, answer).json()["feedback"]["correct"]
+    # The same weights are the answer of another lesson too (L4.5's two heads), still unanswered there.
+    still = browser.client.post("/api/attention", json=body)
+    assert still.status_code == 403 and "lesson L4.5" in still.json()["detail"]
+    assert "'head-weights'" in still.json()["detail"]
+    typed = browser.post(
+        "/api/lessons/L4.5/answers", {"exercise_id": "head-weights", "answer": "0.19557, 0.80443"}
+    )
+    assert typed.json()["feedback"]["correct"]
+    assert browser.client.post("/api/attention", json=body).status_code == 200
+    assert browser.client.post("/api/project", json=leak).status_code == 200
+
+
+def test_the_library_routes_guard_the_learners_own_variant(browser: Browser) -> None:
+    variant = browser.post(f"{API}/variant", {}).json()["variant"]
+    theirs = {"q": variant["one_q"], "K": variant["one_K"], "V": variant["one_V"]}
+    refused = browser.client.post("/api/attention", json=theirs)
+    assert refused.status_code == 403 and "lesson L4.1" in refused.json()["detail"]

@@ -3,6 +3,7 @@ repeat (every run draws fresh inputs), and a reference solution that no response
 
 from __future__ import annotations
 
+import re
 import shutil
 from typing import Any
 
@@ -19,6 +20,16 @@ needs_bubblewrap = pytest.mark.skipif(
 EXERCISE = "functions"
 SOLUTION = load_catalog().code_exercise(f"{LESSON}/{EXERCISE}").exercise.solution
 BROKEN = "def project_qkv(:\n"
+A_TRY = (  # defines every function and runs every test, all wrong: a try at the exercise
+    "def project_qkv(X, Wq, Wk, Wv):\n    return X, X, X\n\ndef qkv_shapes(n, d_model, d_k, d_v):\n"
+    "    return {}\n\ndef output_shape(n_q, n_k, d_v):\n    return (0, 0)\n\n"
+    "def param_count(d_model, d_k, d_v):\n    return 0\n"
+)
+
+
+def _plain_runs(hints: tuple[str, ...]) -> list[str]:
+    """The longest run of plain text of each hint (no Markdown or HTML-escaped character in it)."""
+    return [max(re.split(r"[`*_\"&<>]", hint), key=len).strip() for hint in hints]
 
 
 def put_draft(browser: Browser, code: str, exercise_id: str = EXERCISE, token: str | None = None) -> Any:
@@ -70,7 +81,9 @@ def test_a_draft_needs_the_csrf_token_a_code_exercise_and_a_size_limit(browser: 
 def test_the_solution_is_not_in_the_page_progress_or_variants_before_it_is_earned(browser: Browser) -> None:
     page = browser.client.get(LESSON_URL, headers={"accept": "text/html"}).text
     assert_no_solution_in(page)
-    assert "Hint 1 of 3:" in page and "Stuck?" in page  # the hints are in the page: they are not answers
+    hints = load_catalog().code_exercise(f"{LESSON}/{EXERCISE}").exercise.hints
+    assert "Stuck?" in page and 'data-hints="3"' in page
+    assert [word for word in _plain_runs(hints) if word in page] == []  # no hint's text yet
     assert f"or after {SOLUTION_AFTER_FAILED_RUNS} runs of your own code that did not pass" in page  # when
     assert_no_solution_in(str(browser.progress()))
     assert browser.progress()["code"][EXERCISE]["solution"] == {
@@ -83,7 +96,8 @@ def test_the_solution_is_not_in_the_page_progress_or_variants_before_it_is_earne
     assert refused.json() == {
         "detail": "The reference solution opens once you have solved this exercise, or after "
         f"{SOLUTION_AFTER_FAILED_RUNS} runs of your own code that did not pass all the tests; you have had "
-        "0 so far (the starter code, or the same program again, does not count)."
+        "0 so far (the starter code, a program that does not define the functions or run their tests, or one "
+        "you ran before, does not count)."
     }
     assert browser.client.get(f"{API}/solution/q").status_code == 422
     assert browser.client.get(f"{API}/solution/nope").status_code == 422
@@ -99,18 +113,51 @@ def test_the_solution_opens_after_enough_failed_runs(browser: Browser) -> None:
         assert body["result"]["status"] != "pass"
         assert body["progress"]["code"][EXERCISE]["failed_runs"] == 0
     for run in range(1, SOLUTION_AFTER_FAILED_RUNS):
-        browser.submit_code(BROKEN + f"# try {run}\n")
-        body = browser.submit_code(BROKEN + f"# try {run}\n").json()  # the same program twice counts once
-        assert body["result"]["status"] == "error"
+        browser.submit_code(A_TRY + f"# try {run}\n")
+        body = browser.submit_code(A_TRY + f"# try {run}\n").json()  # the same program twice counts once
+        assert body["result"]["status"] == "fail"
         assert_no_solution_in(str(body))
         assert body["progress"]["code"][EXERCISE]["failed_runs"] == run
         refused = browser.client.get(f"{API}/solution/{EXERCISE}")
         assert refused.status_code == 403 and f"you have had {run} so far" in refused.json()["detail"]
+    body = browser.submit_code(A_TRY + "# try 1\n").json()  # back to an earlier program: no try
+    assert body["progress"]["code"][EXERCISE]["failed_runs"] == SOLUTION_AFTER_FAILED_RUNS - 1
     body = browser.submit_code(WRONG_SOLUTION).json()
     assert body["progress"]["code"][EXERCISE]["solution"]["open"] is True
     opened = browser.client.get(f"{API}/solution/{EXERCISE}")
     assert opened.status_code == 200
     assert opened.json()["solution"].strip() == SOLUTION.strip()
+
+
+def test_each_hint_comes_when_asked_for(browser: Browser) -> None:
+    hints = load_catalog().code_exercise(f"{LESSON}/{EXERCISE}").exercise.hints
+    first = browser.client.get(f"{API}/hints/{EXERCISE}/1")
+    assert first.status_code == 200
+    body = first.json()
+    assert (body["exercise_id"], body["number"], body["total"]) == (EXERCISE, 1, len(hints))
+    assert _plain_runs(hints)[0] in body["html"] and "`" not in body["html"]  # its Markdown rendered
+    missing = browser.client.get(f"{API}/hints/{EXERCISE}/{len(hints) + 1}")
+    assert missing.status_code == 404
+    assert missing.json() == {
+        "detail": f"The exercise {EXERCISE!r} has {len(hints)} hints, so there is no hint {len(hints) + 1}."
+    }
+    assert browser.client.get(f"{API}/hints/{EXERCISE}/0").status_code == 422
+    assert browser.client.get(f"{API}/hints/q/1").status_code == 422  # not a code exercise
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(180)
+def test_junk_that_defines_nothing_never_opens_the_solution(browser: Browser) -> None:
+    # Three different junk files (issue 39: "x = i" three times opened it), a file that stops at a syntax
+    # error, and one that defines only some of the functions: none is a try at the exercise.
+    half = "def project_qkv(X, Wq, Wk, Wv):\n    return X, X, X\n"
+    for program in ("x = 1\n", "x = 2\n", "x = 3\n", BROKEN, half, half + "# again\n"):
+        body = browser.submit_code(program).json()
+        assert body["result"]["status"] != "pass"
+        assert body["progress"]["code"][EXERCISE]["failed_runs"] == 0, program
+    assert body["progress"]["code"][EXERCISE]["solution"]["open"] is False
+    assert browser.client.get(f"{API}/solution/{EXERCISE}").status_code == 403
 
 
 @needs_bubblewrap

@@ -21,6 +21,11 @@ EDITOR = ".code-exercise .cm-content"
 WRONG = CORRECT_SOLUTION.replace("return (n_q, d_v)", "return (n_k, d_v)")
 STOPS_EARLY = (Path(__file__).parents[1] / "grading" / "hostile" / "exit_during_tests.py").read_text()
 BROKEN = "import numpy as np\n\ndef project_qkv(X, Wq, Wk, Wv)\n    return X\n"
+A_TRY = (  # defines every function and runs every test, all wrong: a try at the exercise
+    "def project_qkv(X, Wq, Wk, Wv):\n    return X, X, X\n\ndef qkv_shapes(n, d_model, d_k, d_v):\n"
+    "    return {}\n\ndef output_shape(n_q, n_k, d_v):\n    return (0, 0)\n\n"
+    "def param_count(d_model, d_k, d_v):\n    return 0\n"
+)
 
 # A description of the focused element (inside shadow roots too) and where it is on screen.
 FOCUS_STOP = f"""() => {{
@@ -273,17 +278,23 @@ def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
 ) -> None:
     from playwright.sync_api import expect
 
-    from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS
+    from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS, load_catalog
+
+    texts = load_catalog().code_exercise("L4.1/functions").exercise.hints
+    words = [max(re.split(r"[`*_\"&<>]", text), key=len).strip() for text in texts]  # plain text of each
 
     page = new_page(chromium, page_errors, viewport={"width": 390, "height": 844})
     page.goto(live_server.lesson_url)
     expect(page.locator(EDITOR)).to_be_visible()
+    source = page.content()
+    assert [word for word in words if word in source] == []  # no hint's text before it is asked for
     help_box = page.locator(".code-exercise details.code-help")
     help_box.locator("summary").click()
     hints = help_box.locator("li.code-hint")
-    expect(hints.filter(visible=True)).to_have_count(0)
+    expect(hints).to_have_count(0)
     page.get_by_role("button", name="Show hint 1 of 3").click()
     expect(hints.filter(visible=True)).to_have_count(1)
+    assert words[0] in help_box.inner_text() and words[1] not in page.content()
     expect(hints.first).to_contain_text("Hint 1 of 3:")
     expect(hints.first).to_be_focused()
     page.get_by_role("button", name="Show hint 2 of 3").click()
@@ -298,8 +309,12 @@ def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
     )
     solution = page.get_by_role("button", name="Show the reference solution")
     expect(solution).to_be_hidden()
+    for junk in ("x = 1\n", "x = 2\n", "x = 3\n"):  # junk that defines nothing is no try
+        _set_editor(page, junk)
+        _run(page)
+    expect(solution).to_be_hidden()
     for run in range(SOLUTION_AFTER_FAILED_RUNS):
-        _set_editor(page, BROKEN + f"# try {run}\n")  # each a program of one's own, not the same again
+        _set_editor(page, A_TRY + f"# try {run}\n")  # each a program of one's own, not the same again
         _run(page)
     expect(solution).to_be_visible()
     solution.click()

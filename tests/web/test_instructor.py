@@ -370,6 +370,7 @@ def test_the_gradebook_exports(class_app: FastAPI) -> None:
         "best_score",
         "first_solved_at",
         "last_activity_at",
+        "solved_after_solution",
     ]
     assert len(rows) == 8  # 4 learners × 2 exercises
     assert {row["display_name"] for row in rows if row["learner_id"] == CY} == {"'" + FORMULA_NAME}

@@ -2,7 +2,8 @@
 
 ``import ROSTER.csv`` checks the whole roster first (every bad row is named by its line, and nothing is
 imported unless all are good), then creates the accounts and writes a CSV of their links; ``link ID`` makes
-a new link for one learner; ``list`` shows the accounts.
+a new link for one learner; ``list`` shows the accounts; ``export ID`` and ``erase ID`` answer a learner's
+request for their data (``learner_data.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from qkv.cli.learner_data import erase_learner, export_learner
 from qkv.cli.options import database_url_option, open_store, public_url_option
 
 if TYPE_CHECKING:
@@ -63,6 +65,10 @@ def _write_private(path: Path, rows: list[dict[str, object]]) -> None:
 @click.group()
 def learners() -> None:
     """Learner accounts: import a class roster and hand out personal sign-in links."""
+
+
+learners.add_command(export_learner)
+learners.add_command(erase_learner)
 
 
 def _check_course(store: Store, course_id: str | None) -> None:

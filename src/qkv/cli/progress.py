@@ -38,13 +38,20 @@ def progress() -> None:
 )
 @database_url_option
 @click.option(
+    "--after-solution-credit",
+    type=click.Choice(["full", "reduced", "none"]),
+    default="reduced",
+    show_default=True,
+    help="--format lms: what a solve after the reference solution was shown counts (1, half, 0).",
+)
+@click.option(
     "--output",
     "-o",
     type=click.File("w", encoding="utf-8"),
     default="-",
     help="File to write (default: stdout).",
 )
-def export(fmt: str, database_url: str | None, output: TextIO) -> None:
+def export(fmt: str, database_url: str | None, after_solution_credit: str, output: TextIO) -> None:
     """Print the gradebook: one row per learner and exercise, with attempts and whether it is solved.
 
     ``--format lms`` prints one row per learner with the exercises solved per lesson (the layout of
@@ -61,7 +68,7 @@ def export(fmt: str, database_url: str | None, output: TextIO) -> None:
         raise click.ClickException(str(error)) from None
     try:
         if fmt in {"lms", "events"}:
-            _write_class_file(store, fmt, output)
+            _write_class_file(store, fmt, output, after_solution_credit)
             return
         rows = store.gradebook.rows(_catalog_exercises())
     except StoreError as error:
@@ -73,16 +80,18 @@ def export(fmt: str, database_url: str | None, output: TextIO) -> None:
         click.echo("No learner has saved any work yet.", err=True)
 
 
-def _write_class_file(store: object, fmt: str, output: TextIO) -> None:
+def _write_class_file(store: object, fmt: str, output: TextIO, credit: str = "reduced") -> None:
     """The LMS import file or the event log, written by the same code as the instructor's downloads."""
     from qkv.lessons import load_catalog
     from qkv.store import Store
     from qkv.web.instructor_exports import catalog_exercises, write_events, write_lms
+    from qkv.web.solution_credit import AfterSolutionCredit
 
     assert isinstance(store, Store)
     desk = store.instructors
     if fmt == "lms":
         catalog = load_catalog()
-        write_lms(catalog, store.gradebook.rows(catalog_exercises(catalog)), desk.learners(), output)
+        rows = store.gradebook.rows(catalog_exercises(catalog))
+        write_lms(catalog, rows, desk.learners(), output, AfterSolutionCredit(credit))
     else:
         write_events(desk.answer_events(), desk.code_events(), desk.learners(), output)

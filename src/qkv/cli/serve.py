@@ -258,6 +258,22 @@ def _port_in_use(host: str, port: int) -> bool:
     type=click.IntRange(1, 10_000),
     help="The instructor's view flags a learner as stuck after this many minutes on one exercise unsolved.",
 )
+@click.option(
+    "--after-solution-credit",
+    type=click.Choice(["full", "reduced", "none"]),
+    default="reduced",
+    show_default=True,
+    help="What a solve after the reference solution was shown counts in the LMS score: 1 (full), half "
+    "(reduced) or 0 (none). Such solves are marked in the gradebook and the exports either way.",
+)
+@click.option(
+    "--retain-days",
+    default=None,
+    type=click.IntRange(1, 36_500),
+    metavar="N",
+    help="Erase anonymous learners (no account, no LMS identity) inactive for N days, checked hourly. "
+    "Without it they are kept. Accounts go on request: 'qkv learners erase'.",
+)
 def serve(
     host: str,
     port: int,
@@ -284,6 +300,8 @@ def serve(
     public_url: str | None,
     content: Path | None,
     log_level: str,
+    after_solution_credit: str,
+    retain_days: int | None,
 ) -> None:
     """Serve the interactive lesson at http://HOST:PORT/ until stopped (Ctrl+C or SIGTERM)."""
     import uvicorn
@@ -294,6 +312,7 @@ def serve(
     from qkv.web.app import create_app
     from qkv.web.protocol import HeadTimeoutH11Protocol
     from qkv.web.settings import Settings
+    from qkv.web.solution_credit import AfterSolutionCredit
 
     url = database_url or default_database_url()
     remote = _remote_grading(url, grading_queue, grading_per_client) if grading_mode == "remote" else None
@@ -337,6 +356,8 @@ def serve(
             secure_cookies=secure_cookies,
             require_sign_in=require_sign_in,
             public_url=public_url,
+            retain_days=retain_days,
+            after_solution_credit=AfterSolutionCredit(after_solution_credit),
         )
         if port and _port_in_use(host, port):
             raise click.ClickException(

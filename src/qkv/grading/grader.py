@@ -22,9 +22,11 @@ from qkv.grading.cgroups import HOST, CgroupHost, cgroups_available, slices_paus
 from qkv.grading.cgroups import remove_stale as remove_stale_cgroups
 from qkv.grading.explain import explain
 from qkv.grading.hints import Outcome
+from qkv.grading.judging import JudgeLine, current_client
 from qkv.grading.limits import Limits
 from qkv.grading.mutants import prepare_in_background
 from qkv.grading.pool import SparePool
+from qkv.grading.report_bound import report_bound
 from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
 from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError, drop_to_unprivileged_uid
@@ -106,6 +108,10 @@ class Grader:
         sandbox is still new: its own namespaces, ``/tmp``, ``/proc``, cgroups and seccomp filter. Where
         the zygote cannot start, or with False, each sandbox starts a fresh interpreter
         (:attr:`start_mode` says which).
+    judge_workers : int
+        Judge reports on this many threads of their own, fairly across the clients named with
+        :func:`qkv.grading.judging.judging_for` (see :class:`~qkv.grading.judging.JudgeLine`); 0 (the
+        default) judges in the calling thread.
 
     Raises
     ------
@@ -133,6 +139,7 @@ class Grader:
         cgroup_host: CgroupHost = HOST,
         max_paused: int = 8,
         zygote: bool = True,
+        judge_workers: int = 0,
     ) -> None:
         self.limits = limits or Limits()
         if max_paused < 0:
@@ -159,6 +166,7 @@ class Grader:
         self._zygotes: list[Zygote] = []  # the running one, if any (a list, for the finalizer)
         self._zygote_lock = threading.Lock()
         self._pool = SparePool(warm_spares, self._new_process) if warm_spares else None
+        self.judges = JudgeLine(judge_workers) if judge_workers else None
         # Spares and the zygote are stopped even if close() is never called (cgroups removed with them).
         self._finalizer = weakref.finalize(self, _shut_down, self._pool, self._zygotes)
 
@@ -280,7 +288,7 @@ class Grader:
         process = self._start_sandbox(prepared)
         if isinstance(process, GradeResult):
             return process
-        process.send(prepared.job, wall_s=prepared.limits.wall_s)
+        process.send(prepared.job, wall_s=prepared.limits.wall_s, report_bytes=prepared.report_bytes)
         if process.advance(slice_s):
             return self._conclude(prepared, process)
         return self._set_aside(prepared, process)
@@ -328,6 +336,10 @@ class Grader:
                 for index, case in enumerate(prepared.running)
             ],
         }
+        prepared.report_bytes = report_bound(
+            [case.expected for case in prepared.running], [case.args for case in prepared.running]
+        )
+        prepared.job["report_bytes"] = prepared.report_bytes  # the harness writes no value past it
         if suite.time_limit_s is not None and suite.time_limit_s < self.limits.wall_s:
             prepared.limits = dataclasses.replace(
                 self.limits, wall_s=suite.time_limit_s
@@ -355,21 +367,34 @@ class Grader:
         return process
 
     def _conclude(self, prepared: _Prepared, process: SandboxProcess) -> GradeResult:
-        """End the sandbox and judge its report."""
-        raw = process.finish()
+        """End the sandbox and judge its report (on the judging line, in its client's turn, if any)."""
+        raw = process.finish(parse=False)
         seen: dict[str, Outcome] = {}
-        status, message, ran = interpret(raw, prepared.running, prepared.limits, seen)
-        # Back to the suite's order, each result saying when it ran.
-        order = prepared.order
-        tests = [
-            dataclasses.replace(ran[order.index(index)], ran=order.index(index)) for index in range(len(ran))
-        ]
-        if status == "fail":
-            # Every test of a function looked at together: a relation or a mutant of the reference names
-            # what no hint did, and each function's first failure shown is the one that says most.
-            started = time.perf_counter()
-            tests = explain(tests, prepared.cases, seen)
-            prepared.marks["explain_s"] = time.perf_counter() - started
+
+        def judged() -> tuple[str, str | None, list[TestResult]]:
+            raw.parse()
+            if any(event.get("outcome") == "oversized" for event in raw.events):
+                raw.report_over = prepared.report_bytes  # the harness found a value too large to write
+            status, message, ran = interpret(raw, prepared.running, prepared.limits, seen)
+            # Back to the suite's order, each result saying when it ran.
+            order = prepared.order
+            tests = [
+                dataclasses.replace(ran[order.index(index)], ran=order.index(index))
+                for index in range(len(ran))
+            ]
+            if status == "fail":
+                # Every test of a function looked at together: a relation or a mutant of the reference
+                # names what no hint did, and each function's first failure shown is the one that says
+                # most. On the judging line too, so its cost is charged to the client that caused it.
+                started = time.perf_counter()
+                tests = explain(tests, prepared.cases, seen)
+                prepared.marks["explain_s"] = time.perf_counter() - started
+            return status, message, tests
+
+        if self.judges is None:
+            status, message, tests = judged()
+        else:
+            status, message, tests = self.judges.judge(current_client(), judged)
         prepared.marks.update(raw.timing)
         prepared.marks.update(timing_events(raw.events))  # advisory: never read by the verdict
         prepared.marks["end"] = time.monotonic()
@@ -406,7 +431,7 @@ class Grader:
             started = self._start_sandbox(prepared)
             if isinstance(started, GradeResult):
                 return started
-            started.send(prepared.job, wall_s=prepared.limits.wall_s)
+            started.send(prepared.job, wall_s=prepared.limits.wall_s, report_bytes=prepared.report_bytes)
             process, slice_s = started, None  # run again from the start: a slice would only repeat itself
         else:
             self._release_paused(process)
@@ -425,6 +450,8 @@ class Grader:
             paused, self._paused = list(self._paused), set()
         for process in paused:
             process.discard()
+        if self.judges is not None:
+            self.judges.close()
         self._finalizer()
 
     def __enter__(self) -> Grader:
@@ -449,6 +476,7 @@ class _Prepared:
     running: list[Case] = field(default_factory=list)
     job: dict[str, Any] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    report_bytes: int | None = None  # what the tests can need (``report_bound``); past it nothing is read
     paused_at: float | None = None
     paused_s: float = 0.0  # time spent set aside, which is not the grading's own duration
     thread_mark: float = 0.0  # the grading thread's CPU clock when it last took the program up
@@ -570,6 +598,11 @@ def _output(raw: RawRun) -> str:
 
 
 TAMPERED = "Your code interfered with the grader's report ({}), so nothing could be checked."
+REPORT_TOO_LARGE = (
+    "Your functions reported more than this exercise's {tests} tests can need (over {bound}), so the grader "
+    "stopped reading and nothing could be checked. Return only what each function is asked for: one value "
+    "of the expected shape, not many large arrays."
+)
 
 
 def interpret(
@@ -578,6 +611,9 @@ def interpret(
     """Turn a raw run into ``(status, message, tests)``; a malformed report is an error, never a pass.
 
     ``seen`` receives each judged test's outcome by name (for :func:`qkv.grading.explain.explain`)."""
+    if raw.report_over is not None:
+        bound = f"{max(1, round(raw.report_over / 1024))} KiB"
+        return "error", REPORT_TOO_LARGE.format(tests=len(cases), bound=bound), []
     if raw.malformed:
         return "error", TAMPERED.format(raw.malformed), []
     tests: list[TestResult] = []

@@ -179,6 +179,8 @@ class Tools:
         self.catch_warnings = warnings.catch_warnings
         self.simplefilter = warnings.simplefilter
         # This file's own functions too: rebinding a global of the harness (``__main__``) changes nothing.
+        self.rough_size = rough_size
+        self.report_left: float = float("inf")  # bytes the report may still grow by (the job's bound)
         self.snapshot = snapshot
         self.unchanged = unchanged
         self.changed_arguments = changed_arguments
@@ -301,7 +303,7 @@ def describe_error(error: BaseException) -> dict[str, Any]:
     """The exception's type, its built-in classes, message and the learner's part of the traceback."""
     frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == "solution.py"]
     detail: dict[str, Any] = {
-        "type": type(error).__name__,
+        "type": clip(type(error).__name__),  # a class may be named by 200,000 characters
         "bases": builtin_bases(error),
         "message": clip(safe_str(error)),
         "line": frames[-1].lineno if frames else None,
@@ -341,16 +343,34 @@ def safe_str(error: BaseException) -> str:
         return "(the exception's message could not be shown)"
 
 
+def rough_size(value: Any, depth: int = 0) -> int:
+    """About the bytes :func:`encode` would write for ``value``, found without writing them (cheap)."""
+    import numpy as np
+
+    if depth > MAX_DEPTH:
+        return 128
+    if isinstance(value, np.ndarray):
+        return 96 + 24 * int(value.size) if value.size <= MAX_ELEMENTS else 128 + 6 * MAX_TEXT
+    if isinstance(value, tuple | list):
+        return 48 + sum(rough_size(item, depth + 1) for item in value[:MAX_ITEMS])
+    if isinstance(value, dict):
+        pairs = list(value.items())[:MAX_ITEMS]
+        return 48 + sum(rough_size(k, depth + 1) + rough_size(v, depth + 1) for k, v in pairs)
+    return 64
+
+
 class Reporter:
-    """Writes one JSON line per event to the report descriptor."""
+    """Writes one JSON line per event to the report descriptor, counting the bytes written."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.write = os.write
         self.dumps = json.dumps
+        self.sent = 0
 
     def send(self, event: dict[str, Any]) -> None:
         data = (self.dumps(event, allow_nan=False) + "\n").encode()
+        self.sent += len(data)
         while data:
             data = data[self.write(self.fd, data) :]
 
@@ -380,6 +400,14 @@ def call_once(function: Any, decoded: list[Any], call: dict[str, Any], tools: To
         report = {"outcome": "raised", **describe_error(error), "params": safe_params(function)}
     else:
         changed = tools.changed_arguments(records, args, tools) if check_inputs else []
+        try:
+            # A value far larger than the report may hold (the job's report_bytes) is not written out:
+            # writing it would only cost time before the grader stops reading.
+            size = tools.rough_size(returned)
+        except BaseException:
+            size = 0
+        if size > tools.report_left:
+            return {"outcome": "oversized", "bytes": size}
         try:
             described = encode(returned)
         except BaseException as error:
@@ -432,7 +460,9 @@ def run(reporter: Reporter) -> None:
         reporter.send({"event": "import_error", **describe_error(error)})
         return
     reporter.send({"event": "imported"})  # from here on, a silent end belongs to the test being run
+    budget = job.get("report_bytes")
     for call, args in zip(job["calls"], inputs, strict=True):
+        tools.report_left = budget - reporter.sent if isinstance(budget, int) else float("inf")
         function = solution.__dict__.get(call["function"])
         if function is None:
             reporter.send({"event": "result", "id": call["id"], "outcome": "missing"})

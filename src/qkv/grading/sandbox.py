@@ -96,11 +96,20 @@ class RawRun:
     exit_status: int | None = None  # the harness's exit code, or None when it was ended by a signal
     signal: int | None = None
     malformed: str | None = None  # why the report could not be trusted, if it could not
+    report_over: int | None = None  # the bound in bytes the report grew past (then ``malformed`` says so)
+    unparsed: ReportReader | None = None  # the report's lines, until :meth:`parse` decodes them
     processes_limit_hit: bool = False
     memory_limit_hit: bool = False
     # Advisory timing facts (monotonic seconds and CPU seconds, see :meth:`SandboxProcess.timing`); no
     # verdict depends on them.
     timing: dict[str, float] = field(default_factory=dict)
+
+    def parse(self) -> None:
+        """Decode the report's lines into ``events`` (and ``malformed``), if :meth:`SandboxProcess.finish`
+        left them undecoded; decoding is part of the judging's cost."""
+        if self.unparsed is not None:
+            self.events, self.malformed = self.unparsed.events()
+            self.unparsed = None
 
 
 @dataclass
@@ -277,13 +286,17 @@ class SandboxProcess:
         self.advance()
         return self.finish()
 
-    def send(self, job: dict[str, Any], wall_s: float | None = None) -> None:
-        """Start the job; :meth:`advance` then runs it, :meth:`finish` ends it."""
+    def send(self, job: dict[str, Any], wall_s: float | None = None, report_bytes: int | None = None) -> None:
+        """Start the job; :meth:`advance` then runs it, :meth:`finish` ends it.
+
+        ``report_bytes`` bounds the report below ``MAX_REPORT_BYTES`` (what the job's tests can need);
+        past it the report is not read on.
+        """
         process = self.process
         assert process.stdin and process.stdout and process.stderr and self._flight is None
         for stream in (process.stdin, process.stdout, process.stderr):
             os.set_blocking(stream.fileno(), False)
-        report = ReportReader(self._buffer)
+        report = ReportReader(self._buffer, MAX_REPORT_BYTES if report_bytes is None else report_bytes)
         wall = self.limits.wall_s if wall_s is None else min(wall_s, self.limits.wall_s)
         stdout, stderr = _Capture(self.limits.output_bytes), _Capture(self.limits.output_bytes)
         self._flight = _Flight(json.dumps(job).encode(), report, stdout, stderr, wall)
@@ -328,8 +341,9 @@ class SandboxProcess:
         """Whether :meth:`pause` can work here (the sandbox has a freezer cgroup)."""
         return self.cgroup is not None and self.cgroup.can_freeze
 
-    def finish(self) -> RawRun:
-        """Kill the sandbox and return everything the job produced."""
+    def finish(self, *, parse: bool = True) -> RawRun:
+        """Kill the sandbox and return everything the job produced (its report undecoded, in
+        ``unparsed``, with ``parse=False``: :meth:`RawRun.parse` decodes it)."""
         flight = self._flight
         assert flight is not None
         result = RawRun(timed_out=flight.timed_out)
@@ -345,7 +359,10 @@ class SandboxProcess:
             if cpu is not None:
                 self._marks["cgroup_cpu"] = cpu
         self._remove_cgroup()
-        result.events, result.malformed = flight.report.events()
+        result.unparsed = flight.report
+        if parse:
+            result.parse()
+        result.report_over = flight.report.over
         result.timing = dict(self._marks)
         return result
 
@@ -648,7 +665,7 @@ def decode_exit(returncode: int | None, *, use_bwrap: bool) -> tuple[int | None,
     return returncode, None
 
 
-def report_overflow(size: int, reads: int, lines: int) -> str | None:
+def report_overflow(size: int, reads: int, lines: int, max_bytes: int = MAX_REPORT_BYTES) -> str | None:
     """Which of the report's limits is broken, as the reason the report cannot be trusted, or None.
 
     Parameters
@@ -671,7 +688,7 @@ def report_overflow(size: int, reads: int, lines: int) -> str | None:
     >>> report_overflow(10, 1, MAX_REPORT_LINES + 1)
     'the report had more lines than the grader accepts'
     """
-    if size > MAX_REPORT_BYTES:
+    if size > min(max_bytes, MAX_REPORT_BYTES):
         return "the report was larger than the grader accepts"
     if reads > MAX_REPORT_READS:
         return "the report came in more pieces than the harness ever writes"
@@ -687,6 +704,8 @@ class ReportReader:
     ----------
     leftover : bytes
         Bytes that arrived after the ``ready`` line, before the job was sent.
+    max_bytes : int
+        The most the report may hold (the job's bound; at most ``MAX_REPORT_BYTES``).
 
     Examples
     --------
@@ -699,7 +718,9 @@ class ReportReader:
     (True, ([{'event': 'start'}, {'event': 'done'}], None))
     """
 
-    def __init__(self, leftover: bytes = b"") -> None:
+    def __init__(self, leftover: bytes = b"", max_bytes: int = MAX_REPORT_BYTES) -> None:
+        self.max_bytes = min(max_bytes, MAX_REPORT_BYTES)
+        self.over: int | None = None  # the bound, once the report grew past it
         self.lines: list[bytes] = []
         self.done = False  # the harness's last line, {"event": "done"}, has arrived
         self.malformed: str | None = None  # set when a limit is broken; nothing more is read then
@@ -712,7 +733,9 @@ class ReportReader:
         """Take the bytes of one read."""
         self._size += len(chunk)
         self._reads += 1
-        self.malformed = report_overflow(self._size, self._reads, len(self.lines))
+        self.malformed = report_overflow(self._size, self._reads, len(self.lines), self.max_bytes)
+        if self._size > self.max_bytes:
+            self.over = self.max_bytes
         if self.malformed is not None:
             return
         if b"\n" not in chunk:  # a line still in the making: append, do not re-scan
@@ -721,7 +744,7 @@ class ReportReader:
         *complete, self._rest = (self._rest + bytes(self._partial) + chunk).split(b"\n")
         self._partial = bytearray()
         self.lines += complete
-        self.malformed = report_overflow(self._size, self._reads, len(self.lines))
+        self.malformed = report_overflow(self._size, self._reads, len(self.lines), self.max_bytes)
         if self.malformed is None and any(_is_done(line) for line in complete):
             self.done = True
 

@@ -7,7 +7,10 @@ cannot be made any other way. ``clone`` is allowed without the flags that make n
 with ``EPERM``), and ``clone3``, whose flags a filter cannot read, fails with ``ENOSYS``, on which the C
 library falls back to ``clone``: a sandbox forked by the zygote may not make a user namespace, and none may
 make any namespace. Calls of a foreign ABI (32-bit calls on x86-64) and x32 calls are refused
-with ``EPERM`` too: their numbers name other calls, so none of them is allowed.
+with ``EPERM`` too: their numbers name other calls, so none of them is allowed. The page cache of the files
+every sandbox shares is closed as a channel between sandboxes: ``fadvise64``, ``readahead``, ``mincore`` and
+``cachestat`` are refused, ``madvise`` refuses ``MADV_COLD`` and ``MADV_PAGEOUT``, and ``preadv2`` /
+``pwritev2`` refuse the ``RWF_NOWAIT`` flag (docs/grading.md says what remains).
 
 The list is :data:`TRACED` (what the lessons' reference solutions, the solution corpora and the harness
 were seen to call under ``strace``; ``scripts/trace_syscalls.py trace --write`` rewrites it) together with
@@ -92,12 +95,12 @@ GENEROUS = frozenset(
         *("unlink", "unlinkat", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat"),
         *("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime"),
         *("utimes", "utimensat", "futimesat", "umask", "statfs", "fstatfs", "mknod", "mknodat", "pipe"),
-        *("pipe2", "sendfile", "copy_file_range", "splice", "tee", "fadvise64", "readahead", "getxattr"),
+        *("pipe2", "sendfile", "copy_file_range", "splice", "tee", "getxattr"),
         *("lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "setxattr", "lsetxattr"),
         *("fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "inotify_init", "inotify_init1"),
         *("inotify_add_watch", "inotify_rm_watch", "ioctl", "sync_file_range"),
         # memory (bounded by RLIMIT_AS and the memory cgroup)
-        *("brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "mincore", "mlock", "mlock2"),
+        *("brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "mlock", "mlock2"),
         *("munlock", "mlockall", "munlockall", "membarrier", "get_mempolicy", "set_mempolicy", "mbind"),
         *("pkey_alloc", "pkey_free", "pkey_mprotect", "map_shadow_stack", "mseal"),
         # processes and threads (bounded by the pids cgroup or RLIMIT_NPROC)
@@ -148,6 +151,10 @@ REFUSED = frozenset(
         *("clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "vhangup"),
         *("personality", "iopl", "ioperm", "modify_ldt", "uselib", "vmsplice", "sched_setscheduler"),
         *("sched_setattr", "sched_setparam", "capset", "landlock_create_ruleset"),
+        # the page cache of the files every sandbox shares (the interpreter, NumPy): evicting a page and
+        # asking whether one is cached carried a token from one learner's sandbox to a later one's
+        # (cachestat, 451, is newer than the tables and refused as every call off the list is)
+        *("fadvise64", "readahead", "mincore"),
     }
 )
 
@@ -206,6 +213,7 @@ def allowed_runs(arch: Architecture) -> list[tuple[int, int]]:
 
 # seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
 _NR, _ARCH, _ARG0_LOW = 0, 4, 16  # args[0]'s low 32 bits (little-endian): the socket family
+_ARG2_LOW, _ARG5_LOW = 32, 56  # madvise's advice; preadv2's and pwritev2's flags
 LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
@@ -217,6 +225,12 @@ RET_ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
 EPERM, ENOSYS, EAFNOSUPPORT = 1, 38, 97
 AF_UNIX = 1
 X32_SYSCALL_BIT = 0x40000000
+# The page cache of the files every sandbox shares is no channel between sandboxes: madvise may not page a
+# file's pages out (MADV_COLD, MADV_PAGEOUT), and preadv2 / pwritev2 may not ask RWF_NOWAIT, whose EAGAIN
+# tells whether a page is cached. Other advice (NumPy's MADV_HUGEPAGE, malloc's MADV_DONTNEED) and plain
+# flags pass.
+MADV_COLD, MADV_PAGEOUT = 20, 21
+RWF_NOWAIT = 0x00000008
 # clone's flags that make namespaces (NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET). clone's
 # low byte is the exit signal, so NEWTIME (0x80) is not among them; clone3 takes its flags in a struct,
 # which a filter cannot read, so clone3 answers ENOSYS and the C library falls back to clone.
@@ -274,8 +288,31 @@ def filter_ops(arch: Architecture) -> list[Op]:
         _op(JEQ_K, AF_UNIX, jt=0, jf=1),
         _op(RET_K, RET_ALLOW),
         _op(RET_K, RET_ERRNO | EAFNOSUPPORT),
+        *_page_cache_checks(arch),
         *_search(allowed_runs(arch)),
     ]
+
+
+def _page_cache_checks(arch: Architecture) -> list[Op]:
+    """Refuse the advice and flags that evict or probe a shared file's page cache; allow the rest."""
+    refuse = RET_ERRNO | EPERM
+    ops = [
+        _op(JEQ_K, arch.numbers["madvise"], jt=0, jf=5),
+        _op(LD_W_ABS, _ARG2_LOW),
+        _op(JEQ_K, MADV_COLD, jt=2),
+        _op(JEQ_K, MADV_PAGEOUT, jt=1),
+        _op(RET_K, RET_ALLOW),
+        _op(RET_K, refuse),
+    ]
+    for name in ("preadv2", "pwritev2"):
+        ops += [
+            _op(JEQ_K, arch.numbers[name], jt=0, jf=4),
+            _op(LD_W_ABS, _ARG5_LOW),
+            _op(JSET_K, RWF_NOWAIT, jt=1),
+            _op(RET_K, RET_ALLOW),
+            _op(RET_K, refuse),
+        ]
+    return ops
 
 
 def filter_for_this_machine() -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from qkv.grading.diagnosis import (
@@ -19,7 +20,7 @@ from qkv.grading.results import TestResult, TestStatus
 from qkv.grading.suite import Case, Raises
 from qkv.grading.values import MalformedReport, clean_text, decode_value
 
-__all__ = ["judge", "limit_message", "shown"]
+__all__ = ["judge", "limit_message", "ran_its_tests", "shown"]
 
 BLOCK_LIMIT = 2000  # characters of a value shown in the expected/got block before it is described instead
 
@@ -39,6 +40,34 @@ NUMPY_WARNING_ADVICE = (
     " NumPy warns when an operation has no finite answer, such as 0/0 or the exponential of a very large "
     "number: handle that case before the operation instead."
 )
+
+
+MISSING = "Your file does not define {}."
+NOT_A_FUNCTION = "{} in your file is not a function."
+
+
+def ran_its_tests(document: Mapping[str, Any]) -> bool:
+    """Whether a results document shows a real try: the file loaded, defined every function the tests
+    call, and its tests ran (a file of junk such as ``x = 1`` is no try, however often it changes).
+
+    Examples
+    --------
+    >>> ran_its_tests({"status": "fail", "tests": [{"status": "fail", "message": "Expected 3, got 4."}]})
+    True
+    >>> missing = {"status": "fail", "function": "f", "message": MISSING.format("f")}
+    >>> ran_its_tests({"status": "fail", "tests": [missing]})
+    False
+    >>> ran_its_tests({"status": "error", "tests": []})
+    False
+    """
+    tests = document.get("tests")
+    if document.get("status") == "error" or not isinstance(tests, list) or not tests:
+        return False
+    functions = {test.get("function") for test in tests if isinstance(test, Mapping)}
+    absent = {MISSING.format(name) for name in functions} | {
+        NOT_A_FUNCTION.format(name) for name in functions
+    }
+    return not any(isinstance(test, Mapping) and test.get("message") in absent for test in tests)
 
 
 def limit_message(exception: str, errno: int | None, limits: Limits) -> str | None:
@@ -100,9 +129,9 @@ def judge(
     """
     outcome = event.get("outcome")
     if outcome == "missing":
-        return _result(case, "fail", f"Your file does not define {case.function}.", case.missing_hint)
+        return _result(case, "fail", MISSING.format(case.function), case.missing_hint)
     if outcome == "not_callable":
-        return _result(case, "fail", f"{case.function} in your file is not a function.", case.missing_hint)
+        return _result(case, "fail", NOT_A_FUNCTION.format(case.function), case.missing_hint)
     if outcome == "raised":
         return _judge_raised(case, event, limits)
     if outcome != "returned":

@@ -28,7 +28,7 @@ from qkv.lessons.markup import (
 from qkv.lessons.model import SOLUTION_AFTER_FAILED_RUNS, Exercise, RenderedSection
 from qkv.lessons.widgets import WidgetSet
 
-__all__ = ["exercise_html", "render_reference", "render_sections", "section_html"]
+__all__ = ["exercise_html", "hint_html", "render_reference", "render_sections", "section_html"]
 
 
 def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
@@ -137,27 +137,45 @@ def _numeric_placeholder(answer: object) -> str:
 
 
 def _help_html(exercise: Exercise) -> str:
-    """The "Stuck?" box of a code exercise: its hints (the page shows them one at a time) and, when the
-    lesson has a reference solution, when it opens. The solution itself is never in the page."""
+    """The "Stuck?" box of a code exercise: how many hints it has (the page asks for each when the learner
+    does: no hint's text is in the page) and, when the lesson has a reference solution, when it opens. The
+    solution itself is never in the page."""
     if not exercise.hints and exercise.solution is None:
         return ""
     total = len(exercise.hints)
-    hints = "".join(
-        f'<li class="code-hint"><span class="hint-count">Hint {number} of {total}:</span> '
-        f"{_PARSER.renderInline(hint).strip()}</li>"
-        for number, hint in enumerate(exercise.hints, start=1)
-    )
     solution = ""
     if exercise.solution is not None:
         runs = SOLUTION_AFTER_FAILED_RUNS
         solution = (
             '<p class="solution-note">The reference solution opens here once you have solved this exercise, '
-            f"or after {runs} runs of your own code that did not pass all the tests (the starter code, or "
-            "the same program again, does not count).</p>"
+            f"or after {runs} runs of your own code that did not pass all the tests (the starter code, a "
+            "program that does not define the functions or run their tests, or one you ran before, does not "
+            "count).</p>"
         )
-    listed = f'<ol class="code-hints">{hints}</ol>' if hints else ""
+    listed = '<ol class="code-hints" aria-live="polite"></ol>' if total else ""
     summary = "<summary>Stuck?</summary>"
     return f'<details class="code-help" data-hints="{total}">{summary}{listed}{solution}</details>'
+
+
+def hint_html(exercise: Exercise, number: int) -> str:
+    """The HTML of a code exercise's hint ``number`` (from 1), for the moment the learner asks for it.
+
+    Raises
+    ------
+    ValueError
+        If the exercise has no such hint, in a sentence.
+
+    Examples
+    --------
+    >>> code = Exercise(id="c", kind="code", part="p", prompt="", prompt_template="", hints=("Use `@`.",))
+    >>> hint_html(code, 1)
+    'Use <code>@</code>.'
+    """
+    if not 1 <= number <= len(exercise.hints):
+        raise ValueError(
+            f"The exercise {exercise.id!r} has {len(exercise.hints)} hints, so there is no hint {number}."
+        )
+    return str(_PARSER.renderInline(exercise.hints[number - 1]).strip())
 
 
 def prompt_html(template: str, names: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import SQLAlchemyError
 
 from qkv.grading import Grader, Suite
+from qkv.grading.verdict import ran_its_tests
 from qkv.lessons import Catalog, LessonError
 from qkv.remote_grading.queue import (
     GRADE_TASK,
@@ -162,7 +163,8 @@ class GraderWorker:
             return
         # A grader frozen for long finds its session ended by PostgreSQL: its verdict is not written.
         try:
-            written = jobs.finish(job, result.to_dict())
+            document = result.to_dict()
+            written = jobs.finish(job, document, tried=ran_its_tests(document))
         except (StoreError, SQLAlchemyError) as error:
             _log.warning(
                 "Job %s: this grader's verdict was not written (%s); another grader's verdict stands, or the "

@@ -14,7 +14,8 @@ Public names
 ------------
 Store
     The composition the app opens once: ``database``, ``learners``, ``progress``, ``code``,
-    ``budgets``, ``gradebook``, ``instructors``, ``accounts``, ``grading_jobs``, ``class_view``, ``courses``;
+    ``budgets``, ``gradebook``, ``instructors``, ``accounts``, ``grading_jobs``, ``class_view``, ``courses``,
+    ``personal_data``;
     ``shared_secret``, ``ping``, ``close``.
 Database
     One engine, opened and migrated; ``read()`` and ``write()`` transactions.
@@ -29,6 +30,8 @@ AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity, GradebookRow, Keepin
     What they return.
 AccountRecord, MergeReport, RosterEntry
     A learner's account, what signing in merged, a roster's row.
+PersonalData, Erasure
+    A learner's data on request (export, erasure, retention) and what an erasure removed.
 StoreError
     The store's one exception: a sentence naming the database.
 RosterError, parse_roster
@@ -65,6 +68,7 @@ from qkv.store.grading_jobs import Admission, Admitted, GradingJobs, JobState, J
 from qkv.store.instructors import InstructorDesk
 from qkv.store.learners import Learners, clean_display_name
 from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
+from qkv.store.personal_data import Erasure, PersonalData
 from qkv.store.progress import Progress
 from qkv.store.roster import RosterEntry, RosterError, parse_roster
 from qkv.store.store import Store
@@ -86,6 +90,7 @@ __all__ = [
     "CourseRecord",
     "Courses",
     "Database",
+    "Erasure",
     "ExerciseActivity",
     "Gradebook",
     "GradebookRow",
@@ -100,6 +105,7 @@ __all__ = [
     "LessonActivity",
     "MembershipSource",
     "MergeReport",
+    "PersonalData",
     "PoolLimits",
     "Program",
     "Progress",

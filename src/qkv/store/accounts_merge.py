@@ -170,6 +170,15 @@ def _combined_totals(mine: Any, theirs: Any) -> dict[str, Any]:
         theirs.best_passed is None or mine.best_passed > theirs.best_passed
     )
     best = mine if mine_better else theirs
+    first = (
+        mine
+        if mine.solved
+        and (
+            not theirs.solved
+            or _earliest(mine.first_solved_at, theirs.first_solved_at) == mine.first_solved_at
+        )
+        else theirs
+    )
     return {
         "attempts": mine.attempts + theirs.attempts,
         "submissions": mine.submissions + theirs.submissions,
@@ -179,6 +188,8 @@ def _combined_totals(mine: Any, theirs: Any) -> dict[str, Any]:
         "best_passed": best.best_passed,
         "best_total": best.best_total,
         "failed_runs": mine.failed_runs + theirs.failed_runs,
+        "solution_shown_at": _earliest(mine.solution_shown_at, theirs.solution_shown_at),
+        "solved_after_solution": first.solved_after_solution,  # as it was for the earlier solve
     }
 
 

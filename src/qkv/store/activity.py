@@ -43,6 +43,7 @@ class ExerciseActivity:
     last_answer: AnswerRecord | None = None
     last_code: CodeRecord | None = None
     failed_runs: int = 0  # code: the learner's own new programs that did not pass every test
+    solved_after_solution: bool = False  # code: first solved after the reference solution was shown
 
 
 @dataclass(frozen=True)

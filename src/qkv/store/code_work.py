@@ -23,7 +23,7 @@ from qkv.store.program_texts import drop_unused_sources, put_source, source_of_p
 from qkv.store.retention import DEFAULT_KEEP, check_keep, prune
 from qkv.store.storable import check_storable
 from qkv.store.tables import CodeDraft, CodeSubmission
-from qkv.store.totals import count_work
+from qkv.store.totals import count_work, mark_solution_shown
 
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
@@ -69,8 +69,9 @@ class CodeWork:
         """Save one code submission with the grader's result document.
 
         A failed run counts in ``failed_runs`` only when it is a new try: ``own_work`` (the caller's
-        judgement, e.g. not the exercise's starter code) and not the same text as the learner's previous
-        program, so pressing Run again on unchanged code earns nothing.
+        judgement: not the exercise's starter code, and a program that defined its functions and ran its
+        tests) and a text none of the learner's kept programs for the exercise had, so pressing Run again
+        on unchanged code, or going back to an earlier program, earns nothing.
 
         The stored result keeps a few KiB of each text (``qkv.store.budget.stored_result``), and the
         learner's program text is stored once however often it is sent. ``client`` (an address) is the
@@ -173,10 +174,9 @@ class CodeWork:
         key = (learner_id, lesson_id, exercise_id)
         self.database.ensure_learner(conn, learner_id)
         kept = self.budgets.keeping(conn, client)
-        previous = conn.execute(
-            select(source_of_program()).where(*rows_of(_CODE, key)).order_by(_CODE.c.id.desc()).limit(1)
-        ).scalar()
-        new_try = own_work and (previous is None or previous.strip() != source.strip())
+        # A failed run brings the solution nearer only as a new try: a text none of the kept programs had.
+        kept_texts = conn.execute(select(source_of_program()).where(*rows_of(_CODE, key))).scalars()
+        new_try = own_work and all(text.strip() != source.strip() for text in kept_texts)
         stored = 0
         if kept is not Keeping.NOTHING:
             stored = text_bytes(document) + put_source(conn, learner_id, digest, source)
@@ -218,6 +218,26 @@ class CodeWork:
         grown = _put_draft(conn, key, source, kept, drop_if_refused=True)
         self.budgets.charge(conn, client, stored + max(grown, 0))
         return kept
+
+    def solution_shown(self, learner_id: str, lesson_id: str, exercise_id: str) -> None:
+        """Note that the learner was shown the exercise's reference solution (the first time is kept); a
+        first solve after it is marked ``solved_after_solution`` in the totals.
+
+        Examples
+        --------
+        >>> database = Database("sqlite://")
+        >>> code = CodeWork(database, ClientBudgets(database))
+        >>> failing = {"status": "fail", "tests": [{"status": "fail"}]}
+        >>> _ = code.record("a" * 36, "L9.1", "shapes", "x = 1\\n", failing)
+        >>> code.solution_shown("a" * 36, "L9.1", "shapes")
+        >>> _ = code.record("a" * 36, "L9.1", "shapes", "x = 2\\n", {"status": "pass", "tests": []})
+        >>> from qkv.store.gradebook import Gradebook
+        >>> Gradebook(database).rows()[0].solved_after_solution
+        True
+        >>> database.close()
+        """
+        with self.database.write() as conn:
+            mark_solution_shown(conn, (learner_id, lesson_id, exercise_id), utc_now())
 
     def save_draft(
         self, learner_id: str, lesson_id: str, exercise_id: str, source: str, *, client: str | None = None

@@ -31,6 +31,7 @@ class GradebookRow:
     best_score: str | None
     first_solved_at: datetime | None
     last_activity_at: datetime | None
+    solved_after_solution: bool = False  # first solved after the reference solution was shown
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types, times as ISO 8601 strings (UTC).
@@ -135,6 +136,7 @@ class Gradebook:
                     "best_score": best,
                     "first_solved_at": row.first_solved_at,
                     "last_activity_at": row.last_activity_at,
+                    "solved_after_solution": bool(row.solved_after_solution),
                 }
         wanted = list(exercises)
         for learner_id in learners:

@@ -369,7 +369,7 @@ class GradingJobs:
             return None
         return Program(job_id, row.learner_id, row.lesson_id, row.exercise_id, row.source, row.attempts)
 
-    def finish(self, job_id: str, result: Mapping[str, Any]) -> bool:
+    def finish(self, job_id: str, result: Mapping[str, Any], *, tried: bool = True) -> bool:
         """Write the job's verdict and save the program with it, unless a verdict was written already.
 
         Parameters
@@ -378,6 +378,9 @@ class GradingJobs:
             The job.
         result : mapping
             The grader's result document.
+        tried : bool
+            Whether the run was a real try (it defined the functions and ran the tests): a failed run
+            counts toward the reference solution only then (and if it was the learner's own work).
 
         Returns
         -------
@@ -417,7 +420,7 @@ class GradingJobs:
                 row.exercise_id,
                 row.source,
                 result,
-                own_work=row.own_work,
+                own_work=row.own_work and tried,
                 client=row.storage_client,
             )
             conn.execute(update(_JOBS).where(_JOBS.c.id == job_id).values(kept=kept.value))

@@ -593,6 +593,36 @@ def _everyone_into(conn: Connection, course_id: str) -> None:
         conn.execute(text(f"UPDATE {table} SET course_id = :course"), {"course": course_id})
 
 
+def _privacy_audit(conn: Connection) -> None:
+    """A line per export, erasure or retention pruning of a learner's data (``qkv learners export`` /
+    ``erase``, ``qkv serve --retain-days``): when, what, the learner's random id, and what was done.
+
+    Self-contained and additive: a new table, no other table changes.
+    """
+    meta = MetaData()
+    Table(
+        "privacy_audit",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("at", DateTime, nullable=False),
+        Column("action", String(16), nullable=False),
+        Column("subject", String(36), nullable=False),
+        Column("detail", Text, nullable=False),
+    )
+    meta.create_all(conn)
+
+
+def _solutions_shown(conn: Connection) -> None:
+    """When a learner was first shown an exercise's reference solution, and whether their first solve came
+    after it (marked in the gradebook, the exports and the LMS score).
+
+    Self-contained and additive: two nullable columns of ``exercise_totals`` (rows saved before read as
+    "never shown", "not after").
+    """
+    _add_column(conn, "exercise_totals", Column("solution_shown_at", DateTime))
+    _add_column(conn, "exercise_totals", Column("solved_after_solution", Boolean))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -606,6 +636,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _class_glance_aggregates,
     _learner_link_kinds,
     _courses_and_their_people,
+    _privacy_audit,
+    _solutions_shown,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -258,6 +258,7 @@ class Progress:
                 submissions=int(total.submissions),
                 solved=bool(total.solved),
                 failed_runs=int(total.failed_runs),
+                solved_after_solution=bool(total.solved_after_solution),
                 last_answer=None
                 if answer is None
                 else AnswerRecord(

@@ -14,6 +14,7 @@ from qkv.store.gradebook import Gradebook
 from qkv.store.grading_jobs import GradingJobs
 from qkv.store.instructors import InstructorDesk
 from qkv.store.learners import Learners
+from qkv.store.personal_data import PersonalData
 from qkv.store.progress import Progress
 from qkv.store.retention import DEFAULT_KEEP, check_keep
 from qkv.store.server_secrets import shared_secret
@@ -66,6 +67,8 @@ class Store:
         The class at a glance, read as aggregates (where each learner is, who is stuck).
     courses : Courses
         The server's courses, their learners and staff, and what each instructor may see.
+    personal_data : PersonalData
+        A learner's data on request: export, erasure, pruning of inactive anonymous learners, the audit.
 
     Raises
     ------
@@ -111,6 +114,7 @@ class Store:
         self.grading_jobs = GradingJobs(self.database, self.code)
         self.class_view = ClassView(self.database)
         self.courses = Courses(self.database)
+        self.personal_data = PersonalData(self.database)
 
     def shared_secret(self, name: str) -> str:
         """A random secret stored once in the database and shared by every server that uses it.

@@ -196,6 +196,10 @@ class ExerciseTotals(Base):
     # to and including the first right one (both NULL for rows saved before).
     started_at: Mapped[datetime | None] = mapped_column(DateTime)
     attempts_to_solve: Mapped[int | None] = mapped_column(Integer)
+    # Added by the solutions-shown migration: when the reference solution was first shown to the learner,
+    # and whether the first solve came after that (NULL for rows saved before: never shown, not after).
+    solution_shown_at: Mapped[datetime | None] = mapped_column(DateTime)
+    solved_after_solution: Mapped[bool | None] = mapped_column(Boolean)
 
 
 class Instructor(Base):
@@ -484,3 +488,21 @@ class GradingJob(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     started_at: Mapped[datetime | None] = mapped_column(DateTime)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class PrivacyAudit(Base):
+    """One line per export, erasure or retention pruning of a learner's data (added by the privacy
+    migration).
+
+    ``subject`` is the learner's random id (or empty for a pruning run): no name, email or external id is
+    kept once the learner is erased. Deliberately not a ``learner_id`` column, so that erasing a learner
+    keeps the line that says they were erased.
+    """
+
+    __tablename__ = "privacy_audit"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    action: Mapped[str] = mapped_column(String(16), nullable=False)
+    subject: Mapped[str] = mapped_column(String(36), nullable=False)
+    detail: Mapped[str] = mapped_column(Text, nullable=False)

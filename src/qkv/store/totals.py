@@ -86,6 +86,10 @@ def count_work(
         changes["attempts_to_solve"] = case(
             (t.solved, t.attempts_to_solve), else_=t.attempts + (1 if attempt else 0)
         )
+        # The first solve is marked when the reference solution had been shown before it.
+        changes["solved_after_solution"] = case(
+            (t.solved, t.solved_after_solution), else_=t.solution_shown_at.is_not(None)
+        )
     if score is not None:
         if not solved and new_try:
             changes["failed_runs"] = t.failed_runs + 1
@@ -95,4 +99,28 @@ def count_work(
     conn.execute(update(_TOTALS).where(*rows_of(_TOTALS, key)).values(**changes))
 
 
-__all__ = ["count_work"]
+def mark_solution_shown(conn: Connection, key: ExerciseKey, now: datetime) -> None:
+    """Note that the learner was shown the exercise's reference solution (the first time is kept).
+
+    Examples
+    --------
+    >>> from sqlalchemy import select
+    >>> from qkv.store.clock import utc_now
+    >>> database = Database("sqlite://")
+    >>> key = ("a" * 36, "L9.1", "code")
+    >>> with database.write() as conn:
+    ...     database.ensure_learner(conn, key[0])
+    ...     count_work(conn, key, utc_now(), attempt=True, solved=False, score=(0, 2))
+    ...     mark_solution_shown(conn, key, utc_now())
+    ...     count_work(conn, key, utc_now(), attempt=True, solved=True, score=(2, 2))
+    >>> with database.read() as conn:
+    ...     conn.execute(select(ExerciseTotals.__table__.c.solved_after_solution)).scalar()
+    True
+    >>> database.close()
+    """
+    t = _TOTALS.c
+    shown = {"solution_shown_at": func.coalesce(t.solution_shown_at, now)}
+    conn.execute(update(_TOTALS).where(*rows_of(_TOTALS, key)).values(**shown))
+
+
+__all__ = ["count_work", "mark_solution_shown"]

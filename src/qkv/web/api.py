@@ -14,7 +14,9 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
+from qkv.grading.verdict import ran_its_tests
 from qkv.lessons import Exercise, Lesson
+from qkv.lessons.render import hint_html
 from qkv.store import JobState, clean_display_name
 from qkv.store.learners import name_taken_sentence
 from qkv.web import lti
@@ -191,7 +193,7 @@ async def post_code(
         exercise.id,
         body.code,
         document,
-        own_work=own_work,
+        own_work=own_work and ran_its_tests(document),  # junk that defines nothing is no try
         client=request_client_key(request),
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
@@ -350,6 +352,28 @@ def put_draft(
 
 
 @router.get(
+    "/lessons/{lesson_id}/hints/{exercise_id}/{number}",
+    summary="One hint of a code exercise, when the learner asks for it",
+    responses={404: {"description": "The exercise has no such hint."}},
+)
+def get_hint(
+    lesson_id: LessonId,
+    exercise_id: Annotated[str, Path(max_length=64)],
+    number: Annotated[int, Path(ge=1, le=99)],
+    services: AppServices,
+    learner: Reader,
+) -> dict[str, Any]:
+    """The hint's HTML: the page holds none of them, so each reaches the browser only when asked for."""
+    lesson = services.lesson(lesson_id)
+    exercise = _code_exercise(services, lesson, exercise_id)
+    try:
+        text = hint_html(exercise, number)
+    except ValueError as error:
+        raise HTTPException(404, str(error)) from None
+    return {"exercise_id": exercise.id, "number": number, "total": len(exercise.hints), "html": text}
+
+
+@router.get(
     "/lessons/{lesson_id}/solution/{exercise_id}",
     summary="The reference solution of a code exercise, once earned",
     responses={
@@ -375,8 +399,11 @@ def get_solution(
             403,
             f"The reference solution opens once you have solved this exercise, or after {needed} runs of "
             f"your own code that did not pass all the tests; you have had {runs} so far (the starter code, "
-            "or the same program again, does not count).",
+            "a program that does not define the functions or run their tests, or one you ran before, does "
+            "not count).",
         )
+    # A later first solve is marked in the gradebook, the exports and the LMS score (solution_credit).
+    services.store.code.solution_shown(learner.id, lesson.id, exercise.id)
     return {"exercise_id": exercise.id, "solution": exercise.solution.strip("\n") + "\n"}
 
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -34,6 +35,7 @@ from qkv.web.identity_limits import MintLimit
 from qkv.web.jsonsafe import SafeJSONResponse
 from qkv.web.parameter_limits import ParameterLimitMiddleware
 from qkv.web.redirects import SafeLocationMiddleware
+from qkv.web.retention import prune_forever
 from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.services import Services
 from qkv.web.settings import Settings
@@ -108,9 +110,14 @@ def create_app(
         else:
             await run_in_threadpool(start_grading, services)
         lti_tool.sender.start()
+        pruning = None
+        if settings.retain_days is not None:
+            pruning = asyncio.create_task(prune_forever(store.personal_data, settings.retain_days))
         try:
             yield
         finally:
+            if pruning is not None:
+                pruning.cancel()
             if services.remote is not None:
                 await services.remote.stop()
                 services.remote = None
@@ -154,7 +161,11 @@ def start_grading(services: Services) -> None:
     """Start the grader and its queue, or record in a sentence why code cannot be graded."""
     settings = services.settings
     try:
-        grader = Grader(require_sandbox=not settings.allow_unsandboxed, warm_spares=settings.warm_spares)
+        grader = Grader(
+            require_sandbox=not settings.allow_unsandboxed,
+            warm_spares=settings.warm_spares,
+            judge_workers=1,  # reports judged off the grading threads, fairly by client (qkv.grading.judging)
+        )
     except SandboxUnavailable as error:
         services.grading_off_reason = f"Code cannot be graded on this server. {error}"
         services.sandbox = "grading is off: bubblewrap is missing"

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qkv.grading import Unfinished
+from qkv.grading.judging import judging_for
 
 
 class GradingBusy(RuntimeError):
@@ -522,21 +523,8 @@ class GradingQueue:
         from_later = job.level > 0
         # Out of every line now: no other thread reaches this job until it is set aside again.
         pending, job.unfinished = job.unfinished, None
-        try:
-            if pending is not None:
-                # A set-aside program runs on a slice at a time, so that a program arriving meanwhile waits
-                # for one slice at most, not for the rest of a loop's time limit.
-                result = pending.resume(self._slice_at(job.level))
-            elif self._first_slice is not None:
-                result = self._first_slice(job.source, job.suite, seed=job.seed)
-            elif job.seed is None:
-                result = self._grade(job.source, job.suite)
-            else:
-                result = self._grade(job.source, job.suite, seed=job.seed)
-        except BaseException as error:  # the future carries it to the request that waits
-            outcome: tuple[bool, Any] = (False, error)
-        else:
-            outcome = (True, result)
+        with judging_for(job.client):  # its report is judged in its client's turn (qkv.grading.judging)
+            outcome = self._attempt(job, pending)
         set_aside = outcome[0] and isinstance(outcome[1], Unfinished)
         # The learner's place is freed before the verdict is set: with the result in hand, they may run again.
         with self._lock:
@@ -566,6 +554,21 @@ class GradingQueue:
             _settle(job.future.set_result, outcome[1])
         else:
             _settle(job.future.set_exception, outcome[1])
+
+    def _attempt(self, job: _Job, pending: Unfinished | None) -> tuple[bool, Any]:
+        """Grade the job (or its next slice): ``(True, result)``, or ``(False, the exception)``."""
+        try:
+            if pending is not None:
+                # A set-aside program runs on a slice at a time, so that a program arriving meanwhile waits
+                # for one slice at most, not for the rest of a loop's time limit.
+                return True, pending.resume(self._slice_at(job.level))
+            if self._first_slice is not None:
+                return True, self._first_slice(job.source, job.suite, seed=job.seed)
+            if job.seed is None:
+                return True, self._grade(job.source, job.suite)
+            return True, self._grade(job.source, job.suite, seed=job.seed)
+        except BaseException as error:  # the future carries it to the request that waits
+            return False, error
 
     def close(self, timeout_s: float) -> bool:
         """Stop taking work and let what was admitted finish, for up to ``timeout_s``.

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from qkv.store import GradebookRow
 from qkv.store.exports import write_csv
 from qkv.store.instructors import AnswerEvent, CodeEvent, LearnerRecord
+from qkv.web.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 
 GRADEBOOK_COLUMNS = [
     "learner_id",
@@ -34,6 +35,7 @@ GRADEBOOK_COLUMNS = [
     "best_score",
     "first_solved_at",
     "last_activity_at",
+    "solved_after_solution",
 ]
 
 EVENT_COLUMNS = [
@@ -93,13 +95,18 @@ def lms_columns(catalog: Any) -> list[str]:
 
 
 def lms_records(
-    catalog: Any, rows: Iterable[GradebookRow], learners: Sequence[LearnerRecord]
+    catalog: Any,
+    rows: Iterable[GradebookRow],
+    learners: Sequence[LearnerRecord],
+    credit: AfterSolutionCredit = DEFAULT_CREDIT,
 ) -> list[dict[str, Any]]:
-    """One record per learner: exercises solved per lesson (counted ones only) and the total."""
-    solved: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    """One record per learner: exercises solved per lesson (counted ones only) and the total; a solve
+    after the reference solution was shown counts ``credit`` (see ``qkv.web.solution_credit``)."""
+    solved: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
     for row in rows:
         if row.solved:
-            solved[row.learner_id].add((row.lesson_id, row.exercise_id))
+            weight = credit.weight if row.solved_after_solution else 1.0
+            solved[row.learner_id][(row.lesson_id, row.exercise_id)] = weight
     columns = lms_columns(catalog)
     records = []
     for learner in sorted(learners, key=lambda r: ((r.display_name or "").casefold(), r.id)):
@@ -108,21 +115,31 @@ def lms_records(
             "display_name": learner.display_name,
             "external_id": learner.external_id,
         }
-        total = 0
+        total = 0.0
         for lesson, column in zip(catalog.lessons, columns[3:-1], strict=True):
-            score = sum(1 for eid in counted_exercises(lesson) if (lesson.id, eid) in solved[learner.id])
-            record[column] = score
+            mine = solved[learner.id]
+            score = sum(mine.get((lesson.id, eid), 0.0) for eid in counted_exercises(lesson))
+            record[column] = _number(score)
             total += score
-        record[columns[-1]] = total
+        record[columns[-1]] = _number(total)
         records.append(record)
     return records
 
 
+def _number(value: float) -> float | int:
+    """A whole score as an int (3, not 3.0), a half one as it is (2.5)."""
+    return int(value) if value.is_integer() else value
+
+
 def write_lms(
-    catalog: Any, rows: Iterable[GradebookRow], learners: Sequence[LearnerRecord], stream: TextIO
+    catalog: Any,
+    rows: Iterable[GradebookRow],
+    learners: Sequence[LearnerRecord],
+    stream: TextIO,
+    credit: AfterSolutionCredit = DEFAULT_CREDIT,
 ) -> None:
-    """Write the LMS gradebook import CSV."""
-    write_csv(lms_records(catalog, rows, learners), lms_columns(catalog), stream)
+    """Write the LMS gradebook import CSV (a solve after the reference solution counts ``credit``)."""
+    write_csv(lms_records(catalog, rows, learners, credit), lms_columns(catalog), stream)
 
 
 def event_records(

@@ -368,7 +368,7 @@ def instructor_export(
         return _download(out.getvalue(), f"qkv-{name}", media)
     if name == "lms.csv":
         rows = gradebook.rows(catalog_exercises(services.catalog))
-        write_lms(services.catalog, rows, desk.learners(), out)
+        write_lms(services.catalog, rows, desk.learners(), out, services.settings.after_solution_credit)
         return _download(out.getvalue(), "qkv-lms-gradebook.csv", "text/csv; charset=utf-8")
     if name == "events.csv":
         write_events(desk.answer_events(), desk.code_events(), desk.learners(), out)

@@ -69,6 +69,7 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
                 "draft": activity.drafts.get(exercise_id),
                 "failed_runs": failed_runs,
                 "solution": _solution_state(getattr(exercise, "solution", None), done, failed_runs),
+                "solved_after_solution": bool(done.solved_after_solution) if done else False,
             }
             entry["done"] = entry["done"] or _passed(result)
         else:
@@ -98,9 +99,13 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
         )
         if part.counts_toward_done:
             counted += ids
+    after = [
+        eid for eid in counted if exercises[eid]["done"] and code.get(eid, {}).get("solved_after_solution")
+    ]
     return {
         "lesson_id": lesson.id,
         "variant_seed": seed,
+        "solved_after_solution": len(after),
         "done": sum(1 for exercise_id in counted if exercises[exercise_id]["done"]),
         "total": len(counted),
         "parts": parts,

@@ -8,6 +8,7 @@ from pathlib import Path
 from qkv.store import DEFAULT_CLIENT_BYTES_PER_DAY
 from qkv.web.clients import DEFAULT_IPV6_PREFIX, check_ipv6_prefix
 from qkv.web.redirects import public_origin
+from qkv.web.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,12 @@ class Settings:
         every redirect a relative path; neither ever takes the host from the request's ``Host`` header.
     lti_score_poll_s : float
         How often the LMS score sender looks for due scores when no new score wakes it.
+    after_solution_credit : AfterSolutionCredit
+        What a solve after the reference solution was shown counts in the LMS score and the LMS gradebook
+        file: full, reduced (half, the default) or none; such solves are marked either way.
+    retain_days : int or None
+        Anonymous learners (no account, no LMS identity) inactive for this many days are erased, checked
+        once an hour; None keeps them (the default).
 
     Raises
     ------
@@ -129,6 +136,8 @@ class Settings:
     require_sign_in: bool = False
     public_url: str | None = None
     lti_score_poll_s: float = 2.0
+    retain_days: int | None = None
+    after_solution_credit: AfterSolutionCredit = DEFAULT_CREDIT
 
     def __post_init__(self) -> None:
         minimums = {
@@ -161,6 +170,9 @@ class Settings:
         if isinstance(self.ipv6_prefix, bool) or not isinstance(self.ipv6_prefix, int):
             raise ValueError(f"ipv6_prefix must be an int, not {self.ipv6_prefix!r}.")
         check_ipv6_prefix(self.ipv6_prefix)
+        days = self.retain_days
+        if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
+            raise ValueError(f"retain_days must be a whole number of days of at least 1, not {days!r}.")
         if self.public_url is not None:
             public_origin(self.public_url)  # a sentence saying what is wrong with it
         if self.secret_key is not None and len(self.secret_key) < 16:

@@ -1,7 +1,9 @@
 """The qkv library over HTTP, for widgets whose learner changes the inputs: projections and attention steps.
 
 Routes only translate HTTP to calls of the qkv library (``qkv.project_qkv``, ``qkv.attention``); they
-need no learner and save nothing, and know no widget: any widget's script may call them.
+save nothing and know no widget: any widget's script may call them. They refuse numbers whose result would
+give away a lesson's answer the learner has not typed yet (``widget_guard``): a lesson's page asks its own
+guarded route for those.
 """
 
 from __future__ import annotations
@@ -9,12 +11,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request
 from pydantic import Field
 
 from qkv import attention, attention_scores, project_qkv
 from qkv.web.jsonsafe import finite_or_none
 from qkv.web.request_bodies import StrictBody
+from qkv.web.widget_guard import refuse_unearned
 
 router = APIRouter(prefix="/api", tags=["lesson API"])
 
@@ -42,8 +45,12 @@ class AttentionIn(StrictBody):
     causal_index: int = Field(default=0, ge=0, le=63)
 
 
-@router.post("/project", summary="q, k, v for one hidden vector (qkv.project_qkv)")
-def post_project(body: ProjectIn) -> dict[str, Any]:
+@router.post(
+    "/project",
+    summary="q, k, v for one hidden vector (qkv.project_qkv)",
+    responses={403: {"description": "The result would give away an answer of a lesson not yet typed."}},
+)
+def post_project(body: ProjectIn, request: Request) -> dict[str, Any]:
     """``qkv.project_qkv`` on one row; shape problems come back as 422 with the library's sentence."""
     try:
         with np.errstate(all="ignore"):  # overflow to inf is reported as null, not as a warning
@@ -51,13 +58,27 @@ def post_project(body: ProjectIn) -> dict[str, Any]:
     except (ValueError, TypeError) as error:
         raise HTTPException(422, str(error)) from None
     result: dict[str, Any] = finite_or_none({"q": Q[0], "k": K[0], "v": V[0]})
+    _guard(request, [result["q"], result["k"], result["v"]])
     return result
 
 
-@router.post("/attention", summary="Every step of attention for one query (qkv.attention)")
-def post_attention(body: AttentionIn) -> dict[str, Any]:
+@router.post(
+    "/attention",
+    summary="Every step of attention for one query (qkv.attention)",
+    responses={403: {"description": "The result would give away an answer of a lesson not yet typed."}},
+)
+def post_attention(body: AttentionIn, request: Request) -> dict[str, Any]:
     """Scores, scaled scores, the masked row, softmax weights and the output for one query."""
-    return attention_steps(body)
+    steps = attention_steps(body)
+    _guard(request, [steps[name] for name in STEP_VECTORS])
+    return steps
+
+
+def _guard(request: Request, shown: list[Any]) -> None:
+    """403 with a sentence when ``shown`` holds an answer of a lesson the learner has not typed yet."""
+    services = request.app.state.qkv
+    learner = services.identity.learner(request)
+    refuse_unearned(services, learner.id, shown)
 
 
 def attention_steps(body: AttentionIn) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services
+from qkv.web.solution_credit import AfterSolutionCredit, credited_score
 
 
 def install(app: FastAPI, services: Services) -> LtiTool:
@@ -28,8 +29,17 @@ def install(app: FastAPI, services: Services) -> LtiTool:
 def lesson_changed(app_state: object, learner_id: str, lesson_id: str, progress: dict[str, object]) -> None:
     """The hook the lesson API calls after saving work: queue the learner's LMS score if it changed."""
     tool: LtiTool | None = getattr(app_state, "qkv_lti", None)
-    if tool is not None:
-        tool.scores.lesson_changed(learner_id, lesson_id, int(progress["done"]), int(progress["total"]))  # type: ignore[call-overload]
+    if tool is None:
+        return
+    # A solve after the reference solution was shown earns the instructor's choice of credit, and is said.
+    credit: AfterSolutionCredit = app_state.qkv.settings.after_solution_credit  # type: ignore[attr-defined]
+    after = int(progress.get("solved_after_solution", 0))  # type: ignore[call-overload]
+    score = credited_score(int(progress["done"]), after, credit)  # type: ignore[call-overload]
+    note = None
+    if after:
+        solves = f"{after} exercise{'' if after == 1 else 's'}"
+        note = f"{solves} solved after the reference solution was shown ({credit.describe()})."
+    tool.scores.lesson_changed(learner_id, lesson_id, score, int(progress["total"]), note)  # type: ignore[call-overload]
 
 
 __all__ = ["LtiTool", "install", "lesson_changed"]

@@ -18,8 +18,10 @@ from qkv.store.lti_outbox import ScoreOutbox
 log = logging.getLogger("qkv.web.lti")
 
 
-def score_document(subject: str, solved: int, total: int, at: datetime) -> dict[str, Any]:
-    """The AGS score a line item receives.
+def score_document(
+    subject: str, solved: float, total: int, at: datetime, comment: str | None = None
+) -> dict[str, Any]:
+    """The AGS score a line item receives (``comment``: what the LMS shows beside it, if anything).
 
     Examples
     --------
@@ -32,7 +34,7 @@ def score_document(subject: str, solved: int, total: int, at: datetime) -> dict[
     """
     complete = total > 0 and solved >= total
     activity = "Completed" if complete else "InProgress" if solved > 0 else "Started"
-    return {
+    document: dict[str, Any] = {
         "userId": subject,
         "scoreGiven": solved,
         "scoreMaximum": max(total, 1),
@@ -40,6 +42,9 @@ def score_document(subject: str, solved: int, total: int, at: datetime) -> dict[
         "gradingProgress": "FullyGraded" if complete else "Pending",
         "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.%f") + "+00:00",
     }
+    if comment:
+        document["comment"] = comment
+    return document
 
 
 class ScoreHook:
@@ -60,7 +65,9 @@ class ScoreHook:
         self.outbox = outbox
         self.wake = wake
 
-    def lesson_changed(self, learner_id: str, lesson_id: str, solved: int, total: int) -> bool:
+    def lesson_changed(
+        self, learner_id: str, lesson_id: str, solved: float, total: int, note: str | None = None
+    ) -> bool:
         """Queue the learner's score on each of their line items of the lesson (one per course they launched
         it from) where it changed; whether any was queued.
 
@@ -71,8 +78,13 @@ class ScoreHook:
         ----------
         learner_id, lesson_id : str
             Whose score, on which lesson.
-        solved, total : int
-            Exercises solved, and exercises that count, in the lesson.
+        solved : float
+            Exercises solved, a solve after the reference solution counted at the instructor's credit
+            (half with the default credit).
+        total : int
+            Exercises that count, in the lesson.
+        note : str, optional
+            The score's comment for the LMS (solves after the reference solution, say).
 
         Returns
         -------
@@ -93,19 +105,22 @@ class ScoreHook:
         """
         try:
             queued = False
-            # One line item per course the learner launched this lesson from: each gets the score.
+            # One line item per course the learner launched this lesson from: each gets the score. A line
+            # item keeps the last score in half exercises, a whole number either way.
+            key = round(solved * 2)
             for item in self.links.line_items(learner_id, lesson_id):
-                if item.last_score != solved:
-                    queued = self._queue(item, solved, total) or queued
+                if item.last_score != key:
+                    queued = self._queue(item, solved, key, total, note) or queued
             return queued
         except StoreError as error:
             log.warning("the LMS score of %s on %s could not be queued: %s", learner_id, lesson_id, error)
             return False
 
-    def _queue(self, item: LineItem, solved: int, total: int) -> bool:
+    def _queue(self, item: LineItem, solved: float, key: int, total: int, note: str | None) -> bool:
         from qkv.store.clock import utc_now
 
-        queued = self.outbox.enqueue(item, solved, score_document(item.subject, solved, total, utc_now()))
+        document = score_document(item.subject, solved, total, utc_now(), note)
+        queued = self.outbox.enqueue(item, key, document)
         if queued and self.wake is not None:
             self.wake()
         return queued

@@ -116,27 +116,37 @@ function draftSaver(api, exerciseId, status, initial) {
   };
 }
 
-/** "Stuck?": one hint at a time ("Hint 1 of 3"), then the reference solution once the server opens it. */
+/** "Stuck?": one hint at a time ("Hint 1 of 3"), each asked of the server when the learner wants it (the
+ * page holds no hint's text), then the reference solution once the server opens it. */
 function mountHelp(box, ctx, exerciseId) {
   const help = box.querySelector("details.code-help");
   if (!help) return () => {};
-  const hints = [...help.querySelectorAll("li.code-hint")];
+  const total = Number(help.dataset.hints || 0);
+  const list = help.querySelector("ol.code-hints");
   let shown = 0;
   const next = el("button", { type: "button", class: "next-hint secondary" });
   function update() {
-    hints.forEach((hint, i) => {
-      hint.hidden = i >= shown;
-    });
-    next.hidden = shown >= hints.length;
-    next.textContent = `Show hint ${shown + 1} of ${hints.length}`;
+    next.hidden = shown >= total;
+    next.textContent = `Show hint ${shown + 1} of ${total}`;
   }
-  if (hints.length) {
-    help.querySelector("ol.code-hints")?.insertAdjacentElement("afterend", next);
-    next.addEventListener("click", () => {
-      shown = Math.min(shown + 1, hints.length);
-      update();
-      hints[shown - 1].setAttribute("tabindex", "-1");
-      hints[shown - 1].focus();
+  if (total && list) {
+    list.insertAdjacentElement("afterend", next);
+    next.addEventListener("click", async () => {
+      const number = shown + 1;
+      next.disabled = true;
+      try {
+        const reply = await getJson(`${ctx.api}/hints/${encodeURIComponent(exerciseId)}/${number}`);
+        const item = el("li", { class: "code-hint", tabindex: "-1" }, el("span", { class: "hint-count" }, `Hint ${number} of ${total}:`), " ");
+        item.insertAdjacentHTML("beforeend", reply.html); // the lesson's own text, rendered by the server
+        list.append(item);
+        shown = number;
+        update();
+        item.focus();
+      } catch (error) {
+        list.append(el("li", { class: "is-error" }, error instanceof ApiError ? error.message : "The hint could not be loaded."));
+      } finally {
+        next.disabled = false;
+      }
     });
     update();
   }
