@@ -419,6 +419,16 @@ def _class_glance_aggregates(conn: Connection) -> None:
         conn.execute(text(f"CREATE INDEX ix_{table}_learner_exercise ON {table} {columns}"))
 
 
+def _lti_score_timestamps_and_parking(conn: Connection) -> None:
+    """LTI scores an LMS keeps: each line item's last score timestamp (whole seconds, so the next one is
+    strictly newer, as Moodle requires), and scores parked after the LMS refused them with a 4xx.
+
+    Self-contained and additive: rows saved before have both NULL (no timestamp sent yet; not parked).
+    """
+    _add_column(conn, "lti_line_items", Column("last_score_at", DateTime))
+    _add_column(conn, "lti_score_outbox", Column("parked_at", DateTime))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -430,6 +440,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _lti_platforms_logins_and_scores,
     _grading_jobs_for_remote_graders,
     _class_glance_aggregates,
+    _lti_score_timestamps_and_parking,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

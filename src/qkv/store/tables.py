@@ -329,6 +329,8 @@ class LtiLineItem(Base):
     lineitem_url: Mapped[str] = mapped_column(String(2000), nullable=False)
     last_score: Mapped[int | None] = mapped_column(Integer)
     updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    # Added for scores an LMS keeps: the last score's timestamp, whole seconds; the next one is later.
+    last_score_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class LtiContext(Base):
@@ -365,6 +367,8 @@ class LtiScoreOutbox(Base):
     claimed_until: Mapped[datetime | None] = mapped_column(DateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     sent_at: Mapped[datetime | None] = mapped_column(DateTime)
+    # Added with the 4xx parking: the LMS refused the score for good (last_error has its sentence).
+    parked_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class GradingJob(Base):

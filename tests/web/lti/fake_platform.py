@@ -2,6 +2,11 @@
 local port, with its JWKS, the OIDC auth endpoint, a token endpoint that checks the tool's client assertion
 against the tool's /lti/jwks.json, AGS line items that record the scores posted to them, and NRPS
 memberships. It is deliberately small and strict: a request an LMS would refuse, it refuses.
+
+Its gradebook keeps scores as Moodle's or Canvas's do (``mode``), as read in their sources: a score
+whose gradingProgress is not FullyGraded is stored with a *null* grade; Moodle answers 409 to a score
+whose timestamp (whole seconds) is not newer than the last it stored, and 400 to one for a person who is
+no learner of the course; Canvas answers 400 to a timestamp older than the last one, 422 to a non-learner.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from html import escape
 from typing import Any
 
@@ -55,6 +61,15 @@ class User:
 
 
 @dataclass
+class GradeCell:
+    """What the gradebook shows for one learner on one line item: a number, or None (no grade)."""
+
+    grade: float | None
+    timestamp: datetime
+    activity: str
+
+
+@dataclass
 class FakePlatform:
     """The LMS's state; ``app`` serves it. ``url`` is set once it is served."""
 
@@ -64,6 +79,9 @@ class FakePlatform:
     users: dict[str, User] = field(default_factory=dict)
     scores: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # line item id -> scores
     down: bool = False  # the AGS and token endpoints answer 503
+    mode: str = "moodle"  # how the gradebook keeps scores: "moodle" or "canvas"
+    gradebook: dict[str, dict[str, GradeCell]] = field(default_factory=dict)  # item -> user -> cell
+    refuse_next: list[tuple[int, str]] = field(default_factory=list)  # the next scores' refusals, in turn
     tokens: dict[str, set[str]] = field(default_factory=dict)
     assertions_checked: int = 0
     jwks_fetches: int = 0
@@ -146,6 +164,34 @@ class FakePlatform:
     def received(self, item: str) -> list[dict[str, Any]]:
         with self.lock:
             return list(self.scores.get(item, []))
+
+    def grade(self, item: str, sub: str) -> float | None:
+        """The grade the gradebook shows (None: an empty cell, or no score at all)."""
+        with self.lock:
+            cell = self.gradebook.get(item, {}).get(sub)
+            return cell.grade if cell else None
+
+    def keep_score(self, item: str, score: dict[str, Any]) -> tuple[int, str] | None:
+        """Store a posted score as the LMS's gradebook would; the refusal ``(status, sentence)`` or None."""
+        sub = str(score.get("userId", ""))
+        user = self.users.get(sub)
+        if user is None or LEARNER not in user.roles:
+            if self.mode == "canvas":
+                return 422, "User not found in course or is not a student"
+            return 400, f"The user {sub!r} is not a student of this course, so no grade can be stored."
+        at = datetime.fromisoformat(str(score.get("timestamp", "")))
+        with self.lock:
+            cells = self.gradebook.setdefault(item, {})
+            last = cells.get(sub)
+            if last is not None:
+                if self.mode == "moodle" and int(at.timestamp()) <= int(last.timestamp.timestamp()):
+                    return 409, "Refusing score with an earlier timestamp for item and user"
+                if self.mode == "canvas" and at < last.timestamp:
+                    return 400, f"Provided timestamp of {at.isoformat()} before last updated timestamp"
+            graded = score.get("gradingProgress") == "FullyGraded" and "scoreGiven" in score
+            value = float(score["scoreGiven"]) if graded else None
+            cells[sub] = GradeCell(value, at, str(score.get("activityProgress", "")))
+        return None
 
 
 def auto_post_form(action: str, fields: dict[str, str]) -> str:
@@ -235,6 +281,10 @@ def platform_app(platform: FakePlatform) -> FastAPI:
         score = await request.json()
         with platform.lock:
             platform.scores.setdefault(item, []).append(score)
+            told = platform.refuse_next.pop(0) if platform.refuse_next else None
+        refused = told or platform.keep_score(item, score)
+        if refused is not None:
+            return JSONResponse({"status": refused[0], "message": refused[1]}, status_code=refused[0])
         return Response(status_code=200)
 
     @app.get("/memberships/{context}")

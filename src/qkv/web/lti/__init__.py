@@ -8,8 +8,11 @@ in Moodle and Canvas.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI
 
+from qkv.web.lti.scores import attempted
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services
 
@@ -25,11 +28,17 @@ def install(app: FastAPI, services: Services) -> LtiTool:
     return tool
 
 
-def lesson_changed(app_state: object, learner_id: str, lesson_id: str, progress: dict[str, object]) -> None:
+def lesson_changed(app_state: object, learner_id: str, lesson_id: str, progress: dict[str, Any]) -> None:
     """The hook the lesson API calls after saving work: queue the learner's LMS score if it changed."""
     tool: LtiTool | None = getattr(app_state, "qkv_lti", None)
     if tool is not None:
-        tool.scores.lesson_changed(learner_id, lesson_id, int(progress["done"]), int(progress["total"]))  # type: ignore[call-overload]
+        tool.scores.lesson_changed(
+            learner_id,
+            lesson_id,
+            int(progress["done"]),
+            int(progress["total"]),
+            attempted(progress),
+        )
 
 
 __all__ = ["LtiTool", "install", "lesson_changed"]

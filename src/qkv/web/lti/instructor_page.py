@@ -1,5 +1,5 @@
 """The instructor's LTI page (``/instructor/lti``): the classes seen in launches, pulling a class's roster
-from the LMS, and the scores waiting for an LMS."""
+from the LMS, the scores waiting for an LMS, and those it refused (with its sentence)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ def lti_page(request: Request, services: AppServices, signed_in: Instructor, pul
         "csrf_field": CSRF_FIELD,
         "classes": tool.links.contexts(),
         "waiting": tool.outbox.waiting(),
+        "refused": tool.outbox.parked(),
         "delivered": tool.outbox.delivered_count(),
         "pulled": pulled[:200],
     }

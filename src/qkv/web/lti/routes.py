@@ -25,6 +25,7 @@ from qkv.web.lti.claims import Launch
 from qkv.web.lti.id_token import state_refusal
 from qkv.web.lti.instructor_launch import sign_in_instructor
 from qkv.web.lti.refusal import LaunchRefused
+from qkv.web.lti.scores import attempted as lti_attempted
 from qkv.web.lti.targets import lesson_target
 from qkv.web.lti.tool import LtiTool
 from qkv.web.redirects import public_origin
@@ -245,4 +246,6 @@ def record_score(services: Services, tool: LtiTool, learner_id: str, lesson_id: 
     progress: dict[str, Any] = build_progress(
         lesson, services.store.progress.lesson_activity(learner_id, lesson_id)
     )
-    tool.scores.lesson_changed(learner_id, lesson_id, progress["done"], progress["total"])
+    tool.scores.lesson_changed(
+        learner_id, lesson_id, progress["done"], progress["total"], lti_attempted(progress)
+    )
