@@ -32,6 +32,9 @@ NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
 INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+LINEITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
+DEEP_LINK_HINT = "deep-link"  # lti_message_hint of a deep-linking launch; "link:ID" launches a link
 MEMBERSHIP_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 CLIENT_ID = "qkv-client"
 DEPLOYMENT_ID = "deployment-1"
@@ -70,6 +73,17 @@ class GradeCell:
 
 
 @dataclass
+class Link:
+    """A resource link the LMS made from a deep-linking response's content item."""
+
+    id: str
+    title: str
+    url: str
+    custom: dict[str, str]
+    lineitem: str | None  # the line item id the LMS made for it, if the item carried a lineItem
+
+
+@dataclass
 class FakePlatform:
     """The LMS's state; ``app`` serves it. ``url`` is set once it is served."""
 
@@ -82,6 +96,10 @@ class FakePlatform:
     mode: str = "moodle"  # how the gradebook keeps scores: "moodle" or "canvas"
     gradebook: dict[str, dict[str, GradeCell]] = field(default_factory=dict)  # item -> user -> cell
     refuse_next: list[tuple[int, str]] = field(default_factory=list)  # the next scores' refusals, in turn
+    links: dict[str, Link] = field(default_factory=dict)
+    line_items: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> the line item's JSON
+    deep_linking: dict[str, Any] = field(default_factory=dict)  # overrides of deep_linking_settings
+    deep_link_answers: list[dict[str, Any]] = field(default_factory=list)  # verified response claims
     tokens: dict[str, set[str]] = field(default_factory=dict)
     assertions_checked: int = 0
     jwks_fetches: int = 0
@@ -114,13 +132,13 @@ class FakePlatform:
     def lineitem_url(self, item: str) -> str:
         return f"{self.url}/lineitems/{item}"
 
-    def login_url(self, target: str, sub: str, *, client_id: bool = True) -> str:
+    def login_url(self, target: str, sub: str, *, client_id: bool = True, hint: str | None = None) -> str:
         """Where the LMS sends a browser to start a launch (the tool's OIDC login initiation)."""
         params = {
             "iss": self.issuer,
             "login_hint": sub,
             "target_link_uri": target,
-            "lti_message_hint": target,
+            "lti_message_hint": hint or target,
         }
         if client_id:
             params |= {"client_id": CLIENT_ID, "lti_deployment_id": DEPLOYMENT_ID}
@@ -154,6 +172,47 @@ class FakePlatform:
                 "service_versions": ["2.0"],
             },
         }
+
+    def deep_linking_claims(self, sub: str, target: str, nonce: str) -> dict[str, Any]:
+        """A deep-linking request from the course (with the line-items service, as Moodle sends it)."""
+        claims = self.claims_for(sub, target, nonce)
+        claims[LTI + "message_type"] = "LtiDeepLinkingRequest"
+        del claims[LTI + "resource_link"]
+        claims[AGS] = {"scope": [LINEITEM_SCOPE, SCORE_SCOPE], "lineitems": self.lineitems_url()}
+        settings = {
+            "deep_link_return_url": f"{self.url}/deep-link-return",
+            "accept_types": ["ltiResourceLink"],
+            "accept_presentation_document_targets": ["iframe", "window"],
+            "accept_multiple": True,
+            "accept_lineitem": True,
+            "auto_create": True,
+            "data": f"csrf-{secrets.token_hex(4)}",
+        }
+        settings.update(self.deep_linking)
+        claims[DL + "deep_linking_settings"] = {k: v for k, v in settings.items() if v is not None}
+        return claims
+
+    def link_claims(self, sub: str, link_id: str, nonce: str) -> dict[str, Any]:
+        """A launch of a link made by deep linking: its custom parameters, its line item if it has one."""
+        link = self.links[link_id]
+        claims = self.claims_for(sub, link.url, nonce)
+        claims[LTI + "resource_link"] = {"id": link.id, "title": link.title}
+        claims[LTI + "custom"] = dict(link.custom)
+        ags: dict[str, Any] = {"scope": [LINEITEM_SCOPE, SCORE_SCOPE], "lineitems": self.lineitems_url()}
+        if link.lineitem:
+            ags["lineitem"] = self.lineitem_url(link.lineitem)
+        claims[AGS] = ags
+        return claims
+
+    def lineitems_url(self) -> str:
+        return f"{self.url}/contexts/{CONTEXT_ID}/lineitems"
+
+    def make_line_item(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            item_id = f"li-{len(self.line_items) + 1}"
+            item = {**body, "id": self.lineitem_url(item_id)}
+            self.line_items[item_id] = item
+            return item
 
     def sign(
         self, claims: dict[str, Any], *, key: SigningKey | None = None, headers: dict[str, Any] | None = None
@@ -234,8 +293,15 @@ def platform_app(platform: FakePlatform) -> FastAPI:
         ]
         if problems:
             raise HTTPException(400, f"bad auth request: {problems}")
-        target = q.get("lti_message_hint", "")
-        token = platform.sign(platform.claims_for(q["login_hint"], target, q["nonce"]))
+        hint = q.get("lti_message_hint", "")
+        sub, nonce = q["login_hint"], q["nonce"]
+        if hint == DEEP_LINK_HINT:
+            claims = platform.deep_linking_claims(sub, f"{platform.tool_url}/lti/launch", nonce)
+        elif hint.startswith("link:"):
+            claims = platform.link_claims(sub, hint.removeprefix("link:"), nonce)
+        else:
+            claims = platform.claims_for(sub, hint, nonce)
+        token = platform.sign(claims)
         return HTMLResponse(auto_post_form(q["redirect_uri"], {"id_token": token, "state": q["state"]}))
 
     @app.post("/token")
@@ -286,6 +352,71 @@ def platform_app(platform: FakePlatform) -> FastAPI:
         if refused is not None:
             return JSONResponse({"status": refused[0], "message": refused[1]}, status_code=refused[0])
         return Response(status_code=200)
+
+    @app.post("/deep-link-return")
+    async def deep_link_return(request: Request) -> Response:
+        """Check the tool's LtiDeepLinkingResponse as a platform must, and make a link per content item."""
+        form = await request.form()
+        token = str(form.get("JWT", ""))
+        tool_keys = jwt.PyJWKSet.from_dict(httpx.get(f"{platform.tool_url}/lti/jwks.json").json())
+        kid = jwt.get_unverified_header(token).get("kid")
+        key = next((k for k in tool_keys.keys if k.key_id == kid), None)
+        if key is None:
+            raise HTTPException(401, "the response is signed with a key the tool does not publish")
+        try:
+            claims = jwt.decode(
+                token,
+                key.key,
+                algorithms=["RS256"],
+                audience=platform.issuer,
+                issuer=CLIENT_ID,
+                options={"require": ["iat", "exp", "nonce", "aud", "iss"]},
+            )
+        except jwt.PyJWTError as error:
+            raise HTTPException(400, f"bad deep-linking response: {error}") from None
+        problems = [
+            name
+            for name, ok in [
+                ("message_type", claims.get(LTI + "message_type") == "LtiDeepLinkingResponse"),
+                ("version", claims.get(LTI + "version") == "1.3.0"),
+                ("deployment_id", claims.get(LTI + "deployment_id") == DEPLOYMENT_ID),
+                ("content_items", isinstance(claims.get(DL + "content_items"), list)),
+            ]
+            if not ok
+        ]
+        if problems:
+            raise HTTPException(400, f"bad deep-linking response: {problems}")
+        platform.deep_link_answers.append(claims)
+        for item in claims[DL + "content_items"]:
+            if item.get("type") != "ltiResourceLink":
+                raise HTTPException(400, f"unexpected content item type {item.get('type')!r}")
+            lineitem = None
+            if isinstance(item.get("lineItem"), dict):
+                made = platform.make_line_item(item["lineItem"])
+                lineitem = made["id"].rsplit("/", 1)[-1]
+            link_id = f"link-{len(platform.links) + 1}"
+            platform.links[link_id] = Link(
+                link_id, str(item["title"]), str(item["url"]), dict(item.get("custom", {})), lineitem
+            )
+        return HTMLResponse(f"<!doctype html><title>LMS</title><p>Added {len(platform.links)} links.</p>")
+
+    @app.get("/contexts/{context}/lineitems")
+    def list_line_items(context: str, request: Request, resource_id: str | None = None) -> Response:
+        if not {LINEITEM_SCOPE, LINEITEM_SCOPE + ".readonly"} & scopes_of(request):
+            raise HTTPException(403, "no line-item scope")
+        with platform.lock:
+            items = [i for i in platform.line_items.values() if resource_id in (None, i.get("resourceId"))]
+        return JSONResponse(items, media_type="application/vnd.ims.lis.v2.lineitemcontainer+json")
+
+    @app.post("/contexts/{context}/lineitems")
+    async def create_line_item(context: str, request: Request) -> Response:
+        if LINEITEM_SCOPE not in scopes_of(request):
+            raise HTTPException(403, "no line-item scope")
+        body = await request.json()
+        if not isinstance(body.get("scoreMaximum"), int | float) or not body.get("label"):
+            raise HTTPException(400, "a line item needs scoreMaximum and label")
+        made = platform.make_line_item(body)
+        return JSONResponse(made, status_code=201, media_type="application/vnd.ims.lis.v2.lineitem+json")
 
     @app.get("/memberships/{context}")
     def memberships(context: str, request: Request, page: int = 0) -> Response:

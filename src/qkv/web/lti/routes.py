@@ -20,12 +20,14 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from qkv.store.lti_platforms import PlatformRecord
 from qkv.web.forms import parse_form
 from qkv.web.lesson_progress import build_progress
-from qkv.web.lti import accounts_bridge, state_cookie
-from qkv.web.lti.claims import Launch
+from qkv.web.lti import accounts_bridge, line_items, state_cookie
+from qkv.web.lti.claims import DEEP_LINKING_REQUEST, LESSON_PARAMETER, Launch
+from qkv.web.lti.deep_link_routes import offered_lessons, picker_page
 from qkv.web.lti.id_token import state_refusal
 from qkv.web.lti.instructor_launch import sign_in_instructor
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.scores import attempted as lti_attempted
+from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.lti.targets import lesson_target
 from qkv.web.lti.tool import LtiTool
 from qkv.web.redirects import public_origin
@@ -189,6 +191,12 @@ async def launch(request: Request, services: AppServices) -> Response:
             origin_of(services, request),
             [lesson.id for lesson in services.catalog.lessons],
         )
+        lesson_id = _custom_lesson(checked, services) or lesson_id
+        if checked.message_type == DEEP_LINKING_REQUEST:
+            page = await run_in_threadpool(picker_page, request, services, tool, checked)
+            for header in state_cookie.clear_headers(state):
+                page.headers.append("set-cookie", header)
+            return page
     except LaunchRefused as refusal:
         raise _refused(refusal) from None
     if checked.is_instructor:
@@ -219,6 +227,21 @@ def _check(tool: LtiTool, state: str, id_token: str) -> Launch:
     return tool.checker.check(id_token, login)
 
 
+def _custom_lesson(checked: Launch, services: Services) -> str | None:
+    """The lesson the launch's custom claim names (a deep-linked link), checked; None when it names none."""
+    named = checked.custom_lesson
+    if named is None:
+        return None
+    known = [lesson.id for lesson in services.catalog.lessons]
+    if named not in known:
+        raise LaunchRefused(
+            400,
+            f"The link's custom parameter {LESSON_PARAMETER}={named[:40]!r} names no lesson of this server "
+            f"(the lessons are {', '.join(known)}); add the lesson again through qkv's picker.",
+        )
+    return named
+
+
 def _remember_class(tool: LtiTool, checked: Launch) -> None:
     if checked.context_id:
         title = checked.context_title or checked.context_id
@@ -232,12 +255,31 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
         services, checked.issuer, checked.subject, checked.name, checked.email
     )
     _remember_class(tool, checked)
-    if lesson_id is not None and checked.lineitem_url:
+    lineitem_url = checked.lineitem_url
+    if lesson_id is not None and lineitem_url is None and checked.lineitems_url:
+        lineitem_url = _course_line_item(services, tool, checked, lesson_id)
+    if lesson_id is not None and lineitem_url:
         tool.links.remember_line_item(
-            learner_id, lesson_id, checked.issuer, checked.client_id, checked.subject, checked.lineitem_url
+            learner_id, lesson_id, checked.issuer, checked.client_id, checked.subject, lineitem_url
         )
         record_score(services, tool, learner_id, lesson_id)
     return learner_id
+
+
+def _course_line_item(services: Services, tool: LtiTool, checked: Launch, lesson_id: str) -> str | None:
+    """The course's line item for the lesson, found by resourceId or made (a launch without its own); None
+    when the LMS cannot be asked now (the learner still gets the lesson; a later launch tries again)."""
+    platform = tool.platforms.find(checked.issuer, checked.client_id)
+    if platform is None or checked.lineitems_url is None:
+        return None
+    lesson = offered_lessons(services)[lesson_id]
+    try:
+        return line_items.find_or_create(
+            tool.client, tool.tokens, platform, checked.lineitems_url, lesson, checked.resource_link_id
+        )
+    except ServiceUnavailable as error:
+        log.warning("no line item for %s in %s: %s", lesson_id, checked.lineitems_url, error)
+        return None
 
 
 def record_score(services: Services, tool: LtiTool, learner_id: str, lesson_id: str) -> None:
