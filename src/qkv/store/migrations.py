@@ -429,6 +429,25 @@ def _lti_score_timestamps_and_parking(conn: Connection) -> None:
     _add_column(conn, "lti_score_outbox", Column("parked_at", DateTime))
 
 
+def _lti_registration_links(conn: Connection) -> None:
+    """One-time LTI Dynamic Registration links (``qkv lti registration-link``): each token as its SHA-256,
+    when it stops being valid, and when and by which platform it was used.
+
+    Self-contained: one new table.
+    """
+    meta = MetaData()
+    Table(
+        "lti_registration_links",
+        meta,
+        Column("token_hash", String(64), primary_key=True),
+        Column("created_at", DateTime, nullable=False),
+        Column("expires_at", DateTime, nullable=False),
+        Column("used_at", DateTime),
+        Column("used_by", String(255)),  # the issuer that registered with it
+    )
+    meta.create_all(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -441,6 +460,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _grading_jobs_for_remote_graders,
     _class_glance_aggregates,
     _lti_score_timestamps_and_parking,
+    _lti_registration_links,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -371,6 +371,18 @@ class LtiScoreOutbox(Base):
     parked_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
+class LtiRegistrationLink(Base):
+    """A one-time LTI Dynamic Registration link made by ``qkv lti registration-link`` (its token hashed)."""
+
+    __tablename__ = "lti_registration_links"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime)
+    used_by: Mapped[str | None] = mapped_column(String(255))
+
+
 class GradingJob(Base):
     """A program for a grader on another machine, and its verdict (added with remote grading).
 

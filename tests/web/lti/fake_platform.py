@@ -100,6 +100,9 @@ class FakePlatform:
     line_items: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> the line item's JSON
     deep_linking: dict[str, Any] = field(default_factory=dict)  # overrides of deep_linking_settings
     deep_link_answers: list[dict[str, Any]] = field(default_factory=list)  # verified response claims
+    registration_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    config_issuer: str | None = None  # the issuer its OpenID configuration names (default: its own)
+    registration_requests: list[dict[str, Any]] = field(default_factory=list)
     tokens: dict[str, set[str]] = field(default_factory=dict)
     assertions_checked: int = 0
     jwks_fetches: int = 0
@@ -203,6 +206,16 @@ class FakePlatform:
             ags["lineitem"] = self.lineitem_url(link.lineitem)
         claims[AGS] = ags
         return claims
+
+    def registration_start(self, registration_url: str) -> str:
+        """Where the LMS opens a tool's registration URL (LTI Dynamic Registration's initiation)."""
+        query = httpx.QueryParams(
+            {
+                "openid_configuration": f"{self.url}/.well-known/openid-configuration",
+                "registration_token": self.registration_token,
+            }
+        )
+        return f"{registration_url}?{query}"
 
     def lineitems_url(self) -> str:
         return f"{self.url}/contexts/{CONTEXT_ID}/lineitems"
@@ -352,6 +365,69 @@ def platform_app(platform: FakePlatform) -> FastAPI:
         if refused is not None:
             return JSONResponse({"status": refused[0], "message": refused[1]}, status_code=refused[0])
         return Response(status_code=200)
+
+    def registration_bearer(request: Request) -> None:
+        given = request.headers.get("authorization", "").removeprefix("Bearer ")
+        if given != platform.registration_token:
+            raise HTTPException(401, "the registration token is missing or wrong")
+
+    @app.get("/.well-known/openid-configuration")
+    def openid_configuration(request: Request) -> dict[str, Any]:
+        registration_bearer(request)  # as Moodle and Canvas, only with the registration token
+        return {
+            "issuer": platform.config_issuer or platform.issuer,
+            "authorization_endpoint": f"{platform.url}/auth",
+            "token_endpoint": f"{platform.url}/token",
+            "jwks_uri": f"{platform.url}/jwks",
+            "registration_endpoint": f"{platform.url}/register",
+            "scopes_supported": ["openid", SCORE_SCOPE, LINEITEM_SCOPE, MEMBERSHIP_SCOPE],
+            "response_types_supported": ["id_token"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "claims_supported": ["sub", "iss", "name", "given_name", "family_name", "email"],
+            "https://purl.imsglobal.org/spec/lti-platform-configuration": {
+                "product_family_code": "fake-lms",
+                "version": "1.0",
+                "messages_supported": [
+                    {"type": "LtiResourceLinkRequest"},
+                    {"type": "LtiDeepLinkingRequest"},
+                ],
+            },
+        }
+
+    @app.post("/register")
+    async def register(request: Request) -> Response:
+        """Take a tool's client registration as an LMS does: check it, give a client and deployment id."""
+        registration_bearer(request)
+        body = await request.json()
+        tool = body.get("https://purl.imsglobal.org/spec/lti-tool-configuration", {})
+        problems = [
+            name
+            for name, ok in [
+                ("initiate_login_uri", str(body.get("initiate_login_uri", "")).endswith("/lti/login")),
+                ("redirect_uris", bool(body.get("redirect_uris"))),
+                ("jwks_uri", str(body.get("jwks_uri", "")).endswith("/lti/jwks.json")),
+                ("grant_types", "client_credentials" in body.get("grant_types", [])),
+                ("token_endpoint_auth_method", body.get("token_endpoint_auth_method") == "private_key_jwt"),
+                ("target_link_uri", bool(tool.get("target_link_uri"))),
+                (
+                    "messages",
+                    {m.get("type") for m in tool.get("messages", [])}
+                    >= {"LtiResourceLinkRequest", "LtiDeepLinkingRequest"},
+                ),
+                ("scope", SCORE_SCOPE in str(body.get("scope", "")).split()),
+            ]
+            if not ok
+        ]
+        if problems:
+            raise HTTPException(400, f"bad registration: {problems}")
+        platform.registration_requests.append(body)
+        platform.registration_token = secrets.token_urlsafe(24)  # each registration token works once
+        answer = {**body, "client_id": CLIENT_ID}
+        answer["https://purl.imsglobal.org/spec/lti-tool-configuration"] = {
+            **tool,
+            "deployment_id": DEPLOYMENT_ID,
+        }
+        return JSONResponse(answer)
 
     @app.post("/deep-link-return")
     async def deep_link_return(request: Request) -> Response:

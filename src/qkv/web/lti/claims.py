@@ -95,8 +95,8 @@ class Launch:
 
         Examples
         --------
-        >>> launch_from_claims({"sub": "1", CUSTOM: {"qkv_lesson": "L4.1"}}, "i", "c", "d").custom_lesson
-        'L4.1'
+        >>> launch_from_claims({"sub": "1", CUSTOM: {"qkv_lesson": "X1.1"}}, "i", "c", "d").custom_lesson
+        'X1.1'
         """
         return dict(self.custom).get(LESSON_PARAMETER) or None
 

@@ -153,10 +153,10 @@ def content_item(origin: str, lesson: PickedLesson, with_line_item: bool) -> dic
 
     Examples
     --------
-    >>> item = content_item("https://qkv.example", PickedLesson("L4.1", "Queries", 11), True)
+    >>> item = content_item("https://qkv.example", PickedLesson("X1.1", "Queries", 11), True)
     >>> item["url"], item["custom"], item["lineItem"]["resourceId"], item["lineItem"]["scoreMaximum"]
-    ('https://qkv.example/lessons/L4.1', {'qkv_lesson': 'L4.1'}, 'L4.1', 11)
-    >>> "lineItem" in content_item("https://qkv.example", PickedLesson("L4.1", "Queries", 11), False)
+    ('https://qkv.example/lessons/X1.1', {'qkv_lesson': 'X1.1'}, 'X1.1', 11)
+    >>> "lineItem" in content_item("https://qkv.example", PickedLesson("X1.1", "Queries", 11), False)
     False
     """
     item: dict[str, Any] = {
@@ -220,8 +220,8 @@ def chosen_lessons(
     Examples
     --------
     >>> request = PickerPass("https://lms", "tool-1", "d1", "https://lms/back", False, True, None, "n", 0)
-    >>> offered = {"L4.1": PickedLesson("L4.1", "Queries", 11), "L4.2": PickedLesson("L4.2", "Scores", 5)}
-    >>> chosen_lessons(request, ["L4.1", "L4.2"], offered)
+    >>> offered = {"X1.1": PickedLesson("X1.1", "Queries", 11), "X1.2": PickedLesson("X1.2", "Scores", 5)}
+    >>> chosen_lessons(request, ["X1.1", "X1.2"], offered)
     Traceback (most recent call last):
     ...
     qkv.web.lti.refusal.LaunchRefused: The LMS takes one lesson at a time here, and 2 were chosen ...

@@ -33,8 +33,8 @@ def with_query(url: str, **params: str) -> str:
 
     Examples
     --------
-    >>> with_query("https://lms.example/li?type_id=3", resource_id="L4.1")
-    'https://lms.example/li?type_id=3&resource_id=L4.1'
+    >>> with_query("https://lms.example/li?type_id=3", resource_id="X1.1")
+    'https://lms.example/li?type_id=3&resource_id=X1.1'
     """
     parts = urlsplit(url)
     extra = str(httpx.QueryParams(params))
