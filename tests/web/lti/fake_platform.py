@@ -135,7 +135,15 @@ class FakePlatform:
     def lineitem_url(self, item: str) -> str:
         return f"{self.url}/lineitems/{item}"
 
-    def login_url(self, target: str, sub: str, *, client_id: bool = True, hint: str | None = None) -> str:
+    def login_url(
+        self,
+        target: str,
+        sub: str,
+        *,
+        client_id: bool = True,
+        hint: str | None = None,
+        storage_target: str | None = None,
+    ) -> str:
         """Where the LMS sends a browser to start a launch (the tool's OIDC login initiation)."""
         params = {
             "iss": self.issuer,
@@ -145,6 +153,8 @@ class FakePlatform:
         }
         if client_id:
             params |= {"client_id": CLIENT_ID, "lti_deployment_id": DEPLOYMENT_ID}
+        if storage_target:
+            params["lti_storage_target"] = storage_target
         return f"{self.tool_url}/lti/login?" + httpx.QueryParams(params).__str__()
 
     def claims_for(self, sub: str, target: str, nonce: str) -> dict[str, Any]:
@@ -264,6 +274,15 @@ class FakePlatform:
             value = float(score["scoreGiven"]) if graded else None
             cells[sub] = GradeCell(value, at, str(score.get("activityProgress", "")))
         return None
+
+
+def posted_form_fields(page: str) -> dict[str, str]:
+    """The hidden fields of the self-posting form ``auto_post_form`` made."""
+    import re
+    from html import unescape
+
+    pairs = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page)
+    return {unescape(k): unescape(v) for k, v in pairs}
 
 
 def auto_post_form(action: str, fields: dict[str, str]) -> str:

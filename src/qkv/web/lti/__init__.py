@@ -2,7 +2,7 @@
 
 ``install(app, services)`` opens the tool on the store's database and adds its routes: ``/lti/login``,
 ``/lti/launch`` (resource links and deep linking), ``/lti/deep-link`` (the picker's answer),
-``/lti/register/TOKEN`` (Dynamic Registration),
+``/lti/register/TOKEN`` (Dynamic Registration), ``/lti/continue`` (a framed launch's new window),
 ``/lti/jwks.json`` and the instructor's ``/instructor/lti``. The app starts the score
 sender in its lifespan (``start``) and stops it there (``stop``). docs/lms.md tells how to register qkv
 in Moodle and Canvas.
@@ -21,13 +21,14 @@ from qkv.web.services import Services
 
 def install(app: FastAPI, services: Services) -> LtiTool:
     """Open the tool on the store's database and register its routes."""
-    from qkv.web.lti import deep_link_routes, instructor_page, registration_routes, routes
+    from qkv.web.lti import deep_link_routes, framed_launch, instructor_page, registration_routes, routes
 
     tool = LtiTool.open(services.store.database, poll_s=services.settings.lti_score_poll_s)
     app.state.qkv_lti = tool
     app.include_router(routes.router)
     app.include_router(deep_link_routes.router)
     app.include_router(registration_routes.router)
+    app.include_router(framed_launch.router)
     app.include_router(instructor_page.router)
     return tool
 

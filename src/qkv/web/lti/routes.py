@@ -1,9 +1,12 @@
 """``/lti/login`` (OIDC third-party initiation), ``/lti/launch`` (the id token) and ``/lti/jwks.json``.
 
 The login answers with a page that sends the browser on to the LMS's auth URL (a ``<meta>`` refresh,
-since every ``Location`` this server sends is kept on this server); the launch answers with a page that
+since every ``Location`` this server sends is kept on this server; or, when the LMS offers its
+postMessage storage, after storing the state there: ``frame_login``); the launch answers with a page that
 opens the lesson (or, for an instructor, the class's LTI page) from this site, so the cookies it set are
-sent with that first request. Every refusal is a 4xx with a sentence, and nothing is logged as a traceback.
+sent with that first request; inside an LMS's iframe, a button opens it in a new window
+(``framed_launch``). The LTI pages may be framed by the registered platform only (``framing``). Every
+refusal is a 4xx with a sentence, and nothing is logged as a traceback.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from qkv.store.lti_platforms import PlatformRecord
 from qkv.web.forms import parse_form
 from qkv.web.lesson_progress import build_progress
-from qkv.web.lti import accounts_bridge, line_items, state_cookie
+from qkv.web.lti import accounts_bridge, frame_login, framed_launch, framing, line_items, state_cookie
 from qkv.web.lti.claims import DEEP_LINKING_REQUEST, LESSON_PARAMETER, Launch
 from qkv.web.lti.deep_link_routes import offered_lessons, picker_page
+from qkv.web.lti.frame_login import split_state
 from qkv.web.lti.id_token import state_refusal
 from qkv.web.lti.instructor_launch import sign_in_instructor
 from qkv.web.lti.refusal import LaunchRefused
@@ -111,7 +115,11 @@ async def login(request: Request, services: AppServices) -> Response:
             raise LaunchRefused(400, "The login request has no login_hint; the LMS must send one (LTI 1.3).")
     except LaunchRefused as refusal:
         raise _refused(refusal) from None
-    state, nonce = await run_in_threadpool(tool.logins.begin, platform.issuer, platform.client_id, target)
+    stored_state, nonce = await run_in_threadpool(
+        tool.logins.begin, platform.issuer, platform.client_id, target
+    )
+    storage = frame_login.storage_target(params.get("lti_storage_target"))
+    state = frame_login.with_target(stored_state, storage)
     query = {
         "scope": "openid",
         "response_type": "id_token",
@@ -126,14 +134,17 @@ async def login(request: Request, services: AppServices) -> Response:
     if params.get("lti_message_hint"):
         query["lti_message_hint"] = params["lti_message_hint"]
     separator = "&" if "?" in platform.auth_url else "?"
-    page = _continue_page(
-        platform.auth_url + separator + urlencode(query),
-        "qkv: signing in",
-        "Signing you in through your LMS.",
-    )
+    auth_request = platform.auth_url + separator + urlencode(query)
+    if storage is None:
+        page = _continue_page(auth_request, "qkv: signing in", "Signing you in through your LMS.")
+    else:
+        again = {key: value for key, value in params.items() if key != "lti_storage_target"}
+        new_window = origin_of(services, request) + "/lti/login?" + urlencode(again)
+        platform_origin = framing.origin(platform.auth_url) or ""
+        page = frame_login.login_page(auth_request, platform_origin, storage, state, new_window)
     for header in state_cookie.set_headers(state, secure=services.settings.secure_cookies):
         page.headers.append("set-cookie", header)
-    return page
+    return framing.allow_framing(page, [platform])
 
 
 def _login_platform(tool: LtiTool, params: dict[str, str]) -> PlatformRecord:
@@ -171,21 +182,22 @@ def _login_platform(tool: LtiTool, params: dict[str, str]) -> PlatformRecord:
 
 @router.post("/lti/launch", name="lti_launch")
 async def launch(request: Request, services: AppServices) -> Response:
-    """Check the id token, sign the person in, open the lesson (or the instructor's class page)."""
+    """Check the id token, sign the person in, open the lesson (or the instructor's class page); a
+    deep-linking request opens the picker. Inside an LMS's iframe, the login may be tied to the browser by
+    the LMS's storage instead of a cookie, and the page opens qkv in a new window (``frame_login``,
+    ``framed_launch``)."""
     params = await _params(request)
     tool = tool_of(request)
     state = params.get("state", "")
     try:
         if not state:
             raise LaunchRefused(400, "The launch has no state; it must complete a login begun at /lti/login.")
-        if not state_cookie.came_back(state, request.cookies):
-            raise LaunchRefused(
-                401,
-                "This browser did not bring back the cookie qkv set when the login began, so the launch "
-                "cannot be tied to it. Open qkv in a new window (not inside the LMS page), serve qkv over "
-                "HTTPS (--public-url https://..., --secure-cookies), allow cookies for it, and launch again.",
-            )
-        checked = await run_in_threadpool(_check, tool, state, params.get("id_token", ""))
+        by_storage = not state_cookie.came_back(state, request.cookies)
+        if by_storage:
+            first_pass = await run_in_threadpool(_storage_binding, services, tool, request, state, params)
+            if first_pass is not None:
+                return first_pass
+        checked = await run_in_threadpool(_check, tool, split_state(state)[0], params.get("id_token", ""))
         lesson_id = lesson_target(
             checked.target_link_uri,
             origin_of(services, request),
@@ -194,12 +206,15 @@ async def launch(request: Request, services: AppServices) -> Response:
         lesson_id = _custom_lesson(checked, services) or lesson_id
         if checked.message_type == DEEP_LINKING_REQUEST:
             page = await run_in_threadpool(picker_page, request, services, tool, checked)
-            for header in state_cookie.clear_headers(state):
-                page.headers.append("set-cookie", header)
-            return page
+            return _cleared(page, state)
+        learner_id = None
+        if not checked.is_instructor:
+            learner_id = await run_in_threadpool(_launch_learner, services, tool, checked, lesson_id)
     except LaunchRefused as refusal:
         raise _refused(refusal) from None
-    if checked.is_instructor:
+    if by_storage or framed_launch.is_framed(request):
+        return _cleared(await run_in_threadpool(_new_window, tool, checked, lesson_id, learner_id), state)
+    if learner_id is None:
         page = _continue_page(
             "/instructor/lti", "qkv: instructor", "Opening the class in the instructor's view."
         )
@@ -209,14 +224,55 @@ async def launch(request: Request, services: AppServices) -> Response:
     else:
         url = f"/lessons/{lesson_id}" if lesson_id else "/"
         page = _continue_page(url, "qkv: opening the lesson", "Opening the lesson.")
-        try:
-            learner_id = await run_in_threadpool(_launch_learner, services, tool, checked, lesson_id)
-        except LaunchRefused as refusal:
-            raise _refused(refusal) from None
         await run_in_threadpool(accounts_bridge.sign_in, request, page, learner_id)
+    return _cleared(page, state)
+
+
+def _cleared(page: Response, state: str) -> Response:
+    """``page`` with the login's state cookies removed (the launch used them up)."""
     for header in state_cookie.clear_headers(state):
         page.headers.append("set-cookie", header)
     return page
+
+
+def _storage_binding(
+    services: Services, tool: LtiTool, request: Request, state: str, params: dict[str, str]
+) -> Response | None:
+    """Without the state cookie: the page that reads the state back from the LMS's storage (first pass),
+    or None once qkv's own page posted it back and it matches; a refusal when the login asked for no
+    storage."""
+    base, target = split_state(state)
+    platform = _platform_of_login(tool, base)
+    if target is None or platform is None:
+        raise LaunchRefused(
+            401,
+            "This browser did not bring back the cookie qkv set when the login began, so the launch "
+            "cannot be tied to it. Open qkv in a new window (not inside the LMS page), serve qkv over "
+            "HTTPS (--public-url https://..., --secure-cookies), allow cookies for it, and launch again.",
+        )
+    if "storage_value" not in params:
+        platform_origin = framing.origin(platform.auth_url) or ""
+        page = frame_login.launch_page(platform_origin, target, state, params.get("id_token", ""))
+        return framing.allow_framing(page, [platform])
+    frame_login.check_proof(state, params["storage_value"], request, origin_of(services, request))
+    return None
+
+
+def _platform_of_login(tool: LtiTool, state: str) -> PlatformRecord | None:
+    login = tool.logins.peek(state)
+    return tool.platforms.find(login[0], login[1]) if login else None
+
+
+def _new_window(tool: LtiTool, checked: Launch, lesson_id: str | None, learner_id: str | None) -> Response:
+    """A framed launch's answer: the button that opens qkv, signed in, in a window of its own."""
+    if learner_id is None:
+        _remember_class(tool, checked)
+        url, what = "/instructor/lti", "the class"
+    else:
+        url, what = (f"/lessons/{lesson_id}", "the lesson") if lesson_id else ("/", "the lessons")
+    page = framed_launch.new_window_page(framed_launch.ticket(tool, checked, url, learner_id), what)
+    found = tool.platforms.find(checked.issuer, checked.client_id)
+    return framing.allow_framing(page, [found] if found else [])
 
 
 def _check(tool: LtiTool, state: str, id_token: str) -> Launch:
