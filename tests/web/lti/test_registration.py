@@ -88,3 +88,28 @@ def test_registration_refusals_are_4xx_sentences(unregistered: tuple[FakePlatfor
     reused = httpx.get(platform.registration_start(link))
     assert reused.status_code == 410 and "was used already" in reused.text
     assert len(app.state.qkv_lti.platforms.all()) == 1
+
+
+def test_the_canvas_configuration_url_names_placements_that_all_work(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, _app = lms
+    config = httpx.get(f"{url}/lti/canvas.json").json()
+    assert (config["oidc_initiation_url"], config["public_jwk_url"]) == (
+        f"{url}/lti/login",
+        f"{url}/lti/jwks.json",
+    )
+    assert "https://purl.imsglobal.org/spec/lti-ags/scope/score" in config["scopes"]
+    placements = {p["placement"]: p for p in config["extensions"][0]["settings"]["placements"]}
+    assert set(placements) == {"course_navigation", "assignment_selection", "link_selection"}
+    # Course navigation: a resource link to the tool's launch URL opens the instructor's view.
+    navigation = placements["course_navigation"]
+    assert navigation["message_type"] == "LtiResourceLinkRequest" and navigation["visibility"] == "admins"
+    opened = lms_browser.open(lms_browser.launch(platform, navigation["target_link_uri"], "teacher-1"))
+    assert opened.status_code == 200 and opened.url.path == "/instructor/lti"
+    # Assignment and link selection: deep linking, which opens the picker.
+    for name in ("assignment_selection", "link_selection"):
+        placement = placements[name]
+        assert placement["message_type"] == "LtiDeepLinkingRequest"
+        picker = lms_browser.launch(platform, placement["target_link_uri"], "teacher-1", hint="deep-link")
+        assert picker.status_code == 200 and 'action="/lti/deep-link"' in picker.text

@@ -163,6 +163,58 @@ def registration_request(origin: str) -> dict[str, Any]:
     }
 
 
+def canvas_configuration(origin: str) -> dict[str, Any]:
+    """The JSON a Canvas developer key reads from a URL ("Enter URL"): the same tool as the dynamic
+    registration, with Canvas's placements: course navigation opens the instructor's view (hidden from
+    students); assignment and link selection open the lesson picker (deep linking).
+
+    Examples
+    --------
+    >>> config = canvas_configuration("https://qkv.example")
+    >>> for p in config["extensions"][0]["settings"]["placements"]:
+    ...     print(p["placement"], p["message_type"])
+    course_navigation LtiResourceLinkRequest
+    assignment_selection LtiDeepLinkingRequest
+    link_selection LtiDeepLinkingRequest
+    """
+    launch = f"{origin}/lti/launch"
+    picker = {"message_type": c.DEEP_LINKING_REQUEST, "target_link_uri": launch, "text": "qkv lessons"}
+    placements = [
+        {
+            "placement": "course_navigation",
+            "message_type": c.RESOURCE_LINK_REQUEST,
+            "target_link_uri": launch,
+            "text": "qkv: class view",
+            "visibility": "admins",
+            "default": "enabled",
+        },
+        {"placement": "assignment_selection", **picker},
+        {"placement": "link_selection", **picker},
+    ]
+    return {
+        "title": TOOL_NAME,
+        "description": "Interactive, auto-graded lessons on attention, with grades back to the LMS.",
+        "oidc_initiation_url": f"{origin}/lti/login",
+        "target_link_uri": launch,
+        "public_jwk_url": f"{origin}/lti/jwks.json",
+        "scopes": list(SCOPES),
+        "extensions": [
+            {
+                "domain": urlsplit(origin).netloc,
+                "tool_id": "qkv",
+                "platform": "canvas.instructure.com",
+                "privacy_level": "public",
+                "settings": {
+                    "text": "qkv",
+                    "icon_url": f"{origin}/static/favicon.svg",
+                    "placements": placements,
+                },
+            }
+        ],
+        "custom_fields": {},
+    }
+
+
 def register(
     client: httpx.Client,
     platforms: LtiPlatforms,
@@ -260,6 +312,7 @@ def _host(url: str) -> str:
 
 __all__ = [
     "PlatformConfiguration",
+    "canvas_configuration",
     "check_link",
     "read_configuration",
     "register",

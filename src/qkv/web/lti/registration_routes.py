@@ -1,4 +1,5 @@
-"""``/lti/register/TOKEN``: the one-time URL an administrator pastes into the LMS (see ``registration``).
+"""``/lti/register/TOKEN``: the one-time URL an administrator pastes into the LMS (see ``registration``);
+and ``/lti/canvas.json``, the configuration a Canvas developer key reads from its URL.
 
 The LMS shows it in its own iframe (Moodle, Canvas) or a window. A refusal before the link is known to be
 good is unframeable like every page; after that, the page (refusal or success) may be framed by the host
@@ -13,7 +14,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from qkv.store.lti_platforms import PlatformRecord
 from qkv.store.lti_registrations import RegistrationLinks
@@ -41,6 +42,14 @@ def _page(title: str, text: str, status: int, *, close: bool) -> HTMLResponse:
         f"{script}</body></html>"
     )
     return HTMLResponse(body, status_code=status, headers=_NO_STORE)
+
+
+@router.get("/lti/canvas.json", name="lti_canvas_configuration")
+def canvas_json(request: Request, services: AppServices) -> JSONResponse:
+    """The tool's configuration for a Canvas developer key (LTI 1.3, "Enter URL")."""
+    return JSONResponse(
+        dr.canvas_configuration(_origin(request, services)), headers={"Cache-Control": "no-store"}
+    )
 
 
 @router.get("/lti/register/{token}", name="lti_register")
