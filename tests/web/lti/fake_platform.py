@@ -285,6 +285,39 @@ def posted_form_fields(page: str) -> dict[str, str]:
     return {unescape(k): unescape(v) for k, v in pairs}
 
 
+_LMS_SCRIPT = """
+const toolOrigin = %s, closeSubject = %s, store = {};
+const log = document.getElementById("log");
+window.addEventListener("message", (event) => {
+  const m = event.data;
+  if (!m || typeof m.subject !== "string") return;
+  if (closeSubject && m.subject === closeSubject) { document.getElementById("status").textContent = "closed"; }
+  if (!toolOrigin || event.origin !== toolOrigin) return;
+  log.textContent += m.subject + " " + (m.key || "") + "; ";
+  if (m.subject === "lti.put_data") {
+    store[m.key] = m.value;
+    event.source.postMessage({subject: "lti.put_data.response", message_id: m.message_id, key: m.key,
+                              value: m.value}, event.origin);
+  } else if (m.subject === "lti.get_data") {
+    event.source.postMessage({subject: "lti.get_data.response", message_id: m.message_id, key: m.key,
+                              value: store[m.key]}, event.origin);
+  }
+});
+"""
+
+
+def lms_page(frame_url: str, close_subject: str, storage_for: str = "") -> str:
+    """An LMS page with a tool in an iframe; it answers the tool's storage messages when asked to."""
+    import json
+
+    script = _LMS_SCRIPT % (json.dumps(storage_for), json.dumps(close_subject))
+    return (
+        '<!doctype html><title>LMS</title><link rel="icon" href="data:,"><p id="status">open</p>'
+        f'<iframe id="tool" name="tool" src="{escape(frame_url)}" width="900" height="600"></iframe>'
+        f'<pre id="log"></pre><script>{script}</script>'
+    )
+
+
 def auto_post_form(action: str, fields: dict[str, str]) -> str:
     """The page an LMS answers the auth request with: a form that posts itself to the tool."""
     inputs = "".join(
@@ -447,6 +480,19 @@ def platform_app(platform: FakePlatform) -> FastAPI:
             "deployment_id": DEPLOYMENT_ID,
         }
         return JSONResponse(answer)
+
+    @app.get("/admin/register")
+    def admin_register(tool: str) -> HTMLResponse:
+        """The administrator's page: the tool's registration URL in an iframe, closed by its message."""
+        return HTMLResponse(lms_page(platform.registration_start(tool), "org.imsglobal.lti.close"))
+
+    @app.get("/course")
+    def course(sub: str, hint: str) -> HTMLResponse:
+        """A course page that embeds a launch (deep linking or a link) in an iframe, and answers the
+        tool's client-side storage messages (lti.put_data / lti.get_data) for it."""
+        target = f"{platform.tool_url}/lti/launch"
+        login = platform.login_url(target, sub, hint=hint, storage_target="_parent")
+        return HTMLResponse(lms_page(login, "", storage_for=platform.tool_url))
 
     @app.post("/deep-link-return")
     async def deep_link_return(request: Request) -> Response:

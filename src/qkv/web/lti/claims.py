@@ -53,7 +53,7 @@ class DeepLinking:
     accept_types: tuple[str, ...]
     accept_multiple: bool
     accept_lineitem: bool
-    data: str | None
+    data: Any  # opaque to qkv: echoed unchanged (a string in the spec; some platforms send an object)
 
 
 @dataclass(frozen=True)
@@ -162,13 +162,12 @@ def _deep_linking(claims: dict[str, Any]) -> DeepLinking | None:
     if claims.get(MESSAGE_TYPE) != DEEP_LINKING_REQUEST:
         return None
     settings = _mapping(claims, DEEP_LINKING_SETTINGS)
-    data = settings.get("data")
     return DeepLinking(
         return_url=_text(settings.get("deep_link_return_url")),
         accept_types=tuple(t for t in _items(settings, "accept_types") if isinstance(t, str)),
         accept_multiple=settings.get("accept_multiple") is True,
         accept_lineitem=settings.get("accept_lineitem") is not False,
-        data=data if isinstance(data, str) else None,
+        data=settings.get("data"),
     )
 
 

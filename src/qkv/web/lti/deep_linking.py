@@ -38,7 +38,7 @@ class PickerPass:
     return_url: str
     accept_multiple: bool
     accept_lineitem: bool
-    data: str | None
+    data: Any  # the request's data, echoed unchanged
     nonce: str
     expires_at: int
     lineitems_url: str | None = None
@@ -141,7 +141,7 @@ def read_pass(key: ToolKey, token: str) -> PickerPass:
         return_url=str(body["return_url"]),
         accept_multiple=bool(body["accept_multiple"]),
         accept_lineitem=bool(body["accept_lineitem"]),
-        data=body.get("data") if isinstance(body.get("data"), str) else None,
+        data=body.get("data"),
         nonce=str(body["nonce"]),
         expires_at=int(body["exp"]),
         lineitems_url=body.get("lineitems_url") if isinstance(body.get("lineitems_url"), str) else None,
