@@ -149,8 +149,7 @@ def registration_request(origin: str) -> dict[str, Any]:
                     "type": c.RESOURCE_LINK_REQUEST,
                     "target_link_uri": launch,
                     "label": "qkv: class view",
-                    "placements": ["course_navigation"],
-                    "roles": [c.INSTRUCTOR_ROLE],
+                    "placements": ["course_navigation"],  # a learner there gets the lesson list
                 },
                 {
                     "type": c.DEEP_LINKING_REQUEST,
