@@ -28,11 +28,15 @@ def origin(url: str) -> str | None:
     --------
     >>> origin("https://Moodle.School.example/mod/lti/auth.php?x=1")
     'https://moodle.school.example'
-    >>> origin("javascript:alert(1)") is None
-    True
+    >>> origin("javascript:alert(1)") is None, origin("http://[::1") is None
+    (True, True)
     """
-    parts = urlsplit(url)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname
+    except ValueError:  # e.g. "http://[::1": not a URL
+        return None
+    if parts.scheme not in {"http", "https"} or not hostname:
         return None
     if any(char in parts.netloc for char in " ;,'\"*"):
         return None  # never let a stored URL widen or break the policy

@@ -90,8 +90,12 @@ def read_configuration(client: httpx.Client, url: str, registration_token: str) 
     """
     try:
         check_url(url, "The openid_configuration URL")
-    except ValueError as error:
-        raise LaunchRefused(400, str(error)) from None
+    except ValueError:  # also a URL urlsplit cannot read ("http://[::1")
+        raise LaunchRefused(
+            400,
+            f"The openid_configuration URL {url[:200]!r} ({len(url)} characters) is not an absolute http(s) "
+            "URL of at most 1000 characters, such as https://lms.example/mod/lti/openid-configuration.php.",
+        ) from None
     headers = {"Accept": "application/json"}
     if registration_token:
         headers["Authorization"] = f"Bearer {registration_token}"
@@ -305,7 +309,7 @@ def _field(body: dict[str, Any], name: str, url: str) -> str:
 
 
 def _host(url: str) -> str:
-    parts = urlsplit(url)
+    parts = urlsplit(url)  # both URLs passed check_url already
     return f"{parts.scheme}://{(parts.netloc.rsplit('@', 1)[-1]).lower()}"
 
 
