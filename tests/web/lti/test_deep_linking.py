@@ -162,3 +162,27 @@ def test_deep_linking_refusals_are_4xx_sentences(
     assert again.status_code == 400 and "sent to the LMS already" in again.text
     forged = lms_browser.client.post(f"{url}/lti/deep-link", data={"pass": "x.y.z", "lesson": first})
     assert forged.status_code == 400 and "not one qkv signed" in forged.text
+
+
+def test_one_lesson_at_a_time_when_the_lms_takes_one(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    first, second = _lessons(app)[:2]
+    platform.deep_linking["accept_multiple"] = False
+    picker = _picker(lms_browser, platform, url)
+    assert 'type="radio"' in picker.text and 'type="checkbox"' not in picker.text
+    refused = _choose(lms_browser, url, picker, [first, second])
+    assert refused.status_code == 400 and "takes one lesson at a time" in refused.text
+    answer = lms_browser.client.post(
+        f"{url}/lti/deep-link", data={"pass": _attr_pass(picker), "lesson": second}
+    )
+    assert answer.status_code == 200, answer.text
+    (item,) = jwt.decode(answer_jwt(answer), options={"verify_signature": False})[DL + "content_items"]
+    assert item["custom"] == {"qkv_lesson": second}
+
+
+def _attr_pass(picker: httpx.Response) -> str:
+    found = re.search(r'name="pass" value="([^"]+)"', picker.text)
+    assert found
+    return unescape(found.group(1))

@@ -301,11 +301,15 @@ def _json_of(response: httpx.Response, url: str) -> dict[str, Any]:
 
 
 def _field(body: dict[str, Any], name: str, url: str) -> str:
-    value = body.get(name)
+    value = str(body.get(name) or "")
     try:
-        return check_url(str(value or ""), f"The {name} of the configuration at {url}")
-    except ValueError as error:
-        raise LaunchRefused(400, str(error)) from None
+        return check_url(value, f"The {name} of the configuration at {url}")
+    except ValueError:
+        raise LaunchRefused(
+            400,
+            f"The {name} of the LMS's configuration at {url} is {value[:200]!r}, not an absolute http(s) URL "
+            "of at most 1000 characters; qkv needs it to register.",
+        ) from None
 
 
 def _host(url: str) -> str:
