@@ -152,3 +152,14 @@ def test_a_registration_link_is_used_once_and_expires(database: Database) -> Non
     assert not links.use(old, "https://lms.example")
     assert links.use(token, "https://lms.example") and not links.use(token, "https://lms.example")
     assert links.check(token) is LinkState.USED
+
+
+def test_a_parked_latest_score_is_sent_again_at_the_next_change_or_launch(database: Database) -> None:
+    links = LtiLinks(database)
+    outbox = _queued(database, 1)
+    (entry,) = outbox.claim()
+    outbox.park(entry.id, "The LMS refused the score (409): not newer.")
+    item = links.line_item(LEARNER, "L4.1")
+    assert item is not None and item.last_score is None  # the LMS does not have it
+    assert outbox.enqueue(item, 1, {"scoreGiven": 1})  # the same score queues again
+    assert [e.document["scoreGiven"] for e in outbox.waiting()] == [1]

@@ -308,7 +308,9 @@ class ScoreOutbox:
     def park(self, entry_id: int, error: str) -> None:
         """Set a score aside for good: the LMS refused it (a 4xx), so sending it again would be refused
         again. It is never claimed again, and no longer holds back the later scores of its learner and
-        line item; the instructor's LTI page shows it with the LMS's sentence.
+        line item; the instructor's LTI page shows it with the LMS's sentence. When it was the line item's
+        latest score, the line item forgets it as its last one, so the learner's next launch or change
+        sends their score again (with a newer timestamp) instead of taking the LMS to have it.
 
         Examples
         --------
@@ -327,11 +329,33 @@ class ScoreOutbox:
         >>> database.close()
         """
         with self.database.write() as conn:
+            row = conn.execute(select(_OUTBOX).where(_OUTBOX.c.id == entry_id)).first()
+            if row is None:
+                return
             conn.execute(
                 update(_OUTBOX)
                 .where(_OUTBOX.c.id == entry_id)
                 .values(parked_at=utc_now(), claimed_until=None, last_error=error[:2000])
             )
+            newer = conn.execute(
+                select(func.count())
+                .select_from(_OUTBOX)
+                .where(
+                    _OUTBOX.c.learner_id == row.learner_id,
+                    _OUTBOX.c.lineitem_url == row.lineitem_url,
+                    _OUTBOX.c.id > entry_id,
+                )
+            ).scalar_one()
+            if newer == 0:  # the LMS lacks the learner's latest score: the next launch or change sends it
+                conn.execute(
+                    update(_LINE_ITEMS)
+                    .where(
+                        _LINE_ITEMS.c.learner_id == row.learner_id,
+                        _LINE_ITEMS.c.lesson_id == row.lesson_id,
+                        _LINE_ITEMS.c.lineitem_url == row.lineitem_url,
+                    )
+                    .values(last_score=None)
+                )
 
     def parked(self, limit: int = 200) -> list[OutboxEntry]:
         """The scores the LMS refused, newest first (at most ``limit``).
