@@ -149,6 +149,8 @@ def test_deep_linking_refusals_are_4xx_sentences(
     learner = LmsBrowser(url)
     refused = _picker(learner, platform, url, sub="learner-1")
     assert refused.status_code == 403 and "only an instructor or administrator" in refused.text
+    # The sentence shows inside the LMS's iframe: its page may be framed by the LMS, and only by it.
+    assert f"frame-ancestors {platform.url}" in refused.headers["content-security-policy"]
     learner.close()
     platform.deep_linking["deep_link_return_url"] = None
     refused = _picker(lms_browser, platform, url)

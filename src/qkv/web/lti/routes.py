@@ -16,10 +16,12 @@ from html import escape
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
+import jwt
 from fastapi import APIRouter, Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from qkv.store import StoreError
 from qkv.store.lti_platforms import PlatformRecord
 from qkv.web.forms import parse_form
 from qkv.web.lesson_progress import build_progress
@@ -27,7 +29,7 @@ from qkv.web.lti import accounts_bridge, frame_login, framed_launch, framing, li
 from qkv.web.lti.claims import DEEP_LINKING_REQUEST, LESSON_PARAMETER, Launch
 from qkv.web.lti.deep_link_routes import offered_lessons, picker_page
 from qkv.web.lti.frame_login import split_state
-from qkv.web.lti.id_token import state_refusal
+from qkv.web.lti.id_token import MAX_TOKEN_CHARS, state_refusal
 from qkv.web.lti.instructor_launch import sign_in_instructor
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.scores import attempted as lti_attempted
@@ -80,9 +82,30 @@ def _continue_page(url: str, title: str, text: str, status: int = 200) -> HTMLRe
     return HTMLResponse(body, status_code=status, headers=_NO_STORE)
 
 
-def _refused(refusal: LaunchRefused) -> HTTPException:
+def _refused(refusal: LaunchRefused, framers: list[PlatformRecord] | None = None) -> HTTPException:
+    """The refusal as an HTTP error; its page may be framed by ``framers`` (registered platforms of the
+    request's issuer), so a teacher reads the sentence inside the LMS's iframe."""
     log.info("LTI request refused (%d): %s", refusal.status, refusal)
-    return HTTPException(refusal.status, str(refusal))
+    origins = framing.platform_origins(framers or [])
+    headers = {"content-security-policy": framing.policy(origins)} if origins else None
+    return HTTPException(refusal.status, str(refusal), headers=headers)
+
+
+def _issuer_platforms(tool: LtiTool, issuer: object) -> list[PlatformRecord]:
+    """The registrations of an issuer a request names (unverified: only registered origins come back)."""
+    if not isinstance(issuer, str) or not issuer or len(issuer) > 1000:
+        return []
+    try:
+        return tool.platforms.for_issuer(issuer)
+    except StoreError:
+        return []
+
+
+def _token_issuer(id_token: str) -> object:
+    try:
+        return jwt.decode(id_token, options={"verify_signature": False}).get("iss")
+    except jwt.PyJWTError:
+        return None
 
 
 # -- the tool's keys --------------------------------------------------------------------------------
@@ -114,7 +137,8 @@ async def login(request: Request, services: AppServices) -> Response:
         if not login_hint:
             raise LaunchRefused(400, "The login request has no login_hint; the LMS must send one (LTI 1.3).")
     except LaunchRefused as refusal:
-        raise _refused(refusal) from None
+        framers = await run_in_threadpool(_issuer_platforms, tool, params.get("iss"))
+        raise _refused(refusal, framers) from None
     stored_state, nonce = await run_in_threadpool(
         tool.logins.begin, platform.issuer, platform.client_id, target
     )
@@ -211,7 +235,8 @@ async def launch(request: Request, services: AppServices) -> Response:
         if not checked.is_instructor:
             learner_id = await run_in_threadpool(_launch_learner, services, tool, checked, lesson_id)
     except LaunchRefused as refusal:
-        raise _refused(refusal) from None
+        issuer = _token_issuer(params.get("id_token", "")[:MAX_TOKEN_CHARS])
+        raise _refused(refusal, await run_in_threadpool(_issuer_platforms, tool, issuer)) from None
     if by_storage or framed_launch.is_framed(request):
         return _cleared(await run_in_threadpool(_new_window, tool, checked, lesson_id, learner_id), state)
     if learner_id is None:
