@@ -106,3 +106,20 @@ def test_only_the_lti_pages_may_be_framed_and_only_by_their_platform(
     app.state.qkv_lti.platforms.remove(platform.issuer)  # a removed platform frames nothing any more
     gone = lms_browser.client.get(platform.login_url(f"{url}/lessons/L4.1", "learner-1"))
     assert gone.status_code == 403 and "frame-ancestors 'none'" in gone.headers["content-security-policy"]
+
+
+def test_a_framed_instructor_launch_opens_the_class_in_a_new_window(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, _app = lms
+    login = lms_browser.begin(platform, f"{url}/lessons/L4.1", "teacher-1")
+    fields = posted_form_fields(lms_browser.client.get(login.auth_url).text)
+    framed = lms_browser.client.post(f"{url}/lti/launch", data=fields, headers={"sec-fetch-dest": "iframe"})
+    assert framed.status_code == 200 and "Open the class in a new window" in framed.text
+    window = LmsBrowser(url)
+    ticket = {"ticket": _attr(framed, 'name="ticket" value')}
+    opened = window.client.post(f"{url}/lti/continue", data=ticket, headers={"origin": url})
+    assert opened.status_code == 303 and opened.headers["location"] == "/instructor/lti"
+    page = window.client.get(f"{url}/instructor/lti")
+    assert page.status_code == 200 and "Classes from the LMS" in page.text
+    window.close()
