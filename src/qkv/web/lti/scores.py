@@ -1,14 +1,18 @@
 """A launched learner's score on a lesson, as the LTI AGS score document, and the hook that queues it.
 
-The score is the exercises solved over the exercises of the lesson (those that count toward done, as the
-lesson page counts them): ``activityProgress`` is Completed when all are solved, InProgress when some
-are and Started before that; ``gradingProgress`` is FullyGraded when all are solved, else Pending.
+The score is the lesson's points: the exercises solved over the exercises of the lesson (those that count
+toward done, as the lesson page counts them), as ``scoreGiven`` over ``scoreMaximum``. Every score is
+final as sent (``gradingProgress`` FullyGraded): Moodle and Canvas store no grade at all for any other
+grading progress, so a partial score would never show in the gradebook. ``activityProgress`` says how far
+the learner is (see ``activity_progress``), and the timestamp, in whole seconds, is always newer than the
+line item's previous score (the outbox chooses it).
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from qkv.store import StoreError
@@ -18,28 +22,84 @@ from qkv.store.lti_outbox import ScoreOutbox
 log = logging.getLogger("qkv.web.lti")
 
 
-def score_document(subject: str, solved: int, total: int, at: datetime) -> dict[str, Any]:
+class ActivityProgress(StrEnum):
+    """The AGS ``activityProgress`` values qkv sends."""
+
+    STARTED = "Started"
+    IN_PROGRESS = "InProgress"
+    SUBMITTED = "Submitted"
+    COMPLETED = "Completed"
+
+
+def activity_progress(solved: int, total: int, attempted: bool) -> ActivityProgress:
+    """How far the learner is: Completed when every exercise is solved; Submitted once some work counts
+    (the learner may still hand in more); InProgress when they answered but solved nothing yet; Started
+    when they only opened the lesson.
+
+    Examples
+    --------
+    >>> [activity_progress(*case).value for case in ((0, 4, False), (0, 4, True), (1, 4, True), (4, 4, True))]
+    ['Started', 'InProgress', 'Submitted', 'Completed']
+    """
+    if total > 0 and solved >= total:
+        return ActivityProgress.COMPLETED
+    if solved > 0:
+        return ActivityProgress.SUBMITTED
+    return ActivityProgress.IN_PROGRESS if attempted else ActivityProgress.STARTED
+
+
+def score_document(
+    subject: str, solved: int, total: int, at: datetime, attempted: bool = False
+) -> dict[str, Any]:
     """The AGS score a line item receives.
+
+    Parameters
+    ----------
+    subject : str
+        The LMS's id of the learner (``userId``).
+    solved, total : int
+        The lesson's points: exercises solved, and exercises that count.
+    at : datetime
+        The score's timestamp (UTC, naive); sent to the whole second.
+    attempted : bool
+        Whether the learner answered anything yet (Started or InProgress while nothing is solved).
+
+    Returns
+    -------
+    dict
+        The ``application/vnd.ims.lis.v1.score+json`` document.
 
     Examples
     --------
     >>> from datetime import datetime
-    >>> document = score_document("s1", 3, 11, datetime(2026, 1, 2, 3, 4, 5))
-    >>> [document[key] for key in ("scoreGiven", "activityProgress", "gradingProgress", "timestamp")]
-    [3, 'InProgress', 'Pending', '2026-01-02T03:04:05.000000+00:00']
-    >>> score_document("s1", 11, 11, datetime(2026, 1, 2))["gradingProgress"]
-    'FullyGraded'
+    >>> document = score_document("s1", 3, 11, datetime(2026, 1, 2, 3, 4, 5, 678))
+    >>> [document[key] for key in ("scoreGiven", "scoreMaximum", "activityProgress", "gradingProgress")]
+    [3, 11, 'Submitted', 'FullyGraded']
+    >>> document["timestamp"]
+    '2026-01-02T03:04:05+00:00'
     """
-    complete = total > 0 and solved >= total
-    activity = "Completed" if complete else "InProgress" if solved > 0 else "Started"
     return {
         "userId": subject,
         "scoreGiven": solved,
         "scoreMaximum": max(total, 1),
-        "activityProgress": activity,
-        "gradingProgress": "FullyGraded" if complete else "Pending",
-        "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.%f") + "+00:00",
+        "activityProgress": activity_progress(solved, total, attempted).value,
+        "gradingProgress": "FullyGraded",
+        "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S") + "+00:00",
     }
+
+
+def attempted(progress: dict[str, Any]) -> bool:
+    """Whether a lesson's PROGRESS shows any exercise answered (right or wrong).
+
+    Examples
+    --------
+    >>> attempted({"exercises": {"a": {"status": "untouched"}, "b": {"status": "attempted"}}})
+    True
+    """
+    exercises = progress.get("exercises")
+    if not isinstance(exercises, dict):
+        return False
+    return any(isinstance(e, dict) and e.get("status") != "untouched" for e in exercises.values())
 
 
 class ScoreHook:
@@ -60,7 +120,9 @@ class ScoreHook:
         self.outbox = outbox
         self.wake = wake
 
-    def lesson_changed(self, learner_id: str, lesson_id: str, solved: int, total: int) -> bool:
+    def lesson_changed(
+        self, learner_id: str, lesson_id: str, solved: int, total: int, attempted: bool = False
+    ) -> bool:
         """Queue the learner's score on each of their line items of the lesson (one per course they launched
         it from) where it changed; whether any was queued.
 
@@ -73,6 +135,8 @@ class ScoreHook:
             Whose score, on which lesson.
         solved, total : int
             Exercises solved, and exercises that count, in the lesson.
+        attempted : bool
+            Whether the learner answered any exercise of the lesson yet.
 
         Returns
         -------
@@ -96,16 +160,17 @@ class ScoreHook:
             # One line item per course the learner launched this lesson from: each gets the score.
             for item in self.links.line_items(learner_id, lesson_id):
                 if item.last_score != solved:
-                    queued = self._queue(item, solved, total) or queued
+                    queued = self._queue(item, solved, total, attempted) or queued
             return queued
         except StoreError as error:
             log.warning("the LMS score of %s on %s could not be queued: %s", learner_id, lesson_id, error)
             return False
 
-    def _queue(self, item: LineItem, solved: int, total: int) -> bool:
-        from qkv.store.clock import utc_now
+    def _queue(self, item: LineItem, solved: int, total: int, attempted: bool) -> bool:
+        def document(at: datetime) -> dict[str, Any]:
+            return score_document(item.subject, solved, total, at, attempted)
 
-        queued = self.outbox.enqueue(item, solved, score_document(item.subject, solved, total, utc_now()))
+        queued = self.outbox.enqueue(item, solved, document)
         if queued and self.wake is not None:
             self.wake()
         return queued
