@@ -58,3 +58,23 @@ def test_a_bad_url_is_refused_with_a_sentence(tmp_path: Path) -> None:
     refused = run("add-platform", *bad, "--database-url", url)
     assert refused.returncode == 1
     assert "The JWKS URL 'moodle/certs.php' is not an absolute http(s) URL" in refused.stderr
+
+
+def test_a_registration_link_is_printed_once_made_and_works_once(tmp_path: Path) -> None:
+    from qkv.store.lti_registrations import LinkState, RegistrationLinks
+
+    url = f"sqlite:///{tmp_path / 'class.sqlite3'}"
+    made = run("registration-link", "--url", "https://qkv.school.example/", "--database-url", url)
+    assert made.returncode == 0, made.stderr
+    link = made.stdout.strip()
+    assert link.startswith("https://qkv.school.example/lti/register/") and "works once" in made.stderr
+    token = link.rsplit("/", 1)[-1]
+    database = Database(url)
+    try:
+        links = RegistrationLinks(database)
+        assert links.check(token) is LinkState.FRESH
+        assert links.use(token, "https://moodle.school.example") and not links.use(token, "x")
+    finally:
+        database.close()
+    refused = run("registration-link", "--url", "qkv.school.example", "--database-url", url)
+    assert refused.returncode != 0 and "is not an absolute http(s) URL" in refused.stderr

@@ -114,3 +114,52 @@ def test_a_new_line_item_starts_unscored(database: Database) -> None:
     outbox = _queued(database, 3)
     links.remember_line_item(LEARNER, "L4.1", "https://lms.example", "c", "sub-1", LINE + "-new")
     assert outbox.enqueue(links.line_item(LEARNER, "L4.1"), 3, {"scoreGiven": 3})  # type: ignore[arg-type]
+
+
+def test_timestamps_are_whole_seconds_and_strictly_newer_per_line_item(database: Database) -> None:
+    links, outbox = LtiLinks(database), ScoreOutbox(database)
+    links.remember_line_item(LEARNER, "L4.1", "https://lms.example", "c", "sub-1", LINE)
+    for score in (1, 2, 3):  # queued within one second or two: each still a second after the last
+        outbox.enqueue(links.line_item(LEARNER, "L4.1"), score, lambda at: {"at": at.isoformat()})  # type: ignore[arg-type]
+    stamps = [entry.document["at"] for entry in outbox.waiting()]
+    assert all("." not in stamp for stamp in stamps)  # whole seconds
+    assert stamps == sorted(set(stamps))  # strictly increasing
+
+
+def test_a_parked_score_holds_nothing_back_and_is_never_claimed_again(database: Database) -> None:
+    outbox = _queued(database, 1, 2)
+    (first,) = outbox.claim()
+    outbox.park(first.id, "The LMS refused the score (409): not newer.")
+    assert [e.document["scoreGiven"] for e in outbox.waiting()] == [2]
+    (second,) = outbox.claim()
+    assert second.document["scoreGiven"] == 2
+    outbox.delivered(second.id)
+    assert outbox.claim(utc_now() + timedelta(hours=2)) == []
+    (parked,) = outbox.parked()
+    assert parked.parked_at is not None and "409" in (parked.last_error or "")
+
+
+def test_a_registration_link_is_used_once_and_expires(database: Database) -> None:
+    from qkv.store.lti_registrations import LinkState, RegistrationLinks
+
+    links = RegistrationLinks(database)
+    token, old = links.issue(timedelta(hours=1)), links.issue(timedelta(seconds=-1))
+    assert (links.check(token), links.check(old), links.check("x" * 300)) == (
+        LinkState.FRESH,
+        LinkState.EXPIRED,
+        LinkState.UNKNOWN,
+    )
+    assert not links.use(old, "https://lms.example")
+    assert links.use(token, "https://lms.example") and not links.use(token, "https://lms.example")
+    assert links.check(token) is LinkState.USED
+
+
+def test_a_parked_latest_score_is_sent_again_at_the_next_change_or_launch(database: Database) -> None:
+    links = LtiLinks(database)
+    outbox = _queued(database, 1)
+    (entry,) = outbox.claim()
+    outbox.park(entry.id, "The LMS refused the score (409): not newer.")
+    item = links.line_item(LEARNER, "L4.1")
+    assert item is not None and item.last_score is None  # the LMS does not have it
+    assert outbox.enqueue(item, 1, {"scoreGiven": 1})  # the same score queues again
+    assert [e.document["scoreGiven"] for e in outbox.waiting()] == [1]

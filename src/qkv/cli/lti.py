@@ -1,4 +1,5 @@
-"""``qkv lti``: register the LMS platforms qkv accepts launches from (LTI 1.3); list and remove them."""
+"""``qkv lti``: register the LMS platforms qkv accepts launches from (LTI 1.3), by hand or by a one-time
+Dynamic Registration URL; list and remove them."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from qkv.cli.options import database_url_option
+from qkv.cli.options import database_url_option, public_url_option
 
 if TYPE_CHECKING:
     from qkv.store.lti_platforms import LtiPlatforms
 
 _DATABASE = database_url_option
+_URL = public_url_option("Where the LMS reaches this server (the printed URL's start; HTTPS for a real LMS).")
 
 
 def _platforms(database_url: str | None) -> LtiPlatforms:
@@ -66,6 +68,42 @@ def add_platform(
     click.echo(
         f"Registered {record.issuer} (client id {record.client_id}, "
         f"deployment{'s' if len(record.deployment_ids) > 1 else ''} {', '.join(record.deployment_ids)})."
+    )
+
+
+@lti.command("registration-link")
+@click.option(
+    "--valid-hours",
+    type=click.IntRange(1, 24 * 14),
+    default=24,
+    show_default=True,
+    help="How long the URL may be used (once).",
+)
+@_URL
+@_DATABASE
+def registration_link(valid_hours: int, url: str, database_url: str | None) -> None:
+    """Print a one-time LTI Dynamic Registration URL to paste into Moodle or Canvas (see docs/lms.md)."""
+    from datetime import timedelta
+
+    from qkv.store import StoreError, default_database_url
+    from qkv.store.database import Database
+    from qkv.store.lti_platforms import check_url
+    from qkv.store.lti_registrations import RegistrationLinks
+
+    try:
+        check_url(url, "The server URL (--url)")
+        database = Database(database_url or default_database_url())
+    except (ValueError, StoreError) as error:
+        raise click.ClickException(str(error)) from None
+    try:
+        token = RegistrationLinks(database).issue(timedelta(hours=valid_hours))
+    finally:
+        database.close()
+    click.echo(f"{url.rstrip('/')}/lti/register/{token}")
+    click.echo(
+        f"Paste this URL into the LMS's LTI Dynamic Registration within {valid_hours} hour"
+        f"{'' if valid_hours == 1 else 's'}; it works once.",
+        err=True,
     )
 
 

@@ -181,6 +181,24 @@ class LtiLogins:
                 return LoginState(StateOutcome.USED, *_fields(found))
         return found
 
+    def peek(self, state: str) -> tuple[str, str] | None:
+        """The issuer and client id of a login still in progress (fresh, unused), without using it up.
+
+        Examples
+        --------
+        >>> logins = LtiLogins(Database("sqlite://"))
+        >>> state, _ = logins.begin("https://lms.example", "c1", "https://qkv.example/lessons/X1.1")
+        >>> logins.peek(state), logins.peek("made-up")
+        (('https://lms.example', 'c1'), None)
+        """
+        if not state or len(state) > 200:
+            return None
+        with self.database.read() as conn:
+            row = conn.execute(select(_STATES).where(_STATES.c.state_hash == state_digest(state))).first()
+        if row is None or row.used_at is not None or row.expires_at <= utc_now():
+            return None
+        return str(row.issuer), str(row.client_id)
+
     def use_nonce(self, issuer: str, nonce: str, expires_at: datetime) -> bool:
         """Record an id token's nonce; False when it was used before (a replayed token).
 

@@ -3,8 +3,9 @@
 A change of a launched learner's score on a lesson is queued here in the same transaction that records
 it as the line item's last score; senders (one per server) claim the oldest waiting score of each learner
 and line item with a lease, post it, and mark it delivered or put it back with a later attempt time. A
-score is only claimed when every older score of its learner and line item has been delivered, so scores
-reach the LMS in the order they were earned.
+score is only claimed when every older score of its learner and line item has been delivered (or parked:
+refused by the LMS with a 4xx, which sending again would not change), so scores reach the LMS in the order
+they were earned, and one refused score does not hold back the later ones.
 
     >>> from qkv.store.database import Database
     >>> from qkv.store.lti_links import LtiLinks
@@ -22,6 +23,7 @@ reach the LMS in the order they were earned.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -57,6 +59,7 @@ class OutboxEntry:
     next_attempt_at: datetime
     last_error: str | None
     course_id: str | None = None  # the line item's course (None: a launch that named none)
+    parked_at: datetime | None = None
 
 
 def retry_delay(attempts: int) -> timedelta:
@@ -69,6 +72,50 @@ def retry_delay(attempts: int) -> timedelta:
     """
     seconds = FIRST_RETRY.total_seconds() * 2 ** min(max(attempts - 1, 0), 20)
     return min(timedelta(seconds=seconds), LONGEST_WAIT)
+
+
+ScoreDocument = dict[str, Any] | Callable[[datetime], dict[str, Any]]
+
+
+def score_timestamp(now: datetime, previous: datetime | None) -> datetime:
+    """A score's timestamp: ``now`` to the whole second, at least a second after ``previous``.
+
+    Examples
+    --------
+    >>> from datetime import datetime
+    >>> score_timestamp(datetime(2026, 1, 1, 9, 0, 0, 700000), None)
+    datetime.datetime(2026, 1, 1, 9, 0)
+    >>> score_timestamp(datetime(2026, 1, 1, 9, 0, 0, 700000), datetime(2026, 1, 1, 9, 0, 0))
+    datetime.datetime(2026, 1, 1, 9, 0, 1)
+    """
+    at = now.replace(microsecond=0)
+    if previous is not None and at <= previous:
+        at = previous.replace(microsecond=0) + timedelta(seconds=1)
+    return at
+
+
+def _line_item_is(item: LineItem) -> tuple[Any, ...]:
+    return (
+        _LINE_ITEMS.c.learner_id == item.learner_id,
+        _LINE_ITEMS.c.lesson_id == item.lesson_id,
+        _LINE_ITEMS.c.course_id == item.course_id,
+        _LINE_ITEMS.c.lineitem_url == item.lineitem_url,
+    )
+
+
+def _new_row(item: LineItem, document: dict[str, Any], now: datetime) -> dict[str, Any]:
+    return {
+        "learner_id": item.learner_id,
+        "lesson_id": item.lesson_id,
+        "issuer": item.issuer,
+        "client_id": item.client_id,
+        "lineitem_url": item.lineitem_url,
+        "course_id": item.course_id or None,
+        "score_json": json.dumps(document, default=str),
+        "created_at": now,
+        "attempts": 0,
+        "next_attempt_at": now,
+    }
 
 
 def _entry(row: Any) -> OutboxEntry:
@@ -85,6 +132,7 @@ def _entry(row: Any) -> OutboxEntry:
         next_attempt_at=row.next_attempt_at,
         last_error=row.last_error,
         course_id=row.course_id,
+        parked_at=row.parked_at,
     )
 
 
@@ -100,11 +148,13 @@ class ScoreOutbox:
     def __init__(self, database: Database) -> None:
         self.database = database
 
-    def enqueue(self, item: LineItem, solved: int, document: dict[str, Any]) -> bool:
-        """Queue ``document`` unless ``solved`` is already the line item's last queued score.
+    def enqueue(self, item: LineItem, solved: int, document: ScoreDocument) -> bool:
+        """Queue a score unless ``solved`` is already the line item's last queued score.
 
-        The line item's last score and the queued row are written in one transaction, so of two servers
-        recording the same change only one queues it.
+        The line item's last score, its timestamp and the queued row are written in one transaction, so
+        of two servers recording the same change only one queues it. The score's timestamp is now, in
+        whole seconds, but always at least a second after the line item's previous one: an LMS that keeps
+        timestamps to the second (Moodle) refuses a score that is not newer than the last it stored.
 
         Parameters
         ----------
@@ -112,8 +162,9 @@ class ScoreOutbox:
             The learner's line item for the lesson, as read before (its URL must still be the current one).
         solved : int
             The learner's score: exercises solved.
-        document : dict
-            The AGS score document to post.
+        document : dict or callable
+            The AGS score document to post, or ``timestamp -> document`` to make it with the timestamp
+            chosen here (UTC, naive, whole seconds).
 
         Returns
         -------
@@ -126,40 +177,44 @@ class ScoreOutbox:
         >>> database = Database("sqlite://")
         >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
         >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms.example/li/1")
-        >>> [outbox.enqueue(links.line_item("a" * 36, "X1.1"), n, {}) for n in (0, 0, 1)]
+        >>> [outbox.enqueue(links.line_item("a" * 36, "X1.1"), n, lambda at: {"at": at}) for n in (0, 0, 1)]
         [True, False, True]
+        >>> first, second = (entry.document["at"] for entry in outbox.waiting())
+        >>> first < second  # strictly newer, to the second, even when both are queued in one second
+        True
         >>> database.close()
         """
         now = utc_now()
-        with self.database.write() as conn:
-            changed = conn.execute(
-                update(_LINE_ITEMS)
-                .where(
-                    _LINE_ITEMS.c.learner_id == item.learner_id,
-                    _LINE_ITEMS.c.lesson_id == item.lesson_id,
-                    _LINE_ITEMS.c.course_id == item.course_id,
-                    _LINE_ITEMS.c.lineitem_url == item.lineitem_url,
-                    or_(_LINE_ITEMS.c.last_score.is_(None), _LINE_ITEMS.c.last_score != solved),
+        for _ in range(3):  # another server may stamp the same line item between our read and write
+            with self.database.write() as conn:
+                previous = conn.execute(
+                    select(_LINE_ITEMS.c.last_score_at).where(*_line_item_is(item))
+                ).scalar_one_or_none()
+                at = score_timestamp(now, previous)
+                changed = conn.execute(
+                    update(_LINE_ITEMS)
+                    .where(
+                        *_line_item_is(item),
+                        or_(_LINE_ITEMS.c.last_score.is_(None), _LINE_ITEMS.c.last_score != solved),
+                        or_(_LINE_ITEMS.c.last_score_at.is_(None), _LINE_ITEMS.c.last_score_at < at),
+                    )
+                    .values(last_score=solved, last_score_at=at)
                 )
-                .values(last_score=solved)
-            )
-            if changed.rowcount != 1:
+                if changed.rowcount == 1:
+                    body = document(at) if callable(document) else document
+                    conn.execute(insert(_OUTBOX).values(**_new_row(item, body, now)))
+                    return True
+            if not self._stamped_meanwhile(item, solved, at):
                 return False
-            conn.execute(
-                insert(_OUTBOX).values(
-                    learner_id=item.learner_id,
-                    lesson_id=item.lesson_id,
-                    issuer=item.issuer,
-                    client_id=item.client_id,
-                    lineitem_url=item.lineitem_url,
-                    course_id=item.course_id or None,
-                    score_json=json.dumps(document),
-                    created_at=now,
-                    attempts=0,
-                    next_attempt_at=now,
-                )
-            )
-        return True
+        return False
+
+    def _stamped_meanwhile(self, item: LineItem, solved: int, at: datetime) -> bool:
+        """Whether a refused update was only beaten on the timestamp (so trying again may queue it)."""
+        with self.database.read() as conn:
+            row = conn.execute(
+                select(_LINE_ITEMS.c.last_score, _LINE_ITEMS.c.last_score_at).where(*_line_item_is(item))
+            ).first()
+        return row is not None and row.last_score != solved and row.last_score_at is not None
 
     def claim(self, due_by: datetime | None = None, lease: timedelta = CLAIM_LEASE) -> list[OutboxEntry]:
         """Claim the scores due by ``due_by`` (default now): for each learner and line item, its oldest
@@ -189,7 +244,10 @@ class ScoreOutbox:
         due_by = due_by or now
         with self.database.read() as conn:
             rows = conn.execute(
-                select(_OUTBOX).where(_OUTBOX.c.sent_at.is_(None)).order_by(_OUTBOX.c.id).limit(CLAIM_SCAN)
+                select(_OUTBOX)
+                .where(_OUTBOX.c.sent_at.is_(None), _OUTBOX.c.parked_at.is_(None))
+                .order_by(_OUTBOX.c.id)
+                .limit(CLAIM_SCAN)
             ).all()
         firsts: dict[tuple[str, str], Any] = {}
         for row in rows:
@@ -205,6 +263,7 @@ class ScoreOutbox:
                     .where(
                         _OUTBOX.c.id == row.id,
                         _OUTBOX.c.sent_at.is_(None),
+                        _OUTBOX.c.parked_at.is_(None),
                         or_(_OUTBOX.c.claimed_until.is_(None), _OUTBOX.c.claimed_until <= now),
                     )
                     .values(claimed_until=now + lease)
@@ -250,8 +309,78 @@ class ScoreOutbox:
             )
         return at
 
+    def park(self, entry_id: int, error: str) -> None:
+        """Set a score aside for good: the LMS refused it (a 4xx), so sending it again would be refused
+        again. It is never claimed again, and no longer holds back the later scores of its learner and
+        line item; the instructor's LTI page shows it with the LMS's sentence. When it was the line item's
+        latest score, the line item forgets it as its last one, so the learner's next launch or change
+        sends their score again (with a newer timestamp) instead of taking the LMS to have it.
+
+        Examples
+        --------
+        >>> from qkv.store.lti_links import LtiLinks
+        >>> database = Database("sqlite://")
+        >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
+        >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms.example/li/1")
+        >>> for n in (0, 1):
+        ...     _ = outbox.enqueue(links.line_item("a" * 36, "X1.1"), n, {"scoreGiven": n})
+        >>> first = outbox.claim()[0]
+        >>> outbox.park(first.id, "The LMS answered 409: the score is not newer.")
+        >>> [entry.document for entry in outbox.claim()]  # the next score is no longer held back
+        [{'scoreGiven': 1}]
+        >>> [entry.last_error for entry in outbox.parked()]
+        ['The LMS answered 409: the score is not newer.']
+        >>> database.close()
+        """
+        with self.database.write() as conn:
+            row = conn.execute(select(_OUTBOX).where(_OUTBOX.c.id == entry_id)).first()
+            if row is None:
+                return
+            conn.execute(
+                update(_OUTBOX)
+                .where(_OUTBOX.c.id == entry_id)
+                .values(parked_at=utc_now(), claimed_until=None, last_error=error[:2000])
+            )
+            newer = conn.execute(
+                select(func.count())
+                .select_from(_OUTBOX)
+                .where(
+                    _OUTBOX.c.learner_id == row.learner_id,
+                    _OUTBOX.c.lineitem_url == row.lineitem_url,
+                    _OUTBOX.c.id > entry_id,
+                )
+            ).scalar_one()
+            if newer == 0:  # the LMS lacks the learner's latest score: the next launch or change sends it
+                conn.execute(
+                    update(_LINE_ITEMS)
+                    .where(
+                        _LINE_ITEMS.c.learner_id == row.learner_id,
+                        _LINE_ITEMS.c.lesson_id == row.lesson_id,
+                        _LINE_ITEMS.c.course_id == (row.course_id or ""),
+                        _LINE_ITEMS.c.lineitem_url == row.lineitem_url,
+                    )
+                    .values(last_score=None)
+                )
+
+    def parked(self, limit: int = 200, course_id: str | None = None) -> list[OutboxEntry]:
+        """The scores the LMS refused, newest first (at most ``limit``; of one course's line items, if
+        ``course_id`` is given: the limit counts that course's only).
+
+        Examples
+        --------
+        >>> outbox = ScoreOutbox(Database("sqlite://"))
+        >>> outbox.parked(), outbox.parked(course_id="c1")
+        ([], [])
+        """
+        query = select(_OUTBOX).where(_OUTBOX.c.parked_at.is_not(None))
+        if course_id is not None:
+            query = query.where(_OUTBOX.c.course_id == course_id)
+        with self.database.read() as conn:
+            rows = conn.execute(query.order_by(_OUTBOX.c.id.desc()).limit(limit))
+            return [_entry(row) for row in rows]
+
     def waiting(self) -> list[OutboxEntry]:
-        """Every score not yet delivered, oldest first.
+        """Every score not yet delivered nor parked, oldest first.
 
         Examples
         --------
@@ -259,7 +388,11 @@ class ScoreOutbox:
         []
         """
         with self.database.read() as conn:
-            rows = conn.execute(select(_OUTBOX).where(_OUTBOX.c.sent_at.is_(None)).order_by(_OUTBOX.c.id))
+            rows = conn.execute(
+                select(_OUTBOX)
+                .where(_OUTBOX.c.sent_at.is_(None), _OUTBOX.c.parked_at.is_(None))
+                .order_by(_OUTBOX.c.id)
+            )
             return [_entry(row) for row in rows]
 
     def delivered_count(self, course_id: str | None = None) -> int:
@@ -279,4 +412,4 @@ class ScoreOutbox:
             return int(count.scalar_one())
 
 
-__all__ = ["OutboxEntry", "ScoreOutbox", "retry_delay"]
+__all__ = ["OutboxEntry", "ScoreDocument", "ScoreOutbox", "retry_delay", "score_timestamp"]

@@ -623,6 +623,35 @@ def _solutions_shown(conn: Connection) -> None:
     _add_column(conn, "exercise_totals", Column("solved_after_solution", Boolean))
 
 
+def _lti_score_timestamps_and_parking(conn: Connection) -> None:
+    """LTI scores an LMS keeps: each line item's last score timestamp (whole seconds, so the next one is
+    strictly newer, as Moodle requires), and scores parked after the LMS refused them with a 4xx.
+
+    Self-contained and additive: rows saved before have both NULL (no timestamp sent yet; not parked).
+    """
+    _add_column(conn, "lti_line_items", Column("last_score_at", DateTime))
+    _add_column(conn, "lti_score_outbox", Column("parked_at", DateTime))
+
+
+def _lti_registration_links(conn: Connection) -> None:
+    """One-time LTI Dynamic Registration links (``qkv lti registration-link``): each token as its SHA-256,
+    when it stops being valid, and when and by which platform it was used.
+
+    Self-contained: one new table.
+    """
+    meta = MetaData()
+    Table(
+        "lti_registration_links",
+        meta,
+        Column("token_hash", String(64), primary_key=True),
+        Column("created_at", DateTime, nullable=False),
+        Column("expires_at", DateTime, nullable=False),
+        Column("used_at", DateTime),
+        Column("used_by", String(255)),  # the issuer that registered with it
+    )
+    meta.create_all(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -638,6 +667,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _courses_and_their_people,
     _privacy_audit,
     _solutions_shown,
+    _lti_score_timestamps_and_parking,
+    _lti_registration_links,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -348,6 +348,8 @@ class LtiLineItem(Base):
     lineitem_url: Mapped[str] = mapped_column(String(2000), nullable=False)
     last_score: Mapped[int | None] = mapped_column(Integer)
     updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    # Added for scores an LMS keeps: the last score's timestamp, whole seconds; the next one is later.
+    last_score_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class LtiContext(Base):
@@ -386,6 +388,8 @@ class LtiScoreOutbox(Base):
     last_error: Mapped[str | None] = mapped_column(Text)
     sent_at: Mapped[datetime | None] = mapped_column(DateTime)
     course_id: Mapped[str | None] = mapped_column(String(36))  # added with courses: the line item's course
+    # Added with the 4xx parking: the LMS refused the score for good (last_error has its sentence).
+    parked_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class Course(Base):
@@ -447,6 +451,18 @@ class LearnerLinkRecord(Base):
     instructor_name: Mapped[str] = mapped_column(String(80), nullable=False)
     course_id: Mapped[str | None] = mapped_column(String(36))
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LtiRegistrationLink(Base):
+    """A one-time LTI Dynamic Registration link made by ``qkv lti registration-link`` (its token hashed)."""
+
+    __tablename__ = "lti_registration_links"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime)
+    used_by: Mapped[str | None] = mapped_column(String(255))
 
 
 class GradingJob(Base):

@@ -251,6 +251,15 @@ class LearnerIdentity:
             ) from None
 
 
+def _lets_a_frame_in(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a response set its own Content-Security-Policy that lets some origin frame it (the LTI
+    pages a registered LMS shows in its iframe, ``qkv.web.lti.framing``)."""
+    return any(
+        name.lower() == b"content-security-policy" and b"frame-ancestors 'none'" not in value
+        for name, value in headers
+    )
+
+
 class SecurityHeadersMiddleware:
     """Adds the security headers to every response, and the learner cookie when one was issued."""
 
@@ -266,6 +275,8 @@ class SecurityHeadersMiddleware:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 present = {name.lower() for name, _ in headers}
+                if _lets_a_frame_in(headers):
+                    present.add(b"x-frame-options")  # it cannot name an origin; the CSP says who may frame
                 headers.extend(item for item in SECURITY_HEADERS if item[0] not in present)
                 cookie = scope.get("state", {}).get("qkv_set_cookie")
                 if cookie:

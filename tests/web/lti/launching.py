@@ -53,9 +53,17 @@ class LmsBrowser:
     def close(self) -> None:
         self.client.close()
 
-    def begin(self, platform: FakePlatform, target: str, sub: str, *, client_id: bool = True) -> Login:
+    def begin(
+        self,
+        platform: FakePlatform,
+        target: str,
+        sub: str,
+        *,
+        client_id: bool = True,
+        hint: str | None = None,
+    ) -> Login:
         """The LMS's login initiation, sent to the tool; the tool's answer read as a browser would."""
-        page = self.client.get(platform.login_url(target, sub, client_id=client_id))
+        page = self.client.get(platform.login_url(target, sub, client_id=client_id, hint=hint))
         assert page.status_code == 200, page.text
         auth_url = refresh_target(page)
         query = {k: v[0] for k, v in parse_qs(urlsplit(auth_url).query).items()}
@@ -69,10 +77,16 @@ class LmsBrowser:
         )
 
     def launch(
-        self, platform: FakePlatform, target: str, sub: str, *, launch_url: str | None = None
+        self,
+        platform: FakePlatform,
+        target: str,
+        sub: str,
+        *,
+        launch_url: str | None = None,
+        hint: str | None = None,
     ) -> httpx.Response:
         """A whole launch: login, the LMS's auth page, its form posted to the tool; the tool's answer."""
-        login = self.begin(platform, target, sub)
+        login = self.begin(platform, target, sub, hint=hint)
         form_page = self.client.get(login.auth_url)
         assert form_page.status_code == 200, form_page.text
         action, fields = posted_form(form_page)
@@ -81,6 +95,14 @@ class LmsBrowser:
     def open(self, response: httpx.Response) -> httpx.Response:
         """Follow the tool's page on to where it sends the browser (a path on the tool)."""
         return self.client.get(self.tool_url + refresh_target(response), headers={"accept": "text/html"})
+
+
+def page_form(page: httpx.Response, form_id: str) -> tuple[str, dict[str, str]]:
+    """The action and hidden fields of the form ``form_id`` of one of the tool's pages."""
+    found = re.search(rf'<form method="post" action="([^"]+)" id="{form_id}"', page.text)
+    assert found, f"the page has no form {form_id!r}: {page.status_code} {page.text[:300]}"
+    fields = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page.text)
+    return unescape(found.group(1)), {unescape(k): unescape(v) for k, v in fields}
 
 
 def solvable(app: Any) -> tuple[str, str]:

@@ -79,10 +79,16 @@ CASES: list[tuple[str, Callable[[Claims], None], int, str]] = [
     ),
     ("wrong LTI version", lambda c: c.update({LTI + "version": "1.1"}), 400, "LTI version '1.1'"),
     (
-        "deep linking message",
-        lambda c: c.update({LTI + "message_type": "LtiDeepLinkingRequest"}),
+        "unknown message type",
+        lambda c: c.update({LTI + "message_type": "LtiSubmissionReviewRequest"}),
         400,
-        "'LtiDeepLinkingRequest' message",
+        "'LtiSubmissionReviewRequest' message",
+    ),
+    (
+        "deep linking request from a learner",
+        lambda c: c.update({LTI + "message_type": "LtiDeepLinkingRequest"}),
+        403,
+        "only an instructor or administrator of the course picks",
     ),
     (
         "another login's nonce",

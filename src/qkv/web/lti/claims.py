@@ -14,10 +14,16 @@ TARGET_LINK_URI = LTI + "target_link_uri"
 ROLES = LTI + "roles"
 CONTEXT = LTI + "context"
 RESOURCE_LINK = LTI + "resource_link"
+CUSTOM = LTI + "custom"
 AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+DEEP_LINKING_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
+DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
+DEEP_LINKING_RESPONSE = "LtiDeepLinkingResponse"
+MESSAGE_TYPES = (RESOURCE_LINK_REQUEST, DEEP_LINKING_REQUEST)
 LTI_VERSION = "1.3.0"
 INSTRUCTOR_ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
@@ -76,8 +82,35 @@ def _membership_name(role: str) -> str:
     return role if "/" not in role and ":" not in role else ""
 
 
+# Who may add qkv's lessons to a course (deep linking): the course's instructors and administrators, and
+# the LMS's own administrators (institution or system role); never a teaching assistant (see
+# ``Launch.may_add_content``), as a TA has no instructor's rights on the course in qkv either.
+CONTENT_ROLES = frozenset(
+    {
+        INSTRUCTOR_ROLE,
+        ADMINISTRATOR_ROLE,
+        "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator",
+        "http://purl.imsglobal.org/vocab/lis/v2/system/person#Administrator",
+        "http://purl.imsglobal.org/vocab/lis/v2/system/person#SysAdmin",
+    }
+)
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+LINEITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+LINEITEM_READ_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
+RESULT_READ_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
+LESSON_PARAMETER = "qkv_lesson"  # the custom parameter naming a deep-linked lesson
 MEMBERSHIP_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+
+
+@dataclass(frozen=True)
+class DeepLinking:
+    """What a deep-linking request asks for (its ``deep_linking_settings`` claim)."""
+
+    return_url: str | None
+    accept_types: tuple[str, ...]
+    accept_multiple: bool
+    accept_lineitem: bool
+    data: Any  # opaque to qkv: echoed unchanged (a string in the spec; some platforms send an object)
 
 
 @dataclass(frozen=True)
@@ -96,6 +129,39 @@ class Launch:
     context_title: str | None
     lineitem_url: str | None
     memberships_url: str | None
+    message_type: str = RESOURCE_LINK_REQUEST
+    custom: tuple[tuple[str, str], ...] = ()
+    lineitems_url: str | None = None  # where line items are found and made (with the line-item scope)
+    resource_link_id: str | None = None
+    deep_linking: DeepLinking | None = None
+
+    @property
+    def may_add_content(self) -> bool:
+        """Whether the person may pick lessons for the course (deep linking): an instructor or an
+        administrator, never a teaching assistant (even one also sent the role Instructor).
+
+        Examples
+        --------
+        >>> launch_from_claims({"sub": "1", ROLES: [INSTRUCTOR_ROLE]}, "i", "c", "d").may_add_content
+        True
+        >>> ta = [INSTRUCTOR_ROLE, TEACHING_ASSISTANT_ROLE]
+        >>> launch_from_claims({"sub": "1", ROLES: ta}, "i", "c", "d").may_add_content
+        False
+        """
+        if self.course_role is CourseRole.TEACHING_ASSISTANT:
+            return False
+        return any(role in CONTENT_ROLES for role in self.roles)
+
+    @property
+    def custom_lesson(self) -> str | None:
+        """The lesson the custom claim names (set by qkv's deep-linking response), or None.
+
+        Examples
+        --------
+        >>> launch_from_claims({"sub": "1", CUSTOM: {"qkv_lesson": "X1.1"}}, "i", "c", "d").custom_lesson
+        'X1.1'
+        """
+        return dict(self.custom).get(LESSON_PARAMETER) or None
 
     @property
     def course_role(self) -> CourseRole:
@@ -134,6 +200,7 @@ def launch_from_claims(claims: dict[str, Any], issuer: str, client_id: str, depl
     context, ags, nrps = _mapping(claims, CONTEXT), _mapping(claims, AGS_ENDPOINT), _mapping(claims, NRPS)
     roles, scopes = _items(claims, ROLES), _items(ags, "scope")
     lineitem = _text(ags.get("lineitem")) if SCORE_SCOPE in scopes else None
+    may_find_items = SCORE_SCOPE in scopes and LINEITEM_SCOPE in scopes
     return Launch(
         issuer=issuer,
         client_id=client_id,
@@ -147,6 +214,30 @@ def launch_from_claims(claims: dict[str, Any], issuer: str, client_id: str, depl
         context_title=_text(context.get("title")) or _text(context.get("label")),
         lineitem_url=lineitem,
         memberships_url=_text(nrps.get("context_memberships_url")),
+        message_type=str(claims.get(MESSAGE_TYPE, "")),
+        custom=_custom(claims),
+        lineitems_url=_text(ags.get("lineitems")) if may_find_items else None,
+        resource_link_id=_text(_mapping(claims, RESOURCE_LINK).get("id")),
+        deep_linking=_deep_linking(claims),
+    )
+
+
+def _custom(claims: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The custom claim's string values (an LMS sends its substitution variables there as strings)."""
+    custom = _mapping(claims, CUSTOM)
+    return tuple((str(k), v) for k, v in custom.items() if isinstance(v, str) and len(v) <= 255)[:50]
+
+
+def _deep_linking(claims: dict[str, Any]) -> DeepLinking | None:
+    if claims.get(MESSAGE_TYPE) != DEEP_LINKING_REQUEST:
+        return None
+    settings = _mapping(claims, DEEP_LINKING_SETTINGS)
+    return DeepLinking(
+        return_url=_text(settings.get("deep_link_return_url")),
+        accept_types=tuple(t for t in _items(settings, "accept_types") if isinstance(t, str)),
+        accept_multiple=settings.get("accept_multiple") is True,
+        accept_lineitem=settings.get("accept_lineitem") is not False,
+        data=settings.get("data"),
     )
 
 

@@ -229,9 +229,9 @@ def _check_message(verified: dict[str, Any]) -> None:
     if version != c.LTI_VERSION:
         raise LaunchRefused(400, f"The launch says LTI version {version!r}; qkv speaks LTI {c.LTI_VERSION}.")
     kind = verified.get(c.MESSAGE_TYPE)
-    if kind != c.RESOURCE_LINK_REQUEST:
+    if kind not in c.MESSAGE_TYPES:
         raise LaunchRefused(
             400,
-            f"The launch is a {kind!r} message; qkv opens lessons from {c.RESOURCE_LINK_REQUEST} launches "
-            "only (add qkv to the course as an external tool link, not as a content picker).",
+            f"The launch is a {kind!r} message; qkv takes {' and '.join(c.MESSAGE_TYPES)} messages only "
+            "(add qkv to the course as an external tool link or through its activity picker).",
         )

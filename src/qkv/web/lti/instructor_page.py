@@ -1,6 +1,7 @@
 """The instructor's LTI page (``/instructor/lti``): the course's classes seen in launches, pulling a
-class's roster from the LMS into its course, and the course's scores waiting for the LMS. For the
-course's instructors only (not its teaching assistants); another course's class answers 404."""
+class's roster from the LMS into its course, the course's scores waiting for the LMS and those it refused
+(with its sentence). For the course's instructors only (not its teaching assistants); another course's
+class answers 404."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ def lti_page(request: Request, services: AppServices, access: InCourse, pulled: 
         "whole_server": WHOLE_SERVER,
         "classes": [c for c in tool.links.contexts() if mine is None or c.course_id == mine],
         "waiting": [e for e in tool.outbox.waiting() if mine is None or e.course_id == mine],
+        "refused": tool.outbox.parked(course_id=mine),
         "delivered": tool.outbox.delivered_count(mine),
         "pulled": pulled[:200],
     }

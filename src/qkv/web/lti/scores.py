@@ -1,14 +1,18 @@
 """A launched learner's score on a lesson, as the LTI AGS score document, and the hook that queues it.
 
-The score is the exercises solved over the exercises of the lesson (those that count toward done, as the
-lesson page counts them): ``activityProgress`` is Completed when all are solved, InProgress when some
-are and Started before that; ``gradingProgress`` is FullyGraded when all are solved, else Pending.
+The score is the lesson's points: the exercises solved over the exercises of the lesson (those that count
+toward done, as the lesson page counts them), as ``scoreGiven`` over ``scoreMaximum``. Every score is
+final as sent (``gradingProgress`` FullyGraded): Moodle and Canvas store no grade at all for any other
+grading progress, so a partial score would never show in the gradebook. ``activityProgress`` says how far
+the learner is (see ``activity_progress``), and the timestamp, in whole seconds, is always newer than the
+line item's previous score (the outbox chooses it).
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from qkv.store import StoreError
@@ -18,33 +22,97 @@ from qkv.store.lti_outbox import ScoreOutbox
 log = logging.getLogger("qkv.web.lti")
 
 
+class ActivityProgress(StrEnum):
+    """The AGS ``activityProgress`` values qkv sends."""
+
+    STARTED = "Started"
+    IN_PROGRESS = "InProgress"
+    SUBMITTED = "Submitted"
+    COMPLETED = "Completed"
+
+
+def activity_progress(solved: float, total: int, attempted: bool) -> ActivityProgress:
+    """How far the learner is: Completed when every exercise is solved; Submitted once some work counts
+    (the learner may still hand in more); InProgress when they answered but solved nothing yet; Started
+    when they only opened the lesson.
+
+    Examples
+    --------
+    >>> [activity_progress(*case).value for case in ((0, 4, False), (0, 4, True), (1, 4, True), (4, 4, True))]
+    ['Started', 'InProgress', 'Submitted', 'Completed']
+    """
+    if total > 0 and solved >= total:
+        return ActivityProgress.COMPLETED
+    if solved > 0:
+        return ActivityProgress.SUBMITTED
+    return ActivityProgress.IN_PROGRESS if attempted else ActivityProgress.STARTED
+
+
 def score_document(
-    subject: str, solved: float, total: int, at: datetime, comment: str | None = None
+    subject: str,
+    solved: float,
+    total: int,
+    at: datetime,
+    attempted: bool = False,
+    comment: str | None = None,
 ) -> dict[str, Any]:
-    """The AGS score a line item receives (``comment``: what the LMS shows beside it, if anything).
+    """The AGS score a line item receives.
+
+    Parameters
+    ----------
+    subject : str
+        The LMS's id of the learner (``userId``).
+    solved : float
+        The lesson's points: exercises solved (a solve after the reference solution at the instructor's
+        credit, half by default).
+    total : int
+        Exercises that count.
+    at : datetime
+        The score's timestamp (UTC, naive); sent to the whole second.
+    attempted : bool
+        Whether the learner answered anything yet (Started or InProgress while nothing is solved).
+    comment : str, optional
+        What the LMS shows beside the score (solves after the reference solution, say).
+
+    Returns
+    -------
+    dict
+        The ``application/vnd.ims.lis.v1.score+json`` document.
 
     Examples
     --------
     >>> from datetime import datetime
-    >>> document = score_document("s1", 3, 11, datetime(2026, 1, 2, 3, 4, 5))
-    >>> [document[key] for key in ("scoreGiven", "activityProgress", "gradingProgress", "timestamp")]
-    [3, 'InProgress', 'Pending', '2026-01-02T03:04:05.000000+00:00']
-    >>> score_document("s1", 11, 11, datetime(2026, 1, 2))["gradingProgress"]
-    'FullyGraded'
+    >>> document = score_document("s1", 3, 11, datetime(2026, 1, 2, 3, 4, 5, 678))
+    >>> [document[key] for key in ("scoreGiven", "scoreMaximum", "activityProgress", "gradingProgress")]
+    [3, 11, 'Submitted', 'FullyGraded']
+    >>> document["timestamp"]
+    '2026-01-02T03:04:05+00:00'
     """
-    complete = total > 0 and solved >= total
-    activity = "Completed" if complete else "InProgress" if solved > 0 else "Started"
     document: dict[str, Any] = {
         "userId": subject,
         "scoreGiven": solved,
         "scoreMaximum": max(total, 1),
-        "activityProgress": activity,
-        "gradingProgress": "FullyGraded" if complete else "Pending",
-        "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.%f") + "+00:00",
+        "activityProgress": activity_progress(solved, total, attempted).value,
+        "gradingProgress": "FullyGraded",
+        "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S") + "+00:00",
     }
     if comment:
         document["comment"] = comment
     return document
+
+
+def attempted(progress: dict[str, Any]) -> bool:
+    """Whether a lesson's PROGRESS shows any exercise answered (right or wrong).
+
+    Examples
+    --------
+    >>> attempted({"exercises": {"a": {"status": "untouched"}, "b": {"status": "attempted"}}})
+    True
+    """
+    exercises = progress.get("exercises")
+    if not isinstance(exercises, dict):
+        return False
+    return any(isinstance(e, dict) and e.get("status") != "untouched" for e in exercises.values())
 
 
 class ScoreHook:
@@ -66,7 +134,13 @@ class ScoreHook:
         self.wake = wake
 
     def lesson_changed(
-        self, learner_id: str, lesson_id: str, solved: float, total: int, note: str | None = None
+        self,
+        learner_id: str,
+        lesson_id: str,
+        solved: float,
+        total: int,
+        attempted: bool = False,
+        note: str | None = None,
     ) -> bool:
         """Queue the learner's score on each of their line items of the lesson (one per course they launched
         it from) where it changed; whether any was queued.
@@ -83,6 +157,8 @@ class ScoreHook:
             (half with the default credit).
         total : int
             Exercises that count, in the lesson.
+        attempted : bool
+            Whether the learner answered any exercise of the lesson yet.
         note : str, optional
             The score's comment for the LMS (solves after the reference solution, say).
 
@@ -106,20 +182,22 @@ class ScoreHook:
         try:
             queued = False
             # One line item per course the learner launched this lesson from: each gets the score. A line
-            # item keeps the last score in half exercises, a whole number either way.
+            # item keeps its last score in half exercises, a whole number either way.
             key = round(solved * 2)
             for item in self.links.line_items(learner_id, lesson_id):
                 if item.last_score != key:
-                    queued = self._queue(item, solved, key, total, note) or queued
+                    queued = self._queue(item, solved, key, total, attempted, note) or queued
             return queued
         except StoreError as error:
             log.warning("the LMS score of %s on %s could not be queued: %s", learner_id, lesson_id, error)
             return False
 
-    def _queue(self, item: LineItem, solved: float, key: int, total: int, note: str | None) -> bool:
-        from qkv.store.clock import utc_now
+    def _queue(
+        self, item: LineItem, solved: float, key: int, total: int, attempted: bool, note: str | None
+    ) -> bool:
+        def document(at: datetime) -> dict[str, Any]:
+            return score_document(item.subject, solved, total, at, attempted, note)
 
-        document = score_document(item.subject, solved, total, utc_now(), note)
         queued = self.outbox.enqueue(item, key, document)
         if queued and self.wake is not None:
             self.wake()

@@ -1,8 +1,12 @@
 """The background sender: posts the outbox's scores to each line item's ``/scores`` endpoint.
 
 One runs in every server; the outbox's claims make each score go out once, and in order per learner and
-line item. A post that fails (the LMS is down, refuses the token, answers an error) puts the score back
-with a later attempt time (5 s, doubling, at most an hour), so it arrives when the LMS is back.
+line item. A post that fails for a while (the LMS is down or busy, refuses the token, answers a 5xx) puts
+the score back with a later attempt time (5 s, doubling, at most an hour), so it arrives when the LMS is
+back. A score the LMS refuses for what it is (any other 4xx: Moodle's 409 for a timestamp not newer, a
+400 or 422 for a person who is no learner of the course, a 404 for a deleted line item) would be refused
+again: it is parked with the LMS's sentence for the instructor's LTI page, and the learner's later scores
+go on without it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,38 @@ from qkv.web.lti.service_tokens import ServiceTokens, ServiceUnavailable
 
 log = logging.getLogger("qkv.web.lti")
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+# 4xx answers that say "not now" rather than "never": the token (fetched again), a timeout, too many requests.
+_RETRIED_4XX = frozenset({401, 408, 425, 429})
+
+
+class ScoreRefused(Exception):
+    """The LMS refused a score for good (a 4xx); the sentence says what it answered."""
+
+
+def lms_sentence(response: httpx.Response) -> str:
+    """What an LMS said in an error answer: its JSON message when it sent one, else the start of its text.
+
+    Examples
+    --------
+    >>> lms_sentence(httpx.Response(409, json={"message": "The timestamp is not newer."}))
+    'The timestamp is not newer.'
+    >>> lms_sentence(httpx.Response(422, json={"errors": [{"message": "User not found in course"}]}))
+    'User not found in course'
+    >>> lms_sentence(httpx.Response(400, text="bad score"))
+    'bad score'
+    """
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        for key in ("message", "error_description", "detail", "reason", "error"):
+            if isinstance(body.get(key), str) and body[key].strip():
+                return str(body[key]).strip()[:300]
+        errors = body.get("errors")
+        if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+            return str(errors[0].get("message", errors[0]))[:300]
+    return response.text.strip()[:300] or f"(no text; HTTP {response.status_code})"
 
 
 def scores_url(lineitem_url: str) -> str:
@@ -112,6 +148,10 @@ class ScoreSender:
             at = self.outbox.failed(entry.id, str(error), now)
             log.warning("LMS score %d not delivered, next try at %s UTC: %s", entry.id, at, error)
             return False
+        except ScoreRefused as refused:
+            self.outbox.park(entry.id, str(refused))
+            log.warning("LMS score %d refused by the LMS, parked: %s", entry.id, refused)
+            return False
         self.outbox.delivered(entry.id)
         return True
 
@@ -137,7 +177,10 @@ class ScoreSender:
             ) from None
         if response.status_code == 401:
             self.tokens.forget(platform)
-        if not 200 <= response.status_code < 300:
+        status = response.status_code
+        if 400 <= status < 500 and status not in _RETRIED_4XX:
+            raise ScoreRefused(f"The LMS refused the score ({status}): {lms_sentence(response)}")
+        if not 200 <= status < 300:
             raise ServiceUnavailable(
                 f"The LMS at {url} answered {response.status_code}: {response.text[:200]!r}."
             )

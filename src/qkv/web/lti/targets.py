@@ -1,4 +1,6 @@
-"""Which of this server's pages a launch may open: a lesson (``/lessons/ID``) or the lesson list."""
+"""Which of this server's pages a launch may open: a lesson (``/lessons/ID``) or the lesson list (``/``, or
+``/lti/launch``: the tool's own launch URL, as dynamic registration and deep linking name it, where the
+lesson comes from the launch's custom claim)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from urllib.parse import urlsplit
 from qkv.web.lti.refusal import LaunchRefused
 
 LESSONS_PATH = "/lessons/"
+TOOL_PATHS = frozenset({"", "/lti/launch"})  # no lesson in the URL: the list, or the custom claim's
 
 
 def lesson_target(target_link_uri: str, origin: str, lesson_ids: Collection[str]) -> str | None:
@@ -33,6 +36,8 @@ def lesson_target(target_link_uri: str, origin: str, lesson_ids: Collection[str]
     'X1.1'
     >>> lesson_target("https://qkv.example/", "https://qkv.example", {"X1.1"}) is None
     True
+    >>> lesson_target("https://qkv.example/lti/launch", "https://qkv.example", {"X1.1"}) is None
+    True
     >>> lesson_target("https://evil.example/lessons/X1.1", "https://qkv.example", {"X1.1"})
     Traceback (most recent call last):
     ...
@@ -47,7 +52,7 @@ def lesson_target(target_link_uri: str, origin: str, lesson_ids: Collection[str]
             f"tool's target link URI in the LMS to a lesson's URL here, such as {example}.",
         )
     path = parts.path.rstrip("/")
-    if path == "":
+    if path in TOOL_PATHS:
         return None
     lesson_id = path.removeprefix(LESSONS_PATH.rstrip("/")).strip("/")
     if path.startswith(LESSONS_PATH) and lesson_id in lesson_ids:

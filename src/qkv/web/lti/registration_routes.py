@@ -1,0 +1,114 @@
+"""``/lti/register/TOKEN``: the one-time URL an administrator pastes into the LMS (see ``registration``);
+and ``/lti/canvas.json``, the configuration a Canvas developer key reads from its URL.
+
+The LMS shows it in its own iframe (Moodle, Canvas) or a window. A refusal before the link is known to be
+good is unframeable like every page; after that, the page (refusal or success) may be framed by the host
+of the LMS's configuration, so the administrator reads it where they are.
+"""
+
+from __future__ import annotations
+
+import logging
+from html import escape
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from qkv.store.lti_platforms import PlatformRecord
+from qkv.store.lti_registrations import RegistrationLinks
+from qkv.web.lti import framing
+from qkv.web.lti import registration as dr
+from qkv.web.lti.refusal import LaunchRefused
+from qkv.web.lti.tool import LtiTool
+from qkv.web.services import Services, get_services
+
+log = logging.getLogger("qkv.web.lti")
+router = APIRouter(include_in_schema=False)
+AppServices = Annotated[Services, Depends(get_services)]
+_NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+def _page(title: str, text: str, status: int, *, close: bool) -> HTMLResponse:
+    script = '<script src="/static/lti-close.js"></script>' if close else ""
+    button = '<p><button type="button" id="lti-close">Close</button></p>' if close else ""
+    body = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<title>{escape(title)}</title><meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="color-scheme" content="light dark"><link rel="stylesheet" href="/static/lesson.css">'
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml"></head>'
+        f'<body><main id="main"><h1>{escape(title)}</h1><p role="status">{escape(text)}</p>{button}</main>'
+        f"{script}</body></html>"
+    )
+    return HTMLResponse(body, status_code=status, headers=_NO_STORE)
+
+
+@router.get("/lti/canvas.json", name="lti_canvas_configuration")
+def canvas_json(request: Request, services: AppServices) -> JSONResponse:
+    """The tool's configuration for a Canvas developer key (LTI 1.3, "Enter URL")."""
+    return JSONResponse(
+        dr.canvas_configuration(_origin(request, services)), headers={"Cache-Control": "no-store"}
+    )
+
+
+@router.get("/lti/register/{token}", name="lti_register")
+async def register(token: str, request: Request, services: AppServices) -> Response:
+    """Register the LMS that opened this one-time URL, and close its dialog."""
+    tool: LtiTool = request.app.state.qkv_lti
+    links = RegistrationLinks(services.store.database)
+    configuration_url = request.query_params.get("openid_configuration", "")
+    registration_token = request.query_params.get("registration_token", "")[:4096]
+    try:
+        await run_in_threadpool(dr.check_link, links, token)
+    except LaunchRefused as refusal:
+        log.info("LTI registration refused (%d): %s", refusal.status, refusal)
+        return _page("qkv: registration refused", str(refusal), refusal.status, close=False)
+    frame_origin = framing.origin(configuration_url)
+    try:
+        if not configuration_url:
+            raise LaunchRefused(
+                400,
+                "This is qkv's registration URL, but it was opened without openid_configuration: paste it "
+                "into the LMS's LTI Dynamic Registration (Moodle: Tool URL, then Add LTI Advantage; "
+                "Canvas: Developer Keys, LTI Registration); see docs/lms.md.",
+            )
+        record = await run_in_threadpool(
+            _register, tool, links, token, configuration_url, registration_token, _origin(request, services)
+        )
+    except LaunchRefused as refusal:
+        log.info("LTI registration refused (%d): %s", refusal.status, refusal)
+        page = _page("qkv: registration refused", str(refusal), refusal.status, close=False)
+        if frame_origin:
+            page.headers["content-security-policy"] = framing.policy([frame_origin])
+        return page
+    log.info("LTI platform %s registered dynamically (client id %s)", record.issuer, record.client_id)
+    text = (
+        f"qkv is registered with {record.issuer} (client id {record.client_id}, deployment "
+        f"{', '.join(record.deployment_ids)}). You can close this window; the LMS may ask you to enable qkv."
+    )
+    return framing.allow_framing(_page("qkv: registered", text, 200, close=True), [record])
+
+
+def _register(
+    tool: LtiTool,
+    links: RegistrationLinks,
+    token: str,
+    configuration_url: str,
+    registration_token: str,
+    origin: str,
+) -> PlatformRecord:
+    config = dr.read_configuration(tool.client, configuration_url, registration_token)
+    if not links.use(token, config.issuer):
+        raise LaunchRefused(
+            410, "This registration URL was used meanwhile by another request; make a new one."
+        )
+    return dr.register(
+        tool.client, tool.platforms, config, dr.registration_request(origin), registration_token
+    )
+
+
+def _origin(request: Request, services: Services) -> str:
+    from qkv.web.lti.routes import origin_of
+
+    return origin_of(services, request)

@@ -1,0 +1,190 @@
+"""Deep Linking 2.0: an instructor's LtiDeepLinkingRequest opens a picker; qkv answers with a signed
+LtiDeepLinkingResponse the fake LMS checks as a platform must; the links it makes open their lesson by the
+custom claim and grade into their line item; the same lesson twice in a course makes no second column."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Any
+
+import httpx
+import jwt
+
+from tests.web.lti.fake_platform import DEEP_LINK_HINT, DL, LTI, FakePlatform
+from tests.web.lti.launching import LmsBrowser, page_form, wait_for
+
+
+def _lessons(app: Any) -> list[str]:
+    return [lesson.id for lesson in app.state.qkv.catalog.lessons]
+
+
+def _picker(browser: LmsBrowser, platform: FakePlatform, url: str, sub: str = "teacher-1") -> httpx.Response:
+    return browser.launch(platform, f"{url}/lti/launch", sub, hint=DEEP_LINK_HINT)
+
+
+def _choose(browser: LmsBrowser, url: str, picker: httpx.Response, lessons: list[str]) -> httpx.Response:
+    assert picker.status_code == 200, picker.text
+    picker_pass = re.search(r'name="pass" value="([^"]+)"', picker.text)
+    assert picker_pass
+    form = {"pass": unescape(picker_pass.group(1))} | {f"lesson-{lesson}": lesson for lesson in lessons}
+    return browser.client.post(f"{url}/lti/deep-link", data=form)
+
+
+def _deep_link(
+    browser: LmsBrowser, platform: FakePlatform, url: str, lessons: list[str]
+) -> tuple[httpx.Response, dict[str, Any]]:
+    answer = _choose(browser, url, _picker(browser, platform, url), lessons)
+    assert answer.status_code == 200, answer.text
+    action, fields = page_form(answer, "lti-auto-post")
+    assert action == f"{platform.url}/deep-link-return"
+    back = browser.client.post(action, data=fields)
+    assert back.status_code == 200, back.text
+    return answer, platform.deep_link_answers[-1]
+
+
+def test_an_instructor_picks_two_lessons_and_the_lms_gets_a_signed_response(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    first, second = _lessons(app)[:2]
+    picker = _picker(lms_browser, platform, url)
+    assert picker.status_code == 200, picker.text
+    assert all(f"<strong>{lesson}</strong>" in picker.text for lesson in _lessons(app))
+    assert re.search(r"counts \d+ points?", picker.text)  # what each lesson counts
+    assert 'type="checkbox"' in picker.text  # accept_multiple
+    csp = picker.headers["content-security-policy"]
+    assert f"frame-ancestors {platform.url}" in csp and "x-frame-options" not in picker.headers
+    answer, claims = _deep_link(lms_browser, platform, url, [first, second])
+    assert f"form-action 'self' {platform.url}" in answer.headers["content-security-policy"]
+    assert '<script src="/static/lti-auto-post.js">' in answer.text
+    request_data = claims[DL + "data"]
+    assert request_data.startswith("csrf-")  # echoed unchanged (the fake made it random)
+    assert (claims["iss"], claims["aud"], claims[LTI + "message_type"]) == (
+        "qkv-client",
+        platform.issuer,
+        "LtiDeepLinkingResponse",
+    )
+    assert claims[LTI + "deployment_id"] == "deployment-1" and claims[LTI + "version"] == "1.3.0"
+    assert claims["exp"] > claims["iat"] and claims["nonce"]
+    items = claims[DL + "content_items"]
+    assert [item["custom"] for item in items] == [{"qkv_lesson": first}, {"qkv_lesson": second}]
+    assert [item["url"] for item in items] == [f"{url}/lessons/{first}", f"{url}/lessons/{second}"]
+    assert [item["lineItem"]["resourceId"] for item in items] == [first, second]
+    assert all(item["lineItem"]["scoreMaximum"] >= 1 and item["lineItem"]["tag"] for item in items)
+    assert all(item["type"] == "ltiResourceLink" and item["title"] for item in items)
+    assert len(platform.line_items) == 2
+    # The response is signed with the tool's published key (the fake LMS checked it; check again here).
+    header = jwt.get_unverified_header(answer_jwt(answer))
+    published = httpx.get(f"{url}/lti/jwks.json").json()["keys"]
+    assert header["kid"] in {key["kid"] for key in published}
+
+
+def answer_jwt(answer: httpx.Response) -> str:
+    return page_form(answer, "lti-auto-post")[1]["JWT"]
+
+
+def test_a_deep_linked_link_opens_its_lesson_and_grades_into_its_line_item(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    second = _lessons(app)[1]
+    _deep_link(lms_browser, platform, url, [second])
+    (link,) = platform.links.values()
+    learner = LmsBrowser(url)
+    # The link's URL is the lesson's, but the custom claim decides: point the target at the tool's launch.
+    link.url = f"{url}/lti/launch"
+    opened = learner.open(learner.launch(platform, link.url, "learner-1", hint=f"link:{link.id}"))
+    assert opened.status_code == 200 and opened.url.path == f"/lessons/{second}"
+    wait_for(lambda: bool(platform.received(str(link.lineitem))), "the launch's score on the link's item")
+    assert platform.grade(str(link.lineitem), "learner-1") == 0.0
+    learner.close()
+
+
+def test_the_same_lesson_twice_in_a_course_makes_no_second_column(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    first = _lessons(app)[0]
+    _, once = _deep_link(lms_browser, platform, url, [first])
+    _, twice = _deep_link(lms_browser, platform, url, [first])
+    assert "lineItem" in once[DL + "content_items"][0]
+    assert "lineItem" not in twice[DL + "content_items"][0]  # the course has its column already
+    assert len(platform.line_items) == 1
+    learner = LmsBrowser(url)
+    second_link = list(platform.links.values())[1]
+    assert second_link.lineitem is None
+    learner.open(learner.launch(platform, second_link.url, "learner-1", hint=f"link:{second_link.id}"))
+    (item_id,) = platform.line_items
+    wait_for(lambda: bool(platform.received(item_id)), "the score on the existing column")
+    assert len(platform.line_items) == 1
+    learner.close()
+
+
+def test_links_without_a_line_item_find_or_make_one_column_per_lesson(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    third = _lessons(app)[2]
+    platform.deep_linking["accept_lineitem"] = False
+    _, first_answer = _deep_link(lms_browser, platform, url, [third])
+    _deep_link(lms_browser, platform, url, [third])
+    assert "lineItem" not in first_answer[DL + "content_items"][0]
+    assert platform.line_items == {}
+    learner = LmsBrowser(url)
+    for link in list(platform.links.values()):
+        learner.open(learner.launch(platform, link.url, "learner-1", hint=f"link:{link.id}"))
+    (item_id,) = platform.line_items  # made once, by the first launch; found by the second
+    made = platform.line_items[item_id]
+    assert (made["resourceId"], made["tag"]) == (third, "qkv-lesson")
+    wait_for(lambda: bool(platform.received(item_id)), "the score on the made column")
+    learner.close()
+
+
+def test_deep_linking_refusals_are_4xx_sentences(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    first = _lessons(app)[0]
+    learner = LmsBrowser(url)
+    refused = _picker(learner, platform, url, sub="learner-1")
+    assert refused.status_code == 403 and "only an instructor or administrator" in refused.text
+    # The sentence shows inside the LMS's iframe: its page may be framed by the LMS, and only by it.
+    assert f"frame-ancestors {platform.url}" in refused.headers["content-security-policy"]
+    learner.close()
+    platform.deep_linking["deep_link_return_url"] = None
+    refused = _picker(lms_browser, platform, url)
+    assert refused.status_code == 400 and "has no deep_link_return_url" in refused.text
+    platform.deep_linking.clear()
+    picker = _picker(lms_browser, platform, url)
+    assert _choose(lms_browser, url, picker, []).status_code == 400
+    assert _choose(lms_browser, url, picker, ["L9.9"]).status_code == 400
+    assert _choose(lms_browser, url, picker, [first]).status_code == 200
+    again = _choose(lms_browser, url, picker, [first])  # the same pass twice
+    assert again.status_code == 400 and "sent to the LMS already" in again.text
+    forged = lms_browser.client.post(f"{url}/lti/deep-link", data={"pass": "x.y.z", "lesson": first})
+    assert forged.status_code == 400 and "not one qkv signed" in forged.text
+
+
+def test_one_lesson_at_a_time_when_the_lms_takes_one(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    first, second = _lessons(app)[:2]
+    platform.deep_linking["accept_multiple"] = False
+    picker = _picker(lms_browser, platform, url)
+    assert 'type="radio"' in picker.text and 'type="checkbox"' not in picker.text
+    refused = _choose(lms_browser, url, picker, [first, second])
+    assert refused.status_code == 400 and "takes one lesson at a time" in refused.text
+    answer = lms_browser.client.post(
+        f"{url}/lti/deep-link", data={"pass": _attr_pass(picker), "lesson": second}
+    )
+    assert answer.status_code == 200, answer.text
+    (item,) = jwt.decode(answer_jwt(answer), options={"verify_signature": False})[DL + "content_items"]
+    assert item["custom"] == {"qkv_lesson": second}
+
+
+def _attr_pass(picker: httpx.Response) -> str:
+    found = re.search(r'name="pass" value="([^"]+)"', picker.text)
+    assert found
+    return unescape(found.group(1))
