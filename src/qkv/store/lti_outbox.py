@@ -161,7 +161,8 @@ class ScoreOutbox:
         item : LineItem
             The learner's line item for the lesson, as read before (its URL must still be the current one).
         solved : int
-            The learner's score: exercises solved.
+            The score as the line item keeps it: exercises solved, in halves (a solve after the reference
+            solution may earn half its credit), so a change of credit is a change of score.
         document : dict or callable
             The AGS score document to post, or ``timestamp -> document`` to make it with the timestamp
             chosen here (UTC, naive, whole seconds).
