@@ -13,7 +13,10 @@ def test_a_skip_fails_under_ci(tmp_path: Path) -> None:
     (tmp_path / "test_skips.py").write_text(
         "import pytest\n\ndef test_needs_a_thing():\n    pytest.skip('bubblewrap is not installed')\n"
     )
-    env = {**os.environ, "CI": "true"}
+    # The copied conftest imports the tests' own helpers (tests.time_scale): the repository root on the path.
+    root = str(TESTS.parent)
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))
+    env = {**os.environ, "CI": "true", "PYTHONPATH": path}
     ci = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
         capture_output=True,
