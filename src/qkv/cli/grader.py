@@ -6,10 +6,15 @@ import asyncio
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from qkv.cli.serve import cgroup_line
+
+if TYPE_CHECKING:
+    from qkv.grading import Grader
+    from qkv.remote_grading import WorkerSettings
 
 
 def _default_concurrency() -> int:
@@ -81,37 +86,14 @@ def grader(
     gradings in progress finish. It refuses to start without bubblewrap.
     """
     # Imported here, not at the top: other qkv commands need neither the grader nor procrastinate.
-    from qkv.grading import Grader, SandboxUnavailable
     from qkv.lessons import LessonError, load_catalog
     from qkv.store import Store, StoreError, describe_url
 
-    try:
-        from qkv.remote_grading import GraderWorker, RemoteGradingError, WorkerSettings, queue_conninfo
-    except ModuleNotFoundError as missing:
-        raise click.UsageError(
-            f"qkv grader needs the '{missing.name}' package, which is not installed; install the grader "
-            "extra with: pip install 'qkv[grader]'"
-        ) from None
+    settings = _worker_settings(database_url, concurrency, heartbeat_s, stalled_after_s)
+    from qkv.remote_grading import GraderWorker, RemoteGradingError  # there: _worker_settings checked
 
-    try:
-        queue_conninfo(database_url)
-    except RemoteGradingError as error:
-        raise click.UsageError(str(error)) from None
-    workers = concurrency or _default_concurrency()
-    try:
-        settings = WorkerSettings(
-            database_url, concurrency=workers, heartbeat_s=heartbeat_s, stalled_after_s=stalled_after_s
-        )
-    except ValueError as error:
-        raise click.UsageError(str(error)) from None
-    # The sandbox first: a machine that cannot sandbox must take no job, not take one and fail it.
-    try:
-        sandboxed = Grader(require_sandbox=True, warm_spares=workers if warm_spares is None else warm_spares)
-    except SandboxUnavailable as error:
-        raise click.ClickException(
-            f"This machine cannot grade: {error} qkv grader takes no programs without the sandbox, so it "
-            "stops here; install bubblewrap and start it again."
-        ) from None
+    workers = settings.concurrency
+    sandboxed = _sandboxed_grader(workers if warm_spares is None else warm_spares)
     try:
         store = Store(database_url)
         catalog = load_catalog(content)
@@ -133,3 +115,42 @@ def grader(
     finally:
         sandboxed.close()
         store.close()
+
+
+def _worker_settings(
+    database_url: str, concurrency: int | None, heartbeat_s: float, stalled_after_s: float
+) -> WorkerSettings:
+    """The worker's settings, or a usage error in a sentence (no grader extra, a bad URL or bound)."""
+    try:
+        from qkv.remote_grading import RemoteGradingError, WorkerSettings, queue_conninfo
+    except ModuleNotFoundError as missing:
+        raise click.UsageError(
+            f"qkv grader needs the '{missing.name}' package, which is not installed; install the grader "
+            "extra with: pip install 'qkv[grader]'"
+        ) from None
+
+    try:
+        queue_conninfo(database_url)
+    except RemoteGradingError as error:
+        raise click.UsageError(str(error)) from None
+    workers = concurrency or _default_concurrency()
+    try:
+        return WorkerSettings(
+            database_url, concurrency=workers, heartbeat_s=heartbeat_s, stalled_after_s=stalled_after_s
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+
+
+def _sandboxed_grader(warm_spares: int) -> Grader:
+    """The sandboxed grader, first of all: a machine that cannot sandbox must take no job, not take one and
+    fail it."""
+    from qkv.grading import Grader, SandboxUnavailable
+
+    try:
+        return Grader(require_sandbox=True, warm_spares=warm_spares)
+    except SandboxUnavailable as error:
+        raise click.ClickException(
+            f"This machine cannot grade: {error} qkv grader takes no programs without the sandbox, so it "
+            "stops here; install bubblewrap and start it again."
+        ) from None

@@ -7,13 +7,16 @@ import os
 import signal
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import click
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from qkv.grading.cgroups import CgroupHost
     from qkv.web.grading_backend import RemoteGrading
+    from qkv.web.settings import Settings
 
 SECRET_KEY_ENV = "QKV_SECRET_KEY"
 BUBBLEWRAP_MISSING = (
@@ -88,6 +91,38 @@ def _port_in_use(host: str, port: int) -> bool:
         except OSError:
             return True
     return False
+
+
+class ServeOptions(TypedDict):
+    """What ``qkv serve`` is given, one key per option (click passes them by name)."""
+
+    host: str
+    port: int
+    database_url: str | None
+    allow_unsandboxed: bool
+    grading_mode: str
+    grading_wait: float
+    grading_concurrency: int
+    grading_queue: int
+    grading_per_client: int
+    grading_slice: float
+    grading_probe: float
+    identities_per_address: int
+    ipv6_prefix: int
+    keep_submissions: int
+    client_storage_per_day: int
+    stuck_attempts: int
+    stuck_minutes: int
+    forwarded_allow_ips: str | None
+    warm_spares: int
+    secret_key_file: Path | None
+    secure_cookies: bool
+    require_sign_in: bool
+    public_url: str | None
+    content: Path | None
+    log_level: str
+    after_solution_credit: str
+    retain_days: int | None
 
 
 @click.command()
@@ -274,109 +309,114 @@ def _port_in_use(host: str, port: int) -> bool:
     help="Erase anonymous learners (no account, no LMS identity) inactive for N days, checked hourly. "
     "Without it they are kept. Accounts go on request: 'qkv learners erase'.",
 )
-def serve(
-    host: str,
-    port: int,
-    database_url: str | None,
-    allow_unsandboxed: bool,
-    grading_mode: str,
-    grading_wait: float,
-    grading_concurrency: int,
-    grading_queue: int,
-    grading_per_client: int,
-    grading_slice: float,
-    grading_probe: float,
-    identities_per_address: int,
-    ipv6_prefix: int,
-    keep_submissions: int,
-    client_storage_per_day: int,
-    stuck_attempts: int,
-    stuck_minutes: int,
-    forwarded_allow_ips: str | None,
-    warm_spares: int,
-    secret_key_file: Path | None,
-    secure_cookies: bool,
-    require_sign_in: bool,
-    public_url: str | None,
-    content: Path | None,
-    log_level: str,
-    after_solution_credit: str,
-    retain_days: int | None,
-) -> None:
+def serve(**options: Unpack[ServeOptions]) -> None:
     """Serve the interactive lesson at http://HOST:PORT/ until stopped (Ctrl+C or SIGTERM)."""
-    import uvicorn
-
     # Imported here, not at the top: every other qkv command would pay for SQLAlchemy and FastAPI.
-    from qkv.lessons import LessonError, load_catalog
-    from qkv.store import StoreError, default_database_url, describe_url
-    from qkv.web.app import create_app
-    from qkv.web.protocol import HeadTimeoutH11Protocol
-    from qkv.web.settings import Settings
-    from qkv.web.solution_credit import AfterSolutionCredit
+    from qkv.store import default_database_url
 
-    url = database_url or default_database_url()
-    remote = _remote_grading(url, grading_queue, grading_per_client) if grading_mode == "remote" else None
-    if remote is not None:
-        grading = remote.description
-    elif _sandbox_available():
-        grading = "in the bubblewrap sandbox"
-    elif allow_unsandboxed:
+    url = options["database_url"] or default_database_url()
+    remote, grading = _choose_grading(url, options)
+    settings, app = _build_app(url, remote, options)
+    _announce(url, grading, options)
+    _run_server(app, settings, options)
+
+
+def _choose_grading(url: str, options: ServeOptions) -> tuple[RemoteGrading | None, str]:
+    """The remote grading (or None: local) and how programs are graded, in words; warns when not sandboxed."""
+    if options["grading_mode"] == "remote":
+        remote = _remote_grading(url, options["grading_queue"], options["grading_per_client"])
+        return remote, remote.description
+    if _sandbox_available():
+        return None, "in the bubblewrap sandbox"
+    if options["allow_unsandboxed"]:
         click.echo(
             f"Warning: {BUBBLEWRAP_MISSING} Because of --allow-unsandboxed, code is graded with resource "
             "limits only, which does not keep hostile code away from this machine.",
             err=True,
         )
-        grading = "with resource limits only (no bubblewrap)"
-    else:
-        click.echo(
-            f"{BUBBLEWRAP_MISSING} Grading is turned off: the lesson is served, but the Run button will say "
-            "so. To grade without the sandbox anyway, restart with --allow-unsandboxed.",
-            err=True,
-        )
-        grading = "off (bubblewrap is missing)"
+        return None, "with resource limits only (no bubblewrap)"
+    click.echo(
+        f"{BUBBLEWRAP_MISSING} Grading is turned off: the lesson is served, but the Run button will say "
+        "so. To grade without the sandbox anyway, restart with --allow-unsandboxed.",
+        err=True,
+    )
+    return None, "off (bubblewrap is missing)"
+
+
+def _build_app(url: str, remote: RemoteGrading | None, options: ServeOptions) -> tuple[Settings, FastAPI]:
+    """The settings and the app they make, or a usage error in a sentence (a bad value, a busy port)."""
+    from qkv.lessons import LessonError, load_catalog
+    from qkv.store import StoreError
+    from qkv.web.app import create_app
 
     try:
-        settings = Settings(
-            database_url=url,
-            secret_key=_secret_key(secret_key_file),
-            allow_unsandboxed=allow_unsandboxed,
-            grading_concurrency=grading_concurrency,
-            grading_queue=grading_queue,
-            grading_per_client=grading_per_client,
-            grading_slice_s=grading_slice,
-            grading_probe_s=grading_probe,
-            remote_wait_s=grading_wait,
-            identities_per_address=identities_per_address,
-            ipv6_prefix=ipv6_prefix,
-            keep_submissions=keep_submissions,
-            client_storage_per_day=client_storage_per_day * 1024 * 1024,
-            warm_spares=warm_spares,
-            stuck_attempts=stuck_attempts,
-            stuck_minutes=stuck_minutes,
-            secure_cookies=secure_cookies,
-            require_sign_in=require_sign_in,
-            public_url=public_url,
-            retain_days=retain_days,
-            after_solution_credit=AfterSolutionCredit(after_solution_credit),
-        )
+        settings = _settings(url, options)
+        host, port = options["host"], options["port"]
         if port and _port_in_use(host, port):
             raise click.ClickException(
                 f"Port {port} on {host} is already in use; choose another with --port."
             )
-        app = create_app(settings, catalog=load_catalog(content), remote=remote)
+        app = create_app(settings, catalog=load_catalog(options["content"]), remote=remote)
     except (StoreError, ValueError, LessonError) as error:
         raise click.ClickException(str(error)) from None
+    return settings, app
+
+
+def _settings(url: str, options: ServeOptions) -> Settings:
+    """The server's settings from the options (a ValueError in a sentence for a bad one)."""
+    from qkv.web.settings import Settings
+    from qkv.web.solution_credit import AfterSolutionCredit
+
+    return Settings(
+        database_url=url,
+        secret_key=_secret_key(options["secret_key_file"]),
+        allow_unsandboxed=options["allow_unsandboxed"],
+        grading_concurrency=options["grading_concurrency"],
+        grading_queue=options["grading_queue"],
+        grading_per_client=options["grading_per_client"],
+        grading_slice_s=options["grading_slice"],
+        grading_probe_s=options["grading_probe"],
+        remote_wait_s=options["grading_wait"],
+        identities_per_address=options["identities_per_address"],
+        ipv6_prefix=options["ipv6_prefix"],
+        keep_submissions=options["keep_submissions"],
+        client_storage_per_day=options["client_storage_per_day"] * 1024 * 1024,
+        warm_spares=options["warm_spares"],
+        stuck_attempts=options["stuck_attempts"],
+        stuck_minutes=options["stuck_minutes"],
+        secure_cookies=options["secure_cookies"],
+        require_sign_in=options["require_sign_in"],
+        public_url=options["public_url"],
+        retain_days=options["retain_days"],
+        after_solution_credit=AfterSolutionCredit(options["after_solution_credit"]),
+    )
+
+
+def _announce(url: str, grading: str, options: ServeOptions) -> None:
+    """Where the lesson is served, from which database, how programs are graded (and their cgroups)."""
+    from qkv.store import describe_url
 
     click.echo(
-        f"qkv: serving the lesson at http://{host}:{port}/ (database {describe_url(url)}; grading {grading})"
+        f"qkv: serving the lesson at http://{options['host']}:{options['port']}/ "
+        f"(database {describe_url(url)}; grading {grading})"
     )
     if grading.startswith("in the bubblewrap sandbox"):
         click.echo(cgroup_line())
+
+
+def _run_server(app: FastAPI, settings: Settings, options: ServeOptions) -> None:
+    """Run uvicorn until it is stopped; exit status 1 when it never started (a port taken since)."""
+    import uvicorn
+
+    from qkv.web import access_log
+    from qkv.web.protocol import HeadTimeoutH11Protocol
+
+    log_level, forwarded_allow_ips = options["log_level"], options["forwarded_allow_ips"]
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     config = uvicorn.Config(
         app,
-        host=host,
-        port=port,
+        host=options["host"],
+        port=options["port"],
         log_level=log_level,
         lifespan="on",
         # On SIGTERM uvicorn stops accepting, lets requests in flight (gradings included) finish
@@ -389,8 +429,6 @@ def serve(
         proxy_headers=forwarded_allow_ips is not None,
         forwarded_allow_ips=forwarded_allow_ips,
     )
-    from qkv.web import access_log
-
     access_log.install()  # after uvicorn.Config, which configures its loggers afresh
     server = uvicorn.Server(config)
     # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal once it has shut down; by then

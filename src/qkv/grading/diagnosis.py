@@ -10,7 +10,7 @@ are the grader's own copies of the arguments and text from the untrusted report,
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,6 +69,15 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
     >>> crash_diagnosis("Wq needs 2 rows") is None
     True
     """
+    for explain in _CRASH_EXPLANATIONS:
+        sentence = explain(message)
+        if sentence is not None:
+            return sentence
+    return None
+
+
+def _broadcast_shapes(message: str) -> str | None:
+    """Operands whose shapes do not broadcast."""
     found = re.search(r"could not be broadcast together with (?:remapped )?shapes(.*)", message)
     if found:
         originals = re.findall(r"(\([\w,]*\))->", found.group(1)) or re.findall(r"\([\w,]*\)", found.group(1))
@@ -79,6 +88,11 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
             "sum, max or mean over one axis without keepdims=True, an operand that needs a transpose, or "
             "two sizes mixed up."
         )
+    return None
+
+
+def _matmul_sizes(message: str) -> str | None:
+    """``A @ B`` with inner sizes that differ."""
     found = re.search(
         r"^matmul: Input operand (\d+) has a mismatch in its core dimension \d+.*"
         r"\(size (\d+) is different from (\d+)\)",
@@ -96,6 +110,11 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
             "causes: a missing or extra .T, the two operands in the wrong order, or a matrix whose axes are "
             "swapped."
         )
+    return None
+
+
+def _dot_sizes(message: str) -> str | None:
+    """``np.dot`` with inner sizes that differ."""
     found = re.search(
         r"shapes (\([\d,]*\)) and (\([\d,]*\)) not aligned: (\d+) \(dim \d+\) != (\d+)", message
     )
@@ -106,6 +125,11 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
             f"second, and the shapes {_shape(left)} and {_shape(right)} give {size} and {other}. Common "
             "causes: a missing or extra .T, or the two operands in the wrong order."
         )
+    return None
+
+
+def _boolean_mask_shape(message: str) -> str | None:
+    """A boolean mask whose shape is not the array's."""
     found = re.search(
         r"boolean index did not match indexed array along (?:axis|dimension) (\d+); "
         r"(?:size of axis|dimension) is (\d+) but "
@@ -120,6 +144,11 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
             "Broadcast the mask first (np.broadcast_to(mask, array.shape)), or choose values with "
             "np.where(mask, array, other)."
         )
+    return None
+
+
+def _in_place_cast(message: str) -> str | None:
+    """An in-place operation whose result's dtype does not fit the array."""
     found = re.search(r"Cannot cast ufunc '(\w+)' output from dtype\('(\w+)'\) to dtype\('(\w+)'\)", message)
     if found:
         ufunc, result, kept = found.groups()
@@ -131,6 +160,11 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
             f"dtype: a {result} result cannot be stored in {_article(kept)} {kept} array. Make a new array "
             f"instead ({plain}), or convert first with x = x.astype(float)."
         )
+    return None
+
+
+def _axis_out_of_bounds(message: str) -> str | None:
+    """An axis the array does not have."""
     found = re.search(r"axis (-?\d+) is out of bounds for array of dimension (\d+)", message)
     if found:
         axis, ndim = int(found.group(1)), int(found.group(2))
@@ -140,6 +174,11 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
             f"The array has {axes}, so there is no axis {axis}: its axes are {listed}. axis=-1 always means "
             "the last axis, whatever the number of dimensions."
         )
+    return None
+
+
+def _reshape_size(message: str) -> str | None:
+    """A reshape to a shape of another size."""
     found = re.search(r"cannot reshape array of size (\d+) into shape (\([\w,]*\))", message)
     if found:
         return (
@@ -147,6 +186,11 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
             f"{_shape(found.group(2))}. Check which sizes you multiplied: the product of the new shape must "
             f"be {found.group(1)}."
         )
+    return None
+
+
+def _assignment_shape(message: str) -> str | None:
+    """An assignment of a value whose shape does not fit its place."""
     found = re.search(
         r"could not broadcast input array from shape (\([\d,]*\)) into shape (\([\d,]*\))", message
     )
@@ -158,6 +202,19 @@ one axis without keepdims=True, an operand that needs a transpose, or two sizes 
             "the right."
         )
     return None
+
+
+# Tried in turn; the first that recognises the message explains it.
+_CRASH_EXPLANATIONS: tuple[Callable[[str], str | None], ...] = (
+    _broadcast_shapes,
+    _matmul_sizes,
+    _dot_sizes,
+    _boolean_mask_shape,
+    _in_place_cast,
+    _axis_out_of_bounds,
+    _reshape_size,
+    _assignment_shape,
+)
 
 
 def argument_name(index: int, params: Sequence[str] | None) -> str:

@@ -144,7 +144,17 @@ def bwrap_options(
     user namespaces (each child's sandbox is one, and the child's seccomp filter refuses any further),
     and the zygote is bound beside the harness.
     """
-    args = [
+    args = [*_isolation_options(zygote=zygote), *_filesystem_options(tmp_bytes), *_environment_options()]
+    args += _runtime_binds(runtime, zygote=zygote)
+    args += ["--remount-ro", "/"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    return args
+
+
+def _isolation_options(*, zygote: bool) -> list[str]:
+    """New namespaces of every kind, as nobody, in a session and on a host name of their own."""
+    return [
         "--unshare-user",
         "--unshare-pid",
         "--unshare-net",
@@ -159,6 +169,12 @@ def bwrap_options(
         "--new-session",
         "--hostname",
         "sandbox",
+    ]
+
+
+def _filesystem_options(tmp_bytes: int) -> list[str]:
+    """A /proc and a read-only /dev of the sandbox's own, no terminals, and a bounded /tmp to work in."""
+    return [
         "--proc",
         "/proc",
         "--dev",
@@ -177,6 +193,12 @@ def bwrap_options(
         "/tmp",
         "--chdir",
         "/tmp",
+    ]
+
+
+def _environment_options() -> list[str]:
+    """A clean environment: a home in /tmp, the system's PATH, one BLAS thread, UTF-8."""
+    return [
         "--clearenv",
         "--setenv",
         "HOME",
@@ -194,6 +216,11 @@ def bwrap_options(
         "LANG",
         "C.UTF-8",
     ]
+
+
+def _runtime_binds(runtime: Runtime, *, zygote: bool) -> list[str]:
+    """Read-only binds of the interpreter, its libraries, NumPy and the harness (and the zygote)."""
+    args: list[str] = []
     # Host-specific paths are bound from a staged copy laid out as the sandbox sees it, so that even
     # /proc/self/mountinfo (which shows each bind's source) names no host directory but the staging one;
     # run as root, it is also what lets the unprivileged uid (see sandbox.py) read a path under /root.
@@ -218,9 +245,6 @@ def bwrap_options(
     args += ["--ro-bind", compiled_harness(), SANDBOX_HARNESS]
     if zygote:
         args += ["--ro-bind", compiled_zygote(), SANDBOX_ZYGOTE]
-    args += ["--remount-ro", "/"]
-    if seccomp_fd is not None:
-        args += ["--seccomp", str(seccomp_fd)]
     return args
 
 

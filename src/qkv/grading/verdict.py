@@ -136,6 +136,11 @@ def judge(
         return _judge_raised(case, event, limits)
     if outcome != "returned":
         raise MalformedReport(f"{outcome!r} is not an outcome the harness reports")
+    return _judge_returned(case, event, seen)
+
+
+def _judge_returned(case: Case, event: dict[str, Any], seen: dict[str, Outcome] | None) -> TestResult:
+    """A call that returned: its value, then what it did besides (arguments changed, warnings)."""
     got = decode_value(event.get("value"))
     changed = _changed(case, event)
     warnings = _warnings(case, event)
@@ -174,6 +179,14 @@ def judge(
         return _result(case, "fail", message, first_hint(case.hints, outcome), got=shown(got))
     # The value is right: what fails is what the call did besides returning it.
     side_hints: list[Hint] = [hint for hint in case.hints if isinstance(hint, Mutated | Warned)]
+    message = _side_effect_message(case, changed, warnings, params)
+    return _result(case, "fail", message, first_hint(side_hints, outcome), got=shown(got))
+
+
+def _side_effect_message(
+    case: Case, changed: list[tuple[int, Any]], warnings: list[Emitted], params: list[str] | None
+) -> str:
+    """Why a right value fails: an argument changed in place (the first), or a warning emitted."""
     if changed:
         index, after = changed[0]
         name = params[index] if params is not None and index < len(params) else "x"
@@ -183,14 +196,14 @@ def judge(
         )
         if warnings:
             message += f" It also emitted {warnings[0].category}: {warnings[0].message.rstrip('. ')}."
-    else:
-        message = (
-            f"The result is right, but {describe_warnings(case.function, warnings)}, and this test expects "
-            "no warning."
-        )
-        if warnings[0].category == "RuntimeWarning" and "encountered in" in warnings[0].message:
-            message += NUMPY_WARNING_ADVICE
-    return _result(case, "fail", message, first_hint(side_hints, outcome), got=shown(got))
+        return message
+    message = (
+        f"The result is right, but {describe_warnings(case.function, warnings)}, and this test expects "
+        "no warning."
+    )
+    if warnings[0].category == "RuntimeWarning" and "encountered in" in warnings[0].message:
+        message += NUMPY_WARNING_ADVICE
+    return message
 
 
 def _change(before: Any, after: Any) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from markdown_it.token import Token
 
 from qkv.lessons.catalog import Catalog, Chapter, Lesson
 from qkv.lessons.markup import directive_of, toml_error
-from qkv.lessons.model import LessonError, LessonPart, PlannedLesson, Problem
+from qkv.lessons.model import Exercise, LessonError, LessonPart, PlannedLesson, Problem
 from qkv.lessons.parts import read_parts
 from qkv.lessons.pyfiles import import_chapter_module
 from qkv.lessons.render import render_reference, render_sections
@@ -262,7 +262,16 @@ def _load_chapter(file: Path, problems: list[Problem], *, thorough: bool) -> Cha
                 f"chapter.toml has no setting '{key}' (allowed: id, title, reference, lessons).",
             )
         )
-    entries = data.get("lessons")
+    planned = _planned_lessons(file, data.get("lessons"), problems)
+    reference_text = _check_reference(file, data, widgets, problems, before, thorough=thorough)
+    if len(problems) > before:
+        return None
+    placed = _widgets_placed(STRUCTURE_PARSER.parse(reference_text))
+    return Chapter(chapter_id, title, [p.id for p in planned], planned, reference_text, file, widgets, placed)
+
+
+def _planned_lessons(file: Path, entries: object, problems: list[Problem]) -> list[PlannedLesson]:
+    """The lessons ``chapter.toml`` lists, each with an id and a title, none twice."""
     planned: list[PlannedLesson] = []
     if not isinstance(entries, list) or not entries:
         problems.append(
@@ -286,6 +295,20 @@ def _load_chapter(file: Path, problems: list[Problem], *, thorough: bool) -> Cha
             problems.append(Problem(file, 1, f"The lesson id {entry['id']!r} is listed twice."))
         else:
             planned.append(PlannedLesson(entry["id"], entry["title"]))
+    return planned
+
+
+def _check_reference(
+    file: Path,
+    data: Mapping[str, Any],
+    widgets: WidgetSet,
+    problems: list[Problem],
+    before: int,
+    *,
+    thorough: bool,
+) -> str:
+    """The chapter reference's text, checked; "" when it is missing. When ``thorough`` and ``problems`` has
+    grown no longer than ``before`` (nothing found in the chapter), it is also rendered once."""
     reference_file = file.parent / str(data.get("reference", "reference.md"))
     reference_text = ""
     if not reference_file.is_file():
@@ -312,10 +335,7 @@ def _load_chapter(file: Path, problems: list[Problem], *, thorough: bool) -> Cha
             render_reference(reference_text, widgets)
         except Exception as error:  # a last safety net: report, never crash the loader
             problems.append(Problem(reference_file, 1, f"The reference could not be rendered: {error}"))
-    if len(problems) > before:
-        return None
-    placed = _widgets_placed(STRUCTURE_PARSER.parse(reference_text))
-    return Chapter(chapter_id, title, [p.id for p in planned], planned, reference_text, file, widgets, placed)
+    return reference_text
 
 
 def _chapter_widgets(folder: Path, problems: list[Problem]) -> WidgetSet:
@@ -419,27 +439,12 @@ def _load_lesson(
         tokens=tokens,
         widgets=chapter.widgets,
     )
-    code = [key for key, exercise in exercises.items() if exercise.kind == "code"]
-    for exercise_id in suites.keys() - set(code) if len(problems) == before else ():
-        problems.append(
-            Problem(
-                file.parent / GRADING_FILE,
-                1,
-                f"SUITES[{exercise_id!r}] belongs to no code exercise of {file.name} "
-                f"(its code exercises: {', '.join(code) or 'none'}).",
-            )
-        )
+    if len(problems) == before:
+        problems += _unclaimed_suites(file, suites.keys(), exercises)
     if len(problems) > before:
         return None
-    for seed in (None, *_SAMPLE_SEEDS) if thorough else ():
-        try:
-            render_sections(text, hooks.namespace(hooks.variant(seed)), exercises, chapter.widgets)
-        except LessonError as error:  # lesson.py's own failure, at its own line
-            problems += error.problems or (Problem(file, 1, f"The lesson could not be rendered: {error}"),)
-            return None
-        except Exception as error:  # a last safety net: report, never crash the loader
-            problems.append(Problem(file, 1, f"The lesson could not be rendered for variant {seed}: {error}"))
-            return None
+    if thorough and not _renders(file, text, hooks, exercises, chapter.widgets, problems):
+        return None
     return Lesson(
         id=front["id"],
         title=front["title"],
@@ -454,3 +459,40 @@ def _load_lesson(
         chapter=chapter,
         widget_names=tuple(dict.fromkeys([*_widgets_placed(tokens), *chapter.reference_widgets])),
     )
+
+
+def _unclaimed_suites(
+    file: Path, suite_ids: Iterable[str], exercises: Mapping[str, Exercise]
+) -> list[Problem]:
+    """A problem for each suite of ``grading.py`` that no code exercise of the page takes."""
+    code = [key for key, exercise in exercises.items() if exercise.kind == "code"]
+    return [
+        Problem(
+            file.parent / GRADING_FILE,
+            1,
+            f"SUITES[{exercise_id!r}] belongs to no code exercise of {file.name} "
+            f"(its code exercises: {', '.join(code) or 'none'}).",
+        )
+        for exercise_id in set(suite_ids) - set(code)
+    ]
+
+
+def _renders(
+    file: Path,
+    text: str,
+    hooks: LessonHooks,
+    exercises: Mapping[str, Exercise],
+    widgets: WidgetSet,
+    problems: list[Problem],
+) -> bool:
+    """Whether the page renders for the seed variant and every sample seed (a problem added when not)."""
+    for seed in (None, *_SAMPLE_SEEDS):
+        try:
+            render_sections(text, hooks.namespace(hooks.variant(seed)), exercises, widgets)
+        except LessonError as error:  # lesson.py's own failure, at its own line
+            problems += error.problems or (Problem(file, 1, f"The lesson could not be rendered: {error}"),)
+            return False
+        except Exception as error:  # a last safety net: report, never crash the loader
+            problems.append(Problem(file, 1, f"The lesson could not be rendered for variant {seed}: {error}"))
+            return False
+    return True

@@ -6,6 +6,7 @@ Problems are collected, not raised, each located as ``file:line``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,85 +93,129 @@ def check_markdown(
     >>> [str(problem) for problem in found]
     ["lesson.md:1: The part 'drill' is not a section of the page; its sections are idea."]
     """
-    exercises: dict[str, Exercise] = {}
-    section_ids: set[str] = set()
-    page_order: list[str] = []
-    depth = 0
-    for number, text_line in enumerate(text.splitlines(), start=1):
-        problems += [
-            Problem(file, number, unknown_placeholder(name))
-            for name in placeholders_in(text_line)
-            if name not in names
-        ]
+    problems += _placeholder_problems(file, text, names)
+    page = _PageCheck(file, names, problems, in_reference, suites or {}, [part.id for part in parts], widgets)
     tokens = STRUCTURE_PARSER.parse(text) if tokens is None else tokens
     for index, token in enumerate(tokens):
         line = (token.map[0] + 1) if token.map else 1
+        page.check_layout(tokens, index, line)
+        if check_math:
+            problems += _math_problems(file, text, token, line)
+        directive = directive_of(token) if token.type == "fence" else None
+        if directive is not None:
+            page.check_directive(token, line, *directive)
+    if not in_reference and not page.section_ids:
+        problems.append(
+            Problem(
+                file, 1, "This lesson has no sections; wrap its content in '::::section ID' … '::::' blocks."
+            )
+        )
+    if not in_reference:
+        problems += check_part_sections(parts, dict(part_lines or {}), page.page_order, file)
+    return page.exercises
+
+
+def _placeholder_problems(file: Path, text: str, names: Mapping[str, Any]) -> list[Problem]:
+    """Each ``{{name}}`` that names no value, at its line."""
+    return [
+        Problem(file, number, unknown_placeholder(name))
+        for number, text_line in enumerate(text.splitlines(), start=1)
+        for name in placeholders_in(text_line)
+        if name not in names
+    ]
+
+
+def _math_problems(file: Path, text: str, token: Token, line: int) -> list[Problem]:
+    """The formulas of one token that cannot be converted to MathML."""
+    if token.type == "inline":
+        return _inline_math_problems(file, text, token)
+    if not token.type.startswith("math"):
+        return []
+    try:
+        render = latex_to_mathml if token.type == "math_inline" else display_math_html
+        render(token.content)
+    except ValueError as error:
+        return [Problem(file, line, str(error))]
+    return []
+
+
+@dataclass
+class _PageCheck:
+    """One walk over a page's tokens: what it has found so far (sections, exercises) and where it is."""
+
+    file: Path
+    names: Mapping[str, Any]
+    problems: list[Problem]
+    in_reference: bool
+    suites: Mapping[str, Suite]
+    part_ids: list[str]
+    widgets: WidgetSet | None
+    exercises: dict[str, Exercise] = field(default_factory=dict)
+    section_ids: set[str] = field(default_factory=set)
+    page_order: list[str] = field(default_factory=list)
+    depth: int = 0
+
+    def check_layout(self, tokens: Sequence[Token], index: int, line: int) -> None:
+        """Sections open and close, never nest, and hold every piece of text (none in a reference)."""
+        token, file = tokens[index], self.file
         if token.type == "container_section_open":
-            if in_reference:
-                problems.append(
+            if self.in_reference:
+                self.problems.append(
                     Problem(
                         file,
                         line,
                         "The chapter reference is one section already; it cannot hold ::::section blocks.",
                     )
                 )
-            elif depth > 0:
-                problems.append(
+            elif self.depth > 0:
+                self.problems.append(
                     Problem(
                         file, line, "Sections cannot be nested; close the section above with '::::' first."
                     )
                 )
-            found_id = _check_section(file, line, token, tokens[index + 1 : index + 2], section_ids, problems)
-            section_ids |= found_id
-            page_order += sorted(found_id)
-            depth += 1
+            following = tokens[index + 1 : index + 2]
+            found_id = _check_section(file, line, token, following, self.section_ids, self.problems)
+            self.section_ids |= found_id
+            self.page_order += sorted(found_id)
+            self.depth += 1
         elif token.type == "container_section_close":
-            depth -= 1
+            self.depth -= 1
         elif (
-            depth == 0
+            self.depth == 0
             and token.level == 0
             and token.nesting >= 0
             and token.type != "front_matter"
-            and not in_reference
+            and not self.in_reference
         ):
-            problems.append(
+            self.problems.append(
                 Problem(
                     file,
                     line,
                     "This text is outside any section; put it between '::::section ID' and '::::'.",
                 )
             )
-        if check_math and token.type == "inline":
-            problems += _inline_math_problems(file, text, token)
-        if check_math and token.type.startswith("math"):
-            try:
-                render = latex_to_mathml if token.type == "math_inline" else display_math_html
-                render(token.content)
-            except ValueError as error:
-                problems.append(Problem(file, line, str(error)))
-        directive = directive_of(token) if token.type == "fence" else None
-        if directive is None:
-            continue
-        kind, argument = directive
+
+    def check_directive(self, token: Token, line: int, kind: str, argument: str) -> None:
+        """A ``{widget}`` or ``{exercise}`` block is read (a valid exercise kept); others are refused."""
+        file = self.file
         if kind == "widget":
-            problems += read_widget(token, argument, file, names, widgets or WidgetSet())
-        elif kind == "exercise" and in_reference:
-            problems.append(
+            self.problems += read_widget(token, argument, file, self.names, self.widgets or WidgetSet())
+        elif kind == "exercise" and self.in_reference:
+            self.problems.append(
                 Problem(file, line, "The chapter reference cannot hold exercises; put them in a lesson.")
             )
         elif kind == "exercise":
-            if argument in exercises:
-                problems.append(
+            if argument in self.exercises:
+                self.problems.append(
                     Problem(file, line, f"The exercise id {argument!r} is used twice in this lesson.")
                 )
-            part_ids = [part.id for part in parts]
-            suite = (suites or {}).get(argument)
-            exercise, found = read_exercise(token, argument, file, names, suite, part_ids)
-            problems += found
+            suite = self.suites.get(argument)
+            exercise, found = read_exercise(token, argument, file, self.names, suite, self.part_ids)
+            self.problems += found
             if exercise is not None:
-                exercises.setdefault(argument, exercise)
+                self.exercises.setdefault(argument, exercise)
         else:
-            problems.append(
+            self.problems.append(
                 Problem(
                     file,
                     line,
@@ -178,15 +223,6 @@ def check_markdown(
                 )
             )
             read_body(token, file)
-    if not in_reference and not section_ids:
-        problems.append(
-            Problem(
-                file, 1, "This lesson has no sections; wrap its content in '::::section ID' … '::::' blocks."
-            )
-        )
-    if not in_reference:
-        problems += check_part_sections(parts, dict(part_lines or {}), page_order, file)
-    return exercises
 
 
 def _check_section(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, LargeBinary, Table, cast, delete, func, insert, select, update
@@ -179,21 +180,7 @@ class CodeWork:
         new_try = own_work and all(text.strip() != source.strip() for text in kept_texts)
         stored = 0
         if kept is not Keeping.NOTHING:
-            stored = text_bytes(document) + put_source(conn, learner_id, digest, source)
-            conn.execute(
-                insert(_CODE).values(
-                    learner_id=learner_id,
-                    lesson_id=lesson_id,
-                    exercise_id=exercise_id,
-                    source="",
-                    source_sha256=digest,
-                    status=status,
-                    passed=passed,
-                    total=len(tests),
-                    result_json=document,
-                    created_at=now,
-                )
-            )
+            stored = _store_program(conn, key, source, digest, status, (passed, len(tests)), document, now)
         count_work(
             conn,
             key,
@@ -204,20 +191,24 @@ class CodeWork:
             new_try=new_try,
         )
         if kept is not Keeping.NOTHING:
-            best = (
-                select(_CODE.c.id)
-                .where(*rows_of(_CODE, key))
-                .order_by(_CODE.c.passed.desc(), _CODE.c.id)
-                .limit(1)
-                .scalar_subquery()
-            )
-            prune(conn, _CODE, key, keep=self.keep, keep_also=best, keeping=kept)
-            drop_unused_sources(conn, learner_id)
+            self._prune_programs(conn, key, kept)
         # What was sent to the grader is also the editor's latest text; past the budget a draft may
         # not grow, so a longer one is dropped (the page then shows the last kept program).
         grown = _put_draft(conn, key, source, kept, drop_if_refused=True)
         self.budgets.charge(conn, client, stored + max(grown, 0))
         return kept
+
+    def _prune_programs(self, conn: Connection, key: ExerciseKey, kept: Keeping) -> None:
+        """Keep the learner's last programs of the exercise and the best one; drop texts no row uses."""
+        best = (
+            select(_CODE.c.id)
+            .where(*rows_of(_CODE, key))
+            .order_by(_CODE.c.passed.desc(), _CODE.c.id)
+            .limit(1)
+            .scalar_subquery()
+        )
+        prune(conn, _CODE, key, keep=self.keep, keep_also=best, keeping=kept)
+        drop_unused_sources(conn, key[0])
 
     def solution_shown(self, learner_id: str, lesson_id: str, exercise_id: str) -> None:
         """Note that the learner was shown the exercise's reference solution (the first time is kept); a
@@ -275,6 +266,36 @@ class CodeWork:
             grown = _put_draft(conn, (learner_id, lesson_id, exercise_id), source, kept)
             self.budgets.charge(conn, client, grown)
         return grown >= 0
+
+
+def _store_program(
+    conn: Connection,
+    key: ExerciseKey,
+    source: str,
+    digest: str,
+    status: str,
+    score: tuple[int, int],
+    document: str,
+    now: datetime,
+) -> int:
+    """A row for one graded program (its text kept once per learner, by hash); the bytes it stored."""
+    learner_id, lesson_id, exercise_id = key
+    stored = text_bytes(document) + put_source(conn, learner_id, digest, source)
+    conn.execute(
+        insert(_CODE).values(
+            learner_id=learner_id,
+            lesson_id=lesson_id,
+            exercise_id=exercise_id,
+            source="",
+            source_sha256=digest,
+            status=status,
+            passed=score[0],
+            total=score[1],
+            result_json=document,
+            created_at=now,
+        )
+    )
+    return stored
 
 
 def _put_draft(

@@ -245,59 +245,26 @@ class GradingJobs:
                 f"capacity and per_client must be at least 1, but they are {capacity} and {per_client}."
             )
         client = client[:_CLIENT_KEY_LENGTH]
+        program = {
+            "lesson_id": lesson_id,
+            "exercise_id": exercise_id,
+            "source": source,
+            "own_work": own_work,
+            "storage_client": storage_client,
+        }
         now = utc_now()
         with self.database.write() as conn:
             _lock_admission(conn)
             self.database.ensure_learner(conn, learner_id)
-            mine = conn.execute(
-                select(_JOBS.c.id, _JOBS.c.state).where(
-                    _JOBS.c.learner_id == learner_id, _JOBS.c.state.in_(ACTIVE)
-                )
-            ).first()
-            if mine is not None and mine.state == JobState.RUNNING.value:
-                return Admitted(Admission.RUNNING, None)
-            if mine is not None:
-                conn.execute(
-                    update(_JOBS)
-                    .where(_JOBS.c.id == mine.id)
-                    .values(
-                        lesson_id=lesson_id,
-                        exercise_id=exercise_id,
-                        source=source,
-                        own_work=own_work,
-                        storage_client=storage_client,
-                    )
-                )
-                return Admitted(Admission.REPLACED, mine.id)
+            replaced = _replace_active(conn, learner_id, program)
+            if replaced is not None:
+                return replaced
             waiting = _count(conn, _JOBS.c.state == JobState.QUEUED.value)
-            if waiting >= capacity:
-                return Admitted(Admission.QUEUE_FULL, None, waiting=waiting)
-            if _had_a_job(conn, learner_id):  # a first program is taken whatever its client holds
-                client_waiting = _count(
-                    conn, _JOBS.c.state == JobState.QUEUED.value, _JOBS.c.client == client, _NOT_FIRST
-                )
-                if client_waiting >= per_client:
-                    return Admitted(
-                        Admission.CLIENT_FULL, None, waiting=waiting, client_waiting=client_waiting
-                    )
+            refused = _refusal(conn, learner_id, client, waiting, capacity=capacity, per_client=per_client)
+            if refused is not None:
+                return refused
             client_active = _count(conn, _JOBS.c.state.in_(ACTIVE), _JOBS.c.client == client)
-            job_id = str(uuid.uuid4())
-            conn.execute(
-                _JOBS.insert().values(
-                    id=job_id,
-                    learner_id=learner_id,
-                    lesson_id=lesson_id,
-                    exercise_id=exercise_id,
-                    client=client,
-                    storage_client=storage_client,
-                    source=source,
-                    own_work=own_work,
-                    state=JobState.QUEUED.value,
-                    priority=-client_active,
-                    attempts=0,
-                    created_at=now,
-                )
-            )
+            job_id = _insert_job(conn, learner_id, client, -client_active, program, now)
         return Admitted(Admission.NEW, job_id, -client_active, waiting, client_active)
 
     def attach(self, job_id: str, queue_job_id: int) -> None:
@@ -645,6 +612,60 @@ class GradingJobs:
             failed_last_hour=failed,
             abandoned_last_hour=abandoned,
         )
+
+
+def _replace_active(conn: Connection, learner_id: str, program: Mapping[str, object]) -> Admitted | None:
+    """The learner's active job, if any: a queued one takes ``program`` instead of its own, a running one
+    stays (None: the learner has no active job)."""
+    mine = conn.execute(
+        select(_JOBS.c.id, _JOBS.c.state).where(_JOBS.c.learner_id == learner_id, _JOBS.c.state.in_(ACTIVE))
+    ).first()
+    if mine is None:
+        return None
+    if mine.state == JobState.RUNNING.value:
+        return Admitted(Admission.RUNNING, None)
+    conn.execute(update(_JOBS).where(_JOBS.c.id == mine.id).values(**program))
+    return Admitted(Admission.REPLACED, mine.id)
+
+
+def _refusal(
+    conn: Connection, learner_id: str, client: str, waiting: int, *, capacity: int, per_client: int
+) -> Admitted | None:
+    """Why a new job is refused (the cluster's line full, or the client's), or None to take it."""
+    if waiting >= capacity:
+        return Admitted(Admission.QUEUE_FULL, None, waiting=waiting)
+    if _had_a_job(conn, learner_id):  # a first program is taken whatever its client holds
+        client_waiting = _count(
+            conn, _JOBS.c.state == JobState.QUEUED.value, _JOBS.c.client == client, _NOT_FIRST
+        )
+        if client_waiting >= per_client:
+            return Admitted(Admission.CLIENT_FULL, None, waiting=waiting, client_waiting=client_waiting)
+    return None
+
+
+def _insert_job(
+    conn: Connection,
+    learner_id: str,
+    client: str,
+    priority: int,
+    program: Mapping[str, object],
+    now: datetime,
+) -> str:
+    """A new queued job of ``program``; its id."""
+    job_id = str(uuid.uuid4())
+    conn.execute(
+        _JOBS.insert().values(
+            id=job_id,
+            learner_id=learner_id,
+            client=client,
+            state=JobState.QUEUED.value,
+            priority=priority,
+            attempts=0,
+            created_at=now,
+            **program,
+        )
+    )
+    return job_id
 
 
 def _lock_admission(conn: Connection) -> None:

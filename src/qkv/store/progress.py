@@ -7,8 +7,9 @@ from the kept totals (exact after old rows were pruned), the last answer or prog
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy import Row, Table, func, insert, select, update
 
 from qkv.store.activity import AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity
 from qkv.store.budget import Keeping, text_bytes
@@ -250,39 +251,44 @@ class Progress:
                     )
                 ).all()
             }
-        exercises: dict[str, ExerciseActivity] = {}
-        for exercise_id, total in totals.items():
-            answer, code = last_answers.get(exercise_id), last_code.get(exercise_id)
-            exercises[exercise_id] = ExerciseActivity(
-                attempts=int(total.attempts),
-                submissions=int(total.submissions),
-                solved=bool(total.solved),
-                failed_runs=int(total.failed_runs),
-                solved_after_solution=bool(total.solved_after_solution),
-                last_answer=None
-                if answer is None
-                else AnswerRecord(
-                    exercise_id=answer.exercise_id,
-                    answer=answer.answer,
-                    correct=bool(answer.correct),
-                    message=answer.message,
-                    counted_as_attempt=bool(answer.counted_as_attempt),
-                    variant_seed=answer.variant_seed,
-                    created_at=answer.created_at,
-                ),
-                last_code=None
-                if code is None
-                else CodeRecord(
-                    exercise_id=code.exercise_id,
-                    source=code.source,
-                    status=code.status,
-                    passed=int(code.passed),
-                    total=int(code.total),
-                    result=json.loads(code.result_json),
-                    created_at=code.created_at,
-                ),
-            )
+        exercises = {
+            exercise_id: _exercise_activity(total, last_answers.get(exercise_id), last_code.get(exercise_id))
+            for exercise_id, total in totals.items()
+        }
         return LessonActivity(lesson_id=lesson_id, variant_seed=seed, exercises=exercises, drafts=drafts)
+
+
+def _exercise_activity(total: Row[Any], answer: Row[Any] | None, code: Row[Any] | None) -> ExerciseActivity:
+    """One exercise's summary from its kept totals and its last answer and program rows (if any)."""
+    return ExerciseActivity(
+        attempts=int(total.attempts),
+        submissions=int(total.submissions),
+        solved=bool(total.solved),
+        failed_runs=int(total.failed_runs),
+        solved_after_solution=bool(total.solved_after_solution),
+        last_answer=None
+        if answer is None
+        else AnswerRecord(
+            exercise_id=answer.exercise_id,
+            answer=answer.answer,
+            correct=bool(answer.correct),
+            message=answer.message,
+            counted_as_attempt=bool(answer.counted_as_attempt),
+            variant_seed=answer.variant_seed,
+            created_at=answer.created_at,
+        ),
+        last_code=None
+        if code is None
+        else CodeRecord(
+            exercise_id=code.exercise_id,
+            source=code.source,
+            status=code.status,
+            passed=int(code.passed),
+            total=int(code.total),
+            result=json.loads(code.result_json),
+            created_at=code.created_at,
+        ),
+    )
 
 
 __all__ = ["Progress"]

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
+from qkv.grading import Suite
 from qkv.grading.verdict import ran_its_tests
 from qkv.lessons import Exercise, Lesson
 from qkv.lessons.render import hint_html
@@ -164,28 +165,9 @@ async def post_code(
             own_work=own_work,
         )
         return await _remote_run(services, program)
-    if services.queue is None:
-        raise HTTPException(503, services.grading_off_reason or "Grading is turned off on this server.")
-    # No seed is passed: the grader draws fresh inputs for every run, as `qkv check` does, so expected
-    # values shown by one run are no use in the next and a lookup table of them passes nothing. A failure
-    # is repeated from its call, which writes out every argument; the result's seed repeats the whole run.
-    try:
-        future = services.queue.submit(
-            body.code, exercise.suite, owner=learner.id, client=_line_client(request, learner)
-        )
-    except GradingBusy as busy:  # 429: this learner's or this address's programs; 503: the line is full
-        return SafeJSONResponse(
-            {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
-        )
-    except GradingClosed as closed:
-        return SafeJSONResponse({"detail": str(closed)}, status_code=503, headers={"Retry-After": "5"})
-    try:
-        result = await asyncio.wrap_future(future)
-    except asyncio.CancelledError:
-        if not future.cancelled():
-            raise  # the client went away: nothing to answer
-        return SafeJSONResponse({"detail": "You cancelled this run before it was graded."}, status_code=409)
-    document = result.to_dict()
+    document = await _local_run(services, body.code, exercise.suite, request, learner)
+    if isinstance(document, SafeJSONResponse):
+        return document
     kept = await run_in_threadpool(
         services.store.code.record,
         learner.id,
@@ -200,6 +182,34 @@ async def post_code(
     await run_in_threadpool(lti.lesson_changed, request.app.state, learner.id, lesson.id, progress)
     # "all", or past this address's storage budget for the day "best and last" or "nothing" (still counted).
     return {"result": document, "progress": progress, "kept": kept.value}
+
+
+async def _local_run(
+    services: Services, code: str, suite: Suite | None, request: Request, learner: RequestLearner
+) -> dict[str, Any] | SafeJSONResponse:
+    """The program's result, graded in this server's own grader through the fair line; or the answer
+    that says why it was not (429 or 503: the line is full; 409: the learner cancelled it)."""
+    if services.queue is None:
+        raise HTTPException(503, services.grading_off_reason or "Grading is turned off on this server.")
+    # No seed is passed: the grader draws fresh inputs for every run, as `qkv check` does, so expected
+    # values shown by one run are no use in the next and a lookup table of them passes nothing. A failure
+    # is repeated from its call, which writes out every argument; the result's seed repeats the whole run.
+    try:
+        future = services.queue.submit(code, suite, owner=learner.id, client=_line_client(request, learner))
+    except GradingBusy as busy:  # 429: this learner's or this address's programs; 503: the line is full
+        return SafeJSONResponse(
+            {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
+        )
+    except GradingClosed as closed:
+        return SafeJSONResponse({"detail": str(closed)}, status_code=503, headers={"Retry-After": "5"})
+    try:
+        result = await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        if not future.cancelled():
+            raise  # the client went away: nothing to answer
+        return SafeJSONResponse({"detail": "You cancelled this run before it was graded."}, status_code=409)
+    document: dict[str, Any] = result.to_dict()
+    return document
 
 
 def _line_client(request: Request, learner: RequestLearner) -> str:

@@ -14,7 +14,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 from fastapi.middleware.gzip import GZipMiddleware
@@ -40,6 +40,9 @@ from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.services import Services
 from qkv.web.settings import Settings
 from qkv.web.widget_files import WidgetFiles
+
+if TYPE_CHECKING:
+    from qkv.web.lti.tool import LtiTool
 
 log = logging.getLogger("qkv.web")
 MINT_WINDOW_S = 600.0  # the window of Settings.identities_per_address (new learners who save work)
@@ -81,27 +84,8 @@ def create_app(
         from qkv.lessons import load_catalog
 
         catalog = load_catalog()
-    store = Store(
-        settings.database_url or default_database_url(),
-        keep=settings.keep_submissions,
-        client_bytes_per_day=settings.client_storage_per_day,
-    )
-    secret = settings.secret_key or store.shared_secret("cookie-signing")
-    services = Services(
-        settings=settings,
-        store=store,
-        catalog=catalog,
-        identity=LearnerIdentity(
-            secret,
-            secure=settings.secure_cookies,
-            mint_limit=MintLimit(settings.identities_per_address, MINT_WINDOW_S),
-            has_saved_work=store.learners.has_saved_work,
-            session_learner=store.accounts.learner_for_session,
-            session_max_age_s=int(LEARNER_SESSION_LIFETIME.total_seconds()),
-            require_sign_in=settings.require_sign_in,
-        ),
-        templates=Jinja2Templates(directory=str(settings.templates_dir or TEMPLATES_DIR)),
-    )
+    services, secret = _open_services(settings, catalog)
+    store = services.store
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -135,6 +119,40 @@ def create_app(
         redoc_url=None,
     )
     app.state.qkv = services
+    lti_tool = _install_routes(app, services, secret)
+    _install_middleware(app, settings)
+    return app
+
+
+def _open_services(settings: Settings, catalog: Any) -> tuple[Services, str]:
+    """The store (opened, its schema upgraded), the learners' identity and the templates, with the
+    cookie-signing secret (the settings' own, or the one kept in the database)."""
+    store = Store(
+        settings.database_url or default_database_url(),
+        keep=settings.keep_submissions,
+        client_bytes_per_day=settings.client_storage_per_day,
+    )
+    secret = settings.secret_key or store.shared_secret("cookie-signing")
+    services = Services(
+        settings=settings,
+        store=store,
+        catalog=catalog,
+        identity=LearnerIdentity(
+            secret,
+            secure=settings.secure_cookies,
+            mint_limit=MintLimit(settings.identities_per_address, MINT_WINDOW_S),
+            has_saved_work=store.learners.has_saved_work,
+            session_learner=store.accounts.learner_for_session,
+            session_max_age_s=int(LEARNER_SESSION_LIFETIME.total_seconds()),
+            require_sign_in=settings.require_sign_in,
+        ),
+        templates=Jinja2Templates(directory=str(settings.templates_dir or TEMPLATES_DIR)),
+    )
+    return services, secret
+
+
+def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
+    """Every router, the static files and the widgets' folders; the LTI tool, which the lifespan starts."""
     app.include_router(api.router)
     app.include_router(widget_api.router)
     app.include_router(pages.router)
@@ -143,7 +161,13 @@ def create_app(
     instructor_learner_links.install(app, services)  # the sign-in-link button on a learner's page
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
-    app.mount("/widgets", WidgetFiles(catalog.widgets), name="widgets")  # each from its chapter's folder
+    # Each widget's files from its chapter's (or lesson's) folder.
+    app.mount("/widgets", WidgetFiles(services.catalog.widgets), name="widgets")
+    return lti_tool
+
+
+def _install_middleware(app: FastAPI, settings: Settings) -> None:
+    """The error handlers, then the middleware from the innermost (compression) to the outermost."""
     install_error_handlers(app)
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     app.add_middleware(
@@ -154,7 +178,6 @@ def create_app(
     # Outside the router, so Starlette's own trailing-slash redirect is rewritten too.
     app.add_middleware(SafeLocationMiddleware, public_url=settings.public_url)
     app.add_middleware(SecurityHeadersMiddleware)  # added last, so it wraps everything above
-    return app
 
 
 def start_grading(services: Services) -> None:

@@ -15,6 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from qkv.web.jsonsafe import SafeJSONResponse
 
 _WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
+_Refusal = tuple[int, str]  # the status and the sentence a refused request gets
 
 
 class BodyLimitMiddleware:
@@ -39,24 +40,40 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         raw_headers = [(name.lower(), value) for name, value in scope.get("headers", [])]
+        refusal = self._header_refusal(raw_headers)
+        if refusal is not None:
+            await _refuse(scope, receive, send, *refusal)
+            return
+        body = await self._receive_body(receive)
+        if body is None:  # the client went away before the whole body arrived
+            return
+        if isinstance(body, tuple):
+            await _refuse(scope, receive, send, *body)
+            return
+        problem = _json_problem_of(dict(raw_headers), body)
+        if problem is not None:
+            await _refuse(scope, receive, send, 400, problem)
+            return
+        await self.app(scope, _replaying(body, receive), send)
+
+    def _header_refusal(self, raw_headers: list[tuple[bytes, bytes]]) -> _Refusal | None:
+        """Framing headers sent twice, or a Content-Length that is no number or over the limit."""
         for framing in (b"content-type", b"content-length", b"transfer-encoding"):
             count = sum(1 for name, _ in raw_headers if name == framing)
             if count > 1:
                 # Two of them would be read differently by different layers (the first or the last wins).
                 title = framing.decode().title()
-                refusal = f"The request has {count} {title} headers; send exactly one."
-                await _refuse(scope, receive, send, 400, refusal)
-                return
-        headers = dict(raw_headers)
-        declared = headers.get(b"content-length")
+                return 400, f"The request has {count} {title} headers; send exactly one."
+        declared = dict(raw_headers).get(b"content-length")
         if declared is not None:
             if not declared.isdigit():
-                await _refuse(scope, receive, send, 400, "The Content-Length header is not a whole number.")
-                return
+                return 400, "The Content-Length header is not a whole number."
             if int(declared) > self.max_bytes:
-                await _refuse(scope, receive, send, 413, self._too_big(int(declared)))
-                return
+                return 413, self._too_big(int(declared))
+        return None
 
+    async def _receive_body(self, receive: Receive) -> bytes | _Refusal | None:
+        """The whole body, or why it is refused (too slow, too big); None when the client went away."""
         body = bytearray()
         deadline = time.monotonic() + self.timeout_s
         more = True
@@ -64,40 +81,14 @@ class BodyLimitMiddleware:
             try:
                 message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
             except TimeoutError:
-                await _refuse(
-                    scope,
-                    receive,
-                    send,
-                    408,
-                    f"The request body took longer than {self.timeout_s:g} s to arrive.",
-                )
-                return
+                return 408, f"The request body took longer than {self.timeout_s:g} s to arrive."
             if message["type"] == "http.disconnect":
-                return
+                return None
             body.extend(message.get("body", b""))
             if len(body) > self.max_bytes:
-                await _refuse(scope, receive, send, 413, self._too_big(len(body), at_least=True))
-                return
+                return 413, self._too_big(len(body), at_least=True)
             more = bool(message.get("more_body", False))
-
-        content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-        # FastAPI reads a body without a Content-Type as JSON too, so those are checked as well.
-        if body and (content_type in (b"", b"application/json") or content_type.endswith(b"+json")):
-            problem = json_problem(bytes(body))
-            if problem is not None:
-                await _refuse(scope, receive, send, 400, problem)
-                return
-
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        return bytes(body)
 
     def _too_big(self, size: int, *, at_least: bool = False) -> str:
         amount = f"more than {self.max_bytes:,}" if at_least else f"{size:,}"
@@ -105,6 +96,29 @@ class BodyLimitMiddleware:
             f"The request body is {amount} bytes; this server accepts at most {self.max_bytes:,} bytes "
             f"({self.max_bytes // 1024} KiB)."
         )
+
+
+def _json_problem_of(headers: dict[bytes, bytes], body: bytes) -> str | None:
+    """Why a JSON body (or one without a Content-Type) is not acceptable JSON; None for other bodies."""
+    content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+    # FastAPI reads a body without a Content-Type as JSON too, so those are checked as well.
+    if body and (content_type in (b"", b"application/json") or content_type.endswith(b"+json")):
+        return json_problem(body)
+    return None
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the body already read, whole, then whatever the client sends next."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def json_problem(body: bytes) -> str | None:

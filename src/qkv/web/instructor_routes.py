@@ -171,76 +171,74 @@ async def choose_course(request: Request, services: AppServices, signed_in: Inst
 
 
 def _exercise_charts(ex: dict[str, Any]) -> list[Any]:
-    stats, key = ex["stats"], ex["id"]
-    charts = []
     if ex["kind"] == "code":
-        tests = stats["tests"]
-        charts.append(
-            bar_chart(
-                f"tests-{key}",
-                f"{key}: share of graded programs in which each test failed",
-                [
-                    Bar(t["name"], t["rate"] or 0.0, f"{t['failed']} of {t['runs']} ({percent(t['rate'])})")
-                    for t in tests
-                ],
-                ["Test", "Function", "Programs that ran it", "Failed", "Failure rate", "Not run"],
-                [
-                    [t["name"], t["function"], t["runs"], t["failed"], percent(t["rate"]), t["not_run"]]
-                    for t in tests
-                ],
-            )
-        )
-        hints = stats["hints"]
-        most = max((h["count"] for h in hints), default=0)
-        charts.append(
-            bar_chart(
-                f"hints-{key}",
-                f"{key}: hints shown with failed tests",
-                [
-                    Bar(h["hint"], h["count"] / most if most else 0.0, f"{plural(h['count'], 'time')}")
-                    for h in hints
-                ],
-                ["Hint", "Times shown", "Learners"],
-                [[h["hint"], h["count"], h["learners"]] for h in hints],
-                table_visible=True,
-            )
-        )
-        return charts
+        return [_failed_tests_chart(ex["id"], ex["stats"]), _hints_chart(ex["id"], ex["stats"])]
+    return [_mistakes_chart(ex["id"], ex["stats"]), _variants_chart(ex["id"], ex["stats"])]
+
+
+def _failed_tests_chart(key: str, stats: dict[str, Any]) -> Markup:
+    """A code exercise's tests, each with the share of graded programs in which it failed."""
+    tests = stats["tests"]
+    return bar_chart(
+        f"tests-{key}",
+        f"{key}: share of graded programs in which each test failed",
+        [
+            Bar(t["name"], t["rate"] or 0.0, f"{t['failed']} of {t['runs']} ({percent(t['rate'])})")
+            for t in tests
+        ],
+        ["Test", "Function", "Programs that ran it", "Failed", "Failure rate", "Not run"],
+        [[t["name"], t["function"], t["runs"], t["failed"], percent(t["rate"]), t["not_run"]] for t in tests],
+    )
+
+
+def _hints_chart(key: str, stats: dict[str, Any]) -> Markup:
+    """A code exercise's hints, each with how often failed tests showed it."""
+    hints = stats["hints"]
+    most = max((h["count"] for h in hints), default=0)
+    return bar_chart(
+        f"hints-{key}",
+        f"{key}: hints shown with failed tests",
+        [Bar(h["hint"], h["count"] / most if most else 0.0, f"{plural(h['count'], 'time')}") for h in hints],
+        ["Hint", "Times shown", "Learners"],
+        [[h["hint"], h["count"], h["learners"]] for h in hints],
+        table_visible=True,
+    )
+
+
+def _mistakes_chart(key: str, stats: dict[str, Any]) -> Markup:
+    """An answer exercise's named mistakes, each with its share of the wrong answers."""
     mistakes = stats["mistakes"]
     wrong = stats["wrong"]
-    charts.append(
-        bar_chart(
-            f"mistakes-{key}",
-            f"{key}: named mistakes among {wrong} wrong answers",
-            [
-                Bar(
-                    f"{m['id']}: {m['message']}",
-                    m["count"] / wrong if wrong else 0.0,
-                    f"{m['count']} ({plural(m['learners'], 'learner')})",
-                )
-                for m in mistakes
-            ],
-            ["Mistake", "Wrong answers", "Learners", "Message (as the lesson writes it)"],
-            [[m["id"], m["count"], m["learners"], m["message"]] for m in mistakes],
-            table_visible=True,
-        )
+    return bar_chart(
+        f"mistakes-{key}",
+        f"{key}: named mistakes among {wrong} wrong answers",
+        [
+            Bar(
+                f"{m['id']}: {m['message']}",
+                m["count"] / wrong if wrong else 0.0,
+                f"{m['count']} ({plural(m['learners'], 'learner')})",
+            )
+            for m in mistakes
+        ],
+        ["Mistake", "Wrong answers", "Learners", "Message (as the lesson writes it)"],
+        [[m["id"], m["count"], m["learners"], m["message"]] for m in mistakes],
+        table_visible=True,
     )
+
+
+def _variants_chart(key: str, stats: dict[str, Any]) -> Markup:
+    """An answer exercise's solve rate in each variant."""
     variants = stats["variants"]
-    charts.append(
-        bar_chart(
-            f"variants-{key}",
-            f"{key}: solve rate by variant",
-            [
-                Bar(
-                    v["variant"], v["rate"] or 0.0, f"{v['solved']} of {v['learners']} ({percent(v['rate'])})"
-                )
-                for v in variants
-            ],
-            ["Variant", "Learners who answered", "Solved", "Solve rate"],
-            [[v["variant"], v["learners"], v["solved"], percent(v["rate"])] for v in variants],
-        )
+    return bar_chart(
+        f"variants-{key}",
+        f"{key}: solve rate by variant",
+        [
+            Bar(v["variant"], v["rate"] or 0.0, f"{v['solved']} of {v['learners']} ({percent(v['rate'])})")
+            for v in variants
+        ],
+        ["Variant", "Learners who answered", "Solved", "Solve rate"],
+        [[v["variant"], v["learners"], v["solved"], percent(v["rate"])] for v in variants],
     )
-    return charts
 
 
 def _lesson_numbers(

@@ -80,14 +80,38 @@ def answer_exercise_stats(exercise: Any, events: Sequence[AnswerEvent]) -> dict[
     by_learner: dict[str, list[AnswerEvent]] = defaultdict(list)
     for event in events:
         by_learner[event.learner_id].append(event)
+    attempts_to_solve = _answer_attempts_to_solve(by_learner.values())
+    wrong = [e for e in events if not e.correct and e.counted_as_attempt]
+    unmatched = _unmatched_answers(exercise.kind, wrong)
+    return {
+        "started": len(by_learner),
+        "solved": len(attempts_to_solve),
+        "median_attempts": _median(attempts_to_solve),
+        "answers": len(events),
+        "unreadable": sum(1 for e in events if not e.counted_as_attempt),
+        "wrong": len(wrong),
+        "variants": _variant_rates(events),
+        "mistakes": _mistake_counts(exercise, wrong),
+        "unmatched": unmatched[:UNMATCHED_SHOWN],
+        "unmatched_distinct": len(unmatched),
+    }
+
+
+def _answer_attempts_to_solve(by_learner: Iterable[Sequence[AnswerEvent]]) -> list[int]:
+    """For each learner who solved it, the counted attempts it took (a first right answer included)."""
     attempts_to_solve = []
-    for learner_events in by_learner.values():
+    for learner_events in by_learner:
         counted = 0
         for event in learner_events:
             counted += 1 if event.counted_as_attempt else 0
             if event.correct:
                 attempts_to_solve.append(counted)
                 break
+    return attempts_to_solve
+
+
+def _variant_rates(events: Sequence[AnswerEvent]) -> list[dict[str, Any]]:
+    """Learners and solvers per variant, the most tried first, the rest together in one last row."""
     tried: dict[int | None, set[str]] = defaultdict(set)
     solved_in: dict[int | None, set[str]] = defaultdict(set)
     for event in events:
@@ -115,7 +139,11 @@ def answer_exercise_stats(exercise: Any, events: Sequence[AnswerEvent]) -> dict[
                 "rate": _rate(solved_rest, learners_rest),
             }
         )
-    wrong = [e for e in events if not e.correct and e.counted_as_attempt]
+    return shown
+
+
+def _mistake_counts(exercise: Any, wrong: Sequence[AnswerEvent]) -> list[dict[str, Any]]:
+    """How often (and by how many learners) each named mistake was made, the most frequent first."""
     named = _declared_mistakes(exercise)
     mistake_counts = Counter(e.mistake for e in wrong if e.mistake is not None)
     mistake_learners: dict[str, set[str]] = defaultdict(set)
@@ -132,11 +160,16 @@ def answer_exercise_stats(exercise: Any, events: Sequence[AnswerEvent]) -> dict[
         if key not in named
     ]
     mistakes.sort(key=lambda m: -m["count"])
+    return mistakes
+
+
+def _unmatched_answers(kind: str, wrong: Sequence[AnswerEvent]) -> list[dict[str, Any]]:
+    """The wrong answers no mistake names, grouped by variant and normalised text, the most frequent first."""
     unmatched_counts: Counter[tuple[str, str]] = Counter()
     unmatched_learners: dict[tuple[str, str], set[str]] = defaultdict(set)
     for e in wrong:
         if e.mistake is None:
-            key = (variant_label(e.variant_seed), normalise_answer(exercise.kind, e.answer))
+            key = (variant_label(e.variant_seed), normalise_answer(kind, e.answer))
             unmatched_counts[key] += 1
             unmatched_learners[key].add(e.learner_id)
     unmatched = [
@@ -148,18 +181,7 @@ def answer_exercise_stats(exercise: Any, events: Sequence[AnswerEvent]) -> dict[
         }
         for (variant, answer), count in sorted(unmatched_counts.items(), key=lambda item: (-item[1], item[0]))
     ]
-    return {
-        "started": len(by_learner),
-        "solved": len(attempts_to_solve),
-        "median_attempts": _median(attempts_to_solve),
-        "answers": len(events),
-        "unreadable": sum(1 for e in events if not e.counted_as_attempt),
-        "wrong": len(wrong),
-        "variants": shown,
-        "mistakes": mistakes,
-        "unmatched": unmatched[:UNMATCHED_SHOWN],
-        "unmatched_distinct": len(unmatched),
-    }
+    return unmatched
 
 
 def _declared_mistakes(exercise: Any) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS, Lesson
-from qkv.store import LessonActivity
+from qkv.store import ExerciseActivity, LessonActivity
 
 
 def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
@@ -60,21 +60,11 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
             "feedback": None,
         }
         if exercise.kind == "code":
-            last_code = done.last_code if done else None
-            result = last_code.result if last_code else None
-            failed_runs = done.failed_runs if done else 0
-            code[exercise_id] = {
-                "source": last_code.source if last_code else None,
-                "result": result,
-                "draft": activity.drafts.get(exercise_id),
-                "failed_runs": failed_runs,
-                "solution": _solution_state(getattr(exercise, "solution", None), done, failed_runs),
-                "solved_after_solution": bool(done.solved_after_solution) if done else False,
-            }
-            entry["done"] = entry["done"] or _passed(result)
-        else:
-            last = done.last_answer if done else None
-            if last is not None and (exercise.part not in bound_to_variant or last.variant_seed == seed):
+            code[exercise_id] = _code_progress(exercise, done, activity.drafts.get(exercise_id))
+            entry["done"] = entry["done"] or _passed(code[exercise_id]["result"])
+        elif done is not None and done.last_answer is not None:
+            last = done.last_answer
+            if exercise.part not in bound_to_variant or last.variant_seed == seed:
                 entry["last_answer"] = last.answer
                 entry["feedback"] = {
                     "correct": last.correct,
@@ -82,6 +72,40 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
                     "counted_as_attempt": last.counted_as_attempt,
                 }
         exercises[exercise_id] = entry
+    parts, counted = _parts_progress(lesson, exercises)
+    after = [
+        eid for eid in counted if exercises[eid]["done"] and code.get(eid, {}).get("solved_after_solution")
+    ]
+    return {
+        "lesson_id": lesson.id,
+        "variant_seed": seed,
+        "solved_after_solution": len(after),
+        "done": sum(1 for exercise_id in counted if exercises[exercise_id]["done"]),
+        "total": len(counted),
+        "parts": parts,
+        "exercises": exercises,
+        "code": code,
+    }
+
+
+def _code_progress(exercise: Any, done: ExerciseActivity | None, draft: str | None) -> dict[str, Any]:
+    """A code exercise's last program and result, its draft, and whether its solution is open."""
+    last_code = done.last_code if done else None
+    failed_runs = done.failed_runs if done else 0
+    return {
+        "source": last_code.source if last_code else None,
+        "result": last_code.result if last_code else None,
+        "draft": draft,
+        "failed_runs": failed_runs,
+        "solution": _solution_state(getattr(exercise, "solution", None), done, failed_runs),
+        "solved_after_solution": bool(done.solved_after_solution) if done else False,
+    }
+
+
+def _parts_progress(
+    lesson: Lesson, exercises: dict[str, dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each part's exercises and how many are done; the ids of the exercises that count toward done."""
     parts = []
     counted: list[str] = []
     for part in lesson.parts:
@@ -99,19 +123,7 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
         )
         if part.counts_toward_done:
             counted += ids
-    after = [
-        eid for eid in counted if exercises[eid]["done"] and code.get(eid, {}).get("solved_after_solution")
-    ]
-    return {
-        "lesson_id": lesson.id,
-        "variant_seed": seed,
-        "solved_after_solution": len(after),
-        "done": sum(1 for exercise_id in counted if exercises[exercise_id]["done"]),
-        "total": len(counted),
-        "parts": parts,
-        "exercises": exercises,
-        "code": code,
-    }
+    return parts, counted
 
 
 def solution_open(solved: bool, failed_runs: int) -> bool:

@@ -54,66 +54,63 @@ window.addEventListener("beforeunload", (event) => {
  * @returns {{changed: (text: string) => void, flush: () => Promise<void>, ran: (text: string) => void}}
  */
 function draftSaver(api, exerciseId, status, initial) {
-  let saved = initial;
-  let pending = null;
-  let timer = null;
-  let inFlight = null;
-  const key = `${api}#${exerciseId}`;
-
-  async function save() {
-    timer = null;
-    if (pending === null || pending === saved) {
-      unsaved.delete(key);
-      return;
-    }
-    const text = pending;
-    status.textContent = "Saving your draft…";
-    try {
-      inFlight = putJson(`${api}/draft`, { exercise_id: exerciseId, code: text });
-      await inFlight;
-      saved = text;
-      status.textContent = "Draft saved.";
-      if (pending === saved) unsaved.delete(key);
-    } catch (error) {
-      status.textContent =
-        error instanceof ApiError ? `Your draft could not be saved: ${error.message}` : "Your draft could not be saved.";
-    } finally {
-      inFlight = null;
-    }
-  }
-
+  // What was last saved, what waits to be, the save timer and the save on its way.
+  const draft = { api, exerciseId, status, key: `${api}#${exerciseId}`, saved: initial, pending: null, timer: null, inFlight: null };
   return {
     changed(text) {
-      pending = text;
-      if (text === saved) {
-        unsaved.delete(key);
+      draft.pending = text;
+      if (text === draft.saved) {
+        unsaved.delete(draft.key);
         return;
       }
-      unsaved.add(key);
+      unsaved.add(draft.key);
       status.textContent = "Unsaved changes…";
-      if (timer !== null) clearTimeout(timer);
-      timer = setTimeout(save, DRAFT_DELAY_MS);
+      if (draft.timer !== null) clearTimeout(draft.timer);
+      draft.timer = setTimeout(() => saveDraft(draft), DRAFT_DELAY_MS);
     },
     async flush() {
-      if (timer !== null) {
-        clearTimeout(timer);
-        await save();
-      } else if (inFlight) {
-        await inFlight.catch(() => {});
+      if (draft.timer !== null) {
+        clearTimeout(draft.timer);
+        await saveDraft(draft);
+      } else if (draft.inFlight) {
+        await draft.inFlight.catch(() => {});
       }
     },
     // The grader's copy is saved with the run itself.
     ran(text) {
-      saved = text;
+      draft.saved = text;
       // Edits made while the tests ran are still waiting for their own save (the timer stays).
-      if (pending === null || pending === text) {
-        if (timer !== null) clearTimeout(timer);
-        timer = null;
-        unsaved.delete(key);
+      if (draft.pending === null || draft.pending === text) {
+        if (draft.timer !== null) clearTimeout(draft.timer);
+        draft.timer = null;
+        unsaved.delete(draft.key);
         status.textContent = "Saved with your run.";
       }
     },
   };
+}
+
+/** Save the text that waits, unless it is saved already, and say how it went. */
+async function saveDraft(draft) {
+  draft.timer = null;
+  if (draft.pending === null || draft.pending === draft.saved) {
+    unsaved.delete(draft.key);
+    return;
+  }
+  const text = draft.pending;
+  draft.status.textContent = "Saving your draft…";
+  try {
+    draft.inFlight = putJson(`${draft.api}/draft`, { exercise_id: draft.exerciseId, code: text });
+    await draft.inFlight;
+    draft.saved = text;
+    draft.status.textContent = "Draft saved.";
+    if (draft.pending === draft.saved) unsaved.delete(draft.key);
+  } catch (error) {
+    draft.status.textContent =
+      error instanceof ApiError ? `Your draft could not be saved: ${error.message}` : "Your draft could not be saved.";
+  } finally {
+    draft.inFlight = null;
+  }
 }
 
 /** "Stuck?": one hint at a time ("Hint 1 of 3"), each asked of the server when the learner wants it (the
@@ -179,78 +176,21 @@ function mountHelp(box, ctx, exerciseId) {
 }
 
 /**
- * Wire one `.code-exercise`.
- *
- * @param {HTMLElement} box
- * @param {{api: string, progress: ReturnType<import("./progress.js").createProgressStore>}} ctx
- */
-/**
  * While a run waits for its verdict: once a second, say how long it has taken and, while it is still in
  * line (every grader busy), how many programs are ahead of it, with a Cancel button that takes it out.
  * A program that outgrew its first short run finishes after everyone else's first run: the page says so.
  */
 function watchQueue(ctx, status, results) {
-  const started = Date.now();
-  let position = null;
-  let state = null;
-  let stopped = false;
-  let retry = null; // while the page waits to send the program again: {until, sentence, done}
-  const cancel = el("button", { type: "button", class: "secondary cancel-run" }, "Cancel");
-  cancel.addEventListener("click", async () => {
-    if (retry) {
-      retry.done(false); // stop waiting: nothing of this learner is in line
-      return;
-    }
-    cancel.setAttribute("aria-disabled", "true");
-    try {
-      await postJson(`${ctx.api}/code/cancel`, {});
-    } catch {
-      cancel.removeAttribute("aria-disabled");
-    }
-  });
-  function show() {
-    const seconds = Math.round((Date.now() - started) / 1000);
-    if (retry) {
-      const left = Math.max(0, Math.ceil((retry.until - Date.now()) / 1000));
-      status.textContent = `${retry.sentence} Waiting to send your program again by itself in ${left} s.`;
-      if (!cancel.isConnected) results.append(cancel);
-    } else if (state === "taking_longer") {
-      status.textContent = `Still running — your program is taking longer than most, so it finishes after the other programs waiting for their first run · ${seconds} s.`;
-      if (position === null) cancel.remove();
-      else if (!cancel.isConnected) results.append(cancel);
-    } else if (position === null) {
-      status.textContent = `Running the tests on your code… ${seconds} s`;
-      cancel.remove();
-    } else {
-      const ahead = position === 0 ? "you are next" : `${position} program${position === 1 ? "" : "s"} ahead of yours`;
-      status.textContent = `Waiting for a free grader (${ahead}) · ${seconds} s. Running again while you wait replaces this program.`;
-      if (!cancel.isConnected) results.append(cancel);
-    }
-  }
-  async function poll() {
-    if (stopped) return;
-    if (retry) {
-      show();
-      return;
-    }
-    try {
-      const reply = await getJson(`${ctx.api}/code/queue`);
-      if (!stopped) {
-        position = Number.isInteger(reply.position) ? reply.position : null;
-        state = typeof reply.state === "string" ? reply.state : null;
-      }
-    } catch {
-      // The verdict is what matters; a missed position is shown on the next tick.
-    }
-    if (!stopped) show();
-  }
-  const timer = setInterval(poll, 1000);
+  // retry: while the page waits to send the program again, {until, sentence, done}.
+  const watch = { status, results, started: Date.now(), position: null, state: null, stopped: false, retry: null };
+  watch.cancel = cancelButton(ctx, watch);
+  const timer = setInterval(() => pollQueue(ctx, watch), 1000);
   return {
     stop() {
-      stopped = true;
+      watch.stopped = true;
       clearInterval(timer);
-      cancel.remove();
-      if (retry) retry.done(false);
+      watch.cancel.remove();
+      if (watch.retry) watch.retry.done(false);
     },
     /**
      * Say the server's sentence and wait its Retry-After, counting down; resolves true to send again,
@@ -261,15 +201,74 @@ function watchQueue(ctx, status, results) {
         const timeout = setTimeout(() => finish(true), seconds * 1000);
         function finish(again) {
           clearTimeout(timeout);
-          retry = null;
-          position = null;
+          watch.retry = null;
+          watch.position = null;
           resolve(again);
         }
-        retry = { until: Date.now() + seconds * 1000, sentence, done: finish };
-        show();
+        watch.retry = { until: Date.now() + seconds * 1000, sentence, done: finish };
+        showWaiting(watch);
       });
     },
   };
+}
+
+/** The Cancel button of a waiting run: it stops a wait to send again, or takes the program out of line. */
+function cancelButton(ctx, watch) {
+  const cancel = el("button", { type: "button", class: "secondary cancel-run" }, "Cancel");
+  cancel.addEventListener("click", async () => {
+    if (watch.retry) {
+      watch.retry.done(false); // stop waiting: nothing of this learner is in line
+      return;
+    }
+    cancel.setAttribute("aria-disabled", "true");
+    try {
+      await postJson(`${ctx.api}/code/cancel`, {});
+    } catch {
+      cancel.removeAttribute("aria-disabled");
+    }
+  });
+  return cancel;
+}
+
+/** Say where the run stands: waiting to be sent again, taking longer, running, or in line. */
+function showWaiting(watch) {
+  const { status, results, cancel, retry, state, position } = watch;
+  const seconds = Math.round((Date.now() - watch.started) / 1000);
+  if (retry) {
+    const left = Math.max(0, Math.ceil((retry.until - Date.now()) / 1000));
+    status.textContent = `${retry.sentence} Waiting to send your program again by itself in ${left} s.`;
+    if (!cancel.isConnected) results.append(cancel);
+  } else if (state === "taking_longer") {
+    status.textContent = `Still running — your program is taking longer than most, so it finishes after the other programs waiting for their first run · ${seconds} s.`;
+    if (position === null) cancel.remove();
+    else if (!cancel.isConnected) results.append(cancel);
+  } else if (position === null) {
+    status.textContent = `Running the tests on your code… ${seconds} s`;
+    cancel.remove();
+  } else {
+    const ahead = position === 0 ? "you are next" : `${position} program${position === 1 ? "" : "s"} ahead of yours`;
+    status.textContent = `Waiting for a free grader (${ahead}) · ${seconds} s. Running again while you wait replaces this program.`;
+    if (!cancel.isConnected) results.append(cancel);
+  }
+}
+
+/** One tick: ask the server where the program is in line (not while waiting to send it again), then say so. */
+async function pollQueue(ctx, watch) {
+  if (watch.stopped) return;
+  if (watch.retry) {
+    showWaiting(watch);
+    return;
+  }
+  try {
+    const reply = await getJson(`${ctx.api}/code/queue`);
+    if (!watch.stopped) {
+      watch.position = Number.isInteger(reply.position) ? reply.position : null;
+      watch.state = typeof reply.state === "string" ? reply.state : null;
+    }
+  } catch {
+    // The verdict is what matters; a missed position is shown on the next tick.
+  }
+  if (!watch.stopped) showWaiting(watch);
 }
 
 const LONGEST_RETRY_WAIT_S = 600;
@@ -293,80 +292,118 @@ async function sendProgram(ctx, body, watch) {
   }
 }
 
+/**
+ * Wire one `.code-exercise`: its saved text and result, drafts and help, the Run button and the editor.
+ *
+ * @param {HTMLElement} box
+ * @param {{api: string, progress: ReturnType<import("./progress.js").createProgressStore>}} ctx
+ */
 export async function mountCodeExercise(box, ctx) {
+  const exercise = codeExerciseParts(box, ctx);
+  if (!exercise || box.dataset.mounted) return;
+  box.dataset.mounted = "yes";
+  const saved = ctx.progress.get().code?.[exercise.exerciseId];
+  restoreSaved(exercise, saved);
+  addDraftsAndHelp(exercise);
+  const run = () => runTests(exercise);
+  listenForRunsAndEdits(exercise, run);
+  const module = await loadEditorModule();
+  if (module && typeof module.mountEditor === "function") mountEditorOver(exercise, module, run, saved);
+}
+
+/** The exercise's parts on the page (null when one is missing), and its state: busy, the editor once loaded. */
+function codeExerciseParts(box, ctx) {
   const exerciseId = box.dataset.exerciseId;
   const textarea = box.querySelector("textarea");
   const button = box.querySelector("button.run-code");
   const results = box.querySelector(".grade-results");
-  if (!exerciseId || !textarea || !button || !results || box.dataset.mounted) return;
-  box.dataset.mounted = "yes";
+  if (!exerciseId || !textarea || !button || !results) return null;
   const functions = (box.dataset.functions ?? "").split(/\s+/).filter(Boolean);
+  return { box, ctx, exerciseId, textarea, button, results, functions, drafts: null, editor: null, busy: false };
+}
 
-  const saved = ctx.progress.get().code?.[exerciseId];
-  // The newest text wins: the draft (saved as the learner typed), else the last program run, else the starter.
-  if (saved && typeof saved.draft === "string") textarea.value = saved.draft;
-  else if (saved && typeof saved.source === "string") textarea.value = saved.source;
-  if (saved && saved.result) renderGradeResult(results, saved.result, functions);
+/** The newest text wins: the draft (saved as the learner typed), else the last program run, else the starter. */
+function restoreSaved(exercise, saved) {
+  if (saved && typeof saved.draft === "string") exercise.textarea.value = saved.draft;
+  else if (saved && typeof saved.source === "string") exercise.textarea.value = saved.source;
+  if (saved && saved.result) renderGradeResult(exercise.results, saved.result, exercise.functions);
+}
 
+/** The draft's status beside the Run button, its saver, and "Stuck?", which follows PROGRESS. */
+function addDraftsAndHelp(exercise) {
+  const { ctx, exerciseId } = exercise;
   const draftStatus = el("span", { class: "draft-status" });
-  button.insertAdjacentElement("afterend", draftStatus);
-  const drafts = draftSaver(ctx.api, exerciseId, draftStatus, textarea.value);
-  const updateHelp = mountHelp(box, ctx, exerciseId);
+  exercise.button.insertAdjacentElement("afterend", draftStatus);
+  exercise.drafts = draftSaver(ctx.api, exerciseId, draftStatus, exercise.textarea.value);
+  const updateHelp = mountHelp(exercise.box, ctx, exerciseId);
   updateHelp(ctx.progress.get());
   ctx.progress.onChange(updateHelp);
+}
 
-  let busy = false;
-  let editor = null;
-  const currentCode = () => (editor ? editor.getValue() : textarea.value);
+function currentCode(exercise) {
+  return exercise.editor ? exercise.editor.getValue() : exercise.textarea.value;
+}
 
-  function markLoadError(result) {
-    if (!editor) return;
-    editor.clearErrors();
-    if (result && result.status === "error" && Number.isInteger(result.line) && result.message) {
-      editor.markError(result.line, result.message);
-    }
+function markLoadError(exercise, result) {
+  const { editor } = exercise;
+  if (!editor) return;
+  editor.clearErrors();
+  if (result && result.status === "error" && Number.isInteger(result.line) && result.message) {
+    editor.markError(result.line, result.message);
   }
+}
 
-  async function run() {
-    if (busy) return;
-    busy = true;
-    box.setAttribute("aria-busy", "true");
-    button.setAttribute("aria-disabled", "true");
-    const label = button.textContent;
-    button.textContent = "Running…";
-    results.classList.add("is-busy");
-    const status = el("p", { class: "grade-running", role: "status" }, "Running the tests on your code…");
-    results.replaceChildren(status);
-    const code = currentCode();
-    const watch = watchQueue(ctx, status, results);
-    try {
-      let reply = await sendProgram(ctx, { exercise_id: exerciseId, code }, watch);
-      if (reply === null) {
-        results.classList.remove("is-busy");
-        results.replaceChildren(el("p", { class: "grade-message" }, "You stopped waiting; your program was not run."));
-        return;
-      }
-      // With graders on other machines (qkv serve --grading remote) the answer may be 202 before the verdict
-      // is written: ask again where it says, which any server answers, until the verdict comes.
-      while (reply && !reply.result && typeof reply.poll === "string") reply = await getJson(reply.poll);
-      drafts.ran(code);
-      renderGradeResult(results, reply.result, functions);
-      markLoadError(reply.result);
-      ctx.progress.set(reply.progress);
-    } catch (error) {
-      results.classList.remove("is-busy");
-      const message = error instanceof ApiError ? error.message : "Your code could not be sent to the grader.";
-      results.replaceChildren(el("p", { class: "grade-message is-error" }, message));
-    } finally {
-      watch.stop();
-      busy = false;
-      box.removeAttribute("aria-busy");
-      button.removeAttribute("aria-disabled");
-      button.textContent = label;
-    }
+/** Send the code to the grader (one run at a time) and show its verdict, or why there is none. */
+async function runTests(exercise) {
+  const { box, ctx, button, results } = exercise;
+  if (exercise.busy) return;
+  exercise.busy = true;
+  box.setAttribute("aria-busy", "true");
+  button.setAttribute("aria-disabled", "true");
+  const label = button.textContent;
+  button.textContent = "Running…";
+  results.classList.add("is-busy");
+  const status = el("p", { class: "grade-running", role: "status" }, "Running the tests on your code…");
+  results.replaceChildren(status);
+  const code = currentCode(exercise);
+  const watch = watchQueue(ctx, status, results);
+  try {
+    await gradeAndShow(exercise, code, watch);
+  } catch (error) {
+    results.classList.remove("is-busy");
+    const message = error instanceof ApiError ? error.message : "Your code could not be sent to the grader.";
+    results.replaceChildren(el("p", { class: "grade-message is-error" }, message));
+  } finally {
+    watch.stop();
+    exercise.busy = false;
+    box.removeAttribute("aria-busy");
+    button.removeAttribute("aria-disabled");
+    button.textContent = label;
   }
+}
 
-  button.addEventListener("click", run);
+/** The run itself: send the program, wait for its verdict, show it and the new PROGRESS. */
+async function gradeAndShow(exercise, code, watch) {
+  const { ctx, results, functions } = exercise;
+  let reply = await sendProgram(ctx, { exercise_id: exercise.exerciseId, code }, watch);
+  if (reply === null) {
+    results.classList.remove("is-busy");
+    results.replaceChildren(el("p", { class: "grade-message" }, "You stopped waiting; your program was not run."));
+    return;
+  }
+  // With graders on other machines (qkv serve --grading remote) the answer may be 202 before the verdict
+  // is written: ask again where it says, which any server answers, until the verdict comes.
+  while (reply && !reply.result && typeof reply.poll === "string") reply = await getJson(reply.poll);
+  exercise.drafts.ran(code);
+  renderGradeResult(results, reply.result, functions);
+  markLoadError(exercise, reply.result);
+  ctx.progress.set(reply.progress);
+}
+
+/** The Run button, Ctrl/⌘+Enter in the plain textarea, its edits, and a save when the page is left. */
+function listenForRunsAndEdits(exercise, run) {
+  const { textarea, drafts } = exercise;
+  exercise.button.addEventListener("click", run);
   // Until (or if never) the editor loads, Ctrl/⌘+Enter in the plain textarea runs the code too.
   textarea.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
@@ -375,28 +412,30 @@ export async function mountCodeExercise(box, ctx) {
     }
   });
   textarea.addEventListener("input", () => {
-    if (!editor) drafts.changed(textarea.value);
+    if (!exercise.editor) drafts.changed(textarea.value);
   });
   // Leaving through a link on the page: save first, so that nothing typed is lost.
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "hidden") drafts.flush();
   });
+}
 
-  const module = await loadEditorModule();
-  if (module && typeof module.mountEditor === "function") {
-    const label = box.querySelector(`label[for="${textarea.id}"]`);
-    editor = module.mountEditor(textarea, {
-      onRun: run,
-      onChange: (text) => drafts.changed(text),
-      label: label ? label.textContent.trim() : "Python code editor",
-      keysHelp: KEYS_HELP,
-      stylesheet: new URL("../editor.css", import.meta.url).href,
-    });
-    box.classList.add("has-editor");
-    keepLineStartsInView(editor.view);
-    // The saved result's line belongs to the program that was run, not to a newer draft.
-    if (!saved || typeof saved.draft !== "string" || saved.draft === saved.source) markLoadError(saved?.result);
-    // The label pointed at the textarea, which is now hidden: clicking it should focus the editor instead.
-    if (label) label.addEventListener("click", () => editor.focus());
-  }
+/** The CodeMirror editor over the textarea, once its module has loaded. */
+function mountEditorOver(exercise, module, run, saved) {
+  const { box, textarea, drafts } = exercise;
+  const label = box.querySelector(`label[for="${textarea.id}"]`);
+  const editor = module.mountEditor(textarea, {
+    onRun: run,
+    onChange: (text) => drafts.changed(text),
+    label: label ? label.textContent.trim() : "Python code editor",
+    keysHelp: KEYS_HELP,
+    stylesheet: new URL("../editor.css", import.meta.url).href,
+  });
+  exercise.editor = editor;
+  box.classList.add("has-editor");
+  keepLineStartsInView(editor.view);
+  // The saved result's line belongs to the program that was run, not to a newer draft.
+  if (!saved || typeof saved.draft !== "string" || saved.draft === saved.source) markLoadError(exercise, saved?.result);
+  // The label pointed at the textarea, which is now hidden: clicking it should focus the editor instead.
+  if (label) label.addEventListener("click", () => editor.focus());
 }
