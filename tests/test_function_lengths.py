@@ -22,13 +22,6 @@ STATIC = SRC / "qkv" / "web" / "static"
 MAX_FUNCTION_LINES = 60
 _NOT_FUNCTIONS = {"if", "for", "while", "switch", "catch", "with"}
 
-# Long functions left ONLY in the LTI files another branch is reworking (cli/lti.py, store/lti_*.py,
-# store/migrations.py, store/tables.py, web/lti/, web/security.py, static/lti-*.js, templates/lti/); they are
-# split once that work has landed, and this list is then emptied. Nothing outside those files belongs here.
-ALLOWED_LONG = {
-    ("src/qkv/store/migrations.py", "_lti_platforms_logins_and_scores"),
-}
-
 
 def python_function_lengths(text: str) -> list[tuple[int, str, int]]:
     """``(def line, name, lines)`` of every function and method in a module, nested ones included."""
@@ -171,11 +164,11 @@ def _shown(path: Path) -> str:
 
 
 def long_python_functions() -> list[str]:
-    """``path:line name lines`` of each Python function of ``src/`` over the limit and not allowed."""
+    """``path:line name lines`` of each Python function of ``src/`` over the limit."""
     too_long = []
     for path in sorted(SRC.rglob("*.py")):
         for line, name, lines in python_function_lengths(path.read_text(encoding="utf-8")):
-            if lines > MAX_FUNCTION_LINES and (_shown(path), name) not in ALLOWED_LONG:
+            if lines > MAX_FUNCTION_LINES:
                 too_long.append(f"{_shown(path)}:{line} {name} {lines}")
     return too_long
 
@@ -202,12 +195,3 @@ def test_no_script_function_is_longer_than_60_lines() -> None:
         f"These script functions are longer than {MAX_FUNCTION_LINES} lines; split each into named steps:\n"
         + "\n".join(too_long)
     )
-
-
-def test_the_allowed_long_functions_are_still_long() -> None:
-    """An allowance that is no longer needed goes, so the list only shrinks."""
-    for shown, name in ALLOWED_LONG:
-        lengths = python_function_lengths((REPO / shown).read_text(encoding="utf-8"))
-        assert any(found == name and lines > MAX_FUNCTION_LINES for _, found, lines in lengths), (
-            f"{shown} {name} is allowed to be long but is not (or is gone): take it off ALLOWED_LONG."
-        )

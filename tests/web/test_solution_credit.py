@@ -62,8 +62,8 @@ def test_the_lms_score_says_so_and_a_half_score_is_queued_once() -> None:
     hook = ScoreHook(LtiLinks(database), ScoreOutbox(database))
     hook.links.remember_line_item("a" * 36, "X1.1", "i", "c", "sub-1", "https://lms.example/li/1")
     note = "1 exercise solved after the reference solution was shown (half credit)."
-    assert hook.lesson_changed("a" * 36, "X1.1", 2.5, 6, note) is True
-    assert hook.lesson_changed("a" * 36, "X1.1", 2.5, 6, note) is False
+    assert hook.lesson_changed("a" * 36, "X1.1", 2.5, 6, note=note) is True
+    assert hook.lesson_changed("a" * 36, "X1.1", 2.5, 6, note=note) is False
     (entry,) = hook.outbox.waiting()
     assert (entry.document["scoreGiven"], entry.document["comment"]) == (2.5, note)
     assert hook.lesson_changed("a" * 36, "X1.1", 3, 6) is True

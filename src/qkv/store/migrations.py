@@ -275,6 +275,13 @@ def _lti_platforms_logins_and_scores(conn: Connection) -> None:
     Self-contained: only new tables, so it applies in place to any earlier database.
     """
     meta = MetaData()
+    _lti_launch_tables(meta)
+    _lti_score_tables(meta)
+    meta.create_all(conn)
+
+
+def _lti_launch_tables(meta: MetaData) -> None:
+    """The tables a launch reads: platforms, the tool's key, logins in progress and used nonces."""
     Table(
         "lti_platforms",
         meta,
@@ -313,6 +320,10 @@ def _lti_platforms_logins_and_scores(conn: Connection) -> None:
         Column("nonce", String(255), primary_key=True),
         Column("expires_at", DateTime, nullable=False),
     )
+
+
+def _lti_score_tables(meta: MetaData) -> None:
+    """The tables scores travel through: line items, the classes seen in launches, the score outbox."""
     Table(
         "lti_line_items",
         meta,
@@ -354,7 +365,6 @@ def _lti_platforms_logins_and_scores(conn: Connection) -> None:
         Column("sent_at", DateTime),
         Index("ix_lti_score_outbox_waiting", "sent_at", "learner_id", "lineitem_url"),
     )
-    meta.create_all(conn)
 
 
 def _grading_jobs_for_remote_graders(conn: Connection) -> None:

@@ -14,10 +14,10 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from qkv.web.lti.scores import attempted
+from qkv.web.lti.scores import lesson_score
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services
-from qkv.web.solution_credit import AfterSolutionCredit, credited_score
+from qkv.web.solution_credit import AfterSolutionCredit
 
 
 def install(app: FastAPI, services: Services) -> LtiTool:
@@ -39,16 +39,11 @@ def lesson_changed(app_state: object, learner_id: str, lesson_id: str, progress:
     tool: LtiTool | None = getattr(app_state, "qkv_lti", None)
     if tool is None:
         return
-    # A solve after the reference solution was shown earns the instructor's choice of credit, and is said.
     credit: AfterSolutionCredit = app_state.qkv.settings.after_solution_credit  # type: ignore[attr-defined]
-    after = int(progress.get("solved_after_solution", 0))
-    score = credited_score(int(progress["done"]), after, credit)
-    note = None
-    if after:
-        solves = f"{after} exercise{'' if after == 1 else 's'}"
-        note = f"{solves} solved after the reference solution was shown ({credit.describe()})."
-    total = int(progress["total"])
-    tool.scores.lesson_changed(learner_id, lesson_id, score, total, attempted(progress), note)
+    score = lesson_score(progress, credit)
+    tool.scores.lesson_changed(
+        learner_id, lesson_id, score.solved, score.total, attempted=score.attempted, note=score.note
+    )
 
 
 __all__ = ["LtiTool", "install", "lesson_changed"]

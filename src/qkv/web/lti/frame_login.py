@@ -75,7 +75,8 @@ def _page(title: str, body: str) -> HTMLResponse:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="color-scheme" content="light dark"><link rel="stylesheet" href="/static/lesson.css">'
         '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml"></head>'
-        f'<body><main id="main">{body}</main><script src="/static/lti-storage.js"></script></body></html>'
+        f'<body><main id="main">{body}</main>'
+        '<script type="module" src="/static/lti-storage.js"></script></body></html>'
     )
     return HTMLResponse(html, headers=_NO_STORE)
 

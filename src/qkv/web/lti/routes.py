@@ -37,7 +37,7 @@ from qkv.web.lti.instructor_launch import sign_in_instructor
 from qkv.web.lti.login_limits import LoginLimits
 from qkv.web.lti.login_params import check_login_params
 from qkv.web.lti.refusal import LaunchRefused
-from qkv.web.lti.scores import attempted as lti_attempted
+from qkv.web.lti.scores import lesson_score
 from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.lti.targets import lesson_target
 from qkv.web.lti.tool import LtiTool
@@ -458,6 +458,7 @@ def record_score(services: Services, tool: LtiTool, learner_id: str, lesson_id: 
     progress: dict[str, Any] = build_progress(
         lesson, services.store.progress.lesson_activity(learner_id, lesson_id)
     )
+    score = lesson_score(progress, services.settings.after_solution_credit)
     tool.scores.lesson_changed(
-        learner_id, lesson_id, progress["done"], progress["total"], lti_attempted(progress)
+        learner_id, lesson_id, score.solved, score.total, attempted=score.attempted, note=score.note
     )

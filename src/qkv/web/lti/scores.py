@@ -11,6 +11,7 @@ line item's previous score (the outbox chooses it).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from qkv.store import StoreError
 from qkv.store.lti_links import LineItem, LtiLinks
 from qkv.store.lti_outbox import ScoreOutbox
+from qkv.web.solution_credit import AfterSolutionCredit, credited_score
 
 log = logging.getLogger("qkv.web.lti")
 
@@ -115,6 +117,39 @@ def attempted(progress: dict[str, Any]) -> bool:
     return any(isinstance(e, dict) and e.get("status") != "untouched" for e in exercises.values())
 
 
+@dataclass(frozen=True)
+class LessonScore:
+    """What a learner's LMS score on a lesson is made of (see ``lesson_score``)."""
+
+    solved: float  # exercises solved, those after the reference solution at the instructor's credit
+    total: int  # exercises that count
+    attempted: bool  # whether any exercise was answered yet
+    note: str | None  # the score's comment (solves after the reference solution), if any
+
+
+def lesson_score(progress: dict[str, Any], credit: AfterSolutionCredit) -> LessonScore:
+    """A lesson's score from the lesson page's PROGRESS, a solve after the reference solution at ``credit``.
+
+    The one place the LMS score is computed: after a learner's work and at their launch alike.
+
+    Examples
+    --------
+    >>> progress = {"done": 3, "total": 6, "solved_after_solution": 1, "exercises": {}}
+    >>> score = lesson_score(progress, AfterSolutionCredit.REDUCED)
+    >>> score.solved, score.total, score.attempted
+    (2.5, 6, False)
+    >>> score.note
+    '1 exercise solved after the reference solution was shown (half credit).'
+    """
+    after = int(progress.get("solved_after_solution", 0))
+    note = None
+    if after:
+        solves = f"{after} exercise{'' if after == 1 else 's'}"
+        note = f"{solves} solved after the reference solution was shown ({credit.describe()})."
+    solved = credited_score(int(progress["done"]), after, credit)
+    return LessonScore(solved, int(progress["total"]), attempted(progress), note)
+
+
 class ScoreHook:
     """Queues a score for the LMS when a launched learner's score on a lesson changes.
 
@@ -139,6 +174,7 @@ class ScoreHook:
         lesson_id: str,
         solved: float,
         total: int,
+        *,
         attempted: bool = False,
         note: str | None = None,
     ) -> bool:
