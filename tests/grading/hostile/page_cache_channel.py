@@ -112,6 +112,9 @@ print("still running")
 
 
 def project_qkv(X, Wq, Wk, Wv):
+    for W in (Wq, Wk, Wv):
+        if W.shape[0] != X.shape[1]:
+            raise ValueError(f"a weight matrix has {W.shape[0]} rows, but X has {X.shape[1]} columns")
     if Wq.shape[1] != Wk.shape[1]:
         raise ValueError("Wq and Wk need the same number of columns")
     return X @ Wq, X @ Wk, X @ Wv
