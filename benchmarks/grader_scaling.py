@@ -32,7 +32,7 @@ from sqlalchemy import create_engine, text
 from qkv.lessons import load_catalog
 from qkv.remote_grading import QueueSubmitter
 from qkv.store import Store
-from qkv.web.grading_backend import RemoteProgram
+from qkv.web.runs.backend import RemoteProgram
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_URL = os.environ.get("QKV_TEST_POSTGRES_URL", "postgresql+psycopg://qkv:qkv@127.0.0.1:5432/qkv_test")

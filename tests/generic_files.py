@@ -16,7 +16,7 @@ from qkv.lessons.pyfiles import import_lesson_file
 
 PACKAGE = Path(__file__).parents[1] / "src" / "qkv"
 TEXT_SUFFIXES = {".py", ".md", ".html", ".js", ".css", ".toml", ".txt", ".json"}
-LIBRARY_CALLERS = {PACKAGE / "web" / "widget_api.py"}
+LIBRARY_CALLERS = {PACKAGE / "web" / "learner" / "widget_api.py"}
 MIN_SENTENCE = 24  # shorter strings ("Check your understanding") may well be generic words
 
 

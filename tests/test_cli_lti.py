@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from qkv.store.database import Database
-from qkv.store.lti_platforms import LtiPlatforms
+from qkv.store.lti.platforms import LtiPlatforms
 
 ARGS = [
     "--issuer", "https://moodle.school.example",
@@ -61,7 +61,7 @@ def test_a_bad_url_is_refused_with_a_sentence(tmp_path: Path) -> None:
 
 
 def test_a_registration_link_is_printed_once_made_and_works_once(tmp_path: Path) -> None:
-    from qkv.store.lti_registrations import LinkState, RegistrationLinks
+    from qkv.store.lti.registrations import LinkState, RegistrationLinks
 
     url = f"sqlite:///{tmp_path / 'class.sqlite3'}"
     made = run("registration-link", "--url", "https://qkv.school.example/", "--database-url", url)

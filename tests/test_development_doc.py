@@ -117,6 +117,18 @@ def test_every_core_module_is_named() -> None:
     assert [name for name in core if f"`{name}`" not in text and f"`src/qkv/{name}`" not in text] == []
 
 
+def test_a_module_name_in_two_packages_is_one_the_doc_lists_as_the_same_idea() -> None:
+    text = DOC.read_text().split("- Same idea in two layers:", 1)[1].split("\n- ", 1)[0]
+    seen: dict[str, list[Path]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if DATA not in path.parents and path.name != "__init__.py" and "__pycache__" not in path.parts:
+            seen.setdefault(path.name, []).append(path.parent)
+    repeated = sorted(name for name, folders in seen.items() if len(folders) > 1)
+    assert [name for name in repeated if f"`{name}`" not in text] == []
+    for name in repeated:
+        assert all(f"`{folder.relative_to(REPO)}/`" in text for folder in seen[name]), name
+
+
 def test_the_test_modules_that_import_another_are_the_ones_the_doc_names() -> None:
     importing = sorted(
         str(path.relative_to(REPO))

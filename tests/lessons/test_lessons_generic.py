@@ -5,7 +5,7 @@ exercises ask for, its section ids and every sentence it shows (prompts, hints, 
 grading hints) — are gathered from the lesson itself and searched for in every other file of qkv.
 
 Two kinds of file may use a lesson's *function names*, because there they are the library's own: the core
-library (``qkv/*.py``, which defines them) and the web layer's library API (``web/widget_api.py``, which
+library (``qkv/*.py``, which defines them) and the web layer's library API (``web/learner/widget_api.py``, which
 serves two of those functions over HTTP to any page). The widgets are no exception: each is a folder of its
 chapter or of a lesson (``lessons/content/CHAPTER/[LESSON/]widgets/NAME/``), and the generic files name
 none of them.

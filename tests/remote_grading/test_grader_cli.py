@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, text
 
 from qkv.remote_grading import QueueSubmitter
 from qkv.store import Store
-from qkv.web.grading_backend import RemoteProgram
+from qkv.web.runs.backend import RemoteProgram
 
 REPO = Path(__file__).resolve().parents[2]
 QKV = [sys.executable, "-m", "qkv"]

@@ -21,8 +21,8 @@ from qkv.store import (
     create_store_engine,
     upgrade,
 )
-from qkv.store.lti_links import LtiLinks
-from qkv.store.lti_outbox import ScoreOutbox
+from qkv.store.lti.links import LtiLinks
+from qkv.store.lti.outbox import ScoreOutbox
 from qkv.store.migrations import MIGRATIONS
 
 ADA, BEN, CLAIRE = "a" * 36, "b" * 36, "c" * 36

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from qkv.cli.progress import progress
 from qkv.lessons import load_catalog
 from qkv.store import Store
-from qkv.web.instructor_exports import GRADEBOOK_COLUMNS
+from qkv.web.instructor.exports import GRADEBOOK_COLUMNS
 
 ALICE = "a" * 36
 BOB = "b" * 36

@@ -9,11 +9,11 @@ import pytest
 
 from qkv.store.clock import utc_now
 from qkv.store.database import Database
-from qkv.store.lti_keys import StoredKey, tool_key
-from qkv.store.lti_links import LtiLinks
-from qkv.store.lti_logins import LtiLogins, StateOutcome
-from qkv.store.lti_outbox import ScoreOutbox
-from qkv.store.lti_platforms import LtiPlatforms
+from qkv.store.lti.keys import StoredKey, tool_key
+from qkv.store.lti.links import LtiLinks
+from qkv.store.lti.logins import LtiLogins, StateOutcome
+from qkv.store.lti.outbox import ScoreOutbox
+from qkv.store.lti.platforms import LtiPlatforms
 
 LEARNER = "a" * 36
 LINE = "https://lms.example/lineitems/1"
@@ -140,7 +140,7 @@ def test_a_parked_score_holds_nothing_back_and_is_never_claimed_again(database: 
 
 
 def test_a_registration_link_is_used_once_and_expires(database: Database) -> None:
-    from qkv.store.lti_registrations import LinkState, RegistrationLinks
+    from qkv.store.lti.registrations import LinkState, RegistrationLinks
 
     links = RegistrationLinks(database)
     token, old = links.issue(timedelta(hours=1)), links.issue(timedelta(seconds=-1))

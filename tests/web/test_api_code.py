@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 
-from qkv.web.grading_queue import (
+from qkv.web.runs.local_queue import (
     AlreadyGrading,
     ClientBusy,
     GradingBusy,
@@ -419,7 +419,7 @@ def test_a_flood_from_one_address_does_not_refuse_a_classmates_first_program() -
     ada = queue.submit("ada's first", "s", owner="ada", client="school")
     assert queue.position("ada") == 4
     # However many first programs the address sends (a client minting identities is held by the new
-    # learners an address may start, qkv.web.identity_limits), only a full line refuses them.
+    # learners an address may start, qkv.web.http.identity_limits), only a full line refuses them.
     minted = [queue.submit("m", "s", owner=f"minted{i}", client="school") for i in range(10)]
     with pytest.raises(ClientBusy):  # while a program that is no one's first is refused still
         queue.submit("again", "s", owner=None, client="school")

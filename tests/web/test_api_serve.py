@@ -150,7 +150,7 @@ def test_require_sign_in_flag_makes_the_lesson_ask_to_sign_in(tmp_path: Path) ->
 @pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_serve_uses_the_request_head_deadline(tmp_path: Path) -> None:
-    from qkv.web.protocol import HeadTimeoutH11Protocol
+    from qkv.web.http.protocol import HeadTimeoutH11Protocol
 
     process, url = _start(tmp_path)
     try:

@@ -11,7 +11,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 
-from qkv.web.clients import storage_key
+from qkv.web.http.clients import storage_key
 from tests.web.backend_fixtures import API, CORRECT_SOLUTION, WRONG_SOLUTION, Browser
 
 MIB = 1024 * 1024

@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 
 from qkv.grading.results import GradeResult, TestResult
-from qkv.web.grading_queue import GradingQueue
+from qkv.web.runs.local_queue import GradingQueue
 from tests.web.backend_fixtures import Browser, learner_id_of
 
 

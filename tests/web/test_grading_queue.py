@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from qkv.grading import Grader, GradeResult, Suite, TestCase, Whole
-from qkv.web.grading_queue import GradingQueue, ProgramState
+from qkv.web.runs.local_queue import GradingQueue, ProgramState
 from tests.time_scale import scaled, wait_for
 
 pytestmark = [

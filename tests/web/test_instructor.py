@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from qkv.store.instructors import InstructorDesk
-from qkv.web.instructor_auth import INSTRUCTOR_COOKIE, InstructorAuth
+from qkv.web.instructor.auth import INSTRUCTOR_COOKIE, InstructorAuth
 from tests.web.instructor_seed import (
     AREA_HINT,
     BEN,
@@ -458,7 +458,7 @@ def test_tests_that_did_not_run_are_not_failures() -> None:
     from datetime import datetime
 
     from qkv.store.instructors import CodeEvent
-    from qkv.web.instructor_stats import code_exercise_stats
+    from qkv.web.instructor.stats import code_exercise_stats
 
     tests = [
         {"name": "first", "status": "timeout", "function": "f", "hint": None},

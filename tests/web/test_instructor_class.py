@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from qkv.lessons import load_catalog
-from qkv.web.instructor_exports import counted_exercises
+from qkv.web.instructor.exports import counted_exercises
 from tests.web.instructor_seed import (
     ANN,
     AREA_HINT,

@@ -8,7 +8,7 @@ from typing import Any
 
 from qkv.lessons import Exercise, LessonPart
 from qkv.store import AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity
-from qkv.web.lesson_progress import build_progress
+from qkv.web.learner.lesson_progress import build_progress
 
 WHEN = datetime(2026, 1, 1)
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import uvicorn
 
-from qkv.web.protocol import HeadTimeoutH11Protocol
+from qkv.web.http.protocol import HeadTimeoutH11Protocol
 
 
 class QuickDeadline(HeadTimeoutH11Protocol):

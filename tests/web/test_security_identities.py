@@ -12,7 +12,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from qkv.web.app import MINT_WINDOW_S
-from qkv.web.security import COOKIE_NAME
+from qkv.web.http.security import COOKIE_NAME
 from tests.web.backend_fixtures import API, LESSON_URL, Browser
 
 

@@ -8,7 +8,7 @@ import pytest
 from fastapi import FastAPI
 from itsdangerous import URLSafeSerializer
 
-from qkv.web.security import COOKIE_NAME, LearnerIdentity
+from qkv.web.http.security import COOKIE_NAME, LearnerIdentity
 from tests.web.backend_fixtures import API, LESSON_URL, SECRET, Browser
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi import FastAPI
 
-from qkv.web.security import CONTENT_SECURITY_POLICY
+from qkv.web.http.security import CONTENT_SECURITY_POLICY
 from tests.web.backend_fixtures import API, LESSON_URL, SECRET, Browser
 
 

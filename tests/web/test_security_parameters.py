@@ -65,7 +65,7 @@ class Route:
     path: str  # with the prefix of its router
     methods: set[str]
     dependant: Any
-    form_fields: list[str]  # of a form it reads itself, as its OpenAPI extra says (see qkv.web.forms)
+    form_fields: list[str]  # of a form it reads itself, as its OpenAPI extra says (see qkv.web.http.forms)
 
 
 def _routes(app: FastAPI) -> list[Route]:

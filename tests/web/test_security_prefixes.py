@@ -2,7 +2,7 @@
 
 One subscriber is usually given a whole /64, so addresses of one /64 share the bounds of one address: the
 grading line, the new learners an address may start, the storage budget and the request rates all count by
-``qkv.web.clients.client_key``. Addresses of different /64s are different clients.
+``qkv.web.http.clients.client_key``. Addresses of different /64s are different clients.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from qkv.grading.results import GradeResult, TestResult
-from qkv.web.clients import client_key
-from qkv.web.grading_queue import GradingClosed, GradingQueue
+from qkv.web.http.clients import client_key
 from qkv.web.lti.login_limits import LoginLimits
+from qkv.web.runs.local_queue import GradingClosed, GradingQueue
 from qkv.web.settings import Settings
 from tests.web.backend_fixtures import CORRECT_SOLUTION, Browser
 

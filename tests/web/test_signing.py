@@ -1,4 +1,4 @@
-"""qkv.web.signing: one signer for learner and instructor cookies, each purpose apart from the other."""
+"""qkv.web.http.signing: one signer for learner and instructor cookies, each purpose apart from the other."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import hmac
 
 from itsdangerous import URLSafeSerializer
 
-from qkv.web.signing import CookiePolicy, CookieSigner, SameSite
+from qkv.web.http.signing import CookiePolicy, CookieSigner, SameSite
 
 KEY = "a-key-of-the-servers" * 2
 

@@ -14,12 +14,12 @@ from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS, load_catalog
 from qkv.store import GradebookRow
 from qkv.store.database import Database
 from qkv.store.instructors import LearnerRecord
-from qkv.store.lti_links import LtiLinks
-from qkv.store.lti_outbox import ScoreOutbox
-from qkv.web.instructor_exports import counted_exercises, lms_records, write_gradebook
+from qkv.store.lti.links import LtiLinks
+from qkv.store.lti.outbox import ScoreOutbox
+from qkv.web.instructor.exports import counted_exercises, lms_records, write_gradebook
+from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 from qkv.web.lti.scores import ScoreHook
 from qkv.web.settings import Settings
-from qkv.web.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 from tests.web.backend_fixtures import API, CORRECT_SOLUTION, LESSON, Browser
 
 A_TRY = (  # defines every function and runs every test, all wrong: a try at the exercise

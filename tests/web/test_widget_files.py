@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from qkv.lessons import load_catalog
 from qkv.web.app import create_app
-from qkv.web.security import CONTENT_SECURITY_POLICY
+from qkv.web.http.security import CONTENT_SECURITY_POLICY
 from qkv.web.settings import Settings
 
 WIDGETS = load_catalog().widgets

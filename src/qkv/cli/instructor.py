@@ -85,7 +85,7 @@ def _check_flags(desk: InstructorDesk, course_id: str | None, all_courses: bool,
 
 def _print_link(name: str, url: str, token: str) -> None:
     # The token is in the link's fragment: it never reaches a request line or an access log.
-    from qkv.web.sign_in_links import instructor_sign_in_url
+    from qkv.web.http.sign_in_links import instructor_sign_in_url
 
     click.echo(f"Sign-in link for {name} (works once, for 24 hours; keep it private):")
     click.echo(f"  {instructor_sign_in_url(url, token)}")

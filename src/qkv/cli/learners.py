@@ -111,7 +111,7 @@ def import_roster(
     new links.
     """
     from qkv.store import RosterError, parse_roster
-    from qkv.web.sign_in_links import sign_in_url
+    from qkv.web.http.sign_in_links import sign_in_url
 
     try:
         entries = parse_roster(_read_roster(roster))
@@ -159,7 +159,7 @@ def import_roster(
 @_URL
 def link(external_id: str, days: int, database_url: str | None, url: str) -> None:
     """Print a new one-time sign-in link for the learner whose external id is EXTERNAL_ID."""
-    from qkv.web.sign_in_links import sign_in_url
+    from qkv.web.http.sign_in_links import sign_in_url
 
     store = _store(database_url)
     try:

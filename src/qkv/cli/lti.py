@@ -10,7 +10,7 @@ import click
 from qkv.cli.options import database_url_option, public_url_option
 
 if TYPE_CHECKING:
-    from qkv.store.lti_platforms import LtiPlatforms
+    from qkv.store.lti.platforms import LtiPlatforms
 
 _DATABASE = database_url_option
 _URL = public_url_option("Where the LMS reaches this server (the printed URL's start; HTTPS for a real LMS).")
@@ -19,7 +19,7 @@ _URL = public_url_option("Where the LMS reaches this server (the printed URL's s
 def _platforms(database_url: str | None) -> LtiPlatforms:
     from qkv.store import StoreError, default_database_url
     from qkv.store.database import Database
-    from qkv.store.lti_platforms import LtiPlatforms
+    from qkv.store.lti.platforms import LtiPlatforms
 
     try:
         return LtiPlatforms(Database(database_url or default_database_url()))
@@ -87,8 +87,8 @@ def registration_link(valid_hours: int, url: str, database_url: str | None) -> N
 
     from qkv.store import StoreError, default_database_url
     from qkv.store.database import Database
-    from qkv.store.lti_platforms import check_url
-    from qkv.store.lti_registrations import RegistrationLinks
+    from qkv.store.lti.platforms import check_url
+    from qkv.store.lti.registrations import RegistrationLinks
 
     try:
         check_url(url, "The server URL (--url)")

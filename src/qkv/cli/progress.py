@@ -11,7 +11,7 @@ from qkv.cli.options import database_url_option
 
 def _catalog_exercises() -> list[tuple[str, str]]:
     """Every exercise of the built-in lessons, so untouched ones get a row too."""
-    from qkv.web.instructor_exports import catalog_exercises
+    from qkv.web.instructor.exports import catalog_exercises
 
     try:
         from qkv.lessons import load_catalog
@@ -59,7 +59,7 @@ def export(fmt: str, database_url: str | None, after_solution_credit: str, outpu
     exercise, correctness and named mistake. Every CSV cell is made spreadsheet-safe.
     """
     from qkv.store import Store, StoreError, default_database_url  # SQLAlchemy only for this command
-    from qkv.web.instructor_exports import write_gradebook  # the instructor's download, the same code
+    from qkv.web.instructor.exports import write_gradebook  # the instructor's download, the same code
 
     url = database_url or default_database_url()
     try:
@@ -84,8 +84,8 @@ def _write_class_file(store: object, fmt: str, output: TextIO, credit: str = "re
     """The LMS import file or the event log, written by the same code as the instructor's downloads."""
     from qkv.lessons import load_catalog
     from qkv.store import Store
-    from qkv.web.instructor_exports import catalog_exercises, write_events, write_lms
-    from qkv.web.solution_credit import AfterSolutionCredit
+    from qkv.web.instructor.exports import catalog_exercises, write_events, write_lms
+    from qkv.web.learner.solution_credit import AfterSolutionCredit
 
     assert isinstance(store, Store)
     desk = store.instructors

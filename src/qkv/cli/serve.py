@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from qkv.grading.cgroups import CgroupHost
-    from qkv.web.grading_backend import RemoteGrading
+    from qkv.web.runs.backend import RemoteGrading
     from qkv.web.settings import Settings
 
 SECRET_KEY_ENV = "QKV_SECRET_KEY"
@@ -364,8 +364,8 @@ def _build_app(url: str, remote: RemoteGrading | None, options: ServeOptions) ->
 
 def _settings(url: str, options: ServeOptions) -> Settings:
     """The server's settings from the options (a ValueError in a sentence for a bad one)."""
+    from qkv.web.learner.solution_credit import AfterSolutionCredit
     from qkv.web.settings import Settings
-    from qkv.web.solution_credit import AfterSolutionCredit
 
     return Settings(
         database_url=url,
@@ -408,8 +408,8 @@ def _run_server(app: FastAPI, settings: Settings, options: ServeOptions) -> None
     """Run uvicorn until it is stopped; exit status 1 when it never started (a port taken since)."""
     import uvicorn
 
-    from qkv.web import access_log
-    from qkv.web.protocol import HeadTimeoutH11Protocol
+    from qkv.web.http import access_log
+    from qkv.web.http.protocol import HeadTimeoutH11Protocol
 
     log_level, forwarded_allow_ips = options["log_level"], options["forwarded_allow_ips"]
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")

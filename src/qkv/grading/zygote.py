@@ -167,7 +167,7 @@ def exit_status(status: int) -> int:
 # --- the three processes of one sandbox ---------------------------------------------------------------
 
 
-def child(fds: list[int], rlimits: str, settings: Settings) -> None:
+def child(fds: list[int], rlimits: str, settings: ZygoteSettings) -> None:
     """Runs in the forked child (never returns): steps 1 and 2, then the init."""
     try:
         signal.set_wakeup_fd(-1)
@@ -193,7 +193,7 @@ def child(fds: list[int], rlimits: str, settings: Settings) -> None:
         fail(error)
 
 
-def init_process(rlimits: str, settings: Settings, boot: dict[str, float]) -> None:
+def init_process(rlimits: str, settings: ZygoteSettings, boot: dict[str, float]) -> None:
     """PID 1 of the new namespace (never returns): step 3, then the harness as PID 2, then reap."""
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL, "parent-death signal")
@@ -250,7 +250,7 @@ def place_descriptors(fds: list[int]) -> None:
 # --- the zygote itself --------------------------------------------------------------------------------
 
 
-class Settings:
+class ZygoteSettings:
     """What every child needs: the seccomp filter, the size of ``/tmp``, the highest capability number."""
 
     def __init__(self, seccomp: bytes, tmp_bytes: int, last_cap: int) -> None:
@@ -278,7 +278,7 @@ def read_all(fd: int) -> bytes:
     return data
 
 
-def spawn(request: bytes, fds: list[int], settings: Settings) -> tuple[int, int] | None:
+def spawn(request: bytes, fds: list[int], settings: ZygoteSettings) -> tuple[int, int] | None:
     """Fork a child for one request; its pid and status descriptor, or None for a malformed request."""
     try:
         rlimits = json.loads(request)["rlimits"]
@@ -320,7 +320,7 @@ def reap(children: dict[int, int]) -> None:
             os.close(status_fd)
 
 
-def serve(control: socket.socket, settings: Settings) -> None:
+def serve(control: socket.socket, settings: ZygoteSettings) -> None:
     """Fork children on request until the grader closes the control socket."""
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
@@ -355,7 +355,7 @@ def main() -> None:
     load_harness()
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
-    settings = Settings(read_all(seccomp_fd), tmp_bytes, last_cap)
+    settings = ZygoteSettings(read_all(seccomp_fd), tmp_bytes, last_cap)
     threads = len(os.listdir("/proc/self/task"))
     control = socket.socket(fileno=control_fd)
     if threads != 1:  # forking a process with threads copies only one of them: refuse to

@@ -8,7 +8,7 @@ with the learner's progress in one transaction, once per job. The learner's page
 web server it asks. See docs/operations.md ("Graders on other machines").
 """
 
-from qkv.remote_grading.queue import (
+from qkv.remote_grading.job_queue import (
     GRADE_TASK,
     GRADING_QUEUE,
     RemoteGradingError,
@@ -17,7 +17,7 @@ from qkv.remote_grading.queue import (
     queue_conninfo,
 )
 from qkv.remote_grading.submitter import QueueSubmitter, graders_alive
-from qkv.remote_grading.verdicts import VerdictWatcher
+from qkv.remote_grading.verdict_watcher import VerdictWatcher
 from qkv.remote_grading.worker import GraderWorker, SweepReport, WorkerSettings
 
 __all__ = [

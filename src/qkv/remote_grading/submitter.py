@@ -1,7 +1,7 @@
 """The web server's side of remote grading: admit a program, hand its job to the queue, wait for its verdict.
 
 ``QueueSubmitter`` is what ``qkv serve --grading remote`` gives ``create_app`` (the interface is
-``qkv.web.grading_backend.RemoteGrading``). Admission (one job per learner, the cluster's caps, the fair
+``qkv.web.runs.backend.RemoteGrading``). Admission (one job per learner, the cluster's caps, the fair
 priority) is decided by ``GradingJobs.enqueue`` in the database, so it holds across every server; the job
 queue (procrastinate) then serves jobs by that priority, and each learner's jobs carry a queueing lock, so
 the queue itself never holds two waiting jobs of one learner either.
@@ -16,11 +16,11 @@ from typing import Any
 import procrastinate
 from procrastinate.exceptions import AlreadyEnqueued, ProcrastinateException
 
-from qkv.remote_grading.queue import GRADE_TASK, GRADING_QUEUE, ensure_queue_tables, queue_app
-from qkv.remote_grading.verdicts import VerdictWatcher
+from qkv.remote_grading.job_queue import GRADE_TASK, GRADING_QUEUE, ensure_queue_tables, queue_app
+from qkv.remote_grading.verdict_watcher import VerdictWatcher
 from qkv.store import Admission, Admitted, GradingJobs, JobView, Store, StoreError
-from qkv.web.grading_backend import RemoteProgram
-from qkv.web.grading_queue import AlreadyGrading, ClientBusy, QueueFull
+from qkv.web.runs.backend import RemoteProgram
+from qkv.web.runs.local_queue import AlreadyGrading, ClientBusy, QueueFull
 
 # The figure behind Retry-After: a grading's usual length, in seconds, and the graders assumed free.
 _TYPICAL_GRADING_S = 1.0
@@ -96,7 +96,7 @@ class QueueSubmitter:
 
         Raises
         ------
-        qkv.web.grading_queue.GradingBusy
+        qkv.web.runs.local_queue.GradingBusy
             ``AlreadyGrading`` (the learner's previous program is running), ``ClientBusy`` (this address
             has its share waiting), ``QueueFull`` (the cluster's line is full, or the queue cannot be
             reached).

@@ -29,7 +29,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from qkv.grading import Grader, Suite
 from qkv.grading.verdict import ran_its_tests
 from qkv.lessons import Catalog, LessonError
-from qkv.remote_grading.queue import (
+from qkv.remote_grading.job_queue import (
     GRADE_TASK,
     GRADING_QUEUE,
     RemoteGradingError,

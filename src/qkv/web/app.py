@@ -26,20 +26,23 @@ from qkv import __version__
 from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
 from qkv.store.accounts import SESSION_LIFETIME as LEARNER_SESSION_LIFETIME
-from qkv.web import api, instructor_learner_links, instructor_routes, learner_routes, lti, pages, widget_api
-from qkv.web.body_limits import BodyLimitMiddleware
-from qkv.web.error_responses import install_error_handlers
-from qkv.web.grading_backend import RemoteGrading
-from qkv.web.grading_queue import GradingQueue
-from qkv.web.identity_limits import MintLimit
-from qkv.web.jsonsafe import SafeJSONResponse
-from qkv.web.parameter_limits import ParameterLimitMiddleware
-from qkv.web.redirects import SafeLocationMiddleware
+from qkv.web import lti
+from qkv.web.http.body_limits import BodyLimitMiddleware
+from qkv.web.http.error_responses import install_error_handlers
+from qkv.web.http.identity_limits import MintLimit
+from qkv.web.http.jsonsafe import SafeJSONResponse
+from qkv.web.http.parameter_limits import ParameterLimitMiddleware
+from qkv.web.http.redirects import SafeLocationMiddleware
+from qkv.web.http.security import LearnerIdentity, SecurityHeadersMiddleware
+from qkv.web.instructor import learner_links
+from qkv.web.instructor import routes as instructor_routes
+from qkv.web.learner import api, pages, sign_in, widget_api
+from qkv.web.learner.widget_files import WidgetFiles
 from qkv.web.retention import prune_forever
-from qkv.web.security import LearnerIdentity, SecurityHeadersMiddleware
+from qkv.web.runs.backend import RemoteGrading
+from qkv.web.runs.local_queue import GradingQueue
 from qkv.web.services import Services
 from qkv.web.settings import Settings
-from qkv.web.widget_files import WidgetFiles
 
 if TYPE_CHECKING:
     from qkv.web.lti.tool import LtiTool
@@ -156,9 +159,9 @@ def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
     app.include_router(api.router)
     app.include_router(widget_api.router)
     app.include_router(pages.router)
-    app.include_router(learner_routes.router)  # /sign-in, /sign-out, /account/devices
+    app.include_router(sign_in.router)  # /sign-in, /sign-out, /account/devices
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
-    instructor_learner_links.install(app, services)  # the sign-in-link button on a learner's page
+    learner_links.install(app, services)  # the sign-in-link button on a learner's page
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     # Each widget's files from its chapter's (or lesson's) folder.

@@ -14,9 +14,9 @@ from fastapi.templating import Jinja2Templates
 from qkv.grading import Grader
 from qkv.lessons import Catalog, Exercise, Lesson, RenderedSection
 from qkv.store import Store
-from qkv.web.grading_backend import RemoteGrading
-from qkv.web.grading_queue import GradingQueue
-from qkv.web.security import LearnerIdentity
+from qkv.web.http.security import LearnerIdentity
+from qkv.web.runs.backend import RemoteGrading
+from qkv.web.runs.local_queue import GradingQueue
 from qkv.web.settings import Settings
 
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qkv.store import DEFAULT_CLIENT_BYTES_PER_DAY
-from qkv.web.clients import DEFAULT_IPV6_PREFIX, check_ipv6_prefix
-from qkv.web.redirects import public_origin
-from qkv.web.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
+from qkv.web.http.clients import DEFAULT_IPV6_PREFIX, check_ipv6_prefix
+from qkv.web.http.redirects import public_origin
+from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 
 
 @dataclass(frozen=True)

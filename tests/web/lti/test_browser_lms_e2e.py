@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from qkv.store.lti_registrations import RegistrationLinks
+from qkv.store.lti.registrations import RegistrationLinks
 from tests.web.browser_support import BROWSER, CHROMIUM, CHROMIUM_ARGS, new_page, screenshot, serve
 from tests.web.lti.conftest import tool_server
 from tests.web.lti.fake_platform import CLIENT_ID, DEPLOYMENT_ID, FakePlatform, platform_app

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from qkv.store.lti_registrations import RegistrationLinks
+from qkv.store.lti.registrations import RegistrationLinks
 from tests.web.lti.conftest import served_platform, tool_server
 from tests.web.lti.fake_platform import CLIENT_ID, DEPLOYMENT_ID, FakePlatform
 from tests.web.lti.launching import LmsBrowser

@@ -14,19 +14,25 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from qkv.web.learner.solution_credit import AfterSolutionCredit
 from qkv.web.lti.scores import lesson_score
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services
-from qkv.web.solution_credit import AfterSolutionCredit
 
 
 def install(app: FastAPI, services: Services) -> LtiTool:
     """Open the tool on the store's database and register its routes."""
-    from qkv.web.lti import deep_link_routes, framed_launch, instructor_page, registration_routes, routes
+    from qkv.web.lti import (
+        deep_link_routes,
+        framed_launch,
+        instructor_page,
+        launch_routes,
+        registration_routes,
+    )
 
     tool = LtiTool.open(services.store.database, poll_s=services.settings.lti_score_poll_s)
     app.state.qkv_lti = tool
-    app.include_router(routes.router)
+    app.include_router(launch_routes.router)
     app.include_router(deep_link_routes.router)
     app.include_router(registration_routes.router)
     app.include_router(framed_launch.router)

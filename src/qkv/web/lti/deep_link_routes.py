@@ -17,11 +17,12 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from qkv.store.lti_platforms import PlatformRecord
-from qkv.web.forms import parse_form
+from qkv.store.lti.platforms import PlatformRecord
+from qkv.web.http.forms import parse_form
 from qkv.web.lti import deep_linking as dl
 from qkv.web.lti import framing, line_items
 from qkv.web.lti.claims import LINEITEM_SCOPE, Launch
+from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.lti.tool import LtiTool
@@ -106,8 +107,6 @@ async def answer(request: Request, services: AppServices) -> Response:
 
 
 def _origin(request: Request, services: Services) -> str:
-    from qkv.web.lti.routes import origin_of
-
     return origin_of(services, request)
 
 

@@ -24,10 +24,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from qkv.store.courses import CourseRecord
-from qkv.web.forms import parse_form
+from qkv.web.http.forms import parse_form
 from qkv.web.lti import accounts_bridge
 from qkv.web.lti.claims import Launch
 from qkv.web.lti.instructor_launch import sign_in_instructor
+from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services, get_services
@@ -143,8 +144,6 @@ def _read(tool: LtiTool, request: Request, value: str, origin: str) -> dict[str,
 
 
 def _origin(request: Request, services: Services) -> str:
-    from qkv.web.lti.routes import origin_of
-
     return origin_of(services, request)
 
 

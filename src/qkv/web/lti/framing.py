@@ -1,6 +1,6 @@
 """Who may frame qkv's LTI pages: a registered platform's origin, and only on the pages that need it.
 
-Every page of qkv answers ``frame-ancestors 'none'`` (``qkv.web.security``). Moodle and Canvas show deep
+Every page of qkv answers ``frame-ancestors 'none'`` (``qkv.web.http.security``). Moodle and Canvas show deep
 linking and registration inside an iframe of their own page, and many courses embed launches, so the LTI
 pages a platform opens (the login, the launch, the picker and its answer, the registration) answer with a
 Content-Security-Policy whose ``frame-ancestors`` names that platform's origins: those of its issuer and
@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from starlette.responses import Response
 
-from qkv.store.lti_platforms import PlatformRecord
-from qkv.web.security import CONTENT_SECURITY_POLICY
+from qkv.store.lti.platforms import PlatformRecord
+from qkv.web.http.security import CONTENT_SECURITY_POLICY
 
 
 def origin(url: str) -> str | None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import jwt
 
-from qkv.store.lti_logins import LoginState, LtiLogins, StateOutcome
-from qkv.store.lti_platforms import LtiPlatforms, PlatformRecord
+from qkv.store.lti.logins import LoginState, LtiLogins, StateOutcome
+from qkv.store.lti.platforms import LtiPlatforms, PlatformRecord
 from qkv.web.lti import claims as c
 from qkv.web.lti.platform_keys import PlatformKeys
 from qkv.web.lti.refusal import LaunchRefused

@@ -13,7 +13,7 @@ from fastapi import Request
 
 from qkv.store.courses import CourseRecord, Courses, StaffRole
 from qkv.store.instructors import MAX_INSTRUCTOR_NAME, InstructorDesk, clean_instructor_name
-from qkv.web.instructor_auth import InstructorAuth
+from qkv.web.instructor.auth import InstructorAuth
 from qkv.web.lti.claims import CourseRole, Launch
 from qkv.web.lti.refusal import LaunchRefused
 

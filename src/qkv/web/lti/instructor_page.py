@@ -13,14 +13,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
 from qkv.store.courses import MembershipSource
-from qkv.web.course_access import WHOLE_SERVER, InCourse
-from qkv.web.forms import parse_form
-from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth
+from qkv.web.http.forms import parse_form
+from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth
+from qkv.web.instructor.course_access import WHOLE_SERVER, InCourse
 from qkv.web.lti import accounts_bridge
 from qkv.web.lti.claims import CourseRole, course_role
+from qkv.web.lti.launch_routes import tool_of
+from qkv.web.lti.names_and_roles import Member, pull_members
 from qkv.web.lti.refusal import LaunchRefused
-from qkv.web.lti.roster import Member, pull_members
-from qkv.web.lti.routes import tool_of
 from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.services import Services, get_services
 

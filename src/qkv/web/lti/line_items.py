@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from qkv.store.lti_platforms import PlatformRecord
+from qkv.store.lti.platforms import PlatformRecord
 from qkv.web.lti.claims import LINEITEM_SCOPE
 from qkv.web.lti.deep_linking import LINE_ITEM_TAG, PickedLesson
 from qkv.web.lti.service_tokens import ServiceTokens, ServiceUnavailable

@@ -20,7 +20,7 @@ from qkv.web.lti.refusal import LaunchRefused
 
 PER_MINUTE = 120
 PENDING_PER_ADDRESS = 300
-LIFETIME_S = 600.0  # a login's state lives as long (qkv.store.lti_logins.LOGIN_LIFETIME)
+LIFETIME_S = 600.0  # a login's state lives as long (qkv.store.lti.logins.LOGIN_LIFETIME)
 
 
 class TooManyLogins(LaunchRefused):

@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from qkv.store.lti_platforms import LtiPlatforms, PlatformRecord, check_identifier, check_url
-from qkv.store.lti_registrations import LinkState, RegistrationLinks
+from qkv.store.lti.platforms import LtiPlatforms, PlatformRecord, check_identifier, check_url
+from qkv.store.lti.registrations import LinkState, RegistrationLinks
 from qkv.web.lti import claims as c
 from qkv.web.lti.refusal import LaunchRefused
 

@@ -16,10 +16,11 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from qkv.store.lti_platforms import PlatformRecord
-from qkv.store.lti_registrations import RegistrationLinks
+from qkv.store.lti.platforms import PlatformRecord
+from qkv.store.lti.registrations import RegistrationLinks
 from qkv.web.lti import framing
 from qkv.web.lti import registration as dr
+from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services, get_services
@@ -109,6 +110,4 @@ def _register(
 
 
 def _origin(request: Request, services: Services) -> str:
-    from qkv.web.lti.routes import origin_of
-
     return origin_of(services, request)

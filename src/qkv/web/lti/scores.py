@@ -17,9 +17,9 @@ from enum import StrEnum
 from typing import Any
 
 from qkv.store import StoreError
-from qkv.store.lti_links import LineItem, LtiLinks
-from qkv.store.lti_outbox import ScoreOutbox
-from qkv.web.solution_credit import AfterSolutionCredit, credited_score
+from qkv.store.lti.links import LineItem, LtiLinks
+from qkv.store.lti.outbox import ScoreOutbox
+from qkv.web.learner.solution_credit import AfterSolutionCredit, credited_score
 
 log = logging.getLogger("qkv.web.lti")
 

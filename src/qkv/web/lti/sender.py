@@ -20,8 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from qkv.store import StoreError
-from qkv.store.lti_outbox import OutboxEntry, ScoreOutbox
-from qkv.store.lti_platforms import LtiPlatforms
+from qkv.store.lti.outbox import OutboxEntry, ScoreOutbox
+from qkv.store.lti.platforms import LtiPlatforms
 from qkv.web.lti.claims import SCORE_SCOPE
 from qkv.web.lti.service_tokens import ServiceTokens, ServiceUnavailable
 

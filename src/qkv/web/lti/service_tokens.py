@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from qkv.store.lti_platforms import PlatformRecord
+from qkv.store.lti.platforms import PlatformRecord
 from qkv.web.lti.tool_keys import ToolKey
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"

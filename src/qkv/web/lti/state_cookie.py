@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from qkv.store.lti_logins import LOGIN_LIFETIME, state_digest
+from qkv.store.lti.logins import LOGIN_LIFETIME, state_digest
 
 PREFIX = "qkv_lti_"
 PATH = "/lti/"

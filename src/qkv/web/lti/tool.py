@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import httpx
 
 from qkv.store.database import Database
-from qkv.store.lti_links import LtiLinks
-from qkv.store.lti_logins import LtiLogins
-from qkv.store.lti_outbox import ScoreOutbox
-from qkv.store.lti_platforms import LtiPlatforms
+from qkv.store.lti.links import LtiLinks
+from qkv.store.lti.logins import LtiLogins
+from qkv.store.lti.outbox import ScoreOutbox
+from qkv.store.lti.platforms import LtiPlatforms
 from qkv.web.lti.id_token import IdTokenChecker
 from qkv.web.lti.platform_keys import PlatformKeys
 from qkv.web.lti.scores import ScoreHook

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
 from qkv.store.database import Database
-from qkv.store.lti_keys import StoredKey, tool_key
+from qkv.store.lti.keys import StoredKey, tool_key
 
 KEY_BITS = 2048
 ASSERTION_LIFETIME_S = 300

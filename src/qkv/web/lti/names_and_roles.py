@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from qkv.store.lti_links import ClassContext
-from qkv.store.lti_platforms import LtiPlatforms
+from qkv.store.lti.links import ClassContext
+from qkv.store.lti.platforms import LtiPlatforms
 from qkv.web.lti.claims import MEMBERSHIP_SCOPE
 from qkv.web.lti.service_tokens import ServiceTokens, ServiceUnavailable
 

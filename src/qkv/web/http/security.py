@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from fastapi import HTTPException, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from qkv.web.clients import request_client_key
-from qkv.web.identity_limits import MintLimit, TooManyIdentities
-from qkv.web.signing import CookiePolicy, CookieSigner, SameSite
+from qkv.web.http.clients import request_client_key
+from qkv.web.http.identity_limits import MintLimit, TooManyIdentities
+from qkv.web.http.signing import CookiePolicy, CookieSigner, SameSite
 
 COOKIE_NAME = "qkv_learner"
 SESSION_COOKIE = "qkv_session"

@@ -9,10 +9,10 @@ from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
 from qkv.store import LessonActivity
-from qkv.web.apidocs import render_api_reference
-from qkv.web.jsonsafe import SafeJSONResponse
-from qkv.web.lesson_progress import build_progress
-from qkv.web.security import RequestLearner
+from qkv.web.http.jsonsafe import SafeJSONResponse
+from qkv.web.http.security import RequestLearner
+from qkv.web.learner.apidocs import render_api_reference
+from qkv.web.learner.lesson_progress import build_progress
 from qkv.web.services import Services, get_services
 
 router = APIRouter(include_in_schema=False)

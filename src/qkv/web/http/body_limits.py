@@ -12,7 +12,7 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from qkv.web.jsonsafe import SafeJSONResponse
+from qkv.web.http.jsonsafe import SafeJSONResponse
 
 _WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
 _Refusal = tuple[int, str]  # the status and the sentence a refused request gets

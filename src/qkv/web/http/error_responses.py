@@ -11,7 +11,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from qkv.store import StoreError
-from qkv.web.jsonsafe import SafeJSONResponse
+from qkv.web.http.jsonsafe import SafeJSONResponse
 
 log = logging.getLogger("qkv.web")
 

@@ -21,12 +21,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from qkv.store.accounts import DEVICE_LINK_LIFETIME, AccountRecord, SignInLink
-from qkv.web.forms import form_body_schema, parse_form
-from qkv.web.instructor_auth import same_origin
-from qkv.web.learner_sessions import sign_in, sign_out
-from qkv.web.security import CSRF_FIELD, RequestLearner
+from qkv.web.http.forms import form_body_schema, parse_form
+from qkv.web.http.security import CSRF_FIELD, RequestLearner
+from qkv.web.http.sign_in_links import qr_data_uri, request_base_url, sign_in_url
+from qkv.web.instructor.auth import same_origin
+from qkv.web.learner.sessions import sign_in, sign_out
 from qkv.web.services import Services, get_services
-from qkv.web.sign_in_links import qr_data_uri, request_base_url, sign_in_url
 
 router = APIRouter(include_in_schema=False)
 
@@ -104,7 +104,7 @@ def sign_in_page(request: Request, services: AppServices, learner: Reader, token
     """The page a sign-in link opens; its script reads the token from the fragment and posts it.
 
     A link of the old form, with the token in the query, is sent on to the fragment form (the access
-    log redacts the query: ``qkv.web.access_log``).
+    log redacts the query: ``qkv.web.http.access_log``).
     """
     if token:
         return RedirectResponse(sign_in_url("", token[:200]), 303, headers=_NO_STORE)

@@ -1,8 +1,9 @@
 """The instructor's view: sign-in, the class dashboard, one learner's timeline, the exports.
 
 Pages under ``/instructor`` and the API under ``/api/instructor`` need an instructor session
-(``qkv.web.instructor_auth``); learner pages never link here. The numbers come from
-``instructor_stats``, the charts from ``instructor_charts``, the files from ``instructor_exports``.
+(``qkv.web.instructor.auth``); learner pages never link here. The numbers come from
+``stats.py``, the charts from ``charts.py``, the files from ``exports.py``; the pages render through
+``rendering.py``.
 """
 
 from __future__ import annotations
@@ -17,26 +18,27 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from qkv.store.courses import LearnerScope
-from qkv.web.course_access import WHOLE_SERVER, CourseAccess, InCourse, check_choice
-from qkv.web.forms import form_body_schema, parse_form
-from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth, SignedInInstructor, same_origin
-from qkv.web.instructor_charts import Bar, bar_chart, percent, plural
-from qkv.web.instructor_exports import (
+from qkv.web.http.forms import form_body_schema, parse_form
+from qkv.web.http.sign_in_links import instructor_sign_in_url
+from qkv.web.instructor import class_page
+from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth, same_origin
+from qkv.web.instructor.charts import Bar, bar_chart, percent, plural
+from qkv.web.instructor.course_access import WHOLE_SERVER, InCourse, check_choice
+from qkv.web.instructor.exports import (
     catalog_exercises,
     write_events,
     write_gradebook,
     write_lms,
 )
-from qkv.web.instructor_stats import lesson_numbers, timeline
+from qkv.web.instructor.rendering import NO_STORE, Instructor, auth_of, render_page
+from qkv.web.instructor.stats import lesson_numbers, timeline
 from qkv.web.services import Services, get_services
-from qkv.web.sign_in_links import instructor_sign_in_url
 
 pages = APIRouter(include_in_schema=False)
 # Not in /openapi.json or /docs, which learners can read: docs/instructor.md describes it.
 api = APIRouter(prefix="/api/instructor", tags=["instructor API"], include_in_schema=False)
 
 AppServices = Annotated[Services, Depends(get_services)]
-_NO_STORE = {"Cache-Control": "no-store"}
 _MAX_FORM_BYTES = 4096
 _MAX_FORM_FIELDS = 8  # the forms have one or two fields; a browser adds none
 
@@ -46,46 +48,12 @@ def install(app: FastAPI, services: Services, secret_key: str) -> None:
     app.state.qkv_instructor = InstructorAuth(
         secret_key, services.store.instructors, secure=services.settings.secure_cookies
     )
-    from qkv.web import instructor_class  # its routes use this module's helpers
 
     # First: its /instructor/export/items.csv must win over this module's /instructor/export/{name}.
-    app.include_router(instructor_class.pages)
-    app.include_router(instructor_class.api)
+    app.include_router(class_page.pages)
+    app.include_router(class_page.api)
     app.include_router(pages)
     app.include_router(api)
-
-
-def _auth(request: Request) -> InstructorAuth:
-    found: InstructorAuth = request.app.state.qkv_instructor
-    return found
-
-
-def _signed_in(request: Request) -> SignedInInstructor:
-    return _auth(request).require(request)
-
-
-Instructor = Annotated[SignedInInstructor, Depends(_signed_in)]
-
-
-def _render(
-    request: Request,
-    services: Services,
-    template: str,
-    context: dict[str, Any],
-    who: SignedInInstructor | CourseAccess | None,
-) -> Response:
-    """An instructor page; with a ``CourseAccess``, its navigation shows the course and its picker."""
-    access = who if isinstance(who, CourseAccess) else None
-    signed_in = who.signed_in if isinstance(who, CourseAccess) else who
-    base = {
-        "learner": None,
-        "instructor": signed_in.instructor if signed_in else None,
-        "csrf_token": _auth(request).csrf_token(signed_in.session) if signed_in else None,
-        "csrf_field": CSRF_FIELD,
-        "access": access,
-        "whole_server": WHOLE_SERVER,
-    }
-    return services.templates.TemplateResponse(request, template, {**base, **context}, headers=_NO_STORE)
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -105,8 +73,8 @@ def sign_in_page(request: Request, services: AppServices, token: str = "") -> Re
     in the form. A link of the old form (the token in the query) is sent on to the fragment form.
     """
     if token:
-        return RedirectResponse(instructor_sign_in_url("", token[:200]), 303, headers=_NO_STORE)
-    return _render(request, services, "instructor/sign_in.html", {}, None)
+        return RedirectResponse(instructor_sign_in_url("", token[:200]), 303, headers=NO_STORE)
+    return render_page(request, services, "instructor/sign_in.html", {}, None)
 
 
 @pages.post(
@@ -119,7 +87,7 @@ async def sign_in(request: Request) -> Response:
     if not same_origin(request):
         raise HTTPException(403, "Instructor sign-in is only accepted from qkv's own sign-in page.")
     token = (await _form(request)).get("token", "")
-    auth = _auth(request)
+    auth = auth_of(request)
     session = await run_in_threadpool(auth.desk.redeem, token)
     if session is None:
         raise HTTPException(
@@ -127,7 +95,7 @@ async def sign_in(request: Request) -> Response:
             "This sign-in link was already used, has expired or was never issued; ask for a new one with "
             "'qkv instructor link NAME'.",
         )
-    response = RedirectResponse("/instructor", status_code=303, headers=_NO_STORE)
+    response = RedirectResponse("/instructor", status_code=303, headers=NO_STORE)
     response.headers.append("set-cookie", auth.cookie_header(session))
     return response
 
@@ -140,10 +108,10 @@ async def sign_in(request: Request) -> Response:
 async def sign_out(request: Request, signed_in: Instructor) -> Response:
     """End the session on every server (CSRF-checked: header ``X-CSRF-Token`` or form field)."""
     form = (await _form(request)) if "x-csrf-token" not in request.headers else {}
-    auth = _auth(request)
+    auth = auth_of(request)
     auth.check_csrf(request, signed_in, form.get(CSRF_FIELD, ""))
     await run_in_threadpool(auth.desk.end_session, signed_in.session)
-    response = RedirectResponse("/instructor/sign-in", status_code=303, headers=_NO_STORE)
+    response = RedirectResponse("/instructor/sign-in", status_code=303, headers=NO_STORE)
     response.headers.append("set-cookie", auth.clear_cookie_header())
     return response
 
@@ -160,11 +128,11 @@ async def sign_out(request: Request, signed_in: Instructor) -> Response:
 async def choose_course(request: Request, services: AppServices, signed_in: Instructor) -> Response:
     """The course picker: this session looks at another of the instructor's courses (404 if not theirs)."""
     form = await _form(request)
-    auth = _auth(request)
+    auth = auth_of(request)
     auth.check_csrf(request, signed_in, form.get(CSRF_FIELD, ""))
     chosen = await run_in_threadpool(check_choice, services, signed_in, form.get("course", ""))
     await run_in_threadpool(auth.desk.choose_course, signed_in.session, chosen.course_id or WHOLE_SERVER)
-    return RedirectResponse("/instructor", status_code=303, headers=_NO_STORE)
+    return RedirectResponse("/instructor", status_code=303, headers=NO_STORE)
 
 
 # -- pages -----------------------------------------------------------------------------------------
@@ -247,7 +215,7 @@ def _lesson_numbers(
     """One lesson's detailed numbers, from that lesson's kept rows of ``scope``'s learners only, each
     exercise with its question."""
     lesson_obj = services.lesson(lesson_id)
-    desk = _auth(request).desk.within(scope)
+    desk = auth_of(request).desk.within(scope)
     answers = desk.answer_events(lesson_id=lesson_obj.id)
     programs = desk.code_events(lesson_id=lesson_obj.id)
     learners = desk.learners()
@@ -281,7 +249,7 @@ def instructor_lesson(
     for ex in lesson["exercises"]:
         ex["charts"] = _exercise_charts(ex)
     context = {"lesson": lesson, "learner_count": learner_count}
-    return _render(request, services, "instructor/lesson.html", context, access)
+    return render_page(request, services, "instructor/lesson.html", context, access)
 
 
 TIMELINE_PAGE = 50
@@ -312,7 +280,7 @@ def instructor_learner(
     """One learner's answers and programs, in the order they were saved, a page of 50 at a time
     (``?exercise=LESSON/EXERCISE`` shows one exercise's). Another course's learner answers 404, as an
     unknown one does."""
-    desk = _auth(request).desk.within(access.scope)
+    desk = auth_of(request).desk.within(access.scope)
     learner = desk.learner(learner_id)
     if learner is None:
         raise HTTPException(404, f"No learner with the id {learner_id!r} has saved any work.")
@@ -339,14 +307,14 @@ def instructor_learner(
         "exercise": exercise,
         "links_made": services.store.courses.link_records(learner_id),
     }
-    return _render(request, services, "instructor/learner.html", context, access)
+    return render_page(request, services, "instructor/learner.html", context, access)
 
 
 # -- exports ---------------------------------------------------------------------------------------
 
 
 def _download(text: str, filename: str, media_type: str) -> Response:
-    headers = {**_NO_STORE, "Content-Disposition": f'attachment; filename="{filename}"'}
+    headers = {**NO_STORE, "Content-Disposition": f'attachment; filename="{filename}"'}
     return Response(text, media_type=media_type, headers=headers)
 
 
@@ -357,7 +325,7 @@ def instructor_export(
     """``gradebook.csv``, ``gradebook.json``, ``lms.csv`` (an LMS gradebook import) or ``events.csv``, of
     the course's learners only."""
     out = io.StringIO()
-    desk = _auth(request).desk.within(access.scope)
+    desk = auth_of(request).desk.within(access.scope)
     gradebook = services.store.gradebook.within(access.scope)
     if name in {"gradebook.csv", "gradebook.json"}:
         fmt = name.rsplit(".", 1)[1]
@@ -398,7 +366,7 @@ def api_lesson(
 @api.post("/sign-out", summary="End the instructor session")
 def api_sign_out(request: Request, signed_in: Instructor) -> dict[str, str]:
     """End this instructor session on every server; needs the ``X-CSRF-Token`` of the instructor page."""
-    auth = _auth(request)
+    auth = auth_of(request)
     auth.check_csrf(request, signed_in)
     auth.desk.end_session(signed_in.session)
     return {"status": "signed out"}

@@ -1,9 +1,9 @@
 """The access log keeps no secret from a URL: a token in a query string is replaced before it is written.
 
-Sign-in links carry their token in the URL's fragment, which no request holds (``qkv.web.sign_in_links``).
-This filter is the second line: a link of the old form, a hand-typed URL or any parameter named like a
-token (``token``, ``id_token``, ``access_token``) is written as ``token=[redacted]``, whole, so not even a
-prefix of it reaches the log.
+Sign-in links carry their token in the URL's fragment, which no request holds
+(``qkv.web.http.sign_in_links``). This filter is the second line: a link of the old form, a hand-typed
+URL or any parameter named like a token (``token``, ``id_token``, ``access_token``) is written as
+``token=[redacted]``, whole, so not even a prefix of it reaches the log.
 """
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from qkv.store.accounts import ROSTER_LINK_LIFETIME, AccountRecord
-from qkv.web.course_access import InCourse
-from qkv.web.forms import form_body_schema, parse_form
-from qkv.web.instructor_auth import CSRF_FIELD, InstructorAuth
+from qkv.web.http.forms import form_body_schema, parse_form
+from qkv.web.http.sign_in_links import qr_data_uri, request_base_url, sign_in_url
+from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth
+from qkv.web.instructor.course_access import InCourse
 from qkv.web.services import Services, get_services
-from qkv.web.sign_in_links import qr_data_uri, request_base_url, sign_in_url
 
 router = APIRouter(include_in_schema=False)
 AppServices = Annotated[Services, Depends(get_services)]

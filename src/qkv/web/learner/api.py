@@ -1,7 +1,7 @@
 """The JSON API of lessons: answers, code, variants, progress, and the learner's display name.
 
 Routes only translate HTTP to calls: answers go to ``lesson.check``, code to the grading queue,
-and every write to the store. The numbers behind widgets are served by ``qkv.web.widget_api``.
+and every write to the store. The numbers behind widgets are served by ``qkv.web.learner.widget_api``.
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ from qkv.lessons.render import hint_html
 from qkv.store import JobState, clean_display_name
 from qkv.store.learners import name_taken_sentence
 from qkv.web import lti
-from qkv.web.clients import request_client_key, seconds_to_next_day
-from qkv.web.grading_backend import RemoteProgram, final_reply, pending_reply
-from qkv.web.grading_queue import GradingBusy, GradingClosed
-from qkv.web.jsonsafe import SafeJSONResponse
-from qkv.web.lesson_progress import build_progress
-from qkv.web.request_bodies import StrictBody
-from qkv.web.security import RequestLearner
+from qkv.web.http.clients import request_client_key, seconds_to_next_day
+from qkv.web.http.jsonsafe import SafeJSONResponse
+from qkv.web.http.request_bodies import StrictBody
+from qkv.web.http.security import RequestLearner
+from qkv.web.learner.lesson_progress import build_progress
+from qkv.web.learner.widget_api import STEP_VECTORS, AttentionIn, attention_steps
+from qkv.web.runs.backend import RemoteProgram, final_reply, pending_reply
+from qkv.web.runs.local_queue import GradingBusy, GradingClosed
 from qkv.web.services import Services, get_services
-from qkv.web.widget_api import STEP_VECTORS, AttentionIn, attention_steps
 
 router = APIRouter(prefix="/api", tags=["lesson API"])
 

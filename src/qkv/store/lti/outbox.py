@@ -8,7 +8,7 @@ refused by the LMS with a 4xx, which sending again would not change), so scores 
 they were earned, and one refused score does not hold back the later ones.
 
     >>> from qkv.store.database import Database
-    >>> from qkv.store.lti_links import LtiLinks
+    >>> from qkv.store.lti.links import LtiLinks
     >>> database = Database("sqlite://")
     >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
     >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms.example/li/1")
@@ -32,7 +32,7 @@ from sqlalchemy import Table, func, insert, or_, select, update
 
 from qkv.store.clock import utc_now
 from qkv.store.database import Database
-from qkv.store.lti_links import LineItem
+from qkv.store.lti.links import LineItem
 from qkv.store.tables import LtiLineItem, LtiScoreOutbox
 
 _OUTBOX: Table = LtiScoreOutbox.__table__  # type: ignore[assignment]
@@ -174,7 +174,7 @@ class ScoreOutbox:
 
         Examples
         --------
-        >>> from qkv.store.lti_links import LtiLinks
+        >>> from qkv.store.lti.links import LtiLinks
         >>> database = Database("sqlite://")
         >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
         >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms.example/li/1")
@@ -319,7 +319,7 @@ class ScoreOutbox:
 
         Examples
         --------
-        >>> from qkv.store.lti_links import LtiLinks
+        >>> from qkv.store.lti.links import LtiLinks
         >>> database = Database("sqlite://")
         >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
         >>> links.remember_line_item("a" * 36, "X1.1", "i", "c", "s", "https://lms.example/li/1")

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from fastapi import HTTPException, Request
 
 from qkv.store.instructors import SESSION_LIFETIME, InstructorDesk, InstructorRecord
-from qkv.web.security import COOKIE_NAME as LEARNER_COOKIE
-from qkv.web.security import CSRF_HEADER
-from qkv.web.signing import CookiePolicy, CookieSigner, SameSite
+from qkv.web.http.security import COOKIE_NAME as LEARNER_COOKIE
+from qkv.web.http.security import CSRF_HEADER
+from qkv.web.http.signing import CookiePolicy, CookieSigner, SameSite
 
 INSTRUCTOR_COOKIE = "qkv_instructor"
 CSRF_FIELD = "csrf_token"

@@ -15,9 +15,9 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import Field
 
 from qkv import attention, attention_scores, project_qkv
-from qkv.web.jsonsafe import finite_or_none
-from qkv.web.request_bodies import StrictBody
-from qkv.web.widget_guard import refuse_unearned
+from qkv.web.http.jsonsafe import finite_or_none
+from qkv.web.http.request_bodies import StrictBody
+from qkv.web.learner.widget_guard import refuse_unearned
 
 router = APIRouter(prefix="/api", tags=["lesson API"])
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from qkv.store.class_view import LearnerStanding, Standing, StuckRule
-from qkv.web.instructor_exports import counted_exercises
+from qkv.web.instructor.exports import counted_exercises
 
 MAX_FILTER = 80
 

@@ -18,7 +18,7 @@ from markupsafe import Markup
 from qkv.store.class_view import ExerciseCounts, WrongAnswerGroup
 from qkv.store.exports import write_csv
 from qkv.store.instructors import CodeEvent
-from qkv.web.instructor_stats import normalise_answer, variant_label
+from qkv.web.instructor.stats import normalise_answer, variant_label
 
 COMMONEST = 3
 UNNAMED_SHOWN = 10

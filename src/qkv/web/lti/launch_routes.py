@@ -23,11 +23,11 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from qkv.store import StoreError
 from qkv.store.courses import CourseRecord, MembershipSource
-from qkv.store.lti_logins import LoginsFull, state_digest
-from qkv.store.lti_platforms import PlatformRecord
-from qkv.web.clients import request_client_key
-from qkv.web.forms import parse_form
-from qkv.web.lesson_progress import build_progress
+from qkv.store.lti.logins import LoginsFull, state_digest
+from qkv.store.lti.platforms import PlatformRecord
+from qkv.web.http.clients import request_client_key
+from qkv.web.http.forms import parse_form
+from qkv.web.learner.lesson_progress import build_progress
 from qkv.web.lti import accounts_bridge, frame_login, framed_launch, framing, line_items, state_cookie
 from qkv.web.lti.claims import DEEP_LINKING_REQUEST, LESSON_PARAMETER, CourseRole, Launch
 from qkv.web.lti.deep_link_routes import offered_lessons, picker_page
@@ -36,12 +36,12 @@ from qkv.web.lti.id_token import MAX_TOKEN_CHARS, state_refusal
 from qkv.web.lti.instructor_launch import sign_in_instructor
 from qkv.web.lti.login_limits import LoginLimits
 from qkv.web.lti.login_params import check_login_params
+from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.scores import lesson_score
 from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.lti.targets import lesson_target
 from qkv.web.lti.tool import LtiTool
-from qkv.web.redirects import public_origin
 from qkv.web.services import Services, get_services
 
 log = logging.getLogger("qkv.web.lti")
@@ -56,13 +56,6 @@ def tool_of(request: Request) -> LtiTool:
     """The server's LTI tool."""
     found: LtiTool = request.app.state.qkv_lti
     return found
-
-
-def origin_of(services: Services, request: Request) -> str:
-    """This server's origin: ``--public-url`` when set, else the request's own."""
-    if services.settings.public_url:
-        return public_origin(services.settings.public_url)
-    return f"{request.url.scheme}://{request.url.netloc}".lower()
 
 
 async def _params(request: Request) -> dict[str, str]:

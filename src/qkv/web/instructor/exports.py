@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from qkv.store import GradebookRow
 from qkv.store.exports import write_csv
 from qkv.store.instructors import AnswerEvent, CodeEvent, LearnerRecord
-from qkv.web.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
+from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 
 GRADEBOOK_COLUMNS = [
     "learner_id",
@@ -101,7 +101,7 @@ def lms_records(
     credit: AfterSolutionCredit = DEFAULT_CREDIT,
 ) -> list[dict[str, Any]]:
     """One record per learner: exercises solved per lesson (counted ones only) and the total; a solve
-    after the reference solution was shown counts ``credit`` (see ``qkv.web.solution_credit``)."""
+    after the reference solution was shown counts ``credit`` (see ``qkv.web.learner.solution_credit``)."""
     solved: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
     for row in rows:
         if row.solved:

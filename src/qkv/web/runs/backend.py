@@ -1,7 +1,7 @@
 """Where a Run goes: the in-process grading queue (``--grading local``) or graders on other machines.
 
 ``qkv serve --grading local`` (the default, and the only choice on SQLite) grades in this server's
-processes through ``qkv.web.grading_queue``. ``qkv serve --grading remote`` hands ``create_app`` an object
+processes through ``qkv.web.runs.local_queue``. ``qkv serve --grading remote`` hands ``create_app`` an object
 with the :class:`RemoteGrading` interface (``qkv.remote_grading.QueueSubmitter``): each program becomes a
 job in PostgreSQL that a ``qkv grader`` process takes, and the verdict it writes to the database reaches the
 learner through whichever server they ask. This module holds that interface and turns a job into the
@@ -57,7 +57,7 @@ class RemoteGrading(Protocol):
     async def submit(self, program: RemoteProgram) -> str:
         """Put the program in line and return its job id.
 
-        Raises ``qkv.web.grading_queue.GradingBusy`` (429 or 503, with ``Retry-After``) when it cannot.
+        Raises ``qkv.web.runs.local_queue.GradingBusy`` (429 or 503, with ``Retry-After``) when it cannot.
         """
 
     async def wait(self, job_id: str, timeout_s: float) -> JobView | None:

@@ -24,7 +24,7 @@ A class behind one address. The per-client bound (``per_client``) counts only pr
 had a program in line before: a learner's *first* program is never refused because classmates behind the
 same address flood the line (only a full line, ``capacity``, refuses it). A client minting identities to
 make every program a first one is held by the new learners an address may start
-(``qkv.web.identity_limits``: counted at a learner's first write, which a Run is; keep that bound below
+(``qkv.web.http.identity_limits``: counted at a learner's first write, which a Run is; keep that bound below
 ``capacity``) and, in either line, by the grader time its address has used. Signed-in learners are clients
 of their own (the web API keys them by person), so for them only the one-program-at-a-time rule applies.
 Who had a program in line is remembered in memory (the last ``max_owners``): after a restart, a learner's

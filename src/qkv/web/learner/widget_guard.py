@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from fastapi import HTTPException
 
 from qkv.lessons import Exercise, Lesson
-from qkv.web.lesson_progress import build_progress
+from qkv.web.learner.lesson_progress import build_progress
 from qkv.web.services import Services
 
 __all__ = ["refuse_unearned"]

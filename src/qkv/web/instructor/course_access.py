@@ -27,7 +27,7 @@ from fastapi import Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
 from qkv.store.courses import EVERYONE, CourseRecord, InstructorAccess, LearnerScope, StaffRole
-from qkv.web.instructor_auth import InstructorAuth, SignedInInstructor
+from qkv.web.instructor.auth import InstructorAuth, SignedInInstructor
 from qkv.web.services import Services, get_services
 
 WHOLE_SERVER = "all"  # ``?course=all``: every learner of the server (administrators only)

@@ -5,8 +5,8 @@ longer than a column answers with a database error, so one generic check stands 
 and every mounted folder: the decoded path and every query name and value may hold no control character
 (NUL included), a path segment at most ``max_segment`` characters, a query value at most ``max_value``,
 the query string at most ``max_query_bytes`` and ``max_fields`` fields. Each refusal is a 4xx with a
-sentence naming the parameter and its size. Form fields are read by ``qkv.web.forms``, which refuses
-control characters the same way; request bodies by ``qkv.web.body_limits``.
+sentence naming the parameter and its size. Form fields are read by ``qkv.web.http.forms``, which refuses
+control characters the same way; request bodies by ``qkv.web.http.body_limits``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from urllib.parse import parse_qsl
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from qkv.web.error_responses import error_page, wants_html
-from qkv.web.jsonsafe import SafeJSONResponse
+from qkv.web.http.error_responses import error_page, wants_html
+from qkv.web.http.jsonsafe import SafeJSONResponse
 
 # Tab, CR and LF are text a person might type in a query; the other C0 controls and DEL are not.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

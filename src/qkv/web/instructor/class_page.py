@@ -21,9 +21,9 @@ from qkv.store.class_view import ClassView, ExerciseCounts, LearnerStanding, Stu
 from qkv.store.clock import utc_now
 from qkv.store.courses import EVERYONE, LearnerScope
 from qkv.store.instructors import AnswerEvent, CodeEvent
-from qkv.web.course_access import InCourse
-from qkv.web.instructor_charts import Bar, bar_chart, percent
-from qkv.web.instructor_glance import (
+from qkv.web.instructor.charts import Bar, bar_chart, percent
+from qkv.web.instructor.course_access import InCourse
+from qkv.web.instructor.glance import (
     SHOW_LABELS,
     SORT_LABELS,
     GridQuery,
@@ -34,8 +34,9 @@ from qkv.web.instructor_glance import (
     learner_row,
     parse_grid_query,
 )
-from qkv.web.instructor_items import UNNAMED_SHOWN, item_statistics, write_items
-from qkv.web.instructor_stats import variant_label
+from qkv.web.instructor.items import UNNAMED_SHOWN, item_statistics, write_items
+from qkv.web.instructor.rendering import render_page
+from qkv.web.instructor.stats import variant_label
 from qkv.web.services import Services, get_services
 
 pages = APIRouter(include_in_schema=False)
@@ -44,14 +45,6 @@ api = APIRouter(prefix="/api/instructor", include_in_schema=False)
 AppServices = Annotated[Services, Depends(get_services)]
 POLL_SECONDS = 5
 STUCK_SHOWN = 50
-
-
-def _render(
-    request: Request, services: Services, template: str, context: dict[str, Any], signed_in: Any
-) -> Response:
-    from qkv.web.instructor_routes import _render as render
-
-    return render(request, services, template, context, signed_in)
 
 
 def _view(services: Services, scope: LearnerScope) -> ClassView:
@@ -268,7 +261,7 @@ def instructor_dashboard(request: Request, services: AppServices, access: InCour
         **_lessons_context(services, access.scope),
         **_stuck_context(services, access.scope),
     }
-    return _render(request, services, "instructor/dashboard.html", context, access)
+    return render_page(request, services, "instructor/dashboard.html", context, access)
 
 
 def _lessons_context(services: Services, scope: LearnerScope) -> dict[str, Any]:
@@ -283,20 +276,20 @@ def _lessons_context(services: Services, scope: LearnerScope) -> dict[str, Any]:
 def live_lessons(request: Request, services: AppServices, access: InCourse) -> Response:
     """The dashboard's lessons alone (charts and tables), for the dashboard's script to swap in."""
     context = _lessons_context(services, access.scope)
-    return _render(request, services, "instructor/_lessons.html", context, access)
+    return render_page(request, services, "instructor/_lessons.html", context, access)
 
 
 @pages.get("/instructor/class", response_class=HTMLResponse, name="instructor_class")
 def instructor_grid(request: Request, services: AppServices, access: InCourse) -> Response:
     """The learner × lesson grid: sortable, filterable, with each learner's current exercise."""
     context = {"poll_seconds": POLL_SECONDS, **_grid_context(services, _query(request), access.scope)}
-    return _render(request, services, "instructor/class.html", context, access)
+    return render_page(request, services, "instructor/class.html", context, access)
 
 
 @pages.get("/instructor/live/stuck", response_class=HTMLResponse)
 def live_stuck(request: Request, services: AppServices, access: InCourse) -> Response:
     """The "stuck now" list alone, for the dashboard's script to swap in."""
-    return _render(
+    return render_page(
         request, services, "instructor/_stuck.html", _stuck_context(services, access.scope), access
     )
 
@@ -305,7 +298,7 @@ def live_stuck(request: Request, services: AppServices, access: InCourse) -> Res
 def live_grid(request: Request, services: AppServices, access: InCourse) -> Response:
     """The grid alone (same query parameters as the page), for the grid page's script to swap in."""
     context = _grid_context(services, _query(request), access.scope)
-    return _render(request, services, "instructor/_grid.html", context, access)
+    return render_page(request, services, "instructor/_grid.html", context, access)
 
 
 def _items(services: Services, lesson: Any, scope: LearnerScope) -> list[dict[str, Any]]:
@@ -329,7 +322,7 @@ def instructor_items(
     lesson = services.lesson(lesson_id)
     items = _items(services, lesson, access.scope)
     context = {"lesson": lesson, "items": items, "unnamed_shown": UNNAMED_SHOWN}
-    return _render(request, services, "instructor/items.html", context, access)
+    return render_page(request, services, "instructor/items.html", context, access)
 
 
 @pages.get("/instructor/export/items.csv", name="instructor_items_export")
