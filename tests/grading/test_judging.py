@@ -17,6 +17,7 @@ from qkv.grading.judging import JudgeLine, current_client, judging_for
 from qkv.grading.report_bound import REPORT_BASE_BYTES, TEST_SLACK_BYTES, encoded_size, report_bound
 from qkv.grading.sandbox import MAX_REPORT_BYTES
 from tests.builtin_lessons import L41_SUITE
+from tests.time_scale import scaled, wait_for
 
 CORRECT_SOLUTION = (Path(__file__).parent / "correct" / "reference_style.py").read_text()
 
@@ -32,13 +33,14 @@ class FakeClock:
 
 
 def test_a_client_with_heavy_reports_waits_behind_its_own_and_others_go_first() -> None:
-    clock, order, gate = FakeClock(), [], threading.Event()
+    clock, order, gate, taken = FakeClock(), [], threading.Event(), threading.Event()
     line = JudgeLine(1, clock=clock)
 
     def work(name: str, cost: float, wait: threading.Event | None = None):  # type: ignore[no-untyped-def]
         def run() -> str:
             if wait is not None:
-                wait.wait(30)
+                taken.set()  # the one judging thread holds this judgement until the gate opens
+                wait.wait(scaled(30))
             order.append(name)
             clock.now += cost
             return name
@@ -47,19 +49,18 @@ def test_a_client_with_heavy_reports_waits_behind_its_own_and_others_go_first() 
 
     threads = [threading.Thread(target=line.judge, args=("heavy", work("heavy-1", 5.0, gate)))]
     threads[0].start()
-    while not line._waiting and not order:  # the first judgement has been taken (it waits on the gate)
-        threading.Event().wait(0.001)
+    # An event, not a look at the line: the judging thread may take the first judgement at any moment.
+    assert taken.wait(scaled(30)), "the first judgement was never taken"
     for name, client in (("heavy-2", "heavy"), ("heavy-3", "heavy"), ("honest-1", "honest")):
         thread = threading.Thread(
             target=line.judge, args=(client, work(name, 5.0 if client == "heavy" else 0.01))
         )
         thread.start()
         threads.append(thread)
-    while len(line._waiting) < 3:
-        threading.Event().wait(0.001)
+    wait_for(lambda: len(line._waiting) == 3, "the three later judgements to wait in line")
     gate.set()
     for thread in threads:
-        thread.join(30)
+        thread.join(scaled(30))
     line.close()
     assert order == ["heavy-1", "honest-1", "heavy-2", "heavy-3"]
 
