@@ -348,6 +348,10 @@ def test_line_numbers_sit_on_their_lines_from_the_first_paint_on_a_phone(
     page = new_page(chromium, page_errors, viewport={"width": 375, "height": 812}, color_scheme=scheme)
     page.goto(live_server.lesson_url)
     page.wait_for_selector(".cm-host .cm-lineNumbers .cm-gutterElement", state="attached")
+    # The editor's styles settle in the frames after the gutter is attached (later on a busy machine):
+    # wait for that event, bounded, rather than measuring the very first frame.
+    settled = f"() => {{ const gaps = ({GUTTER_GAPS})(); return gaps.length >= 5 && gaps.every((g) => g[1] !== null && Math.abs(g[1]) <= 1); }}"
+    page.wait_for_function(settled, timeout=10_000)
     for moment in ("right after load", "scrolled to"):
         if moment == "scrolled to":
             page.locator(EDITOR).scroll_into_view_if_needed()
