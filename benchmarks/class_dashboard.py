@@ -38,7 +38,7 @@ from sqlalchemy import MetaData, Table, create_engine, insert, text
 
 from qkv.lessons import load_catalog
 from qkv.store import Store
-from qkv.store.clock import utc_now
+from qkv.store.sql.clock import utc_now
 from qkv.web.app import create_app
 from qkv.web.settings import Settings
 
@@ -297,7 +297,7 @@ def measure(url: str, views: int) -> dict[str, Any]:
         time.sleep(0.05)
     figures: dict[str, Any] = {}
     try:
-        _, token = app.state.qkv.store.instructors.add(f"Bench {time.time_ns()}")
+        _, token = app.state.qkv.store.instructor.instructors.add(f"Bench {time.time_ns()}")
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             client.post(
                 "/instructor/sign-in", data={"token": token}, headers={"origin": f"http://127.0.0.1:{port}"}

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from qkv.store.database import Database
 from qkv.store.lti.platforms import LtiPlatforms
+from qkv.store.sql.database import Database
 
 ARGS = [
     "--issuer", "https://moodle.school.example",

@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import select, text
 
 from qkv.store import Store
-from qkv.store.accounts import DEVICE_LINK_LIFETIME, ROSTER_LINK_LIFETIME
-from qkv.store.roster import RosterEntry, parse_roster
-from qkv.store.tables import LearnerRow
+from qkv.store.learner.accounts import DEVICE_LINK_LIFETIME, ROSTER_LINK_LIFETIME
+from qkv.store.learner.roster import RosterEntry, parse_roster
+from qkv.store.sql.tables import LearnerRow
 
 ANON = "b" * 8 + "-0000-4000-8000-" + "0" * 12
 

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import text
 
 from qkv.store import Keeping, Store
-from qkv.store.budget import STORED_OUTPUT_BYTES
+from qkv.store.work.budget import STORED_OUTPUT_BYTES
 
 CLIENT = "203.0.113.9"
 OTHER = "198.51.100.4"

@@ -10,9 +10,15 @@ import pytest
 from sqlalchemy import update
 
 from qkv.store import Store
-from qkv.store.class_view import ClassView, CurrentExercise, Standing, StuckRule, median_of_histogram
-from qkv.store.clock import utc_now
-from qkv.store.tables import ExerciseTotals
+from qkv.store.instructor.class_view import (
+    ClassView,
+    CurrentExercise,
+    Standing,
+    StuckRule,
+    median_of_histogram,
+)
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.tables import ExerciseTotals
 
 ANN, BEN, CY = "a" * 36, "b" * 36, "c" * 36
 COUNTED = {"L9.1": ["area", "shapes"], "L9.2": ["mean"]}
@@ -175,7 +181,7 @@ def test_totals_saved_before_the_class_view_are_read_without_their_new_columns(d
     from sqlalchemy import text
 
     from qkv.store import LATEST_VERSION, create_store_engine, upgrade
-    from qkv.store.migrations import MIGRATIONS, _class_glance_aggregates
+    from qkv.store.sql.migrations import MIGRATIONS, _class_glance_aggregates
 
     before = MIGRATIONS.index(_class_glance_aggregates)  # the schema just before the class view's migration
     engine = create_store_engine(database_url)

@@ -23,7 +23,7 @@ from qkv.store import (
 )
 from qkv.store.lti.links import LtiLinks
 from qkv.store.lti.outbox import ScoreOutbox
-from qkv.store.migrations import MIGRATIONS
+from qkv.store.sql.migrations import MIGRATIONS
 
 ADA, BEN, CLAIRE = "a" * 36, "b" * 36, "c" * 36
 

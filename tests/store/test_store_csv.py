@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from qkv.cli.progress import progress
 from qkv.store import Store
-from qkv.store.exports import spreadsheet_safe, write_csv
+from qkv.store.instructor.exports import spreadsheet_safe, write_csv
 
 LEARNER = "b" * 36
 FORMULA_CHARACTERS = "=+-@\t＝＋－＠"

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from qkv.store import Admission, JobState, Store
-from qkv.store.tables import CodeSubmission, ExerciseTotals
+from qkv.store.sql.tables import CodeSubmission, ExerciseTotals
 
 A, B, C, D = ("a" * 36, "b" * 36, "c" * 36, "d" * 36)
 PASS = {"status": "pass", "tests": [{"status": "pass"}]}

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import inspect, text
 
 from qkv.store import LATEST_VERSION, Store, create_store_engine, schema_version, upgrade
-from qkv.store.instructors import clean_instructor_name
+from qkv.store.instructor.instructors import clean_instructor_name
 
 LEARNER = "d" * 36
 

@@ -7,10 +7,10 @@ from datetime import timedelta
 from sqlalchemy import text
 
 from qkv.store import Store, create_store_engine, parse_roster, upgrade
-from qkv.store.accounts import LinkKind
-from qkv.store.clock import utc_now
-from qkv.store.migrations import MIGRATIONS, _learner_link_kinds
-from qkv.store.one_time_tokens import digest
+from qkv.store.learner.accounts import LinkKind
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.migrations import MIGRATIONS, _learner_link_kinds
+from qkv.store.sql.one_time_tokens import digest
 
 
 def test_links_keep_their_kind_and_a_check_uses_nothing(database_url: str) -> None:

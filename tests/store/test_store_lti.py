@@ -7,13 +7,13 @@ from datetime import timedelta
 
 import pytest
 
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
 from qkv.store.lti.keys import StoredKey, tool_key
 from qkv.store.lti.links import LtiLinks
 from qkv.store.lti.logins import LtiLogins, StateOutcome
 from qkv.store.lti.outbox import ScoreOutbox
 from qkv.store.lti.platforms import LtiPlatforms
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
 
 LEARNER = "a" * 36
 LINE = "https://lms.example/lineitems/1"

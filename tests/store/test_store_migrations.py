@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from qkv.store import LATEST_VERSION, Store, StoreError, create_store_engine, schema_version, upgrade
-from qkv.store.tables import Base
+from qkv.store.sql.tables import Base
 
 LEARNER = "c" * 36
 
@@ -136,7 +136,7 @@ def test_a_database_from_a_newer_qkv_is_refused(database_url: str) -> None:
 def test_a_failed_migration_leaves_the_database_unchanged(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from qkv.store import migrations
+    from qkv.store.sql import migrations
 
     _write_version_1_database(sqlite_url)
 

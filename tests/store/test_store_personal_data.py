@@ -30,9 +30,9 @@ from sqlalchemy import (
 )
 
 from qkv.store import Store
-from qkv.store.clock import utc_now
-from qkv.store.personal_data import EXPORT_FORMAT, RELATED, learner_tables
-from qkv.store.tables import Base, LearnerRow
+from qkv.store.learner.personal_data import EXPORT_FORMAT, RELATED, learner_tables
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.tables import Base, LearnerRow
 
 ADA, BEA = "a" * 36, "b" * 36
 _COUNTER = itertools.count(1)

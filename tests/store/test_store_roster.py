@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qkv.store.roster import MAX_ROSTER_ROWS, RosterError, parse_roster
+from qkv.store.learner.roster import MAX_ROSTER_ROWS, RosterError, parse_roster
 
 
 def test_columns_are_found_by_name_in_any_order_and_spelling() -> None:

@@ -16,7 +16,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from qkv.store.instructors import InstructorDesk
+from qkv.store.instructor.instructors import InstructorDesk
 from qkv.web.instructor.auth import INSTRUCTOR_COOKIE, InstructorAuth
 from tests.web.instructor_seed import (
     AREA_HINT,
@@ -457,7 +457,7 @@ def test_learner_text_is_escaped_on_instructor_pages(class_app: FastAPI) -> None
 def test_tests_that_did_not_run_are_not_failures() -> None:
     from datetime import datetime
 
-    from qkv.store.instructors import CodeEvent
+    from qkv.store.instructor.instructors import CodeEvent
     from qkv.web.instructor.stats import code_exercise_stats
 
     tests = [

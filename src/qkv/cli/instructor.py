@@ -15,7 +15,7 @@ import click
 from qkv.cli.options import database_url_option, open_store, public_url_option
 
 if TYPE_CHECKING:
-    from qkv.store.instructors import InstructorDesk
+    from qkv.store.instructor.instructors import InstructorDesk
 
 _DATABASE = database_url_option
 _URL = public_url_option("Where the instructor reaches the server (the start of the printed link).")
@@ -45,7 +45,7 @@ _ROLE = click.option(
 
 def _grant(desk: InstructorDesk, name: str, course_id: str | None, all_courses: bool, role: str) -> str:
     """Give the instructor NAME the course or every course; a sentence saying what they have now."""
-    from qkv.store.courses import Courses, StaffRole
+    from qkv.store.instructor.courses import Courses, StaffRole
 
     found = desk.find(name)
     if found is None:
@@ -68,7 +68,7 @@ def _grant(desk: InstructorDesk, name: str, course_id: str | None, all_courses: 
 
 
 def _check_flags(desk: InstructorDesk, course_id: str | None, all_courses: bool, *, required: bool) -> None:
-    from qkv.store.courses import Courses
+    from qkv.store.instructor.courses import Courses
 
     if course_id is not None and all_courses:
         raise click.ClickException("Give either --course ID or --all-courses, not both.")

@@ -65,7 +65,7 @@ def export_learner(learner: str, out: Path | None, issuer: str | None, database_
     The account, progress and variants, every answer and program kept, drafts, the kept totals, sign-in
     links and sessions (as hashes), LTI line items, scores sent or waiting, and grading jobs.
     """
-    from qkv.store.personal_data import dumps
+    from qkv.store.learner.personal_data import dumps
 
     store = open_store(database_url)
     try:

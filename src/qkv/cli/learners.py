@@ -52,7 +52,7 @@ def _read_roster(path: Path) -> str:
 
 def _write_private(path: Path, rows: list[dict[str, object]]) -> None:
     """Write the links CSV readable by its owner only: each link signs a learner in."""
-    from qkv.store.exports import write_csv
+    from qkv.store.instructor.exports import write_csv
 
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -123,7 +123,7 @@ def import_roster(
         _check_course(store, course_id)
         made = store.accounts.import_roster(entries, timedelta(days=days))
         if course_id is not None:
-            from qkv.store.courses import MembershipSource
+            from qkv.store.instructor.courses import MembershipSource
 
             for record, _ in made:
                 store.courses.enrol(course_id, record.learner_id, MembershipSource.ROSTER)
@@ -131,7 +131,7 @@ def import_roster(
         raise click.ClickException(f"{roster}: {error} Nothing was imported.") from None
     finally:
         store.close()
-    from qkv.store.clock import utc_now
+    from qkv.store.sql.clock import utc_now
 
     until = (utc_now() + timedelta(days=days)).strftime("%Y-%m-%d %H:%M")
     rows: list[dict[str, object]] = [

@@ -18,8 +18,8 @@ _URL = public_url_option("Where the LMS reaches this server (the printed URL's s
 
 def _platforms(database_url: str | None) -> LtiPlatforms:
     from qkv.store import StoreError, default_database_url
-    from qkv.store.database import Database
     from qkv.store.lti.platforms import LtiPlatforms
+    from qkv.store.sql.database import Database
 
     try:
         return LtiPlatforms(Database(database_url or default_database_url()))
@@ -86,9 +86,9 @@ def registration_link(valid_hours: int, url: str, database_url: str | None) -> N
     from datetime import timedelta
 
     from qkv.store import StoreError, default_database_url
-    from qkv.store.database import Database
     from qkv.store.lti.platforms import check_url
     from qkv.store.lti.registrations import RegistrationLinks
+    from qkv.store.sql.database import Database
 
     try:
         check_url(url, "The server URL (--url)")

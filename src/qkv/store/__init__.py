@@ -46,12 +46,7 @@ LATEST_VERSION, schema_version, upgrade
     The schema's versions and its forward migration.
 """
 
-from qkv.store.accounts import AccountRecord, Accounts, MergeReport
-from qkv.store.activity import AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity
-from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping
-from qkv.store.client_budgets import ClientBudgets
-from qkv.store.code_work import CodeWork
-from qkv.store.courses import (
+from qkv.store.instructor.courses import (
     EVERYONE,
     CourseOrigin,
     CourseRecord,
@@ -61,18 +56,31 @@ from qkv.store.courses import (
     MembershipSource,
     StaffRole,
 )
-from qkv.store.database import Database
-from qkv.store.engine import PoolLimits, create_store_engine, default_database_url, describe_url
-from qkv.store.gradebook import Gradebook, GradebookRow
-from qkv.store.grading_jobs import Admission, Admitted, GradingJobs, JobState, JobView, Program, QueueHealth
-from qkv.store.instructors import InstructorDesk
-from qkv.store.learners import Learners, clean_display_name
-from qkv.store.migrations import LATEST_VERSION, schema_version, upgrade
-from qkv.store.personal_data import Erasure, PersonalData
-from qkv.store.progress import Progress
-from qkv.store.roster import RosterEntry, RosterError, parse_roster
+from qkv.store.instructor.gradebook import Gradebook, GradebookRow
+from qkv.store.instructor.instructors import InstructorDesk
+from qkv.store.learner.accounts import AccountRecord, Accounts, MergeReport
+from qkv.store.learner.learners import Learners, clean_display_name
+from qkv.store.learner.personal_data import Erasure, PersonalData
+from qkv.store.learner.roster import RosterEntry, RosterError, parse_roster
+from qkv.store.runs.grading_jobs import (
+    Admission,
+    Admitted,
+    GradingJobs,
+    JobState,
+    JobView,
+    Program,
+    QueueHealth,
+)
+from qkv.store.sql.database import Database
+from qkv.store.sql.engine import PoolLimits, create_store_engine, default_database_url, describe_url
+from qkv.store.sql.migrations import LATEST_VERSION, schema_version, upgrade
 from qkv.store.store import Store
 from qkv.store.store_error import StoreError
+from qkv.store.work.activity import AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity
+from qkv.store.work.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping
+from qkv.store.work.client_budgets import ClientBudgets
+from qkv.store.work.code_work import CodeWork
+from qkv.store.work.progress import Progress
 
 __all__ = [
     "DEFAULT_CLIENT_BYTES_PER_DAY",

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from qkv.store.accounts import Accounts
-from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, check_budget
-from qkv.store.class_view import ClassView
-from qkv.store.client_budgets import ClientBudgets
-from qkv.store.code_work import CodeWork
-from qkv.store.courses import Courses
-from qkv.store.database import Database
-from qkv.store.engine import PoolLimits
-from qkv.store.gradebook import Gradebook
-from qkv.store.grading_jobs import GradingJobs
-from qkv.store.instructors import InstructorDesk
-from qkv.store.learners import Learners
-from qkv.store.personal_data import PersonalData
-from qkv.store.progress import Progress
-from qkv.store.retention import DEFAULT_KEEP, check_keep
-from qkv.store.server_secrets import shared_secret
+from qkv.store.instructor.class_view import ClassView
+from qkv.store.instructor.courses import Courses
+from qkv.store.instructor.gradebook import Gradebook
+from qkv.store.instructor.instructors import InstructorDesk
+from qkv.store.learner.accounts import Accounts
+from qkv.store.learner.learners import Learners
+from qkv.store.learner.personal_data import PersonalData
+from qkv.store.runs.grading_jobs import GradingJobs
+from qkv.store.sql.database import Database
+from qkv.store.sql.engine import PoolLimits
+from qkv.store.sql.server_secrets import shared_secret
+from qkv.store.work.budget import DEFAULT_CLIENT_BYTES_PER_DAY, check_budget
+from qkv.store.work.client_budgets import ClientBudgets
+from qkv.store.work.code_work import CodeWork
+from qkv.store.work.progress import Progress
+from qkv.store.work.retention import DEFAULT_KEEP, check_keep
 
 
 class Store:
@@ -41,7 +41,7 @@ class Store:
     client_bytes_per_day : int
         Bytes one client may store in a day (UTC) through the writes that name it (``client=``): past
         it only the best and the last program or answer of each learner and exercise are kept and drafts
-        may not grow; past a quarter more, nothing more is stored that day (see ``qkv.store.budget``).
+        may not grow; past a quarter more, nothing more is stored that day (see ``qkv.store.work.budget``).
 
     Attributes
     ----------

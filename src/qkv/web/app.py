@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from qkv import __version__
 from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
-from qkv.store.accounts import SESSION_LIFETIME as LEARNER_SESSION_LIFETIME
+from qkv.store.learner.accounts import SESSION_LIFETIME as LEARNER_SESSION_LIFETIME
 from qkv.web import lti
 from qkv.web.http.body_limits import BodyLimitMiddleware
 from qkv.web.http.error_responses import install_error_handlers

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from qkv.store.clock import utc_now
+from qkv.store.sql.clock import utc_now
 from tests.web.lti.fake_platform import FakePlatform
 from tests.web.lti.launching import LmsBrowser, solvable, wait_for
 

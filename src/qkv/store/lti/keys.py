@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import Table, select
 
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.tables import LtiToolKey
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import LtiToolKey
 
 _KEYS: Table = LtiToolKey.__table__  # type: ignore[assignment]
 TOOL_KEY = "tool"

@@ -4,7 +4,7 @@ A learner who launched a lesson from two courses has a line item in each: a scor
 the learner launched that lesson from, each on its own line item (``course_id`` '' for a launch that
 named no course).
 
->>> from qkv.store.database import Database
+>>> from qkv.store.sql.database import Database
 >>> links = LtiLinks(Database("sqlite://"))
 >>> links.remember_line_item("a" * 36, "X1.1", "https://lms.example", "c", "sub-1", "https://lms.example/li/1")
 >>> links.line_item("a" * 36, "X1.1").subject
@@ -19,9 +19,9 @@ from datetime import datetime
 
 from sqlalchemy import Table, delete, select, update
 
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.tables import LtiContext, LtiLineItem
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import LtiContext, LtiLineItem
 
 _LINE_ITEMS: Table = LtiLineItem.__table__  # type: ignore[assignment]
 _CONTEXTS: Table = LtiContext.__table__  # type: ignore[assignment]

@@ -6,7 +6,7 @@ the same token is never accepted twice. States are stored only as their SHA-256.
 (its fields bounded, see ``begin``) and at most ``max_pending`` logins wait for their launch at once, all
 servers together, so ``/lti/login``, open to anyone, cannot fill the database.
 
-    >>> from qkv.store.database import Database
+    >>> from qkv.store.sql.database import Database
     >>> logins = LtiLogins(Database("sqlite://"))
     >>> state, nonce = logins.begin("https://lms.example", "c", "http://qkv.example/lessons/X1.1")
     >>> logins.consume(state).nonce == nonce, logins.consume(state).outcome
@@ -25,9 +25,9 @@ from enum import StrEnum
 from sqlalchemy import Connection, Table, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.tables import LtiLoginState, LtiUsedNonce
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import LtiLoginState, LtiUsedNonce
 
 _STATES: Table = LtiLoginState.__table__  # type: ignore[assignment]
 _NONCES: Table = LtiUsedNonce.__table__  # type: ignore[assignment]

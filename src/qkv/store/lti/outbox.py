@@ -7,7 +7,7 @@ score is only claimed when every older score of its learner and line item has be
 refused by the LMS with a 4xx, which sending again would not change), so scores reach the LMS in the order
 they were earned, and one refused score does not hold back the later ones.
 
-    >>> from qkv.store.database import Database
+    >>> from qkv.store.sql.database import Database
     >>> from qkv.store.lti.links import LtiLinks
     >>> database = Database("sqlite://")
     >>> links, outbox = LtiLinks(database), ScoreOutbox(database)
@@ -30,10 +30,10 @@ from typing import Any
 
 from sqlalchemy import Table, func, insert, or_, select, update
 
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
 from qkv.store.lti.links import LineItem
-from qkv.store.tables import LtiLineItem, LtiScoreOutbox
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import LtiLineItem, LtiScoreOutbox
 
 _OUTBOX: Table = LtiScoreOutbox.__table__  # type: ignore[assignment]
 _LINE_ITEMS: Table = LtiLineItem.__table__  # type: ignore[assignment]

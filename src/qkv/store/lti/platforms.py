@@ -2,7 +2,7 @@
 
 A platform is known by its issuer and the client id it gave qkv; ``qkv lti add-platform`` registers one.
 
-    >>> from qkv.store.database import Database
+    >>> from qkv.store.sql.database import Database
     >>> platforms = LtiPlatforms(Database("sqlite://"))
     >>> record = platforms.add("https://lms.example", "qkv-1", ["d1"], "https://lms.example/auth",
     ...                        "https://lms.example/token", "https://lms.example/jwks")
@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.tables import LtiPlatform
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import LtiPlatform
 
 _PLATFORMS: Table = LtiPlatform.__table__  # type: ignore[assignment]
 MAX_ID = 255

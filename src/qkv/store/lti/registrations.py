@@ -5,7 +5,7 @@ still be used without using it (so a stranger's request is refused before qkv fe
 ``use`` spends it with one conditional UPDATE, so of two registrations racing with one link exactly one
 goes on.
 
-    >>> from qkv.store.database import Database
+    >>> from qkv.store.sql.database import Database
     >>> links = RegistrationLinks(Database("sqlite://"))
     >>> token = links.issue(timedelta(hours=1))
     >>> links.check(token), links.use(token, "https://lms.example"), links.check(token)
@@ -22,10 +22,10 @@ from enum import StrEnum
 
 from sqlalchemy import Table, insert, select, update
 
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.one_time_tokens import MAX_SECRET_LENGTH, digest, new_secret
-from qkv.store.tables import LtiRegistrationLink
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.one_time_tokens import MAX_SECRET_LENGTH, digest, new_secret
+from qkv.store.sql.tables import LtiRegistrationLink
 
 _LINKS: Table = LtiRegistrationLink.__table__  # type: ignore[assignment]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
 
-from qkv.store.instructors import SESSION_LIFETIME, InstructorDesk, InstructorRecord
+from qkv.store.instructor.instructors import SESSION_LIFETIME, InstructorDesk, InstructorRecord
 from qkv.web.http.security import COOKIE_NAME as LEARNER_COOKIE
 from qkv.web.http.security import CSRF_HEADER
 from qkv.web.http.signing import CookiePolicy, CookieSigner, SameSite

@@ -1,8 +1,8 @@
 """The class at a glance: the dashboard with "stuck now", the learner × lesson grid, item statistics, and
 the fragments that the page's script fetches to keep them live.
 
-Every number here is read from the database as aggregates (``qkv.store.class_view``), so a view costs
-the same with 10 or 10,000 saved events per learner, and every server sharing the database shows the
+Every number here is read from the database as aggregates (``qkv.store.instructor.class_view``), so a view
+costs the same with 10 or 10,000 saved events per learner, and every server sharing the database shows the
 same class: the live view polls the database through any server, never one server's memory.
 """
 
@@ -17,10 +17,10 @@ from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
 from qkv.lessons import LessonError
-from qkv.store.class_view import ClassView, ExerciseCounts, LearnerStanding, StuckRule
-from qkv.store.clock import utc_now
-from qkv.store.courses import EVERYONE, LearnerScope
-from qkv.store.instructors import AnswerEvent, CodeEvent
+from qkv.store.instructor.class_view import ClassView, ExerciseCounts, LearnerStanding, StuckRule
+from qkv.store.instructor.courses import EVERYONE, LearnerScope
+from qkv.store.instructor.instructors import AnswerEvent, CodeEvent
+from qkv.store.sql.clock import utc_now
 from qkv.web.instructor.charts import Bar, bar_chart, percent
 from qkv.web.instructor.course_access import InCourse
 from qkv.web.instructor.glance import (

@@ -26,7 +26,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
-from qkv.store.courses import EVERYONE, CourseRecord, InstructorAccess, LearnerScope, StaffRole
+from qkv.store.instructor.courses import EVERYONE, CourseRecord, InstructorAccess, LearnerScope, StaffRole
 from qkv.web.instructor.auth import InstructorAuth, SignedInInstructor
 from qkv.web.services import Services, get_services
 

@@ -1,6 +1,6 @@
 """The instructor's exports: the gradebook (CSV, JSON), an LMS gradebook import CSV and an event-level CSV.
 
-Every CSV is written by ``qkv.store.exports.write_csv``, so cells a spreadsheet would run as a
+Every CSV is written by ``qkv.store.instructor.exports.write_csv``, so cells a spreadsheet would run as a
 formula get a leading apostrophe. ``qkv progress export --format lms|events`` writes the same files.
 
 The LMS file follows Moodle's "Import grades → CSV file" layout: a header row, then one row per
@@ -20,8 +20,8 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from qkv.store import GradebookRow
-from qkv.store.exports import write_csv
-from qkv.store.instructors import AnswerEvent, CodeEvent, LearnerRecord
+from qkv.store.instructor.exports import write_csv
+from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, LearnerRecord
 from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 
 GRADEBOOK_COLUMNS = [

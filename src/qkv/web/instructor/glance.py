@@ -1,7 +1,7 @@
 """Who is where and who is stuck: the learner × lesson grid and the "stuck now" list, shaped for the pages.
 
-The numbers come from ``qkv.store.class_view`` (aggregates computed in the database). This module only
-sorts, filters and words them: a cell says "2 of 4" and a word, never colour alone; sorting and filtering
+The numbers come from ``qkv.store.instructor.class_view`` (aggregates computed in the database). This module
+only sorts, filters and words them: a cell says "2 of 4" and a word, never colour alone; sorting and filtering
 are plain query parameters, so the grid works without JavaScript.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from qkv.store.class_view import LearnerStanding, Standing, StuckRule
+from qkv.store.instructor.class_view import LearnerStanding, Standing, StuckRule
 from qkv.web.instructor.exports import counted_exercises
 
 MAX_FILTER = 80

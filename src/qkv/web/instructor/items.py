@@ -15,9 +15,9 @@ from typing import Any, TextIO
 
 from markupsafe import Markup
 
-from qkv.store.class_view import ExerciseCounts, WrongAnswerGroup
-from qkv.store.exports import write_csv
-from qkv.store.instructors import CodeEvent
+from qkv.store.instructor.class_view import ExerciseCounts, WrongAnswerGroup
+from qkv.store.instructor.exports import write_csv
+from qkv.store.instructor.instructors import CodeEvent
 from qkv.web.instructor.stats import normalise_answer, variant_label
 
 COMMONEST = 3

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from qkv.store.accounts import ROSTER_LINK_LIFETIME, AccountRecord
+from qkv.store.learner.accounts import ROSTER_LINK_LIFETIME, AccountRecord
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.http.sign_in_links import qr_data_uri, request_base_url, sign_in_url
 from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth

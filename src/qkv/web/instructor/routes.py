@@ -17,7 +17,7 @@ from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from qkv.store.courses import LearnerScope
+from qkv.store.instructor.courses import LearnerScope
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.http.sign_in_links import instructor_sign_in_url
 from qkv.web.instructor import class_page

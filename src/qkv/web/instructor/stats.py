@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from qkv.lessons.answers import AnswerFormatError, format_value, parse_numbers
-from qkv.store.instructors import AnswerEvent, CodeEvent
+from qkv.store.instructor.instructors import AnswerEvent, CodeEvent
 
 UNMATCHED_SHOWN = 10
 VARIANTS_SHOWN = 8

@@ -19,7 +19,7 @@ from qkv.grading.verdict import ran_its_tests
 from qkv.lessons import Exercise, Lesson
 from qkv.lessons.render import hint_html
 from qkv.store import JobState, clean_display_name
-from qkv.store.learners import name_taken_sentence
+from qkv.store.learner.learners import name_taken_sentence
 from qkv.web import lti
 from qkv.web.http.clients import request_client_key, seconds_to_next_day
 from qkv.web.http.jsonsafe import SafeJSONResponse

@@ -5,7 +5,7 @@ Any way of proving who a learner is (a personal or device link, an LTI launch) e
 1. unless told not to (a device link: whoever presses it need not be the account's owner), the browser's
    anonymous learner (its ``qkv_learner`` cookie, if the request carries one) is merged into the
    account: every answer and program moves, the better result of each exercise is kept
-   (``qkv.store.accounts_merge``);
+   (``qkv.store.learner.accounts_merge``);
 2. the browser's old session, if any, is ended and a fresh one opened (rotation: a session id seen
    before sign-in is never the signed-in one);
 3. the response gets ``qkv_session`` (HttpOnly, SameSite=Lax, Secure under ``--secure-cookies``) and

@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from qkv.store.accounts import DEVICE_LINK_LIFETIME, AccountRecord, SignInLink
+from qkv.store.learner.accounts import DEVICE_LINK_LIFETIME, AccountRecord, SignInLink
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.http.security import CSRF_FIELD, RequestLearner
 from qkv.web.http.sign_in_links import qr_data_uri, request_base_url, sign_in_url

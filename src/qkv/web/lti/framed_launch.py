@@ -23,7 +23,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from qkv.store.courses import CourseRecord
+from qkv.store.instructor.courses import CourseRecord
 from qkv.web.http.forms import parse_form
 from qkv.web.lti import accounts_bridge
 from qkv.web.lti.claims import Launch

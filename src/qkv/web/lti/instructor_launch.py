@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 from fastapi import Request
 
-from qkv.store.courses import CourseRecord, Courses, StaffRole
-from qkv.store.instructors import MAX_INSTRUCTOR_NAME, InstructorDesk, clean_instructor_name
+from qkv.store.instructor.courses import CourseRecord, Courses, StaffRole
+from qkv.store.instructor.instructors import MAX_INSTRUCTOR_NAME, InstructorDesk, clean_instructor_name
 from qkv.web.instructor.auth import InstructorAuth
 from qkv.web.lti.claims import CourseRole, Launch
 from qkv.web.lti.refusal import LaunchRefused

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
-from qkv.store.courses import MembershipSource
+from qkv.store.instructor.courses import MembershipSource
 from qkv.web.http.forms import parse_form
 from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth
 from qkv.web.instructor.course_access import WHOLE_SERVER, InCourse

@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from qkv.store import StoreError
-from qkv.store.courses import CourseRecord, MembershipSource
+from qkv.store.instructor.courses import CourseRecord, MembershipSource
 from qkv.store.lti.logins import LoginsFull, state_digest
 from qkv.store.lti.platforms import PlatformRecord
 from qkv.web.http.clients import request_client_key

@@ -205,7 +205,7 @@ class ScoreHook:
 
         Examples
         --------
-        >>> from qkv.store.database import Database
+        >>> from qkv.store.sql.database import Database
         >>> database = Database("sqlite://")
         >>> hook = ScoreHook(LtiLinks(database), ScoreOutbox(database))
         >>> hook.lesson_changed("a" * 36, "X1.1", 1, 11)  # never launched with a line item: nothing to send

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import httpx
 
-from qkv.store.database import Database
 from qkv.store.lti.links import LtiLinks
 from qkv.store.lti.logins import LtiLogins
 from qkv.store.lti.outbox import ScoreOutbox
 from qkv.store.lti.platforms import LtiPlatforms
+from qkv.store.sql.database import Database
 from qkv.web.lti.id_token import IdTokenChecker
 from qkv.web.lti.platform_keys import PlatformKeys
 from qkv.web.lti.scores import ScoreHook

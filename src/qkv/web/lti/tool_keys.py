@@ -12,8 +12,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
-from qkv.store.database import Database
 from qkv.store.lti.keys import StoredKey, tool_key
+from qkv.store.sql.database import Database
 
 KEY_BITS = 2048
 ASSERTION_LIFETIME_S = 300

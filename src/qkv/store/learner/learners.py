@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Table, select, update
 
-from qkv.store.database import Database
-from qkv.store.tables import LearnerRow
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import LearnerRow
 
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 
@@ -154,7 +154,7 @@ class Learners:
 
         Examples
         --------
-        >>> from qkv.store.accounts import Accounts
+        >>> from qkv.store.learner.accounts import Accounts
         >>> database = Database("sqlite://")
         >>> ada = Accounts(database).find_or_create(None, "s-1", "Ada Lovelace")
         >>> learners = Learners(database)

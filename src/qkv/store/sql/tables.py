@@ -1,6 +1,6 @@
 """The tables of the current schema, as SQLAlchemy 2.0 ORM classes.
 
-These describe the schema *after* every migration in ``qkv.store.migrations`` has run; the
+These describe the schema *after* every migration in ``qkv.store.sql.migrations`` has run; the
 migrations, not these classes, create and alter the tables (a test checks the two agree).
 Times are naive UTC datetimes so SQLite and PostgreSQL store them the same way.
 """
@@ -468,8 +468,8 @@ class LtiRegistrationLink(Base):
 class GradingJob(Base):
     """A program for a grader on another machine, and its verdict (added with remote grading).
 
-    ``state`` is one of ``qkv.store.grading_jobs.JobState``'s values. While queued, a newer program of the
-    same learner replaces ``source``; a grader that takes the job marks it running, and the first verdict
+    ``state`` is one of ``qkv.store.runs.grading_jobs.JobState``'s values. While queued, a newer program of
+    the same learner replaces ``source``; a grader that takes the job marks it running, and the first verdict
     written for it is the only one (the learner's progress is counted then, once).
     """
 

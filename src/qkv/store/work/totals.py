@@ -7,9 +7,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, case, func, update
 
-from qkv.store.database import Database
-from qkv.store.exercise_key import ExerciseKey, rows_of
-from qkv.store.tables import ExerciseTotals
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import ExerciseTotals
+from qkv.store.work.exercise_key import ExerciseKey, rows_of
 
 _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
 
@@ -46,7 +46,7 @@ def count_work(
     Examples
     --------
     >>> from sqlalchemy import select
-    >>> from qkv.store.clock import utc_now
+    >>> from qkv.store.sql.clock import utc_now
     >>> database = Database("sqlite://")
     >>> with database.write() as conn:
     ...     database.ensure_learner(conn, "a" * 36)
@@ -105,7 +105,7 @@ def mark_solution_shown(conn: Connection, key: ExerciseKey, now: datetime) -> No
     Examples
     --------
     >>> from sqlalchemy import select
-    >>> from qkv.store.clock import utc_now
+    >>> from qkv.store.sql.clock import utc_now
     >>> database = Database("sqlite://")
     >>> key = ("a" * 36, "L9.1", "code")
     >>> with database.write() as conn:

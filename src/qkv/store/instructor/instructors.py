@@ -28,13 +28,12 @@ from typing import Any
 from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from qkv.store.clock import utc_now
-from qkv.store.courses import EVERYONE, LearnerScope
-from qkv.store.database import Database
-from qkv.store.one_time_tokens import SessionTable, SignInTokens, digest
-from qkv.store.program_texts import programs
-from qkv.store.storable import check_storable
-from qkv.store.tables import (
+from qkv.store.instructor.courses import EVERYONE, LearnerScope
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.one_time_tokens import SessionTable, SignInTokens, digest
+from qkv.store.sql.storable import check_storable
+from qkv.store.sql.tables import (
     Answer,
     CodeSubmission,
     CourseStaff,
@@ -43,6 +42,7 @@ from qkv.store.tables import (
     InstructorSignInToken,
     LearnerRow,
 )
+from qkv.store.work.program_texts import programs
 
 _INSTRUCTORS: Table = Instructor.__table__  # type: ignore[assignment]
 _TOKENS: Table = InstructorSignInToken.__table__  # type: ignore[assignment]
@@ -163,8 +163,8 @@ class InstructorDesk:
 
         Examples
         --------
-        >>> from qkv.store.courses import LearnerScope
-        >>> from qkv.store.learners import Learners
+        >>> from qkv.store.instructor.courses import LearnerScope
+        >>> from qkv.store.learner.learners import Learners
         >>> database = Database("sqlite://")
         >>> _ = Learners(database).set_display_name("a" * 36, "Ada")
         >>> desk = InstructorDesk(database)
@@ -443,7 +443,7 @@ class InstructorDesk:
 
         Examples
         --------
-        >>> from qkv.store.learners import Learners
+        >>> from qkv.store.learner.learners import Learners
         >>> database = Database("sqlite://")
         >>> _ = Learners(database).set_display_name("a" * 36, "Ada")
         >>> [learner.display_name for learner in InstructorDesk(database).learners()]
@@ -476,8 +476,8 @@ class InstructorDesk:
 
         Examples
         --------
-        >>> from qkv.store.client_budgets import ClientBudgets
-        >>> from qkv.store.progress import Progress
+        >>> from qkv.store.work.client_budgets import ClientBudgets
+        >>> from qkv.store.work.progress import Progress
         >>> database = Database("sqlite://")
         >>> progress = Progress(database, ClientBudgets(database))
         >>> _ = progress.record_answer("a" * 36, "L9.1", "q", "11", correct=False, message="No.", mistake="x")
@@ -514,8 +514,8 @@ class InstructorDesk:
 
         Examples
         --------
-        >>> from qkv.store.client_budgets import ClientBudgets
-        >>> from qkv.store.code_work import CodeWork
+        >>> from qkv.store.work.client_budgets import ClientBudgets
+        >>> from qkv.store.work.code_work import CodeWork
         >>> database = Database("sqlite://")
         >>> code = CodeWork(database, ClientBudgets(database))
         >>> _ = code.record("a" * 36, "L9.1", "f", "x = 1", {"status": "pass"})

@@ -11,7 +11,7 @@ import csv
 import io
 from dataclasses import dataclass
 
-from qkv.store.learners import MAX_DISPLAY_NAME
+from qkv.store.learner.learners import MAX_DISPLAY_NAME
 
 __all__ = ["MAX_ROSTER_ROWS", "RosterEntry", "RosterError", "parse_roster"]
 

@@ -15,7 +15,7 @@ def rows_of(table: Table, key: ExerciseKey) -> tuple[Any, ...]:
 
     Examples
     --------
-    >>> from qkv.store.tables import Answer
+    >>> from qkv.store.sql.tables import Answer
     >>> for condition in rows_of(Answer.__table__, ("a", "L9.1", "area")):
     ...     print(condition)
     answers.learner_id = :learner_id_1

@@ -6,8 +6,8 @@ import secrets
 
 from sqlalchemy import Table, select
 
-from qkv.store.database import Database
-from qkv.store.tables import ServerSecret
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import ServerSecret
 
 _SECRETS: Table = ServerSecret.__table__  # type: ignore[assignment]
 

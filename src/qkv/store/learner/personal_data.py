@@ -21,9 +21,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, and_, delete, func, insert, select
 
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.tables import Base, LearnerRow, PrivacyAudit
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import Base, LearnerRow, PrivacyAudit
 
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 _AUDIT: Table = PrivacyAudit.__table__  # type: ignore[assignment]
@@ -107,8 +107,8 @@ class PersonalData:
 
     Examples
     --------
-    >>> from qkv.store.progress import Progress
-    >>> from qkv.store.client_budgets import ClientBudgets
+    >>> from qkv.store.work.progress import Progress
+    >>> from qkv.store.work.client_budgets import ClientBudgets
     >>> database = Database("sqlite://")
     >>> _ = Progress(database, ClientBudgets(database)).record_answer(
     ...     "a" * 36, "L9.1", "area", "12", correct=True, message="Right.")

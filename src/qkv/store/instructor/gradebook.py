@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import Table, select
 
-from qkv.store.courses import EVERYONE, LearnerScope
-from qkv.store.database import Database
-from qkv.store.tables import ExerciseTotals, LearnerRow
+from qkv.store.instructor.courses import EVERYONE, LearnerScope
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import ExerciseTotals, LearnerRow
 
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
@@ -72,7 +72,7 @@ class Gradebook:
 
     Examples
     --------
-    >>> from qkv.store.learners import Learners
+    >>> from qkv.store.learner.learners import Learners
     >>> database = Database("sqlite://")
     >>> _ = Learners(database).set_display_name("a" * 36, "Ada")
     >>> rows = Gradebook(database).rows([("L9.1", "area")])
@@ -90,8 +90,8 @@ class Gradebook:
 
         Examples
         --------
-        >>> from qkv.store.courses import LearnerScope
-        >>> from qkv.store.learners import Learners
+        >>> from qkv.store.instructor.courses import LearnerScope
+        >>> from qkv.store.learner.learners import Learners
         >>> database = Database("sqlite://")
         >>> _ = Learners(database).set_display_name("a" * 36, "Ada")
         >>> course_view = Gradebook(database).within(LearnerScope("c1"))

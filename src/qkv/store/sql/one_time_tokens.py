@@ -7,7 +7,7 @@ once exactly one succeeds. Each kind of owner has its own two tables of the same
 expires_at)``, where OWNER is the owner's id column (``instructor_id``, ``learner_id``).
 
     >>> from sqlalchemy import Column, DateTime, MetaData, String, Table
-    >>> from qkv.store.database import Database
+    >>> from qkv.store.sql.database import Database
     >>> meta = MetaData()
     >>> tokens = Table("t", meta, Column("token_hash", String(64), primary_key=True),
     ...     Column("owner", String(36)), Column("created_at", DateTime), Column("expires_at", DateTime),
@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, Table, delete, insert, select, update
 
-from qkv.store.clock import utc_now
+from qkv.store.sql.clock import utc_now
 
 __all__ = ["MAX_SECRET_LENGTH", "SessionTable", "SignInTokens", "digest", "new_secret"]
 

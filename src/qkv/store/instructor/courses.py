@@ -24,10 +24,10 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Table, select, true, update
 
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.storable import check_storable
-from qkv.store.tables import Course, CourseLearner, CourseStaff, Instructor, LearnerLinkRecord, LearnerRow
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.storable import check_storable
+from qkv.store.sql.tables import Course, CourseLearner, CourseStaff, Instructor, LearnerLinkRecord, LearnerRow
 
 _COURSES: Table = Course.__table__  # type: ignore[assignment]
 _MEMBERS: Table = CourseLearner.__table__  # type: ignore[assignment]
@@ -397,7 +397,7 @@ class Courses:
 
         Examples
         --------
-        >>> from qkv.store.instructors import InstructorDesk
+        >>> from qkv.store.instructor.instructors import InstructorDesk
         >>> database = Database("sqlite://")
         >>> grace = InstructorDesk(database).add("Grace")[0]
         >>> Courses(database).grant_all_courses(grace.id)
@@ -415,7 +415,7 @@ class Courses:
 
         Examples
         --------
-        >>> from qkv.store.instructors import InstructorDesk
+        >>> from qkv.store.instructor.instructors import InstructorDesk
         >>> database = Database("sqlite://")
         >>> courses, desk = Courses(database), InstructorDesk(database)
         >>> grace = desk.add("Grace")[0]

@@ -11,17 +11,17 @@ from typing import Any
 
 from sqlalchemy import Row, Table, func, insert, select, update
 
-from qkv.store.activity import AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity
-from qkv.store.budget import Keeping, text_bytes
-from qkv.store.client_budgets import ClientBudgets
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.exercise_key import rows_of
-from qkv.store.program_texts import programs
-from qkv.store.retention import DEFAULT_KEEP, check_keep, prune
-from qkv.store.storable import check_storable
-from qkv.store.tables import Answer, CodeDraft, CodeSubmission, ExerciseTotals, LessonState
-from qkv.store.totals import count_work
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.storable import check_storable
+from qkv.store.sql.tables import Answer, CodeDraft, CodeSubmission, ExerciseTotals, LessonState
+from qkv.store.work.activity import AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity
+from qkv.store.work.budget import Keeping, text_bytes
+from qkv.store.work.client_budgets import ClientBudgets
+from qkv.store.work.exercise_key import rows_of
+from qkv.store.work.program_texts import programs
+from qkv.store.work.retention import DEFAULT_KEEP, check_keep, prune
+from qkv.store.work.totals import count_work
 
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, delete, insert, literal, select, update
 
-from qkv.store.tables import (
+from qkv.store.sql.tables import (
     Answer,
     CodeDraft,
     CodeSource,
@@ -101,10 +101,10 @@ def merge_learner(conn: Connection, anonymous_id: str, account_id: str) -> Merge
 
     Examples
     --------
-    >>> from qkv.store.accounts import Accounts
-    >>> from qkv.store.client_budgets import ClientBudgets
-    >>> from qkv.store.database import Database
-    >>> from qkv.store.progress import Progress
+    >>> from qkv.store.learner.accounts import Accounts
+    >>> from qkv.store.work.client_budgets import ClientBudgets
+    >>> from qkv.store.sql.database import Database
+    >>> from qkv.store.work.progress import Progress
     >>> database = Database("sqlite://")
     >>> progress = Progress(database, ClientBudgets(database))
     >>> ada = Accounts(database).find_or_create(None, "s-1", "Ada")

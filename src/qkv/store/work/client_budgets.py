@@ -1,6 +1,6 @@
 """The clients' storage budgets as the database counts them: bytes stored per client address and day (UTC).
 
-The rules (what is kept past a budget, how texts are measured) are in ``qkv.store.budget``; this
+The rules (what is kept past a budget, how texts are measured) are in ``qkv.store.work.budget``; this
 module keeps the counts, in the database, so that several servers on one database share them.
 """
 
@@ -11,10 +11,10 @@ from datetime import timedelta
 from sqlalchemy import Connection, Table, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from qkv.store.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping, check_budget, check_client, keeping
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.tables import ClientStorage
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import ClientStorage
+from qkv.store.work.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping, check_budget, check_client, keeping
 
 _BUDGETS: Table = ClientStorage.__table__  # type: ignore[assignment]
 
@@ -28,7 +28,7 @@ class ClientBudgets:
         The database that holds the counts.
     bytes_per_day : int
         Bytes one client may store in a day (UTC) before only the best and the last are kept; a quarter
-        more and nothing more is stored that day (see ``qkv.store.budget``).
+        more and nothing more is stored that day (see ``qkv.store.work.budget``).
 
     Raises
     ------

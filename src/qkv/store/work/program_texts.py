@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy import Connection, Select, Table, delete, exists, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from qkv.store.budget import text_bytes
-from qkv.store.tables import CodeSource, CodeSubmission
+from qkv.store.sql.tables import CodeSource, CodeSubmission
+from qkv.store.work.budget import text_bytes
 
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _SOURCES: Table = CodeSource.__table__  # type: ignore[assignment]

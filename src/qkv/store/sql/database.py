@@ -15,11 +15,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from qkv.store.clock import utc_now
-from qkv.store.engine import PoolLimits, create_store_engine, describe_url
-from qkv.store.migrations import schema_version, upgrade
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.engine import PoolLimits, create_store_engine, describe_url
+from qkv.store.sql.migrations import schema_version, upgrade
+from qkv.store.sql.tables import LearnerRow
 from qkv.store.store_error import StoreError
-from qkv.store.tables import LearnerRow
 
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 
@@ -195,7 +195,7 @@ class Database:
         Examples
         --------
         >>> from sqlalchemy import func, select
-        >>> from qkv.store.tables import ServerSecret
+        >>> from qkv.store.sql.tables import ServerSecret
         >>> table = ServerSecret.__table__
         >>> database = Database("sqlite://")
         >>> with database.write() as conn:
@@ -222,7 +222,7 @@ class Database:
         Examples
         --------
         >>> from sqlalchemy import select
-        >>> from qkv.store.tables import LearnerRow
+        >>> from qkv.store.sql.tables import LearnerRow
         >>> database = Database("sqlite://")
         >>> with database.write() as conn:
         ...     database.ensure_learner(conn, "a" * 36)

@@ -4,10 +4,10 @@ An account *is* a learner (the ``learners`` table; the account's id is the learn
 ``(issuer, external_id)``: ``issuer`` is None for this server's own roster (a student number, an email)
 and the LTI ``iss`` for an LMS's learners (whose ``external_id`` is the ``sub``). So everything that
 belongs to a learner id (answers, programs, drafts, variants, totals) belongs to the account. Sign-in
-links and sessions live in the database, hashed (``qkv.store.one_time_tokens``), so every server
+links and sessions live in the database, hashed (``qkv.store.sql.one_time_tokens``), so every server
 sharing it accepts them.
 
-    >>> from qkv.store.database import Database
+    >>> from qkv.store.sql.database import Database
     >>> accounts = Accounts(Database("sqlite://"))
     >>> ada = accounts.find_or_create(None, "s-1001", "Ada Lovelace")
     >>> accounts.find_or_create(None, "s-1001") == ada  # the same person, the same learner
@@ -29,14 +29,14 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, delete, or_, select, update
 
-from qkv.store.accounts_merge import MergeReport, merge_learner
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.learners import MAX_DISPLAY_NAME, clean_display_name
-from qkv.store.one_time_tokens import SessionTable, SignInTokens
-from qkv.store.roster import RosterEntry
-from qkv.store.storable import check_storable
-from qkv.store.tables import LearnerRow, LearnerSession, LearnerSignInToken
+from qkv.store.learner.accounts_merge import MergeReport, merge_learner
+from qkv.store.learner.learners import MAX_DISPLAY_NAME, clean_display_name
+from qkv.store.learner.roster import RosterEntry
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.one_time_tokens import SessionTable, SignInTokens
+from qkv.store.sql.storable import check_storable
+from qkv.store.sql.tables import LearnerRow, LearnerSession, LearnerSignInToken
 
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 _TOKENS = SignInTokens(LearnerSignInToken.__table__, "learner_id")  # type: ignore[arg-type]
@@ -297,7 +297,7 @@ class Accounts:
         Parameters
         ----------
         entries : sequence of RosterEntry
-            The roster, checked already (``qkv.store.roster.parse_roster``).
+            The roster, checked already (``qkv.store.learner.roster.parse_roster``).
         lifetime : timedelta
             How long each link works (7 days by default).
 
@@ -308,7 +308,7 @@ class Accounts:
 
         Examples
         --------
-        >>> from qkv.store.roster import parse_roster
+        >>> from qkv.store.learner.roster import parse_roster
         >>> accounts = Accounts(Database("sqlite://"))
         >>> made = accounts.import_roster(parse_roster("name,external id\\nAda,s-1\\nGrace,s-2\\n"))
         >>> [(record.display_name, record.external_id, len(token)) for record, token in made]
@@ -513,7 +513,7 @@ class Accounts:
     # -- merging ----------------------------------------------------------------------------------
 
     def merge(self, anonymous_id: str, into: str) -> MergeReport:
-        """Move an anonymous learner's work into an account (see ``qkv.store.accounts_merge``).
+        """Move an anonymous learner's work into an account (see ``qkv.store.learner.accounts_merge``).
 
         Raises
         ------

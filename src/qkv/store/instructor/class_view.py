@@ -39,12 +39,12 @@ from sqlalchemy import (
     union_all,
 )
 
-from qkv.store.clock import utc_now
-from qkv.store.courses import EVERYONE, LearnerScope
-from qkv.store.database import Database
-from qkv.store.instructors import AnswerEvent, CodeEvent
-from qkv.store.program_texts import programs
-from qkv.store.tables import Answer, CodeSubmission, ExerciseTotals, LearnerRow
+from qkv.store.instructor.courses import EVERYONE, LearnerScope
+from qkv.store.instructor.instructors import AnswerEvent, CodeEvent
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import Answer, CodeSubmission, ExerciseTotals, LearnerRow
+from qkv.store.work.program_texts import programs
 
 _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]

@@ -31,11 +31,11 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, Table, delete, func, or_, select, text, update
 
-from qkv.store.clock import utc_now
-from qkv.store.code_work import CodeWork
-from qkv.store.database import Database
-from qkv.store.storable import check_storable
-from qkv.store.tables import GradingJob
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.storable import check_storable
+from qkv.store.sql.tables import GradingJob
+from qkv.store.work.code_work import CodeWork
 
 _JOBS: Table = GradingJob.__table__  # type: ignore[assignment]
 # Any fixed number: the PostgreSQL advisory lock under which every server admits programs to the line.

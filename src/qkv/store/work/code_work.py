@@ -1,7 +1,7 @@
 """A learner's code: the programs sent to the grader (with their results) and the editor's drafts.
 
 Each program is counted in the learner's totals, stored with its result cut to a few KiB of each text,
-its text stored once (``qkv.store.program_texts``), and pruned to the last ``keep`` and the best. The
+its text stored once (``qkv.store.work.program_texts``), and pruned to the last ``keep`` and the best. The
 bytes stored count against the sending client's budget (``ClientBudgets``).
 """
 
@@ -15,16 +15,16 @@ from typing import Any
 from sqlalchemy import Connection, LargeBinary, Table, cast, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from qkv.store.budget import Keeping, source_hash, stored_result, text_bytes
-from qkv.store.client_budgets import ClientBudgets
-from qkv.store.clock import utc_now
-from qkv.store.database import Database
-from qkv.store.exercise_key import ExerciseKey, rows_of
-from qkv.store.program_texts import drop_unused_sources, put_source, source_of_program
-from qkv.store.retention import DEFAULT_KEEP, check_keep, prune
-from qkv.store.storable import check_storable
-from qkv.store.tables import CodeDraft, CodeSubmission
-from qkv.store.totals import count_work, mark_solution_shown
+from qkv.store.sql.clock import utc_now
+from qkv.store.sql.database import Database
+from qkv.store.sql.storable import check_storable
+from qkv.store.sql.tables import CodeDraft, CodeSubmission
+from qkv.store.work.budget import Keeping, source_hash, stored_result, text_bytes
+from qkv.store.work.client_budgets import ClientBudgets
+from qkv.store.work.exercise_key import ExerciseKey, rows_of
+from qkv.store.work.program_texts import drop_unused_sources, put_source, source_of_program
+from qkv.store.work.retention import DEFAULT_KEEP, check_keep, prune
+from qkv.store.work.totals import count_work, mark_solution_shown
 
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
@@ -74,7 +74,7 @@ class CodeWork:
         tests) and a text none of the learner's kept programs for the exercise had, so pressing Run again
         on unchanged code, or going back to an earlier program, earns nothing.
 
-        The stored result keeps a few KiB of each text (``qkv.store.budget.stored_result``), and the
+        The stored result keeps a few KiB of each text (``qkv.store.work.budget.stored_result``), and the
         learner's program text is stored once however often it is sent. ``client`` (an address) is the
         client whose storage budget the program counts against; the run is counted in the gradebook
         whatever the budget, and the returned ``Keeping`` says what was kept.
@@ -104,7 +104,7 @@ class CodeWork:
 
         Examples
         --------
-        >>> from qkv.store.progress import Progress
+        >>> from qkv.store.work.progress import Progress
         >>> database = Database("sqlite://")
         >>> budgets = ClientBudgets(database)
         >>> code = CodeWork(database, budgets)
@@ -222,7 +222,7 @@ class CodeWork:
         >>> _ = code.record("a" * 36, "L9.1", "shapes", "x = 1\\n", failing)
         >>> code.solution_shown("a" * 36, "L9.1", "shapes")
         >>> _ = code.record("a" * 36, "L9.1", "shapes", "x = 2\\n", {"status": "pass", "tests": []})
-        >>> from qkv.store.gradebook import Gradebook
+        >>> from qkv.store.instructor.gradebook import Gradebook
         >>> Gradebook(database).rows()[0].solved_after_solution
         True
         >>> database.close()

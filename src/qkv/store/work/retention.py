@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, delete, func, select
 
-from qkv.store.budget import Keeping
-from qkv.store.exercise_key import ExerciseKey, rows_of
+from qkv.store.work.budget import Keeping
+from qkv.store.work.exercise_key import ExerciseKey, rows_of
 
 DEFAULT_KEEP = 20  # answers and programs kept per learner and exercise (besides the first right / best one)
 
@@ -38,9 +38,9 @@ def prune(
     Examples
     --------
     >>> from sqlalchemy import func, insert, select
-    >>> from qkv.store.clock import utc_now
-    >>> from qkv.store.database import Database
-    >>> from qkv.store.tables import Answer
+    >>> from qkv.store.sql.clock import utc_now
+    >>> from qkv.store.sql.database import Database
+    >>> from qkv.store.sql.tables import Answer
     >>> answers = Answer.__table__
     >>> database = Database("sqlite://")
     >>> key = ("a" * 36, "L9.1", "area")
