@@ -297,7 +297,7 @@ def measure(url: str, views: int) -> dict[str, Any]:
         time.sleep(0.05)
     figures: dict[str, Any] = {}
     try:
-        _, token = app.state.qkv.store.instructor.instructors.add(f"Bench {time.time_ns()}")
+        _, token = app.state.qkv.store.instructors.add(f"Bench {time.time_ns()}")
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             client.post(
                 "/instructor/sign-in", data={"token": token}, headers={"origin": f"http://127.0.0.1:{port}"}

@@ -28,7 +28,7 @@ LESSON_PARAMETRISED = [
     "tests/lessons/test_lessons_catalogue_coverage.py",
     "tests/lessons/test_lessons_markup.py",
     "tests/lessons/test_exercise_notes.py",
-    "tests/web/test_api_every_lesson.py",
+    "tests/web/learner/test_api_every_lesson.py",
     "tests/web/test_browser_lessons.py",
 ]
 # The tests of those modules that take a lesson (or its exercise or program) as their parameter (but

@@ -270,7 +270,7 @@ def test_the_instructor_makes_a_learners_link_by_keyboard(
     live, _ = server
     name = f"Mary Jackson {width}"
     _roster_links(server, f"{name},mj-{width}\n")
-    _, token = live.app.state.qkv.store.instructor.instructors.add(f"Teacher {width}")
+    _, token = live.app.state.qkv.store.instructors.add(f"Teacher {width}")
     errors: list[str] = []
     page = new_page(
         chromium, errors, viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True

@@ -55,8 +55,8 @@ def test_the_server_prunes_inactive_anonymous_learners_when_asked(
 def test_without_retain_days_nothing_is_pruned(make_app: Callable[..., FastAPI], tmp_path: Path) -> None:
     _seed(f"sqlite:///{tmp_path / 'web.sqlite3'}")
     app = make_app()
-    assert app.state.qkv.store.learner.learners.has_saved_work(OLD)
-    assert app.state.qkv.store.learner.personal_data.audit() == []
+    assert app.state.qkv.store.learners.has_saved_work(OLD)
+    assert app.state.qkv.store.personal_data.audit() == []
 
 
 def test_retain_days_must_be_a_whole_number_of_at_least_one() -> None:

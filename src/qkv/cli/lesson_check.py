@@ -21,7 +21,7 @@ from qkv.lessons import BUILTIN_CONTENT, Problem, validate
 __all__ = ["CheckTarget", "Step", "find_target", "run_checks"]
 
 CHROMIUM = Path("/usr/bin/chromium")
-CONTRACT_TESTS = ("tests/lessons", "tests/web/test_api_every_lesson.py")
+CONTRACT_TESTS = ("tests/lessons", "tests/web/learner/test_api_every_lesson.py")
 SMOKE_WALK = "tests/web/test_browser_lessons.py"
 
 

@@ -35,7 +35,7 @@ def test_an_instructor_pulls_the_roster_by_keyboard(
         raise AssertionError("Tab never reached the roster button")
     page.keyboard.press("Enter")
     expect(page.get_by_role("status")).to_have_text("Roster pulled: 2 learners in the class list.")
-    names = {learner.display_name for learner in app.state.qkv.store.instructor.instructors.learners()}
+    names = {learner.display_name for learner in app.state.qkv.store.instructors.learners()}
     assert {"Ada Lovelace", "Charles Babbage"} <= names
     assert page_errors == []
     page.context.close()

@@ -79,7 +79,7 @@ def test_register_deep_link_in_frames_and_a_learners_score_lands_as_a_number(
     first, second = [lesson.id for lesson in app.state.qkv.catalog.lessons][:2]
     with chromium_without_third_party_cookies() as chromium:
         # 1. The administrator pastes qkv's one-time URL; the LMS opens it in its iframe.
-        token = RegistrationLinks(app.state.qkv.store.sql.database).issue(timedelta(hours=1))
+        token = RegistrationLinks(app.state.qkv.store.database).issue(timedelta(hours=1))
         admin = new_page(chromium, errors)
         admin.goto(f"{platform.url}/admin/register?tool={url}/lti/register/{token}")
         expect(admin.locator("#status")).to_have_text(
@@ -159,7 +159,7 @@ def test_the_packaged_lms_registers_deep_links_in_a_frame_and_gets_the_score(
     errors: list[str] = []
     first, second = [lesson.id for lesson in app.state.qkv.catalog.lessons][:2]
     with chromium_without_third_party_cookies() as chromium:
-        token = RegistrationLinks(app.state.qkv.store.sql.database).issue(timedelta(hours=1))
+        token = RegistrationLinks(app.state.qkv.store.database).issue(timedelta(hours=1))
         admin = new_page(chromium, errors)
         admin.goto(f"{platform.url}/admin/register?tool={url}/lti/register/{token}")
         expect(admin.locator("#status")).to_have_text("closed", timeout=CHAIN_MS)

@@ -123,7 +123,7 @@ def _lms_people(school: School) -> None:
             assert len(found) == 1 and found[0].issuer == issuer
             school.course_ids[course] = str(found[0].course_id)
             school.contexts[course] = (found[0].issuer, found[0].client_id, found[0].context_id)
-    accounts = school.app.state.qkv.store.learner.accounts
+    accounts = school.app.state.qkv.store.accounts
     for person in school.people:
         if person.kind == "learner":
             issuer = school.fake.issuer if person.course and person.course[0] == "A" else school.packaged.url

@@ -64,7 +64,7 @@ def test_a_login_for_a_launch_to_the_lesson_list_opens_it(
 
 
 def _learner_of(app: Any, name: str) -> str:
-    for learner in app.state.qkv.store.instructor.instructors.learners():
+    for learner in app.state.qkv.store.instructors.learners():
         if learner.display_name == name:
             return learner.id
     raise AssertionError(f"no learner named {name!r}")

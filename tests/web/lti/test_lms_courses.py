@@ -78,10 +78,10 @@ def test_a_lesson_deep_linked_in_two_courses_has_a_line_item_in_each(
         learner.close()
     # One column per course, each in its course's own container, though both name the same resourceId.
     assert sorted(platform.item_contexts.values()) == sorted([CONTEXT_ID, OTHER])
-    links, courses = app.state.qkv_lti.links, app.state.qkv.store.instructor.courses
+    links, courses = app.state.qkv_lti.links, app.state.qkv.store.courses
     titles = {course.id: course.title for course in courses.all()}
     for sub, context in (("learner-1", CONTEXT_ID), ("learner-b", OTHER)):
-        account = app.state.qkv.store.learner.accounts.find(platform.issuer, sub)
+        account = app.state.qkv.store.accounts.find(platform.issuer, sub)
         assert account is not None, sub
         (item,) = links.line_items(account.learner_id, lesson)
         assert platform.context_of_item(item.lineitem_url) == context

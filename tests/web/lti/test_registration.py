@@ -30,7 +30,7 @@ def unregistered(tmp_path: Path) -> Iterator[tuple[FakePlatform, str, Any]]:
 
 
 def _link(app: Any, url: str) -> str:
-    token = RegistrationLinks(app.state.qkv.store.sql.database).issue(timedelta(hours=1))
+    token = RegistrationLinks(app.state.qkv.store.database).issue(timedelta(hours=1))
     return f"{url}/lti/register/{token}"
 
 

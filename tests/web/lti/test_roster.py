@@ -36,7 +36,7 @@ def test_pulling_the_roster_lists_learners_who_never_launched(
     assert pulled.status_code == 303, pulled.text
     shown = lms_browser.client.get(url + pulled.headers["location"], headers={"accept": "text/html"})
     assert "Roster pulled: 3 learners in the class list." in shown.text
-    names = {learner.display_name for learner in app.state.qkv.store.instructor.instructors.learners()}
+    names = {learner.display_name for learner in app.state.qkv.store.instructors.learners()}
     assert {"Ada Lovelace", "Charles Babbage", "Mary Somerville"} <= names
     assert "Alan Turing" not in names and "Grace Hopper" not in names  # instructors are not learners
     export = lms_browser.client.get(f"{url}/instructor/export/lms.csv")

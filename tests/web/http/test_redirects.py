@@ -37,7 +37,7 @@ def test_the_instructor_sign_in_and_out_redirects_are_built_the_same_way(
     make_app: Callable[..., FastAPI],
 ) -> None:
     app = make_app(public_url="https://qkv.school.example")
-    _, token = app.state.qkv.store.instructor.instructors.add("Grace")
+    _, token = app.state.qkv.store.instructors.add("Grace")
     client = TestClient(app, base_url="http://evil.example")
     signed_in = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
     assert (signed_in.status_code, signed_in.headers["location"]) == (

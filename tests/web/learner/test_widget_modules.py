@@ -12,7 +12,7 @@ import pytest
 
 from qkv.lessons import load_catalog
 
-STATIC = Path(__file__).resolve().parents[2] / "src" / "qkv" / "web" / "static"
+STATIC = Path(__file__).resolve().parents[3] / "src" / "qkv" / "web" / "static"
 KIT = STATIC / "js" / "widget-kit.js"
 
 

@@ -88,7 +88,7 @@ def body_routes(app: FastAPI) -> list[tuple[str, str]]:
 
 
 def sign_in_instructor(app: FastAPI, client: TestClient) -> None:
-    _, token = app.state.qkv.store.instructor.instructors.add("Grace")
+    _, token = app.state.qkv.store.instructors.add("Grace")
     response = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
     assert response.status_code == 303, response.text
 

@@ -29,7 +29,7 @@ def _signed_in(app: FastAPI, token: str) -> tuple[TestClient, str]:
 def test_without_courses_every_instructor_sees_every_learner(make_app: Callable[..., FastAPI]) -> None:
     app = make_app()
     Browser(app).open_lesson().answer("q", "3, 2")
-    client, _ = _signed_in(app, app.state.qkv.store.instructor.instructors.add("Grace")[1])
+    client, _ = _signed_in(app, app.state.qkv.store.instructors.add("Grace")[1])
     assert client.get("/api/instructor/class").json()["learners"] == 1
     assert 'id="course-picker"' not in client.get("/instructor", headers=HTML).text
 

@@ -81,9 +81,7 @@ def test_solving_after_seeing_the_solution_is_marked(app: FastAPI, browser: Brow
     assert body["result"]["status"] == "pass"
     assert body["progress"]["code"]["functions"]["solved_after_solution"] is True
     assert body["progress"]["solved_after_solution"] == 1
-    (row,) = [
-        row for row in app.state.qkv.store.instructor.gradebook.rows() if row.exercise_id == "functions"
-    ]
+    (row,) = [row for row in app.state.qkv.store.gradebook.rows() if row.exercise_id == "functions"]
     assert row.solved and row.solved_after_solution
 
 
@@ -93,9 +91,7 @@ def test_solving_after_seeing_the_solution_is_marked(app: FastAPI, browser: Brow
 def test_a_solve_before_the_solution_is_not_marked(app: FastAPI, browser: Browser) -> None:
     assert browser.submit_code(CORRECT_SOLUTION).json()["result"]["status"] == "pass"
     assert browser.client.get(f"{API}/solution/functions").status_code == 200  # looked after solving
-    (row,) = [
-        row for row in app.state.qkv.store.instructor.gradebook.rows() if row.exercise_id == "functions"
-    ]
+    (row,) = [row for row in app.state.qkv.store.gradebook.rows() if row.exercise_id == "functions"]
     assert row.solved and not row.solved_after_solution
     assert browser.progress()["solved_after_solution"] == 0
 

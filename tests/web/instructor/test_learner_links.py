@@ -14,7 +14,7 @@ HTML = {"accept": "text/html"}
 
 
 def _instructor(app: FastAPI) -> tuple[TestClient, str]:
-    _, token = app.state.qkv.store.instructor.instructors.add("Grace")
+    _, token = app.state.qkv.store.instructors.add("Grace")
     client = TestClient(app)
     assert (
         client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False).status_code == 303
@@ -53,7 +53,7 @@ def test_the_button_needs_an_instructor_their_csrf_token_and_an_account(
     make_app: Callable[..., FastAPI],
 ) -> None:
     app = make_app()
-    ada = app.state.qkv.store.learner.accounts.find_or_create(None, "s-1001", "Ada")
+    ada = app.state.qkv.store.accounts.find_or_create(None, "s-1001", "Ada")
     url = f"/instructor/learners/{ada}/sign-in-link"
     learner = Browser(app).open_lesson()
     refused = learner.client.post(url, data={"csrf_token": learner.token})
@@ -64,7 +64,7 @@ def test_the_button_needs_an_instructor_their_csrf_token_and_an_account(
     unknown = client.post("/instructor/learners/" + "c" * 36 + "/sign-in-link", data={"csrf_token": csrf})
     assert unknown.status_code == 404 and "No learner with the id" in unknown.json()["detail"]
     Browser(app).open_lesson().answer("q", "3, 2")
-    anonymous_id = next(p.id for p in app.state.qkv.store.instructor.instructors.learners() if p.id != ada)
+    anonymous_id = next(p.id for p in app.state.qkv.store.instructors.learners() if p.id != ada)
     no_account = client.post(f"/instructor/learners/{anonymous_id}/sign-in-link", data={"csrf_token": csrf})
     assert no_account.status_code == 404 and "has no account" in no_account.json()["detail"]
 

@@ -86,7 +86,7 @@ def test_a_flood_from_one_address_does_not_refuse_another_learners_first_program
 
 def test_a_signed_in_learner_is_a_client_of_their_own(held_line: tuple[FastAPI, GradingQueue, _Held]) -> None:
     app, queue, held = held_line
-    accounts = app.state.qkv.store.learner.accounts
+    accounts = app.state.qkv.store.accounts
     learner = accounts.find_or_create(None, "s-1", "Ada")
     ada = Browser(app)
     assert ada.client.post("/sign-in", data={"token": accounts.new_sign_in_token(learner)}).status_code == 200

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from qkv.lessons import load_catalog
 from qkv.web.instructor.exports import counted_exercises
+from tests.web.instructor.test_routes import HTML, _app, sign_in
 from tests.web.instructor_seed import (
     ANN,
     AREA_HINT,
@@ -27,7 +28,6 @@ from tests.web.instructor_seed import (
     PERIMETER_HINT,
     seed_class,
 )
-from tests.web.test_instructor import HTML, _app, sign_in
 
 
 def _class(make_app: Callable[..., FastAPI], **settings: Any) -> FastAPI:
@@ -143,7 +143,7 @@ def test_exercises_are_shown_with_their_question_and_mistakes_with_their_sentenc
 
 def test_item_statistics_and_their_csv(make_app: Callable[..., FastAPI]) -> None:
     app = _class(make_app)
-    app.state.qkv.store.learner.learners.set_display_name(ANN, "Ann")
+    app.state.qkv.store.learners.set_display_name(ANN, "Ann")
     rows = {row["exercise_id"]: row for row in _csv(sign_in(app), "items.csv")}
     area = rows["area"]
     # Solvers: Ann in 3 attempts, Ben in 1, Dee in 2.
@@ -242,9 +242,7 @@ def test_the_live_grid_reads_the_database_another_server_wrote(make_app: Callabl
     second.state.qkv.catalog = first.state.qkv.catalog
     client = sign_in(first)
     before = client.get("/instructor/live/grid?sort=name", headers=HTML).text
-    second.state.qkv.store.work.progress.record_answer(
-        CY, LESSON_ID, "area", "12", correct=True, message="Right."
-    )
+    second.state.qkv.store.progress.record_answer(CY, LESSON_ID, "area", "12", correct=True, message="Right.")
     after = client.get("/instructor/live/grid?sort=name", headers=HTML).text
     assert before != after
     cells = defaultdict(list)

@@ -24,7 +24,7 @@ __all__ = ["postgres_admin_url", "postgres_url"]  # the store tests' PostgreSQL 
 
 
 def _account(app: FastAPI, external_id: str = "s-1", name: str = "Ada") -> tuple[str, str]:
-    accounts = app.state.qkv.store.learner.accounts
+    accounts = app.state.qkv.store.accounts
     learner = accounts.find_or_create(None, external_id, name)
     return learner, accounts.new_sign_in_token(learner)
 
@@ -72,7 +72,7 @@ def test_progress_follows_the_account_to_a_second_browser(app: FastAPI) -> None:
     assert first.answer("q", "3, 2").json()["feedback"]["correct"]
     second = Browser(app).open_lesson()
     assert not second.progress()["exercises"]["q"]["done"]
-    token2 = app.state.qkv.store.learner.accounts.new_sign_in_token(learner)
+    token2 = app.state.qkv.store.accounts.new_sign_in_token(learner)
     assert _use_link(second, token2).status_code == 200
     assert second.progress()["exercises"]["q"]["done"]
     assert "Sign out" in second.client.get(LESSON_URL, headers=HTML).text
@@ -98,7 +98,7 @@ def test_sign_in_rotates_the_session_and_sign_out_ends_it_everywhere(app: FastAP
     browser = Browser(app).open_lesson()
     _use_link(browser, token)
     before = browser.client.cookies.get(SESSION_COOKIE)
-    _use_link(browser, app.state.qkv.store.learner.accounts.new_sign_in_token(learner))
+    _use_link(browser, app.state.qkv.store.accounts.new_sign_in_token(learner))
     after = browser.client.cookies.get(SESSION_COOKIE)
     assert before and after and before != after
     stale = TestClient(app, cookies={SESSION_COOKIE: before})
@@ -200,7 +200,7 @@ def test_sign_in_is_callable_by_another_route(make_app: Callable[..., FastAPI]) 
     assert launched.headers["x-merged"] == "1 answer and 0 programs on 1 exercise"
     browser.open_lesson()
     assert browser.progress()["exercises"]["q"]["done"]
-    assert app.state.qkv.store.work.progress.lesson_activity(learner, "L4.1").exercises["q"].solved
+    assert app.state.qkv.store.progress.lesson_activity(learner, "L4.1").exercises["q"].solved
 
 
 @pytest.mark.parametrize("token", ["", "x" * 500, "not-a-token"])
@@ -255,7 +255,7 @@ def test_secure_cookies_mark_the_session_cookie_secure(make_app: Callable[..., F
 
 
 def _device_link(app: FastAPI, learner: str) -> str:
-    return str(app.state.qkv.store.learner.accounts.new_device_token(learner))
+    return str(app.state.qkv.store.accounts.new_device_token(learner))
 
 
 def test_the_check_names_the_account_and_uses_nothing(app: FastAPI) -> None:
@@ -288,7 +288,7 @@ def test_the_personal_link_says_which_account_receives_this_browsers_work(app: F
     )
     used = _use_link(browser, token)
     assert "(1 answer and 0 programs on 1 exercise)\nis now part of your account" in used.text
-    assert app.state.qkv.store.work.progress.lesson_activity(learner, "L4.1").exercises["q"].solved
+    assert app.state.qkv.store.progress.lesson_activity(learner, "L4.1").exercises["q"].solved
 
 
 def test_a_device_link_pressed_by_someone_else_never_takes_their_work(app: FastAPI) -> None:
@@ -314,7 +314,7 @@ def test_a_link_of_the_old_form_is_sent_on_to_the_fragment_unused(app: FastAPI) 
     _, token = _account(app)
     old = TestClient(app).get(f"/sign-in?token={token}", headers=HTML, follow_redirects=False)
     assert old.status_code == 303 and old.headers["location"] == f"/sign-in#token={token}"
-    instructor_token = app.state.qkv.store.instructor.instructors.add("Grace")[1]
+    instructor_token = app.state.qkv.store.instructors.add("Grace")[1]
     old = TestClient(app).get(
         f"/instructor/sign-in?token={instructor_token}", headers=HTML, follow_redirects=False
     )
@@ -382,5 +382,5 @@ def test_a_learner_cannot_take_the_name_of_another_learner(app: FastAPI) -> None
     assert renamed.status_code == 403 and "comes from your class list or your LMS" in renamed.json()["detail"]
     page = grace.client.get("/", headers=HTML).text
     assert "Your name comes from your class list or your LMS" in page and 'id="learner-form"' not in page
-    names = [record.display_name for record in app.state.qkv.store.learner.accounts.all()]
+    names = [record.display_name for record in app.state.qkv.store.accounts.all()]
     assert names == ["Ada Lovelace", "Grace Hopper"]

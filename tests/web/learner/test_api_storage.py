@@ -27,7 +27,7 @@ def _draft(browser: Browser, code: str) -> Any:
 
 def _kept(app: FastAPI) -> list[int]:
     """How many tests each kept program passed, oldest first."""
-    with app.state.qkv.store.sql.database.engine.connect() as conn:
+    with app.state.qkv.store.database.engine.connect() as conn:
         return [row[0] for row in conn.execute(text("SELECT passed FROM code_submissions ORDER BY id"))]
 
 

@@ -159,7 +159,7 @@ def roles(request: pytest.FixtureRequest) -> Iterator[tuple[FastAPI, dict[str, T
 
 
 def sign_in_instructor(app: FastAPI, client: TestClient) -> None:
-    _, token = app.state.qkv.store.instructor.instructors.add("Grace")
+    _, token = app.state.qkv.store.instructors.add("Grace")
     response = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
     assert response.status_code == 303, response.text
 
