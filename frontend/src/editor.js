@@ -37,68 +37,28 @@ const lessonSetup = [
 ];
 
 /**
- * Replace a <textarea> with a CodeMirror editor and keep the textarea's value in sync.
+ * Replace a <textarea> with a CodeMirror editor and keep the textarea's value in sync. Resolves once the
+ * editor is on the page with its stylesheet applied; until then the textarea stays, and stays usable.
  *
  * @param {HTMLTextAreaElement} textarea  the server-rendered fallback; it stays in the DOM, hidden.
  * @param {{doc?: string, onRun?: () => void, onChange?: (text: string) => void, label?: string,
  *   keysHelp?: string, stylesheet?: string}} options
- *   doc: the initial text (defaults to the textarea's value);
+ *   doc: the initial text (defaults to the textarea's value once the stylesheet is there);
  *   onRun: called on Ctrl/⌘+Enter;
  *   onChange: called with the new text after each edit;
  *   label: accessible name of the editing area;
  *   keysHelp: a sentence shown under the editor and read out when it gets focus (its accessible
  *     description), e.g. how to leave it with the keyboard;
- *   stylesheet: URL of a stylesheet to load inside the editor's shadow root.
- * @returns {{view: EditorView, host: HTMLElement, getValue: () => string, setValue: (text: string) => void,
- *   focus: () => void, markError: (line: number, message: string) => void, clearErrors: () => void}}
+ *   stylesheet: URL of a stylesheet to load inside the editor's shadow root, before the editor is shown.
+ * @returns {Promise<{view: EditorView, host: HTMLElement, getValue: () => string,
+ *   setValue: (text: string) => void, focus: () => void, markError: (line: number, message: string) => void,
+ *   clearErrors: () => void}>}
  */
-export function mountEditor(textarea, options = {}) {
-  const runKeys = Prec.highest(
-    keymap.of([
-      {
-        key: "Mod-Enter",
-        run: () => {
-          if (options.onRun) options.onRun();
-          return true;
-        },
-      },
-    ]),
-  );
-  // Tab indents inside the editor; Escape then Tab leaves it (CodeMirror's escape hatch for keyboard users:
-  // after Escape, the next Tab or Shift+Tab within 2 s moves focus), and Ctrl+M (Alt+Shift+M on macOS)
-  // turns Tab indentation off and on. keysHelp says so under the editor and on focus.
-  const content = { "aria-label": options.label ?? "Python code editor" };
-  if (options.keysHelp) content["aria-describedby"] = "cm-keys-help";
-  const state = EditorState.create({
-    doc: options.doc ?? textarea.value,
-    extensions: [
-      runKeys,
-      lessonSetup,
-      python(),
-      // Stable tok-* class names, coloured by lesson.css for light and dark schemes alike.
-      syntaxHighlighting(classHighlighter),
-      indentUnit.of("    "),
-      EditorState.tabSize.of(4),
-      EditorView.contentAttributes.of(content),
-      EditorView.updateListener.of((update) => {
-        if (!update.docChanged) return;
-        textarea.value = update.state.doc.toString();
-        if (options.onChange) options.onChange(textarea.value);
-      }),
-    ],
-  });
-  // The editor lives in a shadow root: CodeMirror then installs its own styles as constructed
-  // stylesheets, which a Content-Security-Policy of style-src 'self' allows (a <style> tag it forbids).
-  const host = document.createElement("div");
-  host.className = "cm-host";
-  const shadow = host.attachShadow({ mode: "open" });
-  if (options.stylesheet) {
-    const link = document.createElement("link");
-    link.rel = "stylesheet";
-    link.href = options.stylesheet;
-    shadow.append(link);
-  }
-  textarea.insertAdjacentElement("afterend", host);
+export async function mountEditor(textarea, options = {}) {
+  const { host, shadow } = await styledHost(textarea, options.stylesheet);
+  // Everything from here to the end runs in one task: the first frame that paints the editor has its styles.
+  const state = EditorState.create({ doc: options.doc ?? textarea.value, extensions: editorExtensions(textarea, options) });
+  host.style.display = "";
   const view = new EditorView({ state, parent: shadow, root: shadow });
   if (options.keysHelp) {
     // In the shadow root with the editor, so that aria-describedby can point at it.
@@ -127,4 +87,76 @@ export function mountEditor(textarea, options = {}) {
     },
     clearErrors: () => view.dispatch(setDiagnostics(view.state, [])),
   };
+}
+
+/**
+ * The editor's host after the textarea, hidden, with a shadow root whose stylesheet has loaded (or failed to:
+ * the editor then works with CodeMirror's own theme). The editor lives in a shadow root: CodeMirror then
+ * installs its own styles as constructed stylesheets, which a Content-Security-Policy of style-src 'self'
+ * allows (a <style> tag it forbids).
+ *
+ * Why wait: a <link> in a shadow root does not hold back rendering as one in the document's <head> does.
+ * An editor created beside a stylesheet still on its way was painted with CodeMirror's theme alone: its
+ * gutter rows at CodeMirror's 14 px guess a line while the code's lines were 22 px, so on a phone (where
+ * the editor loads below the fold and is not measured) the line numbers drifted 8 px a line off their
+ * lines until the stylesheet came, which on a slow phone or network is long enough to see.
+ *
+ * @param {HTMLTextAreaElement} textarea
+ * @param {string | undefined} href
+ * @returns {Promise<{host: HTMLElement, shadow: ShadowRoot}>}
+ */
+async function styledHost(textarea, href) {
+  const host = document.createElement("div");
+  host.className = "cm-host";
+  const shadow = host.attachShadow({ mode: "open" });
+  // In the document (a stylesheet loads only there) but not shown: the textarea is the editor until then.
+  host.style.display = "none";
+  textarea.insertAdjacentElement("afterend", host);
+  if (href) {
+    const link = document.createElement("link");
+    link.rel = "stylesheet";
+    link.href = href;
+    const loaded = new Promise((resolve) => {
+      link.addEventListener("load", resolve, { once: true });
+      link.addEventListener("error", resolve, { once: true });
+    });
+    shadow.append(link);
+    await loaded;
+  }
+  return { host, shadow };
+}
+
+/** The editor's extensions: the lesson setup, Python, the Run keys, the content's attributes, and the sync. */
+function editorExtensions(textarea, options) {
+  const runKeys = Prec.highest(
+    keymap.of([
+      {
+        key: "Mod-Enter",
+        run: () => {
+          if (options.onRun) options.onRun();
+          return true;
+        },
+      },
+    ]),
+  );
+  // Tab indents inside the editor; Escape then Tab leaves it (CodeMirror's escape hatch for keyboard users:
+  // after Escape, the next Tab or Shift+Tab within 2 s moves focus), and Ctrl+M (Alt+Shift+M on macOS)
+  // turns Tab indentation off and on. keysHelp says so under the editor and on focus.
+  const content = { "aria-label": options.label ?? "Python code editor" };
+  if (options.keysHelp) content["aria-describedby"] = "cm-keys-help";
+  return [
+    runKeys,
+    lessonSetup,
+    python(),
+    // Stable tok-* class names, coloured by lesson.css for light and dark schemes alike.
+    syntaxHighlighting(classHighlighter),
+    indentUnit.of("    "),
+    EditorState.tabSize.of(4),
+    EditorView.contentAttributes.of(content),
+    EditorView.updateListener.of((update) => {
+      if (!update.docChanged) return;
+      textarea.value = update.state.doc.toString();
+      if (options.onChange) options.onChange(textarea.value);
+    }),
+  ];
 }

@@ -308,7 +308,7 @@ export async function mountCodeExercise(box, ctx) {
   const run = () => runTests(exercise);
   listenForRunsAndEdits(exercise, run);
   const module = await loadEditorModule();
-  if (module && typeof module.mountEditor === "function") mountEditorOver(exercise, module, run, saved);
+  if (module && typeof module.mountEditor === "function") await mountEditorOver(exercise, module, run, saved);
 }
 
 /** The exercise's parts on the page (null when one is missing), and its state: busy, the editor once loaded. */
@@ -420,11 +420,14 @@ function listenForRunsAndEdits(exercise, run) {
   });
 }
 
-/** The CodeMirror editor over the textarea, once its module has loaded. */
-function mountEditorOver(exercise, module, run, saved) {
+/**
+ * The CodeMirror editor over the textarea, once its module has loaded. mountEditor resolves when the editor is
+ * shown, its stylesheet applied (until then the textarea is the editor, and its edits are saved as drafts).
+ */
+async function mountEditorOver(exercise, module, run, saved) {
   const { box, textarea, drafts } = exercise;
   const label = box.querySelector(`label[for="${textarea.id}"]`);
-  const editor = module.mountEditor(textarea, {
+  const editor = await module.mountEditor(textarea, {
     onRun: run,
     onChange: (text) => drafts.changed(text),
     label: label ? label.textContent.trim() : "Python code editor",
