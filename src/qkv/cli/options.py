@@ -2,12 +2,13 @@
 
 ``--database-url`` and ``--url`` mean the same in ``qkv instructor``, ``qkv learners``, ``qkv lti`` and
 ``qkv progress``, so they are written once here; so is opening the store with a sentence, not a
-traceback, when the database cannot be used.
+traceback, when the database cannot be used, and closing it when the command is done.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -62,3 +63,34 @@ def open_store(database_url: str | None) -> Store:
         return Store(database_url or default_database_url())
     except StoreError as error:
         raise click.ClickException(str(error)) from None
+
+
+@contextmanager
+def opened_store(database_url: str | None) -> Iterator[Store]:
+    """The store at ``database_url``, open for a ``with`` block and closed when it ends, however it ends.
+
+    Parameters
+    ----------
+    database_url : str or None
+        A SQLAlchemy URL; None means the local SQLite database.
+
+    Yields
+    ------
+    Store
+        The opened, migrated store (see ``open_store``).
+
+    Raises
+    ------
+    click.ClickException
+        If the database cannot be opened or migrated.
+
+    Examples
+    --------
+    >>> with opened_store("sqlite://") as store:
+    ...     store.ping()
+    """
+    store = open_store(database_url)
+    try:
+        yield store
+    finally:
+        store.close()
