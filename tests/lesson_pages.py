@@ -1,11 +1,13 @@
-"""Reading a rendered lesson page in the content tests: its text without tags, its tags balanced,
-values as typed, and the ways a page could write an answer."""
+"""Reading a rendered lesson page in the content tests: its text without tags, its tags balanced, its
+widgets' configurations, values as typed, and the ways a page could write an answer."""
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from html.parser import HTMLParser
+from typing import Any
 
 import numpy as np
 
@@ -15,6 +17,18 @@ from qkv.lessons.answers import format_value
 def text_of(fragment: str) -> str:
     """The text of an HTML fragment, tags removed and entities decoded."""
     return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def widget_configs(fragment: str, name: str) -> list[dict[str, Any]]:
+    """The configuration (its ``data-config``, decoded) of every widget ``name`` in a rendered fragment."""
+    pattern = rf"<div class=\"widget\" data-widget=\"{re.escape(name)}\" data-config='([^']*)'>"
+    return [json.loads(html.unescape(raw)) for raw in re.findall(pattern, fragment)]
+
+
+def widget_config(fragment: str, name: str) -> dict[str, Any]:
+    """The configuration of the widget ``name``, which the fragment must hold exactly once."""
+    (config,) = widget_configs(fragment, name)
+    return config
 
 
 def typed(value: object) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-import json
 import math
 import re
 from pathlib import Path
@@ -16,7 +14,7 @@ from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
 from qkv.lessons.pyfiles import import_lesson_file
-from tests.lesson_pages import rounded, text_of, typed, written_forms
+from tests.lesson_pages import rounded, text_of, typed, widget_config, written_forms
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.3")
@@ -245,21 +243,14 @@ def test_choices_and_the_facts_behind_them() -> None:
     assert np.isfinite(softmax([-1000.0, -1001.0])).all()
 
 
-def widget_config(fragment: str) -> dict[str, object]:
-    (raw,) = re.findall(
-        r"<div class=\"widget\" data-widget=\"softmax-bars\" data-config='([^']*)'>", fragment
-    )
-    return json.loads(html.unescape(raw))  # type: ignore[no-any-return]
-
-
 def test_the_widget_numbers_are_qkvs() -> None:
     predict = page()["predict"].html
-    config = widget_config(predict)
+    config = widget_config(predict, "softmax-bars")
     scores = np.array([0.707107, 0.0, -0.5])
     V = np.array([[2, 0], [0, 2], [1, 1]])
-    assert np.allclose(config["weights"], softmax(scores))  # type: ignore[arg-type]
-    assert np.allclose(config["output"], softmax(scores) @ V)  # type: ignore[arg-type]
-    assert np.allclose(config["shifted_weights"], softmax(scores + 1000))  # type: ignore[arg-type]
+    assert np.allclose(config["weights"], softmax(scores))
+    assert np.allclose(config["output"], softmax(scores) @ V)
+    assert np.allclose(config["shifted_weights"], softmax(scores + 1000))
     assert config["plain_shifted"] == ["nan", "nan", "nan"]
     fallback = text_of(predict)
     assert "output = [1.282865, 0.717135]" in fallback
@@ -313,7 +304,7 @@ def test_lesson_py_knows_the_numbers_the_page_illustrates_with() -> None:
     """_distinguishable keeps Part 1 away from the widget's and the worked example's numbers: those must be
     the ones the page really shows."""
     module = LESSON.hooks.variant_function.__globals__  # type: ignore[union-attr]
-    config = widget_config(page()["predict"].html)
+    config = widget_config(page()["predict"].html, "softmax-bars")
     assert module["WIDGET"] == {"scores": config["scores"], "V": config["V"]}
     assert module["WORKED"] == {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
     idea = text_of(page()["idea"].html)
