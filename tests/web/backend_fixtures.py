@@ -134,6 +134,20 @@ def browser(app: FastAPI) -> Browser:
     return Browser(app).open_lesson()
 
 
+def app_routes(app: FastAPI) -> list[Any]:
+    """Every route of the app, those of included routers too, each with its full ``path`` and ``methods``.
+
+    Before FastAPI 0.165 ``app.routes`` lists every route of the included routers; since then an included
+    router is one entry that holds its routes, and ``iter_route_contexts`` walks them (each context's
+    ``route``, or ``original_route``, is the route as it was declared).
+    """
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:
+        return list(app.routes)
+    return list(iter_route_contexts(app.routes))
+
+
 def learner_id_of(browser: Browser) -> str:
     """The learner id in a browser's signed cookie (what the server reads)."""
     from itsdangerous import URLSafeSerializer

@@ -12,11 +12,12 @@ import logging
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+
+from tests.web.backend_fixtures import app_routes
 
 FORM = "application/x-www-form-urlencoded"
 WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
@@ -71,14 +72,8 @@ BAD_BODIES = [
 
 def body_routes(app: FastAPI) -> list[tuple[str, str]]:
     """Every (method, path) of the app that takes a body, with its path parameters filled in."""
-    try:
-        from fastapi.routing import iter_route_contexts
-    except ImportError:  # before FastAPI 0.165, app.routes lists every route of the included routers
-        routes: list[Any] = list(app.routes)
-    else:  # since then, an included router is one entry that holds its routes
-        routes = list(iter_route_contexts(app.routes))
     found = []
-    for route in routes:
+    for route in app_routes(app):
         methods = getattr(route, "methods", None)  # a Mount (the static files) has none, and takes no body
         if not methods:
             continue

@@ -24,6 +24,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from tests.store.conftest import postgres_admin_url, postgres_url
+from tests.web.backend_fixtures import app_routes
 
 __all__ = ["postgres_admin_url", "postgres_url"]
 
@@ -70,14 +71,8 @@ class Route:
 
 def _routes(app: FastAPI) -> list[Route]:
     """Every route of the app with its full path and its parameters (FastAPI before and after 0.165)."""
-    try:
-        from fastapi.routing import iter_route_contexts
-    except ImportError:  # before FastAPI 0.165, app.routes lists every route of the included routers
-        found: list[Any] = list(app.routes)
-    else:  # since then, an included router is one entry that holds its routes
-        found = list(iter_route_contexts(app.routes))
     routes = []
-    for item in found:
+    for item in app_routes(app):
         route = getattr(item, "route", item)
         if isinstance(route, APIRoute):
             extra = route.openapi_extra or {}

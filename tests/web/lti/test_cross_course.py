@@ -36,6 +36,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from qkv.store import MembershipSource, StaffRole, parse_roster
+from tests.web.backend_fixtures import app_routes
 from tests.web.browser_support import serve
 from tests.web.lti.conftest import served_platform, tool_server
 from tests.web.lti.fake_platform import INSTRUCTOR, LEARNER, TEACHING_ASSISTANT, FakePlatform
@@ -222,15 +223,9 @@ def school(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 def _app_routes(app: Any) -> set[tuple[str, str]]:
-    try:
-        from fastapi.routing import iter_route_contexts
-    except ImportError:  # before FastAPI 0.165, app.routes lists every route of the included routers
-        routes: list[Any] = list(app.routes)
-    else:
-        routes = list(iter_route_contexts(app.routes))
     return {
         (method, route.path)
-        for route in routes
+        for route in app_routes(app)
         for method in getattr(route, "methods", None) or ()
         if method != "HEAD" and route.path.startswith(("/instructor", "/api/instructor"))
     }
