@@ -148,6 +148,21 @@ def app_routes(app: FastAPI) -> list[Any]:
     return list(iter_route_contexts(app.routes))
 
 
+def sign_in_instructor(app: FastAPI, client: TestClient, token: str | None = None) -> None:
+    """Sign ``client`` in through an instructor's one-time link: ``token``'s, or a new instructor Grace's."""
+    if token is None:
+        _, token = app.state.qkv.store.instructors.add("Grace")
+    response = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
+    assert response.status_code == 303, response.text
+
+
+def instructor_csrf(client: TestClient) -> str:
+    """The CSRF token the signed-in instructor's page puts in its forms ("" when the page has none)."""
+    page = client.get("/instructor", headers={"accept": "text/html"})
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    return found.group(1) if found else ""
+
+
 def learner_id_of(browser: Browser) -> str:
     """The learner id in a browser's signed cookie (what the server reads)."""
     from itsdangerous import URLSafeSerializer

@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from tests.web.backend_fixtures import app_routes
+from tests.web.backend_fixtures import app_routes, sign_in_instructor
 
 FORM = "application/x-www-form-urlencoded"
 WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
@@ -80,12 +80,6 @@ def body_routes(app: FastAPI) -> list[tuple[str, str]]:
         path = re.sub(r"\{(\w+)(?::\w+)?\}", lambda m: PATH_VALUES.get(m.group(1), "x"), route.path)
         found += [(method, path) for method in sorted(set(methods) & WITH_BODY)]
     return found
-
-
-def sign_in_instructor(app: FastAPI, client: TestClient) -> None:
-    _, token = app.state.qkv.store.instructors.add("Grace")
-    response = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
-    assert response.status_code == 303, response.text
 
 
 @pytest.fixture

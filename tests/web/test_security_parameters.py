@@ -24,7 +24,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from tests.store.conftest import postgres_admin_url, postgres_url
-from tests.web.backend_fixtures import app_routes
+from tests.web.backend_fixtures import app_routes, sign_in_instructor
 
 __all__ = ["postgres_admin_url", "postgres_url"]
 
@@ -151,12 +151,6 @@ def roles(request: pytest.FixtureRequest) -> Iterator[tuple[FastAPI, dict[str, T
     sign_in_instructor(app, instructor)
     stranger = TestClient(app, raise_server_exceptions=False)
     yield app, {"learner": learner, "instructor": instructor, "stranger": stranger}
-
-
-def sign_in_instructor(app: FastAPI, client: TestClient) -> None:
-    _, token = app.state.qkv.store.instructors.add("Grace")
-    response = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
-    assert response.status_code == 303, response.text
 
 
 def _sentence(response: Any) -> str:
