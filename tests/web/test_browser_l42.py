@@ -15,7 +15,15 @@ import pytest
 
 from qkv import attention_scores
 from qkv.lessons import load_catalog
-from tests.web.browser_support import ARTIFACTS, BROWSER, LiveServer, new_page, page_progress, screenshot
+from tests.web.browser_support import (
+    ARTIFACTS,
+    BROWSER,
+    LiveServer,
+    new_page,
+    page_progress,
+    screenshot,
+    tab_until,
+)
 from tests.web.lesson_walk import (
     assert_predict_first_and_no_answer_shown,
     check_code,
@@ -132,25 +140,17 @@ def test_l42_by_keyboard(live_server: LiveServer, chromium: Any, page_errors: li
     page.goto(_url(live_server))
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
 
-    def tab_until(selector: str, limit: int = 80) -> None:
-        target = page.locator(selector).first
-        for _ in range(limit):
-            page.keyboard.press("Tab")
-            if target.evaluate("el => el === document.activeElement"):
-                return
-        raise AssertionError(f"{limit} presses of Tab never reached {selector}.")
-
-    tab_until('form[data-exercise-id="guess"] input[type="radio"]')
+    tab_until(page, 'form[data-exercise-id="guess"] input[type="radio"]')
     page.keyboard.press("ArrowDown")  # B
-    tab_until('form[data-exercise-id="guess"] button[type="submit"]')
+    tab_until(page, 'form[data-exercise-id="guess"] button[type="submit"]')
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-guess")).to_have_class(re.compile("is-correct"))
-    tab_until('[data-widget="score-spread"] input[type="range"]')
+    tab_until(page, '[data-widget="score-spread"] input[type="range"]')
     outline = page.evaluate("parseFloat(getComputedStyle(document.activeElement).outlineWidth)")
     assert outline >= 2
     page.keyboard.press("End")
     expect(page.locator('[data-widget="score-spread"] output')).to_have_text("512")
-    tab_until("#answer-raw")
+    tab_until(page, "#answer-raw")
     page.keyboard.type("one and zero")
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-raw")).to_have_class(re.compile("is-format"))

@@ -24,6 +24,7 @@ from tests.web.browser_support import (
     page_progress,
     replace_editor_text,
     screenshot,
+    tab_until,
 )
 
 pytestmark = BROWSER
@@ -323,12 +324,7 @@ def test_the_mask_grid_by_keyboard_alone(
     widget = page.locator('[data-widget="mask-grid"]')
     expect(widget.locator(".mask-grid")).to_be_visible()
     first = widget.locator('button.mask-toggle[data-query="0"][data-key="0"]')
-    for _ in range(120):
-        page.keyboard.press("Tab")
-        if first.evaluate(f"el => el === ({DEEP_ACTIVE})()"):
-            break
-    else:
-        raise AssertionError("Tab never reached the mask grid's first cell.")
+    tab_until(page, first, limit=120, focused=f"el => el === ({DEEP_ACTIVE})()")
     outline = page.evaluate(f"parseFloat(getComputedStyle(({DEEP_ACTIVE})()).outlineWidth)")
     assert outline >= 2
     page.keyboard.press("Space")  # query 0 loses its only key
