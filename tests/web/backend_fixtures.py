@@ -148,6 +148,17 @@ def app_routes(app: FastAPI) -> list[Any]:
     return list(iter_route_contexts(app.routes))
 
 
+def learner_sending_csrf(app: FastAPI, lesson_id: str = LESSON) -> TestClient:
+    """A learner's TestClient (a server error comes back as a 500, not raised) that has opened a lesson's
+    page and sends its CSRF token with every request."""
+    client = TestClient(app, raise_server_exceptions=False)
+    page = client.get(f"/lessons/{lesson_id}")
+    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
+    assert token, page.text[:300]
+    client.headers["X-CSRF-Token"] = token.group(1)
+    return client
+
+
 def sign_in_instructor(app: FastAPI, client: TestClient, token: str | None = None) -> None:
     """Sign ``client`` in through an instructor's one-time link: ``token``'s, or a new instructor Grace's."""
     if token is None:

@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from tests.web.backend_fixtures import app_routes, sign_in_instructor
+from tests.web.backend_fixtures import app_routes, learner_sending_csrf, sign_in_instructor
 
 FORM = "application/x-www-form-urlencoded"
 WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
@@ -87,11 +87,7 @@ def clients(
     make_app: Callable[..., FastAPI],
 ) -> Iterator[tuple[list[tuple[str, str]], dict[str, TestClient]]]:
     app = make_app()
-    learner = TestClient(app, raise_server_exceptions=False)
-    page = learner.get("/lessons/L4.1")
-    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
-    assert token, page.text[:300]
-    learner.headers["X-CSRF-Token"] = token.group(1)
+    learner = learner_sending_csrf(app)
     instructor = TestClient(app, raise_server_exceptions=False)
     instructor.get("/lessons/L4.1")  # a learner cookie too: the instructor routes must not care
     sign_in_instructor(app, instructor)

@@ -24,7 +24,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from tests.store.conftest import postgres_admin_url, postgres_url
-from tests.web.backend_fixtures import app_routes, sign_in_instructor
+from tests.web.backend_fixtures import app_routes, learner_sending_csrf, sign_in_instructor
 
 __all__ = ["postgres_admin_url", "postgres_url"]
 
@@ -142,11 +142,7 @@ def roles(request: pytest.FixtureRequest) -> Iterator[tuple[FastAPI, dict[str, T
     overrides = {} if request.param == "sqlite" else {"database_url": request.getfixturevalue("postgres_url")}
     make_app: Callable[..., FastAPI] = request.getfixturevalue("make_app")
     app = make_app(**overrides)
-    learner = TestClient(app, raise_server_exceptions=False)
-    page = learner.get("/lessons/L4.1")
-    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
-    assert token, page.text[:300]
-    learner.headers["X-CSRF-Token"] = token.group(1)
+    learner = learner_sending_csrf(app)
     instructor = TestClient(app, raise_server_exceptions=False)
     sign_in_instructor(app, instructor)
     stranger = TestClient(app, raise_server_exceptions=False)
