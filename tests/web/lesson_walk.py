@@ -142,6 +142,19 @@ def check_code(
     )
 
 
+def reload_and_check_answers(page: Any, answers: dict[str, str], parts: tuple[str, ...] = ()) -> None:
+    """Reload the page: each typed answer of ``answers`` (exercise id: text) is back in its box and marked
+    correct, and each part of ``parts`` is marked done."""
+    from playwright.sync_api import expect
+
+    page.reload()
+    for exercise_id, answer in answers.items():
+        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
+        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    for part in parts:
+        expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
+
+
 def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str]:
     """Do every exercise of the lesson (wrong first) and check that the progress panel says done."""
     from playwright.sync_api import expect
@@ -161,11 +174,7 @@ def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str
         expect(page.locator(f'.progress-part[data-part="{part.id}"]')).to_have_class(re.compile("is-done"))
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
     screenshot(page, shot_name)
-    # Reload: the answers and their feedback come back.
-    page.reload()
-    for exercise_id, answer in typed.items():
-        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
-        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    reload_and_check_answers(page, typed)  # the answers and their feedback come back
     return typed
 
 

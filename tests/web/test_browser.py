@@ -26,6 +26,7 @@ from tests.web.browser_support import (
     screenshot,
     tab_until,
 )
+from tests.web.lesson_walk import reload_and_check_answers
 
 pytestmark = BROWSER
 
@@ -189,10 +190,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     screenshot(page, "lesson-done-desktop")
 
     # Reload: every answer, feedback, the editor's code, its results and the progress come back.
-    page.reload()
-    for exercise_id, answer in answers.items():
-        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
-        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    reload_and_check_answers(page, answers)
     for quiz_id, right in picked.items():
         expect(page.locator(f'form[data-exercise-id="{quiz_id}"] input[value="{right}"]')).to_be_checked()
         expect(page.locator(f"#feedback-{quiz_id}")).to_have_class(re.compile("is-correct"))

@@ -28,6 +28,7 @@ from tests.web.lesson_walk import (
     assert_predict_first_and_no_answer_shown,
     check_code,
     pick_choice,
+    reload_and_check_answers,
     type_answer,
     typed_vector,
 )
@@ -122,12 +123,7 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, chromium: Any, page
     screenshot(page, "l42-done-desktop")
 
     # Reload: answers, feedback and progress come back.
-    page.reload()
-    for exercise_id, answer in answers.items():
-        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
-        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
-    for part in ("part1", "part2", "quiz"):
-        expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
+    reload_and_check_answers(page, answers, ("part1", "part2", "quiz"))
     assert page_errors == []
     page.context.close()
 

@@ -26,6 +26,7 @@ from tests.web.browser_support import (
     screenshot,
     tab_until,
 )
+from tests.web.lesson_walk import reload_and_check_answers
 
 pytestmark = BROWSER
 
@@ -250,10 +251,7 @@ def test_a_learner_walks_the_masks_lesson(
     screenshot(page, "l44-done-desktop")
 
     # Reload: the answers, the code's result and the progress are kept.
-    page.reload()
-    for exercise_id, answer in right.items():
-        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
-        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    reload_and_check_answers(page, right)
     expect(page.locator(".code-exercise .grade-summary")).to_have_text(re.compile(r"✓ All \d+ tests passed"))
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*9 of 9 exercises done\s*$"))
     assert page_errors == []
