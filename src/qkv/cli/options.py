@@ -1,12 +1,14 @@
-"""Options and helpers shared by the commands that work on a server's database.
+"""Options and helpers shared by the commands that work on a server's database, and by the long-running ones.
 
 ``--database-url`` and ``--url`` mean the same in ``qkv instructor``, ``qkv learners``, ``qkv lti`` and
 ``qkv progress``, so they are written once here; so is opening the store with a sentence, not a
-traceback, when the database cannot be used, and closing it when the command is done.
+traceback, when the database cannot be used, and closing it when the command is done. ``--log-level``
+and the log lines' format are those of ``qkv serve`` and ``qkv grader`` both.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -19,6 +21,22 @@ if TYPE_CHECKING:
 database_url_option = click.option(
     "--database-url", envvar="QKV_DATABASE_URL", help="The server's database (default: the local one)."
 )
+
+
+log_level_option = click.option(
+    "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
+)
+
+
+def start_logging(level: str) -> None:
+    """Log at ``level`` (``--log-level``'s value) to standard error, each line its level and logger first.
+
+    Parameters
+    ----------
+    level : str
+        ``debug``, ``info`` or ``warning``.
+    """
+    logging.basicConfig(level=level.upper(), format="%(levelname)s %(name)s: %(message)s")
 
 
 def public_url_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
