@@ -13,13 +13,13 @@ from qkv import attention, attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
-from qkv.lessons.pyfiles import import_lesson_file
+from tests.lesson_contract import grading_module
 from tests.lesson_pages import rounded, text_of, typed, widget_config, written_forms
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.3")
-GRADING = import_lesson_file(LESSON.source.parent / "grading.py")[0]
-WRONG_AXIS = GRADING.WRONG_AXIS  # type: ignore[union-attr]
+GRADING = grading_module(LESSON)
+WRONG_AXIS = GRADING.WRONG_AXIS
 STARTER = """import numpy as np
 
 def softmax(S):
@@ -281,7 +281,7 @@ def test_a_wrong_axis_in_attention_weights_is_named_on_every_failed_test(grader)
         failing = [test for test in result.tests if test.status != "pass"]
         # attend has no checks of its own either: its two "raises ValueError" tests name those.
         unchecked = [test for test in failing if " raises ValueError " in test.name]
-        assert [test.hint for test in unchecked] == [GRADING.MISSING_KV_CHECK, GRADING.MISSING_QK_CHECK]  # type: ignore[union-attr]
+        assert [test.hint for test in unchecked] == [GRADING.MISSING_KV_CHECK, GRADING.MISSING_QK_CHECK]
         failing = [test for test in failing if test not in unchecked]
         assert {test.name.split(" ")[0] for test in failing} == {"attention_weights", "attend"}
         assert all(test.hint == WRONG_AXIS for test in failing), [(t.name, t.hint) for t in failing]

@@ -13,11 +13,12 @@ import pytest
 from qkv.lessons import load_catalog
 from qkv.lessons.answers import format_number
 from qkv.lessons.pyfiles import import_lesson_file
+from tests.lesson_contract import grading_module
 from tests.lesson_pages import text_of, widget_config, widget_configs
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.5")
-GRADING, _ = import_lesson_file(LESSON.source.parent / "grading.py")
+GRADING = grading_module(LESSON)
 LESSON_PY, _ = import_lesson_file(LESSON.source.parent / "lesson.py")
 SEED = LESSON.hooks.namespace(LESSON.variant(None))
 STARTER = """import numpy as np

@@ -11,11 +11,12 @@ import pytest
 
 from qkv.lessons import load_catalog
 from qkv.lessons.pyfiles import import_lesson_file
+from tests.lesson_contract import grading_module
 from tests.lesson_pages import text_of, widget_config
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.6")
-GRADING, _ = import_lesson_file(LESSON.source.parent / "grading.py")
+GRADING = grading_module(LESSON)
 
 
 def page(seed: int | None = None) -> dict[str, str]:
