@@ -12,7 +12,14 @@ from qkv import attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
-from tests.lesson_pages import rounded, text_of, typed, widget_config, written_forms
+from tests.lesson_pages import (
+    assert_named_mistakes_told_apart,
+    rounded,
+    text_of,
+    typed,
+    widget_config,
+    written_forms,
+)
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.2")
@@ -116,16 +123,7 @@ def test_the_seed_page_is_not_the_ideas_table() -> None:
 def test_the_seed_pages_answer_and_named_mistakes_all_differ(exercise_id: str) -> None:
     """What lesson.py's _distinguishable checks for drawn variants holds for the seed page too: with a
     symmetric Q Kᵀ a learner who computes K Qᵀ would be marked right, and the column mistakes never named."""
-    exercise = LESSON.exercises[exercise_id]
-    keys = [exercise.answer, *(key for key in exercise.mistakes if key in SEED_NAMES)]
-    assert len(keys) == len(exercise.mistakes) + 1, keys  # every named mistake is computed
-    values = [np.asarray(SEED_NAMES[key], dtype=float) for key in keys]
-    for i, a in enumerate(values):
-        for j in range(i + 1, len(values)):
-            assert np.max(np.abs(a - values[j])) > 0.01, (keys[i], keys[j])
-    for key in keys[1:]:
-        feedback = LESSON.check(exercise_id, typed(SEED_NAMES[key]))
-        assert not feedback.correct and feedback.mistake == key, (exercise_id, key, feedback)
+    assert_named_mistakes_told_apart(LESSON, exercise_id)
     raw = attention_scores([SEED["q1"], SEED["q2"]], SEED["K"], scale=1.0)
     assert not np.allclose(raw, raw.T)  # Q Kᵀ is not symmetric, so K Qᵀ is wrong
 
