@@ -191,9 +191,9 @@ def replace_editor_text(page: Any, editor: Any, text: str) -> None:
     page.keyboard.insert_text(text)
 
 
-def compact(value: float) -> str:
-    """The slider table's number format (format.js formatCompact)."""
-    text = f"{value:.4f}".rstrip("0").rstrip(".")
+def compact(value: float, decimals: int = 4) -> str:
+    """The widgets' short number format (format.js formatCompact(value, decimals)): no trailing zeros."""
+    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
 

@@ -19,6 +19,7 @@ from tests.web.browser_support import (
     ARTIFACTS,
     BROWSER,
     LiveServer,
+    compact,
     new_page,
     page_progress,
     screenshot,
@@ -39,12 +40,6 @@ LESSON = load_catalog().lesson("L4.2")
 
 def _url(server: LiveServer) -> str:
     return f"{server.url}/lessons/L4.2"
-
-
-def _spread_text(value: float) -> str:
-    """format.js formatCompact(value, 2)."""
-    text = f"{value:.2f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
 
 
 @pytest.mark.slow
@@ -75,9 +70,9 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, chromium: Any, page
         rng = np.random.default_rng([0, row["d_k"]])
         Q, K = rng.standard_normal((16, row["d_k"])), rng.standard_normal((48, row["d_k"]))
         raw = attention_scores(Q, K, scale=1.0)
-        expect(widget.locator('[data-spread="raw"]')).to_have_text(_spread_text(float(raw.std())))
+        expect(widget.locator('[data-spread="raw"]')).to_have_text(compact(float(raw.std()), 2))
         expect(widget.locator('[data-spread="scaled"]')).to_have_text(
-            _spread_text(float(attention_scores(Q, K).std()))
+            compact(float(attention_scores(Q, K).std()), 2)
         )
         expect(widget.locator("circle")).to_have_count(2 * 48)
         expect(widget.locator("rect")).to_have_count(2 * 48)
