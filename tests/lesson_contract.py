@@ -140,17 +140,23 @@ def corpus_files(entry: CodeExercise, corpora: Path, kind: str) -> list[Path]:
     return sorted((corpus_folder(entry, corpora) / kind).glob("*.py"))
 
 
-def expected_hint(entry: CodeExercise, path: Path) -> str:
-    """The hint a wrong program names on its ``# expected hint: NAME`` line."""
+def grading_module(lesson: Lesson) -> Any:
+    """The lesson's ``grading.py`` as the engine imports it: its reference solutions and hint sentences."""
+    module, problems = import_lesson_file(lesson.source.parent / "grading.py")
+    assert module is not None, problems
+    return module
+
+
+def expected_hint(lesson: Lesson, path: Path) -> str:
+    """The hint a wrong program of the lesson names on its ``# expected hint: NAME`` line."""
     match = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
     assert match, f"{path} does not say which hint it expects"
-    return _hint_named(entry, path, match.group(1))
+    return _hint_named(lesson, path, match.group(1))
 
 
-def _hint_named(entry: CodeExercise, path: Path, name: str) -> str:
-    module, problems = import_lesson_file(entry.lesson.source.parent / "grading.py")
-    assert module is not None, problems
-    found = getattr(module, name, None) or getattr(grading_hints, name, None)
+def _hint_named(lesson: Lesson, path: Path, name: str) -> str:
+    """A constant of the lesson's ``grading.py``, or one of the grader's own hints."""
+    found = getattr(grading_module(lesson), name, None) or getattr(grading_hints, name, None)
     assert isinstance(found, str), f"{path}: no hint called {name}"
     return found
 
@@ -170,10 +176,11 @@ def check_fails_with_its_hint(grader: Any, entry: CodeExercise, path: Path, seed
     # The lesson's own hints; a relation or a mutant of the reference (the grader's generic sentences)
     # states a fact about the result, and is checked by tests/grading/test_explain*.py.
     given = {test.hint for test in failing if test.hint_source in ("lesson", None)}
-    hint = expected_hint(entry, path)
+    hint = expected_hint(entry.lesson, path)
     assert hint in given, [(test.name, test.message, test.hint) for test in failing]
     also = {
-        _hint_named(entry, path, name) for name in re.findall(r"^# also hint: (\w+)", path.read_text(), re.M)
+        _hint_named(entry.lesson, path, name)
+        for name in re.findall(r"^# also hint: (\w+)", path.read_text(), re.M)
     }
     assert given <= {hint, None} | also, given  # no other misconception is blamed
 

@@ -1,11 +1,14 @@
-"""Reading a rendered lesson page in the content tests: its text without tags, its tags balanced,
-values as typed, and the ways a page could write an answer."""
+"""Reading a rendered lesson page in the content tests: its text without tags, its tags balanced, its
+widgets' configurations, values as typed, the ways a page could write an answer, and a typed exercise's
+named mistakes told apart from its answer."""
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from html.parser import HTMLParser
+from typing import Any
 
 import numpy as np
 
@@ -15,6 +18,18 @@ from qkv.lessons.answers import format_value
 def text_of(fragment: str) -> str:
     """The text of an HTML fragment, tags removed and entities decoded."""
     return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def widget_configs(fragment: str, name: str) -> list[dict[str, Any]]:
+    """The configuration (its ``data-config``, decoded) of every widget ``name`` in a rendered fragment."""
+    pattern = rf"<div class=\"widget\" data-widget=\"{re.escape(name)}\" data-config='([^']*)'>"
+    return [json.loads(html.unescape(raw)) for raw in re.findall(pattern, fragment)]
+
+
+def widget_config(fragment: str, name: str) -> dict[str, Any]:
+    """The configuration of the widget ``name``, which the fragment must hold exactly once."""
+    (config,) = widget_configs(fragment, name)
+    return config
 
 
 def typed(value: object) -> str:
@@ -39,6 +54,22 @@ def written_forms(value: object) -> list[str]:
         forms += [rounded(numbers, decimals), "[" + rounded(numbers, decimals) + "]"]
     forms += [f"{n:.{d}f}" for n in numbers for d in (3, 6) if round(n, 2) != n]
     return forms
+
+
+def assert_named_mistakes_told_apart(lesson: Any, exercise_id: str, seed: int | None = None) -> None:
+    """On a variant (the seed page by default) a typed exercise's answer and each of its named mistakes are
+    computed and differ by more than 0.01 somewhere, and each mistake, typed in full, is named as itself."""
+    names = lesson.hooks.namespace(lesson.variant(seed))
+    exercise = lesson.exercises[exercise_id]
+    keys = [exercise.answer, *(key for key in exercise.mistakes if key in names)]
+    assert len(keys) == len(exercise.mistakes) + 1, keys  # every named mistake is computed
+    values = [np.asarray(names[key], dtype=float) for key in keys]
+    for i, a in enumerate(values):
+        for j in range(i + 1, len(values)):
+            assert np.max(np.abs(a - values[j])) > 0.01, (keys[i], keys[j])
+    for key in keys[1:]:
+        feedback = lesson.check(exercise_id, typed(names[key]))
+        assert not feedback.correct and feedback.mistake == key, (exercise_id, key, feedback)
 
 
 def assert_tags_balanced(fragment: str, where: str) -> None:

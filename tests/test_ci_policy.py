@@ -16,23 +16,20 @@ def test_a_skip_fails_under_ci(tmp_path: Path) -> None:
     # The copied conftest imports the tests' own helpers (tests.time_scale): the repository root on the path.
     root = str(TESTS.parent)
     path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))
-    env = {**os.environ, "CI": "true", "PYTHONPATH": path}
-    ci = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
+    ci = _pytest(tmp_path, {**os.environ, "CI": "true", "PYTHONPATH": path})
     assert ci.returncode == 1, ci.stdout
     assert "bubblewrap is not installed" in ci.stdout
-    env["CI"] = ""
-    local = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+    local = _pytest(tmp_path, {**os.environ, "CI": "", "PYTHONPATH": path})
+    assert local.returncode == 0, local.stdout
+    assert "1 skipped" in local.stdout
+
+
+def _pytest(folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """pytest run on ``folder`` in a process of its own, with the environment ``env``."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
         capture_output=True,
         text=True,
         env=env,
-        cwd=tmp_path,
+        cwd=folder,
     )
-    assert local.returncode == 0, local.stdout
-    assert "1 skipped" in local.stdout

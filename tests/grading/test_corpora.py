@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from qkv.grading import hints as grading_hints
-from tests.builtin_lessons import L41_GRADING, L41_SUITE, L41_TESTS
+from tests import lesson_contract as contract
+from tests.builtin_lessons import L41_EXERCISE, L41_GRADING, L41_SUITE, L41_TESTS
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent
@@ -28,30 +28,17 @@ def test_correct_solutions_pass(grader, path: Path, seed: int) -> None:
     assert result.message == f"All {L41_TESTS} tests passed."
 
 
-def expected_hint(path: Path) -> str:
-    match = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
-    assert match, f"{path.name} does not say which hint it expects"
-    # The lesson's own hints, or one of the grader's (the stub is the same for every lesson).
-    return str(getattr(L41_GRADING, match.group(1), None) or getattr(grading_hints, match.group(1)))
-
-
 def test_the_wrong_corpus_covers_at_least_15_distinct_mistakes() -> None:
-    assert len({expected_hint(path) for path in corpus("wrong")}) >= 15
+    # The lesson's own hints, or one of the grader's (the stub is the same for every lesson).
+    assert len({contract.expected_hint(L41_EXERCISE.lesson, path) for path in corpus("wrong")}) >= 15
 
 
 @pytest.mark.parametrize("path", corpus("wrong"), ids=lambda p: p.stem)
 @pytest.mark.parametrize("seed", [7, 31337])
 def test_wrong_solutions_fail_with_their_hint(grader, path: Path, seed: int) -> None:
-    result = grader.grade(path.read_text(), L41_SUITE, seed=seed)
-    assert result.status == "fail", result.message
-    failing = [test for test in result.tests if test.status != "pass"]
-    given = {test.hint for test in failing if test.hint_source in ("lesson", None)}  # not the generic ones
-    assert expected_hint(path) in given, [(test.name, test.message, test.hint) for test in failing]
-    # and no other, but those that its "# also hint:" lines name (where no test tells two causes apart)
-    also = {
-        str(getattr(L41_GRADING, name)) for name in re.findall(r"^# also hint: (\w+)", path.read_text(), re.M)
-    }
-    assert given <= {expected_hint(path), None} | also, given
+    # Its hint, and no other but those that its "# also hint:" lines name (where no test tells two causes
+    # apart), as the lesson contract checks every lesson's wrong corpus.
+    contract.check_fails_with_its_hint(grader, L41_EXERCISE, path, seed)
 
 
 def test_a_failure_shows_expected_and_got(grader) -> None:

@@ -19,7 +19,7 @@ from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import directive_of, new_parser
 from qkv.lessons.render import FRESH_INPUTS_NOTE
-from tests.lesson_pages import assert_tags_balanced, text_of
+from tests.lesson_pages import assert_tags_balanced, text_of, widget_configs
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.1")
@@ -169,11 +169,6 @@ def test_answer_forms_follow_the_contract() -> None:
         assert f'<label><input type="radio" name="answer" value="{letter}">' in quiz
     assert "The position whose value is larger gets more weight." in quiz
     assert "It depends on the query: one query may prefer the first of the two" in quiz
-
-
-def widget_configs(fragment: str, name: str) -> list[dict[str, object]]:
-    found = re.findall(rf"<div class=\"widget\" data-widget=\"{name}\" data-config='([^']*)'>", fragment)
-    return [json.loads(html.unescape(raw)) for raw in found]
 
 
 def test_the_idea_illustrates_with_numbers_of_its_own() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-import json
 import math
 import re
 
@@ -14,7 +12,14 @@ from qkv import attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
-from tests.lesson_pages import rounded, text_of, typed, written_forms
+from tests.lesson_pages import (
+    assert_named_mistakes_told_apart,
+    rounded,
+    text_of,
+    typed,
+    widget_config,
+    written_forms,
+)
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.2")
@@ -118,16 +123,7 @@ def test_the_seed_page_is_not_the_ideas_table() -> None:
 def test_the_seed_pages_answer_and_named_mistakes_all_differ(exercise_id: str) -> None:
     """What lesson.py's _distinguishable checks for drawn variants holds for the seed page too: with a
     symmetric Q Kᵀ a learner who computes K Qᵀ would be marked right, and the column mistakes never named."""
-    exercise = LESSON.exercises[exercise_id]
-    keys = [exercise.answer, *(key for key in exercise.mistakes if key in SEED_NAMES)]
-    assert len(keys) == len(exercise.mistakes) + 1, keys  # every named mistake is computed
-    values = [np.asarray(SEED_NAMES[key], dtype=float) for key in keys]
-    for i, a in enumerate(values):
-        for j in range(i + 1, len(values)):
-            assert np.max(np.abs(a - values[j])) > 0.01, (keys[i], keys[j])
-    for key in keys[1:]:
-        feedback = LESSON.check(exercise_id, typed(SEED_NAMES[key]))
-        assert not feedback.correct and feedback.mistake == key, (exercise_id, key, feedback)
+    assert_named_mistakes_told_apart(LESSON, exercise_id)
     raw = attention_scores([SEED["q1"], SEED["q2"]], SEED["K"], scale=1.0)
     assert not np.allclose(raw, raw.T)  # Q Kᵀ is not symmetric, so K Qᵀ is wrong
 
@@ -294,20 +290,13 @@ def test_choices_teach_and_the_right_ones_are_true() -> None:
             )
 
 
-def widget_config(fragment: str) -> dict[str, object]:
-    (raw,) = re.findall(
-        r"<div class=\"widget\" data-widget=\"score-spread\" data-config='([^']*)'>", fragment
-    )
-    return json.loads(html.unescape(raw))  # type: ignore[no-any-return]
-
-
 def test_the_widget_numbers_are_qkvs_and_show_what_the_page_claims() -> None:
     predict = page()["predict"].html
-    config = widget_config(predict)
+    config = widget_config(predict, "score-spread")
     assert (config["keys"], config["queries"]) == (48, 16)
     rows = config["rows"]
-    assert [row["d_k"] for row in rows] == [4, 16, 64, 256, 512]  # type: ignore[index]
-    for row in rows:  # type: ignore[attr-defined]
+    assert [row["d_k"] for row in rows] == [4, 16, 64, 256, 512]
+    for row in rows:
         rng = np.random.default_rng([0, row["d_k"]])
         Q, K = rng.standard_normal((16, row["d_k"])), rng.standard_normal((48, row["d_k"]))
         raw, scaled = attention_scores(Q, K, scale=1.0), attention_scores(Q, K)
@@ -318,7 +307,7 @@ def test_the_widget_numbers_are_qkvs_and_show_what_the_page_claims() -> None:
         # What the page says: raw scores spread like √d_k, scaled ones like 1.
         assert 0.8 < row["raw_spread"] / math.sqrt(row["d_k"]) < 1.2
         assert 0.8 < row["scaled_spread"] < 1.2
-    assert max(rows[-1]["raw_weights"]) > 0.95 > 0.5 > max(rows[-1]["scaled_weights"])  # type: ignore[index]
+    assert max(rows[-1]["raw_weights"]) > 0.95 > 0.5 > max(rows[-1]["scaled_weights"])
     fallback = text_of(predict)
     assert "16 random queries against 48 random keys" in fallback
     assert "d_k√d_kspread of raw scores" in fallback

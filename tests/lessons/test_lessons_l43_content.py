@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-import json
 import math
 import re
 from pathlib import Path
@@ -15,13 +13,20 @@ from qkv import attention, attention_scores, softmax
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
 from qkv.lessons.markup import fill
-from qkv.lessons.pyfiles import import_lesson_file
-from tests.lesson_pages import rounded, text_of, typed, written_forms
+from tests.lesson_contract import grading_module
+from tests.lesson_pages import (
+    assert_named_mistakes_told_apart,
+    rounded,
+    text_of,
+    typed,
+    widget_config,
+    written_forms,
+)
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.3")
-GRADING = import_lesson_file(LESSON.source.parent / "grading.py")[0]
-WRONG_AXIS = GRADING.WRONG_AXIS  # type: ignore[union-attr]
+GRADING = grading_module(LESSON)
+WRONG_AXIS = GRADING.WRONG_AXIS
 STARTER = """import numpy as np
 
 def softmax(S):
@@ -127,16 +132,7 @@ def test_the_seed_page_is_not_the_worked_example_the_page_illustrates_with() -> 
 @pytest.mark.parametrize("exercise_id", NUMERIC)
 def test_the_seed_pages_answer_and_named_mistakes_all_differ(exercise_id: str) -> None:
     """What lesson.py's _distinguishable checks for drawn variants holds for the seed page too."""
-    exercise = LESSON.exercises[exercise_id]
-    keys = [exercise.answer, *(key for key in exercise.mistakes if key in SEED_NAMES)]
-    assert len(keys) == len(exercise.mistakes) + 1, keys  # every named mistake is computed
-    values = [np.asarray(SEED_NAMES[key], dtype=float) for key in keys]
-    for i, a in enumerate(values):
-        for j in range(i + 1, len(values)):
-            assert np.max(np.abs(a - values[j])) > 0.01, (keys[i], keys[j])
-    for key in keys[1:]:
-        feedback = LESSON.check(exercise_id, typed(SEED_NAMES[key]))
-        assert not feedback.correct and feedback.mistake == key, (exercise_id, key, feedback)
+    assert_named_mistakes_told_apart(LESSON, exercise_id)
 
 
 @pytest.mark.parametrize("seed", [None, *range(1, 120, 7)])
@@ -245,21 +241,14 @@ def test_choices_and_the_facts_behind_them() -> None:
     assert np.isfinite(softmax([-1000.0, -1001.0])).all()
 
 
-def widget_config(fragment: str) -> dict[str, object]:
-    (raw,) = re.findall(
-        r"<div class=\"widget\" data-widget=\"softmax-bars\" data-config='([^']*)'>", fragment
-    )
-    return json.loads(html.unescape(raw))  # type: ignore[no-any-return]
-
-
 def test_the_widget_numbers_are_qkvs() -> None:
     predict = page()["predict"].html
-    config = widget_config(predict)
+    config = widget_config(predict, "softmax-bars")
     scores = np.array([0.707107, 0.0, -0.5])
     V = np.array([[2, 0], [0, 2], [1, 1]])
-    assert np.allclose(config["weights"], softmax(scores))  # type: ignore[arg-type]
-    assert np.allclose(config["output"], softmax(scores) @ V)  # type: ignore[arg-type]
-    assert np.allclose(config["shifted_weights"], softmax(scores + 1000))  # type: ignore[arg-type]
+    assert np.allclose(config["weights"], softmax(scores))
+    assert np.allclose(config["output"], softmax(scores) @ V)
+    assert np.allclose(config["shifted_weights"], softmax(scores + 1000))
     assert config["plain_shifted"] == ["nan", "nan", "nan"]
     fallback = text_of(predict)
     assert "output = [1.282865, 0.717135]" in fallback
@@ -290,7 +279,7 @@ def test_a_wrong_axis_in_attention_weights_is_named_on_every_failed_test(grader)
         failing = [test for test in result.tests if test.status != "pass"]
         # attend has no checks of its own either: its two "raises ValueError" tests name those.
         unchecked = [test for test in failing if " raises ValueError " in test.name]
-        assert [test.hint for test in unchecked] == [GRADING.MISSING_KV_CHECK, GRADING.MISSING_QK_CHECK]  # type: ignore[union-attr]
+        assert [test.hint for test in unchecked] == [GRADING.MISSING_KV_CHECK, GRADING.MISSING_QK_CHECK]
         failing = [test for test in failing if test not in unchecked]
         assert {test.name.split(" ")[0] for test in failing} == {"attention_weights", "attend"}
         assert all(test.hint == WRONG_AXIS for test in failing), [(t.name, t.hint) for t in failing]
@@ -313,7 +302,7 @@ def test_lesson_py_knows_the_numbers_the_page_illustrates_with() -> None:
     """_distinguishable keeps Part 1 away from the widget's and the worked example's numbers: those must be
     the ones the page really shows."""
     module = LESSON.hooks.variant_function.__globals__  # type: ignore[union-attr]
-    config = widget_config(page()["predict"].html)
+    config = widget_config(page()["predict"].html, "softmax-bars")
     assert module["WIDGET"] == {"scores": config["scores"], "V": config["V"]}
     assert module["WORKED"] == {"q": [1, 0], "K": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}
     idea = text_of(page()["idea"].html)

@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 
 from qkv.lessons import load_catalog
-from qkv.lessons.pyfiles import import_lesson_file
+from tests.lesson_contract import grading_module
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 LESSON = load_catalog().lesson("L4.3")
-GRADING, _ = import_lesson_file(LESSON.source.parent / "grading.py")
-assert GRADING is not None
+GRADING = grading_module(LESSON)
 REFERENCE = GRADING.REFERENCE
 
 

@@ -13,7 +13,7 @@ import pytest
 from qkv import attention, attention_scores, causal_mask, softmax
 from qkv.lessons import LessonPart, RenderedSection, load_catalog
 from qkv.lessons.answers import format_value
-from tests.lesson_pages import assert_tags_balanced, text_of
+from tests.lesson_pages import assert_tags_balanced, text_of, widget_config
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.4")
@@ -411,13 +411,8 @@ def test_choices_have_one_right_answer_and_a_teaching_reply_for_each(exercise: s
 # -- the widget -------------------------------------------------------------------------------------------
 
 
-def widget_config(fragment: str) -> dict[str, Any]:
-    (raw,) = re.findall(r"<div class=\"widget\" data-widget=\"mask-grid\" data-config='([^']*)'>", fragment)
-    return json.loads(html.unescape(raw))  # type: ignore[no-any-return]
-
-
 def test_the_widget_numbers_are_qkvs_for_every_row_of_every_mask() -> None:
-    config = widget_config(page()["idea"].html)
+    config = widget_config(page()["idea"].html, "mask-grid")
     Q, Kw, Vw = (np.asarray(config[name]) for name in ("Q", "K", "V"))
     assert Q.shape == (4, 2) and Kw.shape == (4, 2) and config["padding_length"] == 3
     np.testing.assert_allclose(config["scores"], attention_scores(Q, Kw))
@@ -447,7 +442,7 @@ def test_the_widget_numbers_are_qkvs_for_every_row_of_every_mask() -> None:
 
 def test_the_widget_fallback_shows_the_causal_weights() -> None:
     fallback = text_of(page()["idea"].html)
-    config = widget_config(page()["idea"].html)
+    config = widget_config(page()["idea"].html, "mask-grid")
     O, A = attention(config["Q"], config["K"], config["V"], causal=True, return_weights=True)
     first = config["V"][0]
     assert f"query 01−∞ (masked)−∞ (masked)−∞ (masked)[{_num(first[0])}, {_num(first[1])}]" in fallback
@@ -484,7 +479,7 @@ def test_the_widget_settings_are_checked_with_sentences() -> None:
 def test_the_widget_presets_show_no_worked_example_numbers() -> None:
     """The grid's presets never show a number that an exercise of the chapter asks for (the worked example's
     weights and output, scaled score, and their doubled or unscaled forms)."""
-    config = widget_config(page()["idea"].html)
+    config = widget_config(page()["idea"].html, "mask-grid")
     answers = {0.669762, 0.330238, 1.339523, 0.660477, 0.80443, 0.19557, 0.731059, 0.268941, 0.707107}
     for name, mask in config["presets"].items():
         O, A = attention(config["Q"], config["K"], config["V"], mask=mask, return_weights=True)

@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 
 from qkv.lessons import load_catalog
-from qkv.lessons.pyfiles import import_lesson_file
+from tests.lesson_contract import grading_module
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
 sdpa = torch.nn.functional.scaled_dot_product_attention
 
 LESSON = load_catalog().lesson("L4.4")
-GRADING, _problems = import_lesson_file(LESSON.source.parent / "grading.py")
+GRADING = grading_module(LESSON)
 CORRECT = sorted(
     (Path(__file__).parents[1] / "lesson_corpora" / "L4.4" / "functions" / "correct").glob("*.py")
 )

@@ -13,11 +13,12 @@ import pytest
 from qkv.lessons import load_catalog
 from qkv.lessons.answers import format_number
 from qkv.lessons.pyfiles import import_lesson_file
-from tests.lesson_pages import text_of
+from tests.lesson_contract import grading_module
+from tests.lesson_pages import text_of, widget_config, widget_configs
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.5")
-GRADING, _ = import_lesson_file(LESSON.source.parent / "grading.py")
+GRADING = grading_module(LESSON)
 LESSON_PY, _ = import_lesson_file(LESSON.source.parent / "lesson.py")
 SEED = LESSON.hooks.namespace(LESSON.variant(None))
 STARTER = """import numpy as np
@@ -201,11 +202,7 @@ def test_no_part1_answer_is_anywhere_on_the_page(seed: int | None) -> None:
 
 def worked_example() -> list[float]:
     """The numbers of the chapter reference's worked example, from its widget's q, K and V (numpy only)."""
-    config = json.loads(
-        html.unescape(
-            re.findall(r"data-widget=\"attention-explorer\" data-config='([^']*)'", page()["reference"])[0]
-        )
-    )
+    config = widget_configs(page()["reference"], "attention-explorer")[0]
     q, K, V = (np.array(config[name], dtype=float) for name in ("q", "K", "V"))
     scores = K @ q / np.sqrt(len(q))
     weights = softmax(scores)
@@ -265,16 +262,9 @@ def test_the_code_exercise_and_its_starter() -> None:
     assert html.escape(STARTER) in page()["part2"]
 
 
-def widget_config(fragment: str) -> dict[str, Any]:
-    (raw,) = re.findall(
-        r"<div class=\"widget\" data-widget=\"head-heatmaps\" data-config='([^']*)'>", fragment
-    )
-    return json.loads(html.unescape(raw))  # type: ignore[no-any-return]
-
-
 def test_the_heatmaps_show_each_heads_own_weights() -> None:
     idea = page()["idea"]
-    config = widget_config(idea)
+    config = widget_config(idea, "head-heatmaps")
     assert config["tokens"] == ["the", "cat", "sat", "down"] and config["initial"] == 2
     assert [(view["h"], view["causal"]) for view in config["views"]] == [
         (h, causal) for h in (1, 2, 4) for causal in (False, True)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import html
 import json
 import math
-import re
 from typing import Any
 
 import numpy as np
@@ -13,11 +11,12 @@ import pytest
 
 from qkv.lessons import load_catalog
 from qkv.lessons.pyfiles import import_lesson_file
-from tests.lesson_pages import text_of
+from tests.lesson_contract import grading_module
+from tests.lesson_pages import text_of, widget_config
 
 CATALOG = load_catalog()
 LESSON = CATALOG.lesson("L4.6")
-GRADING, _ = import_lesson_file(LESSON.source.parent / "grading.py")
+GRADING = grading_module(LESSON)
 
 
 def page(seed: int | None = None) -> dict[str, str]:
@@ -131,13 +130,6 @@ def test_a_variant_renders_its_own_numbers() -> None:
     assert "X = " + json.dumps(v["X"]) in part1
 
 
-def widget_config(fragment: str) -> dict[str, Any]:
-    (raw,) = re.findall(
-        r"<div class=\"widget\" data-widget=\"residual-block\" data-config='([^']*)'>", fragment
-    )
-    return json.loads(html.unescape(raw))  # type: ignore[no-any-return]
-
-
 def test_the_block_widget_shows_what_the_residual_and_the_norms_change() -> None:
     assert GRADING is not None
     residual_block = load_catalog().widgets.get("residual-block")
@@ -145,7 +137,7 @@ def test_the_block_widget_shows_what_the_residual_and_the_norms_change() -> None
     block_params = import_lesson_file(residual_block.source)[0].block_params  # type: ignore[union-attr]
 
     idea = page()["idea"]
-    config = widget_config(idea)
+    config = widget_config(idea, "residual-block")
     X = np.array([[3, 0, 2, -1], [0, 2, 1, 0], [2, -1, 0, 3], [1, 2, -2, 2]], dtype=float)
     assert (config["n"], config["d"], config["heads"]) == (4, 4, 2)
     assert len(config["views"]) == 8

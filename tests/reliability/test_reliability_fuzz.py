@@ -31,6 +31,7 @@ from qkv.web.app import create_app
 from qkv.web.settings import Settings
 from tests.reliability.reliability_support import Server, require_bubblewrap
 from tests.time_scale import scaled
+from tests.web.backend_fixtures import app_routes
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.timeout(300)]
 
@@ -49,11 +50,7 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def every_route(app: FastAPI) -> list[Any]:
     """Every route of the app, those of included routers too, as it was declared."""
-    try:
-        from fastapi.routing import iter_route_contexts
-    except ImportError:  # before FastAPI 0.165, app.routes lists every route of the included routers
-        return list(app.routes)
-    return [context.original_route for context in iter_route_contexts(app.routes)]
+    return [getattr(route, "original_route", route) for route in app_routes(app)]
 
 
 def hidden_body_operations(app: FastAPI, base_url: str) -> list[Any]:

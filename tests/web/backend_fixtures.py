@@ -134,6 +134,46 @@ def browser(app: FastAPI) -> Browser:
     return Browser(app).open_lesson()
 
 
+def app_routes(app: FastAPI) -> list[Any]:
+    """Every route of the app, those of included routers too, each with its full ``path`` and ``methods``.
+
+    Before FastAPI 0.165 ``app.routes`` lists every route of the included routers; since then an included
+    router is one entry that holds its routes, and ``iter_route_contexts`` walks them (each context's
+    ``route``, or ``original_route``, is the route as it was declared).
+    """
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:
+        return list(app.routes)
+    return list(iter_route_contexts(app.routes))
+
+
+def learner_sending_csrf(app: FastAPI, lesson_id: str = LESSON) -> TestClient:
+    """A learner's TestClient (a server error comes back as a 500, not raised) that has opened a lesson's
+    page and sends its CSRF token with every request."""
+    client = TestClient(app, raise_server_exceptions=False)
+    page = client.get(f"/lessons/{lesson_id}")
+    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
+    assert token, page.text[:300]
+    client.headers["X-CSRF-Token"] = token.group(1)
+    return client
+
+
+def sign_in_instructor(app: FastAPI, client: TestClient, token: str | None = None) -> None:
+    """Sign ``client`` in through an instructor's one-time link: ``token``'s, or a new instructor Grace's."""
+    if token is None:
+        _, token = app.state.qkv.store.instructors.add("Grace")
+    response = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
+    assert response.status_code == 303, response.text
+
+
+def instructor_csrf(client: TestClient) -> str:
+    """The CSRF token the signed-in instructor's page puts in its forms ("" when the page has none)."""
+    page = client.get("/instructor", headers={"accept": "text/html"})
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    return found.group(1) if found else ""
+
+
 def learner_id_of(browser: Browser) -> str:
     """The learner id in a browser's signed cookie (what the server reads)."""
     from itsdangerous import URLSafeSerializer

@@ -14,7 +14,7 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +44,9 @@ BROWSER = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"),
 ]
+
+# A located element has the focus (``tab_until``'s test by default).
+FOCUSED = "el => el === document.activeElement"
 
 # The focused element, looking inside shadow roots (the code editor lives in one).
 DEEP_ACTIVE = """() => {
@@ -158,6 +161,27 @@ def page_progress(page: Any) -> dict[str, Any]:
     return json.loads(page.locator("#progress-data").text_content())  # type: ignore[no-any-return]
 
 
+def tab_to(page: Any, predicate: str, *, limit: int) -> None:
+    """Press Tab until the focused element satisfies ``predicate`` (a JS function of the element)."""
+    focused = f"({predicate})(document.activeElement)"
+    _press_tab_until(page, lambda: page.evaluate(focused), f"an element with {predicate}", limit)
+
+
+def tab_until(page: Any, target: Any, *, limit: int = 80, focused: str = FOCUSED) -> None:
+    """Press Tab until ``target`` (a locator, or a selector: its first element) has the focus: ``focused``,
+    a JS function of that element, says when (by default, when it is ``document.activeElement``)."""
+    located = page.locator(target).first if isinstance(target, str) else target
+    _press_tab_until(page, lambda: located.evaluate(focused), str(target), limit)
+
+
+def _press_tab_until(page: Any, reached: Callable[[], Any], what: str, limit: int) -> None:
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if reached():
+            return
+    raise AssertionError(f"{limit} presses of Tab never reached {what}.")
+
+
 def replace_editor_text(page: Any, editor: Any, text: str) -> None:
     """Replace everything in the code editor by ``text``, as one edit."""
     editor.click()
@@ -167,9 +191,9 @@ def replace_editor_text(page: Any, editor: Any, text: str) -> None:
     page.keyboard.insert_text(text)
 
 
-def compact(value: float) -> str:
-    """The slider table's number format (format.js formatCompact)."""
-    text = f"{value:.4f}".rstrip("0").rstrip(".")
+def compact(value: float, decimals: int = 4) -> str:
+    """The widgets' short number format (format.js formatCompact(value, decimals)): no trailing zeros."""
+    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
 

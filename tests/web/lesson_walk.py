@@ -13,20 +13,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tests.lesson_contract import expected_hint, no_answer_in
 from tests.web.browser_support import DESKTOP, PHONE, new_page, page_progress, replace_editor_text, screenshot
 
 CORPORA = Path(__file__).parents[1] / "lesson_corpora"
-
-
-def expected_hint_text(lesson: Any, path: Path) -> str:
-    """The sentence a wrong corpus file must be told (its ``# expected hint: NAME`` line)."""
-    from qkv.lessons.pyfiles import import_lesson_file
-
-    name = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
-    assert name, path
-    module, problems = import_lesson_file(lesson.source.parent / "grading.py")
-    assert module is not None, problems
-    return str(getattr(module, name.group(1)))
 
 
 def answer_text(value: Any) -> str:
@@ -130,7 +120,7 @@ def check_code(
         re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
     )
     expect(results.locator(".test-hint").first).to_be_visible()
-    expect(results).to_contain_text(expected_hint_text(lesson, wrong_file)[:50])
+    expect(results).to_contain_text(expected_hint(lesson, wrong_file)[:50])
     if call:
         expect(results.locator(".test-repro").first).to_contain_text(call)
     if shot:
@@ -140,6 +130,19 @@ def check_code(
     expect(results.locator(".grade-summary")).to_have_text(
         re.compile(r"✓ All \d+ tests passed"), timeout=60_000
     )
+
+
+def reload_and_check_answers(page: Any, answers: dict[str, str], parts: tuple[str, ...] = ()) -> None:
+    """Reload the page: each typed answer of ``answers`` (exercise id: text) is back in its box and marked
+    correct, and each part of ``parts`` is marked done."""
+    from playwright.sync_api import expect
+
+    page.reload()
+    for exercise_id, answer in answers.items():
+        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
+        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    for part in parts:
+        expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
 
 
 def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str]:
@@ -161,11 +164,7 @@ def walk(page: Any, base_url: str, lesson: Any, shot_name: str) -> dict[str, str
         expect(page.locator(f'.progress-part[data-part="{part.id}"]')).to_have_class(re.compile("is-done"))
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
     screenshot(page, shot_name)
-    # Reload: the answers and their feedback come back.
-    page.reload()
-    for exercise_id, answer in typed.items():
-        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
-        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    reload_and_check_answers(page, typed)  # the answers and their feedback come back
     return typed
 
 
@@ -242,22 +241,8 @@ def _keyboard_code(page: Any, lesson: Any, exercise: Any) -> None:
         page.keyboard.press("Control+Enter")
         expect(results.locator(".grade-summary")).to_have_text(re.compile(summary), timeout=90_000)
         if program is wrong and "# expected hint:" in program.read_text():
-            hint = _any_hint_text(lesson, program)
+            hint = expected_hint(lesson, program)
             expect(results).to_contain_text(hint[:50])
-
-
-def _any_hint_text(lesson: Any, path: Path) -> str:
-    """The tagged hint's sentence: the lesson's constant, or the grader's own."""
-    from qkv.grading import hints as grading_hints
-    from qkv.lessons.pyfiles import import_lesson_file
-
-    name = re.search(r"^# expected hint: (\w+)", path.read_text(), re.MULTILINE)
-    assert name, path
-    module, problems = import_lesson_file(lesson.source.parent / "grading.py")
-    assert module is not None, problems
-    found = getattr(module, name.group(1), None) or getattr(grading_hints, name.group(1), None)
-    assert isinstance(found, str), (path, name.group(1))
-    return found
 
 
 def assert_fits_a_phone(page: Any, width: int) -> None:
@@ -309,8 +294,6 @@ def _wrong_typed_answer(lesson: Any, exercise: Any, seed: int | None) -> tuple[s
 
 def assert_no_answer_on_screen(page: Any, lesson: Any, seed: int | None) -> None:
     """No numeric answer with a fraction is on the live page (widgets drawn) in a form a learner could copy."""
-    from tests.lesson_contract import no_answer_in
-
     no_answer_in(lesson, seed, " ".join(page.locator("main").inner_text().split()))
 
 

@@ -24,7 +24,9 @@ from tests.web.browser_support import (
     page_progress,
     replace_editor_text,
     screenshot,
+    tab_until,
 )
+from tests.web.lesson_walk import reload_and_check_answers
 
 pytestmark = BROWSER
 
@@ -188,10 +190,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     screenshot(page, "lesson-done-desktop")
 
     # Reload: every answer, feedback, the editor's code, its results and the progress come back.
-    page.reload()
-    for exercise_id, answer in answers.items():
-        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
-        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    reload_and_check_answers(page, answers)
     for quiz_id, right in picked.items():
         expect(page.locator(f'form[data-exercise-id="{quiz_id}"] input[value="{right}"]')).to_be_checked()
         expect(page.locator(f"#feedback-{quiz_id}")).to_have_class(re.compile("is-correct"))
@@ -269,24 +268,18 @@ def test_keyboard_alone_reaches_and_operates_the_lesson(
     assert skip.bounding_box()["y"] >= 0
     page.keyboard.press("Enter")
 
-    def tab_until(selector: str, limit: int = 80) -> None:
-        target = page.locator(selector).first
-        for _ in range(limit):
-            page.keyboard.press("Tab")
-            if target.evaluate(f"el => el.contains(({DEEP_ACTIVE})())"):
-                return
-        raise AssertionError(f"{limit} presses of Tab never reached {selector}.")
+    within = f"el => el.contains(({DEEP_ACTIVE})())"  # the editor's focus is inside its shadow root
 
     def outline_width() -> float:
         return float(page.evaluate(f"parseFloat(getComputedStyle(({DEEP_ACTIVE})()).outlineWidth)"))
 
     # A slider takes arrow keys; focus is visible on it.
-    tab_until('#part1 input[type="range"]')
+    tab_until(page, '#part1 input[type="range"]', focused=within)
     assert outline_width() >= 2
     page.keyboard.press("ArrowLeft")
 
     # Part 1: type an answer in the box and press Enter; a format error does not cost an attempt.
-    tab_until("#answer-q")
+    tab_until(page, "#answer-q", focused=within)
     assert outline_width() >= 2
     page.keyboard.type("three and two")
     page.keyboard.press("Enter")
@@ -296,7 +289,7 @@ def test_keyboard_alone_reaches_and_operates_the_lesson(
     assert progress["exercises"]["q"]["attempts"] == 0
 
     # The code editor: Tab moves into it and typing works.
-    tab_until(".code-exercise .cm-content")
+    tab_until(page, ".code-exercise .cm-content", focused=within)
     ring = page.locator(".code-exercise .cm-editor").evaluate("el => getComputedStyle(el).outlineWidth")
     assert float(ring.removesuffix("px")) >= 2, f"The focused editor's outline is {ring}."
     page.keyboard.press("Control+End")
@@ -312,14 +305,14 @@ def test_keyboard_alone_reaches_and_operates_the_lesson(
     assert outline_width() >= 2
 
     # The quiz: arrow keys choose a radio button, Tab then Enter on Check submits it.
-    tab_until('#quiz form[data-kind="choice"] input[type="radio"]')
+    tab_until(page, '#quiz form[data-kind="choice"] input[type="radio"]', focused=within)
     page.keyboard.press("ArrowDown")
-    tab_until('#quiz form[data-kind="choice"] button[type="submit"]')
+    tab_until(page, '#quiz form[data-kind="choice"] button[type="submit"]', focused=within)
     page.keyboard.press("Enter")
     expect(page.locator('#quiz form[data-kind="choice"] .feedback').first).not_to_be_empty()
 
     # The explorer's causal toggle is a checkbox that Space flips.
-    tab_until('[data-widget="attention-explorer"] input[type="checkbox"]')
+    tab_until(page, '[data-widget="attention-explorer"] input[type="checkbox"]', focused=within)
     page.keyboard.press("Space")
     expect(page.locator('[data-widget="attention-explorer"] [data-output-vector]')).to_have_text(
         "[2.000000, 0.000000]"

@@ -19,7 +19,15 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser_support import BROWSER, LiveServer, live_app, new_page, page_progress, screenshot
+from tests.web.browser_support import (
+    BROWSER,
+    LiveServer,
+    live_app,
+    new_page,
+    page_progress,
+    screenshot,
+    tab_to,
+)
 
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"  # bundled; nothing is fetched
 
@@ -56,14 +64,6 @@ def _roster_links(server: tuple[LiveServer, Path], rows: str) -> dict[str, str]:
         return {row["external_id"]: row["sign_in_link"] for row in csv.DictReader(stream)}
 
 
-def _tab_to(page: Any, predicate: str, limit: int = 40) -> None:
-    for _ in range(limit):
-        page.keyboard.press("Tab")
-        if page.evaluate(f"({predicate})(document.activeElement)"):
-            return
-    raise AssertionError(f"Tab never reached an element with {predicate}")
-
-
 def _open_link(page: Any, link: str) -> str:
     """Open a sign-in link; the page posts its fragment's token to be checked. The confirmation's text."""
     from playwright.sync_api import expect
@@ -77,7 +77,7 @@ def _open_link(page: Any, link: str) -> str:
 
 def _sign_in_by_keyboard(page: Any, link: str) -> str:
     confirmation = _open_link(page, link)
-    _tab_to(page, "el => el.tagName === 'BUTTON' && el.textContent.trim().startsWith('Sign in as')")
+    tab_to(page, "el => el.tagName === 'BUTTON' && el.textContent.trim().startsWith('Sign in as')", limit=40)
     page.keyboard.press("Enter")
     page.wait_for_selector("h1:has-text('You are signed in')")
     return confirmation
@@ -141,7 +141,7 @@ def test_roster_link_signs_in_and_progress_follows_to_a_second_browser(
     expect(tablet.locator("#feedback-q")).to_have_class(re.compile("is-correct"))
 
     # Signing out by keyboard: this browser is anonymous again, the other one stays signed in.
-    _tab_to(tablet, "el => el.tagName === 'BUTTON' && el.textContent.includes('Sign out')")
+    tab_to(tablet, "el => el.tagName === 'BUTTON' && el.textContent.includes('Sign out')", limit=40)
     tablet.keyboard.press("Enter")
     tablet.wait_for_url(re.compile(r"/$"))
     expect(tablet.locator(".account-nav")).to_have_count(0)
@@ -196,7 +196,7 @@ def test_sign_in_on_another_device_with_the_link_and_its_qr_code(
     assert "Nothing done in this browser without signing in is added to that account." in confirmation
     expect(phone.get_by_role("button", name="Sign in as Katherine Johnson (s-2001)")).to_be_visible()
     screenshot(phone, "accounts-device-link-confirm-phone")
-    _tab_to(phone, "el => el.tagName === 'BUTTON' && el.textContent.trim().startsWith('Sign in as')")
+    tab_to(phone, "el => el.tagName === 'BUTTON' && el.textContent.trim().startsWith('Sign in as')", limit=40)
     phone.keyboard.press("Enter")
     expect(phone.locator(".merge-note")).to_contain_text("with a link from another device")
     phone.goto(live.lesson_url)
@@ -206,7 +206,11 @@ def test_sign_in_on_another_device_with_the_link_and_its_qr_code(
 
     # The laptop signs out on every device, by keyboard: the phone's session ends as well.
     laptop.goto(live.url + "/account/devices")
-    _tab_to(laptop, "el => el.tagName === 'BUTTON' && el.textContent.trim() === 'Sign out on every device'")
+    tab_to(
+        laptop,
+        "el => el.tagName === 'BUTTON' && el.textContent.trim() === 'Sign out on every device'",
+        limit=40,
+    )
     laptop.keyboard.press("Enter")
     laptop.wait_for_url(re.compile(r"/$"))
     for browser in (laptop, phone):
@@ -280,11 +284,11 @@ def test_the_instructor_makes_a_learners_link_by_keyboard(
     page.get_by_role("button", name="Sign in as instructor").click()
     page.wait_for_url(re.compile(r"/instructor$"))
     page.goto(f"{live.url}/instructor/class")  # who is where: every learner, the roster's too
-    _tab_to(page, f"el => el.tagName === 'A' && el.textContent.trim() === {name!r}", limit=400)
+    tab_to(page, f"el => el.tagName === 'A' && el.textContent.trim() === {name!r}", limit=400)
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/instructor/learners/"))
     label = f"Make a sign-in link for {name}"
-    _tab_to(page, f"el => el.getAttribute('aria-label') === {label!r}", limit=400)
+    tab_to(page, f"el => el.getAttribute('aria-label') === {label!r}", limit=400)
     page.keyboard.press("Enter")
     expect(page.locator("h1")).to_have_text(f"Sign-in link for {name}")
     link = page.locator(".device-link a").get_attribute("href")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser_support import BROWSER, new_page, screenshot, serve
+from tests.web.browser_support import BROWSER, new_page, screenshot, serve, tab_to
 from tests.web.instructor_seed import BEN, LESSON_ID, catalog, seed_class
 
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"  # bundled; nothing is fetched
@@ -50,15 +50,6 @@ def _shot(page: Any, name: str) -> None:
     screenshot(page, f"instructor-{name}")
 
 
-def _tab_to(page: Any, predicate: str, limit: int = 60) -> None:
-    """Press Tab until the focused element satisfies ``predicate`` (a JS function of the element)."""
-    for _ in range(limit):
-        page.keyboard.press("Tab")
-        if page.evaluate(f"({predicate})(document.activeElement)"):
-            return
-    raise AssertionError(f"Tab never reached an element with {predicate}")
-
-
 def _charts_match_their_tables(page: Any) -> int:
     """Every chart's table has one row per bar and the numbers the bars print; returns the chart count."""
     figures = page.locator("figure.chart-figure")
@@ -83,7 +74,7 @@ def test_an_instructor_signs_in_and_reads_the_class_by_keyboard(server: Server, 
     errors: list[str] = []
     page = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
     page.goto(server.sign_in_link("Grace"))
-    _tab_to(page, "el => el.tagName === 'BUTTON'")
+    tab_to(page, "el => el.tagName === 'BUTTON'", limit=60)
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/instructor$"))
     expect(page.locator("h1")).to_have_text("Class dashboard")
@@ -94,7 +85,9 @@ def test_an_instructor_signs_in_and_reads_the_class_by_keyboard(server: Server, 
     _shot(page, "dashboard-desktop")
 
     # Keyboard: the focused link is visibly outlined, and Enter opens the lesson's detail page.
-    _tab_to(page, "el => el.tagName === 'A' && el.getAttribute('href') === '/instructor/lessons/T1.1'")
+    tab_to(
+        page, "el => el.tagName === 'A' && el.getAttribute('href') === '/instructor/lessons/T1.1'", limit=60
+    )
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline != "none"
     page.keyboard.press("Enter")
@@ -112,7 +105,7 @@ def test_an_instructor_signs_in_and_reads_the_class_by_keyboard(server: Server, 
     _shot(page, "learner-desktop")
 
     # Signing out by keyboard ends the session.
-    _tab_to(page, "el => el.tagName === 'BUTTON' && el.textContent.includes('Sign out')")
+    tab_to(page, "el => el.tagName === 'BUTTON' && el.textContent.includes('Sign out')", limit=60)
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/instructor/sign-in$"))
     assert errors == []

@@ -15,11 +15,21 @@ import pytest
 
 from qkv import attention_scores
 from qkv.lessons import load_catalog
-from tests.web.browser_support import ARTIFACTS, BROWSER, LiveServer, new_page, page_progress, screenshot
+from tests.web.browser_support import (
+    ARTIFACTS,
+    BROWSER,
+    LiveServer,
+    compact,
+    new_page,
+    page_progress,
+    screenshot,
+    tab_until,
+)
 from tests.web.lesson_walk import (
     assert_predict_first_and_no_answer_shown,
     check_code,
     pick_choice,
+    reload_and_check_answers,
     type_answer,
     typed_vector,
 )
@@ -30,12 +40,6 @@ LESSON = load_catalog().lesson("L4.2")
 
 def _url(server: LiveServer) -> str:
     return f"{server.url}/lessons/L4.2"
-
-
-def _spread_text(value: float) -> str:
-    """format.js formatCompact(value, 2)."""
-    text = f"{value:.2f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
 
 
 @pytest.mark.slow
@@ -66,9 +70,9 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, chromium: Any, page
         rng = np.random.default_rng([0, row["d_k"]])
         Q, K = rng.standard_normal((16, row["d_k"])), rng.standard_normal((48, row["d_k"]))
         raw = attention_scores(Q, K, scale=1.0)
-        expect(widget.locator('[data-spread="raw"]')).to_have_text(_spread_text(float(raw.std())))
+        expect(widget.locator('[data-spread="raw"]')).to_have_text(compact(float(raw.std()), 2))
         expect(widget.locator('[data-spread="scaled"]')).to_have_text(
-            _spread_text(float(attention_scores(Q, K).std()))
+            compact(float(attention_scores(Q, K).std()), 2)
         )
         expect(widget.locator("circle")).to_have_count(2 * 48)
         expect(widget.locator("rect")).to_have_count(2 * 48)
@@ -114,12 +118,7 @@ def test_a_learner_walks_lesson_l42(live_server: LiveServer, chromium: Any, page
     screenshot(page, "l42-done-desktop")
 
     # Reload: answers, feedback and progress come back.
-    page.reload()
-    for exercise_id, answer in answers.items():
-        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
-        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
-    for part in ("part1", "part2", "quiz"):
-        expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
+    reload_and_check_answers(page, answers, ("part1", "part2", "quiz"))
     assert page_errors == []
     page.context.close()
 
@@ -132,25 +131,17 @@ def test_l42_by_keyboard(live_server: LiveServer, chromium: Any, page_errors: li
     page.goto(_url(live_server))
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
 
-    def tab_until(selector: str, limit: int = 80) -> None:
-        target = page.locator(selector).first
-        for _ in range(limit):
-            page.keyboard.press("Tab")
-            if target.evaluate("el => el === document.activeElement"):
-                return
-        raise AssertionError(f"{limit} presses of Tab never reached {selector}.")
-
-    tab_until('form[data-exercise-id="guess"] input[type="radio"]')
+    tab_until(page, 'form[data-exercise-id="guess"] input[type="radio"]')
     page.keyboard.press("ArrowDown")  # B
-    tab_until('form[data-exercise-id="guess"] button[type="submit"]')
+    tab_until(page, 'form[data-exercise-id="guess"] button[type="submit"]')
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-guess")).to_have_class(re.compile("is-correct"))
-    tab_until('[data-widget="score-spread"] input[type="range"]')
+    tab_until(page, '[data-widget="score-spread"] input[type="range"]')
     outline = page.evaluate("parseFloat(getComputedStyle(document.activeElement).outlineWidth)")
     assert outline >= 2
     page.keyboard.press("End")
     expect(page.locator('[data-widget="score-spread"] output')).to_have_text("512")
-    tab_until("#answer-raw")
+    tab_until(page, "#answer-raw")
     page.keyboard.type("one and zero")
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-raw")).to_have_class(re.compile("is-format"))

@@ -14,11 +14,20 @@ import pytest
 
 from qkv import softmax
 from qkv.lessons import load_catalog
-from tests.web.browser_support import ARTIFACTS, BROWSER, LiveServer, new_page, page_progress, screenshot
+from tests.web.browser_support import (
+    ARTIFACTS,
+    BROWSER,
+    LiveServer,
+    new_page,
+    page_progress,
+    screenshot,
+    tab_until,
+)
 from tests.web.lesson_walk import (
     assert_predict_first_and_no_answer_shown,
     check_code,
     pick_choice,
+    reload_and_check_answers,
     type_answer,
     typed_vector,
 )
@@ -97,12 +106,7 @@ def test_a_learner_walks_lesson_l43(live_server: LiveServer, chromium: Any, page
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*(\d+) of \1 exercises done\s*$"))
     screenshot(page, "l43-done-desktop")
 
-    page.reload()
-    for exercise_id, answer in answers.items():
-        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
-        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
-    for part in ("part1", "part2", "quiz"):
-        expect(page.locator(f'.progress-part[data-part="{part}"]')).to_have_class(re.compile("is-done"))
+    reload_and_check_answers(page, answers, ("part1", "part2", "quiz"))
     assert page_errors == []
     page.context.close()
 
@@ -115,25 +119,17 @@ def test_l43_by_keyboard(live_server: LiveServer, chromium: Any, page_errors: li
     page.goto(f"{live_server.url}/lessons/L4.3")
     expect(page.locator(".code-exercise .cm-content")).to_be_visible()
 
-    def tab_until(selector: str, limit: int = 80) -> None:
-        target = page.locator(selector).first
-        for _ in range(limit):
-            page.keyboard.press("Tab")
-            if target.evaluate("el => el === document.activeElement"):
-                return
-        raise AssertionError(f"{limit} presses of Tab never reached {selector}.")
-
-    tab_until('[data-widget="softmax-bars"] input[type="range"]')
+    tab_until(page, '[data-widget="softmax-bars"] input[type="range"]')
     assert page.evaluate("parseFloat(getComputedStyle(document.activeElement).outlineWidth)") >= 2
     page.keyboard.press("End")  # the first score to its maximum, 4
     widget = page.locator('[data-widget="softmax-bars"]')
     scores = [float(s.input_value()) for s in widget.locator('input[type="range"]').all()]
     assert scores[0] == 4
     expect(widget.locator("[data-weights]")).to_have_text(_six(softmax(scores)))
-    tab_until('[data-widget="softmax-bars"] input[type="checkbox"]')
+    tab_until(page, '[data-widget="softmax-bars"] input[type="checkbox"]')
     page.keyboard.press("Space")
     expect(widget.locator("[data-plain]")).to_contain_text("NaN")
-    tab_until("#answer-weights")
+    tab_until(page, "#answer-weights")
     page.keyboard.type("0.67, 0.33, 0")
     page.keyboard.press("Enter")
     expect(page.locator("#feedback-weights")).to_have_class(re.compile("is-format"))

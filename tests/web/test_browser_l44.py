@@ -24,7 +24,9 @@ from tests.web.browser_support import (
     page_progress,
     replace_editor_text,
     screenshot,
+    tab_until,
 )
+from tests.web.lesson_walk import reload_and_check_answers
 
 pytestmark = BROWSER
 
@@ -249,10 +251,7 @@ def test_a_learner_walks_the_masks_lesson(
     screenshot(page, "l44-done-desktop")
 
     # Reload: the answers, the code's result and the progress are kept.
-    page.reload()
-    for exercise_id, answer in right.items():
-        expect(page.locator(f"#answer-{exercise_id}")).to_have_value(answer)
-        expect(page.locator(f"#feedback-{exercise_id}")).to_have_class(re.compile("is-correct"))
+    reload_and_check_answers(page, right)
     expect(page.locator(".code-exercise .grade-summary")).to_have_text(re.compile(r"✓ All \d+ tests passed"))
     expect(page.locator("#progress-summary")).to_have_text(re.compile(r"^\s*9 of 9 exercises done\s*$"))
     assert page_errors == []
@@ -323,12 +322,7 @@ def test_the_mask_grid_by_keyboard_alone(
     widget = page.locator('[data-widget="mask-grid"]')
     expect(widget.locator(".mask-grid")).to_be_visible()
     first = widget.locator('button.mask-toggle[data-query="0"][data-key="0"]')
-    for _ in range(120):
-        page.keyboard.press("Tab")
-        if first.evaluate(f"el => el === ({DEEP_ACTIVE})()"):
-            break
-    else:
-        raise AssertionError("Tab never reached the mask grid's first cell.")
+    tab_until(page, first, limit=120, focused=f"el => el === ({DEEP_ACTIVE})()")
     outline = page.evaluate(f"parseFloat(getComputedStyle(({DEEP_ACTIVE})()).outlineWidth)")
     assert outline >= 2
     page.keyboard.press("Space")  # query 0 loses its only key

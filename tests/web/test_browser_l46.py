@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser_support import ARTIFACTS, BROWSER, LiveServer, new_page, page_progress, screenshot
+from tests.web.browser_support import (
+    ARTIFACTS,
+    BROWSER,
+    LiveServer,
+    compact,
+    new_page,
+    page_progress,
+    screenshot,
+)
 from tests.web.lesson_walk import answer_text, assert_fits_a_phone, type_answer, walk
 
 pytestmark = BROWSER
@@ -18,11 +26,6 @@ def _lesson() -> Any:
     from qkv.lessons import load_catalog
 
     return load_catalog().lesson("L4.6")
-
-
-def _compact(value: float) -> str:
-    text = f"{value:.4f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
 
 
 @pytest.mark.slow
@@ -56,8 +59,8 @@ def test_the_block_widget_by_keyboard(live_server: LiveServer, chromium: Any) ->
 
     def shows(view: dict[str, Any]) -> None:
         for i, (norm, cosine) in enumerate(zip(view["row_norms"], view["cosines"], strict=True)):
-            expect(widget.locator(f'[data-norm="{i}"]')).to_have_text(_compact(norm))
-            expect(widget.locator(f'[data-cosine="{i}"]')).to_have_text(_compact(cosine))
+            expect(widget.locator(f'[data-norm="{i}"]')).to_have_text(compact(norm))
+            expect(widget.locator(f'[data-cosine="{i}"]')).to_have_text(compact(cosine))
 
     expect(widget.locator("svg.block-diagram")).to_be_visible()
     shows(views[1, True, True])

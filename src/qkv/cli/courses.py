@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from qkv.cli.options import database_url_option, open_store
+from qkv.cli.options import database_url_option, opened_store
 
 _DATABASE = database_url_option
 
@@ -24,13 +24,11 @@ def courses() -> None:
 @_DATABASE
 def create(title: str, database_url: str | None) -> None:
     """Make the course TITLE by hand and print its id."""
-    store = open_store(database_url)
-    try:
-        record = store.courses.create(title)
-    except ValueError as error:
-        raise click.ClickException(str(error)) from None
-    finally:
-        store.close()
+    with opened_store(database_url) as store:
+        try:
+            record = store.courses.create(title)
+        except ValueError as error:
+            raise click.ClickException(str(error)) from None
     click.echo(f"Created the course {record.title!r} with the id {record.id}.")
     click.echo(
         f"Import its roster with 'qkv learners import ROSTER.csv --course {record.id}' and give it an "
@@ -42,11 +40,8 @@ def create(title: str, database_url: str | None) -> None:
 @_DATABASE
 def list_courses(database_url: str | None) -> None:
     """List the courses: id, origin, learners and title."""
-    store = open_store(database_url)
-    try:
+    with opened_store(database_url) as store:
         found = [(record, store.courses.member_count(record.id)) for record in store.courses.all()]
-    finally:
-        store.close()
     if not found:
         click.echo(
             "No courses yet: every instructor sees every learner. Make one with 'qkv courses create TITLE', "

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from qkv.cli.options import log_level_option, start_logging
 from qkv.cli.serve import cgroup_line
 
 if TYPE_CHECKING:
@@ -68,9 +68,7 @@ def _default_concurrency() -> int:
     default=None,
     help="The lessons the web servers serve, if not the ones shipped with qkv (the same folder).",
 )
-@click.option(
-    "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
-)
+@log_level_option
 def grader(
     database_url: str,
     concurrency: int | None,
@@ -100,7 +98,7 @@ def grader(
     except (StoreError, LessonError, ValueError) as error:
         sandboxed.close()
         raise click.ClickException(str(error)) from None
-    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    start_logging(log_level)
     click.echo(
         f"qkv grader {settings.name}: grading {workers} program(s) at once in the bubblewrap sandbox, "
         f"jobs from {describe_url(database_url)} (a heartbeat every {heartbeat_s:g} s; a grader silent for "

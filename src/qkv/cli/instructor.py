@@ -8,11 +8,13 @@ as before courses.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
 
-from qkv.cli.options import database_url_option, open_store, public_url_option
+from qkv.cli.options import database_url_option, opened_store, public_url_option
 
 if TYPE_CHECKING:
     from qkv.store.instructor.instructors import InstructorDesk
@@ -21,8 +23,11 @@ _DATABASE = database_url_option
 _URL = public_url_option("Where the instructor reaches the server (the start of the printed link).")
 
 
-def _desk(database_url: str | None) -> InstructorDesk:
-    return open_store(database_url).instructors
+@contextmanager
+def _desk(database_url: str | None) -> Iterator[InstructorDesk]:
+    """The instructors of the store at ``database_url``, for a ``with`` block that closes the store."""
+    with opened_store(database_url) as store:
+        yield store.instructors
 
 
 _COURSE = click.option(
@@ -107,15 +112,13 @@ def add(
     name: str, course_id: str | None, all_courses: bool, role: str, database_url: str | None, url: str
 ) -> None:
     """Create the instructor NAME of --course ID (or --all-courses) and print a one-time sign-in link."""
-    desk = _desk(database_url)
-    try:
-        _check_flags(desk, course_id, all_courses, required=True)
-        record, token = desk.add(name)
-        granted = _grant(desk, record.name, course_id, all_courses, role)
-    except ValueError as error:
-        raise click.ClickException(str(error)) from None
-    finally:
-        desk.database.close()
+    with _desk(database_url) as desk:
+        try:
+            _check_flags(desk, course_id, all_courses, required=True)
+            record, token = desk.add(name)
+            granted = _grant(desk, record.name, course_id, all_courses, role)
+        except ValueError as error:
+            raise click.ClickException(str(error)) from None
     click.echo(f"Created the instructor {record.name}.")
     if granted:
         click.echo(granted)
@@ -134,15 +137,13 @@ def link(
 ) -> None:
     """Print a new one-time sign-in link for the existing instructor NAME (giving them --course ID or
     --all-courses as well, if said)."""
-    desk = _desk(database_url)
-    try:
-        _check_flags(desk, course_id, all_courses, required=False)
-        token = desk.new_sign_in_token(name)
-        granted = _grant(desk, name, course_id, all_courses, role)
-    except ValueError as error:
-        raise click.ClickException(str(error)) from None
-    finally:
-        desk.database.close()
+    with _desk(database_url) as desk:
+        try:
+            _check_flags(desk, course_id, all_courses, required=False)
+            token = desk.new_sign_in_token(name)
+            granted = _grant(desk, name, course_id, all_courses, role)
+        except ValueError as error:
+            raise click.ClickException(str(error)) from None
     if granted:
         click.echo(granted)
     _print_link(" ".join(name.split()), url, token)
@@ -152,11 +153,8 @@ def link(
 @_DATABASE
 def list_instructors(database_url: str | None) -> None:
     """List the instructors."""
-    desk = _desk(database_url)
-    try:
+    with _desk(database_url) as desk:
         found = desk.all()
-    finally:
-        desk.database.close()
     if not found:
         click.echo("No instructors yet; create one with 'qkv instructor add NAME'.")
     for record in found:
@@ -169,11 +167,8 @@ def list_instructors(database_url: str | None) -> None:
 @_DATABASE
 def remove(name: str, database_url: str | None) -> None:
     """Remove the instructor NAME; their sessions end on every server at once."""
-    desk = _desk(database_url)
-    try:
+    with _desk(database_url) as desk:
         removed = desk.remove(name)
-    finally:
-        desk.database.close()
     if not removed:
         raise click.ClickException(f"There is no instructor named {name!r}.")
     click.echo(f"Removed the instructor {' '.join(name.split())}; their sessions have ended.")

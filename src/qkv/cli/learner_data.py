@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from qkv.cli.options import database_url_option, open_store
+from qkv.cli.options import database_url_option, opened_store
 
 if TYPE_CHECKING:
     from qkv.store import Store
@@ -67,12 +67,9 @@ def export_learner(learner: str, out: Path | None, issuer: str | None, database_
     """
     from qkv.store.learner.personal_data import dumps
 
-    store = open_store(database_url)
-    try:
+    with opened_store(database_url) as store:
         learner_id = _learner_id(store, learner, issuer)
         document = store.personal_data.export(learner_id)
-    finally:
-        store.close()
     if document is None:  # erased between the look-up and the export
         raise click.ClickException(f"The learner {learner_id!r} has no data any more.")
     text = dumps(document)
@@ -95,16 +92,13 @@ def erase_learner(learner: str, yes: bool, issuer: str | None, database_url: str
     The class's numbers are counted again without the learner; a line in the privacy audit records the
     erasure by the learner's random id only. This cannot be undone: export first if the data is wanted.
     """
-    store = open_store(database_url)
-    try:
+    with opened_store(database_url) as store:
         learner_id = _learner_id(store, learner, issuer)
         if not yes:
             click.confirm(
                 f"Erase everything stored about the learner {learner_id}? This cannot be undone", abort=True
             )
         erasure = store.personal_data.erase(learner_id)
-    finally:
-        store.close()
     if not erasure.found:
         raise click.ClickException(f"The learner {learner_id!r} has no data any more.")
     click.echo(f"Erased the learner {learner_id}: {erasure.sentence()}. The privacy audit notes it.")

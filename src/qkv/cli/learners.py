@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from qkv.cli.learner_data import erase_learner, export_learner
-from qkv.cli.options import database_url_option, open_store, public_url_option
+from qkv.cli.options import database_url_option, opened_store, public_url_option
 
 if TYPE_CHECKING:
     from qkv.store import Store
@@ -31,10 +31,6 @@ _DAYS = click.option(
     help="How many days each link works (it works once).",
 )
 _COLUMNS = ["name", "external_id", "email", "sign_in_link", "expires_at_utc"]
-
-
-def _store(database_url: str | None) -> Store:
-    return open_store(database_url)
 
 
 def _read_roster(path: Path) -> str:
@@ -118,19 +114,17 @@ def import_roster(
     except RosterError as error:
         raise click.ClickException(f"{roster}: {error}") from None
     destination = out or roster.with_name(f"{roster.stem}-links.csv")
-    store = _store(database_url)
-    try:
-        _check_course(store, course_id)
-        made = store.accounts.import_roster(entries, timedelta(days=days))
-        if course_id is not None:
-            from qkv.store.instructor.courses import MembershipSource
+    with opened_store(database_url) as store:
+        try:
+            _check_course(store, course_id)
+            made = store.accounts.import_roster(entries, timedelta(days=days))
+            if course_id is not None:
+                from qkv.store.instructor.courses import MembershipSource
 
-            for record, _ in made:
-                store.courses.enrol(course_id, record.learner_id, MembershipSource.ROSTER)
-    except ValueError as error:
-        raise click.ClickException(f"{roster}: {error} Nothing was imported.") from None
-    finally:
-        store.close()
+                for record, _ in made:
+                    store.courses.enrol(course_id, record.learner_id, MembershipSource.ROSTER)
+        except ValueError as error:
+            raise click.ClickException(f"{roster}: {error} Nothing was imported.") from None
     from qkv.store.sql.clock import utc_now
 
     until = (utc_now() + timedelta(days=days)).strftime("%Y-%m-%d %H:%M")
@@ -161,8 +155,7 @@ def link(external_id: str, days: int, database_url: str | None, url: str) -> Non
     """Print a new one-time sign-in link for the learner whose external id is EXTERNAL_ID."""
     from qkv.web.http.sign_in_links import sign_in_url
 
-    store = _store(database_url)
-    try:
+    with opened_store(database_url) as store:
         found = store.accounts.find(None, external_id)
         if found is None:
             raise click.ClickException(
@@ -170,8 +163,6 @@ def link(external_id: str, days: int, database_url: str | None, url: str) -> Non
                 "import them with 'qkv learners import ROSTER.csv'."
             )
         token = store.accounts.new_sign_in_token(found.learner_id, timedelta(days=days))
-    finally:
-        store.close()
     who = found.display_name or found.external_id
     click.echo(f"Sign-in link for {who} (works once, for {days} days; keep it private):")
     click.echo(f"  {sign_in_url(url, token)}")
@@ -181,11 +172,8 @@ def link(external_id: str, days: int, database_url: str | None, url: str) -> Non
 @_DATABASE
 def list_learners(database_url: str | None) -> None:
     """List the learner accounts (roster and LMS), with their external ids."""
-    store = _store(database_url)
-    try:
+    with opened_store(database_url) as store:
         found = store.accounts.all()
-    finally:
-        store.close()
     if not found:
         click.echo("No learner accounts yet; import a roster with 'qkv learners import ROSTER.csv'.")
     for record in found:

@@ -3,11 +3,31 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from qkv.lessons import BUILTIN_CONTENT, LessonError, load_catalog, validate
+
+
+def _content_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--content``: a content folder the command works on instead of qkv's built-in lessons."""
+    return click.option(
+        "--content", type=click.Path(path_type=Path, file_okay=False), default=None, help=help
+    )
+
+
+def _corpora_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--corpora``: the folder of the lessons' corpora, ``tests/lesson_corpora`` unless said."""
+    return click.option(
+        "--corpora",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=Path("tests/lesson_corpora"),
+        show_default=True,
+        help=help,
+    )
 
 
 @click.group("lessons")
@@ -70,19 +90,10 @@ def validate_lessons(path: Path | None) -> None:
 @lessons.command("new")
 @click.argument("lesson_id", metavar="ID")
 @click.argument("title")
-@click.option(
-    "--content",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="A content folder (or chapter folder) to add the lesson to, instead of qkv's built-in chapter.",
+@_content_option(
+    "A content folder (or chapter folder) to add the lesson to, instead of qkv's built-in chapter."
 )
-@click.option(
-    "--corpora",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("tests/lesson_corpora"),
-    show_default=True,
-    help="The folder of the lessons' corpora, where the lesson's corpus folder is written.",
-)
+@_corpora_option("The folder of the lessons' corpora, where the lesson's corpus folder is written.")
 @click.option("--widget", default=None, help="Also write a widget of the lesson's own, with this name.")
 def new_lesson(lesson_id: str, title: str, content: Path | None, corpora: Path, widget: str | None) -> None:
     """Start lesson ID, titled TITLE: a folder that validates, and its corpus.
@@ -131,19 +142,8 @@ def _chapter_for(lesson_id: str, content: Path) -> Path:
 
 @lessons.command("check")
 @click.argument("lesson_id", metavar="[ID]", required=False)
-@click.option(
-    "--content",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="A content folder to check instead of qkv's built-in lessons.",
-)
-@click.option(
-    "--corpora",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("tests/lesson_corpora"),
-    show_default=True,
-    help="The folder of the lessons' corpora.",
-)
+@_content_option("A content folder to check instead of qkv's built-in lessons.")
+@_corpora_option("The folder of the lessons' corpora.")
 @click.option("--no-browser", is_flag=True, help="Leave out the browser smoke walk.")
 def check_lesson(lesson_id: str | None, content: Path | None, corpora: Path, no_browser: bool) -> None:
     """Check lesson ID (default: every lesson) as the tests will: validation, lint, its tests, a browser.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import socket
@@ -10,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import click
+
+from qkv.cli.options import log_level_option, start_logging
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -276,9 +277,7 @@ class ServeOptions(TypedDict):
     default=None,
     help="A folder of lessons to serve instead of the lessons shipped with qkv.",
 )
-@click.option(
-    "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
-)
+@log_level_option
 @click.option(
     "--stuck-attempts",
     default=3,
@@ -412,7 +411,7 @@ def _run_server(app: FastAPI, settings: Settings, options: ServeOptions) -> None
     from qkv.web.http.protocol import HeadTimeoutH11Protocol
 
     log_level, forwarded_allow_ips = options["log_level"], options["forwarded_allow_ips"]
-    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    start_logging(log_level)
     config = uvicorn.Config(
         app,
         host=options["host"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,14 +28,20 @@ def show(value: Any) -> str:
         return np.array2string(value, precision=4, separator=", ", prefix="array(").join(("array(", ")"))
     if isinstance(value, Opaque):
         return f"a {value.type} object {value.repr}"
+    container = _container(value, show)
+    return repr(value) if container is None else container
+
+
+def _container(value: Any, write: Callable[[Any], str]) -> str | None:
+    """A tuple, list or dict written as Python writes it, each item by ``write``; None for other values."""
     if isinstance(value, tuple | list):
-        inner = ", ".join(show(item) for item in value)
+        inner = ", ".join(write(item) for item in value)
         if isinstance(value, list):
             return f"[{inner}]"
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in value.items()) + "}"
-    return repr(value)
+        return "{" + ", ".join(f"{write(k)}: {write(v)}" for k, v in value.items()) + "}"
+    return None
 
 
 def short(value: Any) -> str:
@@ -82,14 +88,8 @@ def python_literal(value: Any) -> str:
     if isinstance(value, np.ndarray):
         dtype = "" if str(value.dtype) in _DEFAULT_DTYPES else f", dtype=np.{value.dtype}"
         return f"np.array({value.tolist()!r}{dtype})"
-    if isinstance(value, tuple | list):
-        inner = ", ".join(python_literal(item) for item in value)
-        if isinstance(value, list):
-            return f"[{inner}]"
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items()) + "}"
-    return repr(value)
+    container = _container(value, python_literal)
+    return repr(value) if container is None else container
 
 
 def python_call(function: str, args: Sequence[Any]) -> str:

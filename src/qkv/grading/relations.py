@@ -712,16 +712,16 @@ def _right_part(word: str, right: list[int], count: int) -> str:
 
 
 def _triangle(ok: Array) -> str | None:
+    """Which triangle is right, when the entries right in every matrix make one triangle exactly."""
     size = ok.shape[-1]
-    lower = np.tril(np.ones((size, size), dtype=bool))
     flat = ok.reshape(-1, size, size).all(axis=0)
-    if (flat == lower).all():
-        return "the entries on and below the diagonal are right, those above it differ"
-    if (flat == ~lower).all():
-        return "the entries above the diagonal are right, those on and below it differ"
-    upper = np.triu(np.ones((size, size), dtype=bool))
-    if (flat == upper).all():
-        return "the entries on and above the diagonal are right, those below it differ"
-    if (flat == ~upper).all():
-        return "the entries below the diagonal are right, those on and above it differ"
+    square = np.ones((size, size), dtype=bool)
+    for triangle, on, off in (
+        (np.tril(square), "on and below", "above"),
+        (np.triu(square), "on and above", "below"),
+    ):
+        if (flat == triangle).all():
+            return f"the entries {on} the diagonal are right, those {off} it differ"
+        if (flat == ~triangle).all():
+            return f"the entries {off} the diagonal are right, those {on} it differ"
     return None

@@ -24,6 +24,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from tests.store.conftest import postgres_admin_url, postgres_url
+from tests.web.backend_fixtures import app_routes, learner_sending_csrf, sign_in_instructor
 
 __all__ = ["postgres_admin_url", "postgres_url"]
 
@@ -70,14 +71,8 @@ class Route:
 
 def _routes(app: FastAPI) -> list[Route]:
     """Every route of the app with its full path and its parameters (FastAPI before and after 0.165)."""
-    try:
-        from fastapi.routing import iter_route_contexts
-    except ImportError:  # before FastAPI 0.165, app.routes lists every route of the included routers
-        found: list[Any] = list(app.routes)
-    else:  # since then, an included router is one entry that holds its routes
-        found = list(iter_route_contexts(app.routes))
     routes = []
-    for item in found:
+    for item in app_routes(app):
         route = getattr(item, "route", item)
         if isinstance(route, APIRoute):
             extra = route.openapi_extra or {}
@@ -147,21 +142,11 @@ def roles(request: pytest.FixtureRequest) -> Iterator[tuple[FastAPI, dict[str, T
     overrides = {} if request.param == "sqlite" else {"database_url": request.getfixturevalue("postgres_url")}
     make_app: Callable[..., FastAPI] = request.getfixturevalue("make_app")
     app = make_app(**overrides)
-    learner = TestClient(app, raise_server_exceptions=False)
-    page = learner.get("/lessons/L4.1")
-    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
-    assert token, page.text[:300]
-    learner.headers["X-CSRF-Token"] = token.group(1)
+    learner = learner_sending_csrf(app)
     instructor = TestClient(app, raise_server_exceptions=False)
     sign_in_instructor(app, instructor)
     stranger = TestClient(app, raise_server_exceptions=False)
     yield app, {"learner": learner, "instructor": instructor, "stranger": stranger}
-
-
-def sign_in_instructor(app: FastAPI, client: TestClient) -> None:
-    _, token = app.state.qkv.store.instructors.add("Grace")
-    response = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
-    assert response.status_code == 303, response.text
 
 
 def _sentence(response: Any) -> str:

@@ -12,11 +12,12 @@ import logging
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+
+from tests.web.backend_fixtures import app_routes, learner_sending_csrf, sign_in_instructor
 
 FORM = "application/x-www-form-urlencoded"
 WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
@@ -71,14 +72,8 @@ BAD_BODIES = [
 
 def body_routes(app: FastAPI) -> list[tuple[str, str]]:
     """Every (method, path) of the app that takes a body, with its path parameters filled in."""
-    try:
-        from fastapi.routing import iter_route_contexts
-    except ImportError:  # before FastAPI 0.165, app.routes lists every route of the included routers
-        routes: list[Any] = list(app.routes)
-    else:  # since then, an included router is one entry that holds its routes
-        routes = list(iter_route_contexts(app.routes))
     found = []
-    for route in routes:
+    for route in app_routes(app):
         methods = getattr(route, "methods", None)  # a Mount (the static files) has none, and takes no body
         if not methods:
             continue
@@ -87,22 +82,12 @@ def body_routes(app: FastAPI) -> list[tuple[str, str]]:
     return found
 
 
-def sign_in_instructor(app: FastAPI, client: TestClient) -> None:
-    _, token = app.state.qkv.store.instructors.add("Grace")
-    response = client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False)
-    assert response.status_code == 303, response.text
-
-
 @pytest.fixture
 def clients(
     make_app: Callable[..., FastAPI],
 ) -> Iterator[tuple[list[tuple[str, str]], dict[str, TestClient]]]:
     app = make_app()
-    learner = TestClient(app, raise_server_exceptions=False)
-    page = learner.get("/lessons/L4.1")
-    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
-    assert token, page.text[:300]
-    learner.headers["X-CSRF-Token"] = token.group(1)
+    learner = learner_sending_csrf(app)
     instructor = TestClient(app, raise_server_exceptions=False)
     instructor.get("/lessons/L4.1")  # a learner cookie too: the instructor routes must not care
     sign_in_instructor(app, instructor)

@@ -11,19 +11,15 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from qkv.store import MembershipSource, StaffRole
-from tests.web.backend_fixtures import Browser
+from tests.web.backend_fixtures import Browser, instructor_csrf, sign_in_instructor
 
 HTML = {"accept": "text/html"}
 
 
 def _signed_in(app: FastAPI, token: str) -> tuple[TestClient, str]:
     client = TestClient(app)
-    assert (
-        client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False).status_code == 303
-    )
-    page = client.get("/instructor", headers=HTML)
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-    return client, found.group(1) if found else ""
+    sign_in_instructor(app, client, token)
+    return client, instructor_csrf(client)
 
 
 def test_without_courses_every_instructor_sees_every_learner(make_app: Callable[..., FastAPI]) -> None:

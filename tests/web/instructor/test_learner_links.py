@@ -8,21 +8,17 @@ from collections.abc import Callable
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from tests.web.backend_fixtures import Browser
+from tests.web.backend_fixtures import Browser, instructor_csrf, sign_in_instructor
 
 HTML = {"accept": "text/html"}
 
 
 def _instructor(app: FastAPI) -> tuple[TestClient, str]:
-    _, token = app.state.qkv.store.instructors.add("Grace")
     client = TestClient(app)
-    assert (
-        client.post("/instructor/sign-in", data={"token": token}, follow_redirects=False).status_code == 303
-    )
-    page = client.get("/instructor", headers=HTML)
-    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-    assert csrf is not None
-    return client, csrf.group(1)
+    sign_in_instructor(app, client)
+    csrf = instructor_csrf(client)
+    assert csrf
+    return client, csrf
 
 
 def test_the_button_shows_for_accounts_and_makes_a_link_that_signs_in(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.browser_support import BROWSER, new_page
+from tests.web.browser_support import BROWSER, new_page, tab_until
 from tests.web.lti.fake_platform import FakePlatform
 
 pytestmark = BROWSER
@@ -27,12 +27,7 @@ def test_an_instructor_pulls_the_roster_by_keyboard(
     page.wait_for_url(f"{url}/instructor/lti")
     expect(page.get_by_role("heading", name="Classes from the LMS")).to_be_visible()
     button = page.get_by_role("button", name="Pull the roster of Attention, autumn term")
-    for _ in range(40):
-        page.keyboard.press("Tab")
-        if button.evaluate("el => el === document.activeElement"):
-            break
-    else:
-        raise AssertionError("Tab never reached the roster button")
+    tab_until(page, button, limit=40)
     page.keyboard.press("Enter")
     expect(page.get_by_role("status")).to_have_text("Roster pulled: 2 learners in the class list.")
     names = {learner.display_name for learner in app.state.qkv.store.instructors.learners()}

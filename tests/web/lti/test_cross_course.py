@@ -36,6 +36,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from qkv.store import MembershipSource, StaffRole, parse_roster
+from tests.web.backend_fixtures import app_routes
 from tests.web.browser_support import serve
 from tests.web.lti.conftest import served_platform, tool_server
 from tests.web.lti.fake_platform import INSTRUCTOR, LEARNER, TEACHING_ASSISTANT, FakePlatform
@@ -152,18 +153,22 @@ def _roster_people(school: School) -> None:
         school.people.append(person)
 
 
-def _others(school: School) -> None:
-    anonymous = Person("anonymous", "anonymous", None, httpx.Client(base_url=school.url))
-    page = anonymous.client.get("/lessons/L4.1", headers=HTML)
+def _answer_right(school: School, client: httpx.Client, page: httpx.Response) -> None:
+    """Answer an exercise of L4.1 right with the CSRF token of ``page``, as that page would."""
     token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
     assert token
     exercise, right = solvable(school.app)
-    answered = anonymous.client.post(
+    answered = client.post(
         "/api/lessons/L4.1/answers",
         json={"exercise_id": exercise, "answer": right},
         headers={"X-CSRF-Token": token.group(1)},
     )
     assert answered.status_code == 200, answered.text
+
+
+def _others(school: School) -> None:
+    anonymous = Person("anonymous", "anonymous", None, httpx.Client(base_url=school.url))
+    _answer_right(school, anonymous.client, anonymous.client.get("/lessons/L4.1", headers=HTML))
     store = school.app.state.qkv.store
     (anonymous.learner_id,) = {r.id for r in store.instructors.learners()} - {
         p.learner_id for p in school.people
@@ -222,15 +227,9 @@ def school(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 def _app_routes(app: Any) -> set[tuple[str, str]]:
-    try:
-        from fastapi.routing import iter_route_contexts
-    except ImportError:  # before FastAPI 0.165, app.routes lists every route of the included routers
-        routes: list[Any] = list(app.routes)
-    else:
-        routes = list(iter_route_contexts(app.routes))
     return {
         (method, route.path)
-        for route in routes
+        for route in app_routes(app)
         for method in getattr(route, "methods", None) or ()
         if method != "HEAD" and route.path.startswith(("/instructor", "/api/instructor"))
     }
@@ -448,16 +447,9 @@ def test_a_learner_of_two_courses_gets_the_score_on_each_and_a_mentor_gets_none(
     fake.add_user("A-both", "Person A-both", [LEARNER], context="A1")
     assert _launch_fake(school, both).status_code == 200
     fake.users["A-both"].context = "A2"
-    page = both.client.get(refresh_target(_launch_fake(school, both)), headers=HTML)
-    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
-    assert token
-    exercise, right = solvable(school.app)
-    solved = both.client.post(
-        "/api/lessons/L4.1/answers",
-        json={"exercise_id": exercise, "answer": right},
-        headers={"X-CSRF-Token": token.group(1)},
+    _answer_right(
+        school, both.client, both.client.get(refresh_target(_launch_fake(school, both)), headers=HTML)
     )
-    assert solved.status_code == 200, solved.text
     for key in ("A1", "A2"):
         item = fake.item_of(key, "L4.1")
         wait_for(
