@@ -164,6 +164,21 @@ async def use_sign_in_link(request: Request, services: AppServices) -> Response:
 )
 async def sign_out_route(request: Request, services: AppServices) -> Response:
     """End this browser's session on every server (CSRF-checked) and start anew as an anonymous learner."""
+    return await _end_sessions(request, services, everywhere=False)
+
+
+@router.post(
+    "/sign-out/everywhere",
+    response_class=HTMLResponse,
+    openapi_extra=form_body_schema(csrf_token="The CSRF token of the page."),
+)
+async def sign_out_everywhere_route(request: Request, services: AppServices) -> Response:
+    """End every session of the signed-in learner, on every device and server (CSRF-checked)."""
+    return await _end_sessions(request, services, everywhere=True)
+
+
+async def _end_sessions(request: Request, services: AppServices, *, everywhere: bool) -> Response:
+    """Sign out this browser, or every device of its learner, and send the browser home."""
     form = await _form(request)
     # An anonymous browser has no session to end, and its cookie is not cleared: a cross-site form (which
     # never carries the SameSite cookies) must not be able to throw away an anonymous learner's identity.
@@ -174,27 +189,7 @@ async def sign_out_route(request: Request, services: AppServices) -> Response:
         )
     services.identity.require_csrf(request, form.get(CSRF_FIELD, ""))
     response = RedirectResponse("/", status_code=303, headers=_NO_STORE)
-    await run_in_threadpool(sign_out, request, response)
-    return response
-
-
-@router.post(
-    "/sign-out/everywhere",
-    response_class=HTMLResponse,
-    openapi_extra=form_body_schema(csrf_token="The CSRF token of the page."),
-)
-async def sign_out_everywhere_route(request: Request, services: AppServices) -> Response:
-    """End every session of the signed-in learner, on every device and server (CSRF-checked)."""
-    form = await _form(request)
-    learner_id = await run_in_threadpool(services.identity.signed_in_learner, request)
-    if learner_id is None:
-        raise HTTPException(
-            401,
-            "This browser is not signed in (or its session has ended), so there is nothing to sign out of.",
-        )
-    services.identity.require_csrf(request, form.get(CSRF_FIELD, ""))
-    response = RedirectResponse("/", status_code=303, headers=_NO_STORE)
-    await run_in_threadpool(sign_out, request, response, everywhere=True)
+    await run_in_threadpool(sign_out, request, response, everywhere=everywhere)
     return response
 
 
