@@ -249,3 +249,13 @@ def _close(a: object, b: object) -> bool:
         return np.shape(a) == np.shape(b) and bool(np.allclose(np.asarray(a, float), np.asarray(b, float)))
     except (TypeError, ValueError):
         return False
+
+
+def test_a_term_moved_out_of_a_call() -> None:
+    key = by_words("with 1e-05 outside sqrt(…)", "norm")
+    mu, var = X.mean(axis=-1, keepdims=True), X.var(axis=-1, keepdims=True)
+    assert _close(run(key, "norm", X, 1.0, 0.0), (X - mu) / (np.sqrt(var) + 1e-5))
+    assert ALL[key[0]].after == "np.sqrt(X.var(axis=-1, keepdims=True)) + 1e-05"
+    inside = Mutants("import numpy as np\n\n\ndef f(v):\n    return np.sqrt(v) + 1\n")
+    moved = next(k for k in inside.singles("f") if inside.change(k[0]).words == "with 1 inside sqrt(…)")
+    assert inside.mutant(moved).call("f", (8.0,)) == 3.0

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -81,9 +82,13 @@ def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Ou
     ]
     out = list(results)
     ranks: dict[int, int] = {}
-    for function in dict.fromkeys(case.function for case in cases):
+    functions = dict.fromkeys(case.function for case in cases)
+    # A function whose own tests all pass is taken to be right: changes to it come last in the search
+    # of a caller's mutants (the learner's caller calls the learner's right callee).
+    right = {f for f in functions if all(t.result.status == "pass" for t in tests if t.case.function == f)}
+    for function in functions:
         group = [test for test in tests if test.case.function == function]
-        for test, (hint, rank, source) in _explain_function(group, deadline).items():
+        for test, (hint, rank, source) in _explain_function(group, deadline, right).items():
             out[test] = replace(out[test], hint=hint, hint_source=source)
             ranks[test] = rank
     return _ordered(out, cases, ranks)
@@ -92,7 +97,7 @@ def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Ou
 Choice = tuple[str | None, int, str | None]  # the hint, how much it says, and where it came from
 
 
-def _explain_function(group: list[_Test], deadline: float) -> dict[int, Choice]:
+def _explain_function(group: list[_Test], deadline: float, right: set[str]) -> dict[int, Choice]:
     failing = [test for test in group if test.result.status not in ("pass", "not_run")]
     if not failing:
         return {}
@@ -101,7 +106,7 @@ def _explain_function(group: list[_Test], deadline: float) -> dict[int, Choice]:
     rules = {test.index: _rules(test, group, verdicts) for test in failing if test.failed_value}
     # The mutants are searched only where a failing value has no rule that holds on every test.
     wanted = explaining and any(not holding for _, holding in rules.values())
-    mutant = _search(group, deadline) if wanted else None
+    mutant = _search(group, deadline, right) if wanted else None
     return {test.index: _choose(test, rules.get(test.index), mutant, explaining) for test in failing}
 
 
@@ -292,8 +297,12 @@ S.sum(axis=-1) where the reference has S.sum(axis=-1, keepdims=True) (in f).'
     return f"Your results are what the reference solution gives with {count}, {mutant.describe()}."
 
 
-def _search(group: list[_Test], deadline: float) -> Mutant | None:
-    """The mutant whose results equal the learner's on every test of the function that returned."""
+def _search(group: list[_Test], deadline: float, right: AbstractSet[str] = frozenset()) -> Mutant | None:
+    """The mutant whose results equal the learner's on every test of the function that returned.
+
+    The changes of callees in ``right`` (functions whose own tests all pass, so that the learner's
+    function calls a right one) are tried last, after the pairs of the other changes.
+    """
     reference = group[0].case.reference
     mutants = mutants_for(reference)
     returned = [
@@ -307,20 +316,19 @@ def _search(group: list[_Test], deadline: float) -> Mutant | None:
     if mutants is None or not failing:
         return None
     function = group[0].case.function
-    first = failing[0]
+    singles = mutants.singles(function)
+    settled = right - {function}
+    likely = [key for key in singles if mutants.change(key[0]).function not in settled]
+    unlikely = [key for key in singles if mutants.change(key[0]).function in settled]
     scored: list[tuple[float, tuple[int, ...]]] = []
-    for key in mutants.singles(function):
-        if time.perf_counter() > deadline:
-            return None
-        found = _try(mutants, key, function, first, returned, scored)
-        if found is not None:
-            return found
-    for pair in _pairs(mutants, scored):
-        if time.perf_counter() > deadline:
-            return None
-        found = _try(mutants, pair, function, first, returned, None)
-        if found is not None:
-            return found
+    for keys in (likely, None, unlikely):
+        candidates = _pairs(mutants, scored) if keys is None else keys
+        for key in candidates:
+            if time.perf_counter() > deadline:
+                return None
+            found = _try(mutants, key, function, failing[0], returned, scored if keys is not None else None)
+            if found is not None:
+                return found
     return None
 
 

@@ -24,6 +24,14 @@ The operators (each a function of one node of the tree):
 ``in_place``              ``x = x op y`` written ``x op= y``; a conversion (``np.asarray``) dropped
 ``reduction``             ``sum``/``mean``, ``max``/``min``, ``var``/``std``, ``tril``/``triu`` exchanged
 ``call``                  a one-argument NumPy function dropped (``np.exp(x)`` → ``x``)
+``ddof``                  a variance or standard deviation with ``ddof=1`` (divided by the count − 1)
+``default``               a parameter read replaced by its default (``1e-05`` for a given ``eps``)
+``placement``             a term moved out of a one-argument call or into it (``np.sqrt(v) + eps``)
+``sibling``               a numbered name, attribute or key for its sibling (``ln1_g`` for ``ln2_g``),
+                          one at a time or all the arguments of a call at once
+``residual``              around a sum ``x + branch``: a call on ``x`` in the branch moved around the
+                          sum (normalised after the residual), the residual taken from that call, or
+                          the input added to a sum once more (:mod:`qkv.grading.rewrites`)
 ========================  ===============================================================================
 
 The mutants run in the grader's own process, on the grader's copies of the test's inputs: they are the
@@ -88,6 +96,7 @@ PRIORITY = (  # the order operators are tried in: the mistakes learners make mos
     "reduction",
     "ddof",
     "default",
+    "placement",
     "operand",
     "index",
     "call",
@@ -358,6 +367,35 @@ def _ddof(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
         yield "ddof", changed, "with ddof=1, dividing by the count − 1 instead of the count"
 
 
+def _placement(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
+    """A term added inside a one-argument call moved outside it, and back: ``np.sqrt(var) + eps`` for
+    ``np.sqrt(var + eps)``, ``np.log(x) + 1`` for ``np.log(x + 1)``."""
+    name = _call_name(node)
+    if (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.BinOp)
+        and isinstance(node.args[0].op, ast.Add | ast.Sub)
+    ):
+        inner = node.args[0]
+        called = copy.copy(node)
+        called.args = [inner.left]
+        term = _unparse(inner.right)
+        yield (
+            "placement",
+            ast.BinOp(left=called, op=inner.op, right=inner.right),
+            f"with {term} outside {name}(…)",
+        )
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        call = node.left
+        if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords:
+            moved = copy.copy(call)
+            moved.args = [ast.BinOp(left=call.args[0], op=node.op, right=node.right)]
+            term = _unparse(node.right)
+            yield "placement", moved, f"with {term} inside {_call_name(call)}(…)"
+
+
 def _calls(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
     name = _call_name(node)
     if not isinstance(node, ast.Call) or not node.args or name == "sqrt":
@@ -399,6 +437,7 @@ OPERATOR_FUNCTIONS: Sequence[Callable[[ast.AST, list[ast.AST]], Iterator[Change]
     _calls,
     _in_place,
     _ddof,
+    _placement,
 )
 
 
