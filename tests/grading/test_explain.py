@@ -207,3 +207,13 @@ def test_the_changes_of_a_callee_whose_tests_pass_are_tried_last(monkeypatch: py
     assert any(test.status != "pass" for test in results if test.name.startswith("weights"))
     pairs = [i for i, functions in enumerate(tried) if "," in functions]
     assert tried.index("weights") < min(pairs, default=len(tried))  # among the likely ones now
+
+
+def test_one_item_returned_where_a_tuple_belongs() -> None:
+    wrong = learner("return A @ V, A", "return A @ V")
+    first = next(test for test in grade(wrong, suite([])) if test.status != "pass")
+    assert first.hint_source == "relation:one_item"
+    assert first.hint == (
+        "Your result is the expected O alone, where the function should return the tuple (O, A): return every "
+        "item, in that order."
+    )

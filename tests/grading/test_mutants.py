@@ -259,3 +259,12 @@ def test_a_term_moved_out_of_a_call() -> None:
     inside = Mutants("import numpy as np\n\n\ndef f(v):\n    return np.sqrt(v) + 1\n")
     moved = next(k for k in inside.singles("f") if inside.change(k[0]).words == "with 1 inside sqrt(…)")
     assert inside.mutant(moved).call("f", (8.0,)) == 3.0
+
+
+def test_a_comparison_negated_and_an_own_function_dropped() -> None:
+    negated = by_words("with the opposite comparison", "sees")
+    assert ALL[negated[0]].after == "j > i"
+    assert _close(run(negated, "sees", 4), ~np.tril(np.ones((4, 4), dtype=bool)))
+    dropped = by_words("without softmax(…)", "attend")
+    scores = Q @ K.T / 2.0
+    assert _close(run(dropped, "attend", Q, K, V)[1], scores)  # type: ignore[index]

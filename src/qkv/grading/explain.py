@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,12 +82,14 @@ def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Ou
     out = list(results)
     ranks: dict[int, int] = {}
     functions = dict.fromkeys(case.function for case in cases)
-    # A function whose own tests all pass is taken to be right: changes to it come last in the search
-    # of a caller's mutants (the learner's caller calls the learner's right callee).
+    # Where a caller's mutants are searched, a callee that the suite tests and that fails is a likely
+    # place of the mistake; one it does not test (code the exercise gives) less so; one whose own tests
+    # all pass is taken to be right (the learner's caller calls the learner's right callee).
     right = {f for f in functions if all(t.result.status == "pass" for t in tests if t.case.function == f)}
+    places = _Places(frozenset(functions), frozenset(right))
     for function in functions:
         group = [test for test in tests if test.case.function == function]
-        for test, (hint, rank, source) in _explain_function(group, deadline, right).items():
+        for test, (hint, rank, source) in _explain_function(group, deadline, places).items():
             out[test] = replace(out[test], hint=hint, hint_source=source)
             ranks[test] = rank
     return _ordered(out, cases, ranks)
@@ -97,7 +98,21 @@ def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Ou
 Choice = tuple[str | None, int, str | None]  # the hint, how much it says, and where it came from
 
 
-def _explain_function(group: list[_Test], deadline: float, right: set[str]) -> dict[int, Choice]:
+@dataclass(frozen=True)
+class _Places:
+    """The suite's functions (those it tests) and those whose tests all pass."""
+
+    tested: frozenset[str] = frozenset()
+    right: frozenset[str] = frozenset()
+
+    def tier(self, changed: str, function: str) -> int:
+        """How likely a change of ``changed`` explains ``function``'s results: 0 most, 2 least."""
+        if changed == function or (changed in self.tested and changed not in self.right):
+            return 0
+        return 1 if changed not in self.tested else 2
+
+
+def _explain_function(group: list[_Test], deadline: float, places: _Places) -> dict[int, Choice]:
     failing = [test for test in group if test.result.status not in ("pass", "not_run")]
     if not failing:
         return {}
@@ -106,7 +121,7 @@ def _explain_function(group: list[_Test], deadline: float, right: set[str]) -> d
     rules = {test.index: _rules(test, group, verdicts) for test in failing if test.failed_value}
     # The mutants are searched only where a failing value has no rule that holds on every test.
     wanted = explaining and any(not holding for _, holding in rules.values())
-    mutant = _search(group, deadline, right) if wanted else None
+    mutant = _search(group, deadline, places) if wanted else None
     return {test.index: _choose(test, rules.get(test.index), mutant, explaining) for test in failing}
 
 
@@ -241,6 +256,9 @@ def _relation(test: _Test) -> Relation | None:
                 "Your result holds the right values, in the other order: return them in the order the "
                 "exercise asks for.",
             )
+    alone = _one_item(got, expected, compare)
+    if alone is not None:
+        return alone
     if outcome.at is None or not isinstance(compare, Items | Keys):
         return _related(got, expected, compare, "your result", sizes, test.case.args)
     # The item the mismatch named first, then every other item that differs.
@@ -257,6 +275,26 @@ def _relation(test: _Test) -> Relation | None:
         relation = _related(mine, theirs, item, label, sizes, test.case.args)
         if relation is not None:
             return relation
+    return None
+
+
+def _one_item(got: Any, expected: Any, compare: Comparator) -> Relation | None:
+    """One item of the expected tuple returned alone (the output without its weights)."""
+    if (
+        not isinstance(compare, Items)
+        or isinstance(got, tuple | list)
+        or not isinstance(expected, tuple | list)
+    ):
+        return None
+    for index, (item, want) in enumerate(zip(compare.items, expected, strict=False)):
+        if _alike(item, got, want):
+            name = compare.names[index] if index < len(compare.names) else f"item {index}"
+            whole = compare.description or f"a tuple of {len(compare.items)} items"
+            return Relation(
+                "one_item",
+                f"Your result is the expected {name} alone, where the function should return {whole}: "
+                "return every item, in that order.",
+            )
     return None
 
 
@@ -297,11 +335,12 @@ S.sum(axis=-1) where the reference has S.sum(axis=-1, keepdims=True) (in f).'
     return f"Your results are what the reference solution gives with {count}, {mutant.describe()}."
 
 
-def _search(group: list[_Test], deadline: float, right: AbstractSet[str] = frozenset()) -> Mutant | None:
+def _search(group: list[_Test], deadline: float, places: _Places | None = None) -> Mutant | None:
     """The mutant whose results equal the learner's on every test of the function that returned.
 
-    The changes of callees in ``right`` (functions whose own tests all pass, so that the learner's
-    function calls a right one) are tried last, after the pairs of the other changes.
+    Singles are tried in three tiers (:meth:`_Places.tier`): the function's own changes and those of
+    failing callees, then those of callees the suite does not test, then the pairs, then the changes of
+    callees whose own tests all pass.
     """
     reference = group[0].case.reference
     mutants = mutants_for(reference)
@@ -317,11 +356,12 @@ def _search(group: list[_Test], deadline: float, right: AbstractSet[str] = froze
         return None
     function = group[0].case.function
     singles = mutants.singles(function)
-    settled = right - {function}
-    likely = [key for key in singles if mutants.change(key[0]).function not in settled]
-    unlikely = [key for key in singles if mutants.change(key[0]).function in settled]
+    where = places or _Places()
+    tiers: list[list[tuple[int, ...]]] = [[], [], []]
+    for key in singles:
+        tiers[where.tier(mutants.change(key[0]).function, function)].append(key)
     scored: list[tuple[float, tuple[int, ...]]] = []
-    for keys in (likely, None, unlikely):
+    for keys in (tiers[0], tiers[1], None, tiers[2]):
         candidates = _pairs(mutants, scored) if keys is None else keys
         for key in candidates:
             if time.perf_counter() > deadline:

@@ -17,13 +17,15 @@ The operators (each a function of one node of the tree):
 ``sqrt``                  a square root dropped, or added under a division or product
 ``scale``                 ``/`` for ``*`` and back
 ``constant``              a number changed (whole numbers ±1, others ×2 and ÷2)
-``index``                 a constant index, ``k=`` or ``[:n]`` bound shifted by one; ``<`` for ``<=`` …
+``index``                 a constant index, ``k=`` or ``[:n]`` bound shifted by one; ``<`` for ``<=`` …;
+                          a comparison negated (``>=`` for ``<``)
 ``swap``                  two arguments of a call, two operands of ``@``, ``-``, ``/``, two returned items
 ``size``                  one named size of the function used for another
 ``operand``               another array of the function as an operand of ``@``, ``*``, ``+``, ``-``
 ``in_place``              ``x = x op y`` written ``x op= y``; a conversion (``np.asarray``) dropped
 ``reduction``             ``sum``/``mean``, ``max``/``min``, ``var``/``std``, ``tril``/``triu`` exchanged
-``call``                  a one-argument NumPy function dropped (``np.exp(x)`` → ``x``)
+``call``                  a one-argument NumPy function or function of the reference dropped
+                          (``np.exp(x)`` → ``x``, ``softmax(S)`` → ``S``)
 ``ddof``                  a variance or standard deviation with ``ddof=1`` (divided by the count − 1)
 ``default``               a parameter read replaced by its default (``1e-05`` for a given ``eps``)
 ``placement``             a term moved out of a one-argument call or into it (``np.sqrt(v) + eps``)
@@ -48,6 +50,7 @@ import re
 import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -78,6 +81,14 @@ COMPARISONS: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.LtE: ast.Lt,
     ast.Gt: ast.GtE,
     ast.GtE: ast.Gt,
+}
+NEGATIONS: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
 }
 OPERATORS = {ast.Mult: "*", ast.Div: "/", ast.Add: "+", ast.Sub: "-", ast.FloorDiv: "//", ast.MatMult: "@"}
 FRAGMENT_LIMIT = 70
@@ -298,6 +309,10 @@ def _index(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
                 changed = copy.copy(node)
                 changed.slice = ast.Constant(index + step)
                 yield "index", changed, f"with index {index + step} instead of {index}"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in NEGATIONS:
+        negated = copy.copy(node)
+        negated.ops = [NEGATIONS[type(node.ops[0])]()]
+        yield "index", negated, "with the opposite comparison"
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARISONS:
         compared = copy.copy(node)
         compared.ops = [COMPARISONS[type(node.ops[0])]()]
@@ -408,6 +423,18 @@ def _calls(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
         yield "in_place", node.args[0], f"working on {_unparse(node.args[0])} itself, not a new array"
     elif numpy_call and len(node.args) == 1 and not node.keywords:
         yield "call", node.args[0], f"without np.{name}"
+
+
+def _own_calls(node: ast.AST, defined: AbstractSet[str]) -> Iterator[Change]:
+    """A call of one of the reference's own functions, of one argument, dropped (``softmax(S)`` → ``S``)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in defined
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        yield "call", node.args[0], f"without {node.func.id}(…)"
 
 
 def _in_place(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
@@ -570,12 +597,13 @@ def mutations(source: str) -> list[Mutation]:
     """
     tree = ast.parse(source)
     found: list[Mutation] = []
+    defined = frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
     for index, function in enumerate(tree.body):
         if not isinstance(function, ast.FunctionDef) or any(
             isinstance(n, ast.While) for n in ast.walk(function)
         ):
             continue
-        scope = _scope(function, source)
+        scope = _scope(function, source, defined)
         for path, node, parents in _walk(function, (("body", index),)):
             if node is function or isinstance(node, ast.arguments | ast.arg):
                 continue
@@ -608,11 +636,13 @@ class _Scope:
     arrays: list[str]  # its other parameters and assigned names
     siblings: dict[str, list[str]]  # names, attributes and keys that differ from another only in digits
     defaults: dict[str, ast.expr]  # parameters with a constant default, and that default
+    defined: frozenset[str]  # the functions the reference defines
 
 
-def _scope(function: ast.FunctionDef, source: str) -> _Scope:
+def _scope(function: ast.FunctionDef, source: str, defined: frozenset[str]) -> _Scope:
     sizes = _size_names(function, source)
-    return _Scope(sizes, _array_names(function, sizes), _sibling_names(function), _defaults(function))
+    arrays = _array_names(function, sizes)
+    return _Scope(sizes, arrays, _sibling_names(function), _defaults(function), defined)
 
 
 def _node_changes(node: ast.AST, parents: list[ast.AST], scope: _Scope) -> list[Change]:
@@ -621,6 +651,7 @@ def _node_changes(node: ast.AST, parents: list[ast.AST], scope: _Scope) -> list[
     changes += list(_operands(node, parents, scope.arrays))
     changes += list(_siblings(node, parents, scope.siblings))
     changes += list(_default(node, scope.defaults))
+    changes += list(_own_calls(node, scope.defined))
     return changes
 
 
