@@ -25,7 +25,7 @@ The operators (each a function of one node of the tree):
 ``in_place``              ``x = x op y`` written ``x op= y``; a conversion (``np.asarray``) dropped
 ``reduction``             ``sum``/``mean``, ``max``/``min``, ``var``/``std``, ``tril``/``triu`` exchanged
 ``call``                  a one-argument NumPy function or function of the reference dropped
-                          (``np.exp(x)`` → ``x``, ``softmax(S)`` → ``S``)
+                          (``np.exp(x)`` → ``x``, ``normed(S)`` → ``S``)
 ``ddof``                  a variance or standard deviation with ``ddof=1`` (divided by the count − 1)
 ``default``               a parameter read replaced by its default (``1e-05`` for a given ``eps``)
 ``placement``             a term moved out of a one-argument call or into it (``np.sqrt(v) + eps``)
@@ -426,7 +426,7 @@ def _calls(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
 
 
 def _own_calls(node: ast.AST, defined: AbstractSet[str]) -> Iterator[Change]:
-    """A call of one of the reference's own functions, of one argument, dropped (``softmax(S)`` → ``S``)."""
+    """A call of one of the reference's own functions, of one argument, dropped (``normed(S)`` → ``S``)."""
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
