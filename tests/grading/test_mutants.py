@@ -47,6 +47,12 @@ def count(d_model):
     return 4 * d_model * d_model
 
 
+def checked(Q, K):
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError("Q and K need as many columns")
+    return Q @ K.T
+
+
 def layer(X, p, eps=1e-5):
     H = X + np.tanh(norm(X, p["g1"], p["b1"]) + eps)
     return H + np.tanh(norm(H, p["g2"], p["b2"]))
@@ -268,3 +274,13 @@ def test_a_comparison_negated_and_an_own_function_dropped() -> None:
     dropped = by_words("without softmax(…)", "attend")
     scores = Q @ K.T / 2.0
     assert _close(run(dropped, "attend", Q, K, V)[1], scores)  # type: ignore[index]
+
+
+def test_a_check_left_out_or_raising_another_class() -> None:
+    unchecked = by_words("without the input check that raises", "checked")
+    with pytest.raises(ValueError, match="matmul"):  # NumPy's own error, not the check's
+        run(unchecked, "checked", Q, RNG.normal(size=(5, 3)))
+    other = by_words("raising TypeError instead of ValueError", "checked")
+    with pytest.raises(TypeError, match="as many columns"):
+        run(other, "checked", Q, RNG.normal(size=(5, 3)))
+    assert _close(run(other, "checked", Q, K), Q @ K.T)

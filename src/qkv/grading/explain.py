@@ -22,6 +22,8 @@ pass stops looking after :data:`BUDGET_S` seconds of one grading.
 
 from __future__ import annotations
 
+import itertools
+import opcode
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -42,6 +44,7 @@ __all__ = ["BUDGET_S", "MAX_PAIRS", "PAIR_POOL", "explain", "mutant_sentence"]
 BUDGET_S = 0.08  # seconds of mutant search per grading, at most
 PAIR_POOL = 10  # singles closest to the learner's result, combined in pairs when no single holds
 MAX_PAIRS = 300  # pairs tried at most, per function
+RAISE_OPCODE = opcode.opmap["RAISE_VARARGS"]  # the instruction a raise statement compiles to
 NAMED, RELATED, UNNAMED = 0, 1, 2  # how much a failing test's hint says, for the order shown
 
 
@@ -60,8 +63,25 @@ class _Test:
             self.result.status != "pass"
             and outcome is not None
             and outcome.has_returned
+            and not isinstance(self.case.expected, Raises)
             and not agrees(self.case.compare, outcome.returned, self.case.expected)
         )
+
+    @property
+    def deliberate(self) -> bool:
+        """Whether what the call did besides returning a value is behaviour the mutants must share: a
+        test that expects an exception, or an exception the learner's own raise statement raised (a
+        crash inside NumPy where a value is expected constrains nothing, as before)."""
+        outcome = self.outcome
+        if outcome is None:
+            return False
+        return isinstance(self.case.expected, Raises) or (not outcome.has_returned and outcome.own_raise)
+
+    @property
+    def failed_behaviour(self) -> bool:
+        """A failure the mutants can share that is not a wrong value: an exception missing, of another
+        class or raised by NumPy instead of a check, or raised where a value belongs."""
+        return self.result.status not in ("pass", "not_run") and self.deliberate
 
 
 def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Outcome]) -> list[TestResult]:
@@ -119,10 +139,33 @@ def _explain_function(group: list[_Test], deadline: float, places: _Places) -> d
     explaining = group[0].case.explain
     verdicts: dict[int, bool] = {}  # whether a rule is contradicted, by the rule's id
     rules = {test.index: _rules(test, group, verdicts) for test in failing if test.failed_value}
-    # The mutants are searched only where a failing value has no rule that holds on every test.
+    # The mutants are searched only where a failing value has no rule that holds on every test, or a
+    # failing behaviour (an exception) has no hint of the lesson's.
+    unexplained = any(test.failed_behaviour and test.result.hint is None for test in failing)
     wanted = explaining and any(not holding for _, holding in rules.values())
     mutant = _search(group, deadline, places) if wanted else None
-    return {test.index: _choose(test, rules.get(test.index), mutant, explaining) for test in failing}
+    # An exception missing or of another class is searched apart (a program may have a wrong value and
+    # a missing check, two mistakes): unless the value's mutant shares the behaviour too.
+    behaving = mutant if mutant is not None and _behaves_alike(mutant, group) else None
+    if explaining and unexplained and behaving is None:
+        behaving = _search(group, deadline, places, behaviour=True)
+    return {
+        test.index: _choose(
+            test, rules.get(test.index), behaving if test.failed_behaviour else mutant, explaining
+        )
+        for test in failing
+    }
+
+
+def _behaves_alike(mutant: Mutant, group: list[_Test]) -> bool:
+    """Whether the mutant raises (or returns) as the learner's code does on every test where that is
+    what the test judges."""
+    function = group[0].case.function
+    return all(
+        _alike_behaviour(test, _behaviour(mutant, function, test.case.args))
+        for test in group
+        if test.deliberate
+    )
 
 
 Rules = tuple[list[Any], list[Any]]  # the lesson's rules that match a test, and those not contradicted
@@ -156,6 +199,8 @@ def _choose(test: _Test, rules: Rules | None, mutant: Mutant | None, explaining:
     """The hint of one failing test, how much it says, and its source: ``lesson`` (a hand-written rule,
     or the grader's own for a stub or a missing function), ``mutant`` or ``relation:KIND``."""
     hint = test.result.hint
+    if hint is None and rules is None and mutant is not None and explaining and test.failed_behaviour:
+        return mutant_sentence(mutant), NAMED, "mutant"
     if hint == STUB or rules is None:
         return hint, NAMED if hint else UNNAMED, "lesson" if hint else None
     _, holding = rules
@@ -335,8 +380,12 @@ S.sum(axis=-1) where the reference has S.sum(axis=-1, keepdims=True) (in f).'
     return f"Your results are what the reference solution gives with {count}, {mutant.describe()}."
 
 
-def _search(group: list[_Test], deadline: float, places: _Places | None = None) -> Mutant | None:
-    """The mutant whose results equal the learner's on every test of the function that returned.
+def _search(
+    group: list[_Test], deadline: float, places: _Places | None = None, behaviour: bool = False
+) -> Mutant | None:
+    """The mutant whose results equal the learner's on every test of the function that returned (with
+    ``behaviour``, that also raises where the learner's code raised on purpose or a test expects an
+    exception, and explains first the exception missing or of another class).
 
     Singles are tried in three tiers (:meth:`_Places.tier`): the function's own changes and those of
     failing callees, then those of callees the suite does not test, then the pairs, then the changes of
@@ -344,14 +393,20 @@ def _search(group: list[_Test], deadline: float, places: _Places | None = None) 
     """
     reference = group[0].case.reference
     mutants = mutants_for(reference)
+    # For an exception, the tests that judge one and the values that are right constrain the mutant (a
+    # wrong value is the value search's to explain: a program may have both mistakes).
     returned = [
         test
         for test in group
         if test.outcome is not None
-        and test.outcome.has_returned
-        and not isinstance(test.case.expected, Raises)
+        and (
+            (test.outcome.has_returned and not isinstance(test.case.expected, Raises))
+            or (behaviour and test.deliberate)
+        )
+        and not (behaviour and test.failed_value)
     ]
-    failing = [test for test in returned if test.failed_value]
+    wrong = [test for test in returned if test.failed_behaviour] if behaviour else []
+    failing = wrong + [test for test in returned if test.failed_value]
     if mutants is None or not failing:
         return None
     function = group[0].case.function
@@ -375,7 +430,8 @@ def _search(group: list[_Test], deadline: float, places: _Places | None = None) 
 def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> list[tuple[int, ...]]:
     """The pairs worth trying, at most :data:`MAX_PAIRS`: two changes that exchange two names, the same
     change in two places, two of one kind on one line, two among the singles that came closest to the
-    learner's result, then any two on one line."""
+    learner's result, and any two on one line; taken from each of these kinds in turn, so that a
+    reference with many names to exchange does not crowd out the same slip made twice."""
     keys = [key for _, key in scored]
     lines: dict[tuple[str, int], list[tuple[int, ...]]] = {}
     for key in keys:
@@ -387,18 +443,20 @@ def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> lis
 
     same_line = [(a, b) for listed in lines.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
     pool = [key for _, key in sorted(scored, reverse=True)[:PAIR_POOL]]
-    pairs = [(*a, *b) for a, b in same_line if kind(a) == kind(b) and _exchanged_changes(mutants, a, b)]
+    exchanges = [(*a, *b) for a, b in same_line if kind(a) == kind(b) and _exchanged_changes(mutants, a, b)]
     # The same slip made twice (a mean and a variance both over axis 0, on two lines).
     by_words: dict[tuple[str, str], list[tuple[int, ...]]] = {}
     for key in keys:
         change = mutants.change(key[0])
         by_words.setdefault((change.function, change.words), []).append(key)
-    pairs += [(*a, *b) for listed in by_words.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
+    twice = [(*a, *b) for listed in by_words.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
     # The same slip everywhere it can be made (every product of a function transposed alike).
-    pairs += [tuple(k for key in listed for k in key) for listed in by_words.values() if len(listed) > 2]
-    pairs += [(*a, *b) for a, b in same_line if kind(a) == kind(b)]
-    pairs += [(*a, *b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
-    pairs += [(*a, *b) for a, b in same_line]
+    everywhere = [tuple(k for key in listed for k in key) for listed in by_words.values() if len(listed) > 2]
+    kinds = [(*a, *b) for a, b in same_line if kind(a) == kind(b)]
+    closest = [(*a, *b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
+    anything = [(*a, *b) for a, b in same_line]
+    turns = itertools.zip_longest(exchanges, twice, everywhere, kinds, closest, anything)
+    pairs = [pair for turn in turns for pair in turn if pair is not None]
     return list(dict.fromkeys(pairs))[:MAX_PAIRS]
 
 
@@ -419,31 +477,65 @@ def _try(
     mutant = mutants.mutant(key)
     if mutant.functions is None or function not in mutant.functions:
         return None
-    value = _run(mutant, function, first.case.args)
-    if value is _FAILED or _same(first.case, value, first.case.expected):
-        return None
-    got = first.outcome.returned if first.outcome is not None else None
-    if not _same(first.case, got, value):
-        if scored is not None:
-            scored.append((_closeness(got, value, first.case.expected), key))
+    behaviour = _behaviour(mutant, function, first.case.args)
+    if not _alike_behaviour(first, behaviour):
+        got = first.outcome.returned if first.outcome is not None else None
+        if scored is not None and first.failed_value:
+            close = behaviour[0] == "returned"
+            scored.append((_closeness(got, behaviour[1], first.case.expected) if close else 0.0, key))
+        elif scored is not None:  # an exception missing or of another class: how many such tests agree
+            wrong = [test for test in returned if test.failed_behaviour and test is not first][:3]
+            alike = sum(
+                _alike_behaviour(test, _behaviour(mutant, function, test.case.args)) for test in wrong
+            )
+            scored.append((alike / max(1, len(wrong)), key))
         return None
     for test in returned:
-        if test is first or test.outcome is None:
-            continue
-        other = _run(mutant, function, test.case.args)
-        if other is _FAILED or not _same(test.case, test.outcome.returned, other):
+        if test is not first and not _alike_behaviour(test, _behaviour(mutant, function, test.case.args)):
+            if scored is not None and not first.failed_value:  # right on the first exception test
+                scored.append((1.0, key))
             return None
     return mutant
 
 
-_FAILED = object()
+Behaviour = tuple[
+    str, Any
+]  # ("returned", value), ("raised", (nearest built-in class, own raise)), ("failed", None)
 
 
-def _run(mutant: Mutant, function: str, args: Sequence[Any]) -> Any:
+def _behaviour(mutant: Mutant, function: str, args: Sequence[Any]) -> Behaviour:
+    """What the mutant does on these arguments: the value it returns, or the exception it raises."""
     try:
-        return mutant.call(function, args)
-    except Exception:  # a mutant that cannot run on these inputs gives no result
-        return _FAILED
+        return "returned", mutant.call(function, args)
+    except Exception as error:  # a mutant that cannot run gives no value; its exception may be the point
+        return "raised", (_builtin_class(error), _raised_by_a_raise(error))
+
+
+def _alike_behaviour(test: _Test, behaviour: Behaviour) -> bool:
+    """Whether the mutant did what the learner's code did on this test (NaN equal to NaN)."""
+    outcome = test.outcome
+    if outcome is None:
+        return False
+    kind, what = behaviour
+    if outcome.has_returned:
+        return kind == "returned" and _same(test.case, outcome.returned, what)
+    return kind == "raised" and what == (outcome.exception, outcome.own_raise)
+
+
+def _builtin_class(error: BaseException) -> str:
+    """The nearest built-in class of an exception (NumPy's AxisError is a ValueError)."""
+    return next(cls.__name__ for cls in type(error).__mro__ if cls.__module__ == "builtins")
+
+
+def _raised_by_a_raise(error: BaseException) -> bool:
+    """Whether a raise statement of the mutant raised it (its check), not NumPy or an operator."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or not tb.tb_frame.f_code.co_filename.startswith("<reference"):
+        return False
+    code, at = tb.tb_frame.f_code.co_code, tb.tb_lasti
+    return 0 <= at < len(code) and code[at] == RAISE_OPCODE
 
 
 def _same(case: Case, got: Any, value: Any) -> bool:

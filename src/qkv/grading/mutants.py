@@ -26,6 +26,8 @@ The operators (each a function of one node of the tree):
 ``reduction``             ``sum``/``mean``, ``max``/``min``, ``var``/``std``, ``tril``/``triu`` exchanged
 ``call``                  a one-argument NumPy function or function of the reference dropped
                           (``np.exp(x)`` → ``x``, ``normed(S)`` → ``S``)
+``check``                 a check that raises left out (``if cond: raise …`` as if ``cond`` were false)
+``exception``             a check's exception of another class (``TypeError`` for ``ValueError``)
 ``ddof``                  a variance or standard deviation with ``ddof=1`` (divided by the count − 1)
 ``default``               a parameter read replaced by its default (``1e-05`` for a given ``eps``)
 ``placement``             a term moved out of a one-argument call or into it (``np.sqrt(v) + eps``)
@@ -102,6 +104,8 @@ PRIORITY = (  # the order operators are tried in: the mistakes learners make mos
     "scale",
     "swap",
     "drop",
+    "check",
+    "exception",
     "residual",
     "sibling",
     "reduction",
@@ -411,6 +415,33 @@ def _placement(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
             yield "placement", moved, f"with {term} inside {_call_name(call)}(…)"
 
 
+EXCEPTIONS = ("ValueError", "TypeError")  # the classes a check raises, each for the other
+
+
+def _checks(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
+    """A check that raises left out (``if cond: raise …`` as if ``cond`` were never true), or its
+    exception of another class (``TypeError`` for ``ValueError``)."""
+    holder = parents[-1] if parents else None
+    if (
+        isinstance(holder, ast.If)
+        and holder.test is node
+        and not holder.orelse
+        and all(isinstance(statement, ast.Raise) for statement in holder.body)
+    ):
+        yield "check", ast.Constant(False), "without the input check that raises"
+    if (
+        isinstance(node, ast.Name)
+        and node.id in EXCEPTIONS
+        and len(parents) >= 2
+        and isinstance(parents[-1], ast.Call)
+        and parents[-1].func is node
+        and isinstance(parents[-2], ast.Raise)
+    ):
+        for other in EXCEPTIONS:
+            if other != node.id:
+                yield "exception", ast.Name(id=other, ctx=ast.Load()), f"raising {other} instead of {node.id}"
+
+
 def _calls(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
     name = _call_name(node)
     if not isinstance(node, ast.Call) or not node.args or name == "sqrt":
@@ -465,6 +496,7 @@ OPERATOR_FUNCTIONS: Sequence[Callable[[ast.AST, list[ast.AST]], Iterator[Change]
     _in_place,
     _ddof,
     _placement,
+    _checks,
 )
 
 
@@ -668,6 +700,8 @@ def _mutation(
     before, after = _shown(node, parents, replacement)
     if before == after:
         return None
+    if operator == "check":  # the whole check, not its condition turned False
+        before, after = f"if {before}: raise …"[:FRAGMENT_LIMIT], "no check"
     line = _statement_line(node, parents)
     _locate(replacement, node)
     exchange = (
