@@ -388,8 +388,8 @@ def _search(
     exception, and explains first the exception missing or of another class).
 
     Singles are tried in three tiers (:meth:`_Places.tier`): the function's own changes and those of
-    failing callees, then those of callees the suite does not test, then the pairs, then the changes of
-    callees whose own tests all pass.
+    failing callees, their pairs, the changes of callees the suite does not test, the pairs of all
+    (those not tried yet), then the changes of callees whose own tests all pass.
     """
     reference = group[0].case.reference
     mutants = mutants_for(reference)
@@ -416,8 +416,12 @@ def _search(
     for key in singles:
         tiers[where.tier(mutants.change(key[0]).function, function)].append(key)
     scored: list[tuple[float, tuple[int, ...]]] = []
-    for keys in (tiers[0], tiers[1], None, tiers[2]):
-        candidates = _pairs(mutants, scored) if keys is None else keys
+    paired: set[tuple[int, ...]] = set()
+    # The pairs of the likeliest singles before the singles of code the exercise gives (a block's two
+    # residuals moved before every change of the attention it calls), then the pairs of all.
+    for keys in (tiers[0], None, tiers[1], None, tiers[2]):
+        candidates = [p for p in _pairs(mutants, scored) if p not in paired] if keys is None else keys
+        paired |= set(candidates) if keys is None else set()
         for key in candidates:
             if time.perf_counter() > deadline:
                 return None
