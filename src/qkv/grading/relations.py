@@ -44,7 +44,8 @@ class Relation:
     kind : str
         Which relation: ``transposed``, ``axes``, ``reshaped``, ``shape``, ``factor``, ``offset``,
         ``normalised``, ``row_factors``, ``permuted``, ``interleaved``, ``partly``, ``non_finite``,
-        ``dtype``, ``truncated``, ``swapped_items``, ``function``.
+        ``dtype``, ``truncated``, ``function``; and, found by :mod:`qkv.grading.explain`,
+        ``swapped_items`` and ``one_item``.
     sentence : str
         The sentence shown to the learner.
     """
