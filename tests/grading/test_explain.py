@@ -184,3 +184,36 @@ def test_a_contradicted_hint_does_not_fire_even_alone() -> None:
     failing = [test for test in results if test.status != "pass"]
     assert failing and BY_TWO not in {test.hint for test in failing}
     assert all(test.hint_source != "lesson" for test in failing)
+
+
+def test_the_changes_of_a_callee_whose_tests_pass_are_tried_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The learner's attend calls the learner's weights; where weights passes its own tests, the changes
+    of weights come after every change of attend and after the pairs; where it fails, among the rest."""
+    tried: list[str] = []
+    original = explaining._try
+
+    def recording(mutants: Any, key: tuple[int, ...], *args: Any) -> Any:
+        tried.append(",".join(mutants.change(k).function for k in key))
+        return original(mutants, key, *args)
+
+    monkeypatch.setattr(explaining, "_try", recording)
+    wrong = learner("return A @ V, A", "return (A @ V).T, A")  # no mutant holds: every change is tried
+    grade(wrong, suite([]))
+    assert "weights" in tried and "attend" in tried
+    assert tried.index("weights") > max(i for i, functions in enumerate(tried) if "," in functions)
+    tried.clear()
+    broken = learner("return A @ V, A", "return (A @ V).T, A", "E.sum(axis=-1", "E.sum(axis=0")
+    results = grade(broken, suite([]))
+    assert any(test.status != "pass" for test in results if test.name.startswith("weights"))
+    pairs = [i for i, functions in enumerate(tried) if "," in functions]
+    assert tried.index("weights") < min(pairs, default=len(tried))  # among the likely ones now
+
+
+def test_one_item_returned_where_a_tuple_belongs() -> None:
+    wrong = learner("return A @ V, A", "return A @ V")
+    first = next(test for test in grade(wrong, suite([])) if test.status != "pass")
+    assert first.hint_source == "relation:one_item"
+    assert first.hint == (
+        "Your result is the expected O alone, where the function should return the tuple (O, A): return every "
+        "item, in that order."
+    )

@@ -45,6 +45,17 @@ def norm(X, gamma, beta):
 
 def count(d_model):
     return 4 * d_model * d_model
+
+
+def checked(Q, K):
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError("Q and K need as many columns")
+    return Q @ K.T
+
+
+def layer(X, p, eps=1e-5):
+    H = X + np.tanh(norm(X, p["g1"], p["b1"]) + eps)
+    return H + np.tanh(norm(H, p["g2"], p["b2"]))
 """
 RNG = np.random.default_rng(5)
 Q, K, V = RNG.normal(size=(3, 4)), RNG.normal(size=(5, 4)), RNG.normal(size=(5, 2))
@@ -113,6 +124,63 @@ def test_an_operator_changes_what_the_reference_computes(
         assert _close(value, wrong())
     else:
         assert not _close(value, _reference(function, *args))
+
+
+P = {"g1": RNG.normal(size=4), "b1": RNG.normal(size=4), "g2": RNG.normal(size=4), "b2": RNG.normal(size=4)}
+
+
+def _norm(X: np.ndarray, gamma: object, beta: object, ddof: int = 0) -> np.ndarray:
+    mu, var = X.mean(axis=-1, keepdims=True), X.var(axis=-1, keepdims=True, ddof=ddof)
+    return (X - mu) / np.sqrt(var + 1e-5) * gamma + beta  # type: ignore[operator]
+
+
+def test_a_variance_divided_by_the_count_minus_one() -> None:
+    key = by_words("with ddof=1", "norm")
+    assert _close(run(key, "norm", X, 1.0, 0.0), _norm(X, 1.0, 0.0, ddof=1))
+
+
+def test_a_parameter_replaced_by_its_default() -> None:
+    key = by_words("with 1e-05, the default of eps, where eps belongs", "layer")
+    assert _close(run(key, "layer", X, P, 0.5), run((), "layer", X, P))
+    assert not _close(run(key, "layer", X, P, 0.5), run((), "layer", X, P, 0.5))
+
+
+def test_a_call_given_the_parameters_of_its_sibling_call() -> None:
+    key = by_words("with g1, b1 where g2, b2 belong", "layer")
+    H = X + np.tanh(_norm(X, P["g1"], P["b1"]) + 1e-5)
+    assert _close(run(key, "layer", X, P), H + np.tanh(_norm(H, P["g1"], P["b1"])))
+    assert ALL[key[0]].operator == "sibling"
+    assert by_words("with g1 where g2 belongs", "layer")  # and one numbered name alone
+
+
+def test_a_normalisation_moved_after_the_residual_in_both_places() -> None:
+    moves = [
+        i for i, m in enumerate(ALL) if m.function == "layer" and "applied after the residual" in m.words
+    ]
+    assert len(moves) == 2 and ALL[moves[0]].words == ALL[moves[1]].words  # one slip, made twice: a pair
+    H = _norm(X + np.tanh(X + 1e-5), P["g1"], P["b1"])
+    assert _close(run(tuple(moves), "layer", X, P), _norm(H + np.tanh(H), P["g2"], P["b2"]))
+    assert sorted(ALL[i].after for i in moves) == [
+        "norm(H + np.tanh(H), p['g2'], p['b2'])",
+        "norm(X + np.tanh(X + eps), p['g1'], p['b1'])",
+    ]
+
+
+def test_a_residual_taken_from_the_normalised_input_or_added_twice() -> None:
+    key = by_words("with the residual taken from norm(X, …) instead of X", "layer")
+    normed = _norm(X, P["g1"], P["b1"])
+    H = normed + np.tanh(normed + 1e-5)
+    assert _close(run(key, "layer", X, P), H + np.tanh(_norm(H, P["g2"], P["b2"])))
+    twice = by_words("with X added once more", "layer")
+    assert _close(run(twice, "layer", X, P), X + run((), "layer", X, P))
+
+
+def test_a_change_of_two_statements_is_one_mutation() -> None:
+    source = "def f(x, g):\n    y = 2 * norm(x, g)\n    return x + y\n\n\ndef norm(x, g):\n    return x * g\n"
+    found = Mutants(source)
+    key = next(k for k in found.singles("f") if "applied after" in found.change(k[0]).words)
+    assert len(found.change(key[0]).edits) == 2
+    assert found.mutant(key).call("f", (3.0, 5.0)) == (3.0 + 2 * 3.0) * 5.0
 
 
 def test_working_on_the_argument_itself_changes_it_in_place() -> None:
@@ -187,3 +255,32 @@ def _close(a: object, b: object) -> bool:
         return np.shape(a) == np.shape(b) and bool(np.allclose(np.asarray(a, float), np.asarray(b, float)))
     except (TypeError, ValueError):
         return False
+
+
+def test_a_term_moved_out_of_a_call() -> None:
+    key = by_words("with 1e-05 outside sqrt(…)", "norm")
+    mu, var = X.mean(axis=-1, keepdims=True), X.var(axis=-1, keepdims=True)
+    assert _close(run(key, "norm", X, 1.0, 0.0), (X - mu) / (np.sqrt(var) + 1e-5))
+    assert ALL[key[0]].after == "np.sqrt(X.var(axis=-1, keepdims=True)) + 1e-05"
+    inside = Mutants("import numpy as np\n\n\ndef f(v):\n    return np.sqrt(v) + 1\n")
+    moved = next(k for k in inside.singles("f") if inside.change(k[0]).words == "with 1 inside sqrt(…)")
+    assert inside.mutant(moved).call("f", (8.0,)) == 3.0
+
+
+def test_a_comparison_negated_and_an_own_function_dropped() -> None:
+    negated = by_words("with the opposite comparison", "sees")
+    assert ALL[negated[0]].after == "j > i"
+    assert _close(run(negated, "sees", 4), ~np.tril(np.ones((4, 4), dtype=bool)))
+    dropped = by_words("without softmax(…)", "attend")
+    scores = Q @ K.T / 2.0
+    assert _close(run(dropped, "attend", Q, K, V)[1], scores)  # type: ignore[index]
+
+
+def test_a_check_left_out_or_raising_another_class() -> None:
+    unchecked = by_words("without the input check that raises", "checked")
+    with pytest.raises(ValueError, match="matmul"):  # NumPy's own error, not the check's
+        run(unchecked, "checked", Q, RNG.normal(size=(5, 3)))
+    other = by_words("raising TypeError instead of ValueError", "checked")
+    with pytest.raises(TypeError, match="as many columns"):
+        run(other, "checked", Q, RNG.normal(size=(5, 3)))
+    assert _close(run(other, "checked", Q, K), Q @ K.T)

@@ -4,6 +4,8 @@ functions of values."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -226,3 +228,22 @@ def test_a_list_where_a_tuple_belongs_and_keys_in_another_case() -> None:
     keys = find_relation({"q": (1, 2), "k": (1, 2)}, {"Q": (1, 2), "K": (1, 2)})
     assert keys is not None and keys.kind == "keys" and "'q' for 'Q'" in keys.sentence
     assert find_relation([np.zeros(2)], (np.zeros(2),)) is None  # arrays inside: no crash
+
+
+def test_a_well_known_function_of_the_input() -> None:
+    x = np.round(np.linspace(-3, 3, 13), 2)
+    tanh_gelu = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    found = find_relation(exact, tanh_gelu, args=(x,), rtol=1e-7, atol=1e-9)
+    assert found is not None and found.kind == "function"
+    assert found.sentence.startswith(
+        "Your result is GELU computed exactly, 0.5·x·(1 + erf(x/√2)), of the input"
+    )
+    assert "the expected values are GELU's tanh approximation" in found.sentence
+    relu = find_relation(np.maximum(x, 0), tanh_gelu, args=(x,), rtol=1e-7, atol=1e-9)
+    assert relu is not None and "ReLU, max(0, x)" in relu.sentence
+    # Not a function of one input (two arguments), or no function of the family: no such relation.
+    other = find_relation(np.maximum(x, 0), tanh_gelu, args=(x, x), rtol=1e-7, atol=1e-9)
+    assert other is None or other.kind != "function"
+    squared = find_relation(x**2, tanh_gelu, args=(x,), rtol=1e-7, atol=1e-9)
+    assert squared is None or squared.kind != "function"

@@ -22,6 +22,8 @@ pass stops looking after :data:`BUDGET_S` seconds of one grading.
 
 from __future__ import annotations
 
+import itertools
+import opcode
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -42,6 +44,7 @@ __all__ = ["BUDGET_S", "MAX_PAIRS", "PAIR_POOL", "explain", "mutant_sentence"]
 BUDGET_S = 0.08  # seconds of mutant search per grading, at most
 PAIR_POOL = 10  # singles closest to the learner's result, combined in pairs when no single holds
 MAX_PAIRS = 300  # pairs tried at most, per function
+RAISE_OPCODE = opcode.opmap["RAISE_VARARGS"]  # the instruction a raise statement compiles to
 NAMED, RELATED, UNNAMED = 0, 1, 2  # how much a failing test's hint says, for the order shown
 
 
@@ -60,8 +63,25 @@ class _Test:
             self.result.status != "pass"
             and outcome is not None
             and outcome.has_returned
+            and not isinstance(self.case.expected, Raises)
             and not agrees(self.case.compare, outcome.returned, self.case.expected)
         )
+
+    @property
+    def deliberate(self) -> bool:
+        """Whether what the call did besides returning a value is behaviour the mutants must share: a
+        test that expects an exception, or an exception the learner's own raise statement raised (a
+        crash inside NumPy where a value is expected constrains nothing, as before)."""
+        outcome = self.outcome
+        if outcome is None:
+            return False
+        return isinstance(self.case.expected, Raises) or (not outcome.has_returned and outcome.own_raise)
+
+    @property
+    def failed_behaviour(self) -> bool:
+        """A failure the mutants can share that is not a wrong value: an exception missing, of another
+        class or raised by NumPy instead of a check, or raised where a value belongs."""
+        return self.result.status not in ("pass", "not_run") and self.deliberate
 
 
 def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Outcome]) -> list[TestResult]:
@@ -81,9 +101,15 @@ def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Ou
     ]
     out = list(results)
     ranks: dict[int, int] = {}
-    for function in dict.fromkeys(case.function for case in cases):
+    functions = dict.fromkeys(case.function for case in cases)
+    # Where a caller's mutants are searched, a callee that the suite tests and that fails is a likely
+    # place of the mistake; one it does not test (code the exercise gives) less so; one whose own tests
+    # all pass is taken to be right (the learner's caller calls the learner's right callee).
+    right = {f for f in functions if all(t.result.status == "pass" for t in tests if t.case.function == f)}
+    places = _Places(frozenset(functions), frozenset(right))
+    for function in functions:
         group = [test for test in tests if test.case.function == function]
-        for test, (hint, rank, source) in _explain_function(group, deadline).items():
+        for test, (hint, rank, source) in _explain_function(group, deadline, places).items():
             out[test] = replace(out[test], hint=hint, hint_source=source)
             ranks[test] = rank
     return _ordered(out, cases, ranks)
@@ -92,17 +118,54 @@ def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Ou
 Choice = tuple[str | None, int, str | None]  # the hint, how much it says, and where it came from
 
 
-def _explain_function(group: list[_Test], deadline: float) -> dict[int, Choice]:
+@dataclass(frozen=True)
+class _Places:
+    """The suite's functions (those it tests) and those whose tests all pass."""
+
+    tested: frozenset[str] = frozenset()
+    right: frozenset[str] = frozenset()
+
+    def tier(self, changed: str, function: str) -> int:
+        """How likely a change of ``changed`` explains ``function``'s results: 0 most, 2 least."""
+        if changed == function or (changed in self.tested and changed not in self.right):
+            return 0
+        return 1 if changed not in self.tested else 2
+
+
+def _explain_function(group: list[_Test], deadline: float, places: _Places) -> dict[int, Choice]:
     failing = [test for test in group if test.result.status not in ("pass", "not_run")]
     if not failing:
         return {}
     explaining = group[0].case.explain
     verdicts: dict[int, bool] = {}  # whether a rule is contradicted, by the rule's id
     rules = {test.index: _rules(test, group, verdicts) for test in failing if test.failed_value}
-    # The mutants are searched only where a failing value has no rule that holds on every test.
+    # The mutants are searched only where a failing value has no rule that holds on every test, or a
+    # failing behaviour (an exception) has no hint of the lesson's.
+    unexplained = any(test.failed_behaviour and test.result.hint is None for test in failing)
     wanted = explaining and any(not holding for _, holding in rules.values())
-    mutant = _search(group, deadline) if wanted else None
-    return {test.index: _choose(test, rules.get(test.index), mutant, explaining) for test in failing}
+    mutant = _search(group, deadline, places) if wanted else None
+    # An exception missing or of another class is searched apart (a program may have a wrong value and
+    # a missing check, two mistakes): unless the value's mutant shares the behaviour too.
+    behaving = mutant if mutant is not None and _behaves_alike(mutant, group) else None
+    if explaining and unexplained and behaving is None:
+        behaving = _search(group, deadline, places, behaviour=True)
+    return {
+        test.index: _choose(
+            test, rules.get(test.index), behaving if test.failed_behaviour else mutant, explaining
+        )
+        for test in failing
+    }
+
+
+def _behaves_alike(mutant: Mutant, group: list[_Test]) -> bool:
+    """Whether the mutant raises (or returns) as the learner's code does on every test where that is
+    what the test judges."""
+    function = group[0].case.function
+    return all(
+        _alike_behaviour(test, _behaviour(mutant, function, test.case.args))
+        for test in group
+        if test.deliberate
+    )
 
 
 Rules = tuple[list[Any], list[Any]]  # the lesson's rules that match a test, and those not contradicted
@@ -136,6 +199,8 @@ def _choose(test: _Test, rules: Rules | None, mutant: Mutant | None, explaining:
     """The hint of one failing test, how much it says, and its source: ``lesson`` (a hand-written rule,
     or the grader's own for a stub or a missing function), ``mutant`` or ``relation:KIND``."""
     hint = test.result.hint
+    if hint is None and rules is None and mutant is not None and explaining and test.failed_behaviour:
+        return mutant_sentence(mutant), NAMED, "mutant"
     if hint == STUB or rules is None:
         return hint, NAMED if hint else UNNAMED, "lesson" if hint else None
     _, holding = rules
@@ -236,6 +301,9 @@ def _relation(test: _Test) -> Relation | None:
                 "Your result holds the right values, in the other order: return them in the order the "
                 "exercise asks for.",
             )
+    alone = _one_item(got, expected, compare)
+    if alone is not None:
+        return alone
     if outcome.at is None or not isinstance(compare, Items | Keys):
         return _related(got, expected, compare, "your result", sizes, test.case.args)
     # The item the mismatch named first, then every other item that differs.
@@ -252,6 +320,26 @@ def _relation(test: _Test) -> Relation | None:
         relation = _related(mine, theirs, item, label, sizes, test.case.args)
         if relation is not None:
             return relation
+    return None
+
+
+def _one_item(got: Any, expected: Any, compare: Comparator) -> Relation | None:
+    """One item of the expected tuple returned alone (the output without its weights)."""
+    if (
+        not isinstance(compare, Items)
+        or isinstance(got, tuple | list)
+        or not isinstance(expected, tuple | list)
+    ):
+        return None
+    for index, (item, want) in enumerate(zip(compare.items, expected, strict=False)):
+        if _alike(item, got, want):
+            name = compare.names[index] if index < len(compare.names) else f"item {index}"
+            whole = compare.description or f"a tuple of {len(compare.items)} items"
+            return Relation(
+                "one_item",
+                f"Your result is the expected {name} alone, where the function should return {whole}: "
+                "return every item, in that order.",
+            )
     return None
 
 
@@ -292,42 +380,62 @@ S.sum(axis=-1) where the reference has S.sum(axis=-1, keepdims=True) (in f).'
     return f"Your results are what the reference solution gives with {count}, {mutant.describe()}."
 
 
-def _search(group: list[_Test], deadline: float) -> Mutant | None:
-    """The mutant whose results equal the learner's on every test of the function that returned."""
+def _search(
+    group: list[_Test], deadline: float, places: _Places | None = None, behaviour: bool = False
+) -> Mutant | None:
+    """The mutant whose results equal the learner's on every test of the function that returned (with
+    ``behaviour``, that also raises where the learner's code raised on purpose or a test expects an
+    exception, and explains first the exception missing or of another class).
+
+    Singles are tried in three tiers (:meth:`_Places.tier`): the function's own changes and those of
+    failing callees, their pairs, the changes of callees the suite does not test, the pairs of all
+    (those not tried yet), then the changes of callees whose own tests all pass.
+    """
     reference = group[0].case.reference
     mutants = mutants_for(reference)
+    # For an exception, the tests that judge one and the values that are right constrain the mutant (a
+    # wrong value is the value search's to explain: a program may have both mistakes).
     returned = [
         test
         for test in group
         if test.outcome is not None
-        and test.outcome.has_returned
-        and not isinstance(test.case.expected, Raises)
+        and (
+            (test.outcome.has_returned and not isinstance(test.case.expected, Raises))
+            or (behaviour and test.deliberate)
+        )
+        and not (behaviour and test.failed_value)
     ]
-    failing = [test for test in returned if test.failed_value]
+    wrong = [test for test in returned if test.failed_behaviour] if behaviour else []
+    failing = wrong + [test for test in returned if test.failed_value]
     if mutants is None or not failing:
         return None
     function = group[0].case.function
-    first = failing[0]
+    singles = mutants.singles(function)
+    where = places or _Places()
+    tiers: list[list[tuple[int, ...]]] = [[], [], []]
+    for key in singles:
+        tiers[where.tier(mutants.change(key[0]).function, function)].append(key)
     scored: list[tuple[float, tuple[int, ...]]] = []
-    for key in mutants.singles(function):
-        if time.perf_counter() > deadline:
-            return None
-        found = _try(mutants, key, function, first, returned, scored)
-        if found is not None:
-            return found
-    for pair in _pairs(mutants, scored):
-        if time.perf_counter() > deadline:
-            return None
-        found = _try(mutants, pair, function, first, returned, None)
-        if found is not None:
-            return found
+    paired: set[tuple[int, ...]] = set()
+    # The pairs of the likeliest singles before the singles of code the exercise gives (a block's two
+    # residuals moved before every change of the attention it calls), then the pairs of all.
+    for keys in (tiers[0], None, tiers[1], None, tiers[2]):
+        candidates = [p for p in _pairs(mutants, scored) if p not in paired] if keys is None else keys
+        paired |= set(candidates) if keys is None else set()
+        for key in candidates:
+            if time.perf_counter() > deadline:
+                return None
+            found = _try(mutants, key, function, failing[0], returned, scored if keys is not None else None)
+            if found is not None:
+                return found
     return None
 
 
 def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> list[tuple[int, ...]]:
     """The pairs worth trying, at most :data:`MAX_PAIRS`: two changes that exchange two names, the same
     change in two places, two of one kind on one line, two among the singles that came closest to the
-    learner's result, then any two on one line."""
+    learner's result, and any two on one line; taken from each of these kinds in turn, so that a
+    reference with many names to exchange does not crowd out the same slip made twice."""
     keys = [key for _, key in scored]
     lines: dict[tuple[str, int], list[tuple[int, ...]]] = {}
     for key in keys:
@@ -339,18 +447,20 @@ def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> lis
 
     same_line = [(a, b) for listed in lines.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
     pool = [key for _, key in sorted(scored, reverse=True)[:PAIR_POOL]]
-    pairs = [(*a, *b) for a, b in same_line if kind(a) == kind(b) and _exchanged_changes(mutants, a, b)]
+    exchanges = [(*a, *b) for a, b in same_line if kind(a) == kind(b) and _exchanged_changes(mutants, a, b)]
     # The same slip made twice (a mean and a variance both over axis 0, on two lines).
     by_words: dict[tuple[str, str], list[tuple[int, ...]]] = {}
     for key in keys:
         change = mutants.change(key[0])
         by_words.setdefault((change.function, change.words), []).append(key)
-    pairs += [(*a, *b) for listed in by_words.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
+    twice = [(*a, *b) for listed in by_words.values() for i, a in enumerate(listed) for b in listed[i + 1 :]]
     # The same slip everywhere it can be made (every product of a function transposed alike).
-    pairs += [tuple(k for key in listed for k in key) for listed in by_words.values() if len(listed) > 2]
-    pairs += [(*a, *b) for a, b in same_line if kind(a) == kind(b)]
-    pairs += [(*a, *b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
-    pairs += [(*a, *b) for a, b in same_line]
+    everywhere = [tuple(k for key in listed for k in key) for listed in by_words.values() if len(listed) > 2]
+    kinds = [(*a, *b) for a, b in same_line if kind(a) == kind(b)]
+    closest = [(*a, *b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
+    anything = [(*a, *b) for a, b in same_line]
+    turns = itertools.zip_longest(exchanges, twice, everywhere, kinds, closest, anything)
+    pairs = [pair for turn in turns for pair in turn if pair is not None]
     return list(dict.fromkeys(pairs))[:MAX_PAIRS]
 
 
@@ -371,31 +481,65 @@ def _try(
     mutant = mutants.mutant(key)
     if mutant.functions is None or function not in mutant.functions:
         return None
-    value = _run(mutant, function, first.case.args)
-    if value is _FAILED or _same(first.case, value, first.case.expected):
-        return None
-    got = first.outcome.returned if first.outcome is not None else None
-    if not _same(first.case, got, value):
-        if scored is not None:
-            scored.append((_closeness(got, value, first.case.expected), key))
+    behaviour = _behaviour(mutant, function, first.case.args)
+    if not _alike_behaviour(first, behaviour):
+        got = first.outcome.returned if first.outcome is not None else None
+        if scored is not None and first.failed_value:
+            close = behaviour[0] == "returned"
+            scored.append((_closeness(got, behaviour[1], first.case.expected) if close else 0.0, key))
+        elif scored is not None:  # an exception missing or of another class: how many such tests agree
+            wrong = [test for test in returned if test.failed_behaviour and test is not first][:3]
+            alike = sum(
+                _alike_behaviour(test, _behaviour(mutant, function, test.case.args)) for test in wrong
+            )
+            scored.append((alike / max(1, len(wrong)), key))
         return None
     for test in returned:
-        if test is first or test.outcome is None:
-            continue
-        other = _run(mutant, function, test.case.args)
-        if other is _FAILED or not _same(test.case, test.outcome.returned, other):
+        if test is not first and not _alike_behaviour(test, _behaviour(mutant, function, test.case.args)):
+            if scored is not None and not first.failed_value:  # right on the first exception test
+                scored.append((1.0, key))
             return None
     return mutant
 
 
-_FAILED = object()
+Behaviour = tuple[
+    str, Any
+]  # ("returned", value), ("raised", (nearest built-in class, own raise)), ("failed", None)
 
 
-def _run(mutant: Mutant, function: str, args: Sequence[Any]) -> Any:
+def _behaviour(mutant: Mutant, function: str, args: Sequence[Any]) -> Behaviour:
+    """What the mutant does on these arguments: the value it returns, or the exception it raises."""
     try:
-        return mutant.call(function, args)
-    except Exception:  # a mutant that cannot run on these inputs gives no result
-        return _FAILED
+        return "returned", mutant.call(function, args)
+    except Exception as error:  # a mutant that cannot run gives no value; its exception may be the point
+        return "raised", (_builtin_class(error), _raised_by_a_raise(error))
+
+
+def _alike_behaviour(test: _Test, behaviour: Behaviour) -> bool:
+    """Whether the mutant did what the learner's code did on this test (NaN equal to NaN)."""
+    outcome = test.outcome
+    if outcome is None:
+        return False
+    kind, what = behaviour
+    if outcome.has_returned:
+        return kind == "returned" and _same(test.case, outcome.returned, what)
+    return kind == "raised" and what == (outcome.exception, outcome.own_raise)
+
+
+def _builtin_class(error: BaseException) -> str:
+    """The nearest built-in class of an exception (NumPy's AxisError is a ValueError)."""
+    return next(cls.__name__ for cls in type(error).__mro__ if cls.__module__ == "builtins")
+
+
+def _raised_by_a_raise(error: BaseException) -> bool:
+    """Whether a raise statement of the mutant raised it (its check), not NumPy or an operator."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or not tb.tb_frame.f_code.co_filename.startswith("<reference"):
+        return False
+    code, at = tb.tb_frame.f_code.co_code, tb.tb_lasti
+    return 0 <= at < len(code) and code[at] == RAISE_OPCODE
 
 
 def _same(case: Case, got: Any, value: Any) -> bool:

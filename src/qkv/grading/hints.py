@@ -74,6 +74,8 @@ class Outcome:
         The positions of the arguments the call changed in place (when the test checks its inputs).
     warnings : tuple of Emitted
         The warnings the call emitted (when the test refuses warnings).
+    own_raise : bool
+        Whether a ``raise`` statement of the learner's file raised the exception.
     """
 
     args: tuple[Any, ...]
@@ -87,6 +89,7 @@ class Outcome:
     bases: tuple[str, ...] = ()
     changed: tuple[int, ...] = ()
     warnings: tuple[Emitted, ...] = ()
+    own_raise: bool = False  # a raise statement of the learner's file raised it (not NumPy, not an operator)
 
     @property
     def has_returned(self) -> bool:

@@ -17,13 +17,25 @@ The operators (each a function of one node of the tree):
 ``sqrt``                  a square root dropped, or added under a division or product
 ``scale``                 ``/`` for ``*`` and back
 ``constant``              a number changed (whole numbers ±1, others ×2 and ÷2)
-``index``                 a constant index, ``k=`` or ``[:n]`` bound shifted by one; ``<`` for ``<=`` …
+``index``                 a constant index, ``k=`` or ``[:n]`` bound shifted by one; ``<`` for ``<=`` …;
+                          a comparison negated (``>=`` for ``<``)
 ``swap``                  two arguments of a call, two operands of ``@``, ``-``, ``/``, two returned items
 ``size``                  one named size of the function used for another
 ``operand``               another array of the function as an operand of ``@``, ``*``, ``+``, ``-``
 ``in_place``              ``x = x op y`` written ``x op= y``; a conversion (``np.asarray``) dropped
 ``reduction``             ``sum``/``mean``, ``max``/``min``, ``var``/``std``, ``tril``/``triu`` exchanged
-``call``                  a one-argument NumPy function dropped (``np.exp(x)`` → ``x``)
+``call``                  a one-argument NumPy function or function of the reference dropped
+                          (``np.exp(x)`` → ``x``, ``normed(S)`` → ``S``)
+``check``                 a check that raises left out (``if cond: raise …`` as if ``cond`` were false)
+``exception``             a check's exception of another class (``TypeError`` for ``ValueError``)
+``ddof``                  a variance or standard deviation with ``ddof=1`` (divided by the count − 1)
+``default``               a parameter read replaced by its default (``1e-05`` for a given ``eps``)
+``placement``             a term moved out of a one-argument call or into it (``np.sqrt(v) + eps``)
+``sibling``               a numbered name, attribute or key for its sibling (``ln1_g`` for ``ln2_g``),
+                          one at a time or all the arguments of a call at once
+``residual``              around a sum ``x + branch``: a call on ``x`` in the branch moved around the
+                          sum (normalised after the residual), the residual taken from that call, or
+                          the input added to a sum once more (:mod:`qkv.grading.rewrites`)
 ========================  ===============================================================================
 
 The mutants run in the grader's own process, on the grader's copies of the test's inputs: they are the
@@ -36,14 +48,17 @@ from __future__ import annotations
 import ast
 import copy
 import itertools
+import re
 import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from qkv.grading.rewrites import rewrites
 from qkv.grading.sizes import reference_axes
 
 __all__ = ["Mutant", "Mutants", "Mutation", "mutants_for", "mutations", "prepare", "prepare_in_background"]
@@ -69,6 +84,14 @@ COMPARISONS: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Gt: ast.GtE,
     ast.GtE: ast.Gt,
 }
+NEGATIONS: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+}
 OPERATORS = {ast.Mult: "*", ast.Div: "/", ast.Add: "+", ast.Sub: "-", ast.FloorDiv: "//", ast.MatMult: "@"}
 FRAGMENT_LIMIT = 70
 MAX_KEPT = 3000  # compiled mutants kept per reference (every single, then pairs up to this many in all)
@@ -81,7 +104,14 @@ PRIORITY = (  # the order operators are tried in: the mistakes learners make mos
     "scale",
     "swap",
     "drop",
+    "check",
+    "exception",
+    "residual",
+    "sibling",
     "reduction",
+    "ddof",
+    "default",
+    "placement",
     "operand",
     "index",
     "call",
@@ -119,6 +149,12 @@ class Mutation:
     after: str
     replacement: ast.AST = field(repr=False, compare=False)
     exchange: tuple[str, str] | None = None  # (the name replaced, the name put there), for a name change
+    more: tuple[tuple[Path, ast.AST], ...] = field(default=(), repr=False, compare=False)  # other edits
+
+    @property
+    def edits(self) -> tuple[tuple[Path, ast.AST], ...]:
+        """Every edit of the change: its path and the node put there (most changes have one)."""
+        return ((self.path, self.replacement), *self.more)
 
     def describe(self) -> str:
         """The change in words, with the reference's expression: for a learner's hint."""
@@ -277,6 +313,10 @@ def _index(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
                 changed = copy.copy(node)
                 changed.slice = ast.Constant(index + step)
                 yield "index", changed, f"with index {index + step} instead of {index}"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in NEGATIONS:
+        negated = copy.copy(node)
+        negated.ops = [NEGATIONS[type(node.ops[0])]()]
+        yield "index", negated, "with the opposite comparison"
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARISONS:
         compared = copy.copy(node)
         compared.ops = [COMPARISONS[type(node.ops[0])]()]
@@ -334,6 +374,74 @@ def _reduction(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
             yield "reduction", changed, f"with {other} instead of {name}"
 
 
+def _ddof(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
+    """A variance or a standard deviation divided by the count − 1 (``ddof=1``), the sample estimate."""
+    if (
+        isinstance(node, ast.Call)
+        and _call_name(node) in ("var", "std", "nanvar", "nanstd")
+        and not any(keyword.arg == "ddof" for keyword in node.keywords)
+    ):
+        changed = copy.copy(node)
+        changed.keywords = [*node.keywords, ast.keyword(arg="ddof", value=ast.Constant(1))]
+        yield "ddof", changed, "with ddof=1, dividing by the count − 1 instead of the count"
+
+
+def _placement(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
+    """A term added inside a one-argument call moved outside it, and back: ``np.sqrt(var) + eps`` for
+    ``np.sqrt(var + eps)``, ``np.log(x) + 1`` for ``np.log(x + 1)``."""
+    name = _call_name(node)
+    if (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.BinOp)
+        and isinstance(node.args[0].op, ast.Add | ast.Sub)
+    ):
+        inner = node.args[0]
+        called = copy.copy(node)
+        called.args = [inner.left]
+        term = _unparse(inner.right)
+        yield (
+            "placement",
+            ast.BinOp(left=called, op=inner.op, right=inner.right),
+            f"with {term} outside {name}(…)",
+        )
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        call = node.left
+        if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords:
+            moved = copy.copy(call)
+            moved.args = [ast.BinOp(left=call.args[0], op=node.op, right=node.right)]
+            term = _unparse(node.right)
+            yield "placement", moved, f"with {term} inside {_call_name(call)}(…)"
+
+
+EXCEPTIONS = ("ValueError", "TypeError")  # the classes a check raises, each for the other
+
+
+def _checks(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
+    """A check that raises left out (``if cond: raise …`` as if ``cond`` were never true), or its
+    exception of another class (``TypeError`` for ``ValueError``)."""
+    holder = parents[-1] if parents else None
+    if (
+        isinstance(holder, ast.If)
+        and holder.test is node
+        and not holder.orelse
+        and all(isinstance(statement, ast.Raise) for statement in holder.body)
+    ):
+        yield "check", ast.Constant(False), "without the input check that raises"
+    if (
+        isinstance(node, ast.Name)
+        and node.id in EXCEPTIONS
+        and len(parents) >= 2
+        and isinstance(parents[-1], ast.Call)
+        and parents[-1].func is node
+        and isinstance(parents[-2], ast.Raise)
+    ):
+        for other in EXCEPTIONS:
+            if other != node.id:
+                yield "exception", ast.Name(id=other, ctx=ast.Load()), f"raising {other} instead of {node.id}"
+
+
 def _calls(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
     name = _call_name(node)
     if not isinstance(node, ast.Call) or not node.args or name == "sqrt":
@@ -346,6 +454,18 @@ def _calls(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
         yield "in_place", node.args[0], f"working on {_unparse(node.args[0])} itself, not a new array"
     elif numpy_call and len(node.args) == 1 and not node.keywords:
         yield "call", node.args[0], f"without np.{name}"
+
+
+def _own_calls(node: ast.AST, defined: AbstractSet[str]) -> Iterator[Change]:
+    """A call of one of the reference's own functions, of one argument, dropped (``normed(S)`` → ``S``)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in defined
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        yield "call", node.args[0], f"without {node.func.id}(…)"
 
 
 def _in_place(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
@@ -374,6 +494,9 @@ OPERATOR_FUNCTIONS: Sequence[Callable[[ast.AST, list[ast.AST]], Iterator[Change]
     _reduction,
     _calls,
     _in_place,
+    _ddof,
+    _placement,
+    _checks,
 )
 
 
@@ -506,34 +629,210 @@ def mutations(source: str) -> list[Mutation]:
     """
     tree = ast.parse(source)
     found: list[Mutation] = []
+    defined = frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
     for index, function in enumerate(tree.body):
         if not isinstance(function, ast.FunctionDef) or any(
             isinstance(n, ast.While) for n in ast.walk(function)
         ):
             continue
-        names = _size_names(function, source)
-        arrays = _array_names(function, names)
+        scope = _scope(function, source, defined)
         for path, node, parents in _walk(function, (("body", index),)):
             if node is function or isinstance(node, ast.arguments | ast.arg):
                 continue
-            changes = [change for operator in OPERATOR_FUNCTIONS for change in operator(node, parents)]
-            changes += list(_sizes(node, parents, names))
-            changes += list(_operands(node, parents, arrays))
-            for operator, replacement, words in changes:
-                before, after = _shown(node, parents, replacement)
-                if before == after:
-                    continue
-                line = _statement_line(node, parents)
-                _locate(replacement, node)
-                exchange = (
-                    (node.id, replacement.id)
-                    if isinstance(node, ast.Name) and isinstance(replacement, ast.Name)
-                    else None
-                )
-                found.append(
-                    Mutation(operator, path, function.name, line, words, before, after, replacement, exchange)
-                )
+            for operator, replacement, words in _node_changes(node, parents, scope):
+                made = _mutation(operator, path, function, node, parents, replacement, words)
+                if made is not None:
+                    found.append(made)
+        for rewrite in rewrites(function, (("body", index),)):
+            made = _mutation(
+                "residual",
+                rewrite.path,
+                function,
+                rewrite.node,
+                list(rewrite.parents),
+                rewrite.replacement,
+                rewrite.words,
+            )
+            if made is not None:
+                for _, original, replacement in rewrite.more:
+                    _locate(replacement, original)
+                found.append(replace(made, more=tuple((path, new) for path, _, new in rewrite.more)))
     return found
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What the operators that need a function's names know of it."""
+
+    sizes: list[str]  # its named sizes (d_k, n, d_head …)
+    arrays: list[str]  # its other parameters and assigned names
+    siblings: dict[str, list[str]]  # names, attributes and keys that differ from another only in digits
+    defaults: dict[str, ast.expr]  # parameters with a constant default, and that default
+    defined: frozenset[str]  # the functions the reference defines
+
+
+def _scope(function: ast.FunctionDef, source: str, defined: frozenset[str]) -> _Scope:
+    sizes = _size_names(function, source)
+    arrays = _array_names(function, sizes)
+    return _Scope(sizes, arrays, _sibling_names(function), _defaults(function), defined)
+
+
+def _node_changes(node: ast.AST, parents: list[ast.AST], scope: _Scope) -> list[Change]:
+    changes = [change for operator in OPERATOR_FUNCTIONS for change in operator(node, parents)]
+    changes += list(_sizes(node, parents, scope.sizes))
+    changes += list(_operands(node, parents, scope.arrays))
+    changes += list(_siblings(node, parents, scope.siblings))
+    changes += list(_default(node, scope.defaults))
+    changes += list(_own_calls(node, scope.defined))
+    return changes
+
+
+def _mutation(
+    operator: str,
+    path: Path,
+    function: ast.FunctionDef,
+    node: ast.AST,
+    parents: list[ast.AST],
+    replacement: ast.AST,
+    words: str,
+) -> Mutation | None:
+    """The mutation that puts ``replacement`` where ``node`` is; None when it shows no change."""
+    before, after = _shown(node, parents, replacement)
+    if before == after:
+        return None
+    if operator == "check":  # the whole check, not its condition turned False
+        before, after = f"if {before}: raise …"[:FRAGMENT_LIMIT], "no check"
+    line = _statement_line(node, parents)
+    _locate(replacement, node)
+    exchange = (
+        (node.id, replacement.id)
+        if isinstance(node, ast.Name) and isinstance(replacement, ast.Name)
+        else None
+    )
+    return Mutation(operator, path, function.name, line, words, before, after, replacement, exchange)
+
+
+# ----------------------------------------------------------------------------- siblings and defaults
+def _token(node: ast.AST, parents: list[ast.AST]) -> str | None:
+    """The name a node stands for, where another name could take its place: a variable read, an
+    attribute (``self.norm1``) or a string key (``p["ln1_g"]``)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        return node.attr
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and parents
+        and isinstance(parents[-1], ast.Subscript)
+        and parents[-1].slice is node
+    ):
+        return node.value
+    return None
+
+
+def _sibling_names(function: ast.FunctionDef) -> dict[str, list[str]]:
+    """The names, attributes and keys of ``function`` that differ from another of them only in their
+    digits (``ln1_g`` and ``ln2_g``, ``norm1`` and ``norm2``, ``W1`` and ``W2``): numbered parts of one
+    kind, where using one for the other is a slip that runs."""
+    tokens: set[str] = set()
+    for _, node, parents in _walk(function):
+        token = _token(node, parents)
+        if token is not None and any(c.isdigit() for c in token):
+            tokens.add(token)
+    groups: dict[str, list[str]] = {}
+    for token in sorted(tokens):
+        groups.setdefault(re.sub(r"\d+", "#", token), []).append(token)
+    return {
+        token: [o for o in group if o != token]
+        for group in groups.values()
+        for token in group
+        if len(group) > 1
+    }
+
+
+def _renamed(node: ast.AST, token: str) -> ast.AST:
+    if isinstance(node, ast.Name):
+        return ast.Name(id=token, ctx=ast.Load())
+    if isinstance(node, ast.Attribute):
+        changed = copy.copy(node)
+        changed.attr = token
+        return changed
+    return ast.Constant(token)
+
+
+def _siblings(node: ast.AST, parents: list[ast.AST], siblings: dict[str, list[str]]) -> Iterator[Change]:
+    """One numbered name for its sibling (``p["ln1_g"]`` for ``p["ln2_g"]``); and every numbered name
+    of a call's arguments at once (the call given the parameters of its sibling call)."""
+    token = _token(node, parents)
+    for other in siblings.get(token or "", []):
+        yield "sibling", _renamed(node, other), f"with {other} where {token} belongs"
+    if not isinstance(node, ast.Call):
+        return
+    # The call's own arguments only (a name, an attribute, a key): a nested call has its own turn.
+    direct: list[tuple[ast.AST, list[ast.AST]]] = [(arg, [node]) for arg in node.args]
+    direct += [(arg.slice, [node, arg]) for arg in node.args if isinstance(arg, ast.Subscript)]
+    found = [(arg, holders) for arg, holders in direct if (_token(arg, holders) or "") in siblings]
+    if len(found) < 2:
+        return
+    tokens = [_token(n, p) or "" for n, p in found]
+    for digits in sorted({_digits(other) for other in siblings[tokens[0]]}):
+        mapping = {t: next((o for o in siblings[t] if _digits(o) == digits), None) for t in tokens}
+        if any(other is None for other in mapping.values()):
+            continue
+        changed = copy.deepcopy(node)
+        for copied, original in zip(ast.walk(changed), ast.walk(node), strict=True):
+            _retoken(copied, original, mapping, found)
+        olds, news = (
+            ", ".join(dict.fromkeys(tokens)),
+            ", ".join(dict.fromkeys(str(v) for v in mapping.values())),
+        )
+        yield "sibling", changed, f"with {news} where {olds} belong"
+
+
+def _digits(token: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"\d+", token))
+
+
+def _retoken(
+    copied: ast.AST,
+    original: ast.AST,
+    mapping: dict[str, str | None],
+    found: list[tuple[ast.AST, list[ast.AST]]],
+) -> None:
+    """Rename ``copied`` (a deep copy of ``original``) when ``original`` is one of the names found."""
+    if not any(original is node for node, _ in found):
+        return
+    if isinstance(copied, ast.Name):
+        copied.id = mapping.get(copied.id) or copied.id
+    elif isinstance(copied, ast.Attribute):
+        copied.attr = mapping.get(copied.attr) or copied.attr
+    elif isinstance(copied, ast.Constant) and isinstance(copied.value, str):
+        copied.value = mapping.get(copied.value) or copied.value
+
+
+def _defaults(function: ast.FunctionDef) -> dict[str, ast.expr]:
+    arguments = function.args
+    positional = arguments.args[len(arguments.args) - len(arguments.defaults) :]
+    pairs = [
+        *zip(positional, arguments.defaults, strict=True),
+        *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+    ]
+    return {
+        arg.arg: value
+        for arg, value in pairs
+        if isinstance(value, ast.Constant)
+        and isinstance(value.value, int | float)
+        and not isinstance(value.value, bool)
+    }
+
+
+def _default(node: ast.AST, defaults: dict[str, ast.expr]) -> Iterator[Change]:
+    """A parameter read replaced by its default: the value the caller gave ignored (eps written 1e-5)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defaults:
+        value = defaults[node.id]
+        words = f"with {_unparse(value)}, the default of {node.id}, where {node.id} belongs"
+        yield "default", ast.Constant(getattr(value, "value", None)), words
 
 
 def _locate(replacement: ast.AST, original: ast.AST) -> None:
@@ -552,16 +851,16 @@ def _apply(function: ast.FunctionDef, changes: Sequence[Mutation]) -> ast.Module
     reference (compiling reads a tree, it does not change it), which keeps building a mutant cheap.
     """
     root = copy.copy(function)
-    for change in changes:
+    for path, replacement in (edit for change in changes for edit in change.edits):
         node: ast.AST = root
-        steps = change.path[1:]
+        steps = path[1:]
         for name, position in steps[:-1]:
             child = getattr(node, name) if position is None else getattr(node, name)[position]
             child = copy.copy(child)
             _set_copied(node, name, position, child)
             node = child
         name, position = steps[-1]
-        _set_copied(node, name, position, change.replacement)
+        _set_copied(node, name, position, replacement)
     return ast.Module(body=[root], type_ignores=[])  # every replacement was located when it was made
 
 
@@ -679,7 +978,7 @@ class Mutants:
         return made
 
     def _build(self, changes: Sequence[Mutation]) -> dict[str, Any] | None:
-        paths = [change.path for change in changes]
+        paths = [path for change in changes for path, _ in change.edits]
         if any(a[: len(b)] == b or b[: len(a)] == a for a, b in itertools.combinations(paths, 2)):
             return None  # one change inside another: not a pair
         codes = dict(self._base)

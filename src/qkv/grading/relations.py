@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from qkv.grading.display import format_number
+from qkv.grading.elementwise import which_function
 from qkv.grading.grammar import Term, name_factor, name_offset
 from qkv.grading.values import numeric_array
 
@@ -43,7 +44,8 @@ class Relation:
     kind : str
         Which relation: ``transposed``, ``axes``, ``reshaped``, ``shape``, ``factor``, ``offset``,
         ``normalised``, ``row_factors``, ``permuted``, ``interleaved``, ``partly``, ``non_finite``,
-        ``dtype``, ``truncated``, ``swapped_items``.
+        ``dtype``, ``truncated``, ``function``; and, found by :mod:`qkv.grading.explain`,
+        ``swapped_items`` and ``one_item``.
     sentence : str
         The sentence shown to the learner.
     """
@@ -336,6 +338,7 @@ def _same_shape(got: Array, want: Array, call: _Call) -> Relation | None:
         _non_finite,
         _truncated,
         _precision,
+        _elementwise,
         _reordered,
         _slices_permuted,
         _normalised,
@@ -350,6 +353,25 @@ def _same_shape(got: Array, want: Array, call: _Call) -> Relation | None:
         if found:
             return found
     return None
+
+
+def _elementwise(got: Array, want: Array, call: _Call) -> Relation | None:
+    """The result is a well-known function of the call's one input, entry by entry (an activation's
+    relative: GELU computed exactly where its tanh approximation belongs, ReLU, the input itself)."""
+    inputs = [array for array in map(_numbers, call.args) if array is not None and array.shape == want.shape]
+    if len(inputs) != 1 or len(call.args) != 1:
+        return None
+    x = inputs[0].astype(np.float64)
+    mine = which_function(got, x, call.rtol, call.atol)
+    if mine is None:
+        return None
+    theirs = which_function(want, x, call.rtol, call.atol)
+    expected = f"the expected values are {theirs}" if theirs else "that is not the function asked for"
+    return Relation(
+        "function",
+        f"{call.Label} is {mine}, of the input, entry by entry; {expected}. Compare your formula with the "
+        "one the exercise gives, term by term.",
+    )
 
 
 def _non_finite(got: Array, want: Array, call: _Call) -> Relation | None:

@@ -133,7 +133,7 @@ def judge(
     if outcome == "not_callable":
         return _result(case, "fail", NOT_A_FUNCTION.format(case.function), case.missing_hint)
     if outcome == "raised":
-        return _judge_raised(case, event, limits)
+        return _judge_raised(case, event, limits, seen)
     if outcome != "returned":
         raise MalformedReport(f"{outcome!r} is not an outcome the harness reports")
     return _judge_returned(case, event, seen)
@@ -146,7 +146,10 @@ def _judge_returned(case: Case, event: dict[str, Any], seen: dict[str, Outcome] 
     warnings = _warnings(case, event)
     params = _params(event)
     if isinstance(case.expected, Raises):
-        hint = first_hint(case.hints, Outcome(case.args, case.expected, case.compare, returned=got))
+        returned = Outcome(case.args, case.expected, case.compare, returned=got)
+        if seen is not None:
+            seen[case.name] = returned
+        hint = first_hint(case.hints, returned)
         message = (
             f"Expected {case.expected.exception} because {case.expected.reason}, but "
             f"{case.function} returned {short(got)}."
@@ -282,7 +285,9 @@ def _params(event: dict[str, Any]) -> list[str] | None:
     return list(params)
 
 
-def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResult:
+def _judge_raised(
+    case: Case, event: dict[str, Any], limits: Limits, seen_by_name: dict[str, Outcome] | None = None
+) -> TestResult:
     if not isinstance(event.get("type"), str) or not isinstance(event.get("message"), str):
         raise MalformedReport("an exception was reported without its type and message")
     kind, message = clean_text(event["type"], 200), clean_text(event["message"])
@@ -297,7 +302,10 @@ def _judge_raised(case: Case, event: dict[str, Any], limits: Limits) -> TestResu
         message=message,
         raised_type=kind,
         bases=tuple(bases),
+        own_raise=_own_raise(event),
     )
+    if seen_by_name is not None:  # what it raised, for the mutants that raise alike (qkv.grading.explain)
+        seen_by_name[case.name] = seen
     if isinstance(case.expected, Raises):
         if case.expected.exception in bases:  # isinstance: a subclass of ValueError is a ValueError
             if not case.expected.checked or _own_raise(event):
