@@ -26,6 +26,7 @@ from qkv.grading.judging import JudgeLine, current_client
 from qkv.grading.limits import Limits
 from qkv.grading.mutants import prepare_in_background
 from qkv.grading.pool import SparePool
+from qkv.grading.priority import SandboxPriority, current_priority
 from qkv.grading.report_bound import report_bound
 from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
@@ -354,7 +355,10 @@ class Grader:
         """A warm spare, or a sandbox started now; an error result when none can start."""
         thread_started = time.thread_time()
         try:
-            process = self._pool.take() if self._pool else None
+            # A program in the background leaves the last spare to one at normal priority: it waits for
+            # its own sandbox's start instead of making a single learner's program wait for one.
+            keep = 1 if current_priority() is SandboxPriority.BACKGROUND else 0
+            process = self._pool.take(keep) if self._pool else None
             if process is None:
                 process = self._new_process()
                 process.wait_ready()
@@ -362,6 +366,7 @@ class Grader:
             return prepared.finish(
                 "error", f"The grader could not start its sandbox, so your code was not run ({error})", []
             )
+        process.run_at(current_priority())  # a spare was started before anyone knew whose it would be
         prepared.marks["thread_start"] = time.thread_time() - thread_started
         prepared.thread_mark = time.thread_time()
         return process
@@ -435,6 +440,7 @@ class Grader:
             process, slice_s = started, None  # run again from the start: a slice would only repeat itself
         else:
             self._release_paused(process)
+            process.run_at(current_priority())
             process.unpause()
         if process.advance(slice_s):
             return self._conclude(prepared, process)
