@@ -340,6 +340,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=300.0,
         help="with --one-address: seconds a learner keeps trying (300)",
     )
+    parser.add_argument(
+        "--serve",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="one more option for the server, repeatable (--serve=--grading-reserved=0, say, to compare)",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
     if not 0 <= args.loops < args.learners:
@@ -347,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     cpu_per_grading = honest_cpu_per_grading(5)
     with tempfile.TemporaryDirectory() as folder:
-        options = ["--grading-slice", str(args.slice), "--grading-probe", str(args.probe)]
+        options = ["--grading-slice", str(args.slice), "--grading-probe", str(args.probe), *args.serve]
         server, url = start_server(Path(folder) / "burst.sqlite3", options, log=args.server_log)
         try:
             cpu_per_run = whole_run_cpu(url, 10)
