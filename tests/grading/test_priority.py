@@ -2,8 +2,9 @@
 
 The grading line names a priority (``qkv.grading.priority.running_at``); the grader sets it on every
 process of the sandbox before the program runs, whether the sandbox was forked by the zygote for it, was a
-warm spare started before anyone knew whose it would be (a program in the background takes one only while
-another is left), or started fresh without the zygote. The program itself reports its nice value.
+warm spare started before anyone knew whose it would be (a program in the background leaves the last one
+while programs at normal priority arrive), or started fresh without the zygote. The program itself reports
+its nice value.
 """
 
 from __future__ import annotations
@@ -58,7 +59,30 @@ def test_a_sandbox_runs_its_program_at_the_priority_it_was_taken_up_at(spares: i
         assert result.status == "pass", (result.message, [test.message for test in result.tests])
 
 
-def test_a_program_in_the_background_leaves_the_last_warm_spare() -> None:
+def test_a_program_in_the_background_leaves_the_last_warm_spare_while_normal_ones_arrive() -> None:
+    with Grader(require_sandbox=True, warm_spares=1) as grader:
+        assert grader.spares is not None
+        grader.grade(NICE, _suite(0), seed=1)  # a program at normal priority, just now
+        grader.spares.stop_refilling(60)  # the one spare ready, and no other started after it
+        with running_at(SandboxPriority.BACKGROUND):
+            background = grader.grade(NICE, _suite(SandboxPriority.BACKGROUND.value), seed=1)
+        assert background.status == "pass"
+        spare = grader.spares.take()  # left for a program at normal priority
+        assert spare is not None
+        spare.discard()
+
+
+def test_where_every_program_is_in_the_background_they_take_the_spares() -> None:
+    with Grader(require_sandbox=True, warm_spares=1) as grader:
+        assert grader.spares is not None
+        grader.spares.stop_refilling(60)
+        with running_at(SandboxPriority.BACKGROUND):
+            background = grader.grade(NICE, _suite(SandboxPriority.BACKGROUND.value), seed=1)
+        assert background.status == "pass"
+        assert grader.spares.take() is None  # it took the one spare, and none was started after it
+
+
+def test_a_spare_pool_keeps_what_it_is_asked_to_keep() -> None:
     with Grader(require_sandbox=True, warm_spares=1) as grader:
         assert grader.spares is not None and grader.spares.wait_until_full(60)
         assert grader.spares.take(keep=1) is None  # the one ready spare stays
