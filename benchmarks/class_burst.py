@@ -48,11 +48,8 @@ import os
 import random
 import re
 import signal
-import socket
 import ssl
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -60,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from serving import start_server
 
 from qkv.grading import Grader
 from qkv.lessons import load_catalog
@@ -125,12 +123,6 @@ class Figures:
         if not self.percentile(99) <= p99_target:
             found.append(f"honest p99 {self.percentile(99):.2f} s is over {p99_target:g} s")
         return found
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def _open(client: httpx.AsyncClient, address: str) -> str:
@@ -318,31 +310,6 @@ def honest_limit(honest: int, loops: int, cpu_per_grading: float, slice_s: float
     return (honest * cpu_per_grading + loops * slice_s) / cores
 
 
-def start_server(
-    database: Path, slice_s: float, log: Path | None, probe_s: float | None = None
-) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    command = [
-        sys.executable, "-m", "qkv", "serve", "--port", str(port), "--grading-slice", str(slice_s),
-        "--database-url", f"sqlite:///{database}", "--forwarded-allow-ips", "127.0.0.1",
-        "--log-level", "warning",
-    ]  # fmt: skip
-    if probe_s is not None:
-        command += ["--grading-probe", str(probe_s)]
-    output = subprocess.DEVNULL if log is None else log.open("ab")
-    server = subprocess.Popen(command, stdout=output, stderr=output)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return server, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    server.kill()
-    raise RuntimeError("qkv serve did not start within 60 s")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--learners", type=int, default=50, help="learners pressing Run at once (default 50)")
@@ -373,6 +340,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=300.0,
         help="with --one-address: seconds a learner keeps trying (300)",
     )
+    parser.add_argument(
+        "--serve",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="one more option for the server, repeatable (--serve=--grading-reserved=0, say, to compare)",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
     if not 0 <= args.loops < args.learners:
@@ -380,7 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     cpu_per_grading = honest_cpu_per_grading(5)
     with tempfile.TemporaryDirectory() as folder:
-        server, url = start_server(Path(folder) / "burst.sqlite3", args.slice, args.server_log, args.probe)
+        options = ["--grading-slice", str(args.slice), "--grading-probe", str(args.probe), *args.serve]
+        server, url = start_server(Path(folder) / "burst.sqlite3", options, log=args.server_log)
         try:
             cpu_per_run = whole_run_cpu(url, 10)
             started = time.monotonic()

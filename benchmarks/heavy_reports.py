@@ -24,10 +24,7 @@ import argparse
 import asyncio
 import os
 import re
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -35,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
+from serving import start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 CORRECT = (ROOT / "tests" / "grading" / "correct" / "reference_style.py").read_text()
@@ -43,32 +41,6 @@ LESSON = "/lessons/L4.1"
 API = "/api/lessons/L4.1"
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
 HONEST_ADDRESS, HEAVY_ADDRESS = "10.7.0.1", "10.9.0.1"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def start_server(database: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``qkv serve`` with its defaults on a fresh SQLite file; its URL once it answers /healthz."""
-    port = _free_port()
-    command = [
-        sys.executable, "-m", "qkv", "serve", "--port", str(port), "--database-url", f"sqlite:///{database}",
-        "--forwarded-allow-ips", "127.0.0.1", "--log-level", "warning",
-    ]  # fmt: skip
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return server, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    server.kill()
-    raise RuntimeError("qkv serve did not start within 60 s")
 
 
 class Learner:
@@ -148,6 +120,14 @@ def server_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_model() -> str:
+    """The processor's name, as /proc/cpuinfo gives it ("unknown" elsewhere)."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=30, help="honest runs measured in each phase (30)")
@@ -159,10 +139,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="for comparison: the four clients send a correct program instead (busy, but light reports)",
     )
+    parser.add_argument(
+        "--serve",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="an option for the server, repeatable (--serve=--grading-reserved=0, say, to compare)",
+    )
     options = parser.parse_args(argv)
-    print(f"load average before: {os.getloadavg()[0]:.2f}; cores: {os.cpu_count()}")
+    print(f"load average before: {os.getloadavg()[0]:.2f}; cores: {os.cpu_count()}; CPU: {cpu_model()}")
+    if options.serve:
+        print(f"server options: {' '.join(options.serve)}")
     with tempfile.TemporaryDirectory() as folder:
-        server, url = start_server(Path(folder) / "bench.sqlite3")
+        server, url = start_server(Path(folder) / "bench.sqlite3", options.serve)
         try:
             cpu_start = server_cpu(server.pid)
             quiet = asyncio.run(honest_runs(url, options.runs))

@@ -14,6 +14,9 @@ SCRIPT = Path(__file__).parents[2] / "benchmarks" / "class_burst.py"
 
 @pytest.fixture(scope="module")
 def burst() -> ModuleType:
+    # The script imports its sibling helpers (benchmarks/serving.py) as a script run from there would.
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.append(str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("qkv_class_burst", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

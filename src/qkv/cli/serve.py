@@ -104,6 +104,7 @@ class ServeOptions(TypedDict):
     grading_mode: str
     grading_wait: float
     grading_concurrency: int
+    grading_reserved: int
     grading_queue: int
     grading_per_client: int
     grading_slice: float
@@ -164,6 +165,14 @@ class ServeOptions(TypedDict):
     show_default=True,
     type=click.IntRange(1, 64),
     help="Programs graded at once.",
+)
+@click.option(
+    "--grading-reserved",
+    default=1,
+    show_default=True,
+    type=click.IntRange(0, 64),
+    help="Graders beyond --grading-concurrency kept for a client with no program running, so that another "
+    "client's many programs never make its first wait for a grader.",
 )
 @click.option(
     "--grading-queue",
@@ -371,6 +380,7 @@ def _settings(url: str, options: ServeOptions) -> Settings:
         secret_key=_secret_key(options["secret_key_file"]),
         allow_unsandboxed=options["allow_unsandboxed"],
         grading_concurrency=options["grading_concurrency"],
+        grading_reserved=options["grading_reserved"],
         grading_queue=options["grading_queue"],
         grading_per_client=options["grading_per_client"],
         grading_slice_s=options["grading_slice"],

@@ -6,6 +6,7 @@ import dataclasses
 import enum
 import functools
 import logging
+import math
 import os
 import secrets
 import subprocess
@@ -26,6 +27,7 @@ from qkv.grading.judging import JudgeLine, current_client
 from qkv.grading.limits import Limits
 from qkv.grading.mutants import prepare_in_background
 from qkv.grading.pool import SparePool
+from qkv.grading.priority import SandboxPriority, current_priority
 from qkv.grading.report_bound import report_bound
 from qkv.grading.results import GradeResult, TestResult, TestStatus
 from qkv.grading.runtime import bwrap_path
@@ -50,6 +52,9 @@ __all__ = [
 BUBBLEWRAP = "bubblewrap"
 RLIMITS_ONLY = "rlimits only (no bubblewrap)"
 MAX_SOURCE_BYTES = 256 * 1024
+# How recently a program at normal priority must have taken a sandbox for one in the background to leave it
+# the last warm spare (see Grader._spares_to_keep).
+NORMAL_RECENT_S = 2.0
 SIGKILL, SIGXCPU, SIGXFSZ = 9, 24, 25
 
 _log = logging.getLogger(__name__)
@@ -166,6 +171,7 @@ class Grader:
         self._zygotes: list[Zygote] = []  # the running one, if any (a list, for the finalizer)
         self._zygote_lock = threading.Lock()
         self._pool = SparePool(warm_spares, self._new_process) if warm_spares else None
+        self._last_normal = -math.inf  # when a program at normal priority last took a sandbox
         self.judges = JudgeLine(judge_workers) if judge_workers else None
         # Spares and the zygote are stopped even if close() is never called (cgroups removed with them).
         self._finalizer = weakref.finalize(self, _shut_down, self._pool, self._zygotes)
@@ -354,7 +360,7 @@ class Grader:
         """A warm spare, or a sandbox started now; an error result when none can start."""
         thread_started = time.thread_time()
         try:
-            process = self._pool.take() if self._pool else None
+            process = self._pool.take(self._spares_to_keep()) if self._pool else None
             if process is None:
                 process = self._new_process()
                 process.wait_ready()
@@ -362,9 +368,23 @@ class Grader:
             return prepared.finish(
                 "error", f"The grader could not start its sandbox, so your code was not run ({error})", []
             )
+        process.run_at(current_priority())  # a spare was started before anyone knew whose it would be
         prepared.marks["thread_start"] = time.thread_time() - thread_started
         prepared.thread_mark = time.thread_time()
         return process
+
+    def _spares_to_keep(self) -> int:
+        """Warm spares a program about to start must leave to others: 1 for a program in the background
+        while programs at normal priority have been arriving (within ``NORMAL_RECENT_S``), else 0.
+
+        Such a program then waits for its own sandbox's start instead of making a single learner's wait
+        for one; where every program is in the background (a class behind one address), all spares serve.
+        """
+        now = time.monotonic()
+        if current_priority() is SandboxPriority.NORMAL:
+            self._last_normal = now
+            return 0
+        return 1 if now - self._last_normal < NORMAL_RECENT_S else 0
 
     def _conclude(self, prepared: _Prepared, process: SandboxProcess) -> GradeResult:
         """End the sandbox and judge its report (on the judging line, in its client's turn, if any)."""
@@ -435,6 +455,7 @@ class Grader:
             process, slice_s = started, None  # run again from the start: a slice would only repeat itself
         else:
             self._release_paused(process)
+            process.run_at(current_priority())
             process.unpause()
         if process.advance(slice_s):
             return self._conclude(prepared, process)

@@ -33,10 +33,13 @@ class SparePool:
         for worker in self._workers:
             worker.start()
 
-    def take(self) -> SandboxProcess | None:
-        """A ready spare, or None when none is ready right now (the caller then starts one itself)."""
+    def take(self, keep: int = 0) -> SandboxProcess | None:
+        """A ready spare, or None when none is ready right now (the caller then starts one itself).
+
+        With ``keep``, only while more than ``keep`` are ready: the last ones stay for other callers.
+        """
         with self._condition:
-            while self._ready:
+            while len(self._ready) > keep:
                 spare = self._ready.popleft()
                 self._condition.notify_all()
                 if spare.alive():

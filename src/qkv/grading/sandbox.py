@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from qkv.grading.cgroups import HOST, CgroupHost, SandboxCgroup
 from qkv.grading.limits import Limits
+from qkv.grading.priority import SandboxPriority, lower, lower_session
 from qkv.grading.runtime import (
     SANDBOX_ENV,
     bare_command,
@@ -336,6 +337,19 @@ class SandboxProcess:
         if self.cgroup is not None:
             self.cgroup.thaw()
 
+    def run_at(self, priority: SandboxPriority) -> int:
+        """Set ``priority`` on every process of the sandbox (before its job runs; see ``priority.py``).
+
+        A fresh sandbox leads a session of its own, whose scheduling group is lowered too; a forked one
+        shares the zygote's with the other sandboxes. Returns the threads whose nice value was raised.
+        """
+        if priority is SandboxPriority.NORMAL:
+            return 0
+        pids = self.cgroup.processes() if self.cgroup is not None else tree_pids(self.process.pid)
+        if not self.forked:
+            lower_session(self.process.pid, priority)
+        return lower(pids, priority)
+
     @property
     def can_pause(self) -> bool:
         """Whether :meth:`pause` can work here (the sandbox has a freezer cgroup)."""
@@ -588,6 +602,27 @@ def tree_cpu_seconds(pid: int) -> float | None:
                 if current == pid:
                     return None
     return total / ticks
+
+
+def tree_pids(pid: int) -> list[int]:
+    """``pid`` and its live descendants, from ``/proc`` (only ``pid`` where it lists no children).
+
+    Examples
+    --------
+    >>> tree_pids(os.getpid())[0] == os.getpid()
+    True
+    """
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        if current in found:
+            continue
+        found.append(current)
+        with contextlib.suppress(OSError, ValueError):
+            for task in os.listdir(f"/proc/{current}/task"):
+                with contextlib.suppress(OSError), open(f"/proc/{current}/task/{task}/children") as handle:
+                    pending += [int(child) for child in handle.read().split()]
+    return found
 
 
 def processes_of_user(uid: int) -> int:

@@ -206,6 +206,7 @@ def start_grading(services: Services) -> None:
     services.queue = GradingQueue(
         lambda source, suite, seed=None: grader.grade(source, suite, seed=seed),
         concurrency=settings.grading_concurrency,
+        reserved=settings.grading_reserved,
         capacity=settings.grading_queue,
         per_client=settings.grading_per_client,
         first_slice=(

@@ -26,6 +26,10 @@ class Settings:
         Grade with resource limits only when bubblewrap is missing (otherwise grading is turned off).
     grading_concurrency : int
         Gradings that run at once.
+    grading_reserved : int
+        Graders beyond ``grading_concurrency`` kept for a client with no program running, so that one
+        client's programs holding every grader never make another's first wait for one of them to end
+        (0: none).
     grading_queue : int
         Programs that may wait for a grader, served fairly across client addresses; beyond that the API
         answers 503. The default holds a class of a few hundred.
@@ -115,6 +119,7 @@ class Settings:
     allow_unsandboxed: bool = False
     # Measured best for a class on 2 cores (docs/operations.md): a grader is mostly waiting on its sandbox.
     grading_concurrency: int = 4
+    grading_reserved: int = 1
     grading_queue: int = 256
     grading_per_client: int = 64
     grading_slice_s: float = 0.5
@@ -143,6 +148,7 @@ class Settings:
         minimums = {
             "grading_concurrency": 1,
             "grading_queue": 0,
+            "grading_reserved": 0,
             "grading_per_client": 1,
             "identities_per_address": 1,
             "keep_submissions": 1,

@@ -39,13 +39,14 @@ import enum
 import math
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from qkv.grading import Unfinished
 from qkv.grading.judging import judging_for
+from qkv.grading.priority import SandboxPriority, running_at
 
 
 class GradingBusy(RuntimeError):
@@ -161,11 +162,15 @@ class _FairLine:
             self._joins += 1
         line.append(job)
 
-    def pop(self, estimate_s: float) -> _Job | None:
-        """The next program, charging its client ``estimate_s``; None when the line is empty."""
-        if not self.by_client:
+    def pop(self, estimate_s: float, allowed: Callable[[str], bool] | None = None) -> _Job | None:
+        """The next program, charging its client ``estimate_s``; None when the line is empty.
+
+        With ``allowed``, only clients it accepts are served (None when none of them has a program here).
+        """
+        clients = [name for name in self.by_client if allowed is None or allowed(name)]
+        if not clients:
             return None
-        client = min(self.by_client, key=lambda name: (self.tags[name], self.joined[name]))
+        client = min(clients, key=lambda name: (self.tags[name], self.joined[name]))
         self.clock = self.tags[client]
         self.tags[client] += estimate_s
         line = self.by_client[client]
@@ -248,6 +253,12 @@ class GradingQueue:
     later_concurrency : int, optional
         Graders that may run set-aside programs at once (default: half of them, at least one); the others
         stay free for programs arriving for their first slice.
+    reserved : int
+        Graders beyond ``concurrency`` kept for clients with no program running (default: none). A client
+        whose programs hold every grader would otherwise make a newcomer wait for one of them to end; with
+        a reserved grader the newcomer's program starts at once, at normal priority, while that client's
+        run in the background (``qkv.grading.priority``). A reserved grader never runs a program beside
+        another of its client's, nor a set-aside one, and its program takes no place of the wait list.
 
     Examples
     --------
@@ -268,11 +279,12 @@ class GradingQueue:
         first_slice: Callable[..., Any] | None = None,
         later_slices: Sequence[float | None] = (None,),
         later_concurrency: int | None = None,
+        reserved: int = 0,
     ) -> None:
-        if concurrency < 1 or capacity < 0 or (per_client is not None and per_client < 1):
+        if concurrency < 1 or capacity < 0 or (per_client is not None and per_client < 1) or reserved < 0:
             raise ValueError(
-                "A grading queue needs concurrency >= 1, capacity >= 0 and per_client >= 1, not "
-                f"{concurrency}, {capacity} and {per_client}."
+                "A grading queue needs concurrency >= 1, capacity >= 0, per_client >= 1 and reserved >= 0, "
+                f"not {concurrency}, {capacity}, {per_client} and {reserved}."
             )
         if later_concurrency is not None and not 1 <= later_concurrency <= concurrency:
             raise ValueError(
@@ -283,6 +295,7 @@ class GradingQueue:
         self._first_slice = first_slice
         self._later_slices = tuple(later_slices)
         self.concurrency = concurrency
+        self.reserved = reserved
         self.capacity = capacity
         self.per_client = per_client if per_client is not None else concurrency + capacity
         self.later_concurrency = max(1, concurrency // 2) if later_concurrency is None else later_concurrency
@@ -294,13 +307,14 @@ class GradingQueue:
         self._seen_owners: OrderedDict[str, None] = OrderedDict()  # learners who had a program in line
         self.max_owners = 200_000
         self._running_owners: dict[str, _Job] = {}
+        self._running_by_client: Counter[str] = Counter()  # programs of each client running now
         self._running = 0
         self._running_later = 0  # programs running on from a later line
         self._closed = False
         self._mean_s = 1.0  # running estimate of one grading's duration, for Retry-After
         self._workers = [
             threading.Thread(target=self._work, name=f"qkv-grade-{index}", daemon=True)
-            for index in range(concurrency)
+            for index in range(concurrency + reserved)
         ]
         for worker in self._workers:
             worker.start()
@@ -371,7 +385,7 @@ class GradingQueue:
                     retry,
                 )
             waiting = self._waiting_count()
-            if self._running + waiting >= self.concurrency + self.capacity:
+            if self._full(client, waiting):
                 retry = max(1, math.ceil(self._mean_s * (waiting + 1) / self.concurrency))
                 taken = self._running + waiting
                 described = "1 program is" if taken == 1 else f"{taken} programs are"
@@ -389,6 +403,17 @@ class GradingQueue:
                 self._seen(owner)
             self._lock.notify()
             return job.future
+
+    def _full(self, client: str, waiting: int) -> bool:
+        """Whether the line has no place for a program of ``client`` (call with the lock held).
+
+        A program on a reserved grader takes no place of the wait list, and a free reserved grader takes
+        a client with nothing running at once.
+        """
+        if min(self._running, self.concurrency) + waiting < self.concurrency + self.capacity:
+            return False
+        reserve_free = self.concurrency <= self._running < self.concurrency + self.reserved
+        return not (reserve_free and not self._running_by_client[client])
 
     def _check_client(self, client: str, first: bool) -> None:
         """Raise ``ClientBusy`` when ``client`` may not put this program in line (call with the lock held).
@@ -484,7 +509,14 @@ class GradingQueue:
                 job.unfinished = None
 
     def _take_next(self) -> tuple[_Job | None, _FairLine | None]:
-        """The first program of the first line with one; later lines only while a grader is left for them."""
+        """The first program of the first line with one; later lines only while a grader is left for them.
+
+        Past ``concurrency`` programs running, the ``reserved`` graders take only a first program of a
+        client that has none running (see ``reserved``).
+        """
+        if self._running >= self.concurrency:
+            job = self._lines[0].pop(self._mean_s, lambda client: not self._running_by_client[client])
+            return (job, self._lines[0]) if job is not None else (None, None)
         for level, line in enumerate(self._lines):
             if level and self._running_later >= self.later_concurrency:
                 break
@@ -508,6 +540,8 @@ class GradingQueue:
                     job, more = self._next_job()
                     dropped += more
                 if job is not None:
+                    priority = self._priority_for(job.client)
+                    self._running_by_client[job.client] += 1
                     self._running += 1
                     self._running_later += job.level > 0
                     if job.owner is not None:
@@ -516,14 +550,26 @@ class GradingQueue:
                 stale.discard()
             if job is None:
                 return
-            self._run(job)
+            self._run(job, priority)
 
-    def _run(self, job: _Job) -> None:
+    def _priority_for(self, client: str) -> SandboxPriority:
+        """The CPU priority of a program of ``client`` taken up now (call with the lock held).
+
+        A client with another program running or waiting, in either line, has its programs run in the
+        background of the other clients' (see ``qkv.grading.priority``): however many learners or
+        programs one client has, a client with a single program gets the cores first. Among themselves
+        a client's programs share what is left as before.
+        """
+        held = self._running_by_client[client] + sum(line.of(client) for line in self._lines)
+        return SandboxPriority.BACKGROUND if held else SandboxPriority.NORMAL
+
+    def _run(self, job: _Job, priority: SandboxPriority) -> None:
         started = time.monotonic()
         from_later = job.level > 0
         # Out of every line now: no other thread reaches this job until it is set aside again.
         pending, job.unfinished = job.unfinished, None
-        with judging_for(job.client):  # its report is judged in its client's turn (qkv.grading.judging)
+        # Its report is judged in its client's turn (qkv.grading.judging), its sandbox run at its priority.
+        with judging_for(job.client), running_at(priority):
             outcome = self._attempt(job, pending)
         set_aside = outcome[0] and isinstance(outcome[1], Unfinished)
         # The learner's place is freed before the verdict is set: with the result in hand, they may run again.
@@ -536,6 +582,9 @@ class GradingQueue:
             self._mean_s = 0.8 * self._mean_s + 0.2 * took_s
             self._running -= 1
             self._running_later -= from_later
+            self._running_by_client[job.client] -= 1
+            if not self._running_by_client[job.client]:
+                del self._running_by_client[job.client]
             if job.owner is not None:
                 self._running_owners.pop(job.owner, None)
             queued = set_aside and not job.future.cancelled() and not self._closed
