@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from qkv.grading.quoting import quoted
 from qkv.grading.rewrites import rewrites
 from qkv.grading.sizes import reference_axes
 
@@ -592,7 +593,7 @@ def _shown(node: ast.AST, parents: list[ast.AST], replacement: ast.AST) -> tuple
         changed = copy.deepcopy(holder)
         _replace_within(changed, holder, node, replacement)
         after = _unparse(changed)
-    return before[:FRAGMENT_LIMIT], after[:FRAGMENT_LIMIT]
+    return before, after
 
 
 def _replace_within(copied: ast.AST, original: ast.AST, target: ast.AST, replacement: ast.AST) -> bool:
@@ -701,7 +702,9 @@ def _mutation(
     if before == after:
         return None
     if operator == "check":  # the whole check, not its condition turned False
-        before, after = f"if {before}: raise …"[:FRAGMENT_LIMIT], "no check"
+        before, after = quoted(f"if {before}: raise …", "no check", FRAGMENT_LIMIT)
+    else:  # cut around the change, so that a change beyond the first 70 characters still shows
+        before, after = quoted(before, after, FRAGMENT_LIMIT)
     line = _statement_line(node, parents)
     _locate(replacement, node)
     exchange = (
