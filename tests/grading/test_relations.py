@@ -247,3 +247,18 @@ def test_a_well_known_function_of_the_input() -> None:
     assert other is None or other.kind != "function"
     squared = find_relation(x**2, tanh_gelu, args=(x,), rtol=1e-7, atol=1e-9)
     assert squared is None or squared.kind != "function"
+
+
+def test_as_many_numbers_in_more_axes_or_fewer() -> None:
+    # Heads never merged back: (h, n, d_head) where (n, d_model) belongs, with other values too.
+    rng = np.random.default_rng(3)
+    found = find_relation(rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 8)))
+    assert found is not None and found.kind == "shape"
+    assert found.sentence == (
+        "Your result has shape (2, 3, 4), 3 axes, where the expected shape (3, 8) has 2, with as many numbers "
+        "in all (24). Look for axes left apart that belong merged into one (a reshape, after a transpose "
+        "where the order needs it)."
+    )
+    fewer = find_relation(rng.normal(size=(3, 8)), rng.normal(size=(2, 3, 4)))
+    assert fewer is not None and "Look for axes merged into one that belong apart" in fewer.sentence
+    assert find_relation(rng.normal(size=(2, 3, 5)), rng.normal(size=(3, 8))) is None  # other counts: no fact

@@ -249,7 +249,24 @@ def _other_shape(got: Array, want: Array, call: _Call) -> Relation | None:
         if found:
             return found
     mine, theirs = f"{call.Label} has shape {got.shape}, which", f"the expected shape {want.shape}"
-    return _shape_names("shape", got.shape, want.shape, call, mine, theirs)
+    return _shape_names("shape", got.shape, want.shape, call, mine, theirs) or _axis_count(got, want, call)
+
+
+def _axis_count(got: Array, want: Array, call: _Call) -> Relation | None:
+    """As many numbers as expected, in more axes or fewer (not one of size 1): axes left apart that
+    belong merged into one (heads never merged back), or merged that belong apart."""
+    if got.ndim == want.ndim or got.size != want.size or got.size == 0:
+        return None
+    if got.ndim > want.ndim:
+        look = "axes left apart that belong merged into one (a reshape, after a transpose where the order "
+        look += "needs it)"
+    else:
+        look = "axes merged into one that belong apart (a reshape to the expected shape's axes)"
+    return Relation(
+        "shape",
+        f"{call.Label} has shape {got.shape}, {got.ndim} axes, where the expected shape {want.shape} has "
+        f"{want.ndim}, with as many numbers in all ({want.size}). Look for {look}.",
+    )
 
 
 def _reordered(got: Array, want: Array, call: _Call) -> Relation | None:
