@@ -108,3 +108,38 @@ def test_values_are_the_same_item_by_item_whatever_their_shapes() -> None:
     assert _equal_values({"Q": (2, 3)}, {"Q": (2, 3)}) and not _equal_values({"Q": (2, 3)}, {"q": (2, 3)})
     assert _equal_values(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]))
     assert not _equal_values(np.array(["a"]), np.array([1.0]))
+
+
+SCALED = """import numpy as np
+
+
+def mix(X, W, h):
+    d_head = X.shape[1] // h
+    return X / np.sqrt(d_head) @ W
+"""
+SCALED_NAMESPACE: dict[str, Any] = {}
+exec(SCALED, SCALED_NAMESPACE)
+
+
+def _mixed(n: int, d: int, h: int) -> Any:
+    return lambda rng: (rng.normal(size=(n, d)), rng.normal(size=(d, d)), h)
+
+
+SCALED_SUITE = Suite(
+    ["mix"],
+    [
+        TestCase(f"mix of {n} rows, {d} columns, {h} heads", "mix", _mixed(n, d, h), SCALED_NAMESPACE["mix"])
+        for n, d, h in ((3, 4, 2), (2, 6, 3), (4, 8, 4))
+    ],
+    reference=SCALED,
+)
+
+
+def test_two_terms_left_out_on_two_lines_are_named_together(grader: Any) -> None:
+    # A scale by the whole width (// h dropped) and the last projection forgotten (@ W dropped).
+    prepare(SCALED, ["mix"])
+    source = SCALED.replace("X.shape[1] // h", "X.shape[1]").replace(" @ W\n", "\n")
+    result = grader.grade(source, SCALED_SUITE, seed=3)
+    first = next(test for test in result.tests if test.status != "pass")
+    assert first.hint_source == "mutant", first
+    assert "with 2 changes, without the // h" in first.hint and "without the @ W: " in first.hint

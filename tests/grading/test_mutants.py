@@ -105,6 +105,7 @@ def test_every_operator_makes_mutations() -> None:
         ("without np.exp", "softmax", "", (Q,), None),
         ("with the arguments", "split", "", (RNG.normal(size=(3, 4)), 2), None),
         ("without the // h", "split", "", (RNG.normal(size=(3, 4)), 2), None),
+        ("without the @ V", "attend", "", (Q, K, V), lambda: (_attend(Q, K, V)[1],) * 2),
         ("multiplied by", "attend", "", (Q, K, V), lambda: _attend(Q, K, V, scale=0.5)),
     ],
 )

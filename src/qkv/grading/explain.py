@@ -434,8 +434,9 @@ def _search(
 def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> list[tuple[int, ...]]:
     """The pairs worth trying, at most :data:`MAX_PAIRS`: two changes that exchange two names, the same
     change in two places, two of one kind on one line, two among the singles that came closest to the
-    learner's result, and any two on one line; taken from each of these kinds in turn, so that a
-    reference with many names to exchange does not crowd out the same slip made twice."""
+    learner's result, any two on one line, and two terms dropped anywhere in the function; taken from
+    each of these kinds in turn, so that a reference with many names to exchange does not crowd out the
+    same slip made twice."""
     keys = [key for _, key in scored]
     lines: dict[tuple[str, int], list[tuple[int, ...]]] = {}
     for key in keys:
@@ -459,7 +460,11 @@ def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> lis
     kinds = [(*a, *b) for a, b in same_line if kind(a) == kind(b)]
     closest = [(*a, *b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
     anything = [(*a, *b) for a, b in same_line]
-    turns = itertools.zip_longest(exchanges, twice, everywhere, kinds, closest, anything)
+    # Two terms left out anywhere in the function (a scale's // h and a last projection both forgotten):
+    # few changes drop a term, so all their pairs are few.
+    drops = [key for key in keys if kind(key) == "drop"]
+    dropped = [(*a, *b) for i, a in enumerate(drops) for b in drops[i + 1 :]]
+    turns = itertools.zip_longest(exchanges, twice, everywhere, kinds, closest, anything, dropped)
     pairs = [pair for turn in turns for pair in turn if pair is not None]
     return list(dict.fromkeys(pairs))[:MAX_PAIRS]
 

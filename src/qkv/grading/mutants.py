@@ -11,7 +11,8 @@ The operators (each a function of one node of the tree):
 
 ========================  ===============================================================================
 ``transpose``             an operand of ``@`` transposed, or a ``.T`` / ``.transpose(...)`` dropped
-``drop``                  one operand of ``*``, ``/``, ``+``, ``-``, ``//`` dropped (a scale, a shift)
+``drop``                  one operand of ``*``, ``/``, ``+``, ``-``, ``//`` dropped (a scale, a shift);
+                          the right operand of ``@`` (a projection forgotten: ``X @ W`` → ``X``)
 ``axis``                  ``axis=`` changed (``-1``, ``0``, ``1``, ``-2``) or dropped (the whole array)
 ``keepdims``              ``keepdims=True`` dropped
 ``sqrt``                  a square root dropped, or added under a division or product
@@ -226,10 +227,13 @@ def _transpose(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
 
 
 def _drop(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
-    if not isinstance(node, ast.BinOp) or type(node.op) not in OPERATORS or isinstance(node.op, ast.MatMult):
+    if not isinstance(node, ast.BinOp) or type(node.op) not in OPERATORS:
         return
     symbol = OPERATORS[type(node.op)]
+    # For @, only the right operand goes: a projection forgotten (X @ W → X); X alone never is one.
     yield "drop", node.left, f"without the {symbol} {_unparse(node.right)}"[: FRAGMENT_LIMIT + 20]
+    if isinstance(node.op, ast.MatMult):
+        return
     if isinstance(node.op, ast.Mult | ast.Add):
         yield "drop", node.right, f"without the {_unparse(node.left)} {symbol}"[: FRAGMENT_LIMIT + 20]
 
