@@ -262,3 +262,16 @@ def test_as_many_numbers_in_more_axes_or_fewer() -> None:
     fewer = find_relation(rng.normal(size=(3, 8)), rng.normal(size=(2, 3, 4)))
     assert fewer is not None and "Look for axes merged into one that belong apart" in fewer.sentence
     assert find_relation(rng.normal(size=(2, 3, 5)), rng.normal(size=(3, 8))) is None  # other counts: no fact
+
+
+def test_whole_numbers_where_the_expected_values_have_decimals() -> None:
+    # The inputs made whole before computing: not the expected values cut, but whole numbers all the same.
+    X, W = np.array([[1.5, -0.25], [2.75, 0.5]]), np.array([[0.5, 1.25], [-1.5, 2.0]])
+    found = find_relation(X.astype(int) @ W.astype(int), X @ W, label="your Q")
+    assert found is not None and found.kind == "truncated"
+    assert found.sentence.startswith(
+        "Your Q holds only whole numbers (its dtype is int64), where the expected"
+    )
+    assert "(such as 1.125)" in found.sentence
+    whole = find_relation(np.array([1, 2]), np.array([1.0, 3.0]))
+    assert whole is None or "only whole" not in whole.sentence  # whole expected values: no such fact
