@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from qkv.grading.mutants import PRIORITY, Mutants, mutations
-from qkv.grading.quoting import quoted
+from qkv.grading.quoting import combined, quoted
 
 REFERENCE = """import numpy as np
 
@@ -325,3 +325,22 @@ def test_quotes_that_fit_are_whole_and_a_limit_below_three_is_refused() -> None:
     assert quoted("x" * 80, "y", 10) == ("x" * 9 + "…", "y")
     with pytest.raises(ValueError, match="got 2"):
         quoted("abcd", "abce", 2)
+
+
+def test_the_same_change_in_several_places_of_one_expression_is_said_once() -> None:
+    found = Mutants("def f(X, A, B, C):\n    return X @ A, X @ B, X @ C\n")
+    keys = [k for k in found.singles("f") if found.change(k[0]).words == "the right operand of @ transposed"]
+    assert len(keys) == 3
+    described = found.mutant(tuple(k[0] for k in keys)).describe()
+    assert described == (
+        "the right operand of @ transposed, 3 times: (X @ A.T, X @ B.T, X @ C.T) where the reference has "
+        "(X @ A, X @ B, X @ C) (in f)"
+    )
+    other = [k for k in found.singles("f") if found.change(k[0]).words == "with the two operands swapped"]
+    assert found.mutant((keys[0][0], other[0][0])).describe().count(" where the reference has ") == 2
+
+
+def test_changes_that_touch_the_same_characters_are_not_combined() -> None:
+    assert combined("(a, b)", ["(a.T, b)", "(a, b.T)"]) == "(a.T, b.T)"
+    assert combined("a + b", ["a - b", "a * b"]) is None
+    assert combined("f(x)", ["f(x).T", "f(x).sum()"]) is None  # two insertions at one place

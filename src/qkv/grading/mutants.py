@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from qkv.grading.quoting import quoted
+from qkv.grading.quoting import combined, quoted
 from qkv.grading.rewrites import rewrites
 from qkv.grading.sizes import reference_axes
 
@@ -895,9 +895,28 @@ class Mutant:
             return self.functions[function](*copy.deepcopy(tuple(args)))
 
     def describe(self) -> str:
-        """What the mutant changed, each change in words with the reference's expression."""
-        parts = [change.describe() for change in self.changes]
+        """What the mutant changed, each change in words with the reference's expression; the same
+        change made in several places of one expression is said once, with every place changed."""
+        parts: list[str] = []
+        for group in _same_changes(self.changes):
+            first = group[0]
+            together = combined(first.before, [change.after for change in group]) if len(group) > 1 else None
+            if together is None or len(together) > FRAGMENT_LIMIT:
+                parts += [change.describe() for change in group]
+            else:
+                parts.append(
+                    f"{first.words}, {len(group)} times: {together} where the reference has {first.before} "
+                    f"(in {first.function})"
+                )
         return "; and ".join(parts)
+
+
+def _same_changes(changes: Sequence[Mutation]) -> list[list[Mutation]]:
+    """The changes grouped by what they say and the expression they quote (in the order of the first)."""
+    groups: dict[tuple[str, str, str], list[Mutation]] = {}
+    for change in changes:
+        groups.setdefault((change.function, change.words, change.before), []).append(change)
+    return list(groups.values())
 
 
 def _code(module: ast.Module, name: str) -> tuple[types.CodeType, Any] | None:

@@ -9,6 +9,9 @@ context on either side of it in both, and an ellipsis where something was cut.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
+
 ELLIPSIS = "…"
 
 
@@ -57,6 +60,45 @@ def quoted(before: str, after: str, limit: int) -> tuple[str, str]:
         _window(before, start, len(before) - suffix + right, limit),
         _window(after, start, len(after) - suffix + right, limit),
     )
+
+
+def combined(before: str, afters: Sequence[str]) -> str | None:
+    """One quote with every change made: each of ``afters`` changes one part of ``before``, and where
+    those parts do not overlap, all of them applied at once; None where they overlap.
+
+    Parameters
+    ----------
+    before : str
+        The expression as the reference has it.
+    afters : sequence of str
+        The same expression with one change each.
+
+    Returns
+    -------
+    str or None
+        ``before`` with every change made, or None when two changes touch the same characters.
+
+    Examples
+    --------
+    >>> combined("(X @ Wq, X @ Wk)", ["(X @ Wq.T, X @ Wk)", "(X @ Wq, X @ Wk.T)"])
+    '(X @ Wq.T, X @ Wk.T)'
+    >>> combined("a + b", ["a - b", "a * b"]) is None
+    True
+    """
+    edits = []
+    for after in afters:
+        prefix = _common_prefix(before, after)
+        suffix = _common_prefix(before[prefix:][::-1], after[prefix:][::-1])
+        edits.append((prefix, len(before) - suffix, after[prefix : len(after) - suffix]))
+    edits.sort()
+    for (start, end, _), (next_start, next_end, _) in itertools.pairwise(edits):
+        if next_start < end or (next_start == start and (end == start or next_end == next_start)):
+            return None  # two changes of the same characters, or two insertions at one place
+    pieces, at = [], 0
+    for start, end, text in edits:
+        pieces += [before[at:start], text]
+        at = end
+    return "".join([*pieces, before[at:]])
 
 
 def _common_prefix(a: str, b: str) -> int:
