@@ -146,3 +146,24 @@ def test_two_terms_left_out_on_two_lines_are_named_together(grader: Any) -> None
     first = next(test for test in result.tests if test.status != "pass")
     assert first.hint_source == "mutant", first
     assert "with 2 changes, without the // h" in first.hint and "without the @ W: " in first.hint
+
+
+def test_a_stricter_check_and_a_check_left_out_are_named_together(grader: Any) -> None:
+    # Wc's columns compared too (a value test with d_c ≠ d_a raises), and no row check at all: the
+    # closest single (the stricter check, which fits every test but the row test) is paired with any other.
+    source = """import numpy as np
+
+
+def project(X, Wa, Wb, Wc):
+    if not Wa.shape[1] == Wb.shape[1] == Wc.shape[1]:
+        raise ValueError("all three need as many columns")
+    return X @ Wa, X @ Wb, X @ Wc
+"""
+    first = _first_failure(grader, source)
+    assert first.name == "project with non-square weights"
+    assert first.hint_source == "mutant", first
+    assert (
+        "with 2 changes, with Wc compared too: Wa.shape[1] != Wb.shape[1] or Wa.shape[1] != Wc.shape[1]"
+        in (first.hint)
+    )
+    assert "without the input check that raises" in first.hint

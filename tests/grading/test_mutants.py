@@ -54,6 +54,12 @@ def checked(Q, K):
     return Q @ K.T
 
 
+def matched(Q, K, V):
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError("Q and K need as many columns")
+    return Q @ K.T @ V
+
+
 def layer(X, p, eps=1e-5):
     H = X + np.tanh(norm(X, p["g1"], p["b1"]) + eps)
     return H + np.tanh(norm(H, p["g2"], p["b2"]))
@@ -344,3 +350,17 @@ def test_changes_that_touch_the_same_characters_are_not_combined() -> None:
     assert combined("(a, b)", ["(a.T, b)", "(a, b.T)"]) == "(a.T, b.T)"
     assert combined("a + b", ["a - b", "a * b"]) is None
     assert combined("f(x)", ["f(x).T", "f(x).sum()"]) is None  # two insertions at one place
+
+
+def test_a_check_made_stricter_compares_a_third_array() -> None:
+    key = by_words("with V compared too", "matched")
+    assert ALL[key[0]].operator == "strict"
+    assert ALL[key[0]].after == "Q.shape[1] != K.shape[1] or Q.shape[1] != V.shape[1]"
+    assert _close(
+        run(key, "matched", Q, K, V[:, :1].repeat(4, axis=1)),
+        run((), "matched", Q, K, V[:, :1].repeat(4, axis=1)),
+    )
+    with pytest.raises(ValueError):
+        run(
+            key, "matched", Q, K, V
+        )  # V has 2 columns where Q has 4: the reference computes, the mutant raises

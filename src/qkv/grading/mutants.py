@@ -29,6 +29,7 @@ The operators (each a function of one node of the tree):
                           (``np.exp(x)`` → ``x``, ``normed(S)`` → ``S``)
 ``check``                 a check that raises left out (``if cond: raise …`` as if ``cond`` were false)
 ``exception``             a check's exception of another class (``TypeError`` for ``ValueError``)
+``strict``                a check ``a.shape[1] != b.shape[1]`` that compares a third array too
 ``ddof``                  a variance or standard deviation with ``ddof=1`` (divided by the count − 1)
 ``default``               a parameter read replaced by its default (``1e-05`` for a given ``eps``)
 ``placement``             a term moved out of a one-argument call or into it (``np.sqrt(v) + eps``)
@@ -108,6 +109,7 @@ PRIORITY = (  # the order operators are tried in: the mistakes learners make mos
     "drop",
     "check",
     "exception",
+    "strict",
     "residual",
     "sibling",
     "reduction",
@@ -572,6 +574,48 @@ def _operands(node: ast.AST, parents: list[ast.AST], names: Sequence[str]) -> It
             yield "operand", ast.Name(id=other, ctx=ast.Load()), f"with {other} where {node.id} belongs"
 
 
+def _stricter(node: ast.AST, parents: list[ast.AST], names: Sequence[str]) -> Iterator[Change]:
+    """A check that compares one array more: ``a.shape[1] != b.shape[1]`` that also raises where a third
+    array ``c`` differs (``… or a.shape[1] != c.shape[1]``), a check stricter than the reference's."""
+    holder = parents[-1] if parents else None
+    if not (
+        isinstance(holder, ast.If)
+        and holder.test is node
+        and isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.NotEq)
+        and all(isinstance(statement, ast.Raise) for statement in holder.body)
+    ):
+        return
+    left, right = _named_once(node.left, names), _named_once(node.comparators[0], names)
+    if left is None or right is None or left == right:
+        return
+    for other in names:
+        if other in (left, right):
+            continue
+        third = _with_name(node.comparators[0], right, other)
+        if ast.dump(third) != ast.dump(_with_name(node.left, left, other)):
+            continue  # the two sides are not the same expression of two arrays
+        assert isinstance(third, ast.expr)  # a copy of the right side, one name changed
+        extra = ast.Compare(left=copy.deepcopy(node.left), ops=[ast.NotEq()], comparators=[third])
+        yield "strict", ast.BoolOp(op=ast.Or(), values=[node, extra]), f"with {other} compared too"
+
+
+def _named_once(node: ast.AST, names: Sequence[str]) -> str | None:
+    """The one array name an expression reads, or None (none, or several)."""
+    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in names}
+    return found.pop() if len(found) == 1 else None
+
+
+def _with_name(node: ast.AST, old: str, new: str) -> ast.AST:
+    """A copy of ``node`` that reads ``new`` wherever it read ``old``."""
+    copied = copy.deepcopy(node)
+    for n in ast.walk(copied):
+        if isinstance(n, ast.Name) and n.id == old:
+            n.id = new
+    return copied
+
+
 def _statement_line(node: ast.AST, parents: list[ast.AST]) -> int:
     for holder in [node, *reversed(parents)]:
         if isinstance(holder, ast.stmt):
@@ -686,6 +730,7 @@ def _node_changes(node: ast.AST, parents: list[ast.AST], scope: _Scope) -> list[
     changes = [change for operator in OPERATOR_FUNCTIONS for change in operator(node, parents)]
     changes += list(_sizes(node, parents, scope.sizes))
     changes += list(_operands(node, parents, scope.arrays))
+    changes += list(_stricter(node, parents, scope.arrays))
     changes += list(_siblings(node, parents, scope.siblings))
     changes += list(_default(node, scope.defaults))
     changes += list(_own_calls(node, scope.defined))
