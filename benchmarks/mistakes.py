@@ -6,14 +6,24 @@ seed). Each wrong program under ``tests/lesson_corpora/<lesson>/<exercise>/wrong
 this prints:
 
 - how many wrong programs there are and how many **pass** (target: none);
-- **named first**: the share whose first message, the hint of the first failed test in the order the
-  page lists them, names the tagged mistake (target: at least 90 %): holds its sentence, alone or in a
-  sentence that names two mistakes;
-- **generic first**: the same programs graded with every hand-written hint of the lesson switched off,
-  so that only the grader's relations and the mutants of the reference solution speak: the share whose
-  first failed test carries one of their sentences (a relation is a numerical fact about the result, a
-  mutant's results equal the learner's on every test of the function, so a sentence there is never a
-  guess; whether it is the most useful one is read, not measured, in the ``--show`` listing);
+- **named first**: the share whose first message *for the function the mistake is in* names the tagged
+  mistake (target: at least 90 %): holds its sentence, alone or in a sentence that names two mistakes.
+  The page (and ``qkv check``) opens every function at its own first failure, so that is the message a
+  learner reads for that function. The function is the one whose tests carry the tagged hint in the
+  lesson's table (its "tagged function"); where several functions' tests carry it (a caller's tests
+  often name its callee's mistake too), the first of them in the suite's order that fails; where none
+  does (the grader's own hints: the stub, a missing function), every function, so the program's first
+  failure. A program that holds a second mistake elsewhere (no input check of its own, tagged ``# also
+  hint:``) may fail another function first; that failure is shown too, but it is not the mistake this
+  program is about;
+- **program first**: the older, stricter figure: the share whose first failure of the *whole program*
+  names it;
+- **generic first** (and **generic program first**): the same programs graded with every hand-written
+  hint of the lesson switched off, so that only the grader's relations and the mutants of the reference
+  solution speak: the share whose first failed test of the tagged function (of the whole program)
+  carries one of their sentences (a relation is a numerical fact about the result, a mutant's results
+  equal the learner's on every test of the function, so a sentence there is never a guess; whether it
+  is the most useful one is read, not measured, in the ``--show`` listing);
 - **unlisted**: the programs of ``tests/grading/unlisted/`` (kinds of mistakes that no lesson lists),
   graded with the hand-written hints on, and the share whose first message is the generic sentence each
   expects (its ``# expected: KIND …`` line: ``mutant`` or ``relation:KIND``, one of them);
@@ -86,9 +96,55 @@ def timed_explain() -> None:
     grading_grader.explain = explain  # type: ignore[assignment]
 
 
-def first_failure(result: Any) -> Any:
+def tagged_functions(suite: Suite, hint: str) -> list[str]:
+    """The functions whose tests carry ``hint`` in the lesson's table, in the suite's order (every
+    function where none does: the grader's own hints, such as the stub's)."""
+    carrying = {row.function for row in suite.table if any(rule.message == hint for rule in row.hints)}
+    ordered = list(dict.fromkeys(row.function for row in suite.table))
+    return [name for name in ordered if name in carrying] or ordered
+
+
+def first_failure(result: Any, functions: list[str] | None = None) -> Any:
+    """The first failed test in the order the page lists them: of the whole program, or of the first of
+    ``functions`` that fails (the page opens every function at its own first failure)."""
     failing = [test for test in result.tests if test.status not in ("pass", "not_run")]
+    for name in functions or []:
+        own = [test for test in failing if test.function == name]
+        if own:
+            return own[0]
     return failing[0] if failing else None
+
+
+def names(test: Any, hint: str) -> bool:
+    return test is not None and hint in (test.hint or "")  # alone, or in a pair's sentence
+
+
+def generic(test: Any) -> bool:
+    return test is not None and (test.hint_source or "").startswith(("mutant", "relation"))
+
+
+@dataclasses.dataclass
+class Tally:
+    """One exercise's counts: gradings, passes, and the four shares' numerators."""
+
+    graded: int = 0
+    passed: int = 0
+    named: int = 0
+    named_program: int = 0
+    generic: int = 0
+    generic_program: int = 0
+    unnamed: list[str] = dataclasses.field(default_factory=list)
+
+    def row(self, exercise: str) -> str:
+        shares = [self.named, self.named_program, self.generic, self.generic_program]
+        figures = " ".join(
+            f"{count / self.graded:>{width}.0%}" for count, width in zip(shares, WIDTHS, strict=True)
+        )
+        unnamed = ", ".join(sorted(set(self.unnamed)))
+        return f"{exercise:<16} {self.graded:>8} {self.passed:>5} {figures}   {unnamed}"
+
+
+WIDTHS = (11, 13, 13, 15)
 
 
 def main() -> int:
@@ -98,8 +154,11 @@ def main() -> int:
     args = parser.parse_args()
     timed_explain()
     missed = False
+    headers = ("named first", "program first", "generic first", "generic program")
     print(
-        f"{'exercise':<16} {'programs':>8} {'pass':>5} {'named first':>12} {'generic first':>14}   not named"
+        f"{'exercise':<16} {'programs':>8} {'pass':>5} "
+        + " ".join(f"{title:>{width}}" for title, width in zip(headers, WIDTHS, strict=True))
+        + "   not named"
     )
     with Grader() as grader:
         for entry in load_catalog().code_exercises():
@@ -109,36 +168,37 @@ def main() -> int:
             grading, problems = import_lesson_file(entry.lesson.source.parent / "grading.py")
             if grading is None:
                 raise SystemExit(f"{entry.id}: {problems}")
-            generic_suite = without_hints(entry.suite)
-            graded = passed = named = generic = 0
-            unnamed: list[str] = []
+            tally = Tally()
             for path in paths:
-                hint = tagged_hint(path, grading)
-                for seed in args.seeds:
-                    result = grader.grade(path.read_text(), entry.suite, seed=seed)
-                    graded += 1
-                    first = first_failure(result)
-                    if result.status == "pass":
-                        passed += 1
-                    elif first is not None and hint in (first.hint or ""):  # alone, or in a pair's sentence
-                        named += 1
-                    else:
-                        unnamed.append(path.stem)
-                    bare = first_failure(grader.grade(path.read_text(), generic_suite, seed=seed))
-                    if bare is not None and (bare.hint_source or "").startswith(("mutant", "relation")):
-                        generic += 1
-                    if args.show:
-                        shown = bare.hint if bare is not None else "(passes)"
-                        print(f"    {path.stem}: [{bare.hint_source if bare else ''}] {shown}")
-            share = named / graded
-            missed |= passed > 0 or share < NAMED_TARGET
-            print(
-                f"{entry.id:<16} {graded:>8} {passed:>5} {share:>11.0%} {generic / graded:>13.0%}   "
-                f"{', '.join(sorted(set(unnamed)))}"
-            )
+                grade_program(grader, entry.suite, path, tagged_hint(path, grading), args, tally)
+            missed |= tally.passed > 0 or tally.named / tally.graded < NAMED_TARGET
+            print(tally.row(entry.id))
         missed |= unlisted(grader, args.seeds, args.show)
     report_costs()
     return 1 if missed else 0
+
+
+def grade_program(grader: Grader, suite: Suite, path: Path, hint: str, args: Any, tally: Tally) -> None:
+    """Grade one wrong program once per seed, with the lesson's hints and without, into ``tally``."""
+    functions = tagged_functions(suite, hint)
+    bare_suite = without_hints(suite)
+    for seed in args.seeds:
+        result = grader.grade(path.read_text(), suite, seed=seed)
+        tally.graded += 1
+        if result.status == "pass":
+            tally.passed += 1
+        elif names(first_failure(result, functions), hint):
+            tally.named += 1
+        else:
+            tally.unnamed.append(path.stem)
+        tally.named_program += result.status != "pass" and names(first_failure(result), hint)
+        bare_result = grader.grade(path.read_text(), bare_suite, seed=seed)
+        bare = first_failure(bare_result, functions)
+        tally.generic += generic(bare)
+        tally.generic_program += generic(first_failure(bare_result))
+        if args.show:
+            where = f"{bare.function}: [{bare.hint_source}] {bare.hint}" if bare is not None else "(passes)"
+            print(f"    {path.stem} ({where})")
 
 
 def unlisted(grader: Grader, seeds: list[int], show: bool) -> bool:
@@ -167,7 +227,7 @@ def unlisted(grader: Grader, seeds: list[int], show: bool) -> bool:
                 print(f"    {path.stem}: [{first.hint_source}] {first.hint}")
     if total:
         print(
-            f"{'unlisted kinds':<16} {total:>8} {passed:>5} {named / total:>11.0%} {'':>14}   "
+            f"{'unlisted kinds':<16} {total:>8} {passed:>5} {named / total:>11.0%} {'':>43}   "
             f"{', '.join(sorted(set(missing)))}"
         )
     return passed > 0

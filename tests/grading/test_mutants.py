@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from qkv.grading.mutants import PRIORITY, Mutants, mutations
+from qkv.grading.quoting import combined, quoted
 
 REFERENCE = """import numpy as np
 
@@ -51,6 +52,12 @@ def checked(Q, K):
     if Q.shape[1] != K.shape[1]:
         raise ValueError("Q and K need as many columns")
     return Q @ K.T
+
+
+def matched(Q, K, V):
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError("Q and K need as many columns")
+    return Q @ K.T @ V
 
 
 def layer(X, p, eps=1e-5):
@@ -104,6 +111,7 @@ def test_every_operator_makes_mutations() -> None:
         ("without np.exp", "softmax", "", (Q,), None),
         ("with the arguments", "split", "", (RNG.normal(size=(3, 4)), 2), None),
         ("without the // h", "split", "", (RNG.normal(size=(3, 4)), 2), None),
+        ("without the @ V", "attend", "", (Q, K, V), lambda: (_attend(Q, K, V)[1],) * 2),
         ("multiplied by", "attend", "", (Q, K, V), lambda: _attend(Q, K, V, scale=0.5)),
     ],
 )
@@ -284,3 +292,75 @@ def test_a_check_left_out_or_raising_another_class() -> None:
     with pytest.raises(TypeError, match="as many columns"):
         run(other, "checked", Q, RNG.normal(size=(5, 3)))
     assert _close(run(other, "checked", Q, K), Q @ K.T)
+
+
+LONG_LINE = """import numpy as np
+
+
+def mlp(X, p):
+    return np.concatenate([X @ p["W1"] + p["b1"], np.tanh(X @ p["W1"] + p["b1"]) * p["b1"], X @ p["W2"]])
+"""
+
+
+def test_a_change_beyond_the_first_70_characters_of_a_long_line_is_quoted_around_it() -> None:
+    # The smallest expression around p["W2"] is the list, longer than 70 characters, and the key stands
+    # near its end: the quotes are cut around the change (an ellipsis where cut), so the reference's and
+    # the mutant's read differently and the mutation is kept (cut at the 70th character both read alike).
+    found = [m for m in mutations(LONG_LINE) if m.words == "with W1 where W2 belongs"]
+    assert len(found) == 1, [m.words for m in mutations(LONG_LINE)]
+    before, after = found[0].before, found[0].after
+    assert len(before) <= 70 and len(after) <= 70
+    assert before.startswith("…") and after.startswith("…")
+    assert before.endswith("X @ p['W2']]") and after.endswith("X @ p['W1']]")
+    assert before.replace("p['W2']", "p['W1']") == after
+
+
+@pytest.mark.parametrize("limit", [5, 12, 30, 70])
+def test_quotes_of_a_long_expression_differ_where_it_differs_and_keep_to_the_limit(limit: int) -> None:
+    head = "np.maximum(0.0, X @ p['W1'] + p['b1']) @ "
+    before, after = quoted(head * 3 + "p['W2'] + p['b2']", head * 3 + "p['W1'] + p['b2']", limit)
+    assert before != after
+    assert len(before) <= limit and len(after) <= limit
+    assert before.startswith("…") and after.startswith("…")
+    if limit >= 30:
+        assert before.endswith("p['W2'] + p['b2']") and after.endswith("p['W1'] + p['b2']")
+
+
+def test_quotes_that_fit_are_whole_and_a_limit_below_three_is_refused() -> None:
+    assert quoted("X @ W", "X @ W.T", 70) == ("X @ W", "X @ W.T")
+    assert quoted("x" * 80, "y", 10) == ("x" * 9 + "…", "y")
+    with pytest.raises(ValueError, match="got 2"):
+        quoted("abcd", "abce", 2)
+
+
+def test_the_same_change_in_several_places_of_one_expression_is_said_once() -> None:
+    found = Mutants("def f(X, A, B, C):\n    return X @ A, X @ B, X @ C\n")
+    keys = [k for k in found.singles("f") if found.change(k[0]).words == "the right operand of @ transposed"]
+    assert len(keys) == 3
+    described = found.mutant(tuple(k[0] for k in keys)).describe()
+    assert described == (
+        "the right operand of @ transposed, 3 times: (X @ A.T, X @ B.T, X @ C.T) where the reference has "
+        "(X @ A, X @ B, X @ C) (in f)"
+    )
+    other = [k for k in found.singles("f") if found.change(k[0]).words == "with the two operands swapped"]
+    assert found.mutant((keys[0][0], other[0][0])).describe().count(" where the reference has ") == 2
+
+
+def test_changes_that_touch_the_same_characters_are_not_combined() -> None:
+    assert combined("(a, b)", ["(a.T, b)", "(a, b.T)"]) == "(a.T, b.T)"
+    assert combined("a + b", ["a - b", "a * b"]) is None
+    assert combined("f(x)", ["f(x).T", "f(x).sum()"]) is None  # two insertions at one place
+
+
+def test_a_check_made_stricter_compares_a_third_array() -> None:
+    key = by_words("with V compared too", "matched")
+    assert ALL[key[0]].operator == "strict"
+    assert ALL[key[0]].after == "Q.shape[1] != K.shape[1] or Q.shape[1] != V.shape[1]"
+    assert _close(
+        run(key, "matched", Q, K, V[:, :1].repeat(4, axis=1)),
+        run((), "matched", Q, K, V[:, :1].repeat(4, axis=1)),
+    )
+    with pytest.raises(ValueError):
+        run(
+            key, "matched", Q, K, V
+        )  # V has 2 columns where Q has 4: the reference computes, the mutant raises

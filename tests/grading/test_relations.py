@@ -247,3 +247,31 @@ def test_a_well_known_function_of_the_input() -> None:
     assert other is None or other.kind != "function"
     squared = find_relation(x**2, tanh_gelu, args=(x,), rtol=1e-7, atol=1e-9)
     assert squared is None or squared.kind != "function"
+
+
+def test_as_many_numbers_in_more_axes_or_fewer() -> None:
+    # Heads never merged back: (h, n, d_head) where (n, d_model) belongs, with other values too.
+    rng = np.random.default_rng(3)
+    found = find_relation(rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 8)))
+    assert found is not None and found.kind == "shape"
+    assert found.sentence == (
+        "Your result has shape (2, 3, 4), 3 axes, where the expected shape (3, 8) has 2, with as many numbers "
+        "in all (24). Look for axes left apart that belong merged into one (a reshape, after a transpose "
+        "where the order needs it)."
+    )
+    fewer = find_relation(rng.normal(size=(3, 8)), rng.normal(size=(2, 3, 4)))
+    assert fewer is not None and "Look for axes merged into one that belong apart" in fewer.sentence
+    assert find_relation(rng.normal(size=(2, 3, 5)), rng.normal(size=(3, 8))) is None  # other counts: no fact
+
+
+def test_whole_numbers_where_the_expected_values_have_decimals() -> None:
+    # The inputs made whole before computing: not the expected values cut, but whole numbers all the same.
+    X, W = np.array([[1.5, -0.25], [2.75, 0.5]]), np.array([[0.5, 1.25], [-1.5, 2.0]])
+    found = find_relation(X.astype(int) @ W.astype(int), X @ W, label="your Q")
+    assert found is not None and found.kind == "truncated"
+    assert found.sentence.startswith(
+        "Your Q holds only whole numbers (its dtype is int64), where the expected"
+    )
+    assert "(such as 1.125)" in found.sentence
+    whole = find_relation(np.array([1, 2]), np.array([1.0, 3.0]))
+    assert whole is None or "only whole" not in whole.sentence  # whole expected values: no such fact

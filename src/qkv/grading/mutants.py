@@ -11,7 +11,8 @@ The operators (each a function of one node of the tree):
 
 ========================  ===============================================================================
 ``transpose``             an operand of ``@`` transposed, or a ``.T`` / ``.transpose(...)`` dropped
-``drop``                  one operand of ``*``, ``/``, ``+``, ``-``, ``//`` dropped (a scale, a shift)
+``drop``                  one operand of ``*``, ``/``, ``+``, ``-``, ``//`` dropped (a scale, a shift);
+                          the right operand of ``@`` (a projection forgotten: ``X @ W`` → ``X``)
 ``axis``                  ``axis=`` changed (``-1``, ``0``, ``1``, ``-2``) or dropped (the whole array)
 ``keepdims``              ``keepdims=True`` dropped
 ``sqrt``                  a square root dropped, or added under a division or product
@@ -28,6 +29,7 @@ The operators (each a function of one node of the tree):
                           (``np.exp(x)`` → ``x``, ``normed(S)`` → ``S``)
 ``check``                 a check that raises left out (``if cond: raise …`` as if ``cond`` were false)
 ``exception``             a check's exception of another class (``TypeError`` for ``ValueError``)
+``strict``                a check ``a.shape[1] != b.shape[1]`` that compares a third array too
 ``ddof``                  a variance or standard deviation with ``ddof=1`` (divided by the count − 1)
 ``default``               a parameter read replaced by its default (``1e-05`` for a given ``eps``)
 ``placement``             a term moved out of a one-argument call or into it (``np.sqrt(v) + eps``)
@@ -58,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from qkv.grading.quoting import combined, quoted
 from qkv.grading.rewrites import rewrites
 from qkv.grading.sizes import reference_axes
 
@@ -106,6 +109,7 @@ PRIORITY = (  # the order operators are tried in: the mistakes learners make mos
     "drop",
     "check",
     "exception",
+    "strict",
     "residual",
     "sibling",
     "reduction",
@@ -225,10 +229,13 @@ def _transpose(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
 
 
 def _drop(node: ast.AST, parents: list[ast.AST]) -> Iterator[Change]:
-    if not isinstance(node, ast.BinOp) or type(node.op) not in OPERATORS or isinstance(node.op, ast.MatMult):
+    if not isinstance(node, ast.BinOp) or type(node.op) not in OPERATORS:
         return
     symbol = OPERATORS[type(node.op)]
+    # For @, only the right operand goes: a projection forgotten (X @ W → X); X alone never is one.
     yield "drop", node.left, f"without the {symbol} {_unparse(node.right)}"[: FRAGMENT_LIMIT + 20]
+    if isinstance(node.op, ast.MatMult):
+        return
     if isinstance(node.op, ast.Mult | ast.Add):
         yield "drop", node.right, f"without the {_unparse(node.left)} {symbol}"[: FRAGMENT_LIMIT + 20]
 
@@ -567,6 +574,48 @@ def _operands(node: ast.AST, parents: list[ast.AST], names: Sequence[str]) -> It
             yield "operand", ast.Name(id=other, ctx=ast.Load()), f"with {other} where {node.id} belongs"
 
 
+def _stricter(node: ast.AST, parents: list[ast.AST], names: Sequence[str]) -> Iterator[Change]:
+    """A check that compares one array more: ``a.shape[1] != b.shape[1]`` that also raises where a third
+    array ``c`` differs (``… or a.shape[1] != c.shape[1]``), a check stricter than the reference's."""
+    holder = parents[-1] if parents else None
+    if not (
+        isinstance(holder, ast.If)
+        and holder.test is node
+        and isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.NotEq)
+        and all(isinstance(statement, ast.Raise) for statement in holder.body)
+    ):
+        return
+    left, right = _named_once(node.left, names), _named_once(node.comparators[0], names)
+    if left is None or right is None or left == right:
+        return
+    for other in names:
+        if other in (left, right):
+            continue
+        third = _with_name(node.comparators[0], right, other)
+        if ast.dump(third) != ast.dump(_with_name(node.left, left, other)):
+            continue  # the two sides are not the same expression of two arrays
+        assert isinstance(third, ast.expr)  # a copy of the right side, one name changed
+        extra = ast.Compare(left=copy.deepcopy(node.left), ops=[ast.NotEq()], comparators=[third])
+        yield "strict", ast.BoolOp(op=ast.Or(), values=[node, extra]), f"with {other} compared too"
+
+
+def _named_once(node: ast.AST, names: Sequence[str]) -> str | None:
+    """The one array name an expression reads, or None (none, or several)."""
+    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in names}
+    return found.pop() if len(found) == 1 else None
+
+
+def _with_name(node: ast.AST, old: str, new: str) -> ast.AST:
+    """A copy of ``node`` that reads ``new`` wherever it read ``old``."""
+    copied = copy.deepcopy(node)
+    for n in ast.walk(copied):
+        if isinstance(n, ast.Name) and n.id == old:
+            n.id = new
+    return copied
+
+
 def _statement_line(node: ast.AST, parents: list[ast.AST]) -> int:
     for holder in [node, *reversed(parents)]:
         if isinstance(holder, ast.stmt):
@@ -592,7 +641,7 @@ def _shown(node: ast.AST, parents: list[ast.AST], replacement: ast.AST) -> tuple
         changed = copy.deepcopy(holder)
         _replace_within(changed, holder, node, replacement)
         after = _unparse(changed)
-    return before[:FRAGMENT_LIMIT], after[:FRAGMENT_LIMIT]
+    return before, after
 
 
 def _replace_within(copied: ast.AST, original: ast.AST, target: ast.AST, replacement: ast.AST) -> bool:
@@ -681,6 +730,7 @@ def _node_changes(node: ast.AST, parents: list[ast.AST], scope: _Scope) -> list[
     changes = [change for operator in OPERATOR_FUNCTIONS for change in operator(node, parents)]
     changes += list(_sizes(node, parents, scope.sizes))
     changes += list(_operands(node, parents, scope.arrays))
+    changes += list(_stricter(node, parents, scope.arrays))
     changes += list(_siblings(node, parents, scope.siblings))
     changes += list(_default(node, scope.defaults))
     changes += list(_own_calls(node, scope.defined))
@@ -701,7 +751,9 @@ def _mutation(
     if before == after:
         return None
     if operator == "check":  # the whole check, not its condition turned False
-        before, after = f"if {before}: raise …"[:FRAGMENT_LIMIT], "no check"
+        before, after = quoted(f"if {before}: raise …", "no check", FRAGMENT_LIMIT)
+    else:  # cut around the change, so that a change beyond the first 70 characters still shows
+        before, after = quoted(before, after, FRAGMENT_LIMIT)
     line = _statement_line(node, parents)
     _locate(replacement, node)
     exchange = (
@@ -888,9 +940,28 @@ class Mutant:
             return self.functions[function](*copy.deepcopy(tuple(args)))
 
     def describe(self) -> str:
-        """What the mutant changed, each change in words with the reference's expression."""
-        parts = [change.describe() for change in self.changes]
+        """What the mutant changed, each change in words with the reference's expression; the same
+        change made in several places of one expression is said once, with every place changed."""
+        parts: list[str] = []
+        for group in _same_changes(self.changes):
+            first = group[0]
+            together = combined(first.before, [change.after for change in group]) if len(group) > 1 else None
+            if together is None or len(together) > FRAGMENT_LIMIT:
+                parts += [change.describe() for change in group]
+            else:
+                parts.append(
+                    f"{first.words}, {len(group)} times: {together} where the reference has {first.before} "
+                    f"(in {first.function})"
+                )
         return "; and ".join(parts)
+
+
+def _same_changes(changes: Sequence[Mutation]) -> list[list[Mutation]]:
+    """The changes grouped by what they say and the expression they quote (in the order of the first)."""
+    groups: dict[tuple[str, str, str], list[Mutation]] = {}
+    for change in changes:
+        groups.setdefault((change.function, change.words, change.before), []).append(change)
+    return list(groups.values())
 
 
 def _code(module: ast.Module, name: str) -> tuple[types.CodeType, Any] | None:

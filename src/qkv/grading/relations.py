@@ -44,8 +44,8 @@ class Relation:
     kind : str
         Which relation: ``transposed``, ``axes``, ``reshaped``, ``shape``, ``factor``, ``offset``,
         ``normalised``, ``row_factors``, ``permuted``, ``interleaved``, ``partly``, ``non_finite``,
-        ``dtype``, ``truncated``, ``function``; and, found by :mod:`qkv.grading.explain`,
-        ``swapped_items`` and ``one_item``.
+        ``dtype``, ``truncated`` (also whole numbers only, where decimals belong), ``function``; and,
+        found by :mod:`qkv.grading.explain`, ``swapped_items`` and ``one_item``.
     sentence : str
         The sentence shown to the learner.
     """
@@ -249,7 +249,24 @@ def _other_shape(got: Array, want: Array, call: _Call) -> Relation | None:
         if found:
             return found
     mine, theirs = f"{call.Label} has shape {got.shape}, which", f"the expected shape {want.shape}"
-    return _shape_names("shape", got.shape, want.shape, call, mine, theirs)
+    return _shape_names("shape", got.shape, want.shape, call, mine, theirs) or _axis_count(got, want, call)
+
+
+def _axis_count(got: Array, want: Array, call: _Call) -> Relation | None:
+    """As many numbers as expected, in more axes or fewer (not one of size 1): axes left apart that
+    belong merged into one (heads never merged back), or merged that belong apart."""
+    if got.ndim == want.ndim or got.size != want.size or got.size == 0:
+        return None
+    if got.ndim > want.ndim:
+        look = "axes left apart that belong merged into one (a reshape, after a transpose where the order "
+        look += "needs it)"
+    else:
+        look = "axes merged into one that belong apart (a reshape to the expected shape's axes)"
+    return Relation(
+        "shape",
+        f"{call.Label} has shape {got.shape}, {got.ndim} axes, where the expected shape {want.shape} has "
+        f"{want.ndim}, with as many numbers in all ({want.size}). Look for {look}.",
+    )
 
 
 def _reordered(got: Array, want: Array, call: _Call) -> Relation | None:
@@ -345,11 +362,11 @@ def _same_shape(got: Array, want: Array, call: _Call) -> Relation | None:
         _constant,
         _partly,
         _row_factors,
+        _whole_only,
     ]
+    raw = (_kind, _truncated, _precision, _whole_only)  # the checks that look at the dtypes
     for check in checks:
-        found = (
-            check(got, want, call) if check in (_kind, _truncated, _precision) else check(got_f, want_f, call)
-        )
+        found = check(got, want, call) if check in raw else check(got_f, want_f, call)
         if found:
             return found
     return None
@@ -485,6 +502,24 @@ def _truncated(got: Array, want: Array, call: _Call) -> Relation | None:
                 "belong. Look for an int() or an integer array that the result is stored in.",
             )
     return None
+
+
+def _whole_only(got: Array, want: Array, call: _Call) -> Relation | None:
+    """Whole numbers where the expected values have decimals, and no other relation: the numbers were
+    made whole somewhere on the way (the inputs converted to integers, then computed with)."""
+    if got.dtype.kind not in "iu" or want.dtype.kind != "f":
+        return None
+    with np.errstate(all="ignore"):
+        fractional = np.isfinite(want) & (want != np.trunc(want))
+    if not fractional.any():
+        return None
+    first = format_number(float(want[fractional].reshape(-1)[0]))
+    return Relation(
+        "truncated",
+        f"{call.Label} holds only whole numbers (its dtype is {got.dtype}), where the expected values have "
+        f"decimals (such as {first}): somewhere on the way the numbers were made whole. Look for an int(), "
+        "a dtype=int, or an integer array that the inputs or the result are stored in.",
+    )
 
 
 def _precision(got: Array, want: Array, call: _Call) -> Relation | None:
