@@ -217,3 +217,21 @@ def test_one_item_returned_where_a_tuple_belongs() -> None:
         "Your result is the expected O alone, where the function should return the tuple (O, A): return every "
         "item, in that order."
     )
+
+
+def test_a_fault_in_the_explanation_pass_keeps_the_verdict(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in an operator or a relation must never cost the learner their verdict (nor show a traceback):
+    the results come back as judged, unexplained, and the fault is logged for the maintainers."""
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("an operator's bug")
+
+    monkeypatch.setattr(explaining, "_explain_function", broken)
+    wrong = learner("E.sum(axis=-1, keepdims=True)", "E.sum(axis=0, keepdims=True)")
+    with caplog.at_level("ERROR", logger="qkv.grading.explain"):
+        results = grade(wrong, suite([]))
+    assert [test.status for test in results].count("fail") >= 1
+    assert all(test.hint_source is None for test in results)
+    assert "The explanation pass failed" in caplog.text and "an operator's bug" in caplog.text

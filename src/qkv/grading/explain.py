@@ -23,6 +23,7 @@ pass stops looking after :data:`BUDGET_S` seconds of one grading.
 from __future__ import annotations
 
 import itertools
+import logging
 import opcode
 import time
 from collections.abc import Sequence
@@ -41,6 +42,7 @@ from qkv.grading.suite import Case, Raises
 
 __all__ = ["BUDGET_S", "MAX_PAIRS", "PAIR_POOL", "explain", "mutant_sentence"]
 
+_log = logging.getLogger(__name__)
 BUDGET_S = 0.08  # seconds of mutant search per grading, at most
 PAIR_POOL = 10  # singles closest to the learner's result, combined in pairs when no single holds
 MAX_PAIRS = 300  # pairs tried at most, per function
@@ -94,7 +96,23 @@ def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Ou
         Every test's result and case, in the suite's order.
     seen : dict
         The outcome of every test that returned a value, by test name (from the verdict).
+
+    Returns
+    -------
+    list of TestResult
+        The results, hints explained and failures ordered; the results as given where the pass itself
+        failed (an explanation is help on top of a verdict: a fault in it never costs the learner theirs).
     """
+    try:
+        return _explained(results, cases, seen)
+    except Exception:
+        _log.exception("The explanation pass failed; the verdict is kept without its explanations.")
+        return list(results)
+
+
+def _explained(
+    results: list[TestResult], cases: Sequence[Case], seen: dict[str, Outcome]
+) -> list[TestResult]:
     deadline = time.perf_counter() + BUDGET_S
     tests = [
         _Test(i, case, result, seen.get(case.name))
