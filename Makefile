@@ -15,7 +15,7 @@ COMPILE = $(BIN)/python -m compileall -q src
 
 # The tests that wait on a grader or a server, run by `make test-under-load` beside one busy loop per core;
 # QKV_TEST_TIME_SCALE stretches their remaining deadlines (tests/time_scale.py).
-UNDER_LOAD_TESTS ?= tests/web/runs/test_local_queue.py tests/web/learner/test_api_code.py tests/grading tests/reliability
+UNDER_LOAD_TESTS ?= tests/web/runs tests/web/learner/test_api_code.py tests/grading tests/reliability
 UNDER_LOAD_SCALE ?= 2
 
 .PHONY: run test lint typecheck pytest test-under-load system clean bench
