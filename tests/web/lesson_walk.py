@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.lesson_contract import expected_hint, no_answer_in
+from tests.time_scale import scaled
 from tests.web.browser_support import DESKTOP, PHONE, new_page, page_progress, replace_editor_text, screenshot
 
 CORPORA = Path(__file__).parents[1] / "lesson_corpora"
@@ -117,7 +118,7 @@ def check_code(
     replace_editor_text(page, editor, wrong_file.read_text())
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
+        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=scaled(60_000)
     )
     expect(results.locator(".test-hint").first).to_be_visible()
     expect(results).to_contain_text(expected_hint(lesson, wrong_file)[:50])
@@ -128,7 +129,7 @@ def check_code(
     replace_editor_text(page, editor, correct.read_text())
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✓ All \d+ tests passed"), timeout=60_000
+        re.compile(r"✓ All \d+ tests passed"), timeout=scaled(60_000)
     )
 
 
@@ -239,7 +240,7 @@ def _keyboard_code(page: Any, lesson: Any, exercise: Any) -> None:
         page.keyboard.press("Delete")
         page.keyboard.insert_text(program.read_text())  # one edit: no auto-indent
         page.keyboard.press("Control+Enter")
-        expect(results.locator(".grade-summary")).to_have_text(re.compile(summary), timeout=90_000)
+        expect(results.locator(".grade-summary")).to_have_text(re.compile(summary), timeout=scaled(90_000))
         if program is wrong and "# expected hint:" in program.read_text():
             hint = expected_hint(lesson, program)
             expect(results).to_contain_text(hint[:50])
@@ -327,7 +328,7 @@ def smoke_walk(chromium: Any, base_url: str, lesson: Any, shot_name: str) -> Non
                 expect(box.locator(".cm-content")).to_be_visible()
                 box.locator("button.run-code").click()
                 expect(box.locator(".grade-results .grade-summary")).to_have_text(
-                    re.compile(r"^✗ \d+ of \d+ tests passed"), timeout=60_000
+                    re.compile(r"^✗ \d+ of \d+ tests passed"), timeout=scaled(60_000)
                 )
             assert_no_answer_on_screen(page, lesson, seed)  # a wrong answer and a run give nothing away
         screenshot(page, f"{shot_name}-{label}")

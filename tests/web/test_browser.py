@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.time_scale import scaled
 from tests.web.backend_fixtures import CORRECT_SOLUTION
 from tests.web.browser_support import (
     BROWSER,
@@ -144,7 +145,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     replace_editor_text(page, editor, WRONG_SOLUTION)
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
+        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=scaled(60_000)
     )
     expect(results.locator(".test-hint").first).to_be_visible()
 
@@ -153,7 +154,7 @@ def test_learner_does_the_whole_lesson_and_finds_it_restored(
     page.keyboard.press("Control+Enter")
     expect(code_box).to_have_attribute("aria-busy", "true")
     expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✓ All \d+ tests passed"), timeout=60_000
+        re.compile(r"✓ All \d+ tests passed"), timeout=scaled(60_000)
     )
     assert results.locator(".test-fail, .test-error, .test-timeout").count() == 0
     expect(code_box).not_to_have_attribute("aria-busy", "true")
@@ -335,7 +336,7 @@ def test_starter_code_results_open_at_each_functions_first_failure(
     page.get_by_role("button", name="Run the tests").click()
     results = page.locator(".code-exercise .grade-results")
     expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"^✗ 0 of \d+ tests passed\.$"), timeout=60_000
+        re.compile(r"^✗ 0 of \d+ tests passed\.$"), timeout=scaled(60_000)
     )
     total = int(results.locator(".grade-summary").inner_text().split()[3])
 
@@ -553,7 +554,7 @@ def test_a_learner_in_line_sees_their_place_and_can_cancel(
     expect(first.locator(".grade-running")).to_contain_text("Running the tests on your code")
     second.locator(".code-exercise button.run-code").press("Enter")
     waiting = second.locator(".grade-running")
-    expect(waiting).to_contain_text("Waiting for a free grader (you are next)", timeout=10_000)
+    expect(waiting).to_contain_text("Waiting for a free grader (you are next)", timeout=scaled(10_000))
     expect(waiting).to_contain_text("Running again while you wait replaces this program.")
     screenshot(second, "code-waiting-in-line-mobile-dark")
     cancel = second.locator(".code-exercise button.cancel-run")
@@ -564,7 +565,7 @@ def test_a_learner_in_line_sees_their_place_and_can_cancel(
     )
     expect(cancel).to_have_count(0)
     expect(first.locator(".code-exercise .grade-summary")).to_have_text(
-        re.compile(r"✓ All \d+ tests passed"), timeout=30_000
+        re.compile(r"✓ All \d+ tests passed"), timeout=scaled(30_000)
     )
     # The cancelled request's 409 is the answer the page expects; Chromium logs it as a failed load.
     assert [error for error in page_errors if "409 (Conflict)" not in error] == []

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.time_scale import scaled
 from tests.web.backend_fixtures import CORRECT_SOLUTION
 from tests.web.browser_support import BROWSER, DEEP_ACTIVE, LiveServer, new_page, screenshot
 
@@ -63,7 +64,7 @@ def _run(page: Any) -> Any:
     results = page.locator(".code-exercise .grade-results")
     page.get_by_role("button", name="Run the tests").click()
     summary = results.locator(".grade-summary")
-    summary.wait_for(timeout=60_000)
+    summary.wait_for(timeout=scaled(60_000))
     return results
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.time_scale import scaled
 from tests.web.browser_support import BROWSER, new_page, screenshot, serve
 from tests.web.instructor_seed import LESSON_ID, catalog
 from tests.web.test_browser_instructor import AXE
@@ -91,10 +92,10 @@ def test_the_grid_and_the_stuck_list_fill_live_while_three_learners_work(
     cy.answer("13")
 
     rows = grid.locator("table.class-grid tbody tr")
-    expect(rows).to_have_count(3, timeout=20_000)  # no reload: the script fetched the grid again
+    expect(rows).to_have_count(3, timeout=scaled(20_000))  # no reload: the script fetched the grid again
     expect(rows.nth(0)).to_contain_text("Ann")
-    expect(dashboard.locator(".lead")).to_have_text("3 learners with saved work.", timeout=20_000)
-    expect(dashboard.locator("table.numbers tbody tr").first).to_contain_text("1", timeout=20_000)
+    expect(dashboard.locator(".lead")).to_have_text("3 learners with saved work.", timeout=scaled(20_000))
+    expect(dashboard.locator("table.numbers tbody tr").first).to_contain_text("1", timeout=scaled(20_000))
     # T1.1 has two exercises that count; each cell says its state in words too.
     expect(rows.nth(0).locator("td.cell")).to_have_text("1/2 in progress")
     expect(rows.nth(1).locator("td.cell")).to_have_text("0/2 in progress")
@@ -104,21 +105,21 @@ def test_the_grid_and_the_stuck_list_fill_live_while_three_learners_work(
     for text in ("15", "16"):  # Cy's third wrong answer makes Cy stuck (3 failed attempts)
         cy.answer(text)
     stuck = dashboard.locator(".stuck-item")
-    expect(stuck).to_have_count(1, timeout=20_000)
+    expect(stuck).to_have_count(1, timeout=scaled(20_000))
     expect(stuck).to_contain_text("Cy")
     expect(stuck).to_contain_text("3 failed attempts")
     stuck.locator("summary").click()  # one click to the latest wrong answer, with its question
     expect(stuck.locator(".latest-failure")).to_contain_text("16")
     expect(stuck.locator(".question .literal").first).to_be_visible()
     expect(dashboard.locator("[data-live-announce]")).to_have_text("1 learner is stuck now.")
-    expect(grid.locator("tr.row-stuck")).to_contain_text("Cy", timeout=20_000)
+    expect(grid.locator("tr.row-stuck")).to_contain_text("Cy", timeout=scaled(20_000))
     screenshot(dashboard, "instructor-live-stuck")
     screenshot(grid, "instructor-live-grid")
 
     # Keyboard focus survives a live update of the grid.
     grid.locator("table.class-grid a", has_text="Ben").focus()
     ben.answer("12")
-    expect(rows.nth(1).locator("td.cell")).to_have_text("1/2 in progress", timeout=20_000)
+    expect(rows.nth(1).locator("td.cell")).to_have_text("1/2 in progress", timeout=scaled(20_000))
     assert grid.evaluate("document.activeElement.textContent") == "Ben"
     assert errors == []
 

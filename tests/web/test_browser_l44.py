@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from qkv import attention, causal_mask
+from tests.time_scale import scaled
 from tests.web.browser_support import (
     ARTIFACTS,
     BROWSER,
@@ -225,14 +226,14 @@ def test_a_learner_walks_the_masks_lesson(
     replace_editor_text(page, editor, AFTER_SOFTMAX)
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=60_000
+        re.compile(r"✗ \d+ of \d+ tests passed"), timeout=scaled(60_000)
     )
     expect(results.locator(".test-hint").first).to_contain_text("The mask was applied after the softmax")
     screenshot(page, "l44-code-wrong-desktop")
     replace_editor_text(page, editor, CORRECT)
     page.keyboard.press("Control+Enter")
     expect(results.locator(".grade-summary")).to_have_text(
-        re.compile(r"✓ All \d+ tests passed"), timeout=60_000
+        re.compile(r"✓ All \d+ tests passed"), timeout=scaled(60_000)
     )
 
     # The quiz: a wrong choice first, then the right ones.

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.time_scale import scaled
 from tests.web.browser_support import BROWSER, LiveServer, new_page, replace_editor_text, screenshot
 
 pytestmark = BROWSER
@@ -26,10 +27,12 @@ def test_a_program_that_outgrows_its_first_slice_says_it_is_taking_longer(
     page.locator(".code-exercise button.run-code").press("Enter")
     running = page.locator(".grade-running")
     # After its first slice (0.5 s of CPU) the loop finishes its time limit behind any other first run.
-    expect(running).to_contain_text("Still running — your program is taking longer than most", timeout=30_000)
+    expect(running).to_contain_text(
+        "Still running — your program is taking longer than most", timeout=scaled(30_000)
+    )
     screenshot(page, "code-taking-longer-mobile-dark")
     expect(page.locator(".code-exercise .grade-results")).to_contain_text(
-        re.compile(r"time limit"), timeout=60_000
+        re.compile(r"time limit"), timeout=scaled(60_000)
     )
     assert page_errors == []
     page.context.close()
@@ -63,11 +66,11 @@ def test_a_429_is_sent_again_by_itself_after_its_retry_after_saying_it_waits(
     replace_editor_text(page, page.locator(".code-exercise .cm-content"), CORRECT_SOLUTION)
     page.locator(".code-exercise button.run-code").press("Enter")
     running = page.locator(".code-exercise .grade-running")
-    expect(running).to_contain_text(sentence, timeout=30_000)
+    expect(running).to_contain_text(sentence, timeout=scaled(30_000))
     expect(running).to_contain_text(re.compile(r"Waiting to send your program again by itself in [1-3] s\."))
     screenshot(page, "code-waiting-after-429")
     results = page.locator(".code-exercise .grade-results")
-    expect(results).to_contain_text(re.compile(r"All \d+ tests passed|passed"), timeout=60_000)
+    expect(results).to_contain_text(re.compile(r"All \d+ tests passed|passed"), timeout=scaled(60_000))
     assert len(refused) == 1 and _besides_the_429(page_errors) == []
     page.context.close()
 
@@ -92,7 +95,9 @@ def test_cancel_stops_the_wait_after_a_429(
     page.route(re.compile(r".*/api/lessons/L4\.1/code$"), refuse)
     page.goto(live_server.lesson_url)
     page.locator(".code-exercise button.run-code").press("Enter")
-    expect(page.locator(".code-exercise .grade-running")).to_contain_text("by itself in", timeout=30_000)
+    expect(page.locator(".code-exercise .grade-running")).to_contain_text(
+        "by itself in", timeout=scaled(30_000)
+    )
     page.locator(".code-exercise button.cancel-run").click()
     expect(page.locator(".code-exercise .grade-results")).to_contain_text("You stopped waiting")
     assert len(posts) == 1 and _besides_the_429(page_errors) == []
