@@ -29,7 +29,7 @@ from sqlalchemy import (
     update,
 )
 
-from qkv.store import Store
+from qkv.store import LearnerErased, Store
 from qkv.store.learner.personal_data import EXPORT_FORMAT, RELATED, learner_tables
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.tables import Base, LearnerRow
@@ -178,6 +178,21 @@ def test_erasing_removes_every_row_keeps_the_class_consistent_and_leaves_an_audi
     assert "answers" in lines[0]["detail"] and "on request" in lines[0]["detail"]
     assert store.personal_data.erase(ADA).found is False  # a second erasure finds nothing, notes nothing
     assert len(store.personal_data.audit(ADA)) == 1
+
+
+def test_nothing_is_saved_under_an_erased_id_again(store: Store) -> None:
+    """A program graded while its learner was erased, or a browser still holding the old cookie, finds the
+    id closed: the write is refused as a whole and no row names the learner again; others save as before."""
+    seed_everything(store, ADA)
+    store.personal_data.erase(ADA)
+
+    with pytest.raises(LearnerErased, match=f"The learner {ADA} was erased on request"):
+        store.progress.record_answer(ADA, "L9.1", "area", "12", correct=True, message="Right.")
+    with pytest.raises(LearnerErased):
+        store.code.record(ADA, "L9.1", "shapes", "x = 1\n", {"status": "pass", "tests": []})
+    assert rows_naming(store, ADA) == {}
+    store.progress.record_answer(BEA, "L9.1", "area", "12", correct=True, message="Right.")
+    assert store.progress.lesson_activity(BEA, "L9.1").exercises["area"].solved
 
 
 def test_an_account_is_erased_with_its_sessions_links_and_lms_scores(store: Store) -> None:

@@ -33,7 +33,9 @@ AccountRecord, MergeReport, RosterEntry
 PersonalData, Erasure
     A learner's data on request (export, erasure, retention) and what an erasure removed.
 StoreError
-    The store's one exception: a sentence naming the database.
+    The store's exception: a sentence naming the database.
+LearnerErased
+    The ``StoreError`` of saving work for a learner erased on request (no row is made under the id again).
 RosterError, parse_roster
     A class roster read from CSV, every bad line named.
 clean_display_name
@@ -75,7 +77,7 @@ from qkv.store.sql.database import Database
 from qkv.store.sql.engine import PoolLimits, create_store_engine, default_database_url, describe_url
 from qkv.store.sql.migrations import LATEST_VERSION, schema_version, upgrade
 from qkv.store.store import Store
-from qkv.store.store_error import StoreError
+from qkv.store.store_error import LearnerErased, StoreError
 from qkv.store.work.activity import AnswerRecord, CodeRecord, ExerciseActivity, LessonActivity
 from qkv.store.work.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping
 from qkv.store.work.client_budgets import ClientBudgets
@@ -108,6 +110,7 @@ __all__ = [
     "JobState",
     "JobView",
     "Keeping",
+    "LearnerErased",
     "LearnerScope",
     "Learners",
     "LessonActivity",

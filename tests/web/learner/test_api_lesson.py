@@ -330,3 +330,24 @@ def test_the_index_says_a_chapter_is_complete_only_when_every_lesson_is_done(
     finish(lessons[-1])
     index = " ".join(browser.client.get("/", headers={"accept": "text/html"}).text.split())
     assert "✓ Chapter complete: every lesson of Attention is done." in index
+
+
+def test_a_browser_of_an_erased_learner_saves_nothing_and_starts_afresh(app: FastAPI) -> None:
+    """After ``qkv learners erase``, a browser still holding the old cookie (or a verdict still in flight)
+    saves nothing under the erased id: 410 with a sentence, both cookies cleared; a reload is a new learner."""
+    browser = Browser(app).open_lesson()
+    assert browser.answer("q", "3, 1").status_code == 200
+    erased = learner_id_of(browser)
+    assert app.state.qkv.store.personal_data.erase(erased).found
+
+    refused = browser.answer("q", "3, 2")
+    assert refused.status_code == 410
+    assert refused.json()["detail"].startswith("This browser's learner was erased on request")
+    cleared = refused.headers.get_list("set-cookie")
+    assert any(c.startswith("qkv_learner=") and "Max-Age=0" in c for c in cleared), cleared
+    assert not app.state.qkv.store.learners.has_saved_work(erased)
+
+    browser.client.cookies.clear()
+    browser.open_lesson()
+    assert browser.answer("q", "3, 2").json()["feedback"]["correct"] is True
+    assert learner_id_of(browser) != erased

@@ -18,10 +18,11 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.engine import PoolLimits, create_store_engine, describe_url
 from qkv.store.sql.migrations import schema_version, upgrade
-from qkv.store.sql.tables import LearnerRow
-from qkv.store.store_error import StoreError
+from qkv.store.sql.tables import LearnerRow, PrivacyAudit
+from qkv.store.store_error import LearnerErased, StoreError
 
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
+_AUDIT: Table = PrivacyAudit.__table__  # type: ignore[assignment]
 
 
 class Database:
@@ -178,8 +179,8 @@ class Database:
             conn.execute(select(1))
 
     @staticmethod
-    def insert_ignore(conn: Connection, table: Table, values: Mapping[str, Any], keys: list[str]) -> None:
-        """Insert one row unless a row with the same ``keys`` exists (on either database).
+    def insert_ignore(conn: Connection, table: Table, values: Mapping[str, Any], keys: list[str]) -> bool:
+        """Insert one row unless a row with the same ``keys`` exists (on either database); whether it did.
 
         Parameters
         ----------
@@ -201,13 +202,17 @@ class Database:
         >>> with database.write() as conn:
         ...     database.insert_ignore(conn, table, {"name": "k", "value": "first"}, ["name"])
         ...     database.insert_ignore(conn, table, {"name": "k", "value": "second"}, ["name"])
+        True
+        False
         >>> with database.read() as conn:
         ...     conn.execute(select(table.c.value)).scalars().all()
         ['first']
         >>> database.close()
         """
         dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-        conn.execute(dialect.insert(table).values(**values).on_conflict_do_nothing(index_elements=keys))
+        # RETURNING says whether the row went in, alike on both databases (psycopg's rowcount does not).
+        statement = dialect.insert(table).values(**values).on_conflict_do_nothing(index_elements=keys)
+        return conn.execute(statement.returning(table.c[keys[0]])).first() is not None
 
     def ensure_learner(self, conn: Connection, learner_id: str) -> None:
         """Create the learner's row on their first saved work, and mark them seen now.
@@ -231,11 +236,25 @@ class Database:
         ...     len(conn.execute(select(LearnerRow.__table__)).all())
         1
         >>> database.close()
+
+        Raises
+        ------
+        LearnerErased
+            If the learner's data was erased on request (the write's transaction then saves nothing).
         """
         now = utc_now()
         row = {"id": learner_id, "created_at": now, "last_seen_at": now}
-        self.insert_ignore(conn, _LEARNERS, row, ["id"])
+        if self.insert_ignore(conn, _LEARNERS, row, ["id"]) and _was_erased(conn, learner_id):
+            raise LearnerErased(
+                f"The learner {learner_id} was erased on request; nothing is saved under that id again."
+            )
         conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(last_seen_at=now))
+
+
+def _was_erased(conn: Connection, learner_id: str) -> bool:
+    """Whether the privacy audit notes an erasure of ``learner_id`` (asked only when a row is new)."""
+    erased = select(_AUDIT.c.id).where(_AUDIT.c.action == "erase", _AUDIT.c.subject == learner_id).limit(1)
+    return conn.execute(erased).first() is not None
 
 
 def _first_line(error: object) -> str:

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from qkv.store import StoreError
+from qkv.store import LearnerErased, StoreError
 from qkv.web.http.jsonsafe import SafeJSONResponse
 
 log = logging.getLogger("qkv.web")
@@ -101,6 +101,26 @@ def install_error_handlers(app: FastAPI) -> None:
             return error_page(request, 503, sentence, {"Retry-After": "5"})
         return SafeJSONResponse({"detail": sentence}, status_code=503, headers={"Retry-After": "5"})
 
+    async def learner_erased(request: Request, error: Exception) -> Response:
+        # The browser still holds the cookie of a learner erased on request: nothing is saved under it,
+        # and both cookies go, so that the next page starts a new learner.
+        log.info("a write for an erased learner was refused on %s %s", request.method, request.url.path)
+        sentence = (
+            "This browser's learner was erased on request, with all of their work, so nothing more is "
+            "saved for them. Reload the page to start afresh as a new learner."
+        )
+        headers = {"Cache-Control": "no-store"}
+        if wants_html(request):
+            response = error_page(request, 410, sentence, headers)
+        else:
+            response = SafeJSONResponse({"detail": sentence}, status_code=410, headers=headers)
+        identity = getattr(getattr(request.app.state, "qkv", None), "identity", None)
+        if identity is not None:
+            response.headers.append("set-cookie", identity.clear_learner_cookie_header())
+            response.headers.append("set-cookie", identity.clear_session_cookie_header())
+        request.state.qkv_set_cookie = None
+        return response
+
     async def unexpected(request: Request, error: Exception) -> Response:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         sentence = "Something went wrong on the server; the error has been logged. Please try again."
@@ -111,6 +131,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(StoreError, store_failed)
+    app.add_exception_handler(LearnerErased, learner_erased)
     app.add_exception_handler(Exception, unexpected)
 
 
