@@ -578,29 +578,18 @@ def tree_cpu_seconds(pid: int) -> float | None:
     >>> tree_cpu_seconds(os.getpid()) >= 0
     True
     """
+    if not os.path.exists(f"/proc/{pid}/task/{pid}/children"):
+        return None  # no such process, or a kernel that does not list children
     ticks = os.sysconf("SC_CLK_TCK")
-    total, pending, seen = 0, [pid], set()
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
+    total = 0
+    for current in tree_pids(pid):
         try:
             with open(f"/proc/{current}/stat") as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
             total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
-            tasks = os.listdir(f"/proc/{current}/task")
         except (OSError, IndexError, ValueError):
             if current == pid:
                 return None
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{current}/task/{task}/children") as handle:
-                    pending += [int(child) for child in handle.read().split()]
-            except OSError:
-                if current == pid:
-                    return None
     return total / ticks
 
 

@@ -81,10 +81,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, StarletteHTTPException)
         sentence = _sentence_for(request, error.status_code, error.detail)
-        headers = dict(error.headers or {})
-        if wants_html(request):
-            return error_page(request, error.status_code, sentence, headers)
-        return SafeJSONResponse({"detail": sentence}, status_code=error.status_code, headers=headers)
+        return _answer(request, error.status_code, sentence, dict(error.headers or {}))
 
     async def invalid_request(request: Request, error: Exception) -> Response:
         assert isinstance(error, RequestValidationError)
@@ -97,9 +94,7 @@ def install_error_handlers(app: FastAPI) -> None:
             "Your work could not be saved or read just now: the database is not answering. "
             "Try again in a moment."
         )
-        if wants_html(request):
-            return error_page(request, 503, sentence, {"Retry-After": "5"})
-        return SafeJSONResponse({"detail": sentence}, status_code=503, headers={"Retry-After": "5"})
+        return _answer(request, 503, sentence, {"Retry-After": "5"})
 
     async def learner_erased(request: Request, error: Exception) -> Response:
         # The browser still holds the cookie of a learner erased on request: nothing is saved under it,
@@ -109,30 +104,29 @@ def install_error_handlers(app: FastAPI) -> None:
             "This browser's learner was erased on request, with all of their work, so nothing more is "
             "saved for them. Reload the page to start afresh as a new learner."
         )
-        headers = {"Cache-Control": "no-store"}
-        if wants_html(request):
-            response = error_page(request, 410, sentence, headers)
-        else:
-            response = SafeJSONResponse({"detail": sentence}, status_code=410, headers=headers)
+        response = _answer(request, 410, sentence, {"Cache-Control": "no-store"})
         identity = getattr(getattr(request.app.state, "qkv", None), "identity", None)
         if identity is not None:
-            response.headers.append("set-cookie", identity.clear_learner_cookie_header())
-            response.headers.append("set-cookie", identity.clear_session_cookie_header())
-        request.state.qkv_set_cookie = None
+            identity.clear_cookies(request, response)
         return response
 
     async def unexpected(request: Request, error: Exception) -> Response:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         sentence = "Something went wrong on the server; the error has been logged. Please try again."
-        if wants_html(request):
-            return error_page(request, 500, sentence, {})
-        return SafeJSONResponse({"detail": sentence}, status_code=500)
+        return _answer(request, 500, sentence, {})
 
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(StoreError, store_failed)
     app.add_exception_handler(LearnerErased, learner_erased)
     app.add_exception_handler(Exception, unexpected)
+
+
+def _answer(request: Request, status: int, sentence: str, headers: dict[str, str]) -> Response:
+    """The sentence as the error page for a browser, or as ``{"detail": ...}`` for the API."""
+    if wants_html(request):
+        return error_page(request, status, sentence, headers)
+    return SafeJSONResponse({"detail": sentence}, status_code=status, headers=headers)
 
 
 def error_page(request: Request, status: int, message: str, headers: dict[str, str]) -> Response:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from qkv.web.http.clients import request_client_key
@@ -164,6 +165,13 @@ class LearnerIdentity:
     def clear_learner_cookie_header(self) -> str:
         """``Set-Cookie`` that removes the anonymous learner cookie (the next page mints a fresh one)."""
         return self._cookie.clear_header()
+
+    def clear_cookies(self, request: Request, response: Response) -> None:
+        """Remove both learner cookies from the browser through ``response`` (and set no new one for
+        ``request``): the next page starts a new anonymous learner."""
+        response.headers.append("set-cookie", self.clear_session_cookie_header())
+        response.headers.append("set-cookie", self.clear_learner_cookie_header())
+        request.state.qkv_set_cookie = None
 
     # -- the request's learner ----------------------------------------------------------------------
 

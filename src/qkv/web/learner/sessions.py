@@ -105,7 +105,5 @@ def sign_out(request: Request, response: Response, *, everywhere: bool = False) 
         services.store.accounts.end_all_sessions(learner_id)
     elif session is not None:
         services.store.accounts.end_session(session)
-    response.headers.append("set-cookie", services.identity.clear_session_cookie_header())
-    response.headers.append("set-cookie", services.identity.clear_learner_cookie_header())
+    services.identity.clear_cookies(request, response)
     response.headers["cache-control"] = "no-store"
-    request.state.qkv_set_cookie = None
