@@ -23,6 +23,12 @@ with ``[V | 1]`` gives ``acc`` and ``l`` at once. Each thread keeps its scratch 
 the sums, the scaled queries) between calls, because fresh buffers of that size come from ``mmap``
 and are page-faulted in on every call.
 
+Where NumPy's ``exp2`` is the faster exponential (its AVX-512 kernels; see ``qkv._hardware``), the
+scores are measured in bits rather than nats: ``log2(e)`` is folded into the factor on the queries, so
+``2 ** (score · log2 e) = e ** score`` and every weight, sum and result is the same, while each tile's
+exponential costs about half. The references and their headroom are then in bits too. A call with an
+additive bias keeps nats (the bias would have to be rescaled tile by tile).
+
 Query blocks are independent, so they run on a small thread pool: NumPy's matmul and ``exp`` release
 the GIL, and BLAS is held to one thread per worker (through threadpoolctl, when it is installed) so
 the two kinds of threading do not fight over the cores. Without threadpoolctl the blocks run one
@@ -44,7 +50,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from qkv._hardware import l2_cache_bytes, tile_scores
+from qkv._hardware import exp2_is_faster, l2_cache_bytes, tile_scores
 from qkv._workers import run_on_threads, worker_count
 
 __all__ = [
@@ -70,6 +76,8 @@ BLOCK_Q = tile_scores(l2_cache_bytes()) // BLOCK_K
 # reference before it moves. exp(±20) is far from float32's overflow and underflow
 # (blocked_attention checks the sums against the values' size).
 HEADROOM = 20.0
+LOG2_E = 1 / math.log(2)  # bits per nat: e ** x = 2 ** (x · LOG2_E)
+LN_2 = math.log(2)  # nats per bit
 # From this many scores in all on, the blocks go to the thread pool; below it, setting the pool up (the
 # BLAS limit, the hand-off, a worker per block) costs more than the second core gives back, and BLAS's
 # own threads do better. Measured in separate bursts with OpenBLAS's AVX-512 and AVX2 kernels: the pool
@@ -170,13 +178,15 @@ def blocked_attention(
     if one_tile and (O := one_tile_attention(q, k, v, scale, bias, allowed, causal_offset)) is not None:
         return O, _none_dead(n_q)
     smallest_sum = _SMALLEST_SUM[dtype.itemsize]
+    in_bits = bias is None and exp2_is_faster(dtype)
     batch = () if single_head else tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     if threads is None:
         threads = worker_count() if math.prod(batch) * n_q * n_k >= MIN_THREADED_SCORES else 1
     workers = max(1, threads)
     problem = _Problem(
         q=_expand(q, batch),
-        scale=scale,
+        scale=scale * LOG2_E if in_bits else scale,
+        in_bits=in_bits,
         k=_expand(k, batch),
         v1=_expand(_with_ones(v, _scratch("call", v.dtype, (*v.shape[:-1], v.shape[-1] + 1))[0]), batch),
         allowed=None if allowed is None else _expand(allowed, batch, (n_q, n_k)),
@@ -256,14 +266,16 @@ def one_tile_attention(
     >>> one_tile_attention(q, K, 2 * K, scale=1.0, allowed=np.array([[False, False]])) is None
     True
     """
-    S = _one_tile_scores(_one_tile_scaled(q, scale), k.T)  # (n_q, n_k)
+    in_bits = bias is None and exp2_is_faster(q.dtype)  # scores in bits: see the module's docstring
+    S = _one_tile_scores(_one_tile_scaled(q, scale * LOG2_E if in_bits else scale), k.T)  # (n_q, n_k)
     masked = bias is not None or allowed is not None or causal_offset is not None
     if masked and not _mask_tile(S, bias, allowed, causal_offset):
         return None
     n_k, d_v = S.shape[1], v.shape[-1]
-    if not float(_one_tile_top(S, None)) <= _LOG_LARGEST[S.dtype.itemsize] - math.log(n_k) - 1:
+    top_in_nats = float(_one_tile_top(S, None)) * (LN_2 if in_bits else 1.0)
+    if not top_in_nats <= _LOG_LARGEST[S.dtype.itemsize] - math.log(n_k) - 1:
         return None
-    _one_tile_exp(S, S)  # (n_q, n_k) weights, at most e^top each, their sums finite
+    (_one_tile_exp2 if in_bits else _one_tile_exp)(S, S)  # (n_q, n_k) weights, at most e^top each
     l = _one_tile_row_sums(S, _ones(n_k, S.dtype))  # (n_q, 1)
     if not float(_one_tile_least(l, None)) >= _SMALLEST_SUM[S.dtype.itemsize]:  # underflow, no key
         return None
@@ -292,6 +304,7 @@ _one_tile_scaled = np.multiply  # (q, scale): scaling the queries costs less tha
 _one_tile_scores = np.ndarray.dot  # (q, kᵀ)
 _one_tile_top = np.maximum.reduce  # (S, None): the top score
 _one_tile_exp = np.exp  # (S, S)
+_one_tile_exp2 = np.exp2  # (S, S), scores in bits
 _one_tile_row_sums = np.ndarray.dot  # (S, ones)
 _one_tile_least = np.minimum.reduce  # (l, None): the smallest row sum
 _one_tile_divide = np.divide  # (X, l, X): each row by its sum
@@ -313,6 +326,10 @@ def _tile_scores(q: FloatArray, k: FloatArray, out: FloatArray) -> FloatArray:
 
 def _tile_exp(S: FloatArray) -> None:
     np.exp(S, out=S)  # (bq, bk) weights, not yet normalised
+
+
+def _tile_exp2(S: FloatArray) -> None:
+    np.exp2(S, out=S)  # (bq, bk) weights from scores in bits, not yet normalised
 
 
 def _tile_values(S: FloatArray, v1: FloatArray, out: FloatArray) -> FloatArray:
@@ -386,7 +403,8 @@ def _scratch(purpose: str, dtype: np.dtype[Any], *shapes: tuple[int, ...]) -> li
 @dataclass(slots=True)
 class _Problem:
     q: FloatArray  # (*batch, n_q, d_k), not yet scaled
-    scale: float
+    scale: float  # the factor on q, log2(e) included when in_bits
+    in_bits: bool  # scores in bits (exp2) rather than nats (exp)
     k: FloatArray  # (*batch, n_k, d_k)
     v1: FloatArray  # (*batch, n_k, d_v + 1), V with a column of ones (see _with_ones)
     allowed: BoolArray | None  # (*batch, n_q, n_k), a broadcast view
@@ -402,7 +420,8 @@ class _Problem:
     def follow_headroom(self) -> float:
         """``_headroom``, worked out on first use: only blocks that are summed again need it."""
         if self.headroom is None:  # two threads may both work it out; they get the same number
-            self.headroom = _headroom(self.v, self.k.shape[-2])
+            nats = _headroom(self.v, self.k.shape[-2])
+            self.headroom = nats * LOG2_E if self.in_bits else nats
         return self.headroom
 
     def key_end(self, i1: int) -> int:
@@ -492,8 +511,11 @@ def _accumulate(
         if not _mask_tile(S, bias, allowed, None if p.causal_offset is None else i0 + p.causal_offset - j0):
             continue  # every score in the tile is masked: it would add nothing
         if ref is not None:
-            ref = _follow(S, ref, acc, p.follow_headroom())
-        _tile_exp(S)
+            ref = _follow(S, ref, acc, p.follow_headroom(), p.in_bits)
+        if p.in_bits:
+            _tile_exp2(S)
+        else:
+            _tile_exp(S)
         if summed:
             _tile_values(S, v1[j0:j1], part)  # (bq, d_v + 1) this key block's share
             acc += part
@@ -504,12 +526,13 @@ def _accumulate(
         acc[...] = 0  # every key block was masked or in the future
 
 
-def _follow(S: FloatArray, ref: FloatArray, acc: FloatArray, headroom: float) -> FloatArray:
+def _follow(S: FloatArray, ref: FloatArray, acc: FloatArray, headroom: float, in_bits: bool) -> FloatArray:
     """Move the references that this tile's scores require, rescale their sums, measure S against them.
 
     A query's reference moves to its top score only if exp could overflow (a score more than
     ``headroom`` above it) or, before anything is summed, underflow (every score far below it).
-    Returns the new references; ``acc`` is rescaled and ``S`` shifted in place.
+    Scores, references and headroom are in bits when ``in_bits`` (the weights are powers of 2), else
+    in nats. Returns the new references; ``acc`` is rescaled and ``S`` shifted in place.
     """
     top = S.max(axis=1)  # (bq,) -inf where the tile allows a query no key
     l = acc[:, -1]  # (bq,)
@@ -517,7 +540,7 @@ def _follow(S: FloatArray, ref: FloatArray, acc: FloatArray, headroom: float) ->
     if move.any():
         new_ref = np.where(move, top, ref)  # (bq,)
         # Moving up scales the old sums down; moving down only happens while they are still 0.
-        acc *= np.exp(np.minimum(ref - new_ref, 0))[:, None]
+        acc *= (np.exp2 if in_bits else np.exp)(np.minimum(ref - new_ref, 0))[:, None]
         ref = new_ref
     if ref.any():  # typical scores leave every reference at 0, and this pass is skipped
         np.subtract(S, ref[:, None], out=S)

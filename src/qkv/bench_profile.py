@@ -59,7 +59,13 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         )
     ),
     SCORES_GEMM: ((core, "_scores"), (blocked, "_tile_scores"), (blocked, "_one_tile_scores")),
-    EXP: ((core, "_exp_in_place"), (blocked, "_tile_exp"), (blocked, "_one_tile_exp")),
+    EXP: (
+        (core, "_exp_in_place"),
+        (blocked, "_tile_exp"),
+        (blocked, "_tile_exp2"),
+        (blocked, "_one_tile_exp"),
+        (blocked, "_one_tile_exp2"),
+    ),
     VALUES_GEMM: ((core, "_weighted_values"), (blocked, "_tile_values"), (blocked, "_one_tile_values")),
     ELEMENTWISE: (
         (core, "_peaks"),  # the plain path: row maxima, subtraction, sums and division, mask policy

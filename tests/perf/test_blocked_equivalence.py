@@ -23,6 +23,14 @@ from qkv import attention
 
 core = importlib.import_module("qkv.attention")  # the module; qkv.attention is the function
 
+
+@pytest.fixture(autouse=True, params=["exp", "exp2"])
+def exponential(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test runs with scores in nats (exp) and in bits (exp2), whichever this machine prefers."""
+    with mock.patch.object(blocked, "exp2_is_faster", lambda dtype: request.param == "exp2"):
+        yield request.param
+
+
 # Relative to the largest |V|: the output is a weighted average of V's rows, so that is its scale.
 TOLERANCE = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
 
@@ -272,3 +280,31 @@ def test_one_tile_hands_what_it_cannot_sum_exactly_to_the_general_path(case: str
     assert general.called != used
     tolerance = 1e-6 if case in ("typical", "causal", "dead row") else 1e-4  # scores of ±150 round by ~1e-5
     np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * float(np.abs(V).max()))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_scores_in_bits_take_exp2_on_every_tile_and_give_exps_result(exponential: str, causal: bool) -> None:
+    rng = np.random.default_rng(8)
+    Q, K, V = (rng.standard_normal((n, 16)).astype(np.float32) for n in (50, 50, 50))
+    want = plain(Q, K, V, causal=causal)
+    with (
+        forced_blocks(block_q=16, block_k=16, threads=1),
+        mock.patch.object(blocked, "_tile_exp2", wraps=blocked._tile_exp2) as in_bits,
+        mock.patch.object(blocked, "_tile_exp", wraps=blocked._tile_exp) as in_nats,
+    ):
+        got = attention(Q, K, V, causal=causal)
+    assert (in_bits.called, in_nats.called) == (exponential == "exp2", exponential == "exp")
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * float(np.abs(V).max()))
+
+
+def test_an_additive_bias_keeps_scores_in_nats(exponential: str) -> None:
+    rng = np.random.default_rng(9)
+    Q, K, V = (rng.standard_normal((30, 8)) for _ in range(3))
+    bias = rng.standard_normal((30, 30))
+    with (
+        forced_blocks(block_q=8, block_k=8, threads=1),
+        mock.patch.object(blocked, "_tile_exp2", wraps=blocked._tile_exp2) as in_bits,
+    ):
+        got = attention(Q, K, V, mask=bias)
+    assert not in_bits.called
+    np.testing.assert_allclose(got, plain(Q, K, V, mask=bias), rtol=0, atol=1e-12)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import qkv._blocked as blocked
@@ -78,3 +79,10 @@ def test_the_blas_core_type_is_named_when_threadpoolctl_can_tell() -> None:
         if lib.get("user_api") == "blas" and lib.get("architecture")
     ]
     assert _hardware.blas_core_type() == (str(named[0]) if named else None)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp2_is_faster_is_measured_once_per_dtype_and_says_yes_or_no(dtype: type) -> None:
+    first = _hardware.exp2_is_faster(np.dtype(dtype))
+    assert isinstance(first, bool)
+    assert _hardware.exp2_is_faster(np.dtype(dtype)) is first  # cached: one process, one choice per dtype
