@@ -247,7 +247,7 @@ class LmsFetcher:
                     f"the LMS took longer than the {deadline:g} s an attempt may take"
                 ) from None
             except httpx.ConnectError as error:
-                raise FetchFailed(f"no connection could be made ({error})") from None
+                raise FetchFailed(f"no connection could be made ({type(error).__name__}: {error})") from None
 
 
 __all__ = ["FetchFailed", "FetchPolicy", "LmsClient", "LmsFetcher", "is_public", "where"]
