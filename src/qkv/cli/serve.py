@@ -447,7 +447,7 @@ def _run_server(app: FastAPI, settings: Settings, options: ServeOptions) -> None
         proxy_headers=forwarded_allow_ips is not None,
         forwarded_allow_ips=forwarded_allow_ips,
     )
-    access_log.install()  # after uvicorn.Config, which configures its loggers afresh
+    access_log.install(app=app)  # after uvicorn.Config, which configures its loggers afresh
     server = uvicorn.Server(config)
     # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal once it has shut down; by then
     # the shutdown was clean, so these handlers turn it into exit status 0 instead of a kill or traceback.
