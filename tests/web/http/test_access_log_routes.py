@@ -44,7 +44,9 @@ def test_every_path_parameter_of_every_route_is_logged_only_when_it_opens_nothin
         if not names:
             continue
         values = {name: f"v{n}Zq8Rk2{name}" for n, name in enumerate(names)}
-        target = _PARAMETER.sub(lambda found: values[found.group(1)], template)
+        target = template
+        for name, value in values.items():
+            target = re.sub(r"\{" + name + r"(?::[A-Za-z]+)?\}", value, target)
         for suffix in ("", "/", "?x=1"):
             line = _logged(app, target + suffix)
             for name, value in values.items():
