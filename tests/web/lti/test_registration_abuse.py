@@ -188,3 +188,26 @@ def test_a_link_is_spent_after_three_failed_attempts(private_ok: tuple[str, Any]
         spent = httpx.get(platform.registration_start(link))  # a good LMS now: too late
         assert spent.status_code == 410 and "was tried 3 times without success" in spent.text
         assert app.state.qkv_lti.platforms.all() == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_qkv_serve_fetches_a_loopback_lms_only_with_allow_private_lms(tmp_path: Path) -> None:
+    from qkv.store.sql.database import Database
+    from tests.web.test_api_serve import _start, _stop
+
+    database = Database(f"sqlite:///{tmp_path / 'serve.sqlite3'}")
+    links = RegistrationLinks(database)
+    with served_platform() as platform:
+        for extra, expected in (((), 502), (("--allow-private-lms",), 200)):
+            process, url = _start(tmp_path, *extra)
+            try:
+                answer = httpx.get(
+                    platform.registration_start(f"{url}/lti/register/{links.issue(timedelta(hours=1))}"),
+                    timeout=scaled(30),
+                )
+            finally:
+                _stop(process)
+            assert answer.status_code == expected, (extra, answer.text[:300])
+    database.close()
+    assert len(platform.registration_requests) == 1  # the default server sent it nothing
