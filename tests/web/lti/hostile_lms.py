@@ -80,6 +80,7 @@ class OddServer:
     port: int = 0
     connections: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    heads: list[bytes] = field(default_factory=list)  # each request's head, as it came
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -88,6 +89,8 @@ class OddServer:
         with self.lock:
             self.connections += 1
         head = _read_head(sock)
+        with self.lock:
+            self.heads.append(head)
         path = head.split(b" ", 2)[1].decode("ascii", "replace") if head.count(b" ") >= 2 else "/"
         if path.startswith("/ssh"):
             sock.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")

@@ -211,3 +211,33 @@ def test_qkv_serve_fetches_a_loopback_lms_only_with_allow_private_lms(tmp_path: 
             assert answer.status_code == expected, (extra, answer.text[:300])
     database.close()
     assert len(platform.registration_requests) == 1  # the default server sent it nothing
+
+
+def test_a_vetted_fetch_connects_to_the_vetted_address_with_the_urls_own_host(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The path every public LMS takes, on loopback: only the address predicate is widened to loopback
+    (no test may reach a public address), the resolution, the pinned connection, the ``Host`` header and
+    the fall-back to the host's next vetted address are the real ones."""
+    import anyio
+
+    from qkv.web.lti import lms_fetch
+
+    monkeypatch.setattr(lms_fetch, "is_public", lambda address: address.is_loopback)
+    fetcher = lms_fetch.LmsFetcher(lms_fetch.FetchPolicy(allow_private=False, deadline_s=scaled(10)))
+    odd = OddServer()
+    with listening(odd):
+        url = f"http://localhost:{odd.port}/json"  # ::1 first on most hosts, where nothing listens
+
+        async def fetch() -> dict[str, Any]:
+            return await fetcher.run(lambda lms: lms.get_json(url, {"Authorization": "Bearer t"}))
+
+        assert anyio.run(fetch) == {"issuer": "", "status": "ok"}
+        with pytest.raises(lms_fetch.FetchFailed, match="not a public address"):
+            anyio.run(lambda: fetcher.run(lambda lms: lms.get_json("http://10.1.2.3/openid", {})))
+    (head,) = odd.heads
+    assert (
+        head.startswith(b"GET /json HTTP/1.1\r\n")
+        and f"host: localhost:{odd.port}\r\n".encode() in head.lower()
+    )
+    assert b"accept-encoding: identity" in head.lower()

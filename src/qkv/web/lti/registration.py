@@ -79,7 +79,7 @@ def refuse_link(state: LinkState, max_failures: int) -> None:
     ...     refuse_link(LinkState.FAILED, 3)
     ... except LaunchRefused as refused:
     ...     print(refused.status, str(refused)[:62])
-    410 This registration URL was tried 3 times without success, so i
+    410 This registration URL was tried 3 times without success, so it
     """
     if state is LinkState.UNKNOWN:
         raise LaunchRefused(
