@@ -37,9 +37,9 @@ PER_ADDRESS = 3
 HOLD_MARGIN_S = 20.0  # a link stays held this long past the deadline should its server stop meanwhile
 FAILED = (
     "qkv could not register with this LMS: its OpenID configuration or its registration endpoint could not "
-    "be fetched in time from a public address, or did not answer as LTI Dynamic Registration asks. The qkv "
-    "server's log says why. This registration URL may be tried again a few times; after that, make a new "
-    "one with 'qkv lti registration-link'."
+    "be fetched in time from an address qkv may reach, or did not answer as LTI Dynamic Registration asks. "
+    "The qkv server's log says why. This registration URL may be tried again a few times; after that, make "
+    "a new one with 'qkv lti registration-link'."
 )
 
 
