@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from qkv.store.lti.platforms import LtiPlatforms
 from qkv.store.sql.database import Database
@@ -68,13 +70,35 @@ def test_a_registration_link_is_printed_once_made_and_works_once(tmp_path: Path)
     assert made.returncode == 0, made.stderr
     link = made.stdout.strip()
     assert link.startswith("https://qkv.school.example/lti/register/") and "works once" in made.stderr
+    assert "within 1 hour;" in made.stderr  # short by default
+    longer = run(
+        "registration-link",
+        "--url",
+        "https://qkv.school.example/",
+        "--valid-hours",
+        "5",
+        "--database-url",
+        url,
+    )
+    assert longer.returncode == 0 and "within 5 hours;" in longer.stderr, longer.stderr
     token = link.rsplit("/", 1)[-1]
     database = Database(url)
     try:
         links = RegistrationLinks(database)
+        lifetimes = [row.expires_at - row.created_at for row in _link_rows(database)]
+        assert sorted(lifetimes) == [timedelta(hours=1), timedelta(hours=5)]
         assert links.check(token) is LinkState.FRESH
         assert links.use(token, "https://moodle.school.example") and not links.use(token, "x")
     finally:
         database.close()
     refused = run("registration-link", "--url", "qkv.school.example", "--database-url", url)
     assert refused.returncode != 0 and "is not an absolute http(s) URL" in refused.stderr
+
+
+def _link_rows(database: Database) -> list[Any]:
+    from sqlalchemy import select
+
+    from qkv.store.sql.tables import LtiRegistrationLink as Link
+
+    with database.read() as conn:
+        return list(conn.execute(select(Link.created_at, Link.expires_at)))

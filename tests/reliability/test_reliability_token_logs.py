@@ -10,6 +10,7 @@ have used nothing.
 from __future__ import annotations
 
 import re
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,42 @@ def test_previewed_and_used_links_leave_no_token_in_the_access_log(
     assert '"GET /sign-in HTTP/1.1" 200' in log and '"POST /sign-in HTTP/1.1" 200' in log  # it is on
     assert '"GET /sign-in?token=[redacted] HTTP/1.1" 303' in log
     _assert_no_token_in(log, [instructor_token, learner_token, device_token, old_form])
+
+
+def test_a_registration_link_leaves_no_token_in_the_access_log(
+    start_server: type[Server], sqlite_url: str
+) -> None:
+    server = start_server(sqlite_url).start()
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qkv",
+            "lti",
+            "registration-link",
+            "--url",
+            server.url,
+            "--database-url",
+            sqlite_url,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    link = made.stdout.strip()
+    token, lms_token = link.rsplit("/", 1)[-1], secrets.token_urlsafe(24)
+    assert httpx.get(link, timeout=30).status_code == 400  # pasted into a browser: no configuration named
+    opened = httpx.get(
+        link,
+        params={"openid_configuration": "http://127.0.0.1:9/openid", "registration_token": lms_token},
+        timeout=30,
+    )
+    assert opened.status_code == 502  # a loopback LMS, refused without --allow-private-lms
+    httpx.get(f"{link}/", timeout=30)  # a trailing slash hides nothing either
+    assert server.terminate() == 0
+    log = Path(server.log_path).read_text(errors="replace")
+    assert '"GET /lti/register/[redacted] HTTP/1.1" 400' in log  # the access log is on
+    assert "registration_token=[redacted]" in log and "not a public address" in log
+    _assert_no_token_in(log, [token, lms_token])

@@ -75,9 +75,9 @@ def add_platform(
 @click.option(
     "--valid-hours",
     type=click.IntRange(1, 24 * 14),
-    default=24,
+    default=1,
     show_default=True,
-    help="How long the URL may be used (once).",
+    help="How long the URL may be used (once). Keep it short: whoever holds an unused URL may use it.",
 )
 @_URL
 @_DATABASE

@@ -125,6 +125,7 @@ class ServeOptions(TypedDict):
     log_level: str
     after_solution_credit: str
     retain_days: int | None
+    allow_private_lms: bool
 
 
 @click.command()
@@ -317,6 +318,13 @@ class ServeOptions(TypedDict):
     help="Erase anonymous learners (no account, no LMS identity) inactive for N days, checked hourly. "
     "Without it they are kept. Accounts go on request: 'qkv learners erase'.",
 )
+@click.option(
+    "--allow-private-lms",
+    is_flag=True,
+    envvar="QKV_ALLOW_PRIVATE_LMS",
+    help="Let LTI Dynamic Registration fetch from loopback and private addresses (an LMS on the school's "
+    "own network). Without it, registration fetches only public addresses.",
+)
 def serve(**options: Unpack[ServeOptions]) -> None:
     """Serve the interactive lesson at http://HOST:PORT/ until stopped (Ctrl+C or SIGTERM)."""
     # Imported here, not at the top: every other qkv command would pay for SQLAlchemy and FastAPI.
@@ -397,6 +405,7 @@ def _settings(url: str, options: ServeOptions) -> Settings:
         require_sign_in=options["require_sign_in"],
         public_url=options["public_url"],
         retain_days=options["retain_days"],
+        allow_private_lms=options["allow_private_lms"],
         after_solution_credit=AfterSolutionCredit(options["after_solution_credit"]),
     )
 
@@ -438,7 +447,7 @@ def _run_server(app: FastAPI, settings: Settings, options: ServeOptions) -> None
         proxy_headers=forwarded_allow_ips is not None,
         forwarded_allow_ips=forwarded_allow_ips,
     )
-    access_log.install()  # after uvicorn.Config, which configures its loggers afresh
+    access_log.install(app=app)  # after uvicorn.Config, which configures its loggers afresh
     server = uvicorn.Server(config)
     # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal once it has shut down; by then
     # the shutdown was clean, so these handlers turn it into exit status 0 instead of a kill or traceback.

@@ -88,6 +88,11 @@ class Settings:
         every redirect a relative path; neither ever takes the host from the request's ``Host`` header.
     lti_score_poll_s : float
         How often the LMS score sender looks for due scores when no new score wakes it.
+    allow_private_lms : bool
+        Let LTI Dynamic Registration fetch from loopback and private addresses (an LMS on the school's own
+        network; tests). False, the default, fetches from public addresses only.
+    lti_registration_deadline_s : float
+        Seconds one Dynamic Registration attempt may take, every fetch of it together (at most 10).
     after_solution_credit : AfterSolutionCredit
         What a solve after the reference solution was shown counts in the LMS score and the LMS gradebook
         file: full, reduced (half, the default) or none; such solves are marked either way.
@@ -141,6 +146,8 @@ class Settings:
     require_sign_in: bool = False
     public_url: str | None = None
     lti_score_poll_s: float = 2.0
+    allow_private_lms: bool = False
+    lti_registration_deadline_s: float = 10.0
     retain_days: int | None = None
     after_solution_credit: AfterSolutionCredit = DEFAULT_CREDIT
 
@@ -173,6 +180,12 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}.")
+        deadline = self.lti_registration_deadline_s
+        if isinstance(deadline, bool) or not isinstance(deadline, int | float) or not 0 < deadline <= 10:
+            raise ValueError(
+                "lti_registration_deadline_s must be a number of seconds above 0 and at most 10, "
+                f"not {deadline!r}."
+            )
         if isinstance(self.ipv6_prefix, bool) or not isinstance(self.ipv6_prefix, int):
             raise ValueError(f"ipv6_prefix must be an int, not {self.ipv6_prefix!r}.")
         check_ipv6_prefix(self.ipv6_prefix)

@@ -58,7 +58,7 @@ def cross_site_lms(tmp_path: Path) -> Iterator[tuple[FakePlatform, str, Any]]:
     platform = FakePlatform(mode="moodle")
     with (
         serve(platform_app(platform), name="fake-lms") as lms_url,
-        tool_server(f"sqlite:///{tmp_path / 'qkv.db'}") as (url, app),
+        tool_server(f"sqlite:///{tmp_path / 'qkv.db'}", allow_private_lms=True) as (url, app),
     ):
         platform.url = lms_url.replace("127.0.0.1", "localhost")
         platform.tool_url = url
@@ -145,7 +145,7 @@ def cross_site_packaged(tmp_path: Path) -> Iterator[tuple[PackagedPlatform, str,
     platform = PackagedPlatform()
     with (
         serve(packaged_app(platform), name="packaged-lms") as lms_url,
-        tool_server(f"sqlite:///{tmp_path / 'qkv.db'}") as (url, app),
+        tool_server(f"sqlite:///{tmp_path / 'qkv.db'}", allow_private_lms=True) as (url, app),
     ):
         platform.url, platform.tool_url = lms_url.replace("127.0.0.1", "localhost"), url
         platform.teachers.add("sofia-1")

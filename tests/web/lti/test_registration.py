@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import httpx
 import pytest
 
 from qkv.store.lti.registrations import RegistrationLinks
+from qkv.web.lti.registration_attempts import FAILED
 from tests.web.lti.conftest import served_platform, tool_server
 from tests.web.lti.fake_platform import CLIENT_ID, DEPLOYMENT_ID, FakePlatform
 from tests.web.lti.launching import LmsBrowser
@@ -22,8 +24,9 @@ TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 
 @pytest.fixture
 def unregistered(tmp_path: Path) -> Iterator[tuple[FakePlatform, str, Any]]:
-    """The fake LMS and a qkv tool that does not know it yet."""
-    with served_platform() as platform, tool_server(f"sqlite:///{tmp_path / 'qkv.db'}") as (url, app):
+    """The fake LMS and a qkv tool that does not know it yet (and may fetch from loopback)."""
+    database = f"sqlite:///{tmp_path / 'qkv.db'}"
+    with served_platform() as platform, tool_server(database, allow_private_lms=True) as (url, app):
         platform.tool_url = url
         platform.add_user("learner-1", "Ada Lovelace")
         yield platform, url, app
@@ -79,12 +82,17 @@ def test_registration_refusals_are_4xx_sentences(unregistered: tuple[FakePlatfor
     assert (
         pasted_in_a_browser.status_code == 400 and "without openid_configuration" in pasted_in_a_browser.text
     )
+    not_http = httpx.get(link, params={"openid_configuration": "javascript:alert(1)"})
+    assert not_http.status_code == 400 and "is not an absolute http(s) URL" in not_http.text
     platform.config_issuer = "http://lms.elsewhere.example"
     other_issuer = httpx.get(platform.registration_start(link))
-    assert other_issuer.status_code == 400 and "not on the host it came from" in other_issuer.text
+    assert (
+        other_issuer.status_code == 502 and other_issuer.text.count(escape(FAILED)) == 1
+    )  # the cause is logged
     assert app.state.qkv_lti.platforms.all() == [] and platform.registration_requests == []
     platform.config_issuer = None
-    assert httpx.get(platform.registration_start(link)).status_code == 200  # refusals spent nothing
+    # Nothing fetched spent nothing, and one failed attempt of the few a link allows does not spend it.
+    assert httpx.get(platform.registration_start(link)).status_code == 200
     reused = httpx.get(platform.registration_start(link))
     assert reused.status_code == 410 and "was used already" in reused.text
     assert len(app.state.qkv_lti.platforms.all()) == 1

@@ -662,6 +662,19 @@ def _lti_registration_links(conn: Connection) -> None:
     meta.create_all(conn)
 
 
+def _lti_registration_attempts(conn: Connection) -> None:
+    """A Dynamic Registration link's attempts: how many failed (the link is spent after a few), and until
+    when one in progress holds it (one attempt at a time per link, across servers).
+
+    Self-contained and additive: two columns of ``lti_registration_links`` (links made before start with
+    no failure and no attempt in progress).
+    """
+    _add_column(
+        conn, "lti_registration_links", Column("failures", Integer, nullable=False, server_default=text("0"))
+    )
+    _add_column(conn, "lti_registration_links", Column("busy_until", DateTime))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -679,6 +692,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _solutions_shown,
     _lti_score_timestamps_and_parking,
     _lti_registration_links,
+    _lti_registration_attempts,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -463,6 +463,8 @@ class LtiRegistrationLink(Base):
     expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     used_at: Mapped[datetime | None] = mapped_column(DateTime)
     used_by: Mapped[str | None] = mapped_column(String(255))
+    failures: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("0"))
+    busy_until: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class GradingJob(Base):

@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from qkv.web.learner.solution_credit import AfterSolutionCredit
+from qkv.web.lti.lms_fetch import FetchPolicy
 from qkv.web.lti.scores import lesson_score
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services
@@ -30,7 +31,11 @@ def install(app: FastAPI, services: Services) -> LtiTool:
         registration_routes,
     )
 
-    tool = LtiTool.open(services.store.database, poll_s=services.settings.lti_score_poll_s)
+    settings = services.settings
+    fetch = FetchPolicy(
+        allow_private=settings.allow_private_lms, deadline_s=settings.lti_registration_deadline_s
+    )
+    tool = LtiTool.open(services.store.database, poll_s=settings.lti_score_poll_s, fetch=fetch)
     app.state.qkv_lti = tool
     app.include_router(launch_routes.router)
     app.include_router(deep_link_routes.router)

@@ -4,16 +4,20 @@
 iframe or a window) with ``openid_configuration`` (where its OpenID configuration is) and usually a
 ``registration_token``. qkv then
 
-1. refuses a token it never made, or one used or expired, before it fetches anything;
+1. refuses a token it never made, or one used, expired or spent by failed attempts, before it fetches
+   anything (``check_link``), and a request without an http(s) configuration URL (``check_request``);
 2. reads the platform's configuration, whose ``issuer`` must be on the host the configuration came from
    (so a link cannot be turned into a registration of another LMS), with the registration token as
    bearer (Moodle and Canvas require it);
 3. spends the link, and posts its client registration to the platform's ``registration_endpoint``
    (``registration_request``: redirect URIs, login and JWKS URLs, the launch URL, the AGS and NRPS
    scopes, both message types, the claims it reads, its name and logo);
-4. stores the platform with the client id and deployment id the LMS gave back, and answers with the page
-   that posts ``{subject: "org.imsglobal.lti.close"}`` to its opener or parent, which closes the LMS's
-   dialog.
+4. stores the platform with the client id and deployment id the LMS gave back (``store_platform``), and
+   answers with the page that posts ``{subject: "org.imsglobal.lti.close"}`` to its opener or parent,
+   which closes the LMS's dialog.
+
+Steps 2 and 3 fetch through ``lms_fetch`` (public addresses only, one deadline, bounded answers), and
+every way they fail is a ``FetchFailed`` for the log; ``registration_attempts`` bounds the attempts.
 """
 
 from __future__ import annotations
@@ -22,17 +26,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from qkv.store.lti.platforms import LtiPlatforms, PlatformRecord, check_identifier, check_url
 from qkv.store.lti.registrations import LinkState, RegistrationLinks
 from qkv.web.lti import claims as c
+from qkv.web.lti.lms_fetch import FetchFailed, LmsClient, where
 from qkv.web.lti.refusal import LaunchRefused
 
 TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 TOOL_NAME = "qkv: queries, keys and values"
-MAX_DOCUMENT_BYTES = 256 * 1024
 SCOPES = (
     c.LINEITEM_SCOPE,
     c.LINEITEM_READ_SCOPE,
@@ -61,17 +63,42 @@ def check_link(links: RegistrationLinks, token: str) -> None:
     Raises
     ------
     LaunchRefused
-        403 for a token qkv never made; 410 for one used already or expired.
+        403 for a token qkv never made; 410 for one used already, expired or spent by failed attempts;
+        429 while another attempt holds it.
     """
-    state = links.check(token)
+    refuse_link(links.check(token), links.max_failures)
+
+
+def refuse_link(state: LinkState, max_failures: int) -> None:
+    """The refusal for a link in ``state`` (nothing for a fresh one).
+
+    Examples
+    --------
+    >>> refuse_link(LinkState.FRESH, 3)
+    >>> try:
+    ...     refuse_link(LinkState.FAILED, 3)
+    ... except LaunchRefused as refused:
+    ...     print(refused.status, str(refused)[:62])
+    410 This registration URL was tried 3 times without success, so it
+    """
     if state is LinkState.UNKNOWN:
         raise LaunchRefused(
             403,
             "This registration URL was not made by this qkv server, so it registers nothing; an "
             "administrator makes one with 'qkv lti registration-link' and pastes it into the LMS.",
         )
+    if state is LinkState.BUSY:
+        raise LaunchRefused(
+            429,
+            "Another attempt with this registration URL is in progress; wait a few seconds for it to end, "
+            "then try again.",
+        )
     if state is not LinkState.FRESH:
-        why = "was used already" if state is LinkState.USED else "has expired"
+        why = {
+            LinkState.USED: "was used already",
+            LinkState.EXPIRED: "has expired",
+            LinkState.FAILED: f"was tried {max_failures} times without success, so it is spent",
+        }[state]
         raise LaunchRefused(
             410,
             f"This registration URL {why}: each works once, for a limited time. Make a new one with "
@@ -79,33 +106,50 @@ def check_link(links: RegistrationLinks, token: str) -> None:
         )
 
 
-def read_configuration(client: httpx.Client, url: str, registration_token: str) -> PlatformConfiguration:
-    """The platform's OpenID configuration, checked.
+def check_request(configuration_url: str) -> None:
+    """Refuse a request that names no OpenID configuration, or not as an http(s) URL (nothing is fetched).
 
     Raises
     ------
     LaunchRefused
-        400 for a URL that is not http(s), a document that cannot be read or lacks a field, or an issuer
-        on another host than the URL; 502 when the LMS cannot be reached.
+        400, with a sentence.
     """
+    if not configuration_url:
+        raise LaunchRefused(
+            400,
+            "This is qkv's registration URL, but it was opened without openid_configuration: paste it "
+            "into the LMS's LTI Dynamic Registration (Moodle: Tool URL, then Add LTI Advantage; "
+            "Canvas: Developer Keys, LTI Registration); see docs/lms.md.",
+        )
     try:
-        check_url(url, "The openid_configuration URL")
+        check_url(configuration_url, "The openid_configuration URL")
     except ValueError:  # also a URL urlsplit cannot read ("http://[::1")
         raise LaunchRefused(
             400,
-            f"The openid_configuration URL {url[:200]!r} ({len(url)} characters) is not an absolute http(s) "
-            "URL of at most 1000 characters, such as https://lms.example/mod/lti/openid-configuration.php.",
+            f"The openid_configuration URL {configuration_url[:200]!r} ({len(configuration_url)} characters) "
+            "is not an absolute http(s) URL of at most 1000 characters, such as "
+            "https://lms.example/mod/lti/openid-configuration.php.",
         ) from None
+
+
+async def read_configuration(lms: LmsClient, url: str, registration_token: str) -> PlatformConfiguration:
+    """The platform's OpenID configuration, checked.
+
+    Raises
+    ------
+    FetchFailed
+        When it cannot be fetched, is no JSON object, lacks a field, or names an issuer on another host
+        than the URL's (the cause for the log).
+    """
     headers = {"Accept": "application/json"}
     if registration_token:
         headers["Authorization"] = f"Bearer {registration_token}"
-    body = _get_json(client, url, headers)
+    body = await lms.get_json(url, headers)
     issuer = _field(body, "issuer", url)
     if _host(issuer) != _host(url):
-        raise LaunchRefused(
-            400,
-            f"The LMS's OpenID configuration at {url} names the issuer {issuer!r}, which is not on the "
-            f"host it came from ({_host(url)}); qkv registers a platform only with its own configuration.",
+        raise FetchFailed(
+            f"the OpenID configuration at {where(url)} names the issuer {issuer[:200]!r}, which is not on "
+            f"the host it came from ({_host(url)})"
         )
     platform = body.get(PLATFORM_CONFIGURATION)
     product = platform.get("product_family_code", "") if isinstance(platform, dict) else ""
@@ -218,39 +262,42 @@ def canvas_configuration(origin: str) -> dict[str, Any]:
     }
 
 
-def register(
-    client: httpx.Client,
-    platforms: LtiPlatforms,
-    config: PlatformConfiguration,
-    body: dict[str, Any],
-    registration_token: str,
-) -> PlatformRecord:
-    """Post the registration and store the platform with the client id and deployment id it gave.
+async def post_registration(
+    lms: LmsClient, config: PlatformConfiguration, body: dict[str, Any], registration_token: str
+) -> tuple[str, str]:
+    """Post the registration; the client id and deployment id the LMS gave.
 
     Raises
     ------
-    LaunchRefused
-        502 when the LMS refuses or cannot be reached; 409 when qkv has that client id already.
+    FetchFailed
+        When the LMS refuses, cannot be reached, or answers without a client id or deployment id.
     """
     headers = {"Accept": "application/json", "Content-Type": "application/json"}
     if registration_token:
         headers["Authorization"] = f"Bearer {registration_token}"
+    registered = await lms.post_json(config.registration_url, body, headers)
+    tool = registered.get(TOOL_CONFIGURATION)
+    deployment = tool.get("deployment_id") if isinstance(tool, dict) else None
     try:
-        answer = client.post(config.registration_url, json=body, headers=headers, timeout=20.0)
-    except httpx.HTTPError as error:
-        raise LaunchRefused(
-            502,
-            f"The LMS's registration endpoint {config.registration_url} could not be reached "
-            f"({type(error).__name__}); make a new link and try again.",
+        client_id = check_identifier(str(registered.get("client_id") or ""), "The client id the LMS gave")
+        deployment_id = check_identifier(str(deployment or ""), "The deployment id the LMS gave")
+    except ValueError as error:
+        raise FetchFailed(
+            f"the registration answer of {where(config.registration_url)} is incomplete ({error})"
         ) from None
-    if not 200 <= answer.status_code < 300:
-        raise LaunchRefused(
-            502,
-            f"The LMS refused qkv's registration ({answer.status_code}: {answer.text[:200]!r}); make a new "
-            "link with 'qkv lti registration-link' once the cause is fixed.",
-        )
-    registered = _json_of(answer, config.registration_url)
-    client_id, deployment_id = _granted(registered, config.registration_url)
+    return client_id, deployment_id
+
+
+def store_platform(
+    platforms: LtiPlatforms, config: PlatformConfiguration, client_id: str, deployment_id: str
+) -> PlatformRecord:
+    """Store the platform as registered.
+
+    Raises
+    ------
+    LaunchRefused
+        409 when qkv has that client id already.
+    """
     try:
         return platforms.add(
             config.issuer, client_id, [deployment_id], config.auth_url, config.token_url, config.jwks_url
@@ -259,56 +306,14 @@ def register(
         raise LaunchRefused(409, str(error)) from None
 
 
-def _granted(registered: dict[str, Any], url: str) -> tuple[str, str]:
-    tool = registered.get(TOOL_CONFIGURATION)
-    deployment = tool.get("deployment_id") if isinstance(tool, dict) else None
-    try:
-        client_id = check_identifier(str(registered.get("client_id") or ""), "The client id the LMS gave")
-        deployment_id = check_identifier(str(deployment or ""), "The deployment id the LMS gave")
-    except ValueError as error:
-        raise LaunchRefused(
-            502,
-            f"The LMS's registration answer at {url} is incomplete ({error}); register qkv by hand with "
-            "'qkv lti add-platform' (docs/lms.md).",
-        ) from None
-    return client_id, deployment_id
-
-
-def _get_json(client: httpx.Client, url: str, headers: dict[str, str]) -> dict[str, Any]:
-    try:
-        response = client.get(url, headers=headers, timeout=15.0)
-    except httpx.HTTPError as error:
-        raise LaunchRefused(
-            502, f"The LMS's OpenID configuration at {url} could not be reached ({type(error).__name__})."
-        ) from None
-    if response.status_code != 200:
-        raise LaunchRefused(
-            400, f"The LMS's OpenID configuration at {url} answered {response.status_code}, not 200."
-        )
-    return _json_of(response, url)
-
-
-def _json_of(response: httpx.Response, url: str) -> dict[str, Any]:
-    if len(response.content) > MAX_DOCUMENT_BYTES:
-        raise LaunchRefused(400, f"The LMS's answer at {url} is over {MAX_DOCUMENT_BYTES:,} bytes.")
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        raise LaunchRefused(400, f"The LMS's answer at {url} is not a JSON object.")
-    return body
-
-
 def _field(body: dict[str, Any], name: str, url: str) -> str:
     value = str(body.get(name) or "")
     try:
         return check_url(value, f"The {name} of the configuration at {url}")
     except ValueError:
-        raise LaunchRefused(
-            400,
-            f"The {name} of the LMS's configuration at {url} is {value[:200]!r}, not an absolute http(s) URL "
-            "of at most 1000 characters; qkv needs it to register.",
+        raise FetchFailed(
+            f"the {name} of the configuration at {where(url)} is {value[:200]!r}, not an absolute http(s) "
+            "URL of at most 1000 characters"
         ) from None
 
 
@@ -321,7 +326,10 @@ __all__ = [
     "PlatformConfiguration",
     "canvas_configuration",
     "check_link",
+    "check_request",
+    "post_registration",
     "read_configuration",
-    "register",
+    "refuse_link",
     "registration_request",
+    "store_platform",
 ]

@@ -3,7 +3,9 @@ and ``/lti/canvas.json``, the configuration a Canvas developer key reads from it
 
 The LMS shows it in its own iframe (Moodle, Canvas) or a window. A refusal before the link is known to be
 good is unframeable like every page; after that, the page (refusal or success) may be framed by the host
-of the LMS's configuration, so the administrator reads it where they are.
+of the LMS's configuration, so the administrator reads it where they are. The route is async and its
+fetches run on the event loop, bounded by ``registration_attempts``, so no LMS holds a thread that serves
+pages.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from qkv.store.lti.platforms import PlatformRecord
 from qkv.store.lti.registrations import RegistrationLinks
+from qkv.web.http.clients import request_client_key
 from qkv.web.lti import framing
 from qkv.web.lti import registration as dr
 from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
+from qkv.web.lti.registration_attempts import Opening
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services, get_services
 
@@ -59,30 +62,24 @@ async def register(token: str, request: Request, services: AppServices) -> Respo
     tool: LtiTool = request.app.state.qkv_lti
     links = RegistrationLinks(services.store.database)
     configuration_url = request.query_params.get("openid_configuration", "")
-    registration_token = request.query_params.get("registration_token", "")[:4096]
+    opening = Opening(
+        configuration_url,
+        request.query_params.get("registration_token", "")[:4096],
+        _origin(request, services),
+    )
     try:
         await run_in_threadpool(dr.check_link, links, token)
     except LaunchRefused as refusal:
         log.info("LTI registration refused (%d): %s", refusal.status, refusal)
-        return _page("qkv: registration refused", str(refusal), refusal.status, close=False)
-    frame_origin = framing.origin(configuration_url)
+        return _refused(refusal, "")
     try:
-        if not configuration_url:
-            raise LaunchRefused(
-                400,
-                "This is qkv's registration URL, but it was opened without openid_configuration: paste it "
-                "into the LMS's LTI Dynamic Registration (Moodle: Tool URL, then Add LTI Advantage; "
-                "Canvas: Developer Keys, LTI Registration); see docs/lms.md.",
-            )
-        record = await run_in_threadpool(
-            _register, tool, links, token, configuration_url, registration_token, _origin(request, services)
+        dr.check_request(configuration_url)
+        record = await tool.registrar.register(
+            links, tool.platforms, token, request_client_key(request), opening
         )
     except LaunchRefused as refusal:
         log.info("LTI registration refused (%d): %s", refusal.status, refusal)
-        page = _page("qkv: registration refused", str(refusal), refusal.status, close=False)
-        if frame_origin:
-            page.headers["content-security-policy"] = framing.policy([frame_origin])
-        return page
+        return _refused(refusal, framing.origin(configuration_url))
     log.info("LTI platform %s registered dynamically (client id %s)", record.issuer, record.client_id)
     text = (
         f"qkv is registered with {record.issuer} (client id {record.client_id}, deployment "
@@ -91,22 +88,15 @@ async def register(token: str, request: Request, services: AppServices) -> Respo
     return framing.allow_framing(_page("qkv: registered", text, 200, close=True), [record])
 
 
-def _register(
-    tool: LtiTool,
-    links: RegistrationLinks,
-    token: str,
-    configuration_url: str,
-    registration_token: str,
-    origin: str,
-) -> PlatformRecord:
-    config = dr.read_configuration(tool.client, configuration_url, registration_token)
-    if not links.use(token, config.issuer):
-        raise LaunchRefused(
-            410, "This registration URL was used meanwhile by another request; make a new one."
-        )
-    return dr.register(
-        tool.client, tool.platforms, config, dr.registration_request(origin), registration_token
-    )
+def _refused(refusal: LaunchRefused, frame_origin: str | None) -> HTMLResponse:
+    """The refusal's page: framable by ``frame_origin`` (the LMS's configuration host) once the link was
+    known to be good, otherwise by no one; a 429 says when to try again."""
+    page = _page("qkv: registration refused", str(refusal), refusal.status, close=False)
+    if frame_origin:
+        page.headers["content-security-policy"] = framing.policy([frame_origin])
+    if refusal.status == 429:
+        page.headers["retry-after"] = "10"
+    return page
 
 
 def _origin(request: Request, services: Services) -> str:

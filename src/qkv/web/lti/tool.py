@@ -12,7 +12,9 @@ from qkv.store.lti.outbox import ScoreOutbox
 from qkv.store.lti.platforms import LtiPlatforms
 from qkv.store.sql.database import Database
 from qkv.web.lti.id_token import IdTokenChecker
+from qkv.web.lti.lms_fetch import FetchPolicy, LmsFetcher
 from qkv.web.lti.platform_keys import PlatformKeys
+from qkv.web.lti.registration_attempts import Registrar
 from qkv.web.lti.scores import ScoreHook
 from qkv.web.lti.sender import ScoreSender
 from qkv.web.lti.service_tokens import ServiceTokens
@@ -33,10 +35,12 @@ class LtiTool:
     tokens: ServiceTokens
     sender: ScoreSender
     scores: ScoreHook
+    registrar: Registrar
 
     @classmethod
-    def open(cls, database: Database, poll_s: float = 2.0) -> LtiTool:
-        """The tool on ``database`` (its key made and stored on first use).
+    def open(cls, database: Database, poll_s: float = 2.0, fetch: FetchPolicy | None = None) -> LtiTool:
+        """The tool on ``database`` (its key made and stored on first use); Dynamic Registration fetches
+        under ``fetch`` (public addresses only, 10 s an attempt, by default).
 
         Examples
         --------
@@ -62,6 +66,7 @@ class LtiTool:
             tokens=tokens,
             sender=sender,
             scores=ScoreHook(links, outbox, sender.wake),
+            registrar=Registrar(LmsFetcher(fetch or FetchPolicy())),
         )
 
     def close(self) -> None:
