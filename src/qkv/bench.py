@@ -30,7 +30,7 @@ from qkv import attention
 from qkv._hardware import blas_core_type, l2_cache_bytes
 from qkv.bench_profile import print_profiles, profile_attention
 
-__all__ = ["Measurement", "main", "matmul_gflops", "naive_attention", "run_attention_benchmark"]
+__all__ = ["Measurement", "cpu_model", "main", "matmul_gflops", "naive_attention", "run_attention_benchmark"]
 
 DEFAULT_SIZES = (256, 1024, 4096, 8192)
 ROOFLINE_SIZE = 2048
@@ -111,12 +111,12 @@ def naive_attention(
     >>> naive_attention(q, np.eye(2, dtype=np.float32), 2 * np.eye(2, dtype=np.float32)).round(4)
     array([[1.3395, 0.6605]], dtype=float32)
     """
-    S = (q @ k.T) * np.float32(1 / math.sqrt(q.shape[-1]))  # (n_q, n_k)
+    S = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(1 / math.sqrt(q.shape[-1]))  # (..., n_q, n_k)
     if causal:
-        S = np.where(np.tri(*S.shape, dtype=np.bool_), S, np.float32(-np.inf))
+        S = np.where(np.tri(*S.shape[-2:], dtype=np.bool_), S, q.dtype.type(-np.inf))
     S -= S.max(axis=-1, keepdims=True)
     np.exp(S, out=S)
-    O: npt.NDArray[np.float32] = (S @ v) / S.sum(axis=-1, keepdims=True)  # (n_q, d_v)
+    O: npt.NDArray[np.float32] = (S @ v) / S.sum(axis=-1, keepdims=True)  # (..., n_q, d_v)
     return O
 
 
@@ -149,8 +149,10 @@ def run_attention_benchmark(
     d: int = 64,
     out: TextIO | None = None,
     roofline_size: int = ROOFLINE_SIZE,
+    dtype: str = "float32",
+    heads: int = 1,
 ) -> list[Measurement]:
-    """Time qkv, naive NumPy and (if installed) PyTorch attention, float32, one head, and print a table.
+    """Time qkv, naive NumPy and (if installed) PyTorch attention on one head or a batch, and print a table.
 
     Parameters
     ----------
@@ -162,6 +164,10 @@ def run_attention_benchmark(
         Where the table goes; standard output by default.
     roofline_size : int
         Size of the square matmul that measures the roofline.
+    dtype : {"float32", "float64"}
+        The inputs' dtype, which every method computes in.
+    heads : int
+        Heads in one call: 1 is one ``(n, d)`` head, more a batch of shape ``(heads, n, d)``.
 
     Returns
     -------
@@ -176,11 +182,12 @@ def run_attention_benchmark(
     """
     stream = out if out is not None else sys.stdout
     torch_sdpa, torch_note = _load_torch()
-    _print_header(stream, d, torch_note, roofline_size)
+    _print_header(stream, d, torch_note, roofline_size, dtype, heads)
     results: list[Measurement] = []
+    batch = () if heads == 1 else (heads,)
     for n in sizes:
         rng = np.random.default_rng(n)
-        q, k, v = (rng.standard_normal((n, d)).astype(np.float32) for _ in range(3))
+        q, k, v = (rng.standard_normal((*batch, n, d)).astype(dtype) for _ in range(3))
         # Full and causal runs of every method are timed in the same rounds, so that both the
         # ratios to PyTorch and the causal speedups compare figures taken close together.
         methods = {
@@ -188,7 +195,7 @@ def run_attention_benchmark(
             for causal in (False, True)
             for name, call in _methods(q, k, v, causal, torch_sdpa).items()
         }
-        rows = _measure(methods, n, flops=4.0 * n * n * d)
+        rows = _measure(methods, n, flops=4.0 * n * n * d * heads)
         results.extend(rows)
         for causal in (False, True):
             _print_rows(stream, [row for row in rows if row.causal == causal])
@@ -203,9 +210,9 @@ TorchSDPA = Callable[[np.ndarray, np.ndarray, np.ndarray, bool], Callable[[], ob
 
 
 def _methods(
-    q: npt.NDArray[np.float32],
-    k: npt.NDArray[np.float32],
-    v: npt.NDArray[np.float32],
+    q: npt.NDArray[np.floating[Any]],
+    k: npt.NDArray[np.floating[Any]],
+    v: npt.NDArray[np.floating[Any]],
     causal: bool,
     torch_sdpa: TorchSDPA | None,
 ) -> dict[str, Callable[[], object]]:
@@ -290,7 +297,7 @@ def _load_torch() -> tuple[TorchSDPA | None, str]:
         return None, "torch not installed"
 
     def sdpa(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> Callable[[], object]:
-        tq, tk, tv = (torch.from_numpy(x)[None, None] for x in (q, k, v))  # (1, 1, n, d)
+        tq, tk, tv = (torch.from_numpy(x).reshape(1, -1, *x.shape[-2:]) for x in (q, k, v))  # (1, h, n, d)
         return lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
 
     return sdpa, f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
@@ -299,12 +306,20 @@ def _load_torch() -> tuple[TorchSDPA | None, str]:
 # -- printing ----------------------------------------------------------------------------------------
 
 
-def _print_header(stream: TextIO, d: int, torch_note: str, roofline_size: int) -> None:
+def _print_header(
+    stream: TextIO, d: int, torch_note: str, roofline_size: int, dtype: str = "float32", heads: int = 1
+) -> None:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"qkv attention benchmark: float32, one head, d = {d}, n_q = n_k = n", file=stream)
+    shape = "one head" if heads == 1 else f"a batch of {heads} heads"
+    print(f"qkv attention benchmark: {dtype}, {shape}, d = {d}, n_q = n_k = n", file=stream)
     print(
-        f"{platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}, "
+        f"{cpu_model()}, {cores} cores, Python {platform.python_version()}, "
         f"NumPy {np.__version__}, {torch_note}",
+        file=stream,
+    )
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(
+        f"load average (1, 5, 15 min): {'unknown' if load is None else ' '.join(f'{x:.2f}' for x in load)}",
         file=stream,
     )
     l2 = l2_cache_bytes()
@@ -324,6 +339,33 @@ def _print_header(stream: TextIO, d: int, torch_note: str, roofline_size: int) -
         f"{'peak MiB':>9}",
         file=stream,
     )
+
+
+def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The processor's model name as Linux reports it, or the platform's word for it elsewhere.
+
+    Parameters
+    ----------
+    cpuinfo : str
+        The file to read (Linux's ``/proc/cpuinfo``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> cpu_model("/nonexistent") == (platform.processor() or platform.machine())
+    True
+    """
+    try:
+        with open(cpuinfo) as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def _print_rows(stream: TextIO, rows: list[Measurement]) -> None:
@@ -358,7 +400,8 @@ def _print_summary(stream: TextIO, rows: list[Measurement]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a benchmark: ``python -m qkv.bench attention [--sizes 256,1024] [--d 64] [--profile]``.
+    """Run a benchmark: ``python -m qkv.bench attention [--sizes 256,1024] [--d 64] [--dtype float32]
+    [--heads 1] [--profile]``.
 
     Parameters
     ----------
@@ -386,6 +429,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--d", type=int, default=64, help="head dimension (default: %(default)s)")
     parser.add_argument(
+        "--dtype", choices=["float32", "float64"], default="float32", help="(default: %(default)s)"
+    )
+    parser.add_argument("--heads", type=int, default=1, help="heads in one call (default: %(default)s)")
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="also print where the time of a call goes (GEMMs, exp, other passes, checks, Python), "
@@ -394,14 +441,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         sizes = [int(text) for text in args.sizes.split(",")]
-        if min(sizes) < 1 or args.d < 1:
+        if min(sizes) < 1 or args.d < 1 or args.heads < 1:
             raise ValueError
     except ValueError:
         parser.error(
-            f"--sizes must be positive whole numbers separated by commas and --d positive, "
-            f"not --sizes {args.sizes!r} --d {args.d}."
+            f"--sizes must be positive whole numbers separated by commas and --d and --heads positive, "
+            f"not --sizes {args.sizes!r} --d {args.d} --heads {args.heads}."
         )
-    run_attention_benchmark(sizes, d=args.d)
+    run_attention_benchmark(sizes, d=args.d, dtype=args.dtype, heads=args.heads)
     if args.profile:
         profiles = [
             profile_attention(n, d=args.d, causal=causal, path=path)

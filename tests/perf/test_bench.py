@@ -7,11 +7,13 @@ import subprocess
 import sys
 from unittest import mock
 
+import numpy as np
 import pytest
 
 import qkv._blocked as blocked
 import qkv.bench as bench
 import qkv.bench_profile as bench_profile
+from qkv import attention
 
 
 @pytest.fixture(autouse=True)
@@ -83,8 +85,9 @@ def test_short_calls_take_turns_in_more_rounds_without_pauses(
     ("args", "message"),
     [
         (["attention", "--sizes", "256,x"], "--sizes must be positive whole numbers separated by commas"),
-        (["attention", "--sizes", "0"], "not --sizes '0' --d 64."),
-        (["attention", "--d", "-3"], "--d positive, not --sizes '256,1024,4096,8192' --d -3."),
+        (["attention", "--sizes", "0"], "not --sizes '0' --d 64 --heads 1."),
+        (["attention", "--d", "-3"], "--heads positive, not --sizes '256,1024,4096,8192' --d -3 --heads 1."),
+        (["attention", "--heads", "0"], "not --sizes '256,1024,4096,8192' --d 64 --heads 0."),
         (["matmul"], "invalid choice: 'matmul'"),
     ],
 )
@@ -157,3 +160,24 @@ def test_a_profile_of_pooled_blocks_sums_the_threads(monkeypatch: pytest.MonkeyP
     assert profile.threads == blocked.worker_count()
     assert sum(profile.share(name) for name in profile.phases) == pytest.approx(1.0, abs=0.01)
     assert profile.phases[bench_profile.EXP] > 0
+
+
+@pytest.mark.parametrize(("dtype", "heads"), [("float64", 1), ("float32", 3)])
+def test_the_table_takes_a_dtype_and_a_batch_of_heads(dtype: str, heads: int) -> None:
+    out = io.StringIO()
+    rows = bench.run_attention_benchmark([24], d=8, out=out, roofline_size=64, dtype=dtype, heads=heads)
+    text = out.getvalue()
+    assert f"qkv attention benchmark: {dtype}, " in text
+    assert ("one head" in text) == (heads == 1) and (f"a batch of {heads} heads" in text) == (heads > 1)
+    assert "load average (1, 5, 15 min): " in text
+    assert bench.cpu_model() in text
+    assert {row.flops for row in rows} == {4.0 * 24 * 24 * 8 * heads}
+
+
+def test_naive_attention_on_a_batch_matches_qkv() -> None:
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((2, 10, 4)) for _ in range(3))
+    for causal in (False, True):
+        np.testing.assert_allclose(
+            bench.naive_attention(q, k, v, causal=causal), attention(q, k, v, causal=causal)
+        )
