@@ -51,11 +51,12 @@ import numpy as np
 import numpy.typing as npt
 
 from qkv._hardware import exp2_is_faster, l2_cache_bytes, tile_scores
-from qkv._workers import run_on_threads, worker_count
+from qkv._workers import machine_is_busy, run_on_threads, worker_count
 
 __all__ = [
     "BLOCK_K",
     "BLOCK_Q",
+    "MIN_BUSY_THREADED_SCORES",
     "MIN_THREADED_SCORES",
     "blocked_attention",
     "fits_one_tile",
@@ -83,6 +84,10 @@ LN_2 = math.log(2)  # nats per bit
 # own threads do better. Measured in separate bursts with OpenBLAS's AVX-512 and AVX2 kernels: the pool
 # ran at 0.5-0.9 times the speed of one thread at n = 512-1024, broke even near 1536 and won from 2048.
 MIN_THREADED_SCORES = 1536 * 1536
+# On a busy machine (``machine_is_busy``) the pool takes over from this many scores on: there BLAS's own
+# threads stall each other (one head of 640 queries: 8.5 ms against the pool's 5.2; of 1024: 386
+# against 19, at load 15 on 2 cores), while below it BLAS does not start threads and one thread wins.
+MIN_BUSY_THREADED_SCORES = 640 * 640
 
 
 def fits_one_tile(n_q: int, n_k: int) -> bool:
@@ -148,7 +153,8 @@ def blocked_attention(
         Block sizes. By default ``BLOCK_K`` keys, and as many queries as keep a tile within
         ``BLOCK_Q × BLOCK_K`` scores (``BLOCK_Q`` when there are at least ``BLOCK_K`` keys).
     threads : int, optional
-        Worker threads; by default ``worker_count()``, or 1 below ``MIN_THREADED_SCORES`` scores.
+        Worker threads; by default ``worker_count()``, or 1 below ``MIN_THREADED_SCORES`` scores
+        (``MIN_BUSY_THREADED_SCORES`` while the machine is busy).
 
     Returns
     -------
@@ -181,7 +187,7 @@ def blocked_attention(
     in_bits = bias is None and exp2_is_faster(dtype)
     batch = () if single_head else tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     if threads is None:
-        threads = worker_count() if math.prod(batch) * n_q * n_k >= MIN_THREADED_SCORES else 1
+        threads = _threads_for(math.prod(batch) * n_q * n_k)
     workers = max(1, threads)
     problem = _Problem(
         q=_expand(q, batch),
@@ -206,6 +212,14 @@ def blocked_attention(
     else:
         run_on_threads(lambda task: _run_query_block(problem, *task), tasks, min(workers, len(tasks)))
     return problem.out, problem.dead
+
+
+def _threads_for(scores: int) -> int:
+    """Worker threads for a call with this many scores in all: the pool from MIN_THREADED_SCORES on, or
+    from MIN_BUSY_THREADED_SCORES on while other work keeps the cores busy; otherwise one."""
+    if scores >= MIN_THREADED_SCORES or (scores >= MIN_BUSY_THREADED_SCORES and machine_is_busy()):
+        return worker_count()
+    return 1
 
 
 @functools.lru_cache(maxsize=64)

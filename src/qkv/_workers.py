@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["run_on_threads", "worker_count"]
+__all__ = ["BUSY_LOAD_PER_CORE", "machine_is_busy", "run_on_threads", "worker_count"]
 
 T = TypeVar("T")
 
@@ -88,6 +89,57 @@ def worker_count() -> int:
     """
     if _controller() is None:
         return 1
+    return _usable_cores()
+
+
+# The machine counts as busy when the 1-minute load average reaches this many runnable threads per
+# core. qkv's own call adds up to one per core, so a load of 1.5 per core means other work as well.
+BUSY_LOAD_PER_CORE = 1.5
+# The load average moves slowly: it is read at most this often (seconds).
+LOAD_READ_INTERVAL = 1.0
+_load_seen: list[float] = [-LOAD_READ_INTERVAL, 0.0]  # [when read (monotonic), busy (1.0) or not]
+
+
+def machine_is_busy(load_average: Callable[[], tuple[float, float, float]] | None = None) -> bool:
+    """Whether other work keeps the cores busy: the 1-minute load average per usable core is at least
+    ``BUSY_LOAD_PER_CORE`` (read at most once a second).
+
+    Under such load BLAS's own threads wait on one another at every matrix product: one head of
+    1024 queries took 386 ms with OpenBLAS's two threads against 19 ms on qkv's pool with BLAS held
+    to one thread (float32, d = 64, load 15 on 2 cores), so callers hand mid-sized work to the pool
+    when this is True.
+
+    Parameters
+    ----------
+    load_average : callable, optional
+        Returns the 1, 5 and 15-minute load averages; ``os.getloadavg`` by default. Passing one
+        reads it now, whatever the last reading was.
+
+    Returns
+    -------
+    bool
+        False where the system reports no load average.
+
+    Examples
+    --------
+    >>> machine_is_busy(lambda: (0.0, 0.0, 0.0))
+    False
+    >>> machine_is_busy(lambda: (64.0 * (os.cpu_count() or 1), 0.0, 0.0))
+    True
+    """
+    now = time.monotonic()
+    if load_average is None and now - _load_seen[0] < LOAD_READ_INTERVAL:
+        return _load_seen[1] > 0
+    try:
+        one_minute = (load_average or os.getloadavg)()[0]
+    except (AttributeError, OSError):  # no load average on this system
+        one_minute = 0.0
+    busy = one_minute >= BUSY_LOAD_PER_CORE * _usable_cores()
+    _load_seen[:] = [now, 1.0 if busy else 0.0]
+    return busy
+
+
+def _usable_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux

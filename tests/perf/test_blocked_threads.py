@@ -12,7 +12,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 import qkv._blocked as blocked
-from qkv import attention
+from qkv import _workers, attention
 
 
 def blas_threads() -> list[int]:
@@ -50,9 +50,12 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(blocked, "MIN_THREADED_SCORES", 0)
 
 
-@pytest.mark.parametrize(("n", "pool"), [(1024, False), (2048, True)])
+@pytest.mark.parametrize(
+    ("n", "busy", "pool"),
+    [(1024, False, False), (2048, False, True), (512, True, False), (1024, True, True), (2048, True, True)],
+)
 def test_only_heads_past_the_measured_break_even_go_to_the_pool(
-    n: int, pool: bool, monkeypatch: pytest.MonkeyPatch
+    n: int, busy: bool, pool: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
     original = vars(blocked)["run_on_threads"]
@@ -64,6 +67,7 @@ def test_only_heads_past_the_measured_break_even_go_to_the_pool(
     rng = np.random.default_rng(4)
     Q, K, V = (rng.standard_normal((n, 8)).astype(np.float32) for _ in range(3))
     monkeypatch.setattr(blocked, "run_on_threads", spy)
+    monkeypatch.setattr(blocked, "machine_is_busy", lambda: busy)
     attention(Q, K, V)
     assert calls == ([blocked.worker_count()] if pool and blocked.worker_count() > 1 else [])
 
@@ -137,3 +141,22 @@ def test_an_error_in_any_block_reaches_the_caller_and_blas_is_restored(failing_b
     np.testing.assert_allclose(
         O, attention(Q, K, V, scale=0.5, return_weights=True)[0], rtol=1e-12, atol=1e-12
     )
+
+
+@pytest.mark.parametrize(("load", "busy"), [(0.0, False), (1.0, False), (1.5, True), (8.0, True)])
+def test_the_machine_is_busy_from_one_and_a_half_runnable_threads_per_core(load: float, busy: bool) -> None:
+    cores = len(os.sched_getaffinity(0))
+    assert _workers.machine_is_busy(lambda: (load * cores, 0.0, 0.0)) is busy
+
+
+def test_the_load_average_is_read_at_most_once_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    readings: list[int] = []
+
+    def load_average() -> tuple[float, float, float]:
+        readings.append(1)
+        return (0.0, 0.0, 0.0)
+
+    monkeypatch.setattr(_workers.os, "getloadavg", load_average)
+    monkeypatch.setattr(_workers, "_load_seen", [-10.0, 0.0])
+    assert [_workers.machine_is_busy() for _ in range(5)] == [False] * 5
+    assert len(readings) == 1
