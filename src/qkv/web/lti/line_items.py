@@ -175,14 +175,17 @@ class Column:
     refusal: str | None = None
 
 
-def not_the_lessons(item: dict[str, Any], lesson: PickedLesson, lesson_ids: Collection[str]) -> str | None:
+def not_the_lessons(
+    item: dict[str, Any], lesson: PickedLesson, lesson_ids: Collection[str], linked: bool = False
+) -> str | None:
     """Why the line item ``item`` (its JSON) is not ``lesson``'s column; None when it is, or may be.
 
     A ``resourceId`` naming another lesson (or any other resource on a line item qkv made, by its tag)
-    is another lesson's column; so is a line item qkv made with another ``scoreMaximum`` and no
-    ``resourceId`` of this lesson. One whose ``resourceId`` is the lesson is the lesson's whatever its
-    maximum (an instructor may rescale the column), and the LMS's own column (no lesson named, not
-    qkv's) may be used.
+    is another lesson's column. So is one with another ``scoreMaximum`` that does not name this lesson,
+    when qkv made it or asked for it (``linked``: the launch is of a link qkv's deep linking made, which
+    asked for a column of the lesson's points). One whose ``resourceId`` is the lesson is the lesson's
+    whatever its maximum (an instructor may rescale the column), and the LMS's own column of a link made
+    in the LMS (no lesson named, not qkv's) may be used.
 
     Examples
     --------
@@ -191,10 +194,12 @@ def not_the_lessons(item: dict[str, Any], lesson: PickedLesson, lesson_ids: Coll
     True
     >>> not_the_lessons({"label": "Week 3", "scoreMaximum": 100}, lesson, ids) is None
     True
+    >>> not_the_lessons({"label": "Week 3", "scoreMaximum": 100}, lesson, ids, linked=True)
+    "the line item 'Week 3' counts 100 points where X1.2 counts 8: it is not the lesson's column"
     >>> not_the_lessons({"resourceId": "X1.1", "scoreMaximum": 11, "label": "X1.1 Keys"}, lesson, ids)
     "the line item 'X1.1 Keys' is lesson X1.1's column (its resourceId), not X1.2's"
     >>> not_the_lessons({"scoreMaximum": 11, "tag": "qkv-lesson", "label": "Keys"}, lesson, ids)
-    "the line item 'Keys' counts 11 points where X1.2 counts 8: it is another lesson's column"
+    "the line item 'Keys' counts 11 points where X1.2 counts 8: it is not the lesson's column"
     """
     label = str(item.get("label") or item.get("id") or "")[:120]
     resource, ours = item.get("resourceId"), item.get("tag") == LINE_ITEM_TAG
@@ -205,10 +210,10 @@ def not_the_lessons(item: dict[str, Any], lesson: PickedLesson, lesson_ids: Coll
             column = f"lesson {resource[:40]}'s column (its resourceId)"
             return f"the line item {label!r} is {column}, not {lesson.id}'s"
     maximum = item.get("scoreMaximum")
-    if ours and maximum != max(lesson.points, 1):
+    if (ours or linked) and maximum != max(lesson.points, 1):
         return (
             f"the line item {label!r} counts {maximum} points where {lesson.id} counts "
-            f"{max(lesson.points, 1)}: it is another lesson's column"
+            f"{max(lesson.points, 1)}: it is not the lesson's column"
         )
     return None
 
@@ -234,9 +239,9 @@ def kept_back(platform: PlatformRecord, lesson: PickedLesson, reason: str) -> st
     """
     return (
         f"Not sent: the launch of {lesson.id} from {platform.issuer} gave {reason}, and this LMS offers "
-        f"no line-items service with which qkv could find or make {lesson.id}'s own, so the score would "
-        f"have overwritten another lesson's grade. This LMS keeps one gradebook column per link (Open "
-        f"edX does, for every lesson deep-linked into one block): give {lesson.id} a link of its own."
+        f"no line-items service with which qkv could find or make {lesson.id}'s own, so the score could "
+        f"overwrite another lesson's grade. This LMS keeps one gradebook column per link (Open edX "
+        f"does, for every lesson deep-linked into one block): give {lesson.id} a link of its own."
     )
 
 
@@ -274,7 +279,7 @@ def lessons_column(
     except ServiceUnavailable as error:  # unreadable is not another lesson's: the spec lets a tool post
         log.info("the launch's line item %s could not be read, used as sent: %s", claimed, error)
         return Column(claimed)
-    reason = not_the_lessons(item, lesson, lesson_ids)
+    reason = not_the_lessons(item, lesson, lesson_ids, linked=launch.custom_lesson is not None)
     if reason is None:
         return Column(claimed)
     if container is not None:
