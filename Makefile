@@ -17,6 +17,10 @@ COMPILE = $(BIN)/python -m compileall -q src
 # QKV_TEST_TIME_SCALE stretches their remaining deadlines (tests/time_scale.py).
 UNDER_LOAD_TESTS ?= tests/web/runs tests/web/learner/test_api_code.py tests/grading tests/reliability
 UNDER_LOAD_SCALE ?= 2
+# Open edX's LTI consumer, a third LMS of the tests (tests/web/lti/test_openedx.py), in its own environment:
+# Django and its dependencies never enter qkv's.
+OPENEDX_VENV := .venv-openedx
+OPENEDX_REQUIREMENTS := scripts/openedx_lms/requirements.txt
 
 .PHONY: run test lint typecheck pytest test-under-load system clean bench
 
@@ -30,6 +34,11 @@ $(BIN)/qkv: pyproject.toml
 $(VENV)/.test-installed: $(BIN)/qkv
 	$(BIN)/python -m pip install -q -e ".[web,test,oracle]"
 	$(COMPILE)
+	touch $@
+
+$(OPENEDX_VENV)/.installed: $(OPENEDX_REQUIREMENTS)
+	test -x $(OPENEDX_VENV)/bin/python || $(PYTHON) -m venv $(OPENEDX_VENV)
+	$(OPENEDX_VENV)/bin/python -m pip install -q -r $(OPENEDX_REQUIREMENTS)
 	touch $@
 
 system:
@@ -46,10 +55,10 @@ lint: $(VENV)/.test-installed
 typecheck: $(VENV)/.test-installed
 	$(BIN)/mypy
 
-pytest: $(VENV)/.test-installed
+pytest: $(VENV)/.test-installed $(OPENEDX_VENV)/.installed
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-test: $(VENV)/.test-installed
+test: $(VENV)/.test-installed $(OPENEDX_VENV)/.installed
 	-bash scripts/setup-system.sh --test
 	$(MAKE) lint typecheck pytest
 
@@ -58,4 +67,4 @@ test-under-load: $(VENV)/.test-installed
 	QKV_TEST_TIME_SCALE=$(UNDER_LOAD_SCALE) bash scripts/beside-cpu-hogs.sh $(BIN)/pytest $(UNDER_LOAD_TESTS) $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) $(OPENEDX_VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache test-artifacts

@@ -72,7 +72,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
 # them: they are one scope, so two of them never run at once. The grading tests that run hostile programs
 # (fork bombs, memory hogs, endless loops) are bounded by their sandboxes and kept together too, so that
 # two of them never share the machine's cores. A browser module is one scope, so that its server and its
-# Chromium (module fixtures) start once. Every other test is a scope of its own: any worker may take it.
+# Chromium (module fixtures) start once; so is the Open edX module, for its LMS server. Every other test is a scope of its own: any worker may take it.
 SHARED_SCOPES = {
     "tests/reliability/": "reliability",
     "tests/grading/test_hostile.py": "hostile",
@@ -83,6 +83,7 @@ ONE_WORKER_MODULES = (
     "tests/web/test_browser",
     "tests/web/lti/test_browser",
     "tests/web/lti/test_cross_course",
+    "tests/web/lti/test_openedx",  # one Open edX server (a module fixture) for the module
 )
 
 

@@ -1,8 +1,10 @@
 """The LTI tables on SQLite and PostgreSQL: registrations, the shared tool key, login states used once,
-nonces used once, line items, and the score outbox's order, retries and claims."""
+nonces used once, line items (a refused one parks its scores; one course's line item of a lesson is made
+by one server at a time), and the score outbox's order, retries and claims."""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -14,6 +16,7 @@ from qkv.store.lti.outbox import ScoreOutbox
 from qkv.store.lti.platforms import LtiPlatforms
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.database import Database
+from tests.time_scale import scaled
 
 LEARNER = "a" * 36
 LINE = "https://lms.example/lineitems/1"
@@ -137,6 +140,54 @@ def test_a_parked_score_holds_nothing_back_and_is_never_claimed_again(database: 
     assert outbox.claim(utc_now() + timedelta(hours=2)) == []
     (parked,) = outbox.parked()
     assert parked.parked_at is not None and "409" in (parked.last_error or "")
+
+
+def test_a_line_item_with_a_refusal_parks_every_score_and_loses_it_when_moved(database: Database) -> None:
+    links, outbox = LtiLinks(database), ScoreOutbox(database)
+    why = "Not sent: the launch of X1.2 gave lesson X1.1's column."
+    links.remember_line_item(LEARNER, "X1.2", "i", "c", "s", LINE, "course-1", why)
+    item = links.line_item(LEARNER, "X1.2", "course-1")
+    assert item is not None and item.refusal == why
+    assert outbox.enqueue(item, 0, {"scoreGiven": 0}) and outbox.enqueue(item, 2, {"scoreGiven": 1})
+    assert outbox.claim() == [] and outbox.waiting() == []  # never sent
+    assert [(e.document["scoreGiven"], e.last_error) for e in outbox.parked()] == [
+        (1, why),
+        (0, why),
+    ]  # newest first
+    links.remember_line_item(LEARNER, "X1.2", "i", "c", "s", LINE + "-own", "course-1")  # its own column
+    moved = links.line_item(LEARNER, "X1.2", "course-1")
+    assert moved is not None and moved.refusal is None
+    assert outbox.enqueue(moved, 2, {"scoreGiven": 1}) and len(outbox.claim()) == 1
+
+
+def test_an_exclusive_key_is_held_by_one_at_a_time(database: Database) -> None:
+    """The lock of a course's line item for a lesson: a second holder waits until the first lets go — on
+    PostgreSQL another server's store on the same database, on SQLite (one server) another thread."""
+    first = LtiLinks(database)
+    second = LtiLinks(database) if database.engine.dialect.name == "postgresql" else first
+    order: list[str] = []
+    inside = threading.Event()
+
+    def other() -> None:
+        inside.wait(scaled(30))
+        with second.exclusive("lms/c/1/lineitems X1.1"):
+            order.append("second")
+
+    waiter = threading.Thread(target=other)
+    waiter.start()
+    with first.exclusive("lms/c/1/lineitems X1.1"):
+        inside.set()
+        with second.exclusive("lms/c/1/lineitems X1.2"):  # another lesson's key is free
+            order.append("other key")
+        assert not _finished(waiter, 0.5)  # still waiting: a lock that let it in fails here
+        order.append("first")
+    waiter.join(scaled(30))
+    assert order == ["other key", "first", "second"]
+
+
+def _finished(thread: threading.Thread, seconds: float) -> bool:
+    thread.join(seconds)
+    return not thread.is_alive()
 
 
 def test_a_registration_link_is_used_once_and_expires(database: Database) -> None:

@@ -104,6 +104,10 @@ class FakePlatform:
     deep_linking_context: str = CONTEXT_ID  # the course of the last deep-linking request
     deep_linking: dict[str, Any] = field(default_factory=dict)  # overrides of deep_linking_settings
     deep_link_answers: list[dict[str, Any]] = field(default_factory=list)  # verified response claims
+    # What a link's launch offers of AGS: its scopes, and whether it names the course's line-items container
+    # (an LMS that lets a tool read its line item but make none sends the read scope and no container).
+    link_scopes: list[str] = field(default_factory=lambda: [LINEITEM_SCOPE, SCORE_SCOPE])
+    link_container: bool = True
     registration_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     config_issuer: str | None = None  # the issuer its OpenID configuration names (default: its own)
     registration_requests: list[dict[str, Any]] = field(default_factory=list)
@@ -230,10 +234,9 @@ class FakePlatform:
         claims[LTI + "resource_link"] = {"id": link.id, "title": link.title}
         claims[LTI + "custom"] = dict(link.custom)
         context = self.users[sub].context
-        ags: dict[str, Any] = {
-            "scope": [LINEITEM_SCOPE, SCORE_SCOPE],
-            "lineitems": self.lineitems_url(context),
-        }
+        ags: dict[str, Any] = {"scope": list(self.link_scopes)}
+        if self.link_container:
+            ags["lineitems"] = self.lineitems_url(context)
         if link.lineitem:
             ags["lineitem"] = self.lineitem_url(link.lineitem)
         claims[AGS] = ags
@@ -581,6 +584,16 @@ def platform_app(platform: FakePlatform) -> FastAPI:
                 and resource_id in (None, item.get("resourceId"))
             ]
         return JSONResponse(items, media_type="application/vnd.ims.lis.v2.lineitemcontainer+json")
+
+    @app.get("/lineitems/{item}")
+    def read_line_item(item: str, request: Request) -> Response:
+        if not {LINEITEM_SCOPE, LINEITEM_SCOPE + ".readonly"} & scopes_of(request):
+            raise HTTPException(403, "no line-item scope")
+        with platform.lock:
+            found = platform.line_items.get(item)
+        if found is None:
+            raise HTTPException(404, f"no line item {item}")
+        return JSONResponse(found, media_type="application/vnd.ims.lis.v2.lineitem+json")
 
     @app.post("/contexts/{context}/lineitems")
     async def create_line_item(context: str, request: Request) -> Response:

@@ -273,6 +273,15 @@ def packaged_app(platform: PackagedPlatform) -> FastAPI:
         found = [i for i in platform.line_items.values() if resource_id in (None, i.get("resourceId"))]
         return JSONResponse(found)
 
+    @app.get("/lineitems/{item}")
+    def read_line_item(item: str, request: Request) -> Response:
+        if not allowed(request, LINEITEM_SCOPE):
+            return JSONResponse({"error": "scope"}, status_code=403)
+        found = platform.line_items.get(f"{platform.url}/lineitems/{item}")
+        if found is None:
+            return JSONResponse({"error": "no such line item"}, status_code=404)
+        return JSONResponse(found)
+
     @app.post("/lineitems")
     async def create_line_item(request: Request) -> Response:
         if not allowed(request, LINEITEM_SCOPE):

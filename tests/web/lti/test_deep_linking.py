@@ -10,8 +10,9 @@ from typing import Any
 
 import httpx
 import jwt
+import pytest
 
-from tests.web.lti.fake_platform import DEEP_LINK_HINT, DL, LTI, FakePlatform
+from tests.web.lti.fake_platform import DEEP_LINK_HINT, DL, LINEITEM_SCOPE, LTI, SCORE_SCOPE, FakePlatform
 from tests.web.lti.launching import LmsBrowser, page_form, wait_for
 
 
@@ -188,3 +189,71 @@ def _attr_pass(picker: httpx.Response) -> str:
     found = re.search(r'name="pass" value="([^"]+)"', picker.text)
     assert found
     return unescape(found.group(1))
+
+
+def _sharing_links(
+    browser: LmsBrowser, platform: FakePlatform, url: str, lessons: list[str]
+) -> tuple[Any, Any]:
+    """Two lessons deep-linked, then put on one line item as Open edX does (every link of a block has the
+    block's line item): the second link's launch carries the first lesson's line item."""
+    _deep_link(browser, platform, url, lessons)
+    first_link, second_link = list(platform.links.values())[-2:]
+    platform.line_items.pop(str(second_link.lineitem))  # the LMS made no column of the second lesson's
+    second_link.lineitem = first_link.lineitem
+    return first_link, second_link
+
+
+def test_a_launch_with_another_lessons_line_item_scores_into_the_lessons_own(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    first, second = _lessons(app)[:2]
+    first_link, second_link = _sharing_links(lms_browser, platform, url, [first, second])
+    learner = LmsBrowser(url)
+    learner.open(learner.launch(platform, first_link.url, "learner-1", hint=f"link:{first_link.id}"))
+    wait_for(lambda: bool(platform.received(str(first_link.lineitem))), "the first lesson's score")
+    opened = learner.open(
+        learner.launch(platform, second_link.url, "learner-1", hint=f"link:{second_link.id}")
+    )
+    assert opened.url.path == f"/lessons/{second}"
+    (made,) = [key for key, item in platform.line_items.items() if item.get("resourceId") == second]
+    assert (
+        platform.line_items[made]["tag"] == "qkv-lesson" and "resourceLinkId" not in platform.line_items[made]
+    )
+    wait_for(lambda: bool(platform.received(made)), "the second lesson's score on its own column")
+    maximum = {item["scoreMaximum"] for item in platform.received(str(first_link.lineitem))}
+    assert maximum == {platform.line_items[str(first_link.lineitem)]["scoreMaximum"]}  # only the first's
+    assert all(
+        score["scoreMaximum"] == platform.line_items[made]["scoreMaximum"]
+        for score in platform.received(made)
+    )
+    learner.close()
+
+
+@pytest.mark.parametrize("why", ["resourceId", "scoreMaximum"])
+def test_another_lessons_line_item_without_a_container_keeps_the_score_back_with_a_sentence(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser, why: str
+) -> None:
+    platform, url, app = lms
+    tool = app.state.qkv_lti
+    first, second = _lessons(app)[:2]
+    first_link, second_link = _sharing_links(lms_browser, platform, url, [first, second])
+    shared = platform.line_items[str(first_link.lineitem)]
+    if why == "scoreMaximum":  # qkv's own line item, no lesson named, another maximum
+        del shared["resourceId"]
+        shared["scoreMaximum"] = 1000
+    platform.link_scopes = [LINEITEM_SCOPE + ".readonly", SCORE_SCOPE]
+    platform.link_container = False  # the LMS lets a tool read its line item, not make one
+    learner = LmsBrowser(url)
+    learner.open(learner.launch(platform, second_link.url, "learner-1", hint=f"link:{second_link.id}"))
+    wait_for(lambda: len(tool.outbox.parked()) == 1, "the second lesson's score kept back")
+    (parked,) = tool.outbox.parked()
+    assert parked.lesson_id == second and parked.attempts == 0
+    assert f"Not sent: the launch of {second}" in str(parked.last_error)
+    assert (first if why == "resourceId" else "1000 points") in str(parked.last_error)
+    assert platform.received(str(first_link.lineitem)) == []  # never written
+    teacher = LmsBrowser(url)
+    page = teacher.open(teacher.launch(platform, f"{url}/lessons/{first}", "teacher-1"))
+    assert f"Not sent: the launch of {second}" in page.text and "one gradebook column per link" in page.text
+    teacher.close()
+    learner.close()

@@ -14,10 +14,14 @@ named no course).
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Table, delete, select, update
+from sqlalchemy import Table, delete, select, text, update
 
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.database import Database
@@ -25,6 +29,23 @@ from qkv.store.sql.tables import LtiContext, LtiLineItem
 
 _LINE_ITEMS: Table = LtiLineItem.__table__  # type: ignore[assignment]
 _CONTEXTS: Table = LtiContext.__table__  # type: ignore[assignment]
+# How long a server waits for another's find-or-create of the same line item (its LMS calls are bounded
+# well below this) before the launch goes on without a line item.
+EXCLUSIVE_WAIT_S = 60
+
+
+def lock_number(key: str) -> int:
+    """The PostgreSQL advisory lock (a signed 64-bit number) that stands for ``key``.
+
+    Examples
+    --------
+    >>> key = "https://lms.example/c/1/lineitems X1.1"
+    >>> lock_number(key) == lock_number(key) != lock_number(key + "0")
+    True
+    >>> -(2**63) <= lock_number("anything") < 2**63
+    True
+    """
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
 
 
 @dataclass(frozen=True)
@@ -39,6 +60,7 @@ class LineItem:
     lineitem_url: str
     last_score: int | None
     course_id: str = ""
+    refusal: str | None = None  # why no score goes to this line item (another lesson's column), if so
 
 
 @dataclass(frozen=True)
@@ -65,6 +87,40 @@ class LtiLinks:
 
     def __init__(self, database: Database) -> None:
         self.database = database
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    @contextmanager
+    def exclusive(self, key: str) -> Iterator[None]:
+        """Hold ``key`` alone among every thread of this server and, on PostgreSQL, every server of the
+        database, for the block: a course's line item for one lesson is looked up and made by one at a time.
+
+        On PostgreSQL this is a transaction-scoped advisory lock (released when the block ends, or when the
+        server's connection drops), waited for at most ``EXCLUSIVE_WAIT_S``; SQLite serves one server, so
+        the server's own lock is enough there.
+
+        Raises
+        ------
+        StoreError
+            When the database cannot be reached, or another server held ``key`` too long.
+
+        Examples
+        --------
+        >>> links = LtiLinks(Database("sqlite://"))
+        >>> with links.exclusive("https://lms.example/c/1/lineitems X1.1"):
+        ...     pass
+        >>> links.database.close()
+        """
+        with self._locks_guard:
+            local = self._locks.setdefault(key, threading.Lock())
+        with local:
+            if self.database.engine.dialect.name != "postgresql":
+                yield
+                return
+            with self.database.read() as conn:
+                conn.execute(text(f"SET LOCAL lock_timeout = '{EXCLUSIVE_WAIT_S}s'"))
+                conn.execute(text("SELECT pg_advisory_xact_lock(:n)"), {"n": lock_number(key)})
+                yield
 
     def remember_line_item(
         self,
@@ -75,9 +131,11 @@ class LtiLinks:
         subject: str,
         lineitem_url: str,
         course_id: str = "",
+        refusal: str | None = None,
     ) -> None:
         """Record (or move) where this learner's score on this lesson goes in this course; a new line item
-        starts unscored.
+        starts unscored. ``refusal``, when given, says why no score may go there (the line item is another
+        lesson's column): each of its scores is then parked with that sentence.
 
         Examples
         --------
@@ -99,6 +157,7 @@ class LtiLinks:
             "last_score": None,
             "updated_at": now,
             "course_id": course_id,
+            "refusal": refusal,
         }
         mine = (
             _LINE_ITEMS.c.learner_id == learner_id,
@@ -131,6 +190,7 @@ class LtiLinks:
                     subject=subject,
                     lineitem_url=lineitem_url,
                     updated_at=now,
+                    refusal=refusal,
                 )
             )
 
@@ -176,6 +236,7 @@ class LtiLinks:
                 row.lineitem_url,
                 row.last_score,
                 row.course_id,
+                row.refusal,
             )
             for row in rows
         ]

@@ -149,7 +149,8 @@ class ScoreOutbox:
         self.database = database
 
     def enqueue(self, item: LineItem, solved: int, document: ScoreDocument) -> bool:
-        """Queue a score unless ``solved`` is already the line item's last queued score.
+        """Queue a score unless ``solved`` is already the line item's last queued score; a line item with a
+        refusal (another lesson's column) gets the score parked at once, with that sentence.
 
         The line item's last score, its timestamp and the queued row are written in one transaction, so
         of two servers recording the same change only one queues it. The score's timestamp is now, in
@@ -203,7 +204,10 @@ class ScoreOutbox:
                 )
                 if changed.rowcount == 1:
                     body = document(at) if callable(document) else document
-                    conn.execute(insert(_OUTBOX).values(**_new_row(item, body, now)))
+                    row = _new_row(item, body, now)
+                    if item.refusal:  # never sent: kept, with why, for the instructor's LMS page
+                        row |= {"parked_at": now, "last_error": item.refusal[:2000]}
+                    conn.execute(insert(_OUTBOX).values(**row))
                     return True
             if not self._stamped_meanwhile(item, solved, at):
                 return False

@@ -675,6 +675,15 @@ def _lti_registration_attempts(conn: Connection) -> None:
     _add_column(conn, "lti_registration_links", Column("busy_until", DateTime))
 
 
+def _lti_line_item_refusals(conn: Connection) -> None:
+    """A line item that is another lesson's column (an LMS that puts several links on one line item): the
+    sentence that says why no score goes there, with which each of its scores is parked.
+
+    Self-contained and additive: one nullable column of ``lti_line_items`` (rows saved before: none).
+    """
+    _add_column(conn, "lti_line_items", Column("refusal", String(2000)))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -693,6 +702,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _lti_score_timestamps_and_parking,
     _lti_registration_links,
     _lti_registration_attempts,
+    _lti_line_item_refusals,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -350,6 +350,9 @@ class LtiLineItem(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     # Added for scores an LMS keeps: the last score's timestamp, whole seconds; the next one is later.
     last_score_at: Mapped[datetime | None] = mapped_column(DateTime)
+    # Added for a line item that is another lesson's column (an LMS that puts several links on one): why
+    # no score goes there; each score is then parked with this sentence for the instructor. NULL: none.
+    refusal: Mapped[str | None] = mapped_column(String(2000))
 
 
 class LtiContext(Base):

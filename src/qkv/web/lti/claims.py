@@ -134,6 +134,8 @@ class Launch:
     lineitems_url: str | None = None  # where line items are found and made (with the line-item scope)
     resource_link_id: str | None = None
     deep_linking: DeepLinking | None = None
+    # The scope with which the launch's own line item may be read (checked before any score goes there).
+    read_scope: str | None = None
 
     @property
     def may_add_content(self) -> bool:
@@ -219,6 +221,7 @@ def launch_from_claims(claims: dict[str, Any], issuer: str, client_id: str, depl
         lineitems_url=_text(ags.get("lineitems")) if may_find_items else None,
         resource_link_id=_text(_mapping(claims, RESOURCE_LINK).get("id")),
         deep_linking=_deep_linking(claims),
+        read_scope=next((scope for scope in (LINEITEM_READ_SCOPE, LINEITEM_SCOPE) if scope in scopes), None),
     )
 
 

@@ -411,37 +411,39 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
         return learner_id
     if course is not None:
         services.store.courses.enrol(course.id, learner_id, MembershipSource.LTI)
-    lineitem_url = checked.lineitem_url
-    if lesson_id is not None and lineitem_url is None and checked.lineitems_url:
-        # The LMS course's own line-items container: the column found or made is this course's.
-        lineitem_url = _course_line_item(services, tool, checked, lesson_id)
-    if lesson_id is not None and lineitem_url:
+    column = _lessons_column(services, tool, checked, lesson_id) if lesson_id is not None else None
+    if lesson_id is not None and column is not None:
         tool.links.remember_line_item(
             learner_id,
             lesson_id,
             checked.issuer,
             checked.client_id,
             checked.subject,
-            lineitem_url,
+            column.url,
             course.id if course is not None else "",
+            column.refusal,
         )
         record_score(services, tool, learner_id, lesson_id)
     return learner_id
 
 
-def _course_line_item(services: Services, tool: LtiTool, checked: Launch, lesson_id: str) -> str | None:
-    """The course's line item for the lesson, found by resourceId or made (a launch without its own); None
-    when the LMS cannot be asked now (the learner still gets the lesson; a later launch tries again)."""
+def _lessons_column(
+    services: Services, tool: LtiTool, checked: Launch, lesson_id: str
+) -> line_items.Column | None:
+    """The lesson's line item in the launch's course: the launch's own once checked to be the lesson's,
+    else the course's found by resourceId or made (see ``line_items.lessons_column``); None when the launch
+    has none or the LMS cannot be asked now (the learner still gets the lesson; a later launch tries
+    again, and a line item remembered before stays)."""
     platform = tool.platforms.find(checked.issuer, checked.client_id)
-    if platform is None or checked.lineitems_url is None:
+    if platform is None or (checked.lineitem_url is None and checked.lineitems_url is None):
         return None
-    lesson = offered_lessons(services)[lesson_id]
+    offered = offered_lessons(services)
     try:
-        return line_items.find_or_create(
-            tool.client, tool.tokens, platform, checked.lineitems_url, lesson, checked.resource_link_id
+        return line_items.lessons_column(
+            tool.client, tool.tokens, platform, checked, offered[lesson_id], offered.keys(), tool.links
         )
-    except ServiceUnavailable as error:
-        log.warning("no line item for %s in %s: %s", lesson_id, checked.lineitems_url, error)
+    except (ServiceUnavailable, StoreError) as error:
+        log.warning("no line item for %s from %s: %s", lesson_id, checked.issuer, error)
         return None
 
 

@@ -5,27 +5,37 @@ of its own: a link added without a gradebook column, a course-navigation launch,
 second time (qkv then leaves ``lineItem`` out, since the column exists). qkv then asks the course's line
 items for the one whose ``resourceId`` is the lesson, and creates it only if there is none, so choosing
 the same lesson twice in a course makes no second column (PrairieLearn learned this the hard way). The
-look-up and creation of one course and lesson are serialised within a server.
+look-up and creation of one course and lesson are serialised within a server and, on PostgreSQL, across
+every server of the database (a transaction-scoped advisory lock), so racing first launches make one column.
+
+A launch that does carry a ``lineitem`` is checked before any score goes there, when the launch lets qkv
+read it: a line item that is another lesson's column (its ``resourceId`` names another lesson, or qkv's own
+line item has another ``scoreMaximum``) is never written. Open edX, for one, keeps every lesson deep-linked
+into one block under that block's single line item. qkv then finds or makes the lesson's own line item in
+the course's container when the launch offers one, and otherwise keeps the learner's scores back, parked
+with a sentence for the instructor that names the platform's limit.
 """
 
 from __future__ import annotations
 
-import threading
+import logging
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from qkv.store.lti.links import LtiLinks
 from qkv.store.lti.platforms import PlatformRecord
-from qkv.web.lti.claims import LINEITEM_SCOPE
+from qkv.web.lti.claims import LINEITEM_SCOPE, Launch
 from qkv.web.lti.deep_linking import LINE_ITEM_TAG, PickedLesson
 from qkv.web.lti.service_tokens import ServiceTokens, ServiceUnavailable
 
+log = logging.getLogger("qkv.web.lti")
 CONTAINER_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
 LINE_ITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
 MAX_PAGES = 20
-_locks: dict[tuple[str, str], threading.Lock] = {}
-_locks_guard = threading.Lock()
 
 
 def with_query(url: str, **params: str) -> str:
@@ -42,11 +52,6 @@ def with_query(url: str, **params: str) -> str:
     return urlunsplit(parts._replace(query=query))
 
 
-def _lock_for(lineitems_url: str, resource_id: str) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault((lineitems_url, resource_id), threading.Lock())
-
-
 def find_or_create(
     client: httpx.Client,
     tokens: ServiceTokens,
@@ -54,6 +59,8 @@ def find_or_create(
     lineitems_url: str,
     lesson: PickedLesson,
     resource_link_id: str | None = None,
+    *,
+    links: LtiLinks,
 ) -> str:
     """The URL of the course's line item for ``lesson`` (found by resourceId, else created).
 
@@ -71,6 +78,9 @@ def find_or_create(
         The lesson: its id is the resourceId, its points the scoreMaximum.
     resource_link_id : str, optional
         The link launched, recorded on a line item qkv makes.
+    links : LtiLinks
+        The database's lock: one server at a time looks up and makes this course's line item for the
+        lesson.
 
     Returns
     -------
@@ -81,8 +91,10 @@ def find_or_create(
     ------
     ServiceUnavailable
         When the LMS cannot be asked, or answers without a usable line item.
+    StoreError
+        When the database cannot hold the lock.
     """
-    with _lock_for(lineitems_url, lesson.id):
+    with links.exclusive(f"{lineitems_url} {lesson.id}"):
         token = tokens.token(platform, (LINEITEM_SCOPE,))
         found = find(client, token, lineitems_url, lesson.id)
         if found is not None:
@@ -154,4 +166,137 @@ def _json(response: httpx.Response, url: str) -> Any:
         raise ServiceUnavailable(f"The LMS's line items at {url} answered with no JSON.") from None
 
 
-__all__ = ["create", "find", "find_or_create", "with_query"]
+@dataclass(frozen=True)
+class Column:
+    """Where a launched learner's scores on a lesson go: a line item, and the refusal that keeps every
+    score back when it is another lesson's column (``None``: it is the lesson's, or may be)."""
+
+    url: str
+    refusal: str | None = None
+
+
+def not_the_lessons(
+    item: dict[str, Any], lesson: PickedLesson, lesson_ids: Collection[str], linked: bool = False
+) -> str | None:
+    """Why the line item ``item`` (its JSON) is not ``lesson``'s column; None when it is, or may be.
+
+    A ``resourceId`` naming another lesson (or any other resource on a line item qkv made, by its tag)
+    is another lesson's column. So is one with another ``scoreMaximum`` that does not name this lesson,
+    when qkv made it or asked for it (``linked``: the launch is of a link qkv's deep linking made, which
+    asked for a column of the lesson's points). One whose ``resourceId`` is the lesson is the lesson's
+    whatever its maximum (an instructor may rescale the column), and the LMS's own column of a link made
+    in the LMS (no lesson named, not qkv's) may be used.
+
+    Examples
+    --------
+    >>> lesson, ids = PickedLesson("X1.2", "Scores", 8), ("X1.1", "X1.2")
+    >>> not_the_lessons({"resourceId": "X1.2", "scoreMaximum": 20}, lesson, ids) is None
+    True
+    >>> not_the_lessons({"label": "Week 3", "scoreMaximum": 100}, lesson, ids) is None
+    True
+    >>> not_the_lessons({"label": "Week 3", "scoreMaximum": 100}, lesson, ids, linked=True)
+    "the line item 'Week 3' counts 100 points where X1.2 counts 8: it is not the lesson's column"
+    >>> not_the_lessons({"resourceId": "X1.1", "scoreMaximum": 11, "label": "X1.1 Keys"}, lesson, ids)
+    "the line item 'X1.1 Keys' is lesson X1.1's column (its resourceId), not X1.2's"
+    >>> not_the_lessons({"scoreMaximum": 11, "tag": "qkv-lesson", "label": "Keys"}, lesson, ids)
+    "the line item 'Keys' counts 11 points where X1.2 counts 8: it is not the lesson's column"
+    """
+    label = str(item.get("label") or item.get("id") or "")[:120]
+    resource, ours = item.get("resourceId"), item.get("tag") == LINE_ITEM_TAG
+    if isinstance(resource, str) and resource:
+        if resource == lesson.id:
+            return None
+        if resource in lesson_ids or ours:
+            column = f"lesson {resource[:40]}'s column (its resourceId)"
+            return f"the line item {label!r} is {column}, not {lesson.id}'s"
+    maximum = item.get("scoreMaximum")
+    if (ours or linked) and maximum != max(lesson.points, 1):
+        return (
+            f"the line item {label!r} counts {maximum} points where {lesson.id} counts "
+            f"{max(lesson.points, 1)}: it is not the lesson's column"
+        )
+    return None
+
+
+def read(client: httpx.Client, token: str, lineitem_url: str) -> dict[str, Any]:
+    """The line item at ``lineitem_url``, as the LMS describes it (its JSON)."""
+    item = _json(_call(client, "GET", lineitem_url, token, accept=LINE_ITEM_TYPE), lineitem_url)
+    if not isinstance(item, dict):
+        raise ServiceUnavailable(f"The LMS's line item at {lineitem_url} is not a JSON object.")
+    return item
+
+
+def kept_back(platform: PlatformRecord, lesson: PickedLesson, reason: str) -> str:
+    """The instructor's sentence for scores kept back from another lesson's column.
+
+    Examples
+    --------
+    >>> from datetime import datetime
+    >>> platform = PlatformRecord("https://lms.example", "c", ("d",), "a", "t", "j", datetime(2026, 1, 1))
+    >>> sentence = kept_back(platform, PickedLesson("X1.2", "Scores", 8), "X1.1's line item")
+    >>> sentence.startswith("Not sent: the launch of X1.2 from https://lms.example gave X1.1's line item,")
+    True
+    """
+    return (
+        f"Not sent: the launch of {lesson.id} from {platform.issuer} gave {reason}, and this LMS offers "
+        f"no line-items service with which qkv could find or make {lesson.id}'s own, so the score could "
+        f"overwrite another lesson's grade. This LMS keeps one gradebook column per link (Open edX "
+        f"does, for every lesson deep-linked into one block): give {lesson.id} a link of its own."
+    )
+
+
+def lessons_column(
+    client: httpx.Client,
+    tokens: ServiceTokens,
+    platform: PlatformRecord,
+    launch: Launch,
+    lesson: PickedLesson,
+    lesson_ids: Collection[str],
+    links: LtiLinks,
+) -> Column | None:
+    """Where the launched learner's scores on ``lesson`` go: the launch's own line item when it is the
+    lesson's (or cannot be read: the spec lets a tool post to the launch's line item), else the lesson's
+    own line item found or made in the course's container, else the launch's line item with a refusal;
+    None without any.
+
+    Raises
+    ------
+    ServiceUnavailable
+        When the LMS cannot be asked for its container's line items.
+    StoreError
+        When the database cannot hold the find-or-create's lock.
+    """
+    claimed, container = launch.lineitem_url, launch.lineitems_url
+    if claimed is None:
+        if container is None:
+            return None
+        args = (client, tokens, platform, container, lesson, launch.resource_link_id)
+        return Column(find_or_create(*args, links=links))
+    if launch.read_scope is None:
+        return Column(claimed)
+    try:
+        item = read(client, tokens.token(platform, (launch.read_scope,)), claimed)
+    except ServiceUnavailable as error:  # unreadable is not another lesson's: the spec lets a tool post
+        log.info("the launch's line item %s could not be read, used as sent: %s", claimed, error)
+        return Column(claimed)
+    reason = not_the_lessons(item, lesson, lesson_ids, linked=launch.custom_lesson is not None)
+    if reason is None:
+        return Column(claimed)
+    if container is not None:
+        # The link's own column is another lesson's: the lesson's is made bound to no link, so an LMS
+        # that gives each link one grade (Open edX's block) does not take this score as that link's grade.
+        return Column(find_or_create(client, tokens, platform, container, lesson, None, links=links))
+    return Column(claimed, kept_back(platform, lesson, reason))
+
+
+__all__ = [
+    "Column",
+    "create",
+    "find",
+    "find_or_create",
+    "kept_back",
+    "lessons_column",
+    "not_the_lessons",
+    "read",
+    "with_query",
+]
