@@ -17,7 +17,7 @@ from qkv.store.lti.links import LtiLinks
 from qkv.store.lti.outbox import ScoreOutbox
 from qkv.store.sql.database import Database
 from qkv.web.instructor.exports import counted_exercises, lms_records, write_gradebook
-from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
+from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit, HelpPolicy
 from qkv.web.lti.scores import ScoreHook
 from qkv.web.settings import Settings
 from tests.web.backend_fixtures import API, CORRECT_SOLUTION, LESSON, Browser
@@ -41,7 +41,8 @@ def test_the_lms_file_credits_a_solve_after_the_solution_as_the_instructor_choos
     learners = [LearnerRecord("a", "Ada", datetime(2026, 1, 1), None)]
     column = next(name for name in lms_records(catalog, rows, learners)[0] if name.startswith(LESSON))
     scores = {
-        credit: lms_records(catalog, rows, learners, credit)[0][column] for credit in AfterSolutionCredit
+        credit: lms_records(catalog, rows, learners, HelpPolicy(credit))[0][column]
+        for credit in AfterSolutionCredit
     }
     assert scores == {
         AfterSolutionCredit.FULL: 2,
@@ -54,7 +55,8 @@ def test_the_lms_file_credits_a_solve_after_the_solution_as_the_instructor_choos
     out = io.StringIO()
     write_gradebook(rows, "csv", out)
     header, first, second = out.getvalue().splitlines()[:3]
-    assert header.endswith(",solved_after_solution") and first.endswith(",False") and second.endswith(",True")
+    assert header.endswith(",solved_after_solution,hints_shown,solved_after_hints")
+    assert first.endswith(",False,0,False") and second.endswith(",True,0,False")
 
 
 def test_the_lms_score_says_so_and_a_half_score_is_queued_once() -> None:
