@@ -377,8 +377,8 @@ def get_hint(
     learner: Reader,
 ) -> dict[str, Any]:
     """The hint's HTML, once the learner earned it (the first after a counted failed run, each next after
-    one more, every one once solved); the page holds none of them. Each hint shown is kept for the learner
-    (the instructor's timeline, the gradebook and the LMS score's comment say a solve came after hints)."""
+    one more, every one once solved); the page holds none of them. Each hint shown is kept for the learner,
+    and a later first solve is marked as one after hints (in the gradebook and the LMS score's comment)."""
     lesson = services.lesson(lesson_id)
     exercise = _code_exercise(services, lesson, exercise_id)
     try:
