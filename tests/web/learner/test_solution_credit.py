@@ -228,3 +228,19 @@ def test_the_grid_the_exports_and_the_lms_score_agree_after_hints_and_the_soluti
         if r["learner_id"] == learner and r["exercise_id"] == "functions" and r["lesson_id"] in expected
     }
     assert marks == {"L4.1": (1, True, False), "L4.2": (1, True, True)}
+
+
+def test_qkv_serve_takes_both_credits_and_defaults_to_half_after_the_solution_and_full_after_hints() -> None:
+    from qkv.cli.serve import _settings, serve
+
+    def policy(*args: str) -> HelpPolicy:
+        return _settings("sqlite://", serve.make_context("serve", list(args)).params).help_policy
+
+    assert (
+        policy()
+        == HelpPolicy(AfterSolutionCredit.REDUCED, AfterSolutionCredit.FULL)
+        == Settings().help_policy
+    )
+    assert policy("--after-hint-credit", "none", "--after-solution-credit", "full") == HelpPolicy(
+        AfterSolutionCredit.FULL, AfterSolutionCredit.NONE
+    )
