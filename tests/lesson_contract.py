@@ -107,6 +107,26 @@ def check_no_answer_before_it_is_earned(lesson: Lesson) -> None:
         assert [line for line in body if line in page] == [], (lesson.id, exercise.id)
 
 
+def check_hints_do_not_tell(lesson: Lesson) -> None:
+    """No hint of a code exercise holds a line of its reference solution's code (20 characters or more,
+    whitespace and quotes ignored, or the expression a line returns or assigns), unless it is marked as
+    showing the solution (then reading it counts as being shown the solution); and the hints climb one
+    counted failed run at a time, so the first is earned by the first try. The lesson's validation refuses
+    such a hint too: this is the same rule, held for every lesson of the catalog."""
+    from qkv.lessons.help_ladder import hint_open, leaked_lines
+
+    for exercise in lesson.exercises.values():
+        if exercise.kind != "code" or not exercise.hints:
+            continue
+        for number, hint in enumerate(exercise.hints, start=1):
+            if number in exercise.solution_hints or exercise.solution is None:
+                continue
+            leaked = leaked_lines(hint, exercise.solution, exercise.starter_code or "")
+            assert leaked == [], (lesson.id, exercise.id, number, leaked)
+        assert not hint_open(1, solved=False, failed_runs=0), (lesson.id, exercise.id)
+        assert hint_open(1, solved=False, failed_runs=1), (lesson.id, exercise.id)
+
+
 def no_answer_in(lesson: Lesson, seed: int | None, text: str) -> None:
     """No numeric answer of variant ``seed`` that is not a whole number stands in ``text`` (a page's text,
     rendered by the engine or read off the live page in a browser) in a form a learner could copy whole."""
@@ -213,6 +233,7 @@ def check_lesson(grader: Any, lesson: Lesson, catalog: Any, corpora: Path, seed:
     check_predict_first_comes_first(lesson)
     check_sections_render(lesson)
     check_no_answer_before_it_is_earned(lesson)
+    check_hints_do_not_tell(lesson)
     check_code_exercises(grader, lesson, catalog, corpora, seed)
 
 

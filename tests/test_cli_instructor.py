@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import subprocess
 import sys
@@ -65,6 +66,42 @@ def test_progress_export_writes_the_lms_and_event_files(tmp_path: Path) -> None:
     header, line = lms.stdout.splitlines()
     assert header.startswith("learner_id,display_name,") and re.search(r",total \(out of \d+\)$", header)
     assert line.startswith(f"{learner},'@Ada,") and line.endswith(",0")
+
+
+def test_progress_export_has_each_hint_as_an_event_and_credits_a_solve_after_hints(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'class.sqlite3'}"
+    store = Store(url)
+    learner = "f" * 36
+    store.code.record(
+        learner, "L4.1", "functions", "x = 1\n", {"status": "fail", "tests": [{"status": "fail"}]}
+    )
+    store.code.help_shown(learner, "L4.1", "functions", 1)
+    store.code.record(learner, "L4.1", "functions", "x = 2\n", {"status": "pass", "tests": []})
+    store.close()
+    events = run("progress", "export", "--format", "events", "--database-url", url)
+    assert events.returncode == 0, events.stderr
+    rows = list(csv.DictReader(io.StringIO(events.stdout)))
+    assert [(row["event"], row["hint_number"]) for row in rows] == [
+        ("program", ""),
+        ("hint", "1"),
+        ("program", ""),
+    ]
+    scores = {}
+    for credit in ("full", "reduced", "none"):
+        lms = run(
+            "progress", "export", "--format", "lms", "--after-hint-credit", credit, "--database-url", url
+        )
+        assert lms.returncode == 0, lms.stderr
+        (row,) = list(csv.DictReader(io.StringIO(lms.stdout)))
+        scores[credit] = next(value for name, value in row.items() if name.startswith("L4.1 "))
+    assert scores == {"full": "1", "reduced": "0.5", "none": "0"}
+    gradebook = run("progress", "export", "--format", "json", "--database-url", url)
+    (row,) = [
+        r for r in json.loads(gradebook.stdout) if (r["lesson_id"], r["exercise_id"]) == ("L4.1", "functions")
+    ]
+    assert (row["hints_shown"], row["solved_after_hints"]) == (1, True)
+    wrong = run("progress", "export", "--format", "lms", "--after-hint-credit", "some", "--database-url", url)
+    assert wrong.returncode == 2 and "'some' is not one of 'full', 'reduced', 'none'" in wrong.stderr
 
 
 def test_help_lists_the_instructor_command() -> None:

@@ -51,6 +51,34 @@ def test_no_answer_is_on_the_page_before_it_is_earned(lesson: Lesson) -> None:
     contract.check_no_answer_before_it_is_earned(lesson)
 
 
+@pytest.mark.parametrize("lesson", LESSONS, ids=_lesson_id)
+def test_no_hint_tells_the_solution(lesson: Lesson) -> None:
+    contract.check_hints_do_not_tell(lesson)
+
+
+def test_the_hint_check_sees_a_line_of_the_solution() -> None:
+    """The contract's hint check fails for a lesson whose hint copies a line of its solution, and holds once
+    that hint is marked as showing the solution."""
+    import dataclasses
+
+    checked = 0
+    for lesson in LESSONS:
+        for exercise_id, exercise in lesson.exercises.items():
+            if exercise.kind != "code" or not exercise.solution or not exercise.hints:
+                continue
+            line = max(exercise.solution.splitlines(), key=lambda text: len(text.split("#")[0].strip()))
+            leaking = dataclasses.replace(exercise, hints=(*exercise.hints, f"Write `{line.strip()}`."))
+            told = dataclasses.replace(lesson, exercises={**lesson.exercises, exercise_id: leaking})
+            with pytest.raises(AssertionError):
+                contract.check_hints_do_not_tell(told)
+            marked = dataclasses.replace(leaking, solution_hints=(len(leaking.hints),))
+            contract.check_hints_do_not_tell(
+                dataclasses.replace(lesson, exercises={**lesson.exercises, exercise_id: marked})
+            )
+            checked += 1
+    assert checked >= 1
+
+
 def test_the_no_answer_check_sees_an_answer_written_out() -> None:
     """The check the contract and the browser smoke walk share fails on a page that writes an answer."""
     checked = 0

@@ -251,6 +251,39 @@ def test_code_hints_must_be_a_list_of_sentences(content: Path, new: str, message
     assert problems_of(content) == [f"{lesson}:{_line_of(lesson, 'hints = ')}: {message}"]
 
 
+def _with_hint(content: Path, hint: str) -> Path:
+    lesson = content / LESSON_DIR / "lesson.md"
+    text = lesson.read_text()
+    at = text.index("hints = [\n") + len("hints = [\n")
+    lesson.write_text(text[:at] + f"    {hint},\n" + text[at:])
+    return lesson
+
+
+def test_a_hint_that_copies_a_line_of_the_solution_is_refused(content: Path) -> None:
+    # Spaces, quotes and backticks do not hide it.
+    lesson = _with_hint(content, "'It is `return  X@Wq, X @ Wk, X @ Wv`, then shapes.'")
+    assert problems_of(content) == [
+        f"{lesson}:{_line_of(lesson, 'hints = ')}: Hint 1 holds the reference solution's code "
+        "'return X @ Wq, X @ Wk, X @ Wv'; say it in words, or mark the hint {text = ..., "
+        "shows_solution = true} so that reading it counts as being shown the solution."
+    ]
+
+
+def test_a_hint_marked_as_showing_the_solution_may_hold_its_code(content: Path) -> None:
+    _with_hint(content, "{ text = 'It is `return X @ Wq, X @ Wk, X @ Wv`.', shows_solution = true }")
+    assert problems_of(content) == []
+    exercise = load_catalog(content).lessons[0].exercises["functions"]
+    assert exercise.hints[0] == "It is `return X @ Wq, X @ Wk, X @ Wv`." and exercise.solution_hints == (1,)
+
+
+def test_a_hint_table_holds_only_its_text_and_mark(content: Path) -> None:
+    lesson = _with_hint(content, "{ text = 'Think.', counts = true }")
+    assert problems_of(content) == [
+        f"{lesson}:{_line_of(lesson, 'hints = ')}: Hint 1 must be a string or a table of text and "
+        "shows_solution (true or false), not {'text': 'Think.', 'counts': True}."
+    ]
+
+
 def test_a_solution_without_one_of_the_suites_functions(content: Path) -> None:
     lesson = content / LESSON_DIR / "lesson.md"
     text = lesson.read_text()

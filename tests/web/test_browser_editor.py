@@ -14,7 +14,14 @@ import pytest
 
 from tests.time_scale import scaled
 from tests.web.backend_fixtures import CORRECT_SOLUTION
-from tests.web.browser_support import BROWSER, DEEP_ACTIVE, LiveServer, new_page, screenshot
+from tests.web.browser_support import (
+    BROWSER,
+    DEEP_ACTIVE,
+    LiveServer,
+    new_page,
+    screenshot,
+    tab_to,
+)
 
 pytestmark = BROWSER
 
@@ -272,11 +279,63 @@ def test_a_draft_is_saved_as_the_learner_types_and_leaving_unsaved_warns(
     page.context.close()
 
 
+IN_ITS_ROOT = "el => el.getRootNode().activeElement === el"  # focused, inside a shadow root too
+NEXT = "Hint {} of 3 opens after 1 more run of your own code that does not pass all the tests."
+
+
+def _keys_to(page: Any, target: Any, *, key: str = "Tab", limit: int = 300) -> None:
+    """Press ``key`` (Tab, or Shift+Tab) until ``target`` (a locator) has the focus; the editor keeps Tab to
+    indent, so inside it Escape comes first, as its help says."""
+    editor = page.locator(EDITOR)
+    for _ in range(limit):
+        if target.evaluate(IN_ITS_ROOT):
+            return
+        if editor.evaluate(IN_ITS_ROOT):
+            page.keyboard.press("Escape")
+        page.keyboard.press(key)
+    raise AssertionError(f"{limit} presses of {key} never reached {target}.")
+
+
+def _type_and_run_by_keyboard(page: Any, text: str, note: str) -> None:
+    """Back (Shift+Tab) to the editor, replace its text, run it with Control+Enter, and wait until "Stuck?"
+    says ``note`` (each failed run of one's own changes what opens the next hint)."""
+    from playwright.sync_api import expect
+
+    editor = page.locator(EDITOR)
+    for _ in range(300):
+        if editor.evaluate(IN_ITS_ROOT):
+            break
+        page.keyboard.press("Shift+Tab")
+    else:
+        raise AssertionError("300 presses of Shift+Tab never reached the editor.")
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text)
+    page.keyboard.press("Control+Enter")
+    expect(page.locator(".code-exercise .hint-note")).to_have_text(note, timeout=scaled(60_000))
+
+
+def _timeline_of_the_last_helped_learner(live_server: LiveServer, chromium: Any, errors: list[str]) -> Any:
+    """An instructor signs in by keyboard and opens the timeline of the learner last shown a hint."""
+    app = live_server.app
+    learner_id = app.state.qkv.store.instructors.help_events()[-1].learner_id
+    _, token = app.state.qkv.store.instructors.add("Grace Hints")
+    staff = new_page(chromium, errors, viewport={"width": 1280, "height": 900})
+    staff.goto(f"{live_server.url}/instructor/sign-in#token={token}")
+    tab_to(staff, "el => el.tagName === 'BUTTON'", limit=60)
+    staff.keyboard.press("Enter")
+    staff.wait_for_url(re.compile(r"/instructor$"))
+    staff.goto(f"{live_server.url}/instructor/learners/{learner_id}")
+    return staff
+
+
 @pytest.mark.slow
-@pytest.mark.timeout(240)
-def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
+@pytest.mark.timeout(300)
+def test_stuck_says_what_earns_a_hint_a_failed_run_opens_it_and_the_timeline_shows_it(
     live_server: LiveServer, chromium: Any, page_errors: list[str]
 ) -> None:
+    """Keyboard only: "Stuck?" first says what earns a hint; a failed run of one's own opens hint 1; each
+    next hint takes one more; the instructor's timeline shows each hint read; the solution comes last."""
     from playwright.sync_api import expect
 
     from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS, load_catalog
@@ -287,22 +346,39 @@ def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
     page = new_page(chromium, page_errors, viewport={"width": 390, "height": 844})
     page.goto(live_server.lesson_url)
     expect(page.locator(EDITOR)).to_be_visible()
-    source = page.content()
-    assert [word for word in words if word in source] == []  # no hint's text before it is asked for
+    assert [word for word in words if word in page.content()] == []  # no hint's text before it is earned
     help_box = page.locator(".code-exercise details.code-help")
-    help_box.locator("summary").click()
+    _keys_to(page, help_box.locator("summary"))
+    page.keyboard.press("Enter")
+    note = help_box.locator(".hint-note")
+    expect(note).to_have_text(
+        "Hint 1 of 3 opens after a run of your own code that does not pass all the tests."
+    )
     hints = help_box.locator("li.code-hint")
-    expect(hints).to_have_count(0)
-    page.get_by_role("button", name="Show hint 1 of 3").click()
-    expect(hints.filter(visible=True)).to_have_count(1)
-    assert words[0] in help_box.inner_text() and words[1] not in page.content()
+    expect(help_box.get_by_role("button", name=re.compile("Show hint"))).to_be_hidden()
+
+    _type_and_run_by_keyboard(page, A_TRY, NEXT.format(2))
+    _keys_to(page, page.get_by_role("button", name="Show hint 1 of 3"))
+    page.keyboard.press("Enter")
+    expect(hints).to_have_count(1)
     expect(hints.first).to_contain_text("Hint 1 of 3:")
     expect(hints.first).to_be_focused()
-    page.get_by_role("button", name="Show hint 2 of 3").click()
-    expect(hints.filter(visible=True)).to_have_count(2)
-    # Backticks in a hint are code, not raw Markdown.
-    assert "`" not in help_box.inner_text()
-    assert help_box.locator("li.code-hint code").count() > 0
+    assert words[0] in help_box.inner_text() and words[1] not in page.content()
+    expect(help_box.get_by_role("button", name="Show hint 2 of 3")).to_be_hidden()
+    screenshot(page, "stuck-hint-1-390px")
+
+    staff = _timeline_of_the_last_helped_learner(live_server, chromium, page_errors)
+    shown = staff.locator(".timeline-help")
+    expect(shown).to_have_count(1)
+    expect(shown).to_contain_text("Hint 1 shown")
+    expect(shown).to_contain_text(re.compile(r"hint 1 at \d\d:\d\d"))
+    staff.context.close()
+
+    _type_and_run_by_keyboard(page, A_TRY + "# try 2\n", NEXT.format(3))
+    _keys_to(page, page.get_by_role("button", name="Show hint 2 of 3"))
+    page.keyboard.press("Enter")
+    expect(hints).to_have_count(2)
+    assert "`" not in help_box.inner_text() and help_box.locator("li.code-hint code").count() > 0
 
     # The page says when the solution opens; until then there is no button and no solution text.
     expect(help_box.locator(".solution-note")).to_contain_text(
@@ -310,17 +386,12 @@ def test_stuck_gives_hints_one_at_a_time_then_the_solution_after_failed_runs(
     )
     solution = page.get_by_role("button", name="Show the reference solution")
     expect(solution).to_be_hidden()
-    for junk in ("x = 1\n", "x = 2\n", "x = 3\n"):  # junk that defines nothing is no try
-        _set_editor(page, junk)
-        _run(page)
-    expect(solution).to_be_hidden()
-    for run in range(SOLUTION_AFTER_FAILED_RUNS):
-        _set_editor(page, A_TRY + f"# try {run}\n")  # each a program of one's own, not the same again
-        _run(page)
+    assert SOLUTION_AFTER_FAILED_RUNS == 3  # the third try opens the last hint and the solution together
+    _type_and_run_by_keyboard(page, A_TRY + "# try 3\n", "Every hint is open.")
     expect(solution).to_be_visible()
-    solution.click()
-    shown = help_box.locator("pre.reference-solution")
-    expect(shown).to_contain_text("def param_count(")
+    _keys_to(page, solution)
+    page.keyboard.press("Enter")
+    expect(help_box.locator("pre.reference-solution")).to_contain_text("def param_count(")
     screenshot(page, "stuck-solution-390px")
     assert page_errors == []
     page.context.close()

@@ -45,18 +45,28 @@ def progress() -> None:
     help="--format lms: what a solve after the reference solution was shown counts (1, half, 0).",
 )
 @click.option(
+    "--after-hint-credit",
+    type=click.Choice(["full", "reduced", "none"]),
+    default="full",
+    show_default=True,
+    help="--format lms: what a solve after hints (not after the solution) counts (1, half, 0).",
+)
+@click.option(
     "--output",
     "-o",
     type=click.File("w", encoding="utf-8"),
     default="-",
     help="File to write (default: stdout).",
 )
-def export(fmt: str, database_url: str | None, after_solution_credit: str, output: TextIO) -> None:
+def export(
+    fmt: str, database_url: str | None, after_solution_credit: str, after_hint_credit: str, output: TextIO
+) -> None:
     """Print the gradebook: one row per learner and exercise, with attempts and whether it is solved.
 
     ``--format lms`` prints one row per learner with the exercises solved per lesson (the layout of
     Moodle's CSV grade import); ``--format events`` every answer and program with its time,
-    exercise, correctness and named mistake. Every CSV cell is made spreadsheet-safe.
+    exercise, correctness and named mistake, and every hint (``hint``) and reference solution
+    (``solution``) shown. Every CSV cell is made spreadsheet-safe.
     """
     from qkv.store import Store, StoreError, default_database_url  # SQLAlchemy only for this command
     from qkv.web.instructor.exports import write_gradebook  # the instructor's download, the same code
@@ -68,7 +78,7 @@ def export(fmt: str, database_url: str | None, after_solution_credit: str, outpu
         raise click.ClickException(str(error)) from None
     try:
         if fmt in {"lms", "events"}:
-            _write_class_file(store, fmt, output, after_solution_credit)
+            _write_class_file(store, fmt, output, (after_solution_credit, after_hint_credit))
             return
         rows = store.gradebook.rows(_catalog_exercises())
     except StoreError as error:
@@ -80,18 +90,21 @@ def export(fmt: str, database_url: str | None, after_solution_credit: str, outpu
         click.echo("No learner has saved any work yet.", err=True)
 
 
-def _write_class_file(store: object, fmt: str, output: TextIO, credit: str = "reduced") -> None:
+def _write_class_file(
+    store: object, fmt: str, output: TextIO, credit: tuple[str, str] = ("reduced", "full")
+) -> None:
     """The LMS import file or the event log, written by the same code as the instructor's downloads."""
     from qkv.lessons import load_catalog
     from qkv.store import Store
     from qkv.web.instructor.exports import catalog_exercises, write_events, write_lms
-    from qkv.web.learner.solution_credit import AfterSolutionCredit
+    from qkv.web.learner.solution_credit import AfterSolutionCredit, HelpPolicy
 
     assert isinstance(store, Store)
     desk = store.instructors
     if fmt == "lms":
         catalog = load_catalog()
         rows = store.gradebook.rows(catalog_exercises(catalog))
-        write_lms(catalog, rows, desk.learners(), output, AfterSolutionCredit(credit))
+        policy = HelpPolicy(AfterSolutionCredit(credit[0]), AfterSolutionCredit(credit[1]))
+        write_lms(catalog, rows, desk.learners(), output, policy)
     else:
-        write_events(desk.answer_events(), desk.code_events(), desk.learners(), output)
+        write_events(desk.answer_events(), desk.code_events(), desk.learners(), output, desk.help_events())

@@ -124,6 +124,7 @@ class ServeOptions(TypedDict):
     content: Path | None
     log_level: str
     after_solution_credit: str
+    after_hint_credit: str
     retain_days: int | None
     allow_private_lms: bool
 
@@ -311,6 +312,14 @@ class ServeOptions(TypedDict):
     "(reduced) or 0 (none). Such solves are marked in the gradebook and the exports either way.",
 )
 @click.option(
+    "--after-hint-credit",
+    type=click.Choice(["full", "reduced", "none"]),
+    default="full",
+    show_default=True,
+    help="What a solve after hints (and not after the reference solution) counts in the LMS score, the "
+    "class grid and the LMS file: 1 (full), half (reduced) or 0 (none). Such solves are marked either way.",
+)
+@click.option(
     "--retain-days",
     default=None,
     type=click.IntRange(1, 36_500),
@@ -407,6 +416,7 @@ def _settings(url: str, options: ServeOptions) -> Settings:
         retain_days=options["retain_days"],
         allow_private_lms=options["allow_private_lms"],
         after_solution_credit=AfterSolutionCredit(options["after_solution_credit"]),
+        after_hint_credit=AfterSolutionCredit(options["after_hint_credit"]),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from markdown_it.token import Token
 
 from qkv.grading import Suite
+from qkv.lessons.help_ladder import leaked_lines
 from qkv.lessons.markup import ID_PATTERN, fill, placeholders_in, toml_error, unknown_placeholder
 from qkv.lessons.model import EXERCISE_KINDS, Choice, Exercise, Problem
 from qkv.lessons.suites import GRADING_FILE
@@ -181,7 +182,12 @@ def _build(
         options={str(k): tuple(str(w) for w in v) for k, v in data.get("options", {}).items()},
         choices=choices,
         starter_code=data.get("starter_code"),
-        hints=tuple(str(hint) for hint in data.get("hints", [])),
+        hints=tuple(_hint_text(hint) for hint in data.get("hints", [])),
+        solution_hints=tuple(
+            number
+            for number, hint in enumerate(data.get("hints", []), start=1)
+            if isinstance(hint, dict) and hint.get("shows_solution") is True
+        ),
         solution=data.get("solution"),
         suite=_with_reference(suite, data.get("solution")) if kind == "code" else None,
         functions=tuple(suite.functions) if kind == "code" and suite is not None else (),
@@ -360,8 +366,48 @@ def _check_code(body: _DirectiveBody, exercise_id: str, suite: Suite | None) -> 
 MAX_HINTS = 10
 
 
+def _hint_text(hint: object) -> str:
+    """A hint's text: the string itself, or the ``text`` of a ``{text = ..., shows_solution = true}``."""
+    return str(hint.get("text", "")) if isinstance(hint, dict) else str(hint)
+
+
+def _hint_problem(number: int, hint: object) -> str | None:
+    """Why hint ``number`` is no hint (None when it is one): a non-empty string, or a table of its text and
+    ``shows_solution``."""
+    if isinstance(hint, dict):
+        if set(hint) - {"text", "shows_solution"} or not isinstance(hint.get("shows_solution", False), bool):
+            return (
+                f"Hint {number} must be a string or a table of text and shows_solution (true or false), "
+                f"not {hint!r}."
+            )
+        hint = hint.get("text")
+    if not isinstance(hint, str) or not hint.strip():
+        return f"Hint {number} must be a non-empty string, not {hint!r}."
+    return None
+
+
+def _hint_leaks(body: _DirectiveBody, hints: list[Any], solution: str) -> list[Problem]:
+    """A hint that holds a line of the reference solution must be marked ``shows_solution``."""
+    problems = []
+    for number, hint in enumerate(hints, start=1):
+        if isinstance(hint, dict) and hint.get("shows_solution") is True:
+            continue
+        leaked = leaked_lines(_hint_text(hint), solution, str(body.data.get("starter_code") or ""))
+        if leaked:
+            problems.append(
+                body.problem(
+                    "hints",
+                    f"Hint {number} holds the reference solution's code {leaked[0]!r}; say it in words, or "
+                    "mark the hint {text = ..., shows_solution = true} so that reading it counts as being "
+                    "shown the solution.",
+                )
+            )
+    return problems
+
+
 def _check_help(body: _DirectiveBody, suite: Suite) -> list[Problem]:
-    """The optional ``hints`` (a list of sentences, shown one at a time) and ``solution`` (a program)."""
+    """The optional ``hints`` (a list of sentences, shown one at a time) and ``solution`` (a program); no
+    hint but one marked ``shows_solution`` holds a line of the solution's code."""
     problems: list[Problem] = []
     hints = body.data.get("hints")
     if hints is not None:
@@ -371,9 +417,9 @@ def _check_help(body: _DirectiveBody, suite: Suite) -> list[Problem]:
             )
         else:
             problems += [
-                body.problem("hints", f"Hint {number} must be a non-empty string, not {hint!r}.")
+                body.problem("hints", problem)
                 for number, hint in enumerate(hints, start=1)
-                if not isinstance(hint, str) or not hint.strip()
+                if (problem := _hint_problem(number, hint)) is not None
             ]
     solution = body.data.get("solution")
     if solution is not None:
@@ -385,4 +431,6 @@ def _check_help(body: _DirectiveBody, suite: Suite) -> list[Problem]:
                 for name in suite.functions
                 if not re.search(rf"^def {re.escape(name)}\(", solution, re.MULTILINE)
             ]
+            if isinstance(hints, list) and not problems:
+                problems += _hint_leaks(body, hints, solution)
     return problems

@@ -147,6 +147,9 @@ class Exercise:
     # code: hints shown one at a time by "Stuck?", and the reference solution, which the page gets only
     # once it is earned (never rendered into the page)
     hints: tuple[str, ...] = ()
+    # code: the numbers (from 1) of the hints marked ``shows_solution``: they open with the reference solution
+    # and reading one counts as being shown it (qkv.lessons.help_ladder)
+    solution_hints: tuple[int, ...] = ()
     solution: str | None = field(default=None, repr=False)
     # code: the hidden tests, from the lesson's grading module, and the functions they call
     suite: Suite | None = field(default=None, repr=False)

@@ -136,6 +136,13 @@ def _numeric_placeholder(answer: object) -> str:
     return example_vector(len(answer)) if isinstance(answer, list | tuple) else "a number"
 
 
+# What earns a hint, said before any is earned (the page's script then says what opens the next one).
+_HINT_NOTE = (
+    "Hints open as you work: the first after a run of your own code that does not pass all the tests, each "
+    "next one after one more such run, and every one once you have solved the exercise."
+)
+
+
 def _help_html(exercise: Exercise) -> str:
     """The "Stuck?" box of a code exercise: how many hints it has (the page asks for each when the learner
     does: no hint's text is in the page) and, when the lesson has a reference solution, when it opens. The
@@ -152,7 +159,9 @@ def _help_html(exercise: Exercise) -> str:
             "program that does not define the functions or run their tests, or one you ran before, does not "
             "count).</p>"
         )
-    listed = '<ol class="code-hints" aria-live="polite"></ol>' if total else ""
+    listed = ""
+    if total:
+        listed = f'<p class="hint-note">{_HINT_NOTE}</p><ol class="code-hints" aria-live="polite"></ol>'
     summary = "<summary>Stuck?</summary>"
     return f'<details class="code-help" data-hints="{total}">{summary}{listed}{solution}</details>'
 

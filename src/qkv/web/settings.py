@@ -8,7 +8,12 @@ from pathlib import Path
 from qkv.store import DEFAULT_CLIENT_BYTES_PER_DAY
 from qkv.web.http.clients import DEFAULT_IPV6_PREFIX, check_ipv6_prefix
 from qkv.web.http.redirects import public_origin
-from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
+from qkv.web.learner.solution_credit import (
+    DEFAULT_CREDIT,
+    DEFAULT_HINT_CREDIT,
+    AfterSolutionCredit,
+    HelpPolicy,
+)
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,9 @@ class Settings:
     after_solution_credit : AfterSolutionCredit
         What a solve after the reference solution was shown counts in the LMS score and the LMS gradebook
         file: full, reduced (half, the default) or none; such solves are marked either way.
+    after_hint_credit : AfterSolutionCredit
+        What a solve after hints (and not after the solution) counts there: full (the default), reduced or
+        none; such solves are marked either way.
     retain_days : int or None
         Anonymous learners (no account, no LMS identity) inactive for this many days are erased, checked
         once an hour; None keeps them (the default).
@@ -150,6 +158,12 @@ class Settings:
     lti_registration_deadline_s: float = 10.0
     retain_days: int | None = None
     after_solution_credit: AfterSolutionCredit = DEFAULT_CREDIT
+    after_hint_credit: AfterSolutionCredit = DEFAULT_HINT_CREDIT
+
+    @property
+    def help_policy(self) -> HelpPolicy:
+        """What solves after help count: the one policy of the class grid, the exports and the LMS."""
+        return HelpPolicy(self.after_solution_credit, self.after_hint_credit)
 
     def __post_init__(self) -> None:
         minimums = {

@@ -371,6 +371,8 @@ def test_the_gradebook_exports(class_app: FastAPI) -> None:
         "first_solved_at",
         "last_activity_at",
         "solved_after_solution",
+        "hints_shown",
+        "solved_after_hints",
     ]
     assert len(rows) == 8  # 4 learners × 2 exercises
     assert {row["display_name"] for row in rows if row["learner_id"] == CY} == {"'" + FORMULA_NAME}

@@ -129,13 +129,21 @@ def test_the_solution_opens_after_enough_failed_runs(browser: Browser) -> None:
     assert opened.json()["solution"].strip() == SOLUTION.strip()
 
 
-def test_each_hint_comes_when_asked_for(browser: Browser) -> None:
+def test_no_hint_opens_before_a_counted_failed_run(app: FastAPI, browser: Browser) -> None:
     hints = load_catalog().code_exercise(f"{LESSON}/{EXERCISE}").exercise.hints
-    first = browser.client.get(f"{API}/hints/{EXERCISE}/1")
-    assert first.status_code == 200
-    body = first.json()
-    assert (body["exercise_id"], body["number"], body["total"]) == (EXERCISE, 1, len(hints))
-    assert _plain_runs(hints)[0] in body["html"] and "`" not in body["html"]  # its Markdown rendered
+    first_note = "Hint 1 of 3 opens after a run of your own code that does not pass all the tests."
+    assert browser.progress()["code"][EXERCISE]["hints"] == {
+        "total": len(hints),
+        "open": 0,
+        "shown": 0,
+        "next": first_note,
+    }
+    page = browser.client.get(LESSON_URL, headers={"accept": "text/html"}).text
+    assert "Hints open as you work: the first after a run of your own code that does not pass" in page
+    refused = browser.client.get(f"{API}/hints/{EXERCISE}/1")
+    assert refused.status_code == 403
+    assert refused.json() == {"detail": f"You have not earned hint 1 yet. {first_note}"}
+    assert browser.client.get(f"{API}/hints/{EXERCISE}/3").status_code == 403
     missing = browser.client.get(f"{API}/hints/{EXERCISE}/{len(hints) + 1}")
     assert missing.status_code == 404
     assert missing.json() == {
@@ -143,6 +151,58 @@ def test_each_hint_comes_when_asked_for(browser: Browser) -> None:
     }
     assert browser.client.get(f"{API}/hints/{EXERCISE}/0").status_code == 422
     assert browser.client.get(f"{API}/hints/q/1").status_code == 422  # not a code exercise
+    assert app.state.qkv.store.instructors.help_events() == []  # nothing was shown, nothing is kept
+
+
+def _signed_in(app: FastAPI, external_id: str) -> Browser:
+    """A fresh browser signed in to a new account (a roster's sign-in link)."""
+    accounts = app.state.qkv.store.accounts
+    token = accounts.new_sign_in_token(accounts.find_or_create(None, external_id, "Ada"))
+    browser = Browser(app).open_lesson()
+    used = browser.client.post("/sign-in", data={"token": token}, headers={"accept": "text/html"})
+    assert used.status_code in (200, 303), used.text
+    return browser.open_lesson()
+
+
+@needs_bubblewrap
+@pytest.mark.sandbox
+@pytest.mark.timeout(240)
+def test_each_hint_opens_after_one_more_failed_run_for_that_person_and_is_kept(app: FastAPI) -> None:
+    throwaway = Browser(app).open_lesson()
+    body = throwaway.submit_code(A_TRY).json()
+    assert body["progress"]["code"][EXERCISE]["hints"]["open"] == 1
+    first = throwaway.client.get(f"{API}/hints/{EXERCISE}/1")
+    assert first.status_code == 200
+    hints = load_catalog().code_exercise(f"{LESSON}/{EXERCISE}").exercise.hints
+    assert _plain_runs(hints)[0] in first.json()["html"] and "`" not in first.json()["html"]
+    assert first.json()["next"] == (
+        "Hint 2 of 3 opens after 1 more run of your own code that does not pass all the tests."
+    )
+    second = throwaway.client.get(f"{API}/hints/{EXERCISE}/2")
+    assert second.status_code == 403 and "Hint 2 of 3 opens after 1 more run" in second.json()["detail"]
+    # Earned by the person, not the browser: an account signed in elsewhere has earned nothing.
+    account = _signed_in(app, "s-hints")
+    assert account.client.get(f"{API}/hints/{EXERCISE}/1").status_code == 403
+    assert account.progress()["code"][EXERCISE]["hints"]["open"] == 0
+    throwaway.submit_code(A_TRY + "# another try\n")
+    assert throwaway.client.get(f"{API}/hints/{EXERCISE}/2").status_code == 200
+    assert throwaway.client.get(f"{API}/hints/{EXERCISE}/1").status_code == 200  # read again: kept once
+    events = app.state.qkv.store.instructors.help_events()
+    assert [(event.exercise_id, event.what) for event in events] == [
+        (EXERCISE, "hint 1"),
+        (EXERCISE, "hint 2"),
+    ]
+    assert len({event.learner_id for event in events}) == 1
+    solved = throwaway.submit_code(CORRECT_SOLUTION).json()
+    assert solved["progress"]["code"][EXERCISE]["solved_after_hints"] is True
+    assert solved["progress"]["solved_after_hints"] == 1 and solved["progress"]["solved_after_solution"] == 0
+    (row,) = [r for r in app.state.qkv.store.gradebook.rows() if r.exercise_id == EXERCISE]
+    assert (row.solved, row.hints_shown, row.solved_after_hints, row.solved_after_solution) == (
+        True,
+        2,
+        True,
+        False,
+    )
 
 
 @needs_bubblewrap

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import shutil
 from datetime import datetime
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -17,7 +18,7 @@ from qkv.store.lti.links import LtiLinks
 from qkv.store.lti.outbox import ScoreOutbox
 from qkv.store.sql.database import Database
 from qkv.web.instructor.exports import counted_exercises, lms_records, write_gradebook
-from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
+from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit, HelpPolicy
 from qkv.web.lti.scores import ScoreHook
 from qkv.web.settings import Settings
 from tests.web.backend_fixtures import API, CORRECT_SOLUTION, LESSON, Browser
@@ -41,7 +42,8 @@ def test_the_lms_file_credits_a_solve_after_the_solution_as_the_instructor_choos
     learners = [LearnerRecord("a", "Ada", datetime(2026, 1, 1), None)]
     column = next(name for name in lms_records(catalog, rows, learners)[0] if name.startswith(LESSON))
     scores = {
-        credit: lms_records(catalog, rows, learners, credit)[0][column] for credit in AfterSolutionCredit
+        credit: lms_records(catalog, rows, learners, HelpPolicy(credit))[0][column]
+        for credit in AfterSolutionCredit
     }
     assert scores == {
         AfterSolutionCredit.FULL: 2,
@@ -54,7 +56,8 @@ def test_the_lms_file_credits_a_solve_after_the_solution_as_the_instructor_choos
     out = io.StringIO()
     write_gradebook(rows, "csv", out)
     header, first, second = out.getvalue().splitlines()[:3]
-    assert header.endswith(",solved_after_solution") and first.endswith(",False") and second.endswith(",True")
+    assert header.endswith(",solved_after_solution,hints_shown,solved_after_hints")
+    assert first.endswith(",False,0,False") and second.endswith(",True,0,False")
 
 
 def test_the_lms_score_says_so_and_a_half_score_is_queued_once() -> None:
@@ -117,3 +120,127 @@ def test_the_lesson_hook_credits_as_the_server_is_told() -> None:
             f"1 exercise solved after the reference solution was shown ({credit.describe()})."
         )
     database.close()
+
+
+# -- help after hints: one score everywhere ----------------------------------------------------------------
+
+PASSING = {"status": "pass", "tests": [{"status": "pass"}]}
+FAILING = {"status": "fail", "tests": [{"status": "fail"}]}
+
+
+def _helped_learner(app: FastAPI) -> str:
+    """A learner who solved L4.1's code after a hint (and one of its hand exercises alone), and L4.2's code
+    after the reference solution."""
+    from tests.web.backend_fixtures import learner_id_of
+
+    browser = Browser(app).open_lesson()
+    browser.progress()
+    learner = learner_id_of(browser)
+    store = app.state.qkv.store
+    catalog = load_catalog()
+    hand = next(e for e in counted_exercises(catalog.lesson("L4.1")) if e != "functions")
+    store.progress.record_answer(learner, "L4.1", hand, "x", correct=True, message="Right.")
+    store.code.record(learner, "L4.1", "functions", "x = 1\n", FAILING)
+    store.code.help_shown(learner, "L4.1", "functions", 1)
+    store.code.record(learner, "L4.1", "functions", "x = 2\n", PASSING)
+    store.code.record(learner, "L4.2", "functions", "x = 1\n", FAILING)
+    store.code.help_shown(learner, "L4.2", "functions", 1)
+    store.code.solution_shown(learner, "L4.2", "functions")
+    store.code.record(learner, "L4.2", "functions", "x = 2\n", PASSING)
+    return learner
+
+
+def _everywhere(app: FastAPI, learner: str) -> dict[str, Any]:
+    """The learner's L4.1 and L4.2 scores and total as the class grid, the LMS file and the LMS score say."""
+    import csv
+
+    from fastapi.testclient import TestClient
+
+    from qkv.web.learner.lesson_progress import build_progress
+    from qkv.web.lti.scores import lesson_score
+    from tests.web.backend_fixtures import sign_in_instructor
+
+    staff = TestClient(app)
+    sign_in_instructor(app, staff)
+    (row,) = [r for r in staff.get("/api/instructor/class").json()["rows"] if r["id"] == learner]
+    grid = {
+        cell["lesson_id"]: cell["solved"] for cell in row["cells"] if cell["lesson_id"] in ("L4.1", "L4.2")
+    }
+    (lms,) = [
+        r
+        for r in csv.DictReader(io.StringIO(staff.get("/instructor/export/lms.csv").text))
+        if r["learner_id"] == learner
+    ]
+    file = {lesson: float(next(v for k, v in lms.items() if k.startswith(lesson + " "))) for lesson in grid}
+    settings, store, catalog = app.state.qkv.settings, app.state.qkv.store, load_catalog()
+    scores = {
+        lesson: lesson_score(
+            build_progress(catalog.lesson(lesson), store.progress.lesson_activity(learner, lesson)),
+            settings.help_policy,
+        )
+        for lesson in grid
+    }
+    total = next(v for k, v in lms.items() if k.startswith("total"))
+    return {
+        "grid": grid,
+        "file": file,
+        "lms": {lesson: score.solved for lesson, score in scores.items()},
+        "notes": {lesson: score.note for lesson, score in scores.items()},
+        "totals": (row["solved"], float(total)),
+        "page": staff.get("/instructor/class", headers={"accept": "text/html"}).text,
+        "timeline": staff.get(f"/instructor/learners/{learner}", headers={"accept": "text/html"}).text,
+        "events": list(csv.DictReader(io.StringIO(staff.get("/instructor/export/events.csv").text))),
+        "gradebook": staff.get("/instructor/export/gradebook.json").json(),
+    }
+
+
+@pytest.mark.parametrize(
+    ("hint_credit", "expected"),
+    [
+        (AfterSolutionCredit.FULL, {"L4.1": 2, "L4.2": 0.5}),
+        (AfterSolutionCredit.REDUCED, {"L4.1": 1.5, "L4.2": 0.5}),
+    ],
+)
+def test_the_grid_the_exports_and_the_lms_score_agree_after_hints_and_the_solution(
+    make_app: Any, hint_credit: AfterSolutionCredit, expected: dict[str, float]
+) -> None:
+    app = make_app(after_hint_credit=hint_credit)
+    learner = _helped_learner(app)
+    seen = _everywhere(app, learner)
+    assert seen["grid"] == seen["file"] == seen["lms"] == expected
+    assert seen["totals"][0] == seen["totals"][1] == sum(expected.values())
+    assert seen["notes"] == {
+        "L4.1": f"1 exercise solved after hints ({hint_credit.describe()}).",
+        "L4.2": "1 exercise solved after the reference solution was shown (half credit).",
+    }
+    assert f"{hint_credit.describe()} after hints" in seen["page"] and "1 after hints" in seen["page"]
+    assert "1 after the solution" in seen["page"]
+    assert seen["timeline"].count("Hint 1 shown") == 2 and "Reference solution shown" in seen["timeline"]
+    helped = [
+        (e["lesson_id"], e["event"], e["hint_number"])
+        for e in seen["events"]
+        if e["learner_id"] == learner and e["event"] in ("hint", "solution")
+    ]
+    assert helped == [("L4.1", "hint", "1"), ("L4.2", "hint", "1"), ("L4.2", "solution", "")]
+    marks = {
+        r["lesson_id"]: (r["hints_shown"], r["solved_after_hints"], r["solved_after_solution"])
+        for r in seen["gradebook"]
+        if r["learner_id"] == learner and r["exercise_id"] == "functions" and r["lesson_id"] in expected
+    }
+    assert marks == {"L4.1": (1, True, False), "L4.2": (1, True, True)}
+
+
+def test_qkv_serve_takes_both_credits_and_defaults_to_half_after_the_solution_and_full_after_hints() -> None:
+    from qkv.cli.serve import _settings, serve
+
+    def policy(*args: str) -> HelpPolicy:
+        return _settings("sqlite://", serve.make_context("serve", list(args)).params).help_policy
+
+    assert (
+        policy()
+        == HelpPolicy(AfterSolutionCredit.REDUCED, AfterSolutionCredit.FULL)
+        == Settings().help_policy
+    )
+    assert policy("--after-hint-credit", "none", "--after-solution-credit", "full") == HelpPolicy(
+        AfterSolutionCredit.FULL, AfterSolutionCredit.NONE
+    )

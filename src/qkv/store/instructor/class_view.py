@@ -40,16 +40,17 @@ from sqlalchemy import (
 )
 
 from qkv.store.instructor.courses import EVERYONE, LearnerScope
-from qkv.store.instructor.instructors import AnswerEvent, CodeEvent
+from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, HelpEvent, help_event
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.database import Database
-from qkv.store.sql.tables import Answer, CodeSubmission, ExerciseTotals, LearnerRow
+from qkv.store.sql.tables import Answer, CodeSubmission, ExerciseTotals, HelpShown, LearnerRow
 from qkv.store.work.program_texts import programs
 
 _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
+_HELP: Table = HelpShown.__table__  # type: ignore[assignment]
 
 DEFAULT_STUCK_ATTEMPTS = 3
 DEFAULT_STUCK_MINUTES = 10
@@ -152,6 +153,10 @@ class LearnerStanding:
     submissions: int
     current: CurrentExercise | None
     external_id: str | None = None  # a roster's or an LMS's id: shown beside the name
+    # Of the solves counted per lesson: those after the reference solution was shown, and those after hints
+    # only (the instructor's credit for each applies to them; qkv.web.learner.solution_credit).
+    after_solution_by_lesson: dict[str, int] = field(default_factory=dict)
+    after_hints_by_lesson: dict[str, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -204,7 +209,8 @@ class EventPage:
     total: int
     offset: int
     limit: int
-    order: list[tuple[str, int]] = field(default_factory=list)  # ("answer" | "program", id) in order
+    order: list[tuple[str, int]] = field(default_factory=list)  # ("answer" | "program" | "help", id) in order
+    help: list[HelpEvent] = field(default_factory=list)  # hints and solutions shown
 
 
 def median_of_histogram(histogram: Mapping[int, int]) -> float | None:
@@ -267,6 +273,40 @@ def _counted(counted: Mapping[str, Sequence[str]]) -> ColumnElement[int]:
         if ids
     ]
     return case(*whens, else_=0) if whens else literal(0)
+
+
+def _per_lesson(counted: Mapping[str, Sequence[str]], scope: LearnerScope) -> Select[Any]:
+    """Per learner and lesson: counted exercises solved (and of those, after the solution and after hints
+    only), counted exercises started, submissions and the last activity."""
+    t = _TOTALS.c
+    after_hints = (
+        t.solved & t.solved_after_solution.is_not(True) & (func.coalesce(t.hints_before_solve, 0) > 0)
+    )
+    rows = (
+        select(
+            t.learner_id,
+            t.lesson_id,
+            t.submissions,
+            t.last_activity_at,
+            _counted(counted).label("counts"),
+            case((t.solved, 1), else_=0).label("solved"),
+            case((t.solved & t.solved_after_solution.is_(True), 1), else_=0).label("after_solution"),
+            case((after_hints, 1), else_=0).label("after_hints"),
+        )
+        .where(scope.admits(t.learner_id))
+        .subquery()
+    )
+    r = rows.c
+    return select(
+        r.learner_id,
+        r.lesson_id,
+        func.sum(r.counts * r.solved).label("solved"),
+        func.sum(r.counts * r.after_solution).label("after_solution"),
+        func.sum(r.counts * r.after_hints).label("after_hints"),
+        func.sum(r.counts).label("started"),
+        func.sum(r.submissions).label("submissions"),
+        func.max(r.last_activity_at).label("last_activity_at"),
+    ).group_by(r.learner_id, r.lesson_id)
 
 
 def _event(row: Any) -> AnswerEvent:
@@ -337,28 +377,7 @@ class ClassView:
         list of LearnerStanding
             In no particular order (the page sorts them).
         """
-        t = _TOTALS.c
-        rows = (
-            select(
-                t.learner_id,
-                t.lesson_id,
-                t.submissions,
-                t.last_activity_at,
-                _counted(counted).label("counts"),
-                case((t.solved, 1), else_=0).label("solved"),
-            )
-            .where(self.scope.admits(t.learner_id))
-            .subquery()
-        )
-        r = rows.c
-        per_lesson = select(
-            r.learner_id,
-            r.lesson_id,
-            func.sum(r.counts * r.solved).label("solved"),
-            func.sum(r.counts).label("started"),
-            func.sum(r.submissions).label("submissions"),
-            func.max(r.last_activity_at).label("last_activity_at"),
-        ).group_by(r.learner_id, r.lesson_id)
+        per_lesson = _per_lesson(counted, self.scope)
         with self.database.read() as conn:
             learners = conn.execute(
                 select(_LEARNERS.c.id, _LEARNERS.c.display_name, _LEARNERS.c.external_id).where(
@@ -366,10 +385,15 @@ class ClassView:
                 )
             ).all()
             cells: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+            helped: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
             submissions: dict[str, int] = defaultdict(int)
             last: dict[str, datetime] = {}
             for row in conn.execute(per_lesson):
                 cells[row.learner_id][row.lesson_id] = (int(row.solved or 0), int(row.started or 0))
+                helped[row.learner_id][row.lesson_id] = (
+                    int(row.after_solution or 0),
+                    int(row.after_hints or 0),
+                )
                 submissions[row.learner_id] += int(row.submissions or 0)
                 seen = last.get(row.learner_id)
                 last[row.learner_id] = (
@@ -391,6 +415,8 @@ class ClassView:
                     submissions=submissions.get(learner.id, 0),
                     current=current.get(learner.id),
                     external_id=learner.external_id,
+                    after_solution_by_lesson={k: v[0] for k, v in helped.get(learner.id, {}).items()},
+                    after_hints_by_lesson={k: v[1] for k, v in helped.get(learner.id, {}).items()},
                 )
             )
         return standings
@@ -678,18 +704,20 @@ class ClassView:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
             raise ValueError(f"A page holds 1 to 500 events, not {limit!r}.")
         parts = []
-        for kind, table in (("answer", _ANSWERS), ("program", _CODE)):
+        for kind, table, at in (
+            ("answer", _ANSWERS, _ANSWERS.c.created_at),
+            ("program", _CODE, _CODE.c.created_at),
+            ("help", _HELP, _HELP.c.shown_at),
+        ):
             conditions = [table.c.learner_id == learner_id, self.scope.admits(table.c.learner_id)]
             if lesson_id is not None:
                 conditions.append(table.c.lesson_id == lesson_id)
             if exercise_id is not None:
                 conditions.append(table.c.exercise_id == exercise_id)
             parts.append(
-                select(
-                    literal(kind).label("kind"),
-                    table.c.id.label("id"),
-                    table.c.created_at.label("created_at"),
-                ).where(*conditions)
+                select(literal(kind).label("kind"), table.c.id.label("id"), at.label("created_at")).where(
+                    *conditions
+                )
             )
         both = union_all(*parts).subquery()
         with self.database.read() as conn:
@@ -715,7 +743,13 @@ class ClassView:
                 if program_ids
                 else []
             )
-        return EventPage(answers, codes, total, offset, limit, order)
+            help_ids = [i for kind, i in order if kind == "help"]
+            shown = (
+                [help_event(r) for r in conn.execute(select(_HELP).where(_HELP.c.id.in_(help_ids)))]
+                if help_ids
+                else []
+            )
+        return EventPage(answers, codes, total, offset, limit, order, shown)
 
 
 __all__ = [

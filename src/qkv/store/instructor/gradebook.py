@@ -32,6 +32,22 @@ class GradebookRow:
     first_solved_at: datetime | None
     last_activity_at: datetime | None
     solved_after_solution: bool = False  # first solved after the reference solution was shown
+    hints_shown: int = 0  # the exercise's hints the learner was shown
+    solved_after_hints: bool = False  # first solved after at least one hint was shown
+
+    @property
+    def helped(self) -> str:
+        """How a solve was helped, in a word: ``solution``, ``hints`` or ``""`` (unhelped, or unsolved).
+
+        Examples
+        --------
+        >>> row = GradebookRow("a", None, "L9.1", "c", 2, 2, True, "2/2", None, None, solved_after_hints=True)
+        >>> row.helped
+        'hints'
+        """
+        if not self.solved:
+            return ""
+        return "solution" if self.solved_after_solution else "hints" if self.solved_after_hints else ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types, times as ISO 8601 strings (UTC).
@@ -137,6 +153,8 @@ class Gradebook:
                     "first_solved_at": row.first_solved_at,
                     "last_activity_at": row.last_activity_at,
                     "solved_after_solution": bool(row.solved_after_solution),
+                    "hints_shown": int(row.hints_shown or 0),
+                    "solved_after_hints": bool(row.solved) and int(row.hints_before_solve or 0) > 0,
                 }
         wanted = list(exercises)
         for learner_id in learners:

@@ -37,6 +37,7 @@ from qkv.store.sql.tables import (
     Answer,
     CodeSubmission,
     CourseStaff,
+    HelpShown,
     Instructor,
     InstructorSession,
     InstructorSignInToken,
@@ -53,6 +54,7 @@ _OPEN_SESSIONS = SessionTable(_SESSIONS, "instructor_id")
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
 _ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
+_HELP: Table = HelpShown.__table__  # type: ignore[assignment]
 
 SIGN_IN_LINK_LIFETIME = timedelta(hours=24)
 SESSION_LIFETIME = timedelta(hours=12)
@@ -111,6 +113,35 @@ class CodeEvent:
     total: int
     result: dict[str, Any]
     created_at: datetime
+
+
+@dataclass(frozen=True)
+class HelpEvent:
+    """Help a learner was shown, the first time: hint ``hint`` (from 1) of a code exercise, or its reference
+    solution (``hint`` 0)."""
+
+    id: int
+    learner_id: str
+    lesson_id: str
+    exercise_id: str
+    hint: int
+    created_at: datetime
+
+    @property
+    def what(self) -> str:
+        """In words: ``hint 2`` or ``solution shown``.
+
+        Examples
+        --------
+        >>> HelpEvent(1, "a", "L9.1", "c", 2, datetime(2024, 1, 2)).what
+        'hint 2'
+        """
+        return f"hint {self.hint}" if self.hint else "solution shown"
+
+
+def help_event(row: Any) -> HelpEvent:
+    """A ``help_shown`` row as a :class:`HelpEvent`."""
+    return HelpEvent(int(row.id), row.learner_id, row.lesson_id, row.exercise_id, int(row.hint), row.shown_at)
 
 
 def clean_instructor_name(name: object) -> str:
@@ -552,10 +583,35 @@ class InstructorDesk:
             )
         return events
 
+    def help_events(self, learner_id: str | None = None, lesson_id: str | None = None) -> list[HelpEvent]:
+        """Every hint and reference solution shown (to one learner, on one lesson, if given), oldest first.
+
+        Examples
+        --------
+        >>> from qkv.store.work.client_budgets import ClientBudgets
+        >>> from qkv.store.work.code_work import CodeWork
+        >>> database = Database("sqlite://")
+        >>> code = CodeWork(database, ClientBudgets(database))
+        >>> _ = code.record("a" * 36, "L9.1", "f", "x = 1", {"status": "fail"})
+        >>> _ = code.help_shown("a" * 36, "L9.1", "f", 1)
+        >>> code.solution_shown("a" * 36, "L9.1", "f")
+        >>> [event.what for event in InstructorDesk(database).help_events()]
+        ['hint 1', 'solution shown']
+        >>> database.close()
+        """
+        query = select(_HELP).where(self.scope.admits(_HELP.c.learner_id)).order_by(_HELP.c.id)
+        if learner_id is not None:
+            query = query.where(_HELP.c.learner_id == learner_id)
+        if lesson_id is not None:
+            query = query.where(_HELP.c.lesson_id == lesson_id)
+        with self.database.read() as conn:
+            return [help_event(row) for row in conn.execute(query)]
+
 
 __all__ = [
     "AnswerEvent",
     "CodeEvent",
+    "HelpEvent",
     "InstructorDesk",
     "InstructorRecord",
     "LearnerRecord",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, delete, insert, literal, select, update
+from sqlalchemy import Connection, Table, delete, func, insert, literal, select, update
 
 from qkv.store.sql.tables import (
     Answer,
@@ -26,6 +26,7 @@ from qkv.store.sql.tables import (
     CodeSource,
     CodeSubmission,
     ExerciseTotals,
+    HelpShown,
     LearnerRow,
     LearnerSession,
     LearnerSignInToken,
@@ -38,6 +39,7 @@ _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _SOURCES: Table = CodeSource.__table__  # type: ignore[assignment]
 _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
 _DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
+_HELP: Table = HelpShown.__table__  # type: ignore[assignment]
 _STATE: Table = LessonState.__table__  # type: ignore[assignment]
 _TOKENS: Table = LearnerSignInToken.__table__  # type: ignore[assignment]
 _SESSIONS: Table = LearnerSession.__table__  # type: ignore[assignment]
@@ -134,6 +136,7 @@ def merge_learner(conn: Connection, anonymous_id: str, account_id: str) -> Merge
     _move_sources(conn, anonymous_id, account_id)
     programs = _move_rows(conn, _CODE, anonymous_id, account_id)
     exercises = _merge_totals(conn, anonymous_id, account_id)
+    _merge_help(conn, anonymous_id, account_id)
     drafts = _merge_drafts(conn, anonymous_id, account_id)
     _merge_lesson_state(conn, anonymous_id, account_id)
     _merge_learner_row(conn, source, target)
@@ -190,6 +193,7 @@ def _combined_totals(mine: Any, theirs: Any) -> dict[str, Any]:
         "failed_runs": mine.failed_runs + theirs.failed_runs,
         "solution_shown_at": _earliest(mine.solution_shown_at, theirs.solution_shown_at),
         "solved_after_solution": first.solved_after_solution,  # as it was for the earlier solve
+        "hints_before_solve": first.hints_before_solve,
     }
 
 
@@ -214,6 +218,34 @@ def _merge_totals(conn: Connection, source: str, target: str) -> int:
             )
     conn.execute(delete(_TOTALS).where(_TOTALS.c.learner_id == source))
     return len(mine)
+
+
+def _merge_help(conn: Connection, source: str, target: str) -> None:
+    """Help shown to either is help shown to the person: each hint's earliest showing kept, and each
+    exercise's count of hints shown recounted over both."""
+    h = _HELP.c
+    theirs = {
+        (row.lesson_id, row.exercise_id, row.hint): row
+        for row in conn.execute(select(_HELP).where(h.learner_id == target))
+    }
+    for row in conn.execute(select(_HELP).where(h.learner_id == source)).all():
+        other = theirs.get((row.lesson_id, row.exercise_id, row.hint))
+        if other is None:
+            conn.execute(update(_HELP).where(h.id == row.id).values(learner_id=target))
+        elif row.shown_at < other.shown_at:
+            conn.execute(update(_HELP).where(h.id == other.id).values(shown_at=row.shown_at))
+    conn.execute(delete(_HELP).where(h.learner_id == source))
+    shown = (
+        select(func.count())
+        .where(
+            h.learner_id == _TOTALS.c.learner_id,
+            h.lesson_id == _TOTALS.c.lesson_id,
+            h.exercise_id == _TOTALS.c.exercise_id,
+            h.hint > 0,
+        )
+        .scalar_subquery()
+    )
+    conn.execute(update(_TOTALS).where(_TOTALS.c.learner_id == target).values(hints_shown=shown))
 
 
 def _merge_drafts(conn: Connection, source: str, target: str) -> int:

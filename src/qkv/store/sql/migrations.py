@@ -684,6 +684,32 @@ def _lti_line_item_refusals(conn: Connection) -> None:
     _add_column(conn, "lti_line_items", Column("refusal", String(2000)))
 
 
+def _help_shown(conn: Connection) -> None:
+    """Every bit of help a learner was shown: each hint of a code exercise (``hint`` from 1) and the reference
+    solution (``hint`` 0), the first time each was shown; and, in the totals, how many hints were shown and
+    how many before the first solve (a solve after hints is marked in the gradebook, the exports and the LMS).
+
+    Self-contained and additive: one new table, two nullable columns of ``exercise_totals`` (rows saved
+    before read as "no hint shown").
+    """
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # only for the foreign key
+    Table(
+        "help_shown",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("hint", Integer, nullable=False),
+        Column("shown_at", DateTime, nullable=False),
+        Index("ux_help_shown_once", "learner_id", "lesson_id", "exercise_id", "hint", unique=True),
+    )
+    meta.tables["help_shown"].create(conn)
+    _add_column(conn, "exercise_totals", Column("hints_shown", Integer))
+    _add_column(conn, "exercise_totals", Column("hints_before_solve", Integer))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -703,6 +729,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _lti_registration_links,
     _lti_registration_attempts,
     _lti_line_item_refusals,
+    _help_shown,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

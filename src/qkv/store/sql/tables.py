@@ -200,6 +200,10 @@ class ExerciseTotals(Base):
     # and whether the first solve came after that (NULL for rows saved before: never shown, not after).
     solution_shown_at: Mapped[datetime | None] = mapped_column(DateTime)
     solved_after_solution: Mapped[bool | None] = mapped_column(Boolean)
+    # Added by the help-shown migration: the hints shown so far, and those shown before the first solve
+    # (NULL for rows saved before: none).
+    hints_shown: Mapped[int | None] = mapped_column(Integer)
+    hints_before_solve: Mapped[int | None] = mapped_column(Integer)
 
 
 class Instructor(Base):
@@ -527,3 +531,20 @@ class PrivacyAudit(Base):
     action: Mapped[str] = mapped_column(String(16), nullable=False)
     subject: Mapped[str] = mapped_column(String(36), nullable=False)
     detail: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class HelpShown(Base):
+    """Each bit of help a learner was shown, the first time (added by the help-shown migration): a hint of
+    a code exercise (``hint`` from 1) or its reference solution (``hint`` 0)."""
+
+    __tablename__ = "help_shown"
+    __table_args__ = (
+        Index("ux_help_shown_once", "learner_id", "lesson_id", "exercise_id", "hint", unique=True),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    hint: Mapped[int] = mapped_column(Integer, nullable=False)
+    shown_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)

@@ -44,6 +44,8 @@ class ExerciseActivity:
     last_code: CodeRecord | None = None
     failed_runs: int = 0  # code: the learner's own new programs that did not pass every test
     solved_after_solution: bool = False  # code: first solved after the reference solution was shown
+    hints_shown: int = 0  # code: the hints the learner was shown
+    solved_after_hints: bool = False  # code: first solved after at least one hint was shown
 
 
 @dataclass(frozen=True)

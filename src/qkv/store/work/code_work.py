@@ -24,7 +24,7 @@ from qkv.store.work.client_budgets import ClientBudgets
 from qkv.store.work.exercise_key import ExerciseKey, rows_of
 from qkv.store.work.program_texts import drop_unused_sources, put_source, source_of_program
 from qkv.store.work.retention import DEFAULT_KEEP, check_keep, prune
-from qkv.store.work.totals import count_work, mark_solution_shown
+from qkv.store.work.totals import count_work, mark_help_shown
 
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _DRAFTS: Table = CodeDraft.__table__  # type: ignore[assignment]
@@ -227,8 +227,40 @@ class CodeWork:
         True
         >>> database.close()
         """
+        self.help_shown(learner_id, lesson_id, exercise_id, 0)
+
+    def help_shown(self, learner_id: str, lesson_id: str, exercise_id: str, hint: int) -> bool:
+        """Keep that the learner was shown hint ``hint`` (from 1) of the exercise, or its reference solution
+        (``hint`` 0): the first time each is kept (the instructor's timeline and the events export show it),
+        and a first solve after hints or after the solution is marked in the totals. Whether it was new.
+
+        Raises
+        ------
+        ValueError
+            If ``hint`` is negative.
+
+        Examples
+        --------
+        >>> database = Database("sqlite://")
+        >>> code = CodeWork(database, ClientBudgets(database))
+        >>> failing = {"status": "fail", "tests": [{"status": "fail"}]}
+        >>> _ = code.record("a" * 36, "L9.1", "shapes", "x = 1\\n", failing)
+        >>> code.help_shown("a" * 36, "L9.1", "shapes", 1), code.help_shown("a" * 36, "L9.1", "shapes", 1)
+        (True, False)
+        >>> _ = code.record("a" * 36, "L9.1", "shapes", "x = 2\\n", {"status": "pass", "tests": []})
+        >>> from qkv.store.instructor.gradebook import Gradebook
+        >>> row = Gradebook(database).rows()[0]
+        >>> row.hints_shown, row.solved_after_hints, row.solved_after_solution
+        (1, True, False)
+        >>> database.close()
+        """
+        if isinstance(hint, bool) or not isinstance(hint, int) or hint < 0:
+            raise ValueError(
+                f"A hint's number is a whole number of at least 0 (0: the solution), not {hint!r}."
+            )
         with self.database.write() as conn:
-            mark_solution_shown(conn, (learner_id, lesson_id, exercise_id), utc_now())
+            self.database.ensure_learner(conn, learner_id)
+            return mark_help_shown(conn, (learner_id, lesson_id, exercise_id), hint, utc_now())
 
     def save_draft(
         self, learner_id: str, lesson_id: str, exercise_id: str, source: str, *, client: str | None = None

@@ -266,6 +266,8 @@ def _exercise_activity(total: Row[Any], answer: Row[Any] | None, code: Row[Any] 
         solved=bool(total.solved),
         failed_runs=int(total.failed_runs),
         solved_after_solution=bool(total.solved_after_solution),
+        hints_shown=int(total.hints_shown or 0),
+        solved_after_hints=bool(total.solved) and int(total.hints_before_solve or 0) > 0,
         last_answer=None
         if answer is None
         else AnswerRecord(

@@ -8,10 +8,11 @@ from typing import Any
 from sqlalchemy import Connection, Table, case, func, update
 
 from qkv.store.sql.database import Database
-from qkv.store.sql.tables import ExerciseTotals
+from qkv.store.sql.tables import ExerciseTotals, HelpShown
 from qkv.store.work.exercise_key import ExerciseKey, rows_of
 
 _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
+_HELP: Table = HelpShown.__table__  # type: ignore[assignment]
 
 
 def count_work(
@@ -90,6 +91,10 @@ def count_work(
         changes["solved_after_solution"] = case(
             (t.solved, t.solved_after_solution), else_=t.solution_shown_at.is_not(None)
         )
+        # And how many hints had been shown before it.
+        changes["hints_before_solve"] = case(
+            (t.solved, t.hints_before_solve), else_=func.coalesce(t.hints_shown, 0)
+        )
     if score is not None:
         if not solved and new_try:
             changes["failed_runs"] = t.failed_runs + 1
@@ -123,4 +128,38 @@ def mark_solution_shown(conn: Connection, key: ExerciseKey, now: datetime) -> No
     conn.execute(update(_TOTALS).where(*rows_of(_TOTALS, key)).values(**shown))
 
 
-__all__ = ["count_work", "mark_solution_shown"]
+def mark_help_shown(conn: Connection, key: ExerciseKey, hint: int, now: datetime) -> bool:
+    """Keep that the learner was shown hint ``hint`` (from 1) of the exercise, or its reference solution
+    (``hint`` 0), the first time only; a new hint is counted in the totals' ``hints_shown``, the solution
+    marks ``solution_shown_at``. Whether it was new.
+
+    Examples
+    --------
+    >>> from sqlalchemy import select
+    >>> from qkv.store.sql.clock import utc_now
+    >>> database = Database("sqlite://")
+    >>> key = ("a" * 36, "L9.1", "code")
+    >>> with database.write() as conn:
+    ...     database.ensure_learner(conn, key[0])
+    ...     count_work(conn, key, utc_now(), attempt=True, solved=False, score=(0, 2))
+    ...     mark_help_shown(conn, key, 1, utc_now()), mark_help_shown(conn, key, 1, utc_now())
+    ...     count_work(conn, key, utc_now(), attempt=True, solved=True, score=(2, 2))
+    (True, False)
+    >>> with database.read() as conn:
+    ...     conn.execute(select(_TOTALS.c.hints_shown, _TOTALS.c.hints_before_solve)).one()
+    (1, 1)
+    >>> database.close()
+    """
+    learner_id, lesson_id, exercise_id = key
+    row = {"learner_id": learner_id, "lesson_id": lesson_id, "exercise_id": exercise_id, "hint": hint}
+    new = Database.insert_ignore(conn, _HELP, {**row, "shown_at": now}, list(row))
+    if hint == 0:
+        mark_solution_shown(conn, key, now)
+    elif new:
+        t = _TOTALS.c
+        counted = {"hints_shown": func.coalesce(t.hints_shown, 0) + 1}
+        conn.execute(update(_TOTALS).where(*rows_of(_TOTALS, key)).values(**counted))
+    return new
+
+
+__all__ = ["count_work", "mark_help_shown", "mark_solution_shown"]

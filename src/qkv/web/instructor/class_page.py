@@ -142,7 +142,7 @@ def _grid_context(services: Services, query: GridQuery, scope: LearnerScope) -> 
     rule = stuck_rule(services)
     now = utc_now()
     return {
-        "rows": grid_rows(standings, sizes, now, rule, query),
+        "rows": grid_rows(standings, sizes, now, rule, query, services.settings.help_policy),
         "lessons": [lesson for lesson in services.catalog.lessons if lesson.id in sizes],
         "sizes": sizes,
         "query": query,
@@ -151,6 +151,7 @@ def _grid_context(services: Services, query: GridQuery, scope: LearnerScope) -> 
         "shows": list(Show),
         "show_labels": SHOW_LABELS,
         "learner_count": len(standings),
+        "help_policy_words": services.settings.help_policy.describe(),
         "rule": rule,
         "updated_at": now,
     }

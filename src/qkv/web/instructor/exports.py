@@ -21,8 +21,8 @@ from typing import Any, TextIO
 
 from qkv.store import GradebookRow
 from qkv.store.instructor.exports import write_csv
-from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, LearnerRecord
-from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
+from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, HelpEvent, LearnerRecord
+from qkv.web.learner.solution_credit import HelpPolicy
 
 GRADEBOOK_COLUMNS = [
     "learner_id",
@@ -36,6 +36,8 @@ GRADEBOOK_COLUMNS = [
     "first_solved_at",
     "last_activity_at",
     "solved_after_solution",
+    "hints_shown",
+    "solved_after_hints",
 ]
 
 EVENT_COLUMNS = [
@@ -55,6 +57,7 @@ EVENT_COLUMNS = [
     "total",
     "failed_tests",
     "hints",
+    "hint_number",
     "message",
 ]
 
@@ -94,19 +97,34 @@ def lms_columns(catalog: Any) -> list[str]:
     return ["learner_id", "display_name", "external_id", *lesson_columns, f"total (out of {total})"]
 
 
+def lesson_scores(
+    catalog: Any, rows: Iterable[GradebookRow], policy: HelpPolicy
+) -> dict[str, dict[str, float | int]]:
+    """Per learner (who solved any exercise), each lesson's score: its counted exercises solved, those after
+    help at the instructor's ``policy`` (``HelpPolicy.score``, as the class grid and the LMS score)."""
+    helped: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
+    for row in rows:
+        if row.solved:
+            helped[row.learner_id][(row.lesson_id, row.exercise_id)] = row.helped
+    scores: dict[str, dict[str, float | int]] = {}
+    for learner_id, mine in helped.items():
+        scores[learner_id] = {}
+        for lesson in catalog.lessons:
+            ways = [mine[(lesson.id, eid)] for eid in counted_exercises(lesson) if (lesson.id, eid) in mine]
+            scores[learner_id][lesson.id] = policy.score(
+                len(ways), after_solution=ways.count("solution"), after_hints=ways.count("hints")
+            )
+    return scores
+
+
 def lms_records(
     catalog: Any,
     rows: Iterable[GradebookRow],
     learners: Sequence[LearnerRecord],
-    credit: AfterSolutionCredit = DEFAULT_CREDIT,
+    policy: HelpPolicy | None = None,
 ) -> list[dict[str, Any]]:
-    """One record per learner: exercises solved per lesson (counted ones only) and the total; a solve
-    after the reference solution was shown counts ``credit`` (see ``qkv.web.learner.solution_credit``)."""
-    solved: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
-    for row in rows:
-        if row.solved:
-            weight = credit.weight if row.solved_after_solution else 1.0
-            solved[row.learner_id][(row.lesson_id, row.exercise_id)] = weight
+    """One record per learner: each lesson's score (``lesson_scores``) and the total."""
+    scores = lesson_scores(catalog, rows, policy or HelpPolicy())
     columns = lms_columns(catalog)
     records = []
     for learner in sorted(learners, key=lambda r: ((r.display_name or "").casefold(), r.id)):
@@ -115,11 +133,11 @@ def lms_records(
             "display_name": learner.display_name,
             "external_id": learner.external_id,
         }
+        mine = scores.get(learner.id, {})
         total = 0.0
         for lesson, column in zip(catalog.lessons, columns[3:-1], strict=True):
-            mine = solved[learner.id]
-            score = sum(mine.get((lesson.id, eid), 0.0) for eid in counted_exercises(lesson))
-            record[column] = _number(score)
+            score = mine.get(lesson.id, 0)
+            record[column] = score
             total += score
         record[columns[-1]] = _number(total)
         records.append(record)
@@ -136,62 +154,76 @@ def write_lms(
     rows: Iterable[GradebookRow],
     learners: Sequence[LearnerRecord],
     stream: TextIO,
-    credit: AfterSolutionCredit = DEFAULT_CREDIT,
+    policy: HelpPolicy | None = None,
 ) -> None:
-    """Write the LMS gradebook import CSV (a solve after the reference solution counts ``credit``)."""
-    write_csv(lms_records(catalog, rows, learners, credit), lms_columns(catalog), stream)
+    """Write the LMS gradebook import CSV (solves after help count as the instructor's ``policy`` says)."""
+    write_csv(lms_records(catalog, rows, learners, policy), lms_columns(catalog), stream)
+
+
+def _answer_record(a: AnswerEvent, names: dict[str, str | None]) -> dict[str, Any]:
+    return {
+        "time": _iso(a.created_at),
+        "learner_id": a.learner_id,
+        "display_name": names.get(a.learner_id),
+        "lesson_id": a.lesson_id,
+        "exercise_id": a.exercise_id,
+        "event": "answer",
+        "variant_seed": a.variant_seed,
+        "answer": a.answer,
+        "correct": a.correct,
+        "counted_as_attempt": a.counted_as_attempt,
+        "mistake": a.mistake,
+        "message": a.message,
+    }
+
+
+def _program_record(c: CodeEvent, names: dict[str, str | None]) -> dict[str, Any]:
+    tests = [t for t in c.result.get("tests") or [] if isinstance(t, dict)]
+    failed = [t for t in tests if t.get("status") not in ("pass", "not_run")]
+    return {
+        "time": _iso(c.created_at),
+        "learner_id": c.learner_id,
+        "display_name": names.get(c.learner_id),
+        "lesson_id": c.lesson_id,
+        "exercise_id": c.exercise_id,
+        "event": "program",
+        "correct": c.status == "pass",
+        "counted_as_attempt": True,
+        "status": c.status,
+        "passed": c.passed,
+        "total": c.total,
+        "failed_tests": "; ".join(str(t.get("name", "")) for t in failed),
+        "hints": "; ".join(sorted({str(t["hint"]) for t in failed if t.get("hint")})),
+        "message": str(c.result.get("message") or ""),
+    }
+
+
+def _help_record(h: HelpEvent, names: dict[str, str | None]) -> dict[str, Any]:
+    return {
+        "time": _iso(h.created_at),
+        "learner_id": h.learner_id,
+        "display_name": names.get(h.learner_id),
+        "lesson_id": h.lesson_id,
+        "exercise_id": h.exercise_id,
+        "event": "hint" if h.hint else "solution",
+        "hint_number": h.hint or None,
+    }
 
 
 def event_records(
-    answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent], learners: Sequence[LearnerRecord]
+    answers: Iterable[AnswerEvent],
+    programs: Iterable[CodeEvent],
+    learners: Sequence[LearnerRecord],
+    shown: Iterable[HelpEvent] = (),
 ) -> list[dict[str, Any]]:
-    """Every answer and program as one record each, in the order they were saved."""
+    """Every answer and program, and every hint (event ``hint``, its ``hint_number``) and reference solution
+    (event ``solution``) shown, as one record each, in the order they were saved."""
     names = {learner.id: learner.display_name for learner in learners}
-    records: list[tuple[tuple[datetime, int, int], dict[str, Any]]] = []
-    for a in answers:
-        records.append(
-            (
-                (a.created_at, 0, a.id),
-                {
-                    "time": _iso(a.created_at),
-                    "learner_id": a.learner_id,
-                    "display_name": names.get(a.learner_id),
-                    "lesson_id": a.lesson_id,
-                    "exercise_id": a.exercise_id,
-                    "event": "answer",
-                    "variant_seed": a.variant_seed,
-                    "answer": a.answer,
-                    "correct": a.correct,
-                    "counted_as_attempt": a.counted_as_attempt,
-                    "mistake": a.mistake,
-                    "message": a.message,
-                },
-            )
-        )
-    for c in programs:
-        tests = [t for t in c.result.get("tests") or [] if isinstance(t, dict)]
-        failed = [t for t in tests if t.get("status") not in ("pass", "not_run")]
-        records.append(
-            (
-                (c.created_at, 1, c.id),
-                {
-                    "time": _iso(c.created_at),
-                    "learner_id": c.learner_id,
-                    "display_name": names.get(c.learner_id),
-                    "lesson_id": c.lesson_id,
-                    "exercise_id": c.exercise_id,
-                    "event": "program",
-                    "correct": c.status == "pass",
-                    "counted_as_attempt": True,
-                    "status": c.status,
-                    "passed": c.passed,
-                    "total": c.total,
-                    "failed_tests": "; ".join(str(t.get("name", "")) for t in failed),
-                    "hints": "; ".join(sorted({str(t["hint"]) for t in failed if t.get("hint")})),
-                    "message": str(c.result.get("message") or ""),
-                },
-            )
-        )
+    records: list[tuple[tuple[datetime, int, int], dict[str, Any]]] = [
+        *(((a.created_at, 0, a.id), _answer_record(a, names)) for a in answers),
+        *(((c.created_at, 1, c.id), _program_record(c, names)) for c in programs),
+        *(((h.created_at, 2, h.id), _help_record(h, names)) for h in shown),
+    ]
     records.sort(key=lambda item: item[0])
     return [record for _, record in records]
 
@@ -201,6 +233,7 @@ def write_events(
     programs: Iterable[CodeEvent],
     learners: Sequence[LearnerRecord],
     stream: TextIO,
+    shown: Iterable[HelpEvent] = (),
 ) -> None:
-    """Write the event-level CSV."""
-    write_csv(event_records(answers, programs, learners), EVENT_COLUMNS, stream)
+    """Write the event-level CSV (answers, programs, and the help shown)."""
+    write_csv(event_records(answers, programs, learners, shown), EVENT_COLUMNS, stream)

@@ -15,6 +15,7 @@ from typing import Any
 
 from qkv.store.instructor.class_view import LearnerStanding, Standing, StuckRule
 from qkv.web.instructor.exports import counted_exercises
+from qkv.web.learner.solution_credit import HelpPolicy
 
 MAX_FILTER = 80
 
@@ -128,9 +129,24 @@ def counted_by_lesson(catalog: Any) -> dict[str, list[str]]:
     return {lesson.id: counted_exercises(lesson) for lesson in catalog.lessons}
 
 
-def _cell(solved: int, started: int, out_of: int) -> dict[str, Any]:
+def _cell(standing: LearnerStanding, lesson_id: str, out_of: int, policy: HelpPolicy) -> dict[str, Any]:
+    """One lesson of one learner: the lesson's score as the LMS gets it (``HelpPolicy.score``), how many
+    were solved, how many of those after help, and the cell's state (from the solves, not the score)."""
+    solved = standing.solved_by_lesson.get(lesson_id, 0)
+    after_solution = standing.after_solution_by_lesson.get(lesson_id, 0)
+    after_hints = standing.after_hints_by_lesson.get(lesson_id, 0)
+    started = standing.started_by_lesson.get(lesson_id, 0)
     state = CellState.DONE if out_of and solved >= out_of else CellState.SOME if started else CellState.NONE
-    return {"solved": solved, "of": out_of, "state": state.name.lower(), "word": state.value}
+    return {
+        "lesson_id": lesson_id,
+        "solved": policy.score(solved, after_solution=after_solution, after_hints=after_hints),
+        "solved_count": solved,
+        "after_solution": after_solution,
+        "after_hints": after_hints,
+        "of": out_of,
+        "state": state.name.lower(),
+        "word": state.value,
+    }
 
 
 def _minutes(value: float) -> str:
@@ -139,27 +155,32 @@ def _minutes(value: float) -> str:
 
 
 def learner_row(
-    standing: LearnerStanding, lessons: Mapping[str, int], now: datetime, rule: StuckRule
+    standing: LearnerStanding,
+    lessons: Mapping[str, int],
+    now: datetime,
+    rule: StuckRule,
+    policy: HelpPolicy | None = None,
 ) -> dict[str, Any]:
-    """One learner as the grid and the API show them."""
+    """One learner as the grid and the API show them: each lesson's score and the total as the LMS file
+    and the LMS score compute them (``policy``: what solves after help count)."""
     current = standing.current
     state = current.standing(now, rule) if current else None
+    cells = [
+        _cell(standing, lesson_id, out_of, policy or HelpPolicy()) for lesson_id, out_of in lessons.items()
+    ]
+    total = sum(cell["solved"] for cell in cells)
     return {
         "id": standing.id,
         "name": standing.name,
         "display_name": standing.display_name,
         "external_id": standing.external_id,
-        "solved": standing.solved,
+        "solved": int(total) if float(total).is_integer() else total,
+        "solved_count": standing.solved,
+        "after_help": sum(cell["after_solution"] + cell["after_hints"] for cell in cells),
         "out_of": sum(lessons.values()),
         "submissions": standing.submissions,
         "last_activity_at": standing.last_activity_at,
-        "cells": [
-            {
-                "lesson_id": lesson_id,
-                **_cell(standing.solved_by_lesson[lesson_id], standing.started_by_lesson[lesson_id], out_of),
-            }
-            for lesson_id, out_of in lessons.items()
-        ],
+        "cells": cells,
         "current": None
         if current is None
         else {
@@ -183,7 +204,7 @@ def _keep(row: dict[str, Any], query: GridQuery) -> bool:
     if query.show is Show.ACTIVE:
         return bool(row["active"])
     if query.show is Show.NOT_STARTED:
-        return int(row["solved"]) == 0
+        return int(row["solved_count"]) == 0
     return True
 
 
@@ -193,9 +214,10 @@ def grid_rows(
     now: datetime,
     rule: StuckRule,
     query: GridQuery,
+    policy: HelpPolicy | None = None,
 ) -> list[dict[str, Any]]:
     """The grid's rows, filtered and sorted as ``query`` says (ties by name, then id)."""
-    rows = [learner_row(s, lessons, now, rule) for s in standings]
+    rows = [learner_row(s, lessons, now, rule, policy) for s in standings]
     rows = [row for row in rows if _keep(row, query)]
     rows.sort(key=lambda row: (row["name"].casefold(), row["id"]))
     if query.sort is SortKey.PROGRESS:

@@ -296,7 +296,7 @@ def instructor_learner(
     pages_total = max(1, -(-found.total // TIMELINE_PAGE))
     if page_number > pages_total:
         raise HTTPException(404, f"This timeline has {pages_total} pages; there is no page {page_number}.")
-    items = timeline(found.answers, found.programs)
+    items = timeline(found.answers, found.programs, found.help)
     context = {
         "person": learner,
         "items": items,
@@ -334,10 +334,10 @@ def instructor_export(
         return _download(out.getvalue(), f"qkv-{name}", media)
     if name == "lms.csv":
         rows = gradebook.rows(catalog_exercises(services.catalog))
-        write_lms(services.catalog, rows, desk.learners(), out, services.settings.after_solution_credit)
+        write_lms(services.catalog, rows, desk.learners(), out, services.settings.help_policy)
         return _download(out.getvalue(), "qkv-lms-gradebook.csv", "text/csv; charset=utf-8")
     if name == "events.csv":
-        write_events(desk.answer_events(), desk.code_events(), desk.learners(), out)
+        write_events(desk.answer_events(), desk.code_events(), desk.learners(), out, desk.help_events())
         return _download(out.getvalue(), "qkv-events.csv", "text/csv; charset=utf-8")
     raise HTTPException(
         404,

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from qkv.lessons.answers import AnswerFormatError, format_value, parse_numbers
-from qkv.store.instructor.instructors import AnswerEvent, CodeEvent
+from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, HelpEvent
 
 UNMATCHED_SHOWN = 10
 VARIANTS_SHOWN = 8
@@ -289,8 +289,39 @@ def lesson_numbers(
     return {"id": lesson.id, "title": lesson.title, "place": lesson.place, "exercises": exercises}
 
 
-def timeline(answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent]) -> list[dict[str, Any]]:
-    """One learner's answers and programs merged in the order they were saved."""
+def _program_item(c: CodeEvent) -> dict[str, Any]:
+    failed = [
+        t
+        for t in c.result.get("tests") or []
+        if isinstance(t, dict) and t.get("status") not in ("pass", "not_run")
+    ]
+    return {
+        "type": "program",
+        "at": c.created_at,
+        "order": (c.created_at, 1, c.id),
+        "lesson_id": c.lesson_id,
+        "exercise_id": c.exercise_id,
+        "status": c.status,
+        "passed": c.passed,
+        "total": c.total,
+        "message": str(c.result.get("message") or ""),
+        "failed": [
+            {
+                "name": str(t.get("name", "")),
+                "hint": str(t.get("hint") or ""),
+                "call": str(t.get("call") or ""),
+            }
+            for t in failed
+        ],
+        "source": c.source,
+    }
+
+
+def timeline(
+    answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent], shown: Iterable[HelpEvent] = ()
+) -> list[dict[str, Any]]:
+    """One learner's answers, programs and the help they were shown ("hint 2", "solution shown"), merged
+    in the order they were saved."""
     items: list[dict[str, Any]] = [
         {
             "type": "answer",
@@ -307,34 +338,19 @@ def timeline(answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent]) -> l
         }
         for a in answers
     ]
-    for c in programs:
-        failed = [
-            t
-            for t in c.result.get("tests") or []
-            if isinstance(t, dict) and t.get("status") not in ("pass", "not_run")
-        ]
-        items.append(
-            {
-                "type": "program",
-                "at": c.created_at,
-                "order": (c.created_at, 1, c.id),
-                "lesson_id": c.lesson_id,
-                "exercise_id": c.exercise_id,
-                "status": c.status,
-                "passed": c.passed,
-                "total": c.total,
-                "message": str(c.result.get("message") or ""),
-                "failed": [
-                    {
-                        "name": str(t.get("name", "")),
-                        "hint": str(t.get("hint") or ""),
-                        "call": str(t.get("call") or ""),
-                    }
-                    for t in failed
-                ],
-                "source": c.source,
-            }
-        )
+    items += [_program_item(c) for c in programs]
+    items += [
+        {
+            "type": "help",
+            "at": h.created_at,
+            "order": (h.created_at, 2, h.id),
+            "lesson_id": h.lesson_id,
+            "exercise_id": h.exercise_id,
+            "hint": h.hint,
+            "what": h.what,
+        }
+        for h in shown
+    ]
     items.sort(key=lambda item: item["order"])
     for item in items:
         del item["order"]

@@ -363,8 +363,11 @@ def put_draft(
 
 @router.get(
     "/lessons/{lesson_id}/hints/{exercise_id}/{number}",
-    summary="One hint of a code exercise, when the learner asks for it",
-    responses={404: {"description": "The exercise has no such hint."}},
+    summary="One hint of a code exercise, once earned",
+    responses={
+        403: {"description": "Not earned yet: the answer says what opens it."},
+        404: {"description": "The exercise has no such hint."},
+    },
 )
 def get_hint(
     lesson_id: LessonId,
@@ -373,14 +376,28 @@ def get_hint(
     services: AppServices,
     learner: Reader,
 ) -> dict[str, Any]:
-    """The hint's HTML: the page holds none of them, so each reaches the browser only when asked for."""
+    """The hint's HTML, once the learner earned it (the first after a counted failed run, each next after
+    one more, every one once solved); the page holds none of them. Each hint shown is kept for the learner,
+    and a later first solve is marked as one after hints (in the gradebook and the LMS score's comment)."""
     lesson = services.lesson(lesson_id)
     exercise = _code_exercise(services, lesson, exercise_id)
     try:
         text = hint_html(exercise, number)
     except ValueError as error:
         raise HTTPException(404, str(error)) from None
-    return {"exercise_id": exercise.id, "number": number, "total": len(exercise.hints), "html": text}
+    hints = _progress(services, lesson, learner.id)["code"][exercise.id]["hints"]
+    if number > hints["open"]:
+        raise HTTPException(403, f"You have not earned hint {number} yet. {hints['next']}")
+    services.store.code.help_shown(learner.id, lesson.id, exercise.id, number)
+    if number in exercise.solution_hints:  # it shows the solution's code: a later solve is marked so
+        services.store.code.solution_shown(learner.id, lesson.id, exercise.id)
+    return {
+        "exercise_id": exercise.id,
+        "number": number,
+        "total": len(exercise.hints),
+        "html": text,
+        "next": hints["next"],
+    }
 
 
 @router.get(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS, Lesson
+from qkv.lessons.help_ladder import hints_open, next_hint_sentence
 from qkv.store import ExerciseActivity, LessonActivity
 
 
@@ -29,9 +30,11 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
         ``{"lesson_id", "variant_seed", "done", "total", "parts": [...], "exercises": {...},
         "code": {...}}``; ``done`` and ``total`` count the exercises of the parts that count
         toward done; each part is ``{"id", "title", "done", "total", "exercise_ids", "complete"}``;
-        each code exercise is ``{"source", "result", "draft", "failed_runs", "solution"}``, where
-        ``draft`` is the editor's latest saved text and ``solution`` is None (no reference solution)
-        or ``{"open", "after_failed_runs"}``.
+        each code exercise is ``{"source", "result", "draft", "failed_runs", "solution", "hints", ...}``,
+        where ``draft`` is the editor's latest saved text, ``solution`` is None (no reference solution)
+        or ``{"open", "after_failed_runs"}`` and ``hints`` is the "Stuck?" ladder (``hints_state``).
+        ``solved_after_solution`` and ``solved_after_hints`` count the exercises that count toward done
+        solved after that help (a solve after the solution is not also one after hints).
 
     Examples
     --------
@@ -76,10 +79,16 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
     after = [
         eid for eid in counted if exercises[eid]["done"] and code.get(eid, {}).get("solved_after_solution")
     ]
+    after_hints = [
+        eid
+        for eid in counted
+        if exercises[eid]["done"] and eid not in after and code.get(eid, {}).get("solved_after_hints")
+    ]
     return {
         "lesson_id": lesson.id,
         "variant_seed": seed,
         "solved_after_solution": len(after),
+        "solved_after_hints": len(after_hints),
         "done": sum(1 for exercise_id in counted if exercises[exercise_id]["done"]),
         "total": len(counted),
         "parts": parts,
@@ -99,6 +108,35 @@ def _code_progress(exercise: Any, done: ExerciseActivity | None, draft: str | No
         "failed_runs": failed_runs,
         "solution": _solution_state(getattr(exercise, "solution", None), done, failed_runs),
         "solved_after_solution": bool(done.solved_after_solution) if done else False,
+        "solved_after_hints": bool(done.solved_after_hints) if done else False,
+        "hints": hints_state(exercise, done),
+    }
+
+
+def hints_state(exercise: Any, done: ExerciseActivity | None) -> dict[str, Any]:
+    """The "Stuck?" ladder as the learner stands on it: ``total`` hints, the first ``open`` of them earned,
+    ``shown`` to them so far, and ``next`` (a sentence: what opens the next one).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> state = hints_state(NS(hints=("a", "b"), solution_hints=()), None)
+    >>> state["total"], state["open"], state["shown"]
+    (2, 0, 0)
+    >>> state["next"]
+    'Hint 1 of 2 opens after a run of your own code that does not pass all the tests.'
+
+    """
+    total = len(getattr(exercise, "hints", ()))
+    marked = tuple(getattr(exercise, "solution_hints", ()))
+    solved = bool(done.solved) if done else False
+    failed_runs = done.failed_runs if done else 0
+    opened = hints_open(total, marked, solved=solved, failed_runs=failed_runs)
+    return {
+        "total": total,
+        "open": opened,
+        "shown": done.hints_shown if done else 0,
+        "next": next_hint_sentence(total, opened, failed_runs, marked),
     }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from qkv.web.learner.solution_credit import AfterSolutionCredit
+from qkv.web.learner.solution_credit import HelpPolicy
 from qkv.web.lti.lms_fetch import FetchPolicy
 from qkv.web.lti.scores import lesson_score
 from qkv.web.lti.tool import LtiTool
@@ -50,8 +50,8 @@ def lesson_changed(app_state: object, learner_id: str, lesson_id: str, progress:
     tool: LtiTool | None = getattr(app_state, "qkv_lti", None)
     if tool is None:
         return
-    credit: AfterSolutionCredit = app_state.qkv.settings.after_solution_credit  # type: ignore[attr-defined]
-    score = lesson_score(progress, credit)
+    policy: HelpPolicy = app_state.qkv.settings.help_policy  # type: ignore[attr-defined]
+    score = lesson_score(progress, policy)
     tool.scores.lesson_changed(
         learner_id, lesson_id, score.solved, score.total, attempted=score.attempted, note=score.note
     )

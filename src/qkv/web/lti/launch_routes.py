@@ -453,7 +453,7 @@ def record_score(services: Services, tool: LtiTool, learner_id: str, lesson_id: 
     progress: dict[str, Any] = build_progress(
         lesson, services.store.progress.lesson_activity(learner_id, lesson_id)
     )
-    score = lesson_score(progress, services.settings.after_solution_credit)
+    score = lesson_score(progress, services.settings.help_policy)
     tool.scores.lesson_changed(
         learner_id, lesson_id, score.solved, score.total, attempted=score.attempted, note=score.note
     )

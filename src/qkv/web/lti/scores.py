@@ -19,7 +19,7 @@ from typing import Any
 from qkv.store import StoreError
 from qkv.store.lti.links import LineItem, LtiLinks
 from qkv.store.lti.outbox import ScoreOutbox
-from qkv.web.learner.solution_credit import AfterSolutionCredit, credited_score
+from qkv.web.learner.solution_credit import HelpPolicy
 
 log = logging.getLogger("qkv.web.lti")
 
@@ -127,26 +127,25 @@ class LessonScore:
     note: str | None  # the score's comment (solves after the reference solution), if any
 
 
-def lesson_score(progress: dict[str, Any], credit: AfterSolutionCredit) -> LessonScore:
-    """A lesson's score from the lesson page's PROGRESS, a solve after the reference solution at ``credit``.
+def lesson_score(progress: dict[str, Any], policy: HelpPolicy) -> LessonScore:
+    """A lesson's score from the lesson page's PROGRESS, solves after help at the instructor's ``policy``.
 
-    The one place the LMS score is computed: after a learner's work and at their launch alike.
+    The one place the LMS score is computed: after a learner's work and at their launch alike (with
+    ``HelpPolicy.score``, as the class grid and the LMS gradebook file).
 
     Examples
     --------
     >>> progress = {"done": 3, "total": 6, "solved_after_solution": 1, "exercises": {}}
-    >>> score = lesson_score(progress, AfterSolutionCredit.REDUCED)
+    >>> score = lesson_score(progress, HelpPolicy())
     >>> score.solved, score.total, score.attempted
     (2.5, 6, False)
     >>> score.note
     '1 exercise solved after the reference solution was shown (half credit).'
     """
     after = int(progress.get("solved_after_solution", 0))
-    note = None
-    if after:
-        solves = f"{after} exercise{'' if after == 1 else 's'}"
-        note = f"{solves} solved after the reference solution was shown ({credit.describe()})."
-    solved = credited_score(int(progress["done"]), after, credit)
+    hints = int(progress.get("solved_after_hints", 0))
+    note = policy.note(after_solution=after, after_hints=hints)
+    solved = policy.score(int(progress["done"]), after_solution=after, after_hints=hints)
     return LessonScore(solved, int(progress["total"]), attempted(progress), note)
 
 

@@ -113,42 +113,55 @@ async function saveDraft(draft) {
   }
 }
 
-/** "Stuck?": one hint at a time ("Hint 1 of 3"), each asked of the server when the learner wants it (the
- * page holds no hint's text), then the reference solution once the server opens it. */
+/** "Stuck?"'s hints: one at a time ("Hint 1 of 3"), each asked of the server once earned (the page holds no
+ * hint's text); the note says what opens the next one, as PROGRESS says. */
+function mountHints(help, ctx, exerciseId) {
+  const total = Number(help.dataset.hints || 0);
+  const list = help.querySelector("ol.code-hints");
+  const note = help.querySelector(".hint-note");
+  if (!total || !list) return () => {};
+  let shown = 0;
+  let earned = 0;
+  const next = el("button", { type: "button", class: "next-hint secondary", hidden: "" });
+  function update() {
+    next.hidden = shown >= Math.min(total, earned);
+    next.textContent = `Show hint ${shown + 1} of ${total}`;
+  }
+  list.insertAdjacentElement("afterend", next);
+  next.addEventListener("click", async () => {
+    const number = shown + 1;
+    next.disabled = true;
+    try {
+      const reply = await getJson(`${ctx.api}/hints/${encodeURIComponent(exerciseId)}/${number}`);
+      const item = el("li", { class: "code-hint", tabindex: "-1" }, el("span", { class: "hint-count" }, `Hint ${number} of ${total}:`), " ");
+      item.insertAdjacentHTML("beforeend", reply.html); // the lesson's own text, rendered by the server
+      list.append(item);
+      shown = number;
+      update();
+      item.focus();
+    } catch (error) {
+      list.append(el("li", { class: "is-error" }, error instanceof ApiError ? error.message : "The hint could not be loaded."));
+    } finally {
+      next.disabled = false;
+    }
+  });
+  // Called with each PROGRESS document: the server decides which hints are earned.
+  return (progress) => {
+    const hints = progress?.code?.[exerciseId]?.hints;
+    if (!hints) return;
+    earned = Number(hints.open || 0);
+    if (note && hints.next) note.textContent = hints.next;
+    update();
+  };
+}
+
+/** "Stuck?": the hints, then the reference solution once the server opens it. */
 function mountHelp(box, ctx, exerciseId) {
   const help = box.querySelector("details.code-help");
   if (!help) return () => {};
-  const total = Number(help.dataset.hints || 0);
-  const list = help.querySelector("ol.code-hints");
-  let shown = 0;
-  const next = el("button", { type: "button", class: "next-hint secondary" });
-  function update() {
-    next.hidden = shown >= total;
-    next.textContent = `Show hint ${shown + 1} of ${total}`;
-  }
-  if (total && list) {
-    list.insertAdjacentElement("afterend", next);
-    next.addEventListener("click", async () => {
-      const number = shown + 1;
-      next.disabled = true;
-      try {
-        const reply = await getJson(`${ctx.api}/hints/${encodeURIComponent(exerciseId)}/${number}`);
-        const item = el("li", { class: "code-hint", tabindex: "-1" }, el("span", { class: "hint-count" }, `Hint ${number} of ${total}:`), " ");
-        item.insertAdjacentHTML("beforeend", reply.html); // the lesson's own text, rendered by the server
-        list.append(item);
-        shown = number;
-        update();
-        item.focus();
-      } catch (error) {
-        list.append(el("li", { class: "is-error" }, error instanceof ApiError ? error.message : "The hint could not be loaded."));
-      } finally {
-        next.disabled = false;
-      }
-    });
-    update();
-  }
+  const updateHints = mountHints(help, ctx, exerciseId);
   const note = help.querySelector(".solution-note");
-  if (!note) return () => {};
+  if (!note) return updateHints;
   const button = el("button", { type: "button", class: "show-solution secondary", hidden: "" }, "Show the reference solution");
   const place = el("div", { class: "solution-place", "aria-live": "polite" });
   note.insertAdjacentElement("afterend", button);
@@ -167,6 +180,7 @@ function mountHelp(box, ctx, exerciseId) {
   });
   // Called with each PROGRESS document: the server decides when the solution is open.
   return (progress) => {
+    updateHints(progress);
     const open = Boolean(progress?.code?.[exerciseId]?.solution?.open);
     if (open && button.hidden && !place.querySelector("pre")) {
       button.hidden = false;
