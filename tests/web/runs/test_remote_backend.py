@@ -37,7 +37,13 @@ def test_a_program_without_a_grader_is_answered_202_with_where_to_ask(remote_app
     assert (body["state"], body["poll"]) == ("queued", f"{API}/code/jobs/{body['job']}")
     assert body["detail"] == "Your program is waiting for a grader; its result will appear here."
     assert learner.client.get(body["poll"]).status_code == 202  # still nobody to grade it
-    assert learner.client.get(f"{API}/code/queue").json() == {"position": 0, "state": "waiting"}
+    # Its place in line; no verdict written lately, so no pace to estimate its wait from.
+    assert learner.client.get(f"{API}/code/queue").json() == {
+        "position": 0,
+        "place": 1,
+        "estimate_s": None,
+        "state": "waiting",
+    }
 
     stranger = Browser(remote_app).open_lesson()
     refused = stranger.client.get(body["poll"])
