@@ -30,6 +30,18 @@ its ``Retry-After`` and sends the program again, by itself (for up to ``--give-u
 prints how many honest learners had to wait so and how often; every honest learner must still get a
 verdict.
 
+With ``--remote`` the class is served by a cluster instead (``remote_cluster.py``): two ``qkv serve
+--grading remote`` on one PostgreSQL database (``--database-url``; by default ``qkv_bench`` on the local
+test cluster, made if missing, a fresh schema each run, dropped after) and ``qkv grader`` processes of
+``--grader-concurrency`` each, a run for each number in ``--graders`` (1 and 2 by default). Each learner
+opens the page on one server, presses Run, waits out a 429 or a 503 with ``Retry-After`` as the page does,
+and asks for the verdict where the 202 says on the other server, as a load balancer would send it; the
+minting client sends to each server in turn. It prints the same figures for the honest learners (the
+verdicts, the refusals, the waits, p50/p99), then the cluster's jobs per second with trivial programs
+(``--trivial`` learners send ``pass`` within a second: what the queue and the database cost per program,
+with next to no grading) and the database's commits per job meanwhile. No honest limit is printed there:
+the graders share this machine's cores with the servers and the database.
+
 With ``--strict`` it exits 1 when a target is missed: every honest learner gets a verdict, 0 honest
 refusals, honest p99 at most ``--p99-target`` seconds (10 by default), and the ratio to the honest limit at
 most ``--ratio-target`` (1.3). Timing targets live here, never in the tests. On a machine shared with other
@@ -38,6 +50,7 @@ work the figures are noisy (the load average is printed before and after).
 Usage::
 
     .venv/bin/python benchmarks/class_burst.py [--learners 50] [--loops 5] [--one-address] [--strict]
+    .venv/bin/python benchmarks/class_burst.py --remote --learners 1000 --loops 10 [--graders 1 2]
 """
 
 from __future__ import annotations
@@ -90,6 +103,7 @@ class Figures:
     minted_graded: int = 0
     minted_refused: int = 0
     minted_why: dict[str, int] = field(default_factory=dict)  # the refusals' first words -> count
+    verdict_at: list[float] = field(default_factory=list)  # remote mode: when each verdict came (monotonic)
 
     def percentile(self, p: float) -> float:
         ordered = sorted(self.honest_seconds)
@@ -143,9 +157,16 @@ class Burst:
         self._start: float | None = None
 
     async def start(self) -> float:
+        """Once every learner has called it (once each): the moment they press Run from."""
         await self._opened.wait()
         if self._start is None:
             self._start = time.monotonic() + 0.2
+        return self._start
+
+    @property
+    def started_at(self) -> float:
+        """The moment of the burst, once it has started."""
+        assert self._start is not None, "the burst has not started"
         return self._start
 
 
@@ -155,9 +176,10 @@ class Where:
 
     one_address: str | None = None
     give_up_s: float = 300.0
+    network: str = "10.1"  # the first two numbers of every learner's own address
 
     def learner(self, number: int) -> str:
-        return self.one_address or f"10.1.{number // 250}.{number % 250 + 1}"
+        return self.one_address or f"{self.network}.{number // 250}.{number % 250 + 1}"
 
     def minter(self) -> str:
         return self.one_address or "10.66.0.1"
@@ -203,12 +225,17 @@ async def honest_learner(
         figures.honest_seconds.append(time.monotonic() - pressed)
 
 
-async def minting_client(url: str, stop: asyncio.Event, figures: Figures, where: Where = Where()) -> None:
-    """One address, a fresh identity per program, endless loops, as fast as answers come."""
+async def minting_client(
+    url: str | Sequence[str], stop: asyncio.Event, figures: Figures, where: Where = Where()
+) -> None:
+    """One address, a fresh identity per program, endless loops, as fast as answers come (to each server
+    in turn, given several); a program put in line (202, with remote graders) counts as taken."""
     address = where.minter()
+    servers = [url] if isinstance(url, str) else list(url)
 
     async def one() -> None:
-        async with httpx.AsyncClient(base_url=url, timeout=120, verify=TLS) as client:
+        server = servers[figures.minted_sent % len(servers)]
+        async with httpx.AsyncClient(base_url=server, timeout=120, verify=TLS) as client:
             token = await _open(client, address)
             figures.minted_sent += 1
             response = await client.post(
@@ -216,7 +243,7 @@ async def minting_client(url: str, stop: asyncio.Event, figures: Figures, where:
                 json={"exercise_id": "functions", "code": ENDLESS},
                 headers={"X-CSRF-Token": token, "X-Forwarded-For": address},
             )
-            if response.status_code == 200:
+            if response.status_code in (200, 202):
                 figures.minted_graded += 1
             else:
                 figures.minted_refused += 1
@@ -250,6 +277,93 @@ async def run_class(url: str, learners: int, loops: int, where: Where = Where())
     stop.set()
     await minter
     return figures
+
+
+async def remote_learner(
+    servers: Sequence[str], number: int, program: str, burst: Burst, figures: Figures, where: Where = Where()
+) -> None:
+    """A learner of the remote cluster: opens the page on one server, presses Run, waits out a 429 or 503
+    as the page does, and asks for the verdict where the 202 says, on the other server (as a load
+    balancer would send it)."""
+    address = where.learner(number)
+    home, other = servers[number % len(servers)], servers[(number + 1) % len(servers)]
+    async with httpx.AsyncClient(base_url=home, timeout=120, verify=TLS) as client:
+        token = await _open(client, address)
+        start = await burst.start()
+        await asyncio.sleep(max(0.0, start + random.random() - time.monotonic()))  # within one second
+        pressed = time.monotonic()
+        try:
+            response = await _send_patiently(client, program, token, address, pressed, where, figures)
+            while response.status_code == 202:  # the page asks where it says, until the verdict comes
+                response = await client.get(
+                    other + response.json()["poll"], headers={"X-Forwarded-For": address}
+                )
+        except httpx.TimeoutException:  # no answer in 120 s: counted as no verdict (status 0)
+            figures.honest_refusals[0] = figures.honest_refusals.get(0, 0) + 1
+            figures.honest_without_verdict += 1
+            return
+        if response.status_code != 200:
+            figures.honest_refusals[response.status_code] = (
+                figures.honest_refusals.get(response.status_code, 0) + 1
+            )
+            figures.honest_without_verdict += 1
+            return
+        figures.honest_seconds.append(time.monotonic() - pressed)
+        figures.verdict_at.append(time.monotonic())
+
+
+async def _send_patiently(
+    client: httpx.AsyncClient,
+    program: str,
+    token: str,
+    address: str,
+    pressed: float,
+    where: Where,
+    figures: Figures,
+) -> httpx.Response:
+    """POST the program; a 429 or a 503 with Retry-After is waited out and sent again, as the page does."""
+    waited = False
+    while True:
+        response = await client.post(
+            f"{API}/code",
+            json={"exercise_id": "functions", "code": program},
+            headers={"X-CSRF-Token": token, "X-Forwarded-For": address},
+        )
+        retry = response.headers.get("retry-after", "")
+        patient = response.status_code in (429, 503) and retry.isdigit()
+        if not patient or time.monotonic() + int(retry) > pressed + where.give_up_s:
+            figures.honest_waited += waited
+            return response
+        figures.honest_retries[response.status_code] = figures.honest_retries.get(response.status_code, 0) + 1
+        waited = True
+        await asyncio.sleep(int(retry))
+
+
+async def run_remote_class(servers: Sequence[str], learners: int, loops: int) -> Figures:
+    """The class burst on the remote cluster: every learner, the looping ones and the minting client."""
+    figures = Figures()
+    stop = asyncio.Event()
+    burst = Burst(learners)
+    minter = asyncio.create_task(minting_client(servers, stop, figures))
+    honest = [remote_learner(servers, n, CORRECT, burst, figures) for n in range(loops, learners)]
+    looping = [remote_learner(servers, n, ENDLESS, burst, Figures()) for n in range(loops)]
+    await asyncio.gather(*honest, *looping)
+    stop.set()
+    await minter
+    return figures
+
+
+async def trivial_throughput(servers: Sequence[str], jobs: int) -> tuple[float, float, int]:
+    """``jobs`` learners send a trivial program (``pass``) within a second through the cluster; (jobs per
+    second from the burst's start to the last verdict, those seconds, verdicts)."""
+    figures = Figures()
+    burst = Burst(jobs)
+    where = Where(network="10.2")  # addresses apart from the class's
+    await asyncio.gather(*(remote_learner(servers, n, "pass\n", burst, figures, where) for n in range(jobs)))
+    if not figures.verdict_at:
+        return 0.0, float("nan"), 0
+    elapsed = max(figures.verdict_at) - burst.started_at
+    return len(figures.verdict_at) / elapsed, elapsed, len(figures.verdict_at)
 
 
 def honest_cpu_per_grading(rounds: int) -> float | None:
@@ -310,6 +424,75 @@ def honest_limit(honest: int, loops: int, cpu_per_grading: float, slice_s: float
     return (honest * cpu_per_grading + loops * slice_s) / cores
 
 
+def _remote_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--remote",
+        action="store_true",
+        help="two qkv serve --grading remote on one PostgreSQL with qkv grader processes, not one server",
+    )
+    parser.add_argument(
+        "--graders",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="with --remote: how many qkv grader processes, a run for each in turn (1 2)",
+    )
+    parser.add_argument(
+        "--grader-concurrency", type=int, default=2, help="with --remote: each grader's --concurrency (2)"
+    )
+    parser.add_argument(
+        "--trivial",
+        type=int,
+        default=200,
+        help="with --remote: trivial programs sent for jobs per second (200)",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="with --remote: the PostgreSQL database (default: qkv_bench on 127.0.0.1, made if missing; "
+        "a fresh schema each run)",
+    )
+
+
+def run_remote(args: argparse.Namespace) -> int:
+    """The class burst, then the trivial programs, on a cluster of two servers and each number of graders."""
+    from remote_cluster import BENCH_URL, cluster, commits
+
+    from qkv.web.runs.line_bound import raise_open_files_limit
+
+    raise_open_files_limit()  # a connection per learner waiting
+    url = args.database_url or BENCH_URL
+    missed: list[str] = []
+    for graders in args.graders:
+        load_before = os.getloadavg()[0]
+        with cluster(
+            url, graders=graders, grader_concurrency=args.grader_concurrency, serve_options=args.serve,
+            log=args.server_log,
+        ) as running:  # fmt: skip
+            started = time.monotonic()
+            figures = asyncio.run(run_remote_class(running.servers, args.learners, args.loops))
+            elapsed = time.monotonic() - started
+            before = commits(running.database_url)
+            rate, seconds, verdicts = asyncio.run(trivial_throughput(running.servers, args.trivial))
+            time.sleep(1.5)  # PostgreSQL's statistics are flushed within a second
+            per_job = (commits(running.database_url) - before) / max(1, verdicts)
+        print(
+            f"remote class burst: 2 servers, {graders} grader(s) of concurrency {args.grader_concurrency}, "
+            f"{args.learners} learners ({args.loops} endless loops, each from an address of its own) + one "
+            f"minting client, {os.cpu_count()} CPUs, {elapsed:.1f} s"
+        )
+        print(figures.report())
+        print(
+            f"trivial programs: {verdicts} of {args.trivial} verdicts in {seconds:.2f} s, {rate:.1f} jobs/s; "
+            f"{per_job:.1f} database commits per job (the cluster's meanwhile, polls and heartbeats too)"
+        )
+        print(f"load average: {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+        misses = figures.misses(args.p99_target)
+        missed += [f"{graders} grader(s): {miss}" for miss in misses]
+        print("targets: " + ("all met" if not misses else "missed: " + "; ".join(misses)))
+    return 1 if args.strict and missed else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--learners", type=int, default=50, help="learners pressing Run at once (default 50)")
@@ -348,9 +531,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="one more option for the server, repeatable (--serve=--grading-reserved=0, say, to compare)",
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    _remote_arguments(parser)
     args = parser.parse_args(argv)
     if not 0 <= args.loops < args.learners:
         parser.error(f"--loops must be from 0 to {args.learners - 1}, not {args.loops}.")
+    if args.remote:
+        return run_remote(args)
     load_before = os.getloadavg()[0]
     cpu_per_grading = honest_cpu_per_grading(5)
     with tempfile.TemporaryDirectory() as folder:

@@ -26,9 +26,10 @@ def free_port() -> int:
 
 
 def start_server(
-    database: Path, options: Sequence[str] = (), *, log: Path | None = None, within_s: float = 60.0
+    database: Path | str, options: Sequence[str] = (), *, log: Path | None = None, within_s: float = 60.0
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """``qkv serve`` on the SQLite file ``database`` with ``options``; the process and its URL.
+    """``qkv serve`` on ``database`` (a SQLite file, or a database URL) with ``options``; the process and
+    its URL.
 
     The server trusts ``X-Forwarded-For`` from loopback, so that a benchmark's simulated clients have
     addresses of their own, and logs only warnings (to ``log``, appended, when one is given).
@@ -39,18 +40,19 @@ def start_server(
         If the server exits, or does not answer ``/healthz`` within ``within_s`` seconds (it is killed).
     """
     port = free_port()
+    url = database if isinstance(database, str) else f"sqlite:///{database}"
     command = [
-        sys.executable, "-m", "qkv", "serve", "--port", str(port), "--database-url", f"sqlite:///{database}",
+        sys.executable, "-m", "qkv", "serve", "--port", str(port), "--database-url", url,
         "--forwarded-allow-ips", "127.0.0.1", "--log-level", "warning", *options,
     ]  # fmt: skip
     output = subprocess.DEVNULL if log is None else log.open("ab")
     server = subprocess.Popen(command, stdout=output, stderr=output)
-    url = f"http://127.0.0.1:{port}"
+    address = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline and server.poll() is None:
         try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return server, url
+            if httpx.get(address + "/healthz", timeout=1).status_code == 200:
+                return server, address
         except httpx.HTTPError:
             time.sleep(0.2)
     exited = server.poll()

@@ -41,3 +41,14 @@ def test_loops_must_leave_honest_learners(burst: ModuleType, capsys: pytest.Capt
     with pytest.raises(SystemExit):
         burst.main(["--learners", "5", "--loops", "5"])
     assert "--loops must be from 0 to 4, not 5." in capsys.readouterr().err
+
+
+def test_remote_learners_have_addresses_of_their_own_apart_from_the_class(burst: ModuleType) -> None:
+    where, trivial = burst.Where(), burst.Where(network="10.2")
+    assert [where.learner(n) for n in (0, 249, 250, 999)] == [
+        "10.1.0.1",
+        "10.1.0.250",
+        "10.1.1.1",
+        "10.1.3.250",
+    ]
+    assert trivial.learner(0) == "10.2.0.1" and burst.Where("10.9.0.1").learner(7) == "10.9.0.1"

@@ -478,19 +478,36 @@ def test_another_variant_and_problems_are_explained_in_sentences(
         compact_vector(variant["q"])
     )
 
-    # A 503 shows the server's own sentence (a full queue, grading off, the database away).
+    # A 503 with Retry-After (a full line, the database away) is waited out, saying so with the server's
+    # sentence (tests/web/test_browser_queue.py follows one to its verdict); Cancel stops the wait.
     page.route(
         "**/api/lessons/L4.1/code",
         lambda route: route.fulfill(
             status=503,
-            headers={"Retry-After": "2"},
+            headers={"Retry-After": "30"},
             content_type="application/json",
             body=json.dumps({"detail": "Every grading slot is taken; try again in a moment."}),
         ),
     )
     page.locator(".code-exercise button.run-code").click()
+    expect(page.locator(".code-exercise .grade-running")).to_have_text(
+        re.compile(r"Every grading slot is taken; try again in a moment\. Waiting to send your program again")
+    )
+    page.locator(".code-exercise button.cancel-run").click()
+    expect(page.locator(".code-exercise .grade-results")).to_contain_text("You stopped waiting")
+    page.unroute("**/api/lessons/L4.1/code")
+    # A 503 without Retry-After (grading turned off on this server) shows the server's sentence as it is.
+    page.route(
+        "**/api/lessons/L4.1/code",
+        lambda route: route.fulfill(
+            status=503,
+            content_type="application/json",
+            body=json.dumps({"detail": "Code cannot be graded on this server."}),
+        ),
+    )
+    page.locator(".code-exercise button.run-code").click()
     expect(page.locator(".code-exercise .grade-results")).to_have_text(
-        "Every grading slot is taken; try again in a moment."
+        "Code cannot be graded on this server."
     )
     page.unroute("**/api/lessons/L4.1/code")
     # A 503 without the server's sentence (a proxy in front, say) still reads as "busy".

@@ -105,7 +105,7 @@ class ServeOptions(TypedDict):
     grading_wait: float
     grading_concurrency: int
     grading_reserved: int
-    grading_queue: int
+    grading_queue: int | None
     grading_per_client: int
     grading_slice: float
     grading_probe: float
@@ -178,10 +178,10 @@ class ServeOptions(TypedDict):
 )
 @click.option(
     "--grading-queue",
-    default=256,
-    show_default=True,
+    default=None,
     type=click.IntRange(0, 100_000),
-    help="Programs that may wait for a grader, served fairly across client addresses; more get 503.",
+    help="Programs that may wait for a grader, served fairly across client addresses; more get 503. "
+    "[default: set from the machine's memory and open files, at 320 KiB a waiting program: 819 on 4 GiB]",
 )
 @click.option(
     "--grading-per-client",
@@ -338,8 +338,10 @@ def serve(**options: Unpack[ServeOptions]) -> None:
     """Serve the interactive lesson at http://HOST:PORT/ until stopped (Ctrl+C or SIGTERM)."""
     # Imported here, not at the top: every other qkv command would pay for SQLAlchemy and FastAPI.
     from qkv.store import default_database_url
+    from qkv.web.runs.line_bound import raise_open_files_limit
 
     url = options["database_url"] or default_database_url()
+    raise_open_files_limit()  # every program waiting in line holds a connection open
     remote, grading = _choose_grading(url, options)
     settings, app = _build_app(url, remote, options)
     _announce(url, grading, options)
@@ -349,7 +351,7 @@ def serve(**options: Unpack[ServeOptions]) -> None:
 def _choose_grading(url: str, options: ServeOptions) -> tuple[RemoteGrading | None, str]:
     """The remote grading (or None: local) and how programs are graded, in words; warns when not sandboxed."""
     if options["grading_mode"] == "remote":
-        remote = _remote_grading(url, options["grading_queue"], options["grading_per_client"])
+        remote = _remote_grading(url, _line_bound(options), options["grading_per_client"])
         return remote, remote.description
     if _sandbox_available():
         return None, "in the bubblewrap sandbox"
@@ -398,7 +400,7 @@ def _settings(url: str, options: ServeOptions) -> Settings:
         allow_unsandboxed=options["allow_unsandboxed"],
         grading_concurrency=options["grading_concurrency"],
         grading_reserved=options["grading_reserved"],
-        grading_queue=options["grading_queue"],
+        grading_queue=_line_bound(options),
         grading_per_client=options["grading_per_client"],
         grading_slice_s=options["grading_slice"],
         grading_probe_s=options["grading_probe"],
@@ -418,6 +420,14 @@ def _settings(url: str, options: ServeOptions) -> Settings:
         after_solution_credit=AfterSolutionCredit(options["after_solution_credit"]),
         after_hint_credit=AfterSolutionCredit(options["after_hint_credit"]),
     )
+
+
+def _line_bound(options: ServeOptions) -> int:
+    """``--grading-queue``, or the bound this machine's memory and open files set (its default)."""
+    from qkv.web.runs.line_bound import waiting_line_bound
+
+    given = options["grading_queue"]
+    return waiting_line_bound() if given is None else given
 
 
 def _announce(url: str, grading: str, options: ServeOptions) -> None:

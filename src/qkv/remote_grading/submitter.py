@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from typing import Any
 
 import procrastinate
@@ -65,6 +66,8 @@ class QueueSubmitter:
         self._jobs: GradingJobs | None = None
         self._watcher: VerdictWatcher | None = None
         self._open = False
+        self._rate: float | None = None  # verdicts per second lately, read at _rate_read_at (monotonic)
+        self._rate_read_at: float | None = None
 
     @property
     def jobs(self) -> GradingJobs:
@@ -173,6 +176,18 @@ class QueueSubmitter:
             # If a grader took it meanwhile, it finds the job cancelled and grades nothing.
             await self._app.job_manager.cancel_job_by_id_async(queue_job_id)
         return True
+
+    async def finish_rate(self) -> float | None:
+        """Verdicts per second over the last minute, the cluster's graders together (None: none lately).
+
+        Read from the database at most once a second per server, however many learners ask.
+        """
+        now = time.monotonic()
+        if self._rate_read_at is None or now - self._rate_read_at >= 1.0:
+            self._rate_read_at = now
+            health = await asyncio.to_thread(self.jobs.health)
+            self._rate = health.verdicts_last_minute / 60 if health.verdicts_last_minute else None
+        return self._rate
 
     async def health(self) -> dict[str, Any]:
         """Jobs queued and running, the oldest wait, recent verdicts, and graders that sent a heartbeat."""

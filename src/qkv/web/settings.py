@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from qkv.store import DEFAULT_CLIENT_BYTES_PER_DAY
@@ -14,6 +14,7 @@ from qkv.web.learner.solution_credit import (
     AfterSolutionCredit,
     HelpPolicy,
 )
+from qkv.web.runs.line_bound import waiting_line_bound
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,9 @@ class Settings:
         (0: none).
     grading_queue : int
         Programs that may wait for a grader, served fairly across client addresses; beyond that the API
-        answers 503. The default holds a class of a few hundred.
+        answers 503. The default is set from what a waiting program costs and the machine's memory
+        (``qkv.web.runs.line_bound.waiting_line_bound``: 819 on a machine of 4 GiB), so a lecture hall
+        pressing Run at once waits in line rather than being refused.
     grading_per_client : int
         Programs one client address may have waiting; beyond that the API answers 429. A classroom behind
         one NAT shares an address, so the default holds a class of 64.
@@ -115,8 +118,10 @@ class Settings:
 
     Examples
     --------
-    >>> Settings(grading_concurrency=8).grading_queue
-    256
+    >>> Settings(grading_queue=300).grading_queue
+    300
+    >>> Settings().grading_queue == waiting_line_bound()
+    True
     >>> Settings(grading_concurrency=0)
     Traceback (most recent call last):
     ...
@@ -133,7 +138,7 @@ class Settings:
     # Measured best for a class on 2 cores (docs/operations.md): a grader is mostly waiting on its sandbox.
     grading_concurrency: int = 4
     grading_reserved: int = 1
-    grading_queue: int = 256
+    grading_queue: int = field(default_factory=waiting_line_bound)
     grading_per_client: int = 64
     grading_slice_s: float = 0.5
     grading_probe_s: float = 0.1

@@ -154,6 +154,7 @@ def test_without_bubblewrap_grading_is_off_but_the_lesson_is_served(
         learner = Browser(app).open_lesson()
         response = learner.submit_code(CORRECT_SOLUTION)
         assert response.status_code == 503
+        assert "retry-after" not in response.headers  # not a wait: the page shows it, it does not retry
         detail = response.json()["detail"]
         assert detail.startswith("Code cannot be graded on this server.")
         assert "bubblewrap" in detail
@@ -437,7 +438,8 @@ def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..
     app = make_app(grading_concurrency=1)
     first, second = Browser(app).open_lesson(), Browser(app).open_lesson()
     worker, results = _grade_slowly_in_background(app, first)  # holds the only grader for its time limit
-    assert second.client.get(f"{API}/code/queue").json() == {"position": None, "state": None}
+    nowhere = {"position": None, "place": None, "estimate_s": None, "state": None}
+    assert second.client.get(f"{API}/code/queue").json() == nowhere
     waiting: list[Any] = []
     queue = app.state.qkv.queue
     in_line = threading.Event()
@@ -454,7 +456,9 @@ def test_a_waiting_learner_sees_their_place_and_can_cancel(make_app: Callable[..
     assert in_line.wait(scaled(30)), "the second program never got in line"
     queue.submit = submit
     second_learner = learner_id_of(second)
-    assert second.client.get(f"{API}/code/queue").json() == {"position": 0, "state": "waiting"}
+    # Next in line; nothing has finished on this server yet, so there is no measured pace to estimate from.
+    in_place = {"position": 0, "place": 1, "estimate_s": None, "state": "waiting"}
+    assert second.client.get(f"{API}/code/queue").json() == in_place
     cancelled = second.post(f"{API}/code/cancel", {})
     assert cancelled.status_code == 200 and cancelled.json() == {"cancelled": True}
     waiter.join(scaled(30))

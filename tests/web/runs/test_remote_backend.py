@@ -37,7 +37,13 @@ def test_a_program_without_a_grader_is_answered_202_with_where_to_ask(remote_app
     assert (body["state"], body["poll"]) == ("queued", f"{API}/code/jobs/{body['job']}")
     assert body["detail"] == "Your program is waiting for a grader; its result will appear here."
     assert learner.client.get(body["poll"]).status_code == 202  # still nobody to grade it
-    assert learner.client.get(f"{API}/code/queue").json() == {"position": 0, "state": "waiting"}
+    # Its place in line; no verdict written lately, so no pace to estimate its wait from.
+    assert learner.client.get(f"{API}/code/queue").json() == {
+        "position": 0,
+        "place": 1,
+        "estimate_s": None,
+        "state": "waiting",
+    }
 
     stranger = Browser(remote_app).open_lesson()
     refused = stranger.client.get(body["poll"])
@@ -77,3 +83,23 @@ def test_local_grading_has_no_jobs_and_says_so(tmp_path: Path) -> None:
         )
         health = learner.client.get("/healthz/grading").json()
         assert health["mode"] in {"local", "off"}  # off where bubblewrap is missing
+
+
+@pytest.mark.postgres
+def test_with_remote_graders_the_estimate_comes_from_the_clusters_verdicts_lately(
+    remote_app: FastAPI,
+) -> None:
+    jobs = remote_app.state.qkv.store.grading_jobs
+    graded = Browser(remote_app).open_lesson()
+    first = graded.submit_code(CORRECT_SOLUTION).json()["job"]
+    jobs.start(first, worker="a grader of this test")
+    assert jobs.finish(first, {"status": "pass", "tests": [{"status": "pass"}]}) is True  # one verdict lately
+    waiting = Browser(remote_app).open_lesson()
+    assert waiting.submit_code(CORRECT_SOLUTION).status_code == 202
+    # One verdict in the last minute: a pace of 1/60 a second, so the next in line is done in about 60 s.
+    assert waiting.client.get(f"{API}/code/queue").json() == {
+        "position": 0,
+        "place": 1,
+        "estimate_s": 60.0,
+        "state": "waiting",
+    }

@@ -27,7 +27,7 @@ from qkv.web.http.request_bodies import StrictBody
 from qkv.web.http.security import RequestLearner
 from qkv.web.learner.lesson_progress import build_progress
 from qkv.web.learner.widget_api import STEP_VECTORS, AttentionIn, attention_steps
-from qkv.web.runs.backend import RemoteProgram, final_reply, pending_reply
+from qkv.web.runs.backend import RemoteProgram, final_reply, pending_reply, place_in_line
 from qkv.web.runs.local_queue import GradingBusy, GradingClosed
 from qkv.web.services import Services, get_services
 
@@ -287,17 +287,25 @@ async def get_code_job(
 
 @router.get("/lessons/{lesson_id}/code/queue", summary="Where the learner's program is in the grading line")
 async def get_code_queue(lesson_id: LessonId, services: AppServices, learner: Reader) -> dict[str, Any]:
-    """``{"position": n, "state": s}``: programs graded before the learner's waiting one (null when nothing
-    waits), and where their program is: ``waiting``, ``running``, ``taking_longer`` (it outgrew its first
-    slice and finishes behind the others' first runs) or null. With remote graders: ``waiting`` or null."""
+    """``{"position": n, "place": p, "estimate_s": s, "state": st}``. ``position``: programs graded before the
+    learner's waiting one; ``place``: its place in line, one more (1: it is next); both null when nothing of
+    theirs waits. ``estimate_s``: seconds until it is done, estimated as its place over the line's measured
+    rate (runs finished per second, exponentially weighted; with remote graders, the cluster's verdicts of
+    the last minute), null while nothing waits or before any run has finished. ``state``: ``waiting``,
+    ``running``, ``taking_longer`` (it outgrew its first slice and finishes behind the others' first runs)
+    or null; with remote graders ``waiting`` or null. The lesson page asks at most once a second."""
     services.lesson(lesson_id)
     if services.remote is not None:
         waiting = await services.remote.position(learner.id)
-        return {"position": waiting, "state": "waiting" if waiting is not None else None}
+        rate = await services.remote.finish_rate() if waiting is not None else None
+        return place_in_line(waiting, "waiting" if waiting is not None else None, rate)
     queue = services.queue
-    position = queue.position(learner.id) if queue is not None else None
-    state = queue.state(learner.id) if queue is not None else None
-    return {"position": position, "state": state.value if state is not None else None}
+    if queue is None:
+        return place_in_line(None, None, None)
+    state = queue.state(learner.id)
+    return place_in_line(
+        queue.position(learner.id), state.value if state is not None else None, queue.finish_rate
+    )
 
 
 @router.post("/lessons/{lesson_id}/code/cancel", summary="Take the learner's waiting program out of line")

@@ -10,6 +10,7 @@ API's answer; the routes call it when ``services.remote`` is set.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -72,6 +73,9 @@ class RemoteGrading(Protocol):
     async def cancel(self, learner_id: str) -> bool:
         """Take the learner's queued job out of line; False when none waits."""
 
+    async def finish_rate(self) -> float | None:
+        """Verdicts the cluster's graders write per second, measured lately (None: none yet)."""
+
     async def health(self) -> dict[str, Any]:
         """The queue at a glance: jobs queued and running, graders alive, recent verdicts."""
 
@@ -107,6 +111,29 @@ def pending_reply(job_id: str, state: JobState, lesson_id: str) -> Reply:
     )
 
 
+def place_in_line(position: int | None, state: str | None, rate: float | None) -> dict[str, Any]:
+    """What ``GET .../code/queue`` answers: where the learner's program is, and when it may be done.
+
+    ``position`` programs are served before it; its ``place`` in line is one more (1: it is next). The
+    estimate is the place over the line's measured ``rate`` (runs finished per second), in seconds rounded
+    up to a tenth; None while nothing waits or before the line has a measured rate.
+
+    Examples
+    --------
+    >>> place_in_line(3, "waiting", 2.0)
+    {'position': 3, 'place': 4, 'estimate_s': 2.0, 'state': 'waiting'}
+    >>> place_in_line(0, "waiting", 1000.0)["estimate_s"]  # never 0 while it waits
+    0.1
+    >>> place_in_line(0, "waiting", None)
+    {'position': 0, 'place': 1, 'estimate_s': None, 'state': 'waiting'}
+    >>> place_in_line(None, "running", 2.0)
+    {'position': None, 'place': None, 'estimate_s': None, 'state': 'running'}
+    """
+    place = None if position is None else position + 1
+    estimate = None if place is None or not rate else math.ceil(round(place / rate * 10, 6)) / 10
+    return {"position": position, "place": place, "estimate_s": estimate, "state": state}
+
+
 def final_reply(view: JobView, progress: dict[str, Any] | None) -> Reply:
     """The answer for a final job: its verdict (200), or why there is none (409 or 503).
 
@@ -125,4 +152,4 @@ def final_reply(view: JobView, progress: dict[str, Any] | None) -> Reply:
     return Reply(503, {"detail": message, "job": view.job_id}, {"Retry-After": "1"})
 
 
-__all__ = ["RemoteGrading", "RemoteProgram", "Reply", "final_reply", "pending_reply"]
+__all__ = ["RemoteGrading", "RemoteProgram", "Reply", "final_reply", "pending_reply", "place_in_line"]

@@ -227,6 +227,53 @@ class _FairLine:
         return jobs
 
 
+class FinishRate:
+    """Runs the line finishes per second, exponentially weighted, measured only while it has work.
+
+    The time between one finished run and the next is weighted into a running mean (the newest by
+    ``weight``); a stretch with nothing to grade is not counted, since the line's rate is what it serves
+    while learners wait. Before any run has finished the rate is unknown (None).
+
+    Examples
+    --------
+    >>> rate = FinishRate(weight=0.5)
+    >>> rate.per_second is None
+    True
+    >>> rate.busy(now=10.0)
+    >>> rate.finished(now=10.5, still_busy=True)  # 0.5 s for the first run
+    >>> rate.finished(now=10.75, still_busy=False)  # 0.25 s for the next: the mean is 0.375 s
+    >>> round(rate.per_second, 2)
+    2.67
+    >>> rate.busy(now=100.0)  # an idle hour is not counted
+    >>> rate.finished(now=100.375, still_busy=False)
+    >>> round(rate.per_second, 2)
+    2.67
+    """
+
+    def __init__(self, weight: float = 0.2) -> None:
+        self.weight = weight
+        self._interval_s: float | None = None  # the weighted mean time between two finished runs
+        self._since: float | None = None  # the last finish, or when work came to an idle line
+
+    def busy(self, now: float) -> None:
+        """Work came in: measuring starts now unless the line is busy already."""
+        if self._since is None:
+            self._since = now
+
+    def finished(self, now: float, still_busy: bool) -> None:
+        """A run finished at ``now``; ``still_busy``: other programs run or wait."""
+        if self._since is not None:
+            took = max(now - self._since, 1e-6)
+            previous = self._interval_s
+            self._interval_s = took if previous is None else (1 - self.weight) * previous + self.weight * took
+        self._since = now if still_busy else None
+
+    @property
+    def per_second(self) -> float | None:
+        """Runs finished per second while the line had work (None before the first)."""
+        return None if self._interval_s is None else 1.0 / self._interval_s
+
+
 class GradingQueue:
     """Runs ``grade(source, suite)`` calls, ``concurrency`` at once, with a fair wait list of ``capacity``.
 
@@ -312,6 +359,7 @@ class GradingQueue:
         self._running_later = 0  # programs running on from a later line
         self._closed = False
         self._mean_s = 1.0  # running estimate of one grading's duration, for Retry-After
+        self._rate = FinishRate()  # the line's measured pace, for the estimate a waiting learner is shown
         self._workers = [
             threading.Thread(target=self._work, name=f"qkv-grade-{index}", daemon=True)
             for index in range(concurrency + reserved)
@@ -397,6 +445,7 @@ class GradingQueue:
             first = owner is not None and owner not in self._seen_owners
             self._check_client(client, first)
             job = _Job(source, suite, owner, client, seed, first=first)
+            self._rate.busy(time.monotonic())
             self._lines[0].push(job)
             if owner is not None:
                 self._waiting_by_owner[owner] = job
@@ -454,6 +503,12 @@ class GradingQueue:
             if not job.level:
                 return self._lines[0].ahead_of(job, self._mean_s)
             return len(self._lines[0]) + self._lines[1].ahead_of(job, self._mean_s)
+
+    @property
+    def finish_rate(self) -> float | None:
+        """Runs the line finishes per second while it has work, measured (None before the first)."""
+        with self._lock:
+            return self._rate.per_second
 
     def state(self, owner: str) -> ProgramState | None:
         """Where ``owner``'s program is now: waiting, running, or taking longer than most (None: nowhere)."""
@@ -582,6 +637,7 @@ class GradingQueue:
             self._mean_s = 0.8 * self._mean_s + 0.2 * took_s
             self._running -= 1
             self._running_later -= from_later
+            self._rate.finished(time.monotonic(), bool(self._running or self._waiting_count() or set_aside))
             self._running_by_client[job.client] -= 1
             if not self._running_by_client[job.client]:
                 del self._running_by_client[job.client]

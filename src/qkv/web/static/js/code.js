@@ -190,19 +190,25 @@ function mountHelp(box, ctx, exerciseId) {
 }
 
 /**
- * While a run waits for its verdict: once a second, say how long it has taken and, while it is still in
- * line (every grader busy), how many programs are ahead of it, with a Cancel button that takes it out.
- * A program that outgrew its first short run finishes after everyone else's first run: the page says so.
+ * While a run waits for its verdict: about once a second, say how long it has taken and, while it is still
+ * in line (every grader busy), its place in line and when it may be done at the line's measured pace, with
+ * a Cancel button that takes it out. A program that outgrew its first short run finishes after everyone
+ * else's first run: the page says so. The next poll is asked for only a second after the last one ended,
+ * so a slow server never gets more than one poll a second from a learner.
  */
 function watchQueue(ctx, status, results) {
   // retry: while the page waits to send the program again, {until, sentence, done}.
-  const watch = { status, results, started: Date.now(), position: null, state: null, stopped: false, retry: null };
+  const watch = { status, results, started: Date.now(), position: null, estimate: null, state: null, stopped: false, retry: null, timer: null };
   watch.cancel = cancelButton(ctx, watch);
-  const timer = setInterval(() => pollQueue(ctx, watch), 1000);
+  const tick = async () => {
+    await pollQueue(ctx, watch);
+    if (!watch.stopped) watch.timer = setTimeout(tick, POLL_EVERY_MS);
+  };
+  watch.timer = setTimeout(tick, POLL_EVERY_MS);
   return {
     stop() {
       watch.stopped = true;
-      clearInterval(timer);
+      clearTimeout(watch.timer);
       watch.cancel.remove();
       if (watch.retry) watch.retry.done(false);
     },
@@ -217,6 +223,7 @@ function watchQueue(ctx, status, results) {
           clearTimeout(timeout);
           watch.retry = null;
           watch.position = null;
+          watch.estimate = null;
           resolve(again);
         }
         watch.retry = { until: Date.now() + seconds * 1000, sentence, done: finish };
@@ -225,6 +232,8 @@ function watchQueue(ctx, status, results) {
     },
   };
 }
+
+const POLL_EVERY_MS = 1000;
 
 /** The Cancel button of a waiting run: it stops a wait to send again, or takes the program out of line. */
 function cancelButton(ctx, watch) {
@@ -260,10 +269,21 @@ function showWaiting(watch) {
     status.textContent = `Running the tests on your code… ${seconds} s`;
     cancel.remove();
   } else {
-    const ahead = position === 0 ? "you are next" : `${position} program${position === 1 ? "" : "s"} ahead of yours`;
-    status.textContent = `Waiting for a free grader (${ahead}) · ${seconds} s. Running again while you wait replaces this program.`;
+    status.textContent = `Waiting for a free grader (${placeWords(position)})${estimateWords(watch.estimate)} · ${seconds} s. Running again while you wait replaces this program.`;
     if (!cancel.isConnected) results.append(cancel);
   }
+}
+
+/** "you are next", or "place 4 in line, 3 programs ahead of yours" (position: programs served first). */
+function placeWords(position) {
+  if (position === 0) return "you are next";
+  return `place ${position + 1} in line, ${position} program${position === 1 ? "" : "s"} ahead of yours`;
+}
+
+/** The server's estimate from the line's measured pace, in whole seconds (nothing before it has one). */
+function estimateWords(estimate) {
+  if (estimate === null) return "";
+  return ` — done in about ${Math.max(1, Math.ceil(estimate))} s at the line's pace`;
 }
 
 /** One tick: ask the server where the program is in line (not while waiting to send it again), then say so. */
@@ -277,6 +297,7 @@ async function pollQueue(ctx, watch) {
     const reply = await getJson(`${ctx.api}/code/queue`);
     if (!watch.stopped) {
       watch.position = Number.isInteger(reply.position) ? reply.position : null;
+      watch.estimate = typeof reply.estimate_s === "number" && Number.isFinite(reply.estimate_s) ? reply.estimate_s : null;
       watch.state = typeof reply.state === "string" ? reply.state : null;
     }
   } catch {
@@ -289,16 +310,17 @@ const LONGEST_RETRY_WAIT_S = 600;
 
 /**
  * POST the program; a 429 (this network's share of the grading line is full, or the learner's previous
- * program is still graded) is sent again by itself after the server's Retry-After, while the page says it
- * is waiting. A 503 (the whole server busy, or grading off) is shown as it is: the learner decides.
- * Returns null when the learner cancelled the wait.
+ * program is still graded) or a 503 with a Retry-After (the whole line full, the server restarting, the
+ * database away for a moment) is sent again by itself after the server's Retry-After, while the page says
+ * it is waiting and the editor keeps the program: even an overload ends in a verdict. A 503 without one
+ * (grading turned off on this server) is shown as it is. Returns null when the learner cancelled the wait.
  */
 async function sendProgram(ctx, body, watch) {
   for (;;) {
     try {
       return await postJson(`${ctx.api}/code`, body);
     } catch (error) {
-      const waitable = error instanceof ApiError && error.status === 429 && error.retryAfter !== null;
+      const waitable = error instanceof ApiError && (error.status === 429 || error.status === 503) && error.retryAfter !== null;
       if (!waitable) throw error;
       const seconds = Math.min(Math.max(error.retryAfter, 1), LONGEST_RETRY_WAIT_S);
       if (!(await watch.waitToRetry(seconds, error.message))) return null;
