@@ -26,7 +26,7 @@ from qkv import __version__
 from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
 from qkv.store.learner.accounts import SESSION_LIFETIME as LEARNER_SESSION_LIFETIME
-from qkv.web import lti
+from qkv.web import lti, readiness
 from qkv.web.http.body_limits import BodyLimitMiddleware
 from qkv.web.http.error_responses import install_error_handlers
 from qkv.web.http.identity_limits import MintLimit
@@ -160,6 +160,7 @@ def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
     app.include_router(widget_api.router)
     app.include_router(pages.router)
     app.include_router(sign_in.router)  # /sign-in, /sign-out, /account/devices
+    app.include_router(readiness.router)  # /readyz
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
     learner_links.install(app, services)  # the sign-in-link button on a learner's page
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti

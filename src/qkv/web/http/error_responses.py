@@ -60,7 +60,7 @@ def _one_error(error: Any) -> str:
 def wants_html(request: Request) -> bool:
     """Whether the error for ``request`` is the error page (a browser's page request) rather than JSON."""
     path = request.url.path
-    if path.startswith(("/api/", "/static/")) or path in {"/openapi.json", "/healthz"}:
+    if path.startswith(("/api/", "/static/")) or path in {"/openapi.json", "/healthz", "/readyz"}:
         return False
     return "text/html" in request.headers.get("accept", "")
 
