@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from qkv.cli.options import log_level_option, start_logging
+from qkv.cli.options import log_format_option, log_level_option, say, start_logging
 from qkv.cli.serve import cgroup_line
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ def _default_concurrency() -> int:
     help="The lessons the web servers serve, if not the ones shipped with qkv (the same folder).",
 )
 @log_level_option
+@log_format_option
 def grader(
     database_url: str,
     concurrency: int | None,
@@ -77,6 +78,7 @@ def grader(
     stalled_after_s: float,
     content: Path | None,
     log_level: str,
+    log_format: str,
 ) -> None:
     """Take programs from the job queue in PostgreSQL, grade each in the sandbox, write its verdict.
 
@@ -87,6 +89,7 @@ def grader(
     from qkv.lessons import LessonError, load_catalog
     from qkv.store import Store, StoreError, describe_url
 
+    start_logging(log_level, log_format)
     settings = _worker_settings(database_url, concurrency, heartbeat_s, stalled_after_s)
     from qkv.remote_grading import GraderWorker, RemoteGradingError  # there: _worker_settings checked
 
@@ -98,13 +101,12 @@ def grader(
     except (StoreError, LessonError, ValueError) as error:
         sandboxed.close()
         raise click.ClickException(str(error)) from None
-    start_logging(log_level)
-    click.echo(
+    say(
         f"qkv grader {settings.name}: grading {workers} program(s) at once in the bubblewrap sandbox, "
         f"jobs from {describe_url(database_url)} (a heartbeat every {heartbeat_s:g} s; a grader silent for "
         f"{stalled_after_s:g} s has its programs graded again elsewhere)"
     )
-    click.echo(cgroup_line())
+    say(cgroup_line())
     worker = GraderWorker(settings, grader=sandboxed, store=store, catalog=catalog)
     try:
         asyncio.run(worker.run())

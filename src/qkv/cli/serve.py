@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import click
 
-from qkv.cli.options import log_level_option, start_logging
+from qkv.cli.options import json_logging, log_format_option, log_level_option, say, start_logging
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -123,6 +123,7 @@ class ServeOptions(TypedDict):
     public_url: str | None
     content: Path | None
     log_level: str
+    log_format: str
     after_solution_credit: str
     retain_days: int | None
 
@@ -287,6 +288,7 @@ class ServeOptions(TypedDict):
     help="A folder of lessons to serve instead of the lessons shipped with qkv.",
 )
 @log_level_option
+@log_format_option
 @click.option(
     "--stuck-attempts",
     default=3,
@@ -322,6 +324,7 @@ def serve(**options: Unpack[ServeOptions]) -> None:
     # Imported here, not at the top: every other qkv command would pay for SQLAlchemy and FastAPI.
     from qkv.store import default_database_url
 
+    start_logging(options["log_level"], options["log_format"])
     url = options["database_url"] or default_database_url()
     remote, grading = _choose_grading(url, options)
     settings, app = _build_app(url, remote, options)
@@ -337,13 +340,13 @@ def _choose_grading(url: str, options: ServeOptions) -> tuple[RemoteGrading | No
     if _sandbox_available():
         return None, "in the bubblewrap sandbox"
     if options["allow_unsandboxed"]:
-        click.echo(
+        say(
             f"Warning: {BUBBLEWRAP_MISSING} Because of --allow-unsandboxed, code is graded with resource "
             "limits only, which does not keep hostile code away from this machine.",
             err=True,
         )
         return None, "with resource limits only (no bubblewrap)"
-    click.echo(
+    say(
         f"{BUBBLEWRAP_MISSING} Grading is turned off: the lesson is served, but the Run button will say "
         "so. To grade without the sandbox anyway, restart with --allow-unsandboxed.",
         err=True,
@@ -398,6 +401,7 @@ def _settings(url: str, options: ServeOptions) -> Settings:
         public_url=options["public_url"],
         retain_days=options["retain_days"],
         after_solution_credit=AfterSolutionCredit(options["after_solution_credit"]),
+        request_log=options["log_format"] == "json",
     )
 
 
@@ -405,12 +409,12 @@ def _announce(url: str, grading: str, options: ServeOptions) -> None:
     """Where the lesson is served, from which database, how programs are graded (and their cgroups)."""
     from qkv.store import describe_url
 
-    click.echo(
+    say(
         f"qkv: serving the lesson at http://{options['host']}:{options['port']}/ "
         f"(database {describe_url(url)}; grading {grading})"
     )
     if grading.startswith("in the bubblewrap sandbox"):
-        click.echo(cgroup_line())
+        say(cgroup_line())
 
 
 def _run_server(app: FastAPI, settings: Settings, options: ServeOptions) -> None:
@@ -421,12 +425,16 @@ def _run_server(app: FastAPI, settings: Settings, options: ServeOptions) -> None
     from qkv.web.http.protocol import HeadTimeoutH11Protocol
 
     log_level, forwarded_allow_ips = options["log_level"], options["forwarded_allow_ips"]
-    start_logging(log_level)
+    json_lines = json_logging()
     config = uvicorn.Config(
         app,
         host=options["host"],
         port=options["port"],
         log_level=log_level,
+        # JSON lines: uvicorn's records go to the root logger's JSON handler, and the app's request log
+        # (route templates, no query string) replaces uvicorn's access line.
+        log_config=None if json_lines else uvicorn.config.LOGGING_CONFIG,
+        access_log=not json_lines,
         lifespan="on",
         # On SIGTERM uvicorn stops accepting, lets requests in flight (gradings included) finish
         # for up to this long, then the lifespan stops the grader.

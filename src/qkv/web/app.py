@@ -33,6 +33,7 @@ from qkv.web.http.identity_limits import MintLimit
 from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.parameter_limits import ParameterLimitMiddleware
 from qkv.web.http.redirects import SafeLocationMiddleware
+from qkv.web.http.request_log import RequestLogMiddleware
 from qkv.web.http.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.instructor import learner_links
 from qkv.web.instructor import routes as instructor_routes
@@ -182,6 +183,8 @@ def _install_middleware(app: FastAPI, settings: Settings) -> None:
     # Outside the router, so Starlette's own trailing-slash redirect is rewritten too.
     app.add_middleware(SafeLocationMiddleware, public_url=settings.public_url)
     app.add_middleware(SecurityHeadersMiddleware)  # added last, so it wraps everything above
+    if settings.request_log:  # outermost: it times and logs the whole answer, errors included
+        app.add_middleware(RequestLogMiddleware)
 
 
 def start_grading(services: Services) -> None:

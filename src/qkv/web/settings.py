@@ -94,6 +94,9 @@ class Settings:
     retain_days : int or None
         Anonymous learners (no account, no LMS identity) inactive for this many days are erased, checked
         once an hour; None keeps them (the default).
+    request_log : bool
+        Log one record per request on the ``qkv.request`` logger (its id, route template, status, time,
+        hashed learner; ``qkv serve --log-format json``), and send the request id back in ``X-Request-ID``.
 
     Raises
     ------
@@ -143,6 +146,7 @@ class Settings:
     lti_score_poll_s: float = 2.0
     retain_days: int | None = None
     after_solution_credit: AfterSolutionCredit = DEFAULT_CREDIT
+    request_log: bool = False
 
     def __post_init__(self) -> None:
         minimums = {
