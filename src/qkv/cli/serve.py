@@ -124,6 +124,8 @@ class ServeOptions(TypedDict):
     content: Path | None
     log_level: str
     log_format: str
+    metrics_token: str | None
+    metrics_allow: str | None
     after_solution_credit: str
     retain_days: int | None
 
@@ -290,6 +292,22 @@ class ServeOptions(TypedDict):
 @log_level_option
 @log_format_option
 @click.option(
+    "--metrics-token",
+    envvar="QKV_METRICS_TOKEN",
+    default=None,
+    metavar="TOKEN",
+    help="A bearer token (16 characters or more) with which any address may read /metrics; prefer "
+    "QKV_METRICS_TOKEN in the environment, which other local users cannot read. Without it: none.",
+)
+@click.option(
+    "--metrics-allow",
+    envvar="QKV_METRICS_ALLOW",
+    default=None,
+    metavar="NETWORKS",
+    help="Addresses or networks, comma-separated (10.0.0.5,192.0.2.0/24), that may read /metrics without "
+    "a token [default: loopback only]. A request through a proxy never counts as the proxy's address.",
+)
+@click.option(
     "--stuck-attempts",
     default=3,
     show_default=True,
@@ -402,7 +420,26 @@ def _settings(url: str, options: ServeOptions) -> Settings:
         retain_days=options["retain_days"],
         after_solution_credit=AfterSolutionCredit(options["after_solution_credit"]),
         request_log=options["log_format"] == "json",
+        metrics_token=options["metrics_token"] or None,
+        metrics_allow=_metrics_allow(options["metrics_allow"]),
     )
+
+
+def _metrics_allow(value: str | None) -> tuple[str, ...]:
+    """``--metrics-allow``'s networks for the settings (none given: loopback only).
+
+    Examples
+    --------
+    >>> _metrics_allow("10.0.0.5, 192.0.2.0/24")
+    ('10.0.0.5', '192.0.2.0/24')
+    >>> _metrics_allow(None)
+    ('127.0.0.0/8', '::1/128')
+    """
+    from qkv.web.settings import LOOPBACK
+
+    if value is None:
+        return LOOPBACK
+    return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
 def _announce(url: str, grading: str, options: ServeOptions) -> None:

@@ -573,6 +573,23 @@ class GradingJobs:
                 ).rowcount
             )
 
+    def counts_by_state(self) -> dict[str, int]:
+        """Jobs in the table by state (``queued``, ``running``, ``done``, …), every state named.
+
+        Examples
+        --------
+        >>> from qkv.store import Store
+        >>> store = Store("sqlite://")
+        >>> store.grading_jobs.counts_by_state()["queued"]
+        0
+        >>> store.close()
+        """
+        with self.database.read() as conn:
+            found: dict[str, int] = dict(
+                conn.execute(select(_JOBS.c.state, func.count()).group_by(_JOBS.c.state)).all()
+            )
+        return {state.value: int(found.get(state.value, 0)) for state in JobState}
+
     def health(self) -> QueueHealth:
         """Jobs queued and running, the oldest wait, and recent verdicts and failures.
 
