@@ -1,5 +1,6 @@
-"""The real Prometheus (Debian's ``prometheus``) scrapes a running ``qkv serve``, and the figures come back
-through Prometheus's own query API: the count of gradings by outcome, and a latency quantile.
+"""The real Prometheus (Debian's ``prometheus``) scrapes a running ``qkv serve`` (and, with remote grading,
+a ``qkv grader``), and the figures come back through Prometheus's own query API: the count of gradings by
+outcome, and a latency quantile.
 
 The server is a real process grading in the sandbox; Prometheus scrapes it every second from loopback (the
 only address ``/metrics`` answers by default). The test waits on states that persist (the count reaching
@@ -12,6 +13,7 @@ import math
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.reliability.reliability_support import Server, free_port, require_bubblewrap
+from tests.reliability.reliability_support import REPO, Server, free_port, require_bubblewrap
 from tests.time_scale import scaled, wait_for
 from tests.web.backend_fixtures import CORRECT_SOLUTION, WRONG_SOLUTION
 
@@ -31,7 +33,7 @@ CONFIG = """global:
 scrape_configs:
   - job_name: qkv
     static_configs:
-      - targets: ["127.0.0.1:{port}"]
+      - targets: [{targets}]
 """
 
 
@@ -45,9 +47,9 @@ def prometheus(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     yield f"http://127.0.0.1:{free_port()}", tmp_path
 
 
-def _start_prometheus(url: str, folder: Path, target_port: int) -> subprocess.Popen[bytes]:
+def _start_prometheus(url: str, folder: Path, *ports: int) -> subprocess.Popen[bytes]:
     config = folder / "prometheus.yml"
-    config.write_text(CONFIG.format(port=target_port))
+    config.write_text(CONFIG.format(targets=", ".join(f'"127.0.0.1:{port}"' for port in ports)))
     listen = url.removeprefix("http://")
     command = [
         "prometheus",
@@ -79,6 +81,7 @@ def _number(url: str, promql: str) -> float | None:
 
 
 def _run_programs(server_url: str, programs: list[str]) -> None:
+    """One learner runs each program in turn and waits for its verdict (asking again after a 202)."""
     with httpx.Client(base_url=server_url, timeout=scaled(60)) as learner:
         page = learner.get("/lessons/L4.1")
         token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
@@ -89,6 +92,8 @@ def _run_programs(server_url: str, programs: list[str]) -> None:
                 json={"exercise_id": "functions", "code": program},
                 headers={"X-CSRF-Token": token.group(1)},
             )
+            while ran.status_code == 202:  # remote grading: the verdict has not come yet
+                ran = learner.get(ran.json()["poll"])
             assert ran.status_code == 200, ran.text
 
 
@@ -121,4 +126,43 @@ def test_prometheus_scrapes_qkv_and_answers_a_grading_count_and_a_latency_quanti
     finally:
         scraper.terminate()
         scraper.wait(timeout=scaled(30))
+        assert server.terminate() == 0
+
+
+@pytest.mark.postgres
+def test_prometheus_scrapes_a_remote_grader_and_its_web_server(
+    start_server: type[Server], postgres_url: str, prometheus: tuple[str, Path], tmp_path: Path
+) -> None:
+    require_bubblewrap()
+    url, folder = prometheus
+    server = start_server(postgres_url, "--grading", "remote", "--grading-wait", "5").start()
+    metrics_port = free_port()
+    command = [sys.executable, "-m", "qkv", "grader", "--database-url", postgres_url, "--concurrency", "1"]
+    command += ["--warm-spares", "1", "--metrics-listen", f"127.0.0.1:{metrics_port}"]
+    with open(tmp_path / "grader.log", "wb") as log:
+        grader = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    scraper = _start_prometheus(url, folder, server.port, metrics_port)
+    try:
+        wait_for(lambda: _number(url, 'sum(up{job="qkv"})') == 2, "Prometheus to scrape both", 90, poll_s=0.2)
+        _run_programs(server.url, [CORRECT_SOLUTION, WRONG_SOLUTION])
+
+        graded = 'sum(qkv_gradings_total{job="qkv", lesson="L4.1"})'
+        wait_for(
+            lambda: _number(url, graded) == 2, "Prometheus to count the grader's two gradings", 60, poll_s=0.2
+        )
+        done = f'qkv_remote_jobs{{instance="127.0.0.1:{server.port}", state="done"}}'
+        wait_for(lambda: _number(url, done) == 2, "the web server's count of jobs done", 60, poll_s=0.2)
+        p90 = "histogram_quantile(0.9, sum(rate(qkv_verdict_latency_seconds_bucket[1m])) by (le))"
+        wait_for(
+            lambda: _number(url, p90) is not None,
+            "a verdict latency quantile from the grader",
+            60,
+            poll_s=0.2,
+        )
+        assert _number(url, "qkv_remote_graders_seen") == 1
+    finally:
+        scraper.terminate()
+        scraper.wait(timeout=scaled(30))
+        grader.terminate()
+        grader.wait(timeout=scaled(60))
         assert server.terminate() == 0

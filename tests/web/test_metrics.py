@@ -151,3 +151,26 @@ def test_remote_jobs_and_graders_seen_come_from_the_database(remote_app: FastAPI
     assert value(samples, "qkv_remote_jobs", state="queued") == 1
     assert value(samples, "qkv_remote_jobs", state="done") == 0
     assert value(samples, "qkv_remote_graders_seen") == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "sentence"),
+    [
+        (
+            ["--metrics-allow", "10.0.0.5,not-an-address"],
+            "'not-an-address' in --metrics-allow is not an address",
+        ),
+        (["--metrics-token", "short"], "The metrics token must have at least 16 characters, but it has 5."),
+    ],
+)
+def test_serve_refuses_bad_metrics_options_with_a_sentence(
+    option: list[str], sentence: str, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from qkv.cli.serve import serve
+
+    database = f"sqlite:///{tmp_path / 'serve.sqlite3'}"
+    result = CliRunner().invoke(serve, ["--database-url", database, "--port", "0", *option])
+    assert result.exit_code == 1
+    assert sentence in result.output and "Traceback" not in result.output

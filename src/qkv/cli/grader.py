@@ -68,6 +68,14 @@ def _default_concurrency() -> int:
     default=None,
     help="The lessons the web servers serve, if not the ones shipped with qkv (the same folder).",
 )
+@click.option(
+    "--metrics-listen",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve this grader's metrics (gradings by lesson and outcome, verdict latency, queue wait) for "
+    "Prometheus at http://HOST:PORT/metrics; give a loopback or private address: it has no token. "
+    "Without it: no metrics.",
+)
 @log_level_option
 @log_format_option
 def grader(
@@ -77,6 +85,7 @@ def grader(
     heartbeat_s: float,
     stalled_after_s: float,
     content: Path | None,
+    metrics_listen: str | None,
     log_level: str,
     log_format: str,
 ) -> None:
@@ -92,6 +101,9 @@ def grader(
     start_logging(log_level, log_format)
     settings = _worker_settings(database_url, concurrency, heartbeat_s, stalled_after_s)
     from qkv.remote_grading import GraderWorker, RemoteGradingError  # there: _worker_settings checked
+
+    if metrics_listen is not None:  # before the sandbox: a bad address leaves nothing to close
+        _serve_metrics(metrics_listen)
 
     workers = settings.concurrency
     sandboxed = _sandboxed_grader(workers if warm_spares is None else warm_spares)
@@ -154,3 +166,21 @@ def _sandboxed_grader(warm_spares: int) -> Grader:
             f"This machine cannot grade: {error} qkv grader takes no programs without the sandbox, so it "
             "stops here; install bubblewrap and start it again."
         ) from None
+
+
+def _serve_metrics(listen: str) -> None:
+    """Serve the metrics at ``listen`` (``HOST:PORT``) from a thread, or a usage error in a sentence."""
+    from prometheus_client import start_http_server
+
+    from qkv.web.metrics import REGISTRY
+
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise click.UsageError(f"--metrics-listen takes HOST:PORT (127.0.0.1:9101), not {listen!r}.")
+    try:
+        start_http_server(int(port), addr=host.strip("[]"), registry=REGISTRY)
+    except OSError as error:
+        raise click.UsageError(
+            f"The metrics cannot be served at {listen}: {error.strerror or error}."
+        ) from None
+    say(f"qkv grader: metrics at http://{listen}/metrics")

@@ -8,7 +8,8 @@ Two kinds of figures, told apart by where they come from:
   ``qkv_http_requests_total`` (by route template, method and status) and ``qkv_database_errors_total``.
   ``qkv serve`` is one process with one uvicorn worker; more workers are more ``qkv serve`` processes
   (the systemd template of docs/operations.md), each on its own port and each its own Prometheus target,
-  so these need no multiprocess mode: sum them over targets.
+  so these need no multiprocess mode: sum them over targets. ``qkv grader --metrics-listen`` serves the
+  same registry for the jobs it grades (``qkv.remote_grading.worker`` counts them).
 - **Gauges read at scrape time**: from this process (``qkv_programs_waiting``, ``qkv_programs_running``,
   ``qkv_sandboxes_warm``, ``qkv_sandboxes_busy``), and from the database, which every server shares, so
   the same on every target (aggregate them with ``max``, not ``sum``): ``qkv_remote_jobs`` by state,
@@ -143,6 +144,12 @@ def _local_figures(services: Services) -> Iterator[Metric]:
         spares.ready if spares else 0,
     )
     yield _gauge("qkv_sandboxes_busy", "Sandboxes running a program now.", running)
+    judges = services.grader.judges if services.grader is not None else None
+    yield _gauge(
+        "qkv_judging_waiting",
+        "Programs' reports waiting in the judging line.",
+        judges.waiting if judges else 0,
+    )
 
 
 def _database_figures(services: Services) -> Iterator[Metric]:

@@ -102,6 +102,7 @@ class Program:
     exercise_id: str
     source: str
     attempts: int
+    waited_s: float = 0.0  # from the job's arrival to this start
 
 
 @dataclass(frozen=True)
@@ -314,6 +315,7 @@ class GradingJobs:
         [1, 2]
         >>> store.close()
         """
+        now = utc_now()
         with self.database.write() as conn:
             row = conn.execute(
                 update(_JOBS)
@@ -322,7 +324,7 @@ class GradingJobs:
                     state=JobState.RUNNING.value,
                     attempts=_JOBS.c.attempts + 1,
                     worker=worker[:128],
-                    started_at=utc_now(),
+                    started_at=now,
                 )
                 .returning(
                     _JOBS.c.learner_id,
@@ -330,11 +332,15 @@ class GradingJobs:
                     _JOBS.c.exercise_id,
                     _JOBS.c.source,
                     _JOBS.c.attempts,
+                    _JOBS.c.created_at,
                 )
             ).first()
         if row is None:
             return None
-        return Program(job_id, row.learner_id, row.lesson_id, row.exercise_id, row.source, row.attempts)
+        waited_s = max(0.0, (now - row.created_at).total_seconds())
+        return Program(
+            job_id, row.learner_id, row.lesson_id, row.exercise_id, row.source, row.attempts, waited_s
+        )
 
     def finish(self, job_id: str, result: Mapping[str, Any], *, tried: bool = True) -> bool:
         """Write the job's verdict and save the program with it, unless a verdict was written already.
