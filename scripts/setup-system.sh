@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs and starts the system components qkv uses, where we are allowed to (root on Debian).
 #   --run   bubblewrap (the grading sandbox)
-#   --test  bubblewrap, Chromium (browser tests) and PostgreSQL (store tests), and starts PostgreSQL
+#   --test  bubblewrap, Chromium (browser tests), PostgreSQL (store tests; its client tools back up and
+#           restore) and Prometheus (the metrics test scrapes a real server), and starts PostgreSQL
 # Elsewhere it only says what is missing: the server still starts, and tests that need a missing part skip
 # with its name (under CI=true such a skip is a failure).
 set -u
 mode="${1:---test}"
 packages=(bubblewrap)
-[ "$mode" = "--test" ] && packages+=(chromium postgresql)
+[ "$mode" = "--test" ] && packages+=(chromium postgresql prometheus)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -79,6 +79,7 @@ def test_serve_serves_the_lesson_and_exits_cleanly_on_sigterm(tmp_path: Path) ->
         assert page.status_code == 200
         assert "Queries, keys and values" in page.text
         assert "secure" not in page.headers["set-cookie"].lower()
+        assert httpx.get(url + "/readyz").json()["status"] == "ready"
     finally:
         status, output = _stop(process)
     assert status == 0, output
@@ -99,6 +100,12 @@ def test_without_bubblewrap_serve_says_so_and_still_serves(tmp_path: Path) -> No
     try:
         assert httpx.get(url + "/lessons/L4.1").status_code == 200
         assert httpx.get(url + "/healthz").json()["grading"] == "grading is off: bubblewrap is missing"
+        # Alive for the load balancer, but not ready: /readyz says why in a sentence.
+        readiness = httpx.get(url + "/readyz")
+        assert readiness.status_code == 503
+        assert readiness.json()["checks"]["database"] == "ok"
+        assert readiness.json()["reasons"] == [readiness.json()["checks"]["grading"]]
+        assert readiness.json()["reasons"][0].startswith("Code cannot be graded on this server. ")
     finally:
         status, output = _stop(process)
     assert status == 0, output

@@ -38,11 +38,28 @@ def build() -> object:
     return cli
 
 
-COMMANDS = ("check", "courses", "grader", "instructor", "learners", "lessons", "lti", "progress", "serve")
+COMMANDS = (
+    "backup",
+    "check",
+    "courses",
+    "grader",
+    "instructor",
+    "learners",
+    "lessons",
+    "lti",
+    "progress",
+    "restore",
+    "serve",
+)
 
 
 def _command(name: str) -> click.Command:
     """The sub-command ``name`` of :data:`COMMANDS`, its module imported now."""
+    if name in {"backup", "restore"}:
+        from qkv.cli import backup
+
+        command: click.Command = getattr(backup, name)
+        return command
     if name == "check":
         from qkv.cli.check import check
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from qkv.cli.options import log_level_option, start_logging
+from qkv.cli.options import log_format_option, log_level_option, say, start_logging
 from qkv.cli.serve import cgroup_line
 
 if TYPE_CHECKING:
@@ -68,7 +68,16 @@ def _default_concurrency() -> int:
     default=None,
     help="The lessons the web servers serve, if not the ones shipped with qkv (the same folder).",
 )
+@click.option(
+    "--metrics-listen",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve this grader's metrics (gradings by lesson and outcome, verdict latency, queue wait) for "
+    "Prometheus at http://HOST:PORT/metrics; give a loopback or private address: it has no token. "
+    "Without it: no metrics.",
+)
 @log_level_option
+@log_format_option
 def grader(
     database_url: str,
     concurrency: int | None,
@@ -76,7 +85,9 @@ def grader(
     heartbeat_s: float,
     stalled_after_s: float,
     content: Path | None,
+    metrics_listen: str | None,
     log_level: str,
+    log_format: str,
 ) -> None:
     """Take programs from the job queue in PostgreSQL, grade each in the sandbox, write its verdict.
 
@@ -87,8 +98,12 @@ def grader(
     from qkv.lessons import LessonError, load_catalog
     from qkv.store import Store, StoreError, describe_url
 
+    start_logging(log_level, log_format)
     settings = _worker_settings(database_url, concurrency, heartbeat_s, stalled_after_s)
     from qkv.remote_grading import GraderWorker, RemoteGradingError  # there: _worker_settings checked
+
+    if metrics_listen is not None:  # before the sandbox: a bad address leaves nothing to close
+        _serve_metrics(metrics_listen)
 
     workers = settings.concurrency
     sandboxed = _sandboxed_grader(workers if warm_spares is None else warm_spares)
@@ -98,13 +113,12 @@ def grader(
     except (StoreError, LessonError, ValueError) as error:
         sandboxed.close()
         raise click.ClickException(str(error)) from None
-    start_logging(log_level)
-    click.echo(
+    say(
         f"qkv grader {settings.name}: grading {workers} program(s) at once in the bubblewrap sandbox, "
         f"jobs from {describe_url(database_url)} (a heartbeat every {heartbeat_s:g} s; a grader silent for "
         f"{stalled_after_s:g} s has its programs graded again elsewhere)"
     )
-    click.echo(cgroup_line())
+    say(cgroup_line())
     worker = GraderWorker(settings, grader=sandboxed, store=store, catalog=catalog)
     try:
         asyncio.run(worker.run())
@@ -152,3 +166,21 @@ def _sandboxed_grader(warm_spares: int) -> Grader:
             f"This machine cannot grade: {error} qkv grader takes no programs without the sandbox, so it "
             "stops here; install bubblewrap and start it again."
         ) from None
+
+
+def _serve_metrics(listen: str) -> None:
+    """Serve the metrics at ``listen`` (``HOST:PORT``) from a thread, or a usage error in a sentence."""
+    from prometheus_client import start_http_server
+
+    from qkv.web.metrics import REGISTRY
+
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise click.UsageError(f"--metrics-listen takes HOST:PORT (127.0.0.1:9101), not {listen!r}.")
+    try:
+        start_http_server(int(port), addr=host.strip("[]"), registry=REGISTRY)
+    except OSError as error:
+        raise click.UsageError(
+            f"The metrics cannot be served at {listen}: {error.strerror or error}."
+        ) from None
+    say(f"qkv grader: metrics at http://{listen}/metrics")

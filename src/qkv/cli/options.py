@@ -26,17 +26,58 @@ database_url_option = click.option(
 log_level_option = click.option(
     "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
 )
+log_format_option = click.option(
+    "--log-format",
+    default="text",
+    show_default=True,
+    type=click.Choice(["text", "json"]),
+    help="text: a line per record for people. json: one JSON object a line (time, level, logger, message; "
+    "for a request its id, route template, status, duration and hashed learner), for a log collector.",
+)
+_LOGS = {"format": "text"}
 
 
-def start_logging(level: str) -> None:
-    """Log at ``level`` (``--log-level``'s value) to standard error, each line its level and logger first.
+def start_logging(level: str, log_format: str = "text") -> None:
+    """Log at ``level`` (``--log-level``'s value) to standard error: each line its level and logger first,
+    or with ``log_format="json"`` one JSON object a line (``qkv.web.http.json_logs``).
 
     Parameters
     ----------
     level : str
         ``debug``, ``info`` or ``warning``.
+    log_format : str
+        ``text`` or ``json``.
     """
+    _LOGS["format"] = log_format
+    if log_format == "json":
+        from qkv.web.http import json_logs
+
+        json_logs.install(level)
+        return
     logging.basicConfig(level=level.upper(), format="%(levelname)s %(name)s: %(message)s")
+
+
+def json_logging() -> bool:
+    """Whether ``start_logging`` chose JSON lines."""
+    return _LOGS["format"] == "json"
+
+
+def say(message: str, *, err: bool = False) -> None:
+    """What a long-running command tells its operator: a line on standard output (standard error with
+    ``err``), or under ``--log-format json`` a log record (a warning with ``err``), so that every line of
+    its output is JSON.
+
+    Parameters
+    ----------
+    message : str
+        The sentence.
+    err : bool
+        A warning rather than a note.
+    """
+    if json_logging():
+        logging.getLogger("qkv.cli").log(logging.WARNING if err else logging.INFO, message)
+    else:
+        click.echo(message, err=err)
 
 
 def public_url_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

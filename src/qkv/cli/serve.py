@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import click
 
-from qkv.cli.options import log_level_option, start_logging
+from qkv.cli.options import json_logging, log_format_option, log_level_option, say, start_logging
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -123,6 +123,9 @@ class ServeOptions(TypedDict):
     public_url: str | None
     content: Path | None
     log_level: str
+    log_format: str
+    metrics_token: str | None
+    metrics_allow: str | None
     after_solution_credit: str
     after_hint_credit: str
     retain_days: int | None
@@ -289,6 +292,23 @@ class ServeOptions(TypedDict):
     help="A folder of lessons to serve instead of the lessons shipped with qkv.",
 )
 @log_level_option
+@log_format_option
+@click.option(
+    "--metrics-token",
+    envvar="QKV_METRICS_TOKEN",
+    default=None,
+    metavar="TOKEN",
+    help="A bearer token (16 characters or more) with which any address may read /metrics; prefer "
+    "QKV_METRICS_TOKEN in the environment, which other local users cannot read. Without it: none.",
+)
+@click.option(
+    "--metrics-allow",
+    envvar="QKV_METRICS_ALLOW",
+    default=None,
+    metavar="NETWORKS",
+    help="Addresses or networks, comma-separated (10.0.0.5,192.0.2.0/24), that may read /metrics without "
+    "a token [default: loopback only]. A request through a proxy never counts as the proxy's address.",
+)
 @click.option(
     "--stuck-attempts",
     default=3,
@@ -340,6 +360,7 @@ def serve(**options: Unpack[ServeOptions]) -> None:
     from qkv.store import default_database_url
     from qkv.web.runs.line_bound import raise_open_files_limit
 
+    start_logging(options["log_level"], options["log_format"])
     url = options["database_url"] or default_database_url()
     raise_open_files_limit()  # every program waiting in line holds a connection open
     remote, grading = _choose_grading(url, options)
@@ -356,13 +377,13 @@ def _choose_grading(url: str, options: ServeOptions) -> tuple[RemoteGrading | No
     if _sandbox_available():
         return None, "in the bubblewrap sandbox"
     if options["allow_unsandboxed"]:
-        click.echo(
+        say(
             f"Warning: {BUBBLEWRAP_MISSING} Because of --allow-unsandboxed, code is graded with resource "
             "limits only, which does not keep hostile code away from this machine.",
             err=True,
         )
         return None, "with resource limits only (no bubblewrap)"
-    click.echo(
+    say(
         f"{BUBBLEWRAP_MISSING} Grading is turned off: the lesson is served, but the Run button will say "
         "so. To grade without the sandbox anyway, restart with --allow-unsandboxed.",
         err=True,
@@ -419,6 +440,9 @@ def _settings(url: str, options: ServeOptions) -> Settings:
         allow_private_lms=options["allow_private_lms"],
         after_solution_credit=AfterSolutionCredit(options["after_solution_credit"]),
         after_hint_credit=AfterSolutionCredit(options["after_hint_credit"]),
+        request_log=options["log_format"] == "json",
+        metrics_token=options["metrics_token"] or None,
+        metrics_allow=_metrics_allow(options["metrics_allow"]),
     )
 
 
@@ -430,16 +454,33 @@ def _line_bound(options: ServeOptions) -> int:
     return waiting_line_bound() if given is None else given
 
 
+def _metrics_allow(value: str | None) -> tuple[str, ...]:
+    """``--metrics-allow``'s networks for the settings (none given: loopback only).
+
+    Examples
+    --------
+    >>> _metrics_allow("10.0.0.5, 192.0.2.0/24")
+    ('10.0.0.5', '192.0.2.0/24')
+    >>> _metrics_allow(None)
+    ('127.0.0.0/8', '::1/128')
+    """
+    from qkv.web.settings import LOOPBACK
+
+    if value is None:
+        return LOOPBACK
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
 def _announce(url: str, grading: str, options: ServeOptions) -> None:
     """Where the lesson is served, from which database, how programs are graded (and their cgroups)."""
     from qkv.store import describe_url
 
-    click.echo(
+    say(
         f"qkv: serving the lesson at http://{options['host']}:{options['port']}/ "
         f"(database {describe_url(url)}; grading {grading})"
     )
     if grading.startswith("in the bubblewrap sandbox"):
-        click.echo(cgroup_line())
+        say(cgroup_line())
 
 
 def _run_server(app: FastAPI, settings: Settings, options: ServeOptions) -> None:
@@ -450,12 +491,16 @@ def _run_server(app: FastAPI, settings: Settings, options: ServeOptions) -> None
     from qkv.web.http.protocol import HeadTimeoutH11Protocol
 
     log_level, forwarded_allow_ips = options["log_level"], options["forwarded_allow_ips"]
-    start_logging(log_level)
+    json_lines = json_logging()
     config = uvicorn.Config(
         app,
         host=options["host"],
         port=options["port"],
         log_level=log_level,
+        # JSON lines: uvicorn's records go to the root logger's JSON handler, and the app's request log
+        # (route templates, no query string) replaces uvicorn's access line.
+        log_config=None if json_lines else uvicorn.config.LOGGING_CONFIG,
+        access_log=not json_lines,
         lifespan="on",
         # On SIGTERM uvicorn stops accepting, lets requests in flight (gradings included) finish
         # for up to this long, then the lifespan stops the grader.

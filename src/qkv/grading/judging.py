@@ -116,6 +116,12 @@ class JudgeLine:
         result: T = work.future.result()
         return result
 
+    @property
+    def waiting(self) -> int:
+        """Reports waiting to be judged now."""
+        with self._lock:
+            return len(self._waiting)
+
     def cost(self, client: str) -> float:
         """The CPU seconds charged to ``client`` so far (0 for one never seen, or forgotten when idle)."""
         with self._lock:

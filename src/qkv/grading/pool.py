@@ -33,6 +33,12 @@ class SparePool:
         for worker in self._workers:
             worker.start()
 
+    @property
+    def ready(self) -> int:
+        """Spares started and waiting for a program now."""
+        with self._condition:
+            return len(self._ready)
+
     def take(self, keep: int = 0) -> SandboxProcess | None:
         """A ready spare, or None when none is ready right now (the caller then starts one itself).
 

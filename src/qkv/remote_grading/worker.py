@@ -38,6 +38,7 @@ from qkv.remote_grading.job_queue import (
     queue_conninfo,
 )
 from qkv.store import Store, StoreError
+from qkv.web import metrics
 
 _log = logging.getLogger(__name__)
 # Any fixed number: the advisory lock that lets one grader at a time sweep the queue.
@@ -155,6 +156,8 @@ class GraderWorker:
         if program is None:
             _log.info("Job %s is final already (cancelled, or graded elsewhere): nothing to grade.", job)
             return
+        metrics.observe_queue_wait(program.waited_s)
+        started = time.monotonic()
         try:
             result = self.grader.grade(program.source, self._suite(program.lesson_id, program.exercise_id))
         except Exception as error:  # the learner gets a sentence, never a job stuck in "running"
@@ -175,6 +178,10 @@ class GraderWorker:
             return
         if not written:
             _log.info("Job %s was finished elsewhere first; this grader's verdict is dropped.", job)
+            return
+        metrics.graded(
+            program.lesson_id, document.get("status"), program.waited_s + time.monotonic() - started
+        )
 
     def _suite(self, lesson_id: str, exercise_id: str) -> Suite:
         try:

@@ -26,13 +26,14 @@ from qkv import __version__
 from qkv.grading import Grader, SandboxUnavailable
 from qkv.store import Store, default_database_url
 from qkv.store.learner.accounts import SESSION_LIFETIME as LEARNER_SESSION_LIFETIME
-from qkv.web import lti
+from qkv.web import lti, metrics, readiness
 from qkv.web.http.body_limits import BodyLimitMiddleware
 from qkv.web.http.error_responses import install_error_handlers
 from qkv.web.http.identity_limits import MintLimit
 from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.parameter_limits import ParameterLimitMiddleware
 from qkv.web.http.redirects import SafeLocationMiddleware
+from qkv.web.http.request_log import RequestLogMiddleware
 from qkv.web.http.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.instructor import learner_links
 from qkv.web.instructor import routes as instructor_routes
@@ -160,6 +161,8 @@ def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
     app.include_router(widget_api.router)
     app.include_router(pages.router)
     app.include_router(sign_in.router)  # /sign-in, /sign-out, /account/devices
+    app.include_router(readiness.router)  # /readyz
+    app.include_router(metrics.router)  # /metrics, for allowed addresses or a bearer token
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
     learner_links.install(app, services)  # the sign-in-link button on a learner's page
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
@@ -180,7 +183,10 @@ def _install_middleware(app: FastAPI, settings: Settings) -> None:
     app.add_middleware(ParameterLimitMiddleware)
     # Outside the router, so Starlette's own trailing-slash redirect is rewritten too.
     app.add_middleware(SafeLocationMiddleware, public_url=settings.public_url)
-    app.add_middleware(SecurityHeadersMiddleware)  # added last, so it wraps everything above
+    app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(metrics.HttpMetricsMiddleware)  # counts every answer, refusals above included
+    if settings.request_log:  # outermost: it times and logs the whole answer, errors included
+        app.add_middleware(RequestLogMiddleware)
 
 
 def start_grading(services: Services) -> None:
@@ -217,6 +223,7 @@ def start_grading(services: Services) -> None:
             )
         ),
         later_slices=later_slices,
+        on_start=metrics.observe_queue_wait,
     )
     services.grading_off_reason = None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from qkv.web.learner.solution_credit import (
     HelpPolicy,
 )
 from qkv.web.runs.line_bound import waiting_line_bound
+
+LOOPBACK = ("127.0.0.0/8", "::1/128")  # who reads /metrics without a token, unless told otherwise
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,14 @@ class Settings:
     retain_days : int or None
         Anonymous learners (no account, no LMS identity) inactive for this many days are erased, checked
         once an hour; None keeps them (the default).
+    metrics_token : str or None
+        A bearer token that lets any address read ``/metrics`` (at least 16 characters); None: none does.
+    metrics_allow : tuple of str
+        Networks (``10.0.0.0/8``, ``::1``) whose clients read ``/metrics`` without a token; loopback by
+        default, so the metrics are never served to the world unless asked.
+    request_log : bool
+        Log one record per request on the ``qkv.request`` logger (its id, route template, status, time,
+        hashed learner; ``qkv serve --log-format json``), and send the request id back in ``X-Request-ID``.
 
     Raises
     ------
@@ -164,11 +175,25 @@ class Settings:
     retain_days: int | None = None
     after_solution_credit: AfterSolutionCredit = DEFAULT_CREDIT
     after_hint_credit: AfterSolutionCredit = DEFAULT_HINT_CREDIT
+    request_log: bool = False
+    metrics_token: str | None = None
+    metrics_allow: tuple[str, ...] = LOOPBACK
 
     @property
     def help_policy(self) -> HelpPolicy:
         """What solves after help count: the one policy of the class grid, the exports and the LMS."""
         return HelpPolicy(self.after_solution_credit, self.after_hint_credit)
+
+    @property
+    def metrics_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        """``metrics_allow`` as networks.
+
+        Examples
+        --------
+        >>> [str(n) for n in Settings(metrics_allow=("10.1.2.3", "fd00::/8")).metrics_networks]
+        ['10.1.2.3/32', 'fd00::/8']
+        """
+        return tuple(ipaddress.ip_network(net, strict=False) for net in self.metrics_allow)
 
     def __post_init__(self) -> None:
         minimums = {
@@ -213,8 +238,22 @@ class Settings:
             raise ValueError(f"retain_days must be a whole number of days of at least 1, not {days!r}.")
         if self.public_url is not None:
             public_origin(self.public_url)  # a sentence saying what is wrong with it
+        self._check_metrics()
         if self.secret_key is not None and len(self.secret_key) < 16:
             raise ValueError(
                 f"secret_key must have at least 16 characters, but it has {len(self.secret_key)}; "
                 "leave it unset to use a random key kept in the database."
             )
+
+    def _check_metrics(self) -> None:
+        if self.metrics_token is not None and len(self.metrics_token) < 16:
+            raise ValueError(
+                f"The metrics token must have at least 16 characters, but it has {len(self.metrics_token)}."
+            )
+        for net in self.metrics_allow:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{net!r} in --metrics-allow is not an address or a network (10.0.0.0/8, 192.0.2.7, ::1)."
+                ) from None

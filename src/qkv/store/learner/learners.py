@@ -6,7 +6,9 @@ never answers leaves nothing behind.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, Table, select, update
+from datetime import datetime
+
+from sqlalchemy import Connection, Table, func, select, update
 
 from qkv.store.sql.database import Database
 from qkv.store.sql.tables import LearnerRow
@@ -116,6 +118,20 @@ class Learners:
 
     def __init__(self, database: Database) -> None:
         self.database = database
+
+    def active_since(self, moment: datetime) -> int:
+        """How many learners saved work at or after ``moment`` (their last-seen time).
+
+        Examples
+        --------
+        >>> from datetime import datetime, timedelta
+        >>> learners = Learners(Database("sqlite://"))
+        >>> learners.active_since(datetime(2026, 1, 1))
+        0
+        """
+        with self.database.read() as conn:
+            found = conn.execute(select(func.count()).where(_LEARNERS.c.last_seen_at >= moment))
+            return int(found.scalar_one())
 
     def has_saved_work(self, learner_id: str) -> bool:
         """Whether the learner has saved anything: an answer, a program, a draft, a name, a variant, a seed.

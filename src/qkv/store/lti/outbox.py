@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, func, insert, or_, select, update
+from sqlalchemy import Table, case, func, insert, or_, select, update
 
 from qkv.store.lti.links import LineItem
 from qkv.store.sql.clock import utc_now
@@ -416,5 +416,35 @@ class ScoreOutbox:
             count = conn.execute(query)
             return int(count.scalar_one())
 
+    def figures(self, now: datetime | None = None) -> OutboxFigures:
+        """The outbox at a glance, for the metrics: scores waiting, sent and given up, and the oldest wait.
 
-__all__ = ["OutboxEntry", "ScoreDocument", "ScoreOutbox", "retry_delay", "score_timestamp"]
+        Examples
+        --------
+        >>> ScoreOutbox(Database("sqlite://")).figures()
+        OutboxFigures(pending=0, sent=0, failed=0, oldest_pending_age_s=None)
+        """
+        now = now or utc_now()
+        sent, parked = _OUTBOX.c.sent_at.is_not(None), _OUTBOX.c.parked_at.is_not(None)
+        state = case((sent, "sent"), (parked, "failed"), else_="pending")
+        with self.database.read() as conn:
+            counts: dict[str, int] = dict(conn.execute(select(state, func.count()).group_by(state)).all())
+            oldest: datetime | None = conn.execute(
+                select(func.min(_OUTBOX.c.created_at)).where(~sent, ~parked)
+            ).scalar()
+        age = None if oldest is None else max(0.0, (now - oldest).total_seconds())
+        return OutboxFigures(counts.get("pending", 0), counts.get("sent", 0), counts.get("failed", 0), age)
+
+
+@dataclass(frozen=True)
+class OutboxFigures:
+    """Scores waiting for their LMS (``pending``, retried ones included), ``sent``, and given up on
+    (``failed``: parked for an instructor), with the age of the oldest waiting one in seconds."""
+
+    pending: int
+    sent: int
+    failed: int
+    oldest_pending_age_s: float | None
+
+
+__all__ = ["OutboxEntry", "OutboxFigures", "ScoreDocument", "ScoreOutbox", "retry_delay", "score_timestamp"]

@@ -102,6 +102,7 @@ class Program:
     exercise_id: str
     source: str
     attempts: int
+    waited_s: float = 0.0  # from the job's arrival to this start
 
 
 @dataclass(frozen=True)
@@ -314,6 +315,7 @@ class GradingJobs:
         [1, 2]
         >>> store.close()
         """
+        now = utc_now()
         with self.database.write() as conn:
             row = conn.execute(
                 update(_JOBS)
@@ -322,7 +324,7 @@ class GradingJobs:
                     state=JobState.RUNNING.value,
                     attempts=_JOBS.c.attempts + 1,
                     worker=worker[:128],
-                    started_at=utc_now(),
+                    started_at=now,
                 )
                 .returning(
                     _JOBS.c.learner_id,
@@ -330,11 +332,15 @@ class GradingJobs:
                     _JOBS.c.exercise_id,
                     _JOBS.c.source,
                     _JOBS.c.attempts,
+                    _JOBS.c.created_at,
                 )
             ).first()
         if row is None:
             return None
-        return Program(job_id, row.learner_id, row.lesson_id, row.exercise_id, row.source, row.attempts)
+        waited_s = max(0.0, (now - row.created_at).total_seconds())
+        return Program(
+            job_id, row.learner_id, row.lesson_id, row.exercise_id, row.source, row.attempts, waited_s
+        )
 
     def finish(self, job_id: str, result: Mapping[str, Any], *, tried: bool = True) -> bool:
         """Write the job's verdict and save the program with it, unless a verdict was written already.
@@ -572,6 +578,23 @@ class GradingJobs:
                     delete(_JOBS).where(_JOBS.c.state.not_in(ACTIVE), _JOBS.c.finished_at < cutoff)
                 ).rowcount
             )
+
+    def counts_by_state(self) -> dict[str, int]:
+        """Jobs in the table by state (``queued``, ``running``, ``done``, …), every state named.
+
+        Examples
+        --------
+        >>> from qkv.store import Store
+        >>> store = Store("sqlite://")
+        >>> store.grading_jobs.counts_by_state()["queued"]
+        0
+        >>> store.close()
+        """
+        with self.database.read() as conn:
+            found: dict[str, int] = dict(
+                conn.execute(select(_JOBS.c.state, func.count()).group_by(_JOBS.c.state)).all()
+            )
+        return {state.value: int(found.get(state.value, 0)) for state in JobState}
 
     def health(self) -> QueueHealth:
         """Jobs queued and running, the oldest wait, and recent verdicts and failures.

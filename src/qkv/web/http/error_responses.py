@@ -60,7 +60,7 @@ def _one_error(error: Any) -> str:
 def wants_html(request: Request) -> bool:
     """Whether the error for ``request`` is the error page (a browser's page request) rather than JSON."""
     path = request.url.path
-    if path.startswith(("/api/", "/static/")) or path in {"/openapi.json", "/healthz"}:
+    if path.startswith(("/api/", "/static/")) or path in {"/openapi.json", "/healthz", "/readyz"}:
         return False
     return "text/html" in request.headers.get("accept", "")
 
@@ -89,6 +89,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def store_failed(request: Request, error: Exception) -> Response:
         log.error("database error on %s %s: %s", request.method, request.url.path, error)
+        from qkv.web.metrics import DATABASE_ERRORS  # here: the metrics import the HTTP plumbing
+
+        DATABASE_ERRORS.inc()
         # The details (database address, driver message) go to the log, not to learners.
         sentence = (
             "Your work could not be saved or read just now: the database is not answering. "

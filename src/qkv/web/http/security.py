@@ -180,14 +180,15 @@ class LearnerIdentity:
         (with a cookie to set) if neither cookie is genuine."""
         account = self.signed_in_learner(request)
         if account is not None:
-            return RequestLearner(account, from_cookie=True, signed_in=True)
-        known = self.unsign(request.cookies.get(COOKIE_NAME))
-        if known is not None:
-            return RequestLearner(known, from_cookie=True)
-        # Free: nothing is stored for it, and it is counted against its address only when it first saves.
-        fresh = RequestLearner(str(uuid.uuid4()), from_cookie=False)
-        request.state.qkv_set_cookie = self.cookie_header(fresh.id)
-        return fresh
+            found = RequestLearner(account, from_cookie=True, signed_in=True)
+        elif (known := self.unsign(request.cookies.get(COOKIE_NAME))) is not None:
+            found = RequestLearner(known, from_cookie=True)
+        else:
+            # Free: nothing is stored for it, and it is counted against its address only when it first saves.
+            found = RequestLearner(str(uuid.uuid4()), from_cookie=False)
+            request.state.qkv_set_cookie = self.cookie_header(found.id)
+        request.state.qkv_learner_id = found.id  # for the request log, which writes it hashed
+        return found
 
     def cookie_header(self, learner_id: str) -> bytes:
         """A ``Set-Cookie`` value: HttpOnly, SameSite=Lax, whole site, about a year."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
@@ -20,7 +21,7 @@ from qkv.lessons import Exercise, Lesson
 from qkv.lessons.render import hint_html
 from qkv.store import JobState, clean_display_name
 from qkv.store.learner.learners import name_taken_sentence
-from qkv.web import lti
+from qkv.web import lti, metrics
 from qkv.web.http.clients import request_client_key, seconds_to_next_day
 from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.request_bodies import StrictBody
@@ -165,9 +166,11 @@ async def post_code(
             own_work=own_work,
         )
         return await _remote_run(services, program)
+    started = time.monotonic()
     document = await _local_run(services, body.code, exercise.suite, request, learner)
     if isinstance(document, SafeJSONResponse):
         return document
+    metrics.graded(lesson.id, document.get("status"), time.monotonic() - started)
     kept = await run_in_threadpool(
         services.store.code.record,
         learner.id,

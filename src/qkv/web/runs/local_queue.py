@@ -327,6 +327,7 @@ class GradingQueue:
         later_slices: Sequence[float | None] = (None,),
         later_concurrency: int | None = None,
         reserved: int = 0,
+        on_start: Callable[[float], None] | None = None,
     ) -> None:
         if concurrency < 1 or capacity < 0 or (per_client is not None and per_client < 1) or reserved < 0:
             raise ValueError(
@@ -340,6 +341,7 @@ class GradingQueue:
             )
         self._grade = grade
         self._first_slice = first_slice
+        self._on_start = on_start  # told each program's wait for its first run, in seconds (the metrics)
         self._later_slices = tuple(later_slices)
         self.concurrency = concurrency
         self.reserved = reserved
@@ -372,6 +374,11 @@ class GradingQueue:
         """Gradings running or waiting now."""
         with self._lock:
             return self._running + self._waiting_count()
+
+    def counts(self) -> tuple[int, int]:
+        """Programs ``(waiting, running)`` now, in either line."""
+        with self._lock:
+            return self._waiting_count(), self._running
 
     def _waiting_count(self) -> int:
         return sum(len(line) for line in self._lines)
@@ -605,6 +612,8 @@ class GradingQueue:
                 stale.discard()
             if job is None:
                 return
+            if self._on_start is not None and job.level == 0:
+                self._on_start(time.monotonic() - job.queued_at)
             self._run(job, priority)
 
     def _priority_for(self, client: str) -> SandboxPriority:
