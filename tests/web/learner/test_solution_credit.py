@@ -117,3 +117,48 @@ def test_the_lesson_hook_credits_as_the_server_is_told() -> None:
             f"1 exercise solved after the reference solution was shown ({credit.describe()})."
         )
     database.close()
+
+
+def _the_solution_retyped() -> str:
+    """L4.1's reference solution as someone who copied it might send it: its locals renamed, a docstring
+    added, the comments gone and the layout changed."""
+    solution = load_catalog().lesson(LESSON).exercises["functions"].solution
+    assert solution is not None
+    head, rest = solution.split("def qkv_shapes", 1)
+    for old, new in (
+        ("d_model = X", "columns = X"),
+        ("!= d_model", "!= columns"),
+        ("{d_model}", "{columns}"),
+    ):
+        head = head.replace(old, new)
+    head = head.replace("name, W", "label, W").replace("{name}", "{label}")
+    head = head.replace(
+        "def project_qkv(X, Wq, Wk, Wv):\n", 'def project_qkv(X, Wq, Wk, Wv):\n    """Mine."""\n'
+    )
+    retyped = (head + "def qkv_shapes" + rest).replace("  # (n, d_k), (n, d_k), (n, d_v)", "")
+    return retyped.replace("\n\n\n", "\n\n").replace("return (n_q, d_v)", "return (n_q,d_v)  # shape")
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_the_reference_solution_sent_by_someone_never_shown_it_is_marked(
+    app: FastAPI, browser: Browser
+) -> None:
+    # Another browser (or a classmate) opened the solution; this learner never did, and never failed a run.
+    retyped = _the_solution_retyped()
+    solution = load_catalog().lesson(LESSON).exercises["functions"].solution
+    assert retyped != solution and "columns" in retyped and '"""Mine."""' in retyped
+    body = browser.submit_code(retyped).json()
+    assert body["result"]["status"] == "pass"
+    assert body["progress"]["code"]["functions"]["failed_runs"] == 0
+    assert body["progress"]["code"]["functions"]["solved_after_solution"] is True
+    assert body["progress"]["solved_after_solution"] == 1
+    (row,) = [row for row in app.state.qkv.store.gradebook.rows() if row.exercise_id == "functions"]
+    assert row.solved and row.solved_after_solution
+    # A program of one's own that passes is not marked (another learner, the same app).
+    own = Browser(app).open_lesson()
+    assert (
+        own.submit_code(CORRECT_SOLUTION).json()["progress"]["code"]["functions"]["solved_after_solution"]
+        is False
+    )

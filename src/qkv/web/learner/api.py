@@ -177,6 +177,9 @@ async def post_code(
         document,
         own_work=own_work and ran_its_tests(document),  # junk that defines nothing is no try
         client=request_client_key(request),
+        # The reference solution sent as it is (names and layout aside) is a solve after it was shown,
+        # whoever opened it (another browser, a classmate).
+        copies_solution=exercise.copies_solution(body.code),
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
     await run_in_threadpool(lti.lesson_changed, request.app.state, learner.id, lesson.id, progress)
