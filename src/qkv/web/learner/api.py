@@ -26,7 +26,14 @@ from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.request_bodies import StrictBody
 from qkv.web.http.security import RequestLearner
 from qkv.web.learner.lesson_progress import build_progress
-from qkv.web.learner.widget_api import STEP_VECTORS, AttentionIn, attention_steps
+from qkv.web.learner.widget_api import (
+    STEP_VECTORS,
+    AttentionIn,
+    ProjectIn,
+    attention_steps,
+    project_inputs,
+    projection,
+)
 from qkv.web.runs.backend import RemoteProgram, final_reply, pending_reply
 from qkv.web.runs.local_queue import GradingBusy, GradingClosed
 from qkv.web.services import Services, get_services
@@ -457,18 +464,55 @@ def post_lesson_attention(
     """
     lesson = services.lesson(lesson_id)
     steps = attention_steps(body)
-    progress = _progress(services, lesson, learner.id)
+    seed, earned = _earned_answers(services, lesson, learner.id)
+    given = lesson.answers_given_away(
+        [steps[name] for name in STEP_VECTORS],
+        variant_seed=seed,
+        earned=earned,
+        inputs=[body.q, body.K, body.V],
+    )
+    if not given:
+        return {**steps, "withheld": []}
+    return {"withheld": [exercise.id for exercise in given], "detail": _withheld_sentence(lesson, given)}
+
+
+@router.post(
+    "/lessons/{lesson_id}/project",
+    summary="q, k, v for one hidden vector, each unless it gives away an answer of the lesson",
+)
+def post_lesson_project(
+    lesson_id: LessonId, body: ProjectIn, services: AppServices, learner: Reader
+) -> dict[str, Any]:
+    """What ``POST /api/project`` answers, for a widget on a lesson's page: a projection that would show
+    an answer of the lesson the learner has not typed correctly yet (for the variant they see; with the
+    lesson's own x and matrices, whole numbers too) comes back as null, its exercise's id in ``withheld``
+    and ``detail`` a sentence saying so. Saves nothing.
+    """
+    lesson = services.lesson(lesson_id)
+    result = projection(body)
+    seed, earned = _earned_answers(services, lesson, learner.id)
+    given: dict[str, Exercise] = {}
+    for name in ("q", "k", "v"):
+        found = lesson.answers_given_away(
+            [result[name]], variant_seed=seed, earned=earned, inputs=project_inputs(body)
+        )
+        if found:
+            result[name] = None
+            given.update((exercise.id, exercise) for exercise in found)
+    if not given:
+        return {**result, "withheld": []}
+    return {**result, "withheld": list(given), "detail": _withheld_sentence(lesson, list(given.values()))}
+
+
+def _earned_answers(services: Services, lesson: Lesson, learner_id: str) -> tuple[int | None, set[str]]:
+    """The variant the learner works on, and the exercises they answered correctly for it."""
+    progress = _progress(services, lesson, learner_id)
     earned = {
         exercise_id
         for exercise_id, entry in progress["exercises"].items()
         if entry["feedback"] is not None and entry["feedback"]["correct"]
     }
-    given = lesson.answers_given_away(
-        [steps[name] for name in STEP_VECTORS], variant_seed=progress["variant_seed"], earned=earned
-    )
-    if not given:
-        return {**steps, "withheld": []}
-    return {"withheld": [exercise.id for exercise in given], "detail": _withheld_sentence(lesson, given)}
+    return progress["variant_seed"], earned
 
 
 def _withheld_sentence(lesson: Lesson, given: list[Exercise]) -> str:
