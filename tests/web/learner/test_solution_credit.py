@@ -20,7 +20,7 @@ from qkv.web.instructor.exports import counted_exercises, lms_records, write_gra
 from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 from qkv.web.lti.scores import ScoreHook
 from qkv.web.settings import Settings
-from tests.web.backend_fixtures import API, CORRECT_SOLUTION, LESSON, Browser
+from tests.web.backend_fixtures import API, CORRECT_SOLUTION, LESSON, Browser, retyped_solution
 
 A_TRY = (  # defines every function and runs every test, all wrong: a try at the exercise
     "def project_qkv(X, Wq, Wk, Wv):\n    return X, X, X\n\ndef qkv_shapes(n, d_model, d_k, d_v):\n"
@@ -119,26 +119,6 @@ def test_the_lesson_hook_credits_as_the_server_is_told() -> None:
     database.close()
 
 
-def _the_solution_retyped() -> str:
-    """L4.1's reference solution as someone who copied it might send it: its locals renamed, a docstring
-    added, the comments gone and the layout changed."""
-    solution = load_catalog().lesson(LESSON).exercises["functions"].solution
-    assert solution is not None
-    head, rest = solution.split("def qkv_shapes", 1)
-    for old, new in (
-        ("d_model = X", "columns = X"),
-        ("!= d_model", "!= columns"),
-        ("{d_model}", "{columns}"),
-    ):
-        head = head.replace(old, new)
-    head = head.replace("name, W", "label, W").replace("{name}", "{label}")
-    head = head.replace(
-        "def project_qkv(X, Wq, Wk, Wv):\n", 'def project_qkv(X, Wq, Wk, Wv):\n    """Mine."""\n'
-    )
-    retyped = (head + "def qkv_shapes" + rest).replace("  # (n, d_k), (n, d_k), (n, d_v)", "")
-    return retyped.replace("\n\n\n", "\n\n").replace("return (n_q, d_v)", "return (n_q,d_v)  # shape")
-
-
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 @pytest.mark.sandbox
 @pytest.mark.timeout(120)
@@ -146,7 +126,7 @@ def test_the_reference_solution_sent_by_someone_never_shown_it_is_marked(
     app: FastAPI, browser: Browser
 ) -> None:
     # Another browser (or a classmate) opened the solution; this learner never did, and never failed a run.
-    retyped = _the_solution_retyped()
+    retyped = retyped_solution()
     solution = load_catalog().lesson(LESSON).exercises["functions"].solution
     assert retyped != solution and "columns" in retyped and '"""Mine."""' in retyped
     body = browser.submit_code(retyped).json()
