@@ -1,7 +1,9 @@
 """What a solve after the reference solution was shown earns: the instructor's choice.
 
 A learner who was shown an exercise's reference solution and then solved it is marked in the gradebook,
-the exports and the LMS score (``solved_after_solution``). How much such a solve counts toward a lesson's
+the exports and the LMS score (``solved_after_solution``); so is a first solve with a program that is the
+reference solution itself, names, layout, comments and docstrings aside (``Exercise.copies_solution``),
+whoever was shown it. How much such a solve counts toward a lesson's
 score (the LMS score and the LMS gradebook file) is set with ``qkv serve --after-solution-credit`` (and
 ``qkv progress export --after-solution-credit``): ``full`` (1, as any solve), ``reduced`` (half) or
 ``none`` (0). The default is ``reduced`` (docs/instructor.md).
