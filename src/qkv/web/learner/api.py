@@ -171,7 +171,7 @@ async def post_code(
             storage_client=request_client_key(request),
             own_work=own_work,
         )
-        return await _remote_run(services, program)
+        return await _remote_run(services, program, request.app.state)
     document = await _local_run(services, body.code, exercise.suite, request, learner)
     if isinstance(document, SafeJSONResponse):
         return document
@@ -235,7 +235,7 @@ def _line_client(request: Request, learner: RequestLearner) -> str:
     return request_client_key(request)
 
 
-async def _remote_run(services: Services, program: RemoteProgram) -> Any:
+async def _remote_run(services: Services, program: RemoteProgram, app_state: Any) -> Any:
     """Hand the program to the remote graders and answer with its verdict, or 202 while it has none yet."""
     assert services.remote is not None
     try:
@@ -244,11 +244,12 @@ async def _remote_run(services: Services, program: RemoteProgram) -> Any:
         return SafeJSONResponse(
             {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
         )
-    return await _job_answer(services, job_id, program.lesson_id)
+    return await _job_answer(services, job_id, program.lesson_id, app_state)
 
 
-async def _job_answer(services: Services, job_id: str, lesson_id: str) -> Any:
-    """The job's verdict once written (waiting up to ``remote_wait_s``), else 202 and where to ask again."""
+async def _job_answer(services: Services, job_id: str, lesson_id: str, app_state: Any) -> Any:
+    """The job's verdict once written (waiting up to ``remote_wait_s``), else 202 and where to ask again;
+    a verdict's progress goes to the LMS's score too, if the learner was launched (as a local run's does)."""
     assert services.remote is not None
     view = await services.remote.wait(job_id, services.settings.remote_wait_s)
     if view is None:
@@ -262,6 +263,7 @@ async def _job_answer(services: Services, job_id: str, lesson_id: str) -> Any:
         if view.state is JobState.DONE:
             lesson = services.lesson(view.lesson_id)
             progress = await run_in_threadpool(_progress, services, lesson, view.learner_id)
+            await run_in_threadpool(lti.lesson_changed, app_state, view.learner_id, lesson.id, progress)
         reply = final_reply(view, progress)
     return SafeJSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 
@@ -279,6 +281,7 @@ async def _job_answer(services: Services, job_id: str, lesson_id: str) -> Any:
 async def get_code_job(
     lesson_id: LessonId,
     job_id: Annotated[str, Path(max_length=36)],
+    request: Request,
     services: AppServices,
     learner: Reader,
 ) -> Any:
@@ -292,7 +295,7 @@ async def get_code_job(
     view = await services.remote.view(job_id)
     if view is None or view.learner_id != learner.id:
         raise HTTPException(404, f"You have no grading job {job_id!r}; run your program again.")
-    return await _job_answer(services, job_id, lesson_id)
+    return await _job_answer(services, job_id, lesson_id, request.app.state)
 
 
 @router.get("/lessons/{lesson_id}/code/queue", summary="Where the learner's program is in the grading line")
