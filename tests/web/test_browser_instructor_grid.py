@@ -33,6 +33,9 @@ def grid_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
         learner = f"{number:x}" * 36
         store.learners.set_display_name(learner, name)
         store.progress.record_answer(learner, "L4.1", "q", "9, 9", correct=False, message="No.")
+        if number < 2:  # two learners with the same program, as the similarity report groups them
+            program = f"def param_count(d_model, d_k, d_v):\n    n{number} = d_model * (2 * d_k + d_v)\n    return n{number}\n"
+            store.code.record(learner, "L4.1", "functions", program, {"status": "fail", "tests": []})
     with serve(app, name="instructor-grid-uvicorn") as url:
         yield url, app
 
@@ -73,4 +76,25 @@ def test_the_grid_takes_the_page_width_at_1280_px(grid_server: tuple[str, Any], 
         assert lines <= len(name.split(" ")), (name, lines)
     single = grid.get_by_role("link", name=NAMES[0]).evaluate("(a) => a.getClientRects().length")
     assert single == 1
+    assert errors == []
+
+
+@pytest.mark.timeout(120)
+def test_the_similarity_report_shows_a_groups_programs_side_by_side(
+    grid_server: tuple[str, Any], chromium: Any
+) -> None:
+    url, app = grid_server
+    errors: list[str] = []
+    page = new_page(chromium, errors, viewport={"width": 1280, "height": 900})
+    _, token = app.state.qkv_instructor.desk.add("Hope")
+    page.goto(f"{url}/instructor/sign-in#token={token}")
+    page.get_by_role("button", name="Sign in as instructor").click()
+    page.wait_for_url(re.compile(r"/instructor$"))
+    page.goto(f"{url}/instructor/lessons/L4.1/same-programs")
+    figures = page.locator(".same-program")
+    assert figures.count() == 2
+    first, second = (figures.nth(i).bounding_box() for i in range(2))
+    assert first is not None and second is not None
+    assert first["y"] == second["y"] and second["x"] >= first["x"] + first["width"]  # side by side
+    screenshot(page, "instructor-same-programs-1280")
     assert errors == []
