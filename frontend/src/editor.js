@@ -142,7 +142,10 @@ function editorExtensions(textarea, options) {
   // Tab indents inside the editor; Escape then Tab leaves it (CodeMirror's escape hatch for keyboard users:
   // after Escape, the next Tab or Shift+Tab within 2 s moves focus), and Ctrl+M (Alt+Shift+M on macOS)
   // turns Tab indentation off and on. keysHelp says so under the editor and on focus.
-  const content = { "aria-label": options.label ?? "Python code editor" };
+  // tabindex 0 says aloud what the contenteditable already is, a stop in the Tab order: axe's
+  // scrollable-region-focusable rule then finds the scroller holds a focusable control (it does not
+  // count a contenteditable as one), and the Tab order is unchanged.
+  const content = { "aria-label": options.label ?? "Python code editor", tabindex: "0" };
   if (options.keysHelp) content["aria-describedby"] = "cm-keys-help";
   return [
     runKeys,

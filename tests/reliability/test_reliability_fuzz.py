@@ -148,6 +148,7 @@ ACCEPT_GENERATED_INPUT = {
     "POST /api/learner",
     "POST /api/lessons/{lesson_id}/attention",
     "POST /api/lessons/{lesson_id}/code/cancel",
+    "POST /api/lessons/{lesson_id}/project",
     "POST /api/lessons/{lesson_id}/variant",
     "POST /api/project",
 }

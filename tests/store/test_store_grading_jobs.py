@@ -188,3 +188,12 @@ def test_cancelled_and_lost_jobs_end_with_a_sentence_and_are_purged(store: Store
     assert jobs.view(kept).state is JobState.QUEUED  # type: ignore[union-attr]
     assert jobs.purge(older_than_s=0) == 2
     assert jobs.health().queued == 1
+
+
+def test_a_remote_verdict_on_the_reference_solution_is_a_solve_after_the_solution(store: Store) -> None:
+    passing = {"status": "pass", "tests": [{"name": "a", "status": "pass"}]}
+    for learner, copied in (("a" * 36, True), ("b" * 36, False)):
+        job = store.grading_jobs.enqueue(learner, "L4.1", "code", "def f(): return 1\n", client=learner)
+        assert store.grading_jobs.finish(job.job_id, passing, copies_solution=copied)
+    marked = {row.learner_id: row.solved_after_solution for row in store.gradebook.rows()}
+    assert marked == {"a" * 36: True, "b" * 36: False}

@@ -194,3 +194,21 @@ def test_failed_runs_count_the_runs_that_did_not_pass(store: Store) -> None:
         store.code.record(ALICE, "L4.1", "code", f"x = {run}", {"status": status, "tests": []})
     activity = store.progress.lesson_activity(ALICE, "L4.1").exercises["code"]
     assert (activity.submissions, activity.failed_runs, activity.solved) == (4, 3, True)
+
+
+def test_a_solve_with_the_reference_solution_is_marked_whoever_was_shown_it(store: Store) -> None:
+    failing = {"status": "fail", "tests": [{"name": "a", "status": "fail"}]}
+    passing = {"status": "pass", "tests": [{"name": "a", "status": "pass"}]}
+    store.code.record(ALICE, "L4.1", "code", "def f(): return 2", failing, copies_solution=False)
+    store.code.record(ALICE, "L4.1", "code", "def f(): return 1", passing, copies_solution=True)
+    store.code.record(BOB, "L4.1", "code", "def f(): return 1 # mine", passing)  # his own: not marked
+    store.code.record(BOB, "L4.1", "code", "def f(): return 1", passing, copies_solution=True)  # after: kept
+    rows = {row.learner_id: row for row in store.gradebook.rows() if row.exercise_id == "code"}
+    assert (rows[ALICE].solved, rows[ALICE].solved_after_solution) == (True, True)
+    assert (rows[BOB].solved, rows[BOB].solved_after_solution) == (True, False)  # the first solve decides
+    assert store.progress.lesson_activity(ALICE, "L4.1").exercises["code"].solved_after_solution is True
+    latest = store.class_view.latest_programs("L4.1", "code")
+    assert [(event.learner_id, event.source) for event in latest] == [
+        (ALICE, "def f(): return 1"),
+        (BOB, "def f(): return 1"),
+    ]

@@ -52,6 +52,28 @@ def param_count(d_model, d_k, d_v):
 WRONG_SOLUTION = CORRECT_SOLUTION.replace("return (n_q, d_v)", "return (n_k, d_v)")
 
 
+def retyped_solution() -> str:
+    """L4.1's reference solution as someone who copied it might send it: its locals renamed, a docstring
+    added, the comments gone and the layout changed."""
+    from qkv.lessons import load_catalog
+
+    solution = load_catalog().lesson(LESSON).exercises["functions"].solution
+    assert solution is not None
+    head, rest = solution.split("def qkv_shapes", 1)
+    for old, new in (
+        ("d_model = X", "columns = X"),
+        ("!= d_model", "!= columns"),
+        ("{d_model}", "{columns}"),
+    ):
+        head = head.replace(old, new)
+    head = head.replace("name, W", "label, W").replace("{name}", "{label}")
+    head = head.replace(
+        "def project_qkv(X, Wq, Wk, Wv):\n", 'def project_qkv(X, Wq, Wk, Wv):\n    """Mine."""\n'
+    )
+    retyped = (head + "def qkv_shapes" + rest).replace("  # (n, d_k), (n, d_k), (n, d_v)", "")
+    return retyped.replace("\n\n\n", "\n\n").replace("return (n_q, d_v)", "return (n_q,d_v)  # shape")
+
+
 def lesson_api(lesson_id: str) -> str:
     """The path prefix of a lesson's API."""
     return f"/api/lessons/{lesson_id}"

@@ -173,6 +173,7 @@ def test_axe_finds_no_violations_on_the_instructor_pages(
         "/instructor/class?sort=progress&order=desc&show=stuck&q=zz",  # the empty grid too
         f"/instructor/lessons/{LESSON_ID}",
         f"/instructor/lessons/{LESSON_ID}/items",
+        f"/instructor/lessons/{LESSON_ID}/same-programs",
         f"/instructor/learners/{BEN}",
     ):
         page.goto(server.url + path)

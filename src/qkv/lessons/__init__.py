@@ -18,6 +18,7 @@ lessons share. The web app and the CLI share this one API::
 """
 
 from qkv.lessons.catalog import Catalog, Chapter, CodeExercise, Lesson
+from qkv.lessons.feedback import CHECKER_MISTAKES
 from qkv.lessons.loader import BUILTIN_CONTENT, load_catalog, validate
 from qkv.lessons.model import (
     SOLUTION_AFTER_FAILED_RUNS,
@@ -32,6 +33,7 @@ from qkv.lessons.model import (
 
 __all__ = [
     "BUILTIN_CONTENT",
+    "CHECKER_MISTAKES",
     "SOLUTION_AFTER_FAILED_RUNS",
     "Catalog",
     "Chapter",

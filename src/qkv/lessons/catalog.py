@@ -18,7 +18,7 @@ from qkv.lessons.exercise_texts import ExerciseTexts, exercise_texts
 from qkv.lessons.feedback import check_answer
 from qkv.lessons.model import Exercise, Feedback, LessonError, LessonPart, PlannedLesson, RenderedSection
 from qkv.lessons.render import render_reference, render_sections
-from qkv.lessons.unearned import answers_given_away
+from qkv.lessons.unearned import answers_given_away, inputs_of_variant
 from qkv.lessons.variants import LessonHooks, check_seed
 from qkv.lessons.widgets import WidgetSet
 
@@ -225,7 +225,12 @@ class Lesson:
         return check_answer(exercise, answer, self._variant_and_names(variant_seed)[1])
 
     def answers_given_away(
-        self, shown: Iterable[Sequence[float | None]], *, variant_seed: int | None, earned: Collection[str]
+        self,
+        shown: Iterable[Sequence[float | None]],
+        *,
+        variant_seed: int | None,
+        earned: Collection[str],
+        inputs: Sequence[Any] = (),
     ) -> list[Exercise]:
         """The numeric exercises, not yet earned, whose answer a widget's result would give away.
 
@@ -237,6 +242,9 @@ class Lesson:
             The variant the learner sees.
         earned : collection of str
             Ids of the exercises answered correctly for that variant.
+        inputs : sequence, optional
+            The vectors and matrices the result was computed from: when every one is a value of the
+            variant, whole-number answers are guarded too (``qkv.lessons.unearned.inputs_of_variant``).
 
         Returns
         -------
@@ -262,7 +270,8 @@ class Lesson:
         []
         """
         names = self._variant_and_names(variant_seed)[1]
-        return answers_given_away(self.exercises.values(), names, earned, shown)
+        whole = inputs_of_variant(inputs, names)  # the lesson's own inputs: its whole-number answers too
+        return answers_given_away(self.exercises.values(), names, earned, shown, whole_numbers=whole)
 
     def render(self, variant_seed: int | None = None) -> list[RenderedSection]:
         """Every section of the page in order, ending with the chapter reference.

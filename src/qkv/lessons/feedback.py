@@ -31,7 +31,7 @@ from qkv.lessons.answers import (
 from qkv.lessons.markup import fill
 from qkv.lessons.model import Exercise, Feedback, LessonError
 
-__all__ = ["check_answer", "decimals_checked", "precision_note"]
+__all__ = ["CHECKER_MISTAKES", "REVERSE_ORDER", "check_answer", "decimals_checked", "precision_note"]
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
@@ -191,6 +191,14 @@ def _shown(numbers: Sequence[float]) -> str:
     return format_value(numbers[0] if len(numbers) == 1 else list(numbers))
 
 
+REVERSE_ORDER = "reverse_order"
+"""The id under which a wrong answer that is the right numbers in reverse order is saved and counted."""
+_REVERSED_OPENING = "Close: those are the right numbers, but in reverse order."
+CHECKER_MISTAKES: Mapping[str, str] = {REVERSE_ORDER: _REVERSED_OPENING}
+"""The mistakes the checker names itself for any numeric exercise, by id: the learner is told them as a
+lesson's ``[mistakes]`` are told, and they are counted as named (the item statistics, the events export)."""
+
+
 def _judge_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) -> Feedback:
     expected = _as_numbers(names[exercise.answer])
     name = exercise.name or exercise.answer
@@ -216,7 +224,9 @@ def _judge_numeric(exercise: Exercise, answer: str, names: Mapping[str, Any]) ->
         return Feedback(False, _rounded_message(name, typed, expected, fits, exercise), False)
     message = _wrong_message(exercise, name, typed, expected, fits, names)
     comma = decimal_comma_message(answer)  # [0,804] is judged as two numbers, and told how it was read
-    return Feedback(False, f"{message} {comma}" if comma else message, True)
+    # The checker's own named mistake (the right numbers in reverse order) is counted as named.
+    mistake = REVERSE_ORDER if message.startswith(_REVERSED_OPENING) else None
+    return Feedback(False, f"{message} {comma}" if comma else message, True, mistake=mistake)
 
 
 def _named_mistake(
@@ -266,7 +276,7 @@ def _wrong_message(
     ):
         # Right numbers, wrong order: say so without giving the answer away.
         return (
-            f"Close: those are the right numbers, but in reverse order. Write {name}[0] first, then "
+            f"{_REVERSED_OPENING} Write {name}[0] first, then "
             f"{name}[1]{', and so on' if len(expected) > 2 else ''}.{hint}"
         )
     matches = [fit is not _Fit.WRONG for fit in fits]

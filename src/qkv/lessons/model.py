@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+from qkv.grading.same_program import canonical_program
 
 if TYPE_CHECKING:
     from qkv.grading import Suite
@@ -155,6 +158,30 @@ class Exercise:
     suite: Suite | None = field(default=None, repr=False)
     functions: tuple[str, ...] = ()
     label: str = ""
+
+    def copies_solution(self, source: str) -> bool:
+        """Whether ``source`` is this exercise's reference solution, once names of the functions' own,
+        layout, comments and docstrings are set aside (``qkv.grading.same_program``).
+
+        Examples
+        --------
+        >>> ex = Exercise(id="f", kind="code", part="p", prompt="", prompt_template="",
+        ...               solution="def area(w, h):\\n    return w * h\\n")
+        >>> ex.copies_solution("def area(width, height):  # mine\\n    return width*height")
+        True
+        >>> ex.copies_solution("def area(w, h):\\n    return h * w\\n")
+        False
+        """
+        if self.solution is None:
+            return False
+        canonical = canonical_program(source)
+        return canonical is not None and canonical == _canonical_solution(self.solution)
+
+
+@functools.lru_cache(maxsize=64)
+def _canonical_solution(solution: str) -> str | None:
+    """A reference solution's canonical text, worked out once per solution."""
+    return canonical_program(solution)
 
 
 @dataclass(frozen=True)

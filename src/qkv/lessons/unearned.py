@@ -16,6 +16,11 @@ What counts as giving an answer away:
 A single number, or a row of whole numbers, is not guarded, as the lessons' own check of their pages
 does not guard them: such numbers are everywhere (a 2, a zero weight, the worked example's raw scores
 [1, 0]), and withholding every result that shows one would hold back numbers that give nothing away.
+
+Unless the inputs are the lesson's own: when every input the widget sent (each vector and matrix) is a
+value of the variant (``inputs_of_variant``), the result is the lesson's computation, and a row of whole
+numbers of two components or more is guarded too (the lesson's own vector projected through its own
+matrix is the lesson's answer, whole numbers or not).
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from qkv.lessons.model import Exercise
 
-__all__ = ["answers_given_away"]
+__all__ = ["answers_given_away", "inputs_of_variant"]
 
 SLACK = 10.0  # how many times the exercise's own tolerance a shown number may be off and still give it away
 
@@ -36,6 +43,8 @@ def answers_given_away(
     names: Mapping[str, Any],
     earned: Collection[str],
     shown: Iterable[Sequence[float | None]],
+    *,
+    whole_numbers: bool = False,
 ) -> list[Exercise]:
     """The numeric exercises not yet earned whose answer stands in one of the ``shown`` vectors.
 
@@ -49,6 +58,8 @@ def answers_given_away(
         Ids of the exercises the learner has answered correctly for this variant.
     shown : iterable of sequences of float or None
         The vectors a widget would show (None for a number it cannot show, such as −∞).
+    whole_numbers : bool
+        Whether rows of whole numbers are guarded too (the inputs were the lesson's own).
 
     Returns
     -------
@@ -67,20 +78,26 @@ def answers_given_away(
     1
     >>> answers_given_away([ex], names, set(), [[0.80443, 0.19557]])  # another order is another answer
     []
+    >>> whole = Exercise(id="q", kind="numeric", part="p", prompt="", prompt_template="", answer="q")
+    >>> answers_given_away([whole], {"q": [3, 2]}, set(), [[3.0, 2.0]])  # whole numbers are everywhere
+    []
+    >>> [e.id for e in answers_given_away([whole], {"q": [3, 2]}, set(), [[3.0, 2.0]], whole_numbers=True)]
+    ['q']
     """
     vectors = [list(vector) for vector in shown]
     given: list[Exercise] = []
     for exercise in exercises:
         if exercise.kind != "numeric" or exercise.id in earned or exercise.answer not in names:
             continue
-        rows = _guarded_rows(names[exercise.answer])
+        rows = _guarded_rows(names[exercise.answer], whole_numbers)
         if any(_in_order(row, vector, exercise) for row in rows for vector in vectors):
             given.append(exercise)
     return given
 
 
-def _guarded_rows(value: Any) -> list[list[float]]:
-    """The rows of an answer worth guarding: two components or more, one of them not whole."""
+def _guarded_rows(value: Any, whole_numbers: bool = False) -> list[list[float]]:
+    """The rows of an answer worth guarding: two components or more, one of them not whole (unless
+    ``whole_numbers``)."""
     if isinstance(value, bool | int | float) or not isinstance(value, Sequence):
         return []
     rows = value if value and all(isinstance(row, Sequence) for row in value) else [value]
@@ -90,7 +107,7 @@ def _guarded_rows(value: Any) -> list[list[float]]:
             numbers = [float(number) for number in row]
         except (TypeError, ValueError):
             continue  # words or shapes with words: nothing a widget computes
-        if len(numbers) >= 2 and any(number != round(number) for number in numbers):
+        if len(numbers) >= 2 and (whole_numbers or any(number != round(number) for number in numbers)):
             guarded.append(numbers)
     return guarded
 
@@ -113,3 +130,47 @@ def _gives(shown: float | None, expected: float, exercise: Exercise) -> bool:
         return False
     tolerance = SLACK * max(exercise.atol, exercise.rtol * abs(expected))
     return abs(shown - expected) <= tolerance
+
+
+INPUT_RTOL = 1e-6  # how close a sent input must be to a variant's value to be that value
+
+
+def inputs_of_variant(inputs: Sequence[Any], names: Mapping[str, Any]) -> bool:
+    """Whether every one of ``inputs`` (vectors and matrices) is a value of the variant ``names`` (its
+    tables searched too), so that a result computed from them is the lesson's own computation.
+
+    Examples
+    --------
+    >>> names = {"x": [1, 2], "Wq": [[1, 0], [1, 1]], "example": {"Wk": [[0, 1], [1, 0]]}}
+    >>> inputs_of_variant([[1, 2], [[1, 0], [1, 1]], [[0, 1], [1, 0]]], names)
+    True
+    >>> inputs_of_variant([[1, 2], [[1, 0], [1, 2]]], names), inputs_of_variant([], names)
+    (False, False)
+    """
+    known = [array for array in map(_as_array, _values(names)) if array is not None]
+    sent = [_as_array(value) for value in inputs]
+    return bool(sent) and all(one is not None and _among(one, known) for one in sent)
+
+
+def _among(array: np.ndarray[Any, Any], known: Sequence[np.ndarray[Any, Any]]) -> bool:
+    return any(k.shape == array.shape and np.allclose(array, k, rtol=INPUT_RTOL, atol=0) for k in known)
+
+
+def _values(names: Mapping[str, Any]) -> Iterable[Any]:
+    """Every value of a variant, with those of its tables (nested mappings)."""
+    for value in names.values():
+        if isinstance(value, Mapping):
+            yield from _values(value)
+        else:
+            yield value
+
+
+def _as_array(value: Any) -> np.ndarray[Any, Any] | None:
+    """A vector or matrix of numbers as an array, or None for anything else (words, single numbers)."""
+    if isinstance(value, str | bytes | bool | int | float) or not isinstance(value, Sequence):
+        return None
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return array if array.ndim in (1, 2) and array.size > 0 and np.isfinite(array).all() else None

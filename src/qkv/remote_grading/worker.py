@@ -26,9 +26,9 @@ from procrastinate.worker import Worker
 from sqlalchemy import event
 from sqlalchemy.exc import SQLAlchemyError
 
-from qkv.grading import Grader, Suite
+from qkv.grading import Grader
 from qkv.grading.verdict import ran_its_tests
-from qkv.lessons import Catalog, LessonError
+from qkv.lessons import Catalog, CodeExercise, LessonError
 from qkv.remote_grading.job_queue import (
     GRADE_TASK,
     GRADING_QUEUE,
@@ -159,7 +159,8 @@ class GraderWorker:
         metrics.observe_queue_wait(program.waited_s)
         started = time.monotonic()
         try:
-            result = self.grader.grade(program.source, self._suite(program.lesson_id, program.exercise_id))
+            exercise = self._exercise(program.lesson_id, program.exercise_id)
+            result = self.grader.grade(program.source, exercise.suite)
         except Exception as error:  # the learner gets a sentence, never a job stuck in "running"
             _log.exception("Job %s could not be graded", job)
             jobs.fail(job, f"The grader could not grade your program ({error}); run it again.")
@@ -167,7 +168,10 @@ class GraderWorker:
         # A grader frozen for long finds its session ended by PostgreSQL: its verdict is not written.
         try:
             document = result.to_dict()
-            written = jobs.finish(job, document, tried=ran_its_tests(document))
+            copied = exercise.exercise.copies_solution(
+                program.source
+            )  # a solve after the solution, as on the web
+            written = jobs.finish(job, document, tried=ran_its_tests(document), copies_solution=copied)
         except (StoreError, SQLAlchemyError) as error:
             _log.warning(
                 "Job %s: this grader's verdict was not written (%s); another grader's verdict stands, or the "
@@ -183,9 +187,9 @@ class GraderWorker:
             program.lesson_id, document.get("status"), program.waited_s + time.monotonic() - started
         )
 
-    def _suite(self, lesson_id: str, exercise_id: str) -> Suite:
+    def _exercise(self, lesson_id: str, exercise_id: str) -> CodeExercise:
         try:
-            return self.catalog.code_exercise(f"{lesson_id}/{exercise_id}").suite
+            return self.catalog.code_exercise(f"{lesson_id}/{exercise_id}")
         except LessonError as error:
             raise LookupError(f"this grader's lessons have no such exercise: {error}") from None
 

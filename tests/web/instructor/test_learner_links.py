@@ -84,3 +84,35 @@ def test_instructor_pages_show_the_external_id_beside_the_name(make_app: Callabl
         "Ada Lovelace": "s-1001",
         "Ada L.": None,
     }
+
+
+def test_the_button_on_a_page_of_another_course_than_the_chosen_one_works(
+    make_app: Callable[..., FastAPI],
+) -> None:
+    # Issue 43: on /instructor/learners/<id>?course=A, with course B chosen, the button posted without
+    # ?course and answered 404.
+    from qkv.store import MembershipSource, StaffRole
+
+    app = make_app()
+    store = app.state.qkv.store
+    first, second = store.courses.create("Attention 101"), store.courses.create("Attention 102")
+    ada = store.accounts.find_or_create(None, "s-1001", "Ada Lovelace")
+    store.courses.enrol(first.id, ada, MembershipSource.ROSTER)
+    grace, token = store.instructors.add("Grace")
+    for course in (first, second):
+        store.courses.set_staff(course.id, grace.id, StaffRole.INSTRUCTOR)
+    client = TestClient(app)
+    sign_in_instructor(app, client, token)
+    csrf = instructor_csrf(client)
+    chosen = client.post("/instructor/course", data={"csrf_token": csrf, "course": second.id}, headers=HTML)
+    assert chosen.status_code in {200, 303}
+    assert client.get(f"/instructor/learners/{ada}", headers=HTML).status_code == 404  # not of course B
+    page = client.get(f"/instructor/learners/{ada}", params={"course": first.id}, headers=HTML)
+    assert page.status_code == 200
+    action = re.search(r'<form method="post" action="([^"]+)" class="sign-in-link-form">', page.text)
+    assert (
+        action is not None and action.group(1) == f"/instructor/learners/{ada}/sign-in-link?course={first.id}"
+    )
+    made = client.post(action.group(1), data={"csrf_token": csrf}, headers=HTML)
+    assert made.status_code == 200, made.text
+    assert "Sign-in link for Ada Lovelace" in made.text

@@ -21,7 +21,7 @@ from qkv.web.instructor.exports import counted_exercises, lms_records, write_gra
 from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit, HelpPolicy
 from qkv.web.lti.scores import ScoreHook
 from qkv.web.settings import Settings
-from tests.web.backend_fixtures import API, CORRECT_SOLUTION, LESSON, Browser
+from tests.web.backend_fixtures import API, CORRECT_SOLUTION, LESSON, Browser, retyped_solution
 
 A_TRY = (  # defines every function and runs every test, all wrong: a try at the exercise
     "def project_qkv(X, Wq, Wk, Wv):\n    return X, X, X\n\ndef qkv_shapes(n, d_model, d_k, d_v):\n"
@@ -243,4 +243,29 @@ def test_qkv_serve_takes_both_credits_and_defaults_to_half_after_the_solution_an
     )
     assert policy("--after-hint-credit", "none", "--after-solution-credit", "full") == HelpPolicy(
         AfterSolutionCredit.FULL, AfterSolutionCredit.NONE
+    )
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_the_reference_solution_sent_by_someone_never_shown_it_is_marked(
+    app: FastAPI, browser: Browser
+) -> None:
+    # Another browser (or a classmate) opened the solution; this learner never did, and never failed a run.
+    retyped = retyped_solution()
+    solution = load_catalog().lesson(LESSON).exercises["functions"].solution
+    assert retyped != solution and "columns" in retyped and '"""Mine."""' in retyped
+    body = browser.submit_code(retyped).json()
+    assert body["result"]["status"] == "pass"
+    assert body["progress"]["code"]["functions"]["failed_runs"] == 0
+    assert body["progress"]["code"]["functions"]["solved_after_solution"] is True
+    assert body["progress"]["solved_after_solution"] == 1
+    (row,) = [row for row in app.state.qkv.store.gradebook.rows() if row.exercise_id == "functions"]
+    assert row.solved and row.solved_after_solution
+    # A program of one's own that passes is not marked (another learner, the same app).
+    own = Browser(app).open_lesson()
+    assert (
+        own.submit_code(CORRECT_SOLUTION).json()["progress"]["code"]["functions"]["solved_after_solution"]
+        is False
     )

@@ -18,10 +18,13 @@ def client(app: FastAPI) -> Browser:
     return Browser(app)
 
 
-def test_project_gives_the_pages_numbers(client: Browser) -> None:
-    response = client.client.post("/api/project", json=SEED)
+def test_project_computes_numbers_of_its_own(client: Browser) -> None:
+    response = client.client.post("/api/project", json=dict(SEED, x=[7, -3]))
     assert response.status_code == 200
-    assert response.json() == {"q": [3.0, 2.0], "k": [2.0, 1.0], "v": [2.0, 4.0]}
+    assert response.json() == {"q": [4.0, -3.0], "k": [-3.0, 7.0], "v": [14.0, -6.0]}
+    # The page's own x and matrices compute its unanswered q, k and v (whole numbers): refused.
+    refused = client.client.post("/api/project", json=SEED)
+    assert refused.status_code == 403 and "'q', 'k', 'v'" in refused.json()["detail"]
 
 
 def test_project_shape_errors_come_from_the_library(client: Browser) -> None:

@@ -137,3 +137,41 @@ def test_the_library_routes_guard_the_learners_own_variant(browser: Browser) -> 
     theirs = {"q": variant["one_q"], "K": variant["one_K"], "V": variant["one_V"]}
     refused = browser.client.post("/api/attention", json=theirs)
     assert refused.status_code == 403 and "lesson L4.1" in refused.json()["detail"]
+
+
+def _typed(vector: list[float]) -> str:
+    return ", ".join(f"{number:g}" for number in vector)
+
+
+def test_the_projection_api_refuses_the_learners_own_variant_until_it_is_typed(browser: Browser) -> None:
+    # Issue 43: /api/project computed L4.1's q, k and v for the learner's own variant (whole numbers, which
+    # the guard of results alone lets through); the lesson's own x and matrices are now refused.
+    variant = browser.post(f"{API}/variant", {}).json()["variant"]
+    theirs = {"x": variant["x"], "Wq": variant["Wq"], "Wk": variant["Wk"], "Wv": variant["Wv"]}
+    refused = browser.client.post("/api/project", json=theirs)
+    assert refused.status_code == 403, refused.text
+    assert "lesson L4.1" in refused.json()["detail"] and "'q'" in refused.json()["detail"]
+    assert browser.client.post("/api/project", json=dict(theirs, x=[7, -3])).status_code == 200  # another x
+    for exercise in ("q", "k", "v"):
+        assert browser.answer(exercise, _typed(variant[exercise])).json()["feedback"]["correct"]
+    # Typed: the same numbers are computed, unless they are still another lesson's unanswered answer.
+    answered = browser.client.post("/api/project", json=theirs)
+    assert answered.status_code == 200, answered.text
+    assert [answered.json()[name] for name in ("q", "k", "v")] == [variant[n] for n in ("q", "k", "v")]
+
+
+def test_the_lessons_projection_route_withholds_each_unanswered_result(browser: Browser) -> None:
+    page = load_catalog().lesson("L4.1").variant(None)
+    body = {"x": page["x"], "Wq": page["Wq"], "Wk": page["Wk"], "Wv": page["Wv"]}
+    first = browser.client.post(f"{API}/project", json=body)
+    assert first.status_code == 200
+    reply = first.json()
+    assert (reply["q"], reply["k"], reply["v"], reply["withheld"]) == (None, None, None, ["q", "k", "v"])
+    assert "'q', 'k' and 'v'" in reply["detail"]
+    assert browser.answer("q", _typed(page["q"])).json()["feedback"]["correct"]
+    after = browser.client.post(f"{API}/project", json=body).json()
+    assert (after["q"], after["k"], after["withheld"]) == (page["q"], None, ["k", "v"])
+    own = browser.client.post(f"{API}/project", json=dict(body, x=[7, -3])).json()
+    assert own["withheld"] == [] and all(isinstance(own[name], list) for name in ("q", "k", "v"))
+    bad = browser.client.post(f"{API}/project", json=dict(body, Wk=[[0, 1, 0], [1, 0, 0]]))
+    assert bad.status_code == 422 and "Wk has 3 columns" in bad.json()["detail"]

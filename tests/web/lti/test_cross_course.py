@@ -5,13 +5,13 @@ courses on each, and a course made by hand with a roster.
 Each LMS course has an instructor, a teaching assistant and two learners, all launched from that course;
 the roster course has an instructor and a teaching assistant (granted as ``qkv instructor --course``
 grants them) and two roster learners; an anonymous learner (no course) and a stranger (no cookie) come
-too: 22 people. The app has 21 instructor and instructor-API routes (``test_every_route_is_in_the_matrix``
-fails when one is added and not tried here); all but the public sign-in page and its form, 19, are tried
+too: 22 people. The app has 22 instructor and instructor-API routes (``test_every_route_is_in_the_matrix``
+fails when one is added and not tried here); all but the public sign-in page and its form, 20, are tried
 by every person to whom they apply: the view routes with every export, with and without ``?course=`` of
 every other course; the object routes with every learner, every LMS class and every course. Each person
 gets their own course's objects and a 404 for any other's, a teaching assistant a 403 for what only
-instructors may do, a learner 403 (or 401) and a stranger 401 everywhere. 22 people × 19 routes, about
-1,800 requests per database (counted as they run and printed with ``-s``).
+instructors may do, a learner 403 (or 401) and a stranger 401 everywhere. 22 people × 20 routes, about
+1,900 requests per database (counted as they run and printed with ``-s``).
 
 Then the scores: every learner's launch score lands on its own course's line item only, and no score is
 ever sent for an instructor or a teaching assistant. The attack of issue 35 fails at each step (the
@@ -244,6 +244,7 @@ VIEWS = {
     ("GET", "/instructor/live/grid"): ["/instructor/live/grid"],
     ("GET", "/instructor/lessons/{lesson_id}"): ["/instructor/lessons/L4.1"],
     ("GET", "/instructor/lessons/{lesson_id}/items"): ["/instructor/lessons/L4.1/items"],
+    ("GET", "/instructor/lessons/{lesson_id}/same-programs"): ["/instructor/lessons/L4.1/same-programs"],
     ("GET", "/instructor/export/items.csv"): ["/instructor/export/items.csv"],
     ("GET", "/instructor/export/{name}"): [f"/instructor/export/{name}" for name in EXPORTS[:4]],
     ("GET", "/api/instructor/dashboard"): ["/api/instructor/dashboard"],

@@ -6,6 +6,7 @@ one as a number; a score the LMS refuses (4xx) is parked with its sentence and h
 from __future__ import annotations
 
 import re
+import shutil
 from datetime import timedelta
 from typing import Any
 
@@ -66,6 +67,57 @@ def test_every_score_shows_in_the_gradebook_as_a_number(
     assert outbox.parked() == []
     _answer(lms_browser, url, token, exercise, right)  # the same score again: nothing new is queued
     assert (outbox.delivered_count(), outbox.waiting()) == (2, [])  # queued before the answer came back
+
+
+@pytest.mark.parametrize("mode", ["moodle", "canvas"])
+def test_a_learner_who_answered_but_solved_nothing_is_in_progress(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser, mode: str
+) -> None:
+    # Issue 43: a score was queued only when the number changed, so an answer that solved nothing left the
+    # LMS at Started; docs/lms.md promises InProgress.
+    platform, url, app = lms
+    platform.mode = mode
+    token = _open_lesson(lms_browser, platform, url, "L4.1")
+    wait_for(lambda: len(platform.received("L4.1")) == 1, "the launch's starting score")
+    wrong = _answer(lms_browser, url, token, "q", "99, 99")
+    assert not wrong["feedback"]["correct"] and wrong["progress"]["done"] == 0
+    wait_for(lambda: len(platform.received("L4.1")) == 2, "the in-progress score")
+    _answer(lms_browser, url, token, "q", "98, 98")  # still nothing solved: nothing new to send
+    exercise, right = solvable(app)
+    progress = _answer(lms_browser, url, token, exercise, right)["progress"]
+    wait_for(lambda: len(platform.received("L4.1")) == 3, "the score of the solved exercise")
+    started, in_progress, solved = platform.received("L4.1")
+    assert [s["activityProgress"] for s in (started, in_progress, solved)] == [
+        "Started",
+        "InProgress",
+        "Submitted",
+    ]
+    assert (in_progress["scoreGiven"], in_progress["gradingProgress"]) == (0, "FullyGraded")
+    assert solved["scoreGiven"] == progress["done"] == 1
+    assert platform.grade("L4.1", "learner-1") == 1.0  # each one taken, in order (Moodle: newer stamps)
+    outbox = app.state.qkv_lti.outbox
+    wait_for(lambda: outbox.delivered_count() == 3, "the three scores marked delivered")
+    assert outbox.parked() == []
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_a_program_run_that_passes_nothing_is_in_progress(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, _app = lms
+    platform.mode = "canvas"
+    token = _open_lesson(lms_browser, platform, url, "L4.1")
+    wait_for(lambda: len(platform.received("L4.1")) == 1, "the launch's starting score")
+    ran = lms_browser.client.post(
+        f"{url}/api/lessons/L4.1/code",
+        json={"exercise_id": "functions", "code": "def project_qkv(X, Wq, Wk, Wv):\n    return X, X, X\n"},
+        headers={"X-CSRF-Token": token},
+    )
+    assert ran.status_code == 200 and ran.json()["result"]["status"] != "pass", ran.text
+    wait_for(lambda: len(platform.received("L4.1")) == 2, "the in-progress score")
+    assert [s["activityProgress"] for s in platform.received("L4.1")] == ["Started", "InProgress"]
 
 
 def test_a_score_the_lms_refuses_is_parked_with_its_sentence_and_holds_nothing_back(

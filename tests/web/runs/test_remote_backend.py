@@ -103,3 +103,23 @@ def test_with_remote_graders_the_estimate_comes_from_the_clusters_verdicts_latel
         "estimate_s": 60.0,
         "state": "waiting",
     }
+
+
+def test_a_remote_verdict_that_solves_nothing_sends_in_progress_to_the_lms(remote_app: FastAPI) -> None:
+    # Issue 43: InProgress once something was run; a verdict from a remote grader queues the LMS score as
+    # a local run does (it queued none before).
+    from tests.web.backend_fixtures import learner_id_of
+
+    learner = Browser(remote_app).open_lesson()
+    learner_id = learner_id_of(learner)
+    tool = remote_app.state.qkv_lti
+    tool.links.remember_line_item(learner_id, "L4.1", "i", "c", "sub-1", "https://lms.invalid/li/1")
+    sent = learner.submit_code(CORRECT_SOLUTION.replace("return (n_q, d_v)", "return (0, 0)"))
+    assert sent.status_code == 202, sent.text
+    failing = {"status": "fail", "tests": [{"name": "output_shape", "status": "fail"}]}
+    assert remote_app.state.qkv.store.grading_jobs.finish(sent.json()["job"], failing)
+    verdict = learner.client.get(sent.json()["poll"])
+    assert verdict.status_code == 200, verdict.text
+    assert verdict.json()["progress"]["done"] == 0
+    documents = [entry.document for entry in tool.outbox.waiting()]
+    assert [(d["scoreGiven"], d["activityProgress"]) for d in documents] == [(0, "InProgress")]

@@ -630,6 +630,30 @@ class ClassView:
         with self.database.read() as conn:
             return [_program(row) for row in conn.execute(query)]
 
+    def latest_programs(self, lesson_id: str, exercise_id: str) -> list[CodeEvent]:
+        """Each learner's newest kept program for the exercise (one per learner), in the order they were sent.
+
+        Examples
+        --------
+        >>> from qkv.store import Store
+        >>> store = Store("sqlite://")
+        >>> for text in ("x = 1", "x = 2"):
+        ...     _ = store.code.record("a" * 36, "L9.1", "area", text, {"status": "fail", "tests": []})
+        >>> [event.source for event in ClassView(store.database).latest_programs("L9.1", "area")]
+        ['x = 2']
+        >>> store.close()
+        """
+        c = _CODE.c
+        newest = (
+            select(func.max(c.id))
+            .where(c.lesson_id == lesson_id, c.exercise_id == exercise_id)
+            .where(self.scope.admits(c.learner_id))
+            .group_by(c.learner_id)
+        )
+        query = programs().where(c.id.in_(newest)).order_by(c.id)
+        with self.database.read() as conn:
+            return [_program(row) for row in conn.execute(query)]
+
     def latest_failure(
         self, learner_id: str, lesson_id: str, exercise_id: str, *, code: bool | None = None
     ) -> AnswerEvent | CodeEvent | None:

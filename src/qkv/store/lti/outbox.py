@@ -163,7 +163,8 @@ class ScoreOutbox:
             The learner's line item for the lesson, as read before (its URL must still be the current one).
         solved : int
             The score as the line item keeps it: exercises solved, in halves (a solve after the reference
-            solution may earn half its credit), so a change of credit is a change of score.
+            solution may earn half its credit), so a change of credit is a change of score; the caller may
+            give a negative number to a state with nothing solved (the web's ``InProgress``).
         document : dict or callable
             The AGS score document to post, or ``timestamp -> document`` to make it with the timestamp
             chosen here (UTC, naive, whole seconds).

@@ -342,7 +342,9 @@ class GradingJobs:
             job_id, row.learner_id, row.lesson_id, row.exercise_id, row.source, row.attempts, waited_s
         )
 
-    def finish(self, job_id: str, result: Mapping[str, Any], *, tried: bool = True) -> bool:
+    def finish(
+        self, job_id: str, result: Mapping[str, Any], *, tried: bool = True, copies_solution: bool = False
+    ) -> bool:
         """Write the job's verdict and save the program with it, unless a verdict was written already.
 
         Parameters
@@ -354,6 +356,8 @@ class GradingJobs:
         tried : bool
             Whether the run was a real try (it defined the functions and ran the tests): a failed run
             counts toward the reference solution only then (and if it was the learner's own work).
+        copies_solution : bool
+            Whether the program is the exercise's reference solution (``CodeWork.record``).
 
         Returns
         -------
@@ -395,6 +399,7 @@ class GradingJobs:
                 result,
                 own_work=row.own_work and tried,
                 client=row.storage_client,
+                copies_solution=copies_solution,
             )
             conn.execute(update(_JOBS).where(_JOBS.c.id == job_id).values(kept=kept.value))
         return True

@@ -66,6 +66,7 @@ class CodeWork:
         *,
         own_work: bool = True,
         client: str | None = None,
+        copies_solution: bool = False,
     ) -> Keeping:
         """Save one code submission with the grader's result document.
 
@@ -91,6 +92,10 @@ class CodeWork:
             Whether a failing run may count as a new try.
         client : str, optional
             The client whose budget the bytes count against.
+        copies_solution : bool
+            Whether the program is the exercise's reference solution (names, layout, comments and
+            docstrings aside: the caller's judgement); a first solve with it is marked
+            ``solved_after_solution``, as one after the solution was shown.
 
         Returns
         -------
@@ -119,7 +124,15 @@ class CodeWork:
         check_storable(source, "The program")
         with self.database.write() as conn:
             return self.record_in(
-                conn, learner_id, lesson_id, exercise_id, source, result, own_work=own_work, client=client
+                conn,
+                learner_id,
+                lesson_id,
+                exercise_id,
+                source,
+                result,
+                own_work=own_work,
+                client=client,
+                copies_solution=copies_solution,
             )
 
     def record_in(
@@ -133,6 +146,7 @@ class CodeWork:
         *,
         own_work: bool = True,
         client: str | None = None,
+        copies_solution: bool = False,
     ) -> Keeping:
         """:meth:`record` inside the caller's write transaction ``conn`` (so that it commits with it).
 
@@ -143,7 +157,7 @@ class CodeWork:
         ----------
         conn : sqlalchemy.Connection
             A connection inside ``database.write()``.
-        learner_id, lesson_id, exercise_id, source, result, own_work, client
+        learner_id, lesson_id, exercise_id, source, result, own_work, client, copies_solution
             As for :meth:`record`.
 
         Returns
@@ -189,6 +203,7 @@ class CodeWork:
             solved=status == "pass",
             score=(passed, len(tests)),
             new_try=new_try,
+            copies_solution=copies_solution,
         )
         if kept is not Keeping.NOTHING:
             self._prune_programs(conn, key, kept)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, case, func, update
+from sqlalchemy import Connection, Table, case, func, literal, update
 
 from qkv.store.sql.database import Database
 from qkv.store.sql.tables import ExerciseTotals, HelpShown
@@ -24,6 +24,7 @@ def count_work(
     solved: bool,
     score: tuple[int, int] | None = None,
     new_try: bool = True,
+    copies_solution: bool = False,
 ) -> None:
     """Add one answer or program to the learner's totals for the exercise (one atomic row update).
 
@@ -43,6 +44,10 @@ def count_work(
         A program's tests passed of its tests; the best is kept.
     new_try : bool
         For a program that did not pass: whether it counts among the failed runs.
+    copies_solution : bool
+        Whether the work is the exercise's reference solution (the caller's judgement): a first solve
+        with it is marked ``solved_after_solution`` as one after the solution was shown, whoever was
+        shown it.
 
     Examples
     --------
@@ -87,10 +92,9 @@ def count_work(
         changes["attempts_to_solve"] = case(
             (t.solved, t.attempts_to_solve), else_=t.attempts + (1 if attempt else 0)
         )
-        # The first solve is marked when the reference solution had been shown before it.
-        changes["solved_after_solution"] = case(
-            (t.solved, t.solved_after_solution), else_=t.solution_shown_at.is_not(None)
-        )
+        # The first solve is marked when the reference solution had been shown before it, or is it.
+        shown = literal(True) if copies_solution else t.solution_shown_at.is_not(None)
+        changes["solved_after_solution"] = case((t.solved, t.solved_after_solution), else_=shown)
         # And how many hints had been shown before it.
         changes["hints_before_solve"] = case(
             (t.solved, t.hints_before_solve), else_=func.coalesce(t.hints_shown, 0)

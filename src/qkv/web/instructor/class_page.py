@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
-from qkv.lessons import LessonError
+from qkv.lessons import CHECKER_MISTAKES, LessonError
 from qkv.store.instructor.class_view import ClassView, ExerciseCounts, LearnerStanding, StuckRule
 from qkv.store.instructor.courses import EVERYONE, LearnerScope
 from qkv.store.instructor.instructors import AnswerEvent, CodeEvent
@@ -75,7 +75,9 @@ def _latest_failure(services: Services, event: AnswerEvent | CodeEvent | None) -
         "question_html": texts.prompt_html if texts else "",
     }
     if isinstance(event, AnswerEvent):
-        sentence = texts.mistakes.get(event.mistake, "") if texts and event.mistake else ""
+        sentence = ""
+        if texts and event.mistake:  # the lesson's named mistake, else the checker's own (reverse order)
+            sentence = texts.mistakes.get(event.mistake) or CHECKER_MISTAKES.get(event.mistake, "")
         found.update(
             kind="answer",
             answer=event.answer,

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from markupsafe import Markup
 
+from qkv.lessons import CHECKER_MISTAKES
 from qkv.store.instructor.class_view import ExerciseCounts, WrongAnswerGroup
 from qkv.store.instructor.exports import write_csv
 from qkv.store.instructor.instructors import CodeEvent
@@ -43,6 +44,11 @@ def _empty_counts(lesson_id: str, exercise_id: str) -> ExerciseCounts:
     return ExerciseCounts(lesson_id, exercise_id, 0, 0, 0, 0, None, 0, 0)
 
 
+def _sentence(sentences: dict[str, str], mistake: str) -> str:
+    """A named mistake's sentence: the lesson's, else the checker's own (reverse order, say)."""
+    return sentences.get(mistake) or CHECKER_MISTAKES.get(mistake, "(no longer declared by the lesson)")
+
+
 def _answer_items(
     exercise: Any, groups: Sequence[WrongAnswerGroup], sentences: dict[str, str]
 ) -> dict[str, Any]:
@@ -62,7 +68,7 @@ def _answer_items(
         {
             "answer": answer,
             "mistake": mistake,
-            "sentence": sentences.get(mistake, "(no longer declared by the lesson)") if mistake else "",
+            "sentence": _sentence(sentences, mistake) if mistake else "",
             "count": count,
             "learners": named_learners[(answer, mistake)],
         }

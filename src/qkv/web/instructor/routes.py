@@ -20,7 +20,7 @@ from starlette.responses import Response
 from qkv.store.instructor.courses import LearnerScope
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.http.sign_in_links import instructor_sign_in_url
-from qkv.web.instructor import class_page
+from qkv.web.instructor import class_page, same_programs
 from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth, same_origin
 from qkv.web.instructor.charts import Bar, bar_chart, percent, plural
 from qkv.web.instructor.course_access import WHOLE_SERVER, InCourse, check_choice
@@ -52,6 +52,7 @@ def install(app: FastAPI, services: Services, secret_key: str) -> None:
     # First: its /instructor/export/items.csv must win over this module's /instructor/export/{name}.
     app.include_router(class_page.pages)
     app.include_router(class_page.api)
+    app.include_router(same_programs.router)  # the similarity report
     app.include_router(pages)
     app.include_router(api)
 

@@ -13,8 +13,9 @@ Definitions (also in docs/instructor.md):
 - *solve rate by variant*: for each variant a learner answered in (the page's own numbers or a
   seed), the share of those learners who solved it in that variant;
 - *named mistakes*: wrong answers whose stored mistake id is one of the exercise's ``[mistakes]``
-  (for multiple choice: the wrong letter picked); answers saved before mistake ids were stored
-  have none and are counted as *not recorded*;
+  (for multiple choice: the wrong letter picked), or one the checker names by itself
+  (``qkv.lessons.CHECKER_MISTAKES``: the right numbers in reverse order); answers saved before mistake
+  ids were stored have none and are counted as *not recorded*;
 - *unmatched wrong answers*: readable wrong answers that no named mistake matched, grouped by the
   answer as the lesson reads it, per variant;
 - *per-test failure rate*: of the programs in which that test ran, the share in which it failed
@@ -29,6 +30,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from qkv.lessons import CHECKER_MISTAKES
 from qkv.lessons.answers import AnswerFormatError, format_value, parse_numbers
 from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, HelpEvent
 
@@ -144,8 +146,8 @@ def _variant_rates(events: Sequence[AnswerEvent]) -> list[dict[str, Any]]:
 
 def _mistake_counts(exercise: Any, wrong: Sequence[AnswerEvent]) -> list[dict[str, Any]]:
     """How often (and by how many learners) each named mistake was made, the most frequent first."""
-    named = _declared_mistakes(exercise)
     mistake_counts = Counter(e.mistake for e in wrong if e.mistake is not None)
+    named = _declared_mistakes(exercise, mistake_counts)
     mistake_learners: dict[str, set[str]] = defaultdict(set)
     for e in wrong:
         if e.mistake is not None:
@@ -184,10 +186,12 @@ def _unmatched_answers(kind: str, wrong: Sequence[AnswerEvent]) -> list[dict[str
     return unmatched
 
 
-def _declared_mistakes(exercise: Any) -> dict[str, str]:
+def _declared_mistakes(exercise: Any, counted: Iterable[str] = ()) -> dict[str, str]:
+    """The exercise's named mistakes; with the checker's own (reverse order) among ``counted``, those too."""
     if exercise.kind == "choice":
         return {choice.letter: choice.feedback for choice in exercise.choices if not choice.correct}
-    return dict(exercise.mistakes)
+    checker = {key: CHECKER_MISTAKES[key] for key in counted if key in CHECKER_MISTAKES}
+    return {**checker, **exercise.mistakes}
 
 
 def code_exercise_stats(events: Sequence[CodeEvent]) -> dict[str, Any]:

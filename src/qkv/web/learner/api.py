@@ -27,7 +27,14 @@ from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.request_bodies import StrictBody
 from qkv.web.http.security import RequestLearner
 from qkv.web.learner.lesson_progress import build_progress
-from qkv.web.learner.widget_api import STEP_VECTORS, AttentionIn, attention_steps
+from qkv.web.learner.widget_api import (
+    STEP_VECTORS,
+    AttentionIn,
+    ProjectIn,
+    attention_steps,
+    project_inputs,
+    projection,
+)
 from qkv.web.runs.backend import RemoteProgram, final_reply, pending_reply, place_in_line
 from qkv.web.runs.local_queue import GradingBusy, GradingClosed
 from qkv.web.services import Services, get_services
@@ -165,7 +172,7 @@ async def post_code(
             storage_client=request_client_key(request),
             own_work=own_work,
         )
-        return await _remote_run(services, program)
+        return await _remote_run(services, program, request.app.state)
     started = time.monotonic()
     document = await _local_run(services, body.code, exercise.suite, request, learner)
     if isinstance(document, SafeJSONResponse):
@@ -180,6 +187,9 @@ async def post_code(
         document,
         own_work=own_work and ran_its_tests(document),  # junk that defines nothing is no try
         client=request_client_key(request),
+        # The reference solution sent as it is (names and layout aside) is a solve after it was shown,
+        # whoever opened it (another browser, a classmate).
+        copies_solution=exercise.copies_solution(body.code),
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
     await run_in_threadpool(lti.lesson_changed, request.app.state, learner.id, lesson.id, progress)
@@ -228,7 +238,7 @@ def _line_client(request: Request, learner: RequestLearner) -> str:
     return request_client_key(request)
 
 
-async def _remote_run(services: Services, program: RemoteProgram) -> Any:
+async def _remote_run(services: Services, program: RemoteProgram, app_state: Any) -> Any:
     """Hand the program to the remote graders and answer with its verdict, or 202 while it has none yet."""
     assert services.remote is not None
     try:
@@ -237,11 +247,12 @@ async def _remote_run(services: Services, program: RemoteProgram) -> Any:
         return SafeJSONResponse(
             {"detail": str(busy)}, status_code=busy.status, headers={"Retry-After": str(busy.retry_after_s)}
         )
-    return await _job_answer(services, job_id, program.lesson_id)
+    return await _job_answer(services, job_id, program.lesson_id, app_state)
 
 
-async def _job_answer(services: Services, job_id: str, lesson_id: str) -> Any:
-    """The job's verdict once written (waiting up to ``remote_wait_s``), else 202 and where to ask again."""
+async def _job_answer(services: Services, job_id: str, lesson_id: str, app_state: Any) -> Any:
+    """The job's verdict once written (waiting up to ``remote_wait_s``), else 202 and where to ask again;
+    a verdict's progress goes to the LMS's score too, if the learner was launched (as a local run's does)."""
     assert services.remote is not None
     view = await services.remote.wait(job_id, services.settings.remote_wait_s)
     if view is None:
@@ -255,6 +266,7 @@ async def _job_answer(services: Services, job_id: str, lesson_id: str) -> Any:
         if view.state is JobState.DONE:
             lesson = services.lesson(view.lesson_id)
             progress = await run_in_threadpool(_progress, services, lesson, view.learner_id)
+            await run_in_threadpool(lti.lesson_changed, app_state, view.learner_id, lesson.id, progress)
         reply = final_reply(view, progress)
     return SafeJSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 
@@ -272,6 +284,7 @@ async def _job_answer(services: Services, job_id: str, lesson_id: str) -> Any:
 async def get_code_job(
     lesson_id: LessonId,
     job_id: Annotated[str, Path(max_length=36)],
+    request: Request,
     services: AppServices,
     learner: Reader,
 ) -> Any:
@@ -285,7 +298,7 @@ async def get_code_job(
     view = await services.remote.view(job_id)
     if view is None or view.learner_id != learner.id:
         raise HTTPException(404, f"You have no grading job {job_id!r}; run your program again.")
-    return await _job_answer(services, job_id, lesson_id)
+    return await _job_answer(services, job_id, lesson_id, request.app.state)
 
 
 @router.get("/lessons/{lesson_id}/code/queue", summary="Where the learner's program is in the grading line")
@@ -482,18 +495,55 @@ def post_lesson_attention(
     """
     lesson = services.lesson(lesson_id)
     steps = attention_steps(body)
-    progress = _progress(services, lesson, learner.id)
+    seed, earned = _earned_answers(services, lesson, learner.id)
+    given = lesson.answers_given_away(
+        [steps[name] for name in STEP_VECTORS],
+        variant_seed=seed,
+        earned=earned,
+        inputs=[body.q, body.K, body.V],
+    )
+    if not given:
+        return {**steps, "withheld": []}
+    return {"withheld": [exercise.id for exercise in given], "detail": _withheld_sentence(lesson, given)}
+
+
+@router.post(
+    "/lessons/{lesson_id}/project",
+    summary="q, k, v for one hidden vector, each unless it gives away an answer of the lesson",
+)
+def post_lesson_project(
+    lesson_id: LessonId, body: ProjectIn, services: AppServices, learner: Reader
+) -> dict[str, Any]:
+    """What ``POST /api/project`` answers, for a widget on a lesson's page: a projection that would show
+    an answer of the lesson the learner has not typed correctly yet (for the variant they see; with the
+    lesson's own x and matrices, whole numbers too) comes back as null, its exercise's id in ``withheld``
+    and ``detail`` a sentence saying so. Saves nothing.
+    """
+    lesson = services.lesson(lesson_id)
+    result = projection(body)
+    seed, earned = _earned_answers(services, lesson, learner.id)
+    given: dict[str, Exercise] = {}
+    for name in ("q", "k", "v"):
+        found = lesson.answers_given_away(
+            [result[name]], variant_seed=seed, earned=earned, inputs=project_inputs(body)
+        )
+        if found:
+            result[name] = None
+            given.update((exercise.id, exercise) for exercise in found)
+    if not given:
+        return {**result, "withheld": []}
+    return {**result, "withheld": list(given), "detail": _withheld_sentence(lesson, list(given.values()))}
+
+
+def _earned_answers(services: Services, lesson: Lesson, learner_id: str) -> tuple[int | None, set[str]]:
+    """The variant the learner works on, and the exercises they answered correctly for it."""
+    progress = _progress(services, lesson, learner_id)
     earned = {
         exercise_id
         for exercise_id, entry in progress["exercises"].items()
         if entry["feedback"] is not None and entry["feedback"]["correct"]
     }
-    given = lesson.answers_given_away(
-        [steps[name] for name in STEP_VECTORS], variant_seed=progress["variant_seed"], earned=earned
-    )
-    if not given:
-        return {**steps, "withheld": []}
-    return {"withheld": [exercise.id for exercise in given], "detail": _withheld_sentence(lesson, given)}
+    return progress["variant_seed"], earned
 
 
 def _withheld_sentence(lesson: Lesson, given: list[Exercise]) -> str:

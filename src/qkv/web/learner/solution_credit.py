@@ -1,13 +1,15 @@
 """What a solve after help earns: the instructor's choice, and the one place a lesson's score is computed.
 
 A learner who was shown an exercise's reference solution and then solved it is marked in the gradebook,
-the exports and the LMS score (``solved_after_solution``); so is one who was shown hints first
-(``solved_after_hints``; a solve after the solution counts as that, whatever hints came before). How much
-such a solve counts toward a lesson's score is set with ``qkv serve --after-solution-credit`` and
-``--after-hint-credit`` (and the same options of ``qkv progress export``): ``full`` (1, as any solve),
-``reduced`` (half) or ``none`` (0). The defaults are ``reduced`` after the solution and ``full`` after hints,
-which teach without showing code (docs/instructor.md). :meth:`HelpPolicy.score` is the one function the
-class grid, the LMS gradebook file and the LMS score all compute a lesson's score with.
+the exports and the LMS score (``solved_after_solution``); so is a first solve with a program that is the
+reference solution itself, names, layout, comments and docstrings aside (``Exercise.copies_solution``),
+whoever was shown it. A learner who was shown hints first solved after hints (``solved_after_hints``; a
+solve after the solution counts as that, whatever hints came before). How much such a solve counts toward a
+lesson's score is set with ``qkv serve --after-solution-credit`` and ``--after-hint-credit`` (and the same
+options of ``qkv progress export``): ``full`` (1, as any solve), ``reduced`` (half) or ``none`` (0). The
+defaults are ``reduced`` after the solution and ``full`` after hints, which teach without showing code
+(docs/instructor.md). :meth:`HelpPolicy.score` is the one function the class grid, the LMS gradebook file
+and the LMS score all compute a lesson's score with.
 """
 
 from __future__ import annotations

@@ -52,14 +52,31 @@ class AttentionIn(StrictBody):
 )
 def post_project(body: ProjectIn, request: Request) -> dict[str, Any]:
     """``qkv.project_qkv`` on one row; shape problems come back as 422 with the library's sentence."""
+    result = projection(body)
+    _guard(request, [result["q"], result["k"], result["v"]], project_inputs(body))
+    return result
+
+
+def projection(body: ProjectIn) -> dict[str, Any]:
+    """q, k and v for the body's hidden vector: the reply of ``POST /api/project``.
+
+    Raises
+    ------
+    fastapi.HTTPException
+        422 with the library's sentence when the vector and the matrices do not fit together.
+    """
     try:
         with np.errstate(all="ignore"):  # overflow to inf is reported as null, not as a warning
             Q, K, V = project_qkv([body.x], body.Wq, body.Wk, body.Wv)
     except (ValueError, TypeError) as error:
         raise HTTPException(422, str(error)) from None
     result: dict[str, Any] = finite_or_none({"q": Q[0], "k": K[0], "v": V[0]})
-    _guard(request, [result["q"], result["k"], result["v"]])
     return result
+
+
+def project_inputs(body: ProjectIn) -> list[Any]:
+    """What a projection is computed from, for the guard to tell a lesson's own numbers."""
+    return [body.x, body.Wq, body.Wk, body.Wv]
 
 
 @router.post(
@@ -70,15 +87,16 @@ def post_project(body: ProjectIn, request: Request) -> dict[str, Any]:
 def post_attention(body: AttentionIn, request: Request) -> dict[str, Any]:
     """Scores, scaled scores, the masked row, softmax weights and the output for one query."""
     steps = attention_steps(body)
-    _guard(request, [steps[name] for name in STEP_VECTORS])
+    _guard(request, [steps[name] for name in STEP_VECTORS], [body.q, body.K, body.V])
     return steps
 
 
-def _guard(request: Request, shown: list[Any]) -> None:
-    """403 with a sentence when ``shown`` holds an answer of a lesson the learner has not typed yet."""
+def _guard(request: Request, shown: list[Any], inputs: list[Any]) -> None:
+    """403 with a sentence when ``shown`` (computed from ``inputs``) holds an answer of a lesson the
+    learner has not typed yet."""
     services = request.app.state.qkv
     learner = services.identity.learner(request)
-    refuse_unearned(services, learner.id, shown)
+    refuse_unearned(services, learner.id, shown, inputs)
 
 
 def attention_steps(body: AttentionIn) -> dict[str, Any]:

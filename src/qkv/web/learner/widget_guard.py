@@ -3,14 +3,16 @@
 Those routes compute for any numbers a widget sends; typed with a lesson's own inputs, they would compute
 the answers the lesson asks for. Before answering, the result is compared with the unanswered numeric
 answers of every lesson of the catalog (``Lesson.answers_given_away``): for the numbers every visitor
-sees first (the page's own variant), and for the variant this learner works on. A result that holds one
-is refused with a sentence naming the lesson and the questions: the lesson's page computes them (its
-guarded route, ``/api/lessons/{id}/attention``) once the learner has answered them.
+sees first (the page's own variant), and for the variant this learner works on; when the inputs sent are
+that variant's own numbers, whole-number answers too. A result that holds one is refused with a sentence
+naming the lesson and the questions: the lesson's page computes them (its guarded routes,
+``/api/lessons/{id}/attention`` and ``/api/lessons/{id}/project``) once the learner has answered them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from fastapi import HTTPException
 
@@ -33,10 +35,15 @@ def _earned(services: Services, lesson: Lesson, learner_id: str) -> tuple[int | 
 
 
 def given_away(
-    services: Services, learner_id: str | None, shown: Sequence[Sequence[float | None]]
+    services: Services,
+    learner_id: str | None,
+    shown: Sequence[Sequence[float | None]],
+    inputs: Sequence[Any] = (),
 ) -> list[tuple[Lesson, list[Exercise]]]:
     """Per lesson, the unanswered exercises whose answers ``shown`` holds (lessons with none left out).
 
+    ``inputs`` are the numbers the result was computed from: when they are a lesson's own (its page's
+    or the learner's variant), whole-number answers count too (``Lesson.answers_given_away``).
     The variant seeds are read first (one small query per lesson); the learner's answers only where the
     result would give something away, so a widget's ordinary numbers cost little.
     """
@@ -44,8 +51,10 @@ def given_away(
     known = learner_id is not None and services.store.learners.has_saved_work(learner_id)
     for lesson in services.catalog.lessons:
         seed = services.store.progress.variant_seed(learner_id, lesson.id) if known and learner_id else None
-        page_numbers = lesson.answers_given_away(shown, variant_seed=None, earned=())
-        own_numbers = lesson.answers_given_away(shown, variant_seed=seed, earned=()) if seed else []
+        page_numbers = lesson.answers_given_away(shown, variant_seed=None, earned=(), inputs=inputs)
+        own_numbers = (
+            lesson.answers_given_away(shown, variant_seed=seed, earned=(), inputs=inputs) if seed else []
+        )
         if not (page_numbers or own_numbers):
             continue
         earned: set[str] = set()
@@ -61,16 +70,21 @@ def given_away(
 
 
 def refuse_unearned(
-    services: Services, learner_id: str | None, shown: Sequence[Sequence[float | None]]
+    services: Services,
+    learner_id: str | None,
+    shown: Sequence[Sequence[float | None]],
+    inputs: Sequence[Any] = (),
 ) -> None:
     """Raise 403 with a sentence if ``shown`` holds an unearned answer of any lesson; return otherwise.
+
+    ``inputs``: the vectors and matrices ``shown`` was computed from (see ``given_away``).
 
     Raises
     ------
     fastapi.HTTPException
         403, naming the lesson and the questions whose answers the numbers would give away.
     """
-    found = given_away(services, learner_id, shown)
+    found = given_away(services, learner_id, shown, inputs)
     if not found:
         return
     lesson, exercises = found[0]

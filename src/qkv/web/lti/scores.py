@@ -149,6 +149,25 @@ def lesson_score(progress: dict[str, Any], policy: HelpPolicy) -> LessonScore:
     return LessonScore(solved, int(progress["total"]), attempted(progress), note)
 
 
+IN_PROGRESS_KEY = -1
+"""The kept score of a line item whose learner answered or ran something but solved nothing (InProgress)."""
+
+
+def score_key(solved: float, attempted: bool) -> int:
+    """What a line item keeps of its last score, to tell whether a new one differs: the exercises solved in
+    halves (a solve after the reference solution may earn half), or ``IN_PROGRESS_KEY`` while nothing is
+    solved but something was answered or run, so that Started, then InProgress, are each sent once.
+
+    Examples
+    --------
+    >>> score_key(0, False), score_key(0, True), score_key(2.5, True), score_key(3, False)
+    (0, -1, 5, 6)
+    """
+    if solved <= 0 and attempted:
+        return IN_PROGRESS_KEY
+    return round(solved * 2)
+
+
 class ScoreHook:
     """Queues a score for the LMS when a launched learner's score on a lesson changes.
 
@@ -212,13 +231,16 @@ class ScoreHook:
         >>> hook.links.remember_line_item("a" * 36, "X1.1", "i", "c", "sub-1", "https://lms.example/li/1")
         >>> hook.lesson_changed("a" * 36, "X1.1", 1, 11), hook.lesson_changed("a" * 36, "X1.1", 1, 11)
         (True, False)
+        >>> hook.links.remember_line_item("a" * 36, "X1.2", "i", "c", "sub-1", "https://lms.example/li/2")
+        >>> [hook.lesson_changed("a" * 36, "X1.2", 0, 11, attempted=a) for a in (False, False, True, True)]
+        [True, False, True, False]
         >>> database.close()
         """
         try:
             queued = False
             # One line item per course the learner launched this lesson from: each gets the score. A line
-            # item keeps its last score in half exercises, a whole number either way.
-            key = round(solved * 2)
+            # item keeps its last score as a whole number (score_key), so Started -> InProgress is a change.
+            key = score_key(solved, attempted)
             for item in self.links.line_items(learner_id, lesson_id):
                 if item.last_score != key:
                     queued = self._queue(item, solved, key, total, attempted, note) or queued

@@ -1,5 +1,6 @@
-// The projection widget: two sliders for the hidden vector x; every move asks the server (POST /api/project,
-// which uses qkv.project_qkv) for q, k and v, and updates the table in place.
+// The projection widget: two sliders for the hidden vector x; every move asks the server (on a lesson page
+// POST /api/lessons/{id}/project, elsewhere POST /api/project; both use qkv.project_qkv) for q, k and v,
+// and updates the table in place.
 // A result that an exercise of the page asks for (config.solved_by: {q: "q", ...}) shows "?" until the
 // learner's PROGRESS document says that exercise was answered correctly for the current variant; the server
 // leaves such results out of the config, so nothing on the page gives them away before.
@@ -101,8 +102,14 @@ function projectionTable(config, x) {
   return { table, heading, cells };
 }
 
+// A result stays "?" while its exercise is unsolved, and when the server withheld it (null: the lesson's
+// route sends no number that would give away an answer the learner has not typed for their numbers).
+function visible(model, name) {
+  return model.shown(name) && model.values[name] !== null;
+}
+
 function drawResult(cells, model, name) {
-  const hidden = !model.shown(name);
+  const hidden = !visible(model, name);
   cells[name].classList.toggle("is-hidden", hidden);
   if (hidden) cells[name].replaceChildren(hiddenResult(name));
   else cells[name].textContent = Array.isArray(model.values[name]) ? vectorText(model.values[name]) : "…";
@@ -110,18 +117,18 @@ function drawResult(cells, model, name) {
 
 // The line under the table says the same as the table, so it follows the same "?" rule.
 function drawStatus(status, model) {
-  if (!ROWS.every((row) => Array.isArray(model.values[row.name]) || !model.shown(row.name))) return;
-  status.textContent = ROWS.map((row) => `${row.name} = ${model.shown(row.name) ? vectorText(model.values[row.name]) : "?"}`).join(", ");
+  if (!ROWS.every((row) => Array.isArray(model.values[row.name]) || !visible(model, row.name))) return;
+  status.textContent = ROWS.map((row) => `${row.name} = ${visible(model, row.name) ? vectorText(model.values[row.name]) : "?"}`).join(", ");
 }
 
-/** Ask the server for q, k and v at the sliders' x (the latest request wins) and draw them. */
-function updater(config, sliders, view, model) {
+/** Ask the server (`url`) for q, k and v at the sliders' x (the latest request wins) and draw them. */
+function updater(config, sliders, view, model, url) {
   let latest = 0;
   return debounce(async () => {
     const current = sliders.map((s) => Number(s.input.value));
     const request = ++latest;
     try {
-      const reply = await postJson("/api/project", { x: current, Wq: config.Wq, Wk: config.Wk, Wv: config.Wv });
+      const reply = await postJson(url, { x: current, Wq: config.Wq, Wk: config.Wk, Wv: config.Wv });
       if (request !== latest) return; // a newer slider position is on its way
       for (const row of ROWS) model.values[row.name] = reply[row.name];
       for (const row of ROWS) drawResult(view.cells, model, row.name);
@@ -157,7 +164,8 @@ export function mount(element, ctx = {}) {
     element,
     el("div", { class: "widget-live" }, el("div", { class: "sliders" }, ...sliders.map((s) => s.row)), el("div", { class: "table-scroll" }, view.table), view.status),
   );
-  const update = updater(config, sliders, view, model);
+  // On a lesson page the lesson's guarded route; elsewhere the plain library route.
+  const update = updater(config, sliders, view, model, ctx.api ? `${ctx.api}/project` : "/api/project");
   for (const slider of sliders) {
     slider.input.addEventListener("input", () => {
       slider.output.textContent = formatCompact(Number(slider.input.value));
@@ -168,6 +176,8 @@ export function mount(element, ctx = {}) {
     ctx.progress.onChange((next) => {
       if (!element.isConnected) return; // replaced by another variant's widget
       model.progress = next;
+      // A result the server withheld (null) is asked for again once its exercise is solved.
+      if (ROWS.some((row) => model.values[row.name] === null && model.shown(row.name))) update();
       for (const row of ROWS) drawResult(view.cells, model, row.name);
       if (!view.status.classList.contains("is-error")) drawStatus(view.status, model);
     });
