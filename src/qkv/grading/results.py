@@ -118,6 +118,9 @@ class GradeResult:
         known; None otherwise. The page marks it in the editor.
     phases : Phases or None
         Wall-clock and CPU seconds per phase of the grading (advisory; not in the results document).
+    signatures : dict of str to str
+        For a failed grading, each failing function's behaviour signature (:mod:`qkv.grading.behaviour`);
+        in the results document as ``signatures`` when there is one.
 
     Examples
     --------
@@ -139,6 +142,7 @@ class GradeResult:
     line: int | None = None
     # Where the grading's time went (advisory, for benchmarks; not part of the results document).
     phases: Phases | None = field(default=None, compare=False, repr=False)
+    signatures: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -157,7 +161,7 @@ class GradeResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The results document: plain JSON types only (strings stand in for non-finite numbers)."""
-        return {
+        document = {
             "version": RESULTS_VERSION,
             "status": self.status,
             "message": self.message,
@@ -168,3 +172,6 @@ class GradeResult:
             "output": self.output,
             "line": self.line,
         }
+        if self.signatures:
+            document["signatures"] = dict(self.signatures)
+        return document
