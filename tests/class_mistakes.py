@@ -11,7 +11,7 @@ LESSON = "L4.2"
 EXERCISE = "functions"
 FUNCTION = "scaled_scores"
 
-_DOT = '''import math
+_DOT = """import math
 
 import numpy as np
 
@@ -26,7 +26,7 @@ def dot_scores(Q, K):
 def score_spread(d_k):
     return float(np.sqrt(d_k))
 
-'''
+"""
 
 _STYLES = [
     """def scaled_scores(Q, K):

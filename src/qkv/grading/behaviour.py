@@ -174,7 +174,9 @@ def signatures(
     """
     signed: dict[str, str] = {}
     for function in functions:
-        parts = [f"{case.name}\x1f{_outcome(case, event)}" for case, event in calls if case.function == function]
+        parts = [
+            f"{case.name}\x1f{_outcome(case, event)}" for case, event in calls if case.function == function
+        ]
         digest = hashlib.sha256("\x1e".join(sorted(parts)).encode("utf-8", "replace")).hexdigest()
         signed[function] = digest[:32]
     return signed

@@ -625,7 +625,9 @@ def _sign(prepared: _Prepared, tests: list[TestResult], events: dict[int, dict[s
     if not failing:
         return {}
     calls: list[tuple[Case, dict[str, Any] | None]] = [
-        (case, events.get(index)) for index, case in enumerate(prepared.running) if case.name in prepared.fixed
+        (case, events.get(index))
+        for index, case in enumerate(prepared.running)
+        if case.name in prepared.fixed
     ]
     first = len(prepared.running)
     calls += [(case, events.get(first + index)) for index, case in enumerate(prepared.probes)]

@@ -78,8 +78,9 @@ class TestResult:
     hint_source: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The test's entry in the results document."""
-        return {
+        """The test's entry in the results document (with ``hint_from``, where its hint came from: ``lesson``,
+        ``mutant`` or ``relation``, when it has one)."""
+        entry = {
             "ran": self.ran,
             "name": self.name,
             "status": self.status,
@@ -90,6 +91,9 @@ class TestResult:
             "expected": self.expected,
             "got": self.got,
         }
+        if self.hint and self.hint_source:
+            entry["hint_from"] = self.hint_source.split(":")[0]
+        return entry
 
 
 @dataclass(frozen=True)
@@ -161,7 +165,7 @@ class GradeResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The results document: plain JSON types only (strings stand in for non-finite numbers)."""
-        document = {
+        document: dict[str, Any] = {
             "version": RESULTS_VERSION,
             "status": self.status,
             "message": self.message,

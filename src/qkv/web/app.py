@@ -36,7 +36,7 @@ from qkv.web.http.redirects import SafeLocationMiddleware
 from qkv.web.http.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.instructor import learner_links
 from qkv.web.instructor import routes as instructor_routes
-from qkv.web.learner import api, pages, sign_in, widget_api
+from qkv.web.learner import api, message_feedback, pages, sign_in, widget_api
 from qkv.web.learner.widget_files import WidgetFiles
 from qkv.web.retention import prune_forever
 from qkv.web.runs.backend import RemoteGrading
@@ -157,6 +157,7 @@ def _open_services(settings: Settings, catalog: Any) -> tuple[Services, str]:
 def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
     """Every router, the static files and the widgets' folders; the LTI tool, which the lifespan starts."""
     app.include_router(api.router)
+    app.include_router(message_feedback.router)  # "Did this help?"
     app.include_router(widget_api.router)
     app.include_router(pages.router)
     app.include_router(sign_in.router)  # /sign-in, /sign-out, /account/devices
