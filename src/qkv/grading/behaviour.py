@@ -171,12 +171,15 @@ def signatures(
     (True, 32)
     >>> signatures(["half"], [(case, {"outcome": "raised", "type": "KeyError"})]) == wrong
     False
+    >>> signatures(["half"], [(case, {"outcome": "missing"})])
+    {}
     """
     signed: dict[str, str] = {}
     for function in functions:
-        parts = [
-            f"{case.name}\x1f{_outcome(case, event)}" for case, event in calls if case.function == function
-        ]
+        outcomes = [(case.name, _outcome(case, event)) for case, event in calls if case.function == function]
+        if not outcomes or all(outcome in ("missing", "not_callable") for _, outcome in outcomes):
+            continue  # a function the program does not define has no behaviour to group
+        parts = [f"{name}\x1f{outcome}" for name, outcome in outcomes]
         digest = hashlib.sha256("\x1e".join(sorted(parts)).encode("utf-8", "replace")).hexdigest()
         signed[function] = digest[:32]
     return signed

@@ -229,9 +229,15 @@ class MistakeGroups:
         made.sort(key=lambda g: (not g.often_unhelpful, g.state == NAMED, -g.learners, -g.programs, g.id))
         return made
 
-    def group(self, scope: LearnerScope, course_key: str, group: str) -> MistakeGroup | None:
-        """One group of the course, or None when none of its learners made it."""
-        return next((g for g in self.groups(scope, course_key, limit=MAX_GROUPS * 20) if g.id == group), None)
+    def made_in(self, scope: LearnerScope, group: str) -> bool:
+        """Whether a learner of the scope made the group's mistake (the group is the course's to name)."""
+        with self.database.read() as conn:
+            found = conn.execute(
+                select(_SIGNATURES.c.id)
+                .where(_SIGNATURES.c.group_key == group, scope.admits(_SIGNATURES.c.learner_id))
+                .limit(1)
+            ).first()
+        return found is not None
 
     def where_made(self, group: str) -> tuple[list[str], bool] | None:
         """The courses whose learners made the group's mistake, and whether a learner in no course did;

@@ -193,7 +193,9 @@ class CodeWork:
         )
         if kept is not Keeping.NOTHING:
             self._prune_programs(conn, key, kept)
-            # Each failing function's behaviour, for the class's mistakes grouped by it.
+        if kept is not Keeping.NOTHING and own_work:
+            # Each failing function's behaviour, for the class's mistakes grouped by it (the starter code
+            # run as it is, or junk that defines nothing, is no mistake of the learner's).
             record_signatures_in(conn, learner_id, lesson_id, exercise_id, source, result)
         # What was sent to the grader is also the editor's latest text; past the budget a draft may
         # not grow, so a longer one is dropped (the page then shows the last kept program).
