@@ -38,7 +38,18 @@ def build() -> object:
     return cli
 
 
-COMMANDS = ("check", "courses", "grader", "instructor", "learners", "lessons", "lti", "progress", "serve")
+COMMANDS = (
+    "check",
+    "courses",
+    "grader",
+    "instructor",
+    "learners",
+    "lessons",
+    "lti",
+    "mistakes",
+    "progress",
+    "serve",
+)
 
 
 def _command(name: str) -> click.Command:
@@ -67,6 +78,10 @@ def _command(name: str) -> click.Command:
         from qkv.cli.lessons import lessons
 
         return lessons
+    if name == "mistakes":
+        from qkv.cli.mistakes import mistakes
+
+        return mistakes
     if name == "lti":
         from qkv.cli.lti import lti
 

@@ -348,6 +348,10 @@ class Grader:
             ],
         }
         prepared.report_bytes = report_bound([case.expected for case in calls], [case.args for case in calls])
+        # What the learner is told the tests can need: the probes' share is the grader's, not theirs.
+        prepared.tests_report_bytes = report_bound(
+            [case.expected for case in prepared.running], [case.args for case in prepared.running]
+        )
         prepared.job["report_bytes"] = prepared.report_bytes  # the harness writes no value past it
         if suite.time_limit_s is not None and suite.time_limit_s < self.limits.wall_s:
             prepared.limits = dataclasses.replace(
@@ -398,6 +402,8 @@ class Grader:
             raw.parse()
             if any(event.get("outcome") == "oversized" for event in raw.events):
                 raw.report_over = prepared.report_bytes  # the harness found a value too large to write
+            if raw.report_over is not None:
+                raw.report_over = prepared.tests_report_bytes
             probed = _take_probes(raw, len(prepared.running), len(prepared.probes))
             status, message, ran = interpret(raw, prepared.running, prepared.limits, seen)
             # Back to the suite's order, each result saying when it ran.
@@ -504,7 +510,10 @@ class _Prepared:
     running: list[Case] = field(default_factory=list)
     job: dict[str, Any] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
-    report_bytes: int | None = None  # what the tests can need (``report_bound``); past it nothing is read
+    report_bytes: int | None = (
+        None  # what the tests and probes can need (``report_bound``); past it nothing is read
+    )
+    tests_report_bytes: int | None = None  # what the tests alone can need (the bound a learner is told)
     paused_at: float | None = None
     paused_s: float = 0.0  # time spent set aside, which is not the grading's own duration
     thread_mark: float = 0.0  # the grading thread's CPU clock when it last took the program up

@@ -317,13 +317,19 @@ class MistakeGroups:
             ).rowcount
         return bool(gone)
 
-    def named(self, course_key: str, lesson: str | None = None) -> list[MistakeGroup]:
-        """The course's named notes (for ``qkv mistakes export``), with their examples, by group id."""
-        where = [_NOTES.c.course_key == course_key, _NOTES.c.state == NAMED]
+    def named(self, course_key: str | None, lesson: str | None = None) -> list[MistakeGroup]:
+        """The course's named notes (None: every course's, a group once), with their examples, by group id
+        (for ``qkv mistakes export``)."""
+        where = [_NOTES.c.state == NAMED]
+        if course_key is not None:
+            where.append(_NOTES.c.course_key == course_key)
         if lesson is not None:
             where.append(_NOTES.c.lesson_id == lesson)
         with self.database.read() as conn:
-            notes = conn.execute(select(_NOTES).where(*where).order_by(_NOTES.c.group_key)).all()
+            rows = conn.execute(
+                select(_NOTES).where(*where).order_by(_NOTES.c.group_key, _NOTES.c.named_at)
+            ).all()
+            notes = list({row.group_key: row for row in reversed(rows)}.values())[::-1]
             examples = _examples(conn, [], [note.group_key for note in notes])
         return [
             MistakeGroup(
