@@ -329,30 +329,7 @@ class Grader:
         # test it is in; the results are reported in the suite's own order.
         prepared.order = run_order(len(cases), seed)
         prepared.cases = cases
-        prepared.running = [cases[index] for index in prepared.order]
-        # The probes of the behaviour signature run after every test, so they never change the verdict.
-        prepared.probes = probe_cases(suite)
-        prepared.fixed = fixed_names(suite)
-        calls = [*prepared.running, *prepared.probes]
-        prepared.job = {
-            "source": source,
-            "calls": [
-                {
-                    "id": index,
-                    "function": case.function,
-                    "args": [_encode_arg(arg) for arg in case.args],
-                    "inputs": case.check_inputs,
-                    "warnings": case.refuse_warnings,
-                }
-                for index, case in enumerate(calls)
-            ],
-        }
-        prepared.report_bytes = report_bound([case.expected for case in calls], [case.args for case in calls])
-        # What the learner is told the tests can need: the probes' share is the grader's, not theirs.
-        prepared.tests_report_bytes = report_bound(
-            [case.expected for case in prepared.running], [case.args for case in prepared.running]
-        )
-        prepared.job["report_bytes"] = prepared.report_bytes  # the harness writes no value past it
+        _write_job(prepared, source, suite)
         if suite.time_limit_s is not None and suite.time_limit_s < self.limits.wall_s:
             prepared.limits = dataclasses.replace(
                 self.limits, wall_s=suite.time_limit_s
@@ -601,6 +578,35 @@ def _shut_down(pool: SparePool | None, zygotes: list[Zygote]) -> None:
     for zygote in zygotes:
         zygote.close()
     zygotes.clear()
+
+
+def _write_job(prepared: _Prepared, source: str, suite: Suite) -> None:
+    """The harness's job: the tests in their shuffled order, then the behaviour signature's probes."""
+    cases = prepared.cases
+    prepared.running = [cases[index] for index in prepared.order]
+    # The probes of the behaviour signature run after every test, so they never change the verdict.
+    prepared.probes = probe_cases(suite)
+    prepared.fixed = fixed_names(suite)
+    calls = [*prepared.running, *prepared.probes]
+    prepared.job = {
+        "source": source,
+        "calls": [
+            {
+                "id": index,
+                "function": case.function,
+                "args": [_encode_arg(arg) for arg in case.args],
+                "inputs": case.check_inputs,
+                "warnings": case.refuse_warnings,
+            }
+            for index, case in enumerate(calls)
+        ],
+    }
+    prepared.report_bytes = report_bound([case.expected for case in calls], [case.args for case in calls])
+    # What the learner is told the tests can need: the probes' share is the grader's, not theirs.
+    prepared.tests_report_bytes = report_bound(
+        [case.expected for case in prepared.running], [case.args for case in prepared.running]
+    )
+    prepared.job["report_bytes"] = prepared.report_bytes  # the harness writes no value past it
 
 
 def _take_probes(raw: RawRun, tests: int, probes: int) -> dict[int, dict[str, Any]]:

@@ -34,8 +34,7 @@ from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.parameter_limits import ParameterLimitMiddleware
 from qkv.web.http.redirects import SafeLocationMiddleware
 from qkv.web.http.security import LearnerIdentity, SecurityHeadersMiddleware
-from qkv.web.instructor import learner_links
-from qkv.web.instructor import mistakes as instructor_mistakes
+from qkv.web.instructor import class_mistakes, learner_links
 from qkv.web.instructor import routes as instructor_routes
 from qkv.web.learner import api, message_feedback, pages, sign_in, widget_api
 from qkv.web.learner.widget_files import WidgetFiles
@@ -163,7 +162,7 @@ def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
     app.include_router(pages.router)
     app.include_router(sign_in.router)  # /sign-in, /sign-out, /account/devices
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
-    instructor_mistakes.install(app)  # /instructor/mistakes: the class's mistakes and the notes
+    class_mistakes.install(app)  # /instructor/mistakes: the class's mistakes and the notes
     learner_links.install(app, services)  # the sign-in-link button on a learner's page
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
