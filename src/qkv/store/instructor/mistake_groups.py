@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, case, delete, func, insert, literal, or_, select, update
+from sqlalchemy import Connection, Table, and_, case, delete, func, insert, or_, select, update
 
-from qkv.store.instructor.courses import LearnerScope
+from qkv.store.instructor.courses import EVERYONE, LearnerScope
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.database import Database
 from qkv.store.sql.tables import (
     CourseLearner,
     MessageFeedback,
+    MistakeGroupLearner,
     MistakeNote,
     MistakeNoteShown,
     MistakeSignature,
@@ -46,6 +47,7 @@ __all__ = [
 ]
 
 _SIGNATURES: Table = MistakeSignature.__table__  # type: ignore[assignment]
+_PAIRS: Table = MistakeGroupLearner.__table__  # type: ignore[assignment]
 _NOTES: Table = MistakeNote.__table__  # type: ignore[assignment]
 _SHOWN: Table = MistakeNoteShown.__table__  # type: ignore[assignment]
 _FEEDBACK: Table = MessageFeedback.__table__  # type: ignore[assignment]
@@ -60,6 +62,7 @@ FEEDBACK_KINDS = ("lesson", "relation", "mutant", "note", "plain", "answer")
 comparison alone, or a hand-answer exercise's message."""
 EXAMPLES = 3
 MAX_GROUPS = 500
+EXAMPLE_GROUPS = 30  # the first groups listed come with their example programs
 OFTEN_UNHELPFUL = 0.5  # a group whose message was marked unhelpful this often (of 2 or more) goes first
 NAMED, PROPOSED = "named", "proposed"
 
@@ -120,6 +123,7 @@ class MistakeGroup:
     named_by: str | None = None
     unhelpful: int = 0  # learners' marks "did not help" on this group's messages
     marked: int = 0  # all their marks
+    first_id: int = 0  # the row of its first program
 
     @property
     def often_unhelpful(self) -> bool:
@@ -207,34 +211,40 @@ class MistakeGroups:
         self.database = database
 
     def groups(
-        self, scope: LearnerScope, course_key: str, *, lesson: str | None = None, limit: int = MAX_GROUPS
+        self,
+        scope: LearnerScope,
+        course_key: str,
+        *,
+        lesson: str | None = None,
+        limit: int = MAX_GROUPS,
+        examples: int = EXAMPLE_GROUPS,
     ) -> list[MistakeGroup]:
-        """The course's groups: unnamed first, then by learners (most first); an often unhelpful one first.
+        """The course's groups: an often unhelpful one first, then unnamed ones, the most learners first.
 
         ``scope`` is the course's learners, ``course_key`` the course's id ('' for every learner of the
-        server), ``lesson`` keeps one lesson's groups.
+        server), ``lesson`` keeps one lesson's groups; at most ``limit`` groups, the first ``examples`` of
+        them with their example programs.
         """
-        where = [scope.admits(_SIGNATURES.c.learner_id)]
-        if lesson is not None:
-            where.append(_SIGNATURES.c.lesson_id == lesson)
         with self.database.read() as conn:
-            found = _aggregates(conn, where, limit)
+            found = _aggregates(conn, scope, lesson)
             if not found:
                 return []
             keys = [row.group_key for row in found]
-            details = _firsts(conn, where, keys)
             notes = _notes(conn, course_key, keys)
             marks = _marks(conn, scope, keys)
-        made = [_group(row, details.get(row.group_key, ("", ())), notes, marks) for row in found]
-        made.sort(key=lambda g: (not g.often_unhelpful, g.state == NAMED, -g.learners, -g.programs, g.id))
-        return made
+            made = [_group(row, notes, marks) for row in found]
+            made.sort(key=lambda g: (not g.often_unhelpful, g.state == NAMED, -g.learners, -g.programs, g.id))
+            made = made[:limit]
+            details = _details(conn, [group.first_id for group in made])
+            shown = _examples(conn, scope, [group.id for group in made[:examples]])
+        return [_detailed(group, details.get(group.id), shown.get(group.id, ())) for group in made]
 
     def made_in(self, scope: LearnerScope, group: str) -> bool:
         """Whether a learner of the scope made the group's mistake (the group is the course's to name)."""
         with self.database.read() as conn:
             found = conn.execute(
-                select(_SIGNATURES.c.id)
-                .where(_SIGNATURES.c.group_key == group, scope.admits(_SIGNATURES.c.learner_id))
+                select(_PAIRS.c.learner_id)
+                .where(_PAIRS.c.group_key == group, scope.admits(_PAIRS.c.learner_id))
                 .limit(1)
             ).first()
         return found is not None
@@ -330,7 +340,7 @@ class MistakeGroups:
                 select(_NOTES).where(*where).order_by(_NOTES.c.group_key, _NOTES.c.named_at)
             ).all()
             notes = list({row.group_key: row for row in reversed(rows)}.values())[::-1]
-            examples = _examples(conn, [], [note.group_key for note in notes])
+            examples = _examples(conn, EVERYONE, [note.group_key for note in notes])
         return [
             MistakeGroup(
                 note.group_key,
@@ -468,70 +478,63 @@ class MistakeGroups:
         return [found.get(kind, UnhelpfulShare(kind, 0, 0)) for kind in FEEDBACK_KINDS]
 
 
-def _aggregates(conn: Connection, where: list[Any], limit: int) -> list[Any]:
-    """Per group: its lesson, exercise, function, signature, learners, programs, first row and time."""
-    s = _SIGNATURES.c
-    return list(
-        conn.execute(
-            select(
-                s.group_key,
-                s.lesson_id,
-                s.exercise_id,
-                s.function,
-                s.signature,
-                func.count(func.distinct(s.learner_id)).label("learners"),
-                func.count().label("programs"),
-                func.min(s.created_at).label("first_seen"),
-                func.min(s.id).label("first_id"),
-            )
-            .where(*where)
-            .group_by(s.group_key, s.lesson_id, s.exercise_id, s.function, s.signature)
-            .order_by(func.count(func.distinct(s.learner_id)).desc(), s.group_key)
-            .limit(limit)
-        ).all()
+def _aggregates(conn: Connection, scope: LearnerScope, lesson: str | None) -> list[Any]:
+    """Per group of the scope's learners: its learners, programs, first time and first program's row.
+
+    Read from one row per learner and group (``mistake_group_learners``), a course's learners joined.
+    """
+    p = _PAIRS.c
+    query = select(
+        p.group_key,
+        func.count().label("learners"),
+        func.sum(p.programs).label("programs"),
+        func.min(p.first_seen).label("first_seen"),
+        func.min(p.first_id).label("first_id"),
     )
+    if scope.course_id is not None:
+        member = and_(_MEMBERS.c.learner_id == p.learner_id, _MEMBERS.c.course_id == scope.course_id)
+        query = query.select_from(_PAIRS.join(_MEMBERS, member))
+    if lesson is not None:
+        query = query.where(p.lesson_id == lesson)
+    return list(conn.execute(query.group_by(p.group_key)).all())
 
 
-def _firsts(conn: Connection, where: list[Any], keys: list[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Per group: the first message its learners saw, and its first three example programs."""
-    examples = _examples(conn, where, keys)
+def _details(conn: Connection, first_ids: list[int]) -> dict[str, Any]:
+    """Per group: its first row (lesson, exercise, function, signature and the first message)."""
     s = _SIGNATURES.c
-    first = (
-        select(s.group_key, func.min(s.id).label("first_id"))
-        .where(*where, s.group_key.in_(keys))
-        .group_by(s.group_key)
-        .subquery()
-    )
-    rows = conn.execute(select(s.group_key, s.message).join(first, s.id == first.c.first_id)).all()
-    return {row.group_key: (row.message, examples.get(row.group_key, ())) for row in rows}
-
-
-def _examples(conn: Connection, where: list[Any], keys: list[str]) -> dict[str, tuple[str, ...]]:
-    """Per group: up to three programs of different texts, the earliest first."""
-    if not keys:
-        return {}
-    s = _SIGNATURES.c
-    numbered = (
-        select(
-            s.group_key,
-            s.source,
-            func.row_number().over(partition_by=(s.group_key, s.source), order_by=s.id).label("copy"),
-            s.id,
-        )
-        .where(*where, s.group_key.in_(keys))
-        .subquery()
-    )
     rows = conn.execute(
-        select(numbered.c.group_key, numbered.c.source)
-        .where(numbered.c.copy == literal(1))
-        .order_by(numbered.c.id)
+        select(s.group_key, s.lesson_id, s.exercise_id, s.function, s.signature, s.message).where(
+            s.id.in_(first_ids)
+        )
     ).all()
-    found: dict[str, list[str]] = {}
-    for row in rows:
-        kept = found.setdefault(row.group_key, [])
-        if len(kept) < EXAMPLES:
-            kept.append(row.source)
-    return {key: tuple(texts) for key, texts in found.items()}
+    return {row.group_key: row for row in rows}
+
+
+def _examples(conn: Connection, scope: LearnerScope, keys: list[str]) -> dict[str, tuple[str, ...]]:
+    """Per group: the first programs of its first learners of the scope, three texts that differ."""
+    p = _PAIRS.c
+    firsts: dict[str, list[int]] = {}
+    for key in keys:
+        firsts[key] = list(
+            conn.execute(
+                select(p.first_id)
+                .where(p.group_key == key, scope.admits(p.learner_id))
+                .order_by(p.first_id)
+                .limit(2 * EXAMPLES)
+            ).scalars()
+        )
+    wanted = [made for ids in firsts.values() for made in ids]
+    texts = dict(
+        conn.execute(select(_SIGNATURES.c.id, _SIGNATURES.c.source).where(_SIGNATURES.c.id.in_(wanted))).all()
+    )
+    found: dict[str, tuple[str, ...]] = {}
+    for key, ids in firsts.items():
+        kept: list[str] = []
+        for made in ids:
+            if made in texts and texts[made] not in kept and len(kept) < EXAMPLES:
+                kept.append(texts[made])
+        found[key] = tuple(kept)
+    return found
 
 
 def _notes(conn: Connection, course_key: str, keys: list[str]) -> dict[str, Any]:
@@ -551,25 +554,40 @@ def _marks(conn: Connection, scope: LearnerScope, keys: list[str]) -> dict[str, 
     return {row[0]: (int(row[1] or 0), int(row[2])) for row in rows}
 
 
-def _group(
-    row: Any, detail: tuple[str, tuple[str, ...]], notes: dict[str, Any], marks: dict[str, tuple[int, int]]
-) -> MistakeGroup:
+def _group(row: Any, notes: dict[str, Any], marks: dict[str, tuple[int, int]]) -> MistakeGroup:
+    """A group from its aggregates, its note and its marks (its details come after the sort)."""
     note = notes.get(row.group_key)
     unhelpful, marked = marks.get(row.group_key, (0, 0))
     return MistakeGroup(
         row.group_key,
-        row.lesson_id,
-        row.exercise_id,
-        row.function,
-        row.signature,
+        "",
+        "",
+        "",
+        "",
         int(row.learners),
         int(row.programs),
         row.first_seen,
-        detail[0],
-        detail[1],
+        "",
+        (),
         note.sentence if note else None,
         note.state if note else None,
         note.named_by if note else None,
         unhelpful,
         marked,
+        int(row.first_id),
+    )
+
+
+def _detailed(group: MistakeGroup, first: Any, examples: tuple[str, ...]) -> MistakeGroup:
+    """The group with its lesson, exercise, function, signature, first message and examples."""
+    if first is None:
+        return group
+    return replace(
+        group,
+        lesson=first.lesson_id,
+        exercise=first.exercise_id,
+        function=first.function,
+        signature=first.signature,
+        first_message=first.message,
+        examples=examples,
     )

@@ -663,11 +663,11 @@ def _lti_registration_links(conn: Connection) -> None:
 
 
 def _class_mistakes_and_notes(conn: Connection) -> None:
-    """A class's mistakes grouped by behaviour: each failing function's signature per program, the
-    instructors' notes per course and group, the notes shown to learners, and the learners' "Did this
-    help?" per message.
+    """A class's mistakes grouped by behaviour: each failing function's signature per program (and per
+    learner and group, what the groups are read from), the instructors' notes per course and group, the
+    notes shown to learners, and the learners' "Did this help?" per message.
 
-    Self-contained and additive: four new tables, no other table changes.
+    Self-contained and additive: five new tables, no other table changes.
     """
     meta = MetaData()
     Table("learners", meta, Column("id", String(36), primary_key=True))  # exists: only the key's target
@@ -685,8 +685,19 @@ def _class_mistakes_and_notes(conn: Connection) -> None:
         Column("source", Text, nullable=False),
         Column("created_at", DateTime, nullable=False),
         Index("ix_mistake_signatures_group", "group_key", "id"),
-        Index("ix_mistake_signatures_lesson", "lesson_id", "exercise_id", "function", "signature"),
         Index("ix_mistake_signatures_learner", "learner_id"),
+    )
+    Table(
+        "mistake_group_learners",
+        meta,
+        Column("group_key", String(16), primary_key=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+        Column("lesson_id", String(32), nullable=False),
+        Column("programs", Integer, nullable=False),
+        Column("first_seen", DateTime, nullable=False),
+        Column("first_id", Integer, nullable=False),
+        Index("ix_mistake_group_learners_learner", "learner_id"),
+        Index("ix_mistake_group_learners_first", "group_key", "first_id"),
     )
     Table(
         "mistake_notes",

@@ -535,7 +535,6 @@ class MistakeSignature(Base):
     __tablename__ = "mistake_signatures"
     __table_args__ = (
         Index("ix_mistake_signatures_group", "group_key", "id"),
-        Index("ix_mistake_signatures_lesson", "lesson_id", "exercise_id", "function", "signature"),
         Index("ix_mistake_signatures_learner", "learner_id"),
     )
 
@@ -549,6 +548,24 @@ class MistakeSignature(Base):
     message: Mapped[str] = mapped_column(Text, nullable=False)
     source: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class MistakeGroupLearner(Base):
+    """One learner in one group of mistakes: how many of their programs, and when (added with a class's
+    mistakes). The groups are read from these rows, one per learner and group, not from every program."""
+
+    __tablename__ = "mistake_group_learners"
+    __table_args__ = (
+        Index("ix_mistake_group_learners_learner", "learner_id"),
+        Index("ix_mistake_group_learners_first", "group_key", "first_id"),
+    )
+
+    group_key: Mapped[str] = mapped_column(String(16), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    programs: Mapped[int] = mapped_column(Integer, nullable=False)
+    first_seen: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    first_id: Mapped[int] = mapped_column(Integer, nullable=False)  # the learner's first program's row
 
 
 class MistakeNote(Base):

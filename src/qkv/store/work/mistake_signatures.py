@@ -13,15 +13,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Table, insert
+from sqlalchemy import Connection, Table, and_, insert, update
 
 from qkv.store.sql.clock import utc_now
-from qkv.store.sql.tables import MistakeSignature
+from qkv.store.sql.database import Database
+from qkv.store.sql.tables import MistakeGroupLearner, MistakeSignature
 from qkv.store.work.budget import cut
 
 __all__ = ["EXAMPLE_BYTES", "MAX_SIGNED", "first_message", "group_key", "record_signatures_in", "signed"]
 
 _SIGNATURES: Table = MistakeSignature.__table__  # type: ignore[assignment]
+_PAIRS: Table = MistakeGroupLearner.__table__  # type: ignore[assignment]
 EXAMPLE_BYTES = 16 * 1024
 """A program kept as an example keeps this many bytes of its text."""
 MAX_SIGNED = 8
@@ -110,19 +112,28 @@ def record_signatures_in(
         return 0
     now = utc_now()
     example = cut(source, EXAMPLE_BYTES)
-    rows = [
-        {
+    for function, digest in signatures.items():
+        key = group_key(lesson_id, exercise_id, function, digest)
+        row = {
             "learner_id": learner_id,
             "lesson_id": lesson_id,
             "exercise_id": exercise_id,
             "function": function,
             "signature": digest,
-            "group_key": group_key(lesson_id, exercise_id, function, digest),
+            "group_key": key,
             "message": first_message(result, function),
             "source": example,
             "created_at": now,
         }
-        for function, digest in signatures.items()
-    ]
-    conn.execute(insert(_SIGNATURES), rows)
-    return len(rows)
+        made = conn.execute(insert(_SIGNATURES).values(**row).returning(_SIGNATURES.c.id)).scalar_one()
+        _count_in_group(conn, key, learner_id, lesson_id, int(made), now)
+    return len(signatures)
+
+
+def _count_in_group(conn: Connection, key: str, learner_id: str, lesson_id: str, made: int, now: Any) -> None:
+    """One more program of the learner in the group (their first makes the learner's row)."""
+    pair = and_(_PAIRS.c.group_key == key, _PAIRS.c.learner_id == learner_id)
+    values = {"group_key": key, "learner_id": learner_id, "lesson_id": lesson_id}
+    first = {"programs": 1, "first_seen": now, "first_id": made}
+    if not Database.insert_ignore(conn, _PAIRS, {**values, **first}, ["group_key", "learner_id"]):
+        conn.execute(update(_PAIRS).where(pair).values(programs=_PAIRS.c.programs + 1))
