@@ -83,7 +83,7 @@ def export(fmt: str, database_url: str | None, after_solution_credit: str, outpu
 def _write_class_file(store: object, fmt: str, output: TextIO, credit: str = "reduced") -> None:
     """The LMS import file or the event log, written by the same code as the instructor's downloads."""
     from qkv.lessons import load_catalog
-    from qkv.store import Store
+    from qkv.store import EVERYONE, Store
     from qkv.web.instructor.exports import catalog_exercises, write_events, write_lms
     from qkv.web.learner.solution_credit import AfterSolutionCredit
 
@@ -94,4 +94,5 @@ def _write_class_file(store: object, fmt: str, output: TextIO, credit: str = "re
         rows = store.gradebook.rows(catalog_exercises(catalog))
         write_lms(catalog, rows, desk.learners(), output, AfterSolutionCredit(credit))
     else:
-        write_events(desk.answer_events(), desk.code_events(), desk.learners(), output)
+        notes = store.mistakes.shown(EVERYONE)  # the instructors' notes shown, among the events
+        write_events(desk.answer_events(), desk.code_events(), desk.learners(), output, notes)
