@@ -43,7 +43,7 @@ def _scope(store: Store, course: str | None) -> tuple[LearnerScope, str]:
 
 
 @mistakes.command("list")
-@click.option("--lesson", default=None, help="Only this lesson's groups (an id such as L4.2).")
+@click.option("--lesson", default=None, help="Only this lesson's groups (an id such as L9.1).")
 @_COURSE
 @click.option("--json", "as_json", is_flag=True, help="Print the groups as a JSON list.")
 @_DATABASE
@@ -119,7 +119,7 @@ def unname_group(group: str, course: str | None, database_url: str | None) -> No
 
 @mistakes.command("export")
 @click.option(
-    "--lesson", required=True, help="The lesson whose named notes are written (an id such as L4.2)."
+    "--lesson", required=True, help="The lesson whose named notes are written (an id such as L9.1)."
 )
 @_COURSE
 @click.option(
