@@ -11,8 +11,9 @@ from fastapi.testclient import TestClient
 
 from qkv.grading import sandbox_available
 from qkv.store import EVERYONE
+from qkv.store.instructor.mistake_groups import MAX_MARKS
 from tests.class_mistakes import EXERCISE, FUNCTION, LESSON, OTHERS, STYLES
-from tests.web.backend_fixtures import Browser, sign_in_instructor
+from tests.web.backend_fixtures import Browser, learner_id_of, sign_in_instructor
 
 pytestmark = pytest.mark.skipif(not sandbox_available(), reason="bubblewrap is needed to grade programs")
 
@@ -79,3 +80,16 @@ def test_a_group_whose_message_is_often_unhelpful_is_raised_to_the_top(app: Fast
     assert page.status_code == 200
     assert page.text.index(after[0]["id"]) < page.text.index(after[1]["id"])
     assert "often marked unhelpful" in page.text
+
+
+def test_a_learner_s_marks_are_bounded_per_exercise(app: FastAPI) -> None:
+    learner, result = _ran(app, OTHERS[0])
+    store = app.state.qkv.store
+    who = learner_id_of(learner)
+    for number in range(MAX_MARKS):
+        assert store.mistakes.mark(who, LESSON, EXERCISE, f"message {number}", kind="plain", helpful=True)
+    refused = _mark(learner, result, False)
+    assert refused.status_code == 429
+    assert (
+        f"You have answered 'Did this help?' {MAX_MARKS} times for this exercise" in refused.json()["detail"]
+    )

@@ -57,6 +57,8 @@ MAX_SENTENCE = 400
 """An instructor's note is one sentence of at most this many characters."""
 MAX_LINE = 300
 """A learner's optional line under "Did this help?" keeps at most this many characters."""
+MAX_MARKS = 200
+"""A learner's marks kept per exercise (one per message); past it a mark is refused with a sentence."""
 FEEDBACK_KINDS = ("lesson", "relation", "mutant", "note", "plain", "answer")
 """What made a message a learner marked: a catalogued hint, a relation, a mutant, an instructor's note, the
 comparison alone, or a hand-answer exercise's message."""
@@ -445,12 +447,27 @@ class MistakeGroups:
         line: str = "",
         group: str | None = None,
     ) -> bool:
-        """Save a learner's "Did this help?" on one message; False when they had marked it already."""
+        """Save a learner's "Did this help?" on one message; False when they had marked it already.
+
+        Raises ValueError for an unknown kind, or past :data:`MAX_MARKS` of the learner's on the exercise.
+        """
         if kind not in FEEDBACK_KINDS:
             raise ValueError(f"{kind!r} is not a kind of message; the kinds are {', '.join(FEEDBACK_KINDS)}.")
         text = " ".join(line.split())[:MAX_LINE]
         with self.database.write() as conn:
             self.database.ensure_learner(conn, learner_id)
+            mine = conn.execute(
+                select(func.count()).where(
+                    _FEEDBACK.c.learner_id == learner_id,
+                    _FEEDBACK.c.lesson_id == lesson_id,
+                    _FEEDBACK.c.exercise_id == exercise_id,
+                )
+            ).scalar_one()
+            if mine >= MAX_MARKS:
+                raise ValueError(
+                    f"You have answered 'Did this help?' {mine} times for this exercise; no more answers are "
+                    "kept for it."
+                )
             values = {
                 "learner_id": learner_id,
                 "lesson_id": lesson_id,

@@ -51,14 +51,17 @@ def post_message_feedback(
     group = None
     if body.signature and _DIGEST.fullmatch(body.signature) and body.function in exercise.functions:
         group = group_key(lesson.id, exercise.id, body.function, body.signature)
-    saved = services.store.mistakes.mark(
-        learner.id,
-        lesson.id,
-        exercise.id,
-        body.message,
-        kind=body.kind,
-        helpful=body.helpful,
-        line=body.line,
-        group=group,
-    )
+    try:
+        saved = services.store.mistakes.mark(
+            learner.id,
+            lesson.id,
+            exercise.id,
+            body.message,
+            kind=body.kind,
+            helpful=body.helpful,
+            line=body.line,
+            group=group,
+        )
+    except ValueError as error:
+        raise HTTPException(429, str(error)) from None
     return {"saved": saved}
