@@ -5,12 +5,12 @@ courses on each, and a course made by hand with a roster.
 Each LMS course has an instructor, a teaching assistant and two learners, all launched from that course;
 the roster course has an instructor and a teaching assistant (granted as ``qkv instructor --course``
 grants them) and two roster learners; an anonymous learner (no course) and a stranger (no cookie) come
-too: 22 people. The app has 21 instructor and instructor-API routes (``test_every_route_is_in_the_matrix``
-fails when one is added and not tried here); all but the public sign-in page and its form, 19, are tried
+too: 22 people. The app has 24 instructor and instructor-API routes (``test_every_route_is_in_the_matrix``
+fails when one is added and not tried here); all but the public sign-in page and its form, 22, are tried
 by every person to whom they apply: the view routes with every export, with and without ``?course=`` of
 every other course; the object routes with every learner, every LMS class and every course. Each person
 gets their own course's objects and a 404 for any other's, a teaching assistant a 403 for what only
-instructors may do, a learner 403 (or 401) and a stranger 401 everywhere. 22 people × 19 routes, about
+instructors may do, a learner 403 (or 401) and a stranger 401 everywhere. 22 people × 22 routes, about
 1,800 requests per database (counted as they run and printed with ``-s``).
 
 Then the scores: every learner's launch score lands on its own course's line item only, and no score is
