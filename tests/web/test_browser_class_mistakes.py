@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tests.web.backend_fixtures import Browser
 from tests.web.browser_support import BROWSER, LiveServer, live_app, new_page, replace_editor_text, screenshot
 
 pytestmark = BROWSER
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"  # bundled; nothing is fetched
 SENTENCE = "You divided by the square root of Q's whole size (n_q · d_k); the scale is √d_k alone."
 
 
@@ -81,4 +83,30 @@ def test_the_instructor_names_a_group_and_the_note_reaches_a_fifth_style(
     other = _run(learner, server, OTHERS[0])
     expect(other.locator(".test-result.test-fail").first).to_be_visible()
     expect(other.locator(".test-note")).to_have_count(0)
+    assert errors == []
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(("width", "scheme"), [(1100, "light"), (375, "dark")], ids=["desktop", "phone-dark"])
+def test_axe_finds_no_violations_on_the_mistakes_page(
+    server: LiveServer, chromium: Any, width: int, scheme: str
+) -> None:
+    errors: list[str] = []
+    page = new_page(
+        chromium, errors, viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True
+    )
+    _, token = server.app.state.qkv_instructor.desk.add(f"Axe {width} {scheme}")
+    page.goto(f"{server.url}/instructor/sign-in#token={token}")
+    page.get_by_role("button").first.click()
+    page.wait_for_url(re.compile(r"/instructor$"))
+    page.goto(f"{server.url}/instructor/mistakes")
+    page.add_script_tag(path=str(AXE))
+    violations = page.evaluate(
+        """async () => (await axe.run(document, {resultTypes: ['violations']})).violations.map(
+            (v) => ({id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' '))}))"""
+    )
+    assert violations == []
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, "the page fits the screen's width"
+    screenshot(page, f"class-mistakes-{width}-{scheme}")
     assert errors == []
