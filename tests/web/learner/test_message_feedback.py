@@ -93,3 +93,19 @@ def test_a_learner_s_marks_are_bounded_per_exercise(app: FastAPI) -> None:
     assert (
         f"You have answered 'Did this help?' {MAX_MARKS} times for this exercise" in refused.json()["detail"]
     )
+
+
+def test_a_hand_answer_s_message_is_marked_too(app: FastAPI) -> None:
+    from qkv.lessons import load_catalog
+
+    lesson = load_catalog().lesson(LESSON)
+    answered = next(exercise.id for exercise in lesson.exercises.values() if exercise.kind != "code")
+    learner = Browser(app, LESSON).open_lesson()
+    wrong = learner.answer(answered, "0").json()["feedback"]
+    assert wrong["correct"] is False
+    body = {"exercise_id": answered, "message": wrong["message"], "kind": "answer", "helpful": True}
+    assert learner.post(f"{learner.api}/message-feedback", body).json() == {"saved": True}
+    shares = {
+        s.kind: (s.unhelpful, s.marked) for s in app.state.qkv.store.mistakes.unhelpful_by_kind(EVERYONE)
+    }
+    assert shares["answer"] == (0, 1)
