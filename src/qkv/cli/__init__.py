@@ -47,6 +47,7 @@ COMMANDS = (
     "learners",
     "lessons",
     "lti",
+    "mistakes",
     "progress",
     "restore",
     "serve",
@@ -84,6 +85,10 @@ def _command(name: str) -> click.Command:
         from qkv.cli.lessons import lessons
 
         return lessons
+    if name == "mistakes":
+        from qkv.cli.mistakes import mistakes
+
+        return mistakes
     if name == "lti":
         from qkv.cli.lti import lti
 

@@ -95,7 +95,7 @@ def _write_class_file(
 ) -> None:
     """The LMS import file or the event log, written by the same code as the instructor's downloads."""
     from qkv.lessons import load_catalog
-    from qkv.store import Store
+    from qkv.store import EVERYONE, Store
     from qkv.web.instructor.exports import catalog_exercises, write_events, write_lms
     from qkv.web.learner.solution_credit import AfterSolutionCredit, HelpPolicy
 
@@ -107,4 +107,7 @@ def _write_class_file(
         policy = HelpPolicy(AfterSolutionCredit(credit[0]), AfterSolutionCredit(credit[1]))
         write_lms(catalog, rows, desk.learners(), output, policy)
     else:
-        write_events(desk.answer_events(), desk.code_events(), desk.learners(), output, desk.help_events())
+        notes = store.mistakes.shown(EVERYONE)  # the instructors' notes shown, among the events
+        write_events(
+            desk.answer_events(), desk.code_events(), desk.learners(), output, desk.help_events(), notes
+        )

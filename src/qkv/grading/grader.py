@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from qkv.grading.behaviour import fixed_names, probe_cases, signatures
 from qkv.grading.cgroups import HOST, CgroupHost, cgroups_available, slices_pause
 from qkv.grading.cgroups import remove_stale as remove_stale_cgroups
 from qkv.grading.explain import explain
@@ -328,24 +329,7 @@ class Grader:
         # test it is in; the results are reported in the suite's own order.
         prepared.order = run_order(len(cases), seed)
         prepared.cases = cases
-        prepared.running = [cases[index] for index in prepared.order]
-        prepared.job = {
-            "source": source,
-            "calls": [
-                {
-                    "id": index,
-                    "function": case.function,
-                    "args": [_encode_arg(arg) for arg in case.args],
-                    "inputs": case.check_inputs,
-                    "warnings": case.refuse_warnings,
-                }
-                for index, case in enumerate(prepared.running)
-            ],
-        }
-        prepared.report_bytes = report_bound(
-            [case.expected for case in prepared.running], [case.args for case in prepared.running]
-        )
-        prepared.job["report_bytes"] = prepared.report_bytes  # the harness writes no value past it
+        _write_job(prepared, source, suite)
         if suite.time_limit_s is not None and suite.time_limit_s < self.limits.wall_s:
             prepared.limits = dataclasses.replace(
                 self.limits, wall_s=suite.time_limit_s
@@ -395,6 +379,9 @@ class Grader:
             raw.parse()
             if any(event.get("outcome") == "oversized" for event in raw.events):
                 raw.report_over = prepared.report_bytes  # the harness found a value too large to write
+            if raw.report_over is not None:
+                raw.report_over = prepared.tests_report_bytes
+            probed = _take_probes(raw, len(prepared.running), len(prepared.probes))
             status, message, ran = interpret(raw, prepared.running, prepared.limits, seen)
             # Back to the suite's order, each result saying when it ran.
             order = prepared.order
@@ -409,6 +396,9 @@ class Grader:
                 started = time.perf_counter()
                 tests = explain(tests, prepared.cases, seen)
                 prepared.marks["explain_s"] = time.perf_counter() - started
+                started = time.perf_counter()
+                prepared.signatures = _sign(prepared, tests, probed)
+                prepared.marks["sign_s"] = time.perf_counter() - started
             return status, message, tests
 
         if self.judges is None:
@@ -497,11 +487,17 @@ class _Prepared:
     running: list[Case] = field(default_factory=list)
     job: dict[str, Any] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
-    report_bytes: int | None = None  # what the tests can need (``report_bound``); past it nothing is read
+    report_bytes: int | None = (
+        None  # what the tests and probes can need (``report_bound``); past it nothing is read
+    )
+    tests_report_bytes: int | None = None  # what the tests alone can need (the bound a learner is told)
     paused_at: float | None = None
     paused_s: float = 0.0  # time spent set aside, which is not the grading's own duration
     thread_mark: float = 0.0  # the grading thread's CPU clock when it last took the program up
     thread_cpu: float = 0.0  # the grading threads' CPU for this program before that
+    probes: list[Case] = field(default_factory=list)  # the behaviour signature's calls after the tests
+    fixed: frozenset[str] = frozenset()  # the tests whose inputs never change (also signed)
+    signatures: dict[str, str] = field(default_factory=dict)  # per failing function
 
     def finish(
         self,
@@ -524,6 +520,7 @@ class _Prepared:
             output,
             line,
             phases=phases,
+            signatures=dict(self.signatures) if status == "fail" else {},
         )
 
 
@@ -581,6 +578,75 @@ def _shut_down(pool: SparePool | None, zygotes: list[Zygote]) -> None:
     for zygote in zygotes:
         zygote.close()
     zygotes.clear()
+
+
+def _write_job(prepared: _Prepared, source: str, suite: Suite) -> None:
+    """The harness's job: the tests in their shuffled order, then the behaviour signature's probes."""
+    cases = prepared.cases
+    prepared.running = [cases[index] for index in prepared.order]
+    # The probes of the behaviour signature run after every test, so they never change the verdict.
+    prepared.probes = probe_cases(suite)
+    prepared.fixed = fixed_names(suite)
+    calls = [*prepared.running, *prepared.probes]
+    prepared.job = {
+        "source": source,
+        "calls": [
+            {
+                "id": index,
+                "function": case.function,
+                "args": [_encode_arg(arg) for arg in case.args],
+                "inputs": case.check_inputs,
+                "warnings": case.refuse_warnings,
+            }
+            for index, case in enumerate(calls)
+        ],
+    }
+    prepared.report_bytes = report_bound([case.expected for case in calls], [case.args for case in calls])
+    # What the learner is told the tests can need: the probes' share is the grader's, not theirs.
+    prepared.tests_report_bytes = report_bound(
+        [case.expected for case in prepared.running], [case.args for case in prepared.running]
+    )
+    prepared.job["report_bytes"] = prepared.report_bytes  # the harness writes no value past it
+
+
+def _take_probes(raw: RawRun, tests: int, probes: int) -> dict[int, dict[str, Any]]:
+    """Take the probes' results out of the report, so that the verdict reads the tests' alone.
+
+    Returns every result event by its call's id (the tests' first, then the probes'). A program stopped
+    during a probe (every test had its result) is judged as one that ended: the probes are no part of
+    its grade.
+    """
+    kept: list[dict[str, Any]] = []
+    probed: dict[int, dict[str, Any]] = {}
+    results = 0
+    for event in raw.events:
+        index = event.get("id") if event.get("event") == "result" else None
+        if isinstance(index, int) and not isinstance(index, bool):
+            probed.setdefault(index, event)
+        if isinstance(index, int) and tests <= index < tests + probes:
+            continue  # a probe's result (any other id is for the verdict to refuse)
+        results += event.get("event") == "result"
+        kept.append(event)
+    if probes and results == tests and not any(event.get("event") == "done" for event in kept):
+        kept.append({"event": "done"})  # stopped inside a probe, after every test
+    raw.events = kept
+    return probed
+
+
+def _sign(prepared: _Prepared, tests: list[TestResult], events: dict[int, dict[str, Any]]) -> dict[str, str]:
+    """The behaviour signature of each failing function (:mod:`qkv.grading.behaviour`): its outcomes on
+    the fixed tests and on the probes, ``events`` holding every call's result by its id."""
+    failing = sorted({test.function for test in tests if test.status in ("fail", "error", "timeout")})
+    if not failing:
+        return {}
+    calls: list[tuple[Case, dict[str, Any] | None]] = [
+        (case, events.get(index))
+        for index, case in enumerate(prepared.running)
+        if case.name in prepared.fixed
+    ]
+    first = len(prepared.running)
+    calls += [(case, events.get(first + index)) for index, case in enumerate(prepared.probes)]
+    return signatures(failing, calls)
 
 
 def run_order(count: int, seed: int) -> list[int]:

@@ -78,8 +78,9 @@ class TestResult:
     hint_source: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The test's entry in the results document."""
-        return {
+        """The test's entry in the results document (with ``hint_from``, where its hint came from: ``lesson``,
+        ``mutant`` or ``relation``, when it has one)."""
+        entry = {
             "ran": self.ran,
             "name": self.name,
             "status": self.status,
@@ -90,6 +91,9 @@ class TestResult:
             "expected": self.expected,
             "got": self.got,
         }
+        if self.hint and self.hint_source:
+            entry["hint_from"] = self.hint_source.split(":")[0]
+        return entry
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,9 @@ class GradeResult:
         known; None otherwise. The page marks it in the editor.
     phases : Phases or None
         Wall-clock and CPU seconds per phase of the grading (advisory; not in the results document).
+    signatures : dict of str to str
+        For a failed grading, each failing function's behaviour signature (:mod:`qkv.grading.behaviour`);
+        in the results document as ``signatures`` when there is one.
 
     Examples
     --------
@@ -139,6 +146,7 @@ class GradeResult:
     line: int | None = None
     # Where the grading's time went (advisory, for benchmarks; not part of the results document).
     phases: Phases | None = field(default=None, compare=False, repr=False)
+    signatures: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -157,7 +165,7 @@ class GradeResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The results document: plain JSON types only (strings stand in for non-finite numbers)."""
-        return {
+        document: dict[str, Any] = {
             "version": RESULTS_VERSION,
             "status": self.status,
             "message": self.message,
@@ -168,3 +176,6 @@ class GradeResult:
             "output": self.output,
             "line": self.line,
         }
+        if self.signatures:
+            document["signatures"] = dict(self.signatures)
+        return document

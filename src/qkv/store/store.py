@@ -6,6 +6,7 @@ from qkv.store.instructor.class_view import ClassView
 from qkv.store.instructor.courses import Courses
 from qkv.store.instructor.gradebook import Gradebook
 from qkv.store.instructor.instructors import InstructorDesk
+from qkv.store.instructor.mistake_groups import MistakeGroups
 from qkv.store.learner.accounts import Accounts
 from qkv.store.learner.learners import Learners
 from qkv.store.learner.personal_data import PersonalData
@@ -69,6 +70,8 @@ class Store:
         The server's courses, their learners and staff, and what each instructor may see.
     personal_data : PersonalData
         A learner's data on request: export, erasure, pruning of inactive anonymous learners, the audit.
+    mistakes : MistakeGroups
+        A class's mistakes grouped by behaviour, the instructors' notes on them, the learners' marks.
 
     Raises
     ------
@@ -115,6 +118,7 @@ class Store:
         self.class_view = ClassView(self.database)
         self.courses = Courses(self.database)
         self.personal_data = PersonalData(self.database)
+        self.mistakes = MistakeGroups(self.database)
 
     def shared_secret(self, name: str) -> str:
         """A random secret stored once in the database and shared by every server that uses it.

@@ -35,9 +35,9 @@ from qkv.web.http.parameter_limits import ParameterLimitMiddleware
 from qkv.web.http.redirects import SafeLocationMiddleware
 from qkv.web.http.request_log import RequestLogMiddleware
 from qkv.web.http.security import LearnerIdentity, SecurityHeadersMiddleware
-from qkv.web.instructor import learner_links
+from qkv.web.instructor import class_mistakes, learner_links
 from qkv.web.instructor import routes as instructor_routes
-from qkv.web.learner import api, pages, sign_in, widget_api
+from qkv.web.learner import api, message_feedback, pages, sign_in, widget_api
 from qkv.web.learner.widget_files import WidgetFiles
 from qkv.web.retention import prune_forever
 from qkv.web.runs.backend import RemoteGrading
@@ -158,12 +158,14 @@ def _open_services(settings: Settings, catalog: Any) -> tuple[Services, str]:
 def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
     """Every router, the static files and the widgets' folders; the LTI tool, which the lifespan starts."""
     app.include_router(api.router)
+    app.include_router(message_feedback.router)  # "Did this help?"
     app.include_router(widget_api.router)
     app.include_router(pages.router)
     app.include_router(sign_in.router)  # /sign-in, /sign-out, /account/devices
     app.include_router(readiness.router)  # /readyz
     app.include_router(metrics.router)  # /metrics, for allowed addresses or a bearer token
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
+    class_mistakes.install(app)  # /instructor/mistakes: the class's mistakes and the notes
     learner_links.install(app, services)  # the sign-in-link button on a learner's page
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")

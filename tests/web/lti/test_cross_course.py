@@ -5,12 +5,12 @@ courses on each, and a course made by hand with a roster.
 Each LMS course has an instructor, a teaching assistant and two learners, all launched from that course;
 the roster course has an instructor and a teaching assistant (granted as ``qkv instructor --course``
 grants them) and two roster learners; an anonymous learner (no course) and a stranger (no cookie) come
-too: 22 people. The app has 22 instructor and instructor-API routes (``test_every_route_is_in_the_matrix``
-fails when one is added and not tried here); all but the public sign-in page and its form, 20, are tried
+too: 22 people. The app has 25 instructor and instructor-API routes (``test_every_route_is_in_the_matrix``
+fails when one is added and not tried here); all but the public sign-in page and its form, 23, are tried
 by every person to whom they apply: the view routes with every export, with and without ``?course=`` of
 every other course; the object routes with every learner, every LMS class and every course. Each person
 gets their own course's objects and a 404 for any other's, a teaching assistant a 403 for what only
-instructors may do, a learner 403 (or 401) and a stranger 401 everywhere. 22 people × 20 routes, about
+instructors may do, a learner 403 (or 401) and a stranger 401 everywhere. 22 people × 23 routes, about
 1,900 requests per database (counted as they run and printed with ``-s``).
 
 Then the scores: every learner's launch score lands on its own course's line item only, and no score is
@@ -251,6 +251,8 @@ VIEWS = {
     ("GET", "/api/instructor/class"): ["/api/instructor/class"],
     ("GET", "/api/instructor/lessons/{lesson_id}"): ["/api/instructor/lessons/L4.1"],
     ("GET", "/instructor/lti"): ["/instructor/lti"],
+    ("GET", "/instructor/mistakes"): ["/instructor/mistakes", "/instructor/mistakes?lesson=L4.1"],
+    ("GET", "/api/instructor/mistakes"): ["/api/instructor/mistakes"],
 }
 # Views that list the course's learners by id (the others give numbers or nothing of theirs yet).
 LISTING = {
@@ -265,6 +267,7 @@ OBJECTS = {
     ("POST", "/instructor/learners/{learner_id}/sign-in-link"),
     ("POST", "/instructor/lti/roster"),
     ("POST", "/instructor/course"),
+    ("POST", "/instructor/mistakes/{group_id}"),  # test_a_class_s_mistakes_and_notes_stay_in_their_course
 }
 PUBLIC = {("GET", "/instructor/sign-in"), ("POST", "/instructor/sign-in")}  # a sign-in link's page
 SIGN_OUT = {("POST", "/instructor/sign-out"), ("POST", "/api/instructor/sign-out")}
@@ -438,6 +441,66 @@ def test_the_attack_of_issue_35_fails_at_every_step(school: School) -> None:
         f"/instructor/learners/{victim.learner_id}/sign-in-link", data={"csrf_token": teacher.csrf}
     )
     assert own.status_code == 403
+
+
+def _seed_mistakes(school: School) -> dict[str, str]:
+    """A failing function of one behaviour per course, made by each of its learners: the group of each."""
+    from qkv.store.work.mistake_signatures import group_key, record_signatures_in
+
+    store = school.app.state.qkv.store
+    groups = {}
+    for key in school.course_ids:
+        signature = _signature_of(key)
+        groups[key] = group_key("L4.1", "functions", "project_qkv", signature)
+        failed = {"status": "fail", "signatures": {"project_qkv": signature}, "tests": []}
+        with store.database.write() as conn:
+            for learner in (p for p in school.learners() if p.course == key):
+                record_signatures_in(conn, str(learner.learner_id), "L4.1", "functions", f"# {key}", failed)
+    return groups
+
+
+def test_a_class_s_mistakes_and_notes_stay_in_their_course(school: School) -> None:
+    """Each course's groups are its own: listed, named and noted in it alone; a learner or a stranger
+    names none."""
+    groups = _seed_mistakes(school)
+    tally = Tally()
+    for person in school.people:
+        for key, group in groups.items():
+            answer = tally.post(
+                person, "name a group", f"/instructor/mistakes/{group}", {"sentence": f"{key}."}
+            )
+            if person.kind in {"stranger", "learner", "anonymous"}:
+                assert answer.status_code in ({401} if person.kind == "stranger" else {401, 403}), person.key
+            elif key != person.course:
+                assert answer.status_code == 404, (person.key, key)
+            elif person.kind == "instructor":
+                assert answer.status_code == 303, (person.key, key, answer.text[:300])
+            else:  # a teaching assistant's proposal; refused once an instructor has named the group
+                assert answer.status_code in {303, 422}, (person.key, key, answer.text[:300])
+        if person.kind in {"instructor", "ta"}:
+            listed = person.client.get("/api/instructor/mistakes").json()
+            assert [g["id"] for g in listed] == [groups[str(person.course)]], person.key
+    store = school.app.state.qkv.store
+    failed = {"status": "fail", "tests": []}
+    for learner in school.learners():
+        own = store.mistakes.notes_for(str(learner.learner_id), "L4.1", "functions", failed)
+        assert own == []  # no signature, no note
+        for key in groups:
+            signed = store.mistakes.notes_for(
+                str(learner.learner_id),
+                "L4.1",
+                "functions",
+                {"status": "fail", "signatures": {"project_qkv": _signature_of(key)}, "tests": []},
+            )
+            expected = [f"{key}."] if key == learner.course else []
+            assert [note.sentence for note in signed] == expected, (learner.key, key)
+    print(f"class mistakes: {tally.requests} requests")
+
+
+def _signature_of(key: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 def test_a_learner_of_two_courses_gets_the_score_on_each_and_a_mentor_gets_none(school: School) -> None:

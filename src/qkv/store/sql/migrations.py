@@ -710,6 +710,95 @@ def _help_shown(conn: Connection) -> None:
     _add_column(conn, "exercise_totals", Column("hints_before_solve", Integer))
 
 
+def _class_mistakes_and_notes(conn: Connection) -> None:
+    """A class's mistakes grouped by behaviour: each failing function's signature per program (and per
+    learner and group, what the groups are read from), the instructors' notes per course and group, the
+    notes shown to learners, and the learners' "Did this help?" per message.
+
+    Self-contained and additive: five new tables, no other table changes.
+    """
+    meta = MetaData()
+    Table("learners", meta, Column("id", String(36), primary_key=True))  # exists: only the key's target
+    Table(
+        "mistake_signatures",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("function", String(64), nullable=False),
+        Column("signature", String(32), nullable=False),
+        Column("group_key", String(16), nullable=False),
+        Column("message", Text, nullable=False),
+        Column("source", Text, nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Index("ix_mistake_signatures_group", "group_key", "id"),
+        Index("ix_mistake_signatures_learner", "learner_id"),
+    )
+    Table(
+        "mistake_group_learners",
+        meta,
+        Column("group_key", String(16), primary_key=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), primary_key=True),
+        Column("lesson_id", String(32), nullable=False),
+        Column("programs", Integer, nullable=False),
+        Column("first_seen", DateTime, nullable=False),
+        Column("first_id", Integer, nullable=False),
+        Index("ix_mistake_group_learners_learner", "learner_id"),
+        Index("ix_mistake_group_learners_first", "group_key", "first_id"),
+    )
+    Table(
+        "mistake_notes",
+        meta,
+        Column("course_key", String(36), primary_key=True),
+        Column("group_key", String(16), primary_key=True),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("function", String(64), nullable=False),
+        Column("signature", String(32), nullable=False),
+        Column("sentence", Text, nullable=False),
+        Column("state", String(16), nullable=False),
+        Column("named_by", String(255), nullable=False),
+        Column("named_at", DateTime, nullable=False),
+    )
+    _class_notes_shown_and_feedback(meta)
+    meta.create_all(conn)
+
+
+def _class_notes_shown_and_feedback(meta: MetaData) -> None:
+    """The two tables of :func:`_class_mistakes_and_notes` that record what learners saw and said."""
+    Table(
+        "mistake_notes_shown",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("course_key", String(36), nullable=False),
+        Column("group_key", String(16), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("function", String(64), nullable=False),
+        Column("sentence", Text, nullable=False),
+        Column("shown_at", DateTime, nullable=False),
+        Index("ix_mistake_notes_shown_learner", "learner_id", "group_key"),
+    )
+    Table(
+        "message_feedback",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("learner_id", String(36), ForeignKey("learners.id"), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("message_key", String(32), nullable=False),
+        Column("kind", String(16), nullable=False),
+        Column("group_key", String(16)),
+        Column("helpful", Boolean, nullable=False),
+        Column("line", Text, nullable=False),
+        Column("created_at", DateTime, nullable=False),
+        Index("ux_message_feedback_once", "learner_id", "message_key", unique=True),
+        Index("ix_message_feedback_lesson", "lesson_id", "exercise_id"),
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -730,6 +819,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _lti_registration_attempts,
     _lti_line_item_refusals,
     _help_shown,
+    _class_mistakes_and_notes,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -548,3 +548,112 @@ class HelpShown(Base):
     exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
     hint: Mapped[int] = mapped_column(Integer, nullable=False)
     shown_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class MistakeSignature(Base):
+    """A failing function of one program, by its behaviour signature (added with a class's mistakes).
+
+    ``group_key`` names the group every program with the same behaviour joins (a digest of the lesson,
+    exercise, function and signature); ``message`` is the first message the learner saw for the function,
+    ``source`` the program's text (cut to 16 KiB), kept as an example the instructor reads.
+    """
+
+    __tablename__ = "mistake_signatures"
+    __table_args__ = (
+        Index("ix_mistake_signatures_group", "group_key", "id"),
+        Index("ix_mistake_signatures_learner", "learner_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    function: Mapped[str] = mapped_column(String(64), nullable=False)
+    signature: Mapped[str] = mapped_column(String(32), nullable=False)
+    group_key: Mapped[str] = mapped_column(String(16), nullable=False)
+    message: Mapped[str] = mapped_column(Text, nullable=False)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class MistakeGroupLearner(Base):
+    """One learner in one group of mistakes: how many of their programs, and when (added with a class's
+    mistakes). The groups are read from these rows, one per learner and group, not from every program."""
+
+    __tablename__ = "mistake_group_learners"
+    __table_args__ = (
+        Index("ix_mistake_group_learners_learner", "learner_id"),
+        Index("ix_mistake_group_learners_first", "group_key", "first_id"),
+    )
+
+    group_key: Mapped[str] = mapped_column(String(16), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    programs: Mapped[int] = mapped_column(Integer, nullable=False)
+    first_seen: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    first_id: Mapped[int] = mapped_column(Integer, nullable=False)  # the learner's first program's row
+
+
+class MistakeNote(Base):
+    """An instructor's sentence for a group of mistakes in one course (added with a class's mistakes).
+
+    ``course_key`` is the course's id, or '' for the view of every learner of the server (its notes reach
+    the learners in no course). ``state`` is ``named`` (learners get it) or ``proposed`` (a teaching
+    assistant's proposal, which an instructor names).
+    """
+
+    __tablename__ = "mistake_notes"
+
+    course_key: Mapped[str] = mapped_column(String(36), primary_key=True)
+    group_key: Mapped[str] = mapped_column(String(16), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    function: Mapped[str] = mapped_column(String(64), nullable=False)
+    signature: Mapped[str] = mapped_column(String(32), nullable=False)
+    sentence: Mapped[str] = mapped_column(Text, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    named_by: Mapped[str] = mapped_column(String(255), nullable=False)
+    named_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class MistakeNoteShown(Base):
+    """An instructor's note shown to a learner with a result (added with a class's mistakes)."""
+
+    __tablename__ = "mistake_notes_shown"
+    __table_args__ = (Index("ix_mistake_notes_shown_learner", "learner_id", "group_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    course_key: Mapped[str] = mapped_column(String(36), nullable=False)
+    group_key: Mapped[str] = mapped_column(String(16), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    function: Mapped[str] = mapped_column(String(64), nullable=False)
+    sentence: Mapped[str] = mapped_column(Text, nullable=False)
+    shown_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class MessageFeedback(Base):
+    """A learner's "Did this help?" on one message of a result (added with a class's mistakes).
+
+    One per learner and message (``message_key``, a digest of the message's text); ``kind`` is what made
+    the message: ``lesson`` (a catalogued hint), ``relation``, ``mutant``, ``note`` (an instructor's note),
+    ``answer`` (a hand-answer's message) or ``plain`` (the comparison alone).
+    """
+
+    __tablename__ = "message_feedback"
+    __table_args__ = (
+        Index("ux_message_feedback_once", "learner_id", "message_key", unique=True),
+        Index("ix_message_feedback_lesson", "lesson_id", "exercise_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    message_key: Mapped[str] = mapped_column(String(32), nullable=False)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    group_key: Mapped[str | None] = mapped_column(String(16))
+    helpful: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    line: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)

@@ -22,6 +22,7 @@ from qkv.store.sql.tables import CodeDraft, CodeSubmission
 from qkv.store.work.budget import Keeping, source_hash, stored_result, text_bytes
 from qkv.store.work.client_budgets import ClientBudgets
 from qkv.store.work.exercise_key import ExerciseKey, rows_of
+from qkv.store.work.mistake_signatures import record_signatures_in
 from qkv.store.work.program_texts import drop_unused_sources, put_source, source_of_program
 from qkv.store.work.retention import DEFAULT_KEEP, check_keep, prune
 from qkv.store.work.totals import count_work, mark_help_shown
@@ -207,6 +208,10 @@ class CodeWork:
         )
         if kept is not Keeping.NOTHING:
             self._prune_programs(conn, key, kept)
+        if kept is not Keeping.NOTHING and own_work:
+            # Each failing function's behaviour, for the class's mistakes grouped by it (the starter code
+            # run as it is, or junk that defines nothing, is no mistake of the learner's).
+            record_signatures_in(conn, learner_id, lesson_id, exercise_id, source, result)
         # What was sent to the grader is also the editor's latest text; past the budget a draft may
         # not grow, so a longer one is dropped (the page then shows the last kept program).
         grown = _put_draft(conn, key, source, kept, drop_if_refused=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -228,12 +228,39 @@ def event_records(
     return [record for _, record in records]
 
 
+def note_records(
+    notes: Iterable[Mapping[str, Any]], learners: Sequence[LearnerRecord]
+) -> list[dict[str, Any]]:
+    """Each instructor's note shown to a learner: event ``note``, the group's id as its ``mistake``, the
+    sentence as its ``message`` (rows of ``MistakeGroups.shown``)."""
+    names = {learner.id: learner.display_name for learner in learners}
+    return [
+        {
+            "time": _iso(note["shown_at"]),
+            "learner_id": note["learner_id"],
+            "display_name": names.get(note["learner_id"]),
+            "lesson_id": note["lesson_id"],
+            "exercise_id": note["exercise_id"],
+            "event": "note",
+            "mistake": note["group_key"],
+            "message": note["sentence"],
+        }
+        for note in notes
+    ]
+
+
 def write_events(
     answers: Iterable[AnswerEvent],
     programs: Iterable[CodeEvent],
     learners: Sequence[LearnerRecord],
     stream: TextIO,
     shown: Iterable[HelpEvent] = (),
+    notes: Iterable[Mapping[str, Any]] = (),
 ) -> None:
-    """Write the event-level CSV (answers, programs, and the help shown)."""
-    write_csv(event_records(answers, programs, learners, shown), EVENT_COLUMNS, stream)
+    """Write the event-level CSV: answers, programs and the help shown, and the instructors' notes shown
+    (``notes``) among them by time."""
+    records = event_records(answers, programs, learners, shown)
+    noted = note_records(notes, learners)
+    if noted:
+        records = sorted(records + noted, key=lambda record: str(record["time"]).rstrip("Z").ljust(26, "0"))
+    write_csv(records, EVENT_COLUMNS, stream)

@@ -338,7 +338,10 @@ def instructor_export(
         write_lms(services.catalog, rows, desk.learners(), out, services.settings.help_policy)
         return _download(out.getvalue(), "qkv-lms-gradebook.csv", "text/csv; charset=utf-8")
     if name == "events.csv":
-        write_events(desk.answer_events(), desk.code_events(), desk.learners(), out, desk.help_events())
+        notes = services.store.mistakes.shown(access.scope)
+        write_events(
+            desk.answer_events(), desk.code_events(), desk.learners(), out, desk.help_events(), notes
+        )
         return _download(out.getvalue(), "qkv-events.csv", "text/csv; charset=utf-8")
     raise HTTPException(
         404,

@@ -7,6 +7,7 @@ and every write to the store. The numbers behind widgets are served by ``qkv.web
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import time
 from typing import Annotated, Any
@@ -19,13 +20,14 @@ from qkv.grading import Suite
 from qkv.grading.verdict import ran_its_tests
 from qkv.lessons import Exercise, Lesson
 from qkv.lessons.render import hint_html
-from qkv.store import JobState, clean_display_name
+from qkv.store import JobState, JobView, clean_display_name
 from qkv.store.learner.learners import name_taken_sentence
 from qkv.web import lti, metrics
 from qkv.web.http.clients import request_client_key, seconds_to_next_day
 from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.request_bodies import StrictBody
 from qkv.web.http.security import RequestLearner
+from qkv.web.learner.instructor_notes import progress_with_notes, with_notes
 from qkv.web.learner.lesson_progress import build_progress
 from qkv.web.learner.widget_api import (
     STEP_VECTORS,
@@ -96,7 +98,8 @@ Reader = Annotated[RequestLearner, Depends(_reader)]
 
 
 def _progress(services: Services, lesson: Lesson, learner_id: str) -> dict[str, Any]:
-    return build_progress(lesson, services.store.progress.lesson_activity(learner_id, lesson.id))
+    progress = build_progress(lesson, services.store.progress.lesson_activity(learner_id, lesson.id))
+    return progress_with_notes(services.store, learner_id, lesson.id, progress)
 
 
 @router.get("/lessons/{lesson_id}/progress", summary="The learner's progress on a lesson")
@@ -191,6 +194,9 @@ async def post_code(
         # whoever opened it (another browser, a classmate).
         copies_solution=exercise.copies_solution(body.code),
     )
+    document = await run_in_threadpool(
+        with_notes, services.store, learner.id, lesson.id, exercise.id, document
+    )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
     await run_in_threadpool(lti.lesson_changed, request.app.state, learner.id, lesson.id, progress)
     # "all", or past this address's storage budget for the day "best and last" or "nothing" (still counted).
@@ -223,6 +229,14 @@ async def _local_run(
         return SafeJSONResponse({"detail": "You cancelled this run before it was graded."}, status_code=409)
     document: dict[str, Any] = result.to_dict()
     return document
+
+
+def _view_with_notes(services: Services, view: JobView) -> JobView:
+    """A remote grader's verdict with the instructors' notes it gets now (read from the database)."""
+    if view.result is None or view.result.get("status") != "fail":
+        return view
+    noted = with_notes(services.store, view.learner_id, view.lesson_id, view.exercise_id, view.result)
+    return dataclasses.replace(view, result=noted)
 
 
 def _line_client(request: Request, learner: RequestLearner) -> str:
@@ -267,6 +281,7 @@ async def _job_answer(services: Services, job_id: str, lesson_id: str, app_state
             lesson = services.lesson(view.lesson_id)
             progress = await run_in_threadpool(_progress, services, lesson, view.learner_id)
             await run_in_threadpool(lti.lesson_changed, app_state, view.learner_id, lesson.id, progress)
+            view = await run_in_threadpool(_view_with_notes, services, view)
         reply = final_reply(view, progress)
     return SafeJSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 

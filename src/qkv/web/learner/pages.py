@@ -12,6 +12,7 @@ from qkv.store import LessonActivity
 from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.security import RequestLearner
 from qkv.web.learner.apidocs import render_api_reference
+from qkv.web.learner.instructor_notes import progress_with_notes
 from qkv.web.learner.lesson_progress import build_progress
 from qkv.web.services import Services, get_services
 
@@ -124,7 +125,9 @@ def lesson_page(lesson_id: str, request: Request, services: AppServices, learner
     context = {
         "lesson": lesson,
         "sections": services.sections(lesson, seed),
-        "progress": build_progress(lesson, activity),
+        "progress": progress_with_notes(
+            services.store, learner.id, lesson.id, build_progress(lesson, activity)
+        ),
         "csrf_token": services.identity.csrf_token(learner.id),
         "learner": _learner_view(services, learner),
         "variant": lesson.variant(seed),

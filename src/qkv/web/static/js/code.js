@@ -362,7 +362,7 @@ function codeExerciseParts(box, ctx) {
 function restoreSaved(exercise, saved) {
   if (saved && typeof saved.draft === "string") exercise.textarea.value = saved.draft;
   else if (saved && typeof saved.source === "string") exercise.textarea.value = saved.source;
-  if (saved && saved.result) renderGradeResult(exercise.results, saved.result, exercise.functions);
+  if (saved && saved.result) renderGradeResult(exercise.results, saved.result, exercise.functions, exercise.exerciseId);
 }
 
 /** The draft's status beside the Run button, its saver, and "Stuck?", which follows PROGRESS. */
@@ -431,7 +431,7 @@ async function gradeAndShow(exercise, code, watch) {
   // is written: ask again where it says, which any server answers, until the verdict comes.
   while (reply && !reply.result && typeof reply.poll === "string") reply = await getJson(reply.poll);
   exercise.drafts.ran(code);
-  renderGradeResult(results, reply.result, functions);
+  renderGradeResult(results, reply.result, functions, exercise.exerciseId);
   markLoadError(exercise, reply.result);
   ctx.progress.set(reply.progress);
 }

@@ -2,6 +2,7 @@
 // which alone decides whether it is right; the feedback appears in the form's aria-live paragraph.
 import { ApiError, postJson } from "./api.js";
 import { el } from "./format.js";
+import { helpfulBox } from "./helpful.js";
 
 const FEEDBACK_CLASSES = ["is-correct", "is-wrong", "is-format", "is-error"];
 
@@ -39,6 +40,15 @@ export function showFeedback(form, feedback) {
   paragraph.append(feedback.message ?? "");
   markInvalid(form, !feedback.correct);
   form.dataset.status = feedback.correct ? "correct" : kind === "is-format" ? "format" : "attempted";
+  askHelpful(form, feedback, kind);
+}
+
+/** "Did this help?" under a wrong answer's message (one box at a time, after the form's feedback). */
+function askHelpful(form, feedback, kind) {
+  form.querySelector(".helpful")?.remove();
+  if (kind !== "is-wrong" || !feedback.message || !form.dataset.exerciseId) return;
+  const box = helpfulBox({ exercise_id: form.dataset.exerciseId, message: feedback.message, kind: "answer" });
+  if (box) form.querySelector(".feedback")?.after(box);
 }
 
 function showError(form, message) {

@@ -2,6 +2,7 @@
 // some twenty tests, so they are grouped by the function they test: each group opens with its first
 // failure in full and folds the other failures and all passes away behind a <details>.
 import { el } from "./format.js";
+import { helpfulBox } from "./helpful.js";
 
 const STATUS_WORDS = { pass: "passed", fail: "failed", error: "error", timeout: "timed out", not_run: "not run" };
 const MARKS = { pass: "✓", not_run: "–" };
@@ -65,6 +66,11 @@ function testItem(test, hintsShown, fn) {
     " ",
     el("span", { class: "test-status" }, STATUS_WORDS[test.status] ?? test.status),
   );
+  // An instructor's note on this behaviour comes first, marked as theirs.
+  if (test.note && !hintsShown.has(`note:${test.note}`)) {
+    hintsShown.add(`note:${test.note}`);
+    item.append(el("p", { class: "test-note" }, el("strong", {}, "Instructor's note: "), test.note));
+  }
   if (test.message) item.append(el("p", { class: "test-message" }, test.message));
   // The call itself, so that a learner can run it in their own Python and see the same result.
   const repro = ok ? null : reproBlock(test);
@@ -74,7 +80,23 @@ function testItem(test, hintsShown, fn) {
     hintsShown.add(test.hint);
     item.append(el("p", { class: "test-hint" }, el("strong", {}, "Hint: "), test.hint));
   }
+  if (!ok && !isNotRun(test)) {
+    const box = askHelpful(test);
+    if (box) item.append(box);
+  }
   return item;
+}
+
+/** The result being drawn: its exercise and signatures, for "Did this help?". */
+let drawing = { exerciseId: null, signatures: {} };
+
+/** "Did this help?" for a failed test's message: the note if it has one, else its hint, else its message. */
+function askHelpful(test) {
+  if (!drawing.exerciseId) return null;
+  const message = test.note || test.hint || test.message;
+  const kind = test.note ? "note" : test.hint ? test.hint_from || "lesson" : "plain";
+  const signature = drawing.signatures[test.function] ?? null;
+  return helpfulBox({ exercise_id: drawing.exerciseId, function: test.function ?? "", signature, message, kind });
 }
 
 function folded(summary, className, tests, hintsShown, fn) {
@@ -119,9 +141,11 @@ function groupBox(group) {
  * @param {object|null} result  the results document: status, message, line, tests [{name, status, message, hint,
  *   function, call, expected, got}], …
  * @param {string[]} [functions]  the exercise's functions, to group the tests by
+ * @param {string|null} [exerciseId]  the exercise, for "Did this help?" under each failed test (none without)
  */
-export function renderGradeResult(container, result, functions = []) {
+export function renderGradeResult(container, result, functions = [], exerciseId = null) {
   container.replaceChildren();
+  drawing = { exerciseId, signatures: (result && typeof result.signatures === "object" && result.signatures) || {} };
   container.classList.remove("is-pass", "is-fail", "is-error", "is-busy");
   if (!result) return;
   const tests = Array.isArray(result.tests) ? result.tests : [];

@@ -1,0 +1,119 @@
+"""A class's mistakes in the store, on SQLite and PostgreSQL: groups per course, notes, notes shown, marks,
+and a learner's erasure taking their rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from qkv.store import EVERYONE, LearnerScope, MembershipSource, Store
+from qkv.store.instructor.mistake_groups import MAX_MARKS
+
+A, B, C, LONER = "a" * 36, "b" * 36, "c" * 36, "d" * 36
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    opened = Store(database_url)
+    yield opened
+    opened.close()
+
+
+def _failed(signature: str, message: str = "Expected 6, got 5.") -> dict[str, Any]:
+    return {
+        "status": "fail",
+        "signatures": {"area": signature * 32},
+        "tests": [{"function": "area", "status": "fail", "message": message, "hint": None}],
+    }
+
+
+def _program(store: Store, learner: str, signature: str, source: str = "def area(w, h): ...") -> None:
+    store.code.record(learner, "L9.1", "shapes", source, _failed(signature))
+
+
+def test_groups_notes_and_marks_stay_in_their_course(store: Store) -> None:
+    ours, theirs = store.courses.create("Ours"), store.courses.create("Theirs")
+    for learner, signature in ((A, "a"), (B, "a"), (C, "a"), (LONER, "a")):
+        _program(store, learner, signature, f"# {learner[0]}\ndef area(w, h): ...")
+    _program(store, A, "a", "# again\ndef area(w, h): ...")
+    _program(store, B, "b")
+    for learner in (A, B):
+        store.courses.enrol(ours.id, learner, MembershipSource.ROSTER)
+    store.courses.enrol(theirs.id, C, MembershipSource.ROSTER)
+    mistakes = store.mistakes
+
+    listed = mistakes.groups(LearnerScope(ours.id), ours.id)
+    assert [(g.learners, g.programs) for g in listed] == [(2, 3), (1, 1)]
+    top = listed[0]
+    assert (top.lesson, top.exercise, top.function, top.first_message) == (
+        "L9.1",
+        "shapes",
+        "area",
+        "Expected 6, got 5.",
+    )
+    assert len(top.examples) == 2 and all(text.startswith("# ") for text in top.examples)
+    assert [g.learners for g in mistakes.groups(EVERYONE, "")] == [4, 1]
+    assert mistakes.made_in(LearnerScope(theirs.id), top.id) and not mistakes.made_in(
+        LearnerScope(theirs.id), listed[1].id
+    )
+
+    assert mistakes.name(ours.id, top.id, "A proposal.", by="Tom", propose=True) == "proposed"
+    assert mistakes.notes_for(A, "L9.1", "shapes", _failed("a")) == []
+    assert mistakes.name(ours.id, top.id, "Multiply  the sides.", by="Grace") == "named"
+    with pytest.raises(ValueError, match="named already"):
+        mistakes.name(ours.id, top.id, "Another.", by="Tom", propose=True)
+    noted = mistakes.notes_for(A, "L9.1", "shapes", _failed("a"))
+    assert [(n.sentence, n.course_key, n.function) for n in noted] == [
+        ("Multiply the sides.", ours.id, "area")
+    ]
+    assert mistakes.notes_for(A, "L9.1", "shapes", _failed("b")) == []
+    assert mistakes.notes_for(C, "L9.1", "shapes", _failed("a")) == [], "another course's learner"
+    assert mistakes.notes_for(LONER, "L9.1", "shapes", _failed("a")) == [], "a learner in no course"
+    mistakes.name("", top.id, "For those in no course.", by="Admin")
+    assert [n.sentence for n in mistakes.notes_for(LONER, "L9.1", "shapes", _failed("a"))] == [
+        "For those in no course."
+    ]
+
+    mistakes.record_shown(A, "L9.1", "shapes", noted)
+    mistakes.record_shown(A, "L9.1", "shapes", noted, once=True)  # looked at again: not recorded twice
+    assert [(row["learner_id"], row["group_key"]) for row in mistakes.shown(LearnerScope(ours.id))] == [
+        (A, top.id)
+    ]
+    assert mistakes.shown(LearnerScope(theirs.id)) == []
+    assert [g.sentence for g in mistakes.named(ours.id, "L9.1")] == ["Multiply the sides."]
+    assert mistakes.unname(ours.id, top.id) and not mistakes.unname(ours.id, top.id)
+
+
+def test_marks_once_per_message_counted_per_kind_and_bounded(store: Store) -> None:
+    _program(store, A, "a")
+    mistakes = store.mistakes
+    group = mistakes.groups(EVERYONE, "")[0].id
+    assert mistakes.mark(A, "L9.1", "shapes", "Expected 6.", kind="plain", helpful=False, group=group)
+    assert not mistakes.mark(A, "L9.1", "shapes", "Expected 6.", kind="plain", helpful=True)
+    assert mistakes.mark(
+        B, "L9.1", "shapes", "Expected 6.", kind="plain", helpful=False, line="x" * 999, group=group
+    )
+    shares = {s.kind: (s.unhelpful, s.marked) for s in mistakes.unhelpful_by_kind(EVERYONE)}
+    assert shares["plain"] == (2, 2) and shares["lesson"] == (0, 0)
+    top = mistakes.groups(EVERYONE, "")[0]
+    assert (top.unhelpful, top.marked, top.often_unhelpful) == (2, 2, True)
+    with pytest.raises(ValueError, match="not a kind of message"):
+        mistakes.mark(A, "L9.1", "shapes", "x", kind="loud", helpful=True)
+    for number in range(MAX_MARKS - 1):
+        mistakes.mark(A, "L9.1", "shapes", f"m{number}", kind="plain", helpful=True)
+    with pytest.raises(ValueError, match=f"{MAX_MARKS} times for this exercise"):
+        mistakes.mark(A, "L9.1", "shapes", "one more", kind="plain", helpful=True)
+
+
+def test_erasing_a_learner_takes_their_mistakes_and_marks(store: Store) -> None:
+    _program(store, A, "a")
+    _program(store, B, "a")
+    group = store.mistakes.groups(EVERYONE, "")[0].id
+    store.mistakes.mark(A, "L9.1", "shapes", "Expected 6.", kind="plain", helpful=False, group=group)
+    exported = store.personal_data.export(A)
+    assert exported is not None
+    assert {"mistake_signatures", "mistake_group_learners", "message_feedback"} <= set(exported["tables"])
+    store.personal_data.erase(A)
+    assert [(g.learners, g.marked) for g in store.mistakes.groups(EVERYONE, "")] == [(1, 0)]
