@@ -15,12 +15,14 @@ Public names
 Store
     The composition the app opens once: ``database``, ``learners``, ``progress``, ``code``,
     ``budgets``, ``gradebook``, ``instructors``, ``accounts``, ``grading_jobs``, ``class_view``, ``courses``,
-    ``personal_data``;
+    ``personal_data``, ``due_dates``;
     ``shared_secret``, ``ping``, ``close``.
 Database
     One engine, opened and migrated; ``read()`` and ``write()`` transactions.
 Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, Accounts, GradingJobs, Courses
     The repositories (also reachable as the store's attributes).
+DueDates, DueDate, Extension, DatesInForce, Standing, parse_when, zone_named
+    A course's dates: due dates, closes, late credit, time zones and extensions.
 CourseRecord, CourseOrigin, MembershipSource, StaffRole, InstructorAccess, LearnerScope, EVERYONE
     Courses: a course, where it came from, how a learner joined it, an instructor's role and access, and
     the learners a view reads.
@@ -57,6 +59,15 @@ from qkv.store.instructor.courses import (
     LearnerScope,
     MembershipSource,
     StaffRole,
+)
+from qkv.store.instructor.due_dates import (
+    DatesInForce,
+    DueDate,
+    DueDates,
+    Extension,
+    Standing,
+    parse_when,
+    zone_named,
 )
 from qkv.store.instructor.gradebook import Gradebook, GradebookRow
 from qkv.store.instructor.instructors import InstructorDesk
@@ -100,8 +111,12 @@ __all__ = [
     "CourseRecord",
     "Courses",
     "Database",
+    "DatesInForce",
+    "DueDate",
+    "DueDates",
     "Erasure",
     "ExerciseActivity",
+    "Extension",
     "Gradebook",
     "GradebookRow",
     "GradingJobs",
@@ -124,6 +139,7 @@ __all__ = [
     "RosterEntry",
     "RosterError",
     "StaffRole",
+    "Standing",
     "Store",
     "StoreError",
     "clean_display_name",
@@ -131,6 +147,8 @@ __all__ = [
     "default_database_url",
     "describe_url",
     "parse_roster",
+    "parse_when",
     "schema_version",
     "upgrade",
+    "zone_named",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from qkv.store.instructor.class_view import ClassView
 from qkv.store.instructor.courses import Courses
+from qkv.store.instructor.due_dates import DueDates
 from qkv.store.instructor.gradebook import Gradebook
 from qkv.store.instructor.instructors import InstructorDesk
 from qkv.store.learner.accounts import Accounts
@@ -69,6 +70,8 @@ class Store:
         The server's courses, their learners and staff, and what each instructor may see.
     personal_data : PersonalData
         A learner's data on request: export, erasure, pruning of inactive anonymous learners, the audit.
+    due_dates : DueDates
+        Each course's due dates, closes, late credit, time zone, and learners' extensions.
 
     Raises
     ------
@@ -114,6 +117,7 @@ class Store:
         self.grading_jobs = GradingJobs(self.database, self.code)
         self.class_view = ClassView(self.database)
         self.courses = Courses(self.database)
+        self.due_dates = DueDates(self.database)
         self.personal_data = PersonalData(self.database)
 
     def shared_secret(self, name: str) -> str:

@@ -34,6 +34,7 @@ from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.parameter_limits import ParameterLimitMiddleware
 from qkv.web.http.redirects import SafeLocationMiddleware
 from qkv.web.http.security import LearnerIdentity, SecurityHeadersMiddleware
+from qkv.web.instructor import dates as instructor_dates
 from qkv.web.instructor import learner_links
 from qkv.web.instructor import routes as instructor_routes
 from qkv.web.learner import api, pages, sign_in, widget_api
@@ -162,6 +163,7 @@ def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
     app.include_router(sign_in.router)  # /sign-in, /sign-out, /account/devices
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
     learner_links.install(app, services)  # the sign-in-link button on a learner's page
+    instructor_dates.install(app, services)  # /instructor/dates and a learner's extensions
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     # Each widget's files from its chapter's (or lesson's) folder.

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Date,
     DateTime,
     Engine,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -675,6 +676,41 @@ def _lti_registration_attempts(conn: Connection) -> None:
     _add_column(conn, "lti_registration_links", Column("busy_until", DateTime))
 
 
+def _due_dates_and_extensions(conn: Connection) -> None:
+    """A course's dates (issue 46): each lesson's due date, hard close and late credit, the course's time
+    zone, and a learner's extension of one lesson's due date (``qkv courses due | extend``).
+
+    Self-contained: three new tables, no other table changes.
+    """
+    meta = MetaData()
+    Table(
+        "lesson_due_dates",
+        meta,
+        Column("course_id", String(36), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("due_at", DateTime, nullable=False),
+        Column("close_at", DateTime),
+        Column("late_credit", Float, nullable=False),
+        Column("set_at", DateTime, nullable=False),
+    )
+    Table(
+        "course_time_zones",
+        meta,
+        Column("course_id", String(36), primary_key=True),
+        Column("time_zone", String(64), nullable=False),
+    )
+    Table(
+        "due_date_extensions",
+        meta,
+        Column("course_id", String(36), primary_key=True),
+        Column("learner_id", String(36), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("until_at", DateTime, nullable=False),
+        Column("granted_at", DateTime, nullable=False),
+    )
+    meta.create_all(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -693,6 +729,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _lti_score_timestamps_and_parking,
     _lti_registration_links,
     _lti_registration_attempts,
+    _due_dates_and_extensions,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Boolean, Date, DateTime, ForeignKey, Index, Integer, String, Text, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -524,3 +536,37 @@ class PrivacyAudit(Base):
     action: Mapped[str] = mapped_column(String(16), nullable=False)
     subject: Mapped[str] = mapped_column(String(36), nullable=False)
     detail: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class LessonDueDate(Base):
+    """A lesson's due date in a course, its optional hard close, and what late work earns (issue 46)."""
+
+    __tablename__ = "lesson_due_dates"
+
+    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    due_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)  # UTC
+    close_at: Mapped[datetime | None] = mapped_column(DateTime)  # UTC; None: never closes
+    late_credit: Mapped[float] = mapped_column(Float, nullable=False)  # 0..1
+    set_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class CourseTimeZone(Base):
+    """The time zone a course's dates are shown in (an IANA name); none: the server's (issue 46)."""
+
+    __tablename__ = "course_time_zones"
+
+    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    time_zone: Mapped[str] = mapped_column(String(64), nullable=False)
+
+
+class DueDateExtension(Base):
+    """One learner's extension of one lesson's due date in a course: the new due date, in UTC (issue 46)."""
+
+    __tablename__ = "due_date_extensions"
+
+    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    until_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    granted_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)

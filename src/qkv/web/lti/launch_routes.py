@@ -414,7 +414,7 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
     lineitem_url = checked.lineitem_url
     if lesson_id is not None and lineitem_url is None and checked.lineitems_url:
         # The LMS course's own line-items container: the column found or made is this course's.
-        lineitem_url = _course_line_item(services, tool, checked, lesson_id)
+        lineitem_url = _course_line_item(services, tool, checked, lesson_id, course)
     if lesson_id is not None and lineitem_url:
         tool.links.remember_line_item(
             learner_id,
@@ -429,16 +429,26 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
     return learner_id
 
 
-def _course_line_item(services: Services, tool: LtiTool, checked: Launch, lesson_id: str) -> str | None:
-    """The course's line item for the lesson, found by resourceId or made (a launch without its own); None
-    when the LMS cannot be asked now (the learner still gets the lesson; a later launch tries again)."""
+def _course_line_item(
+    services: Services, tool: LtiTool, checked: Launch, lesson_id: str, course: CourseRecord | None
+) -> str | None:
+    """The course's line item for the lesson, found by resourceId or made (a launch without its own, ending at
+    the lesson's due date in the course); None when the LMS cannot be asked now (the learner still gets the
+    lesson; a later launch tries again)."""
     platform = tool.platforms.find(checked.issuer, checked.client_id)
     if platform is None or checked.lineitems_url is None:
         return None
     lesson = offered_lessons(services)[lesson_id]
+    due = None if course is None else services.store.due_dates.due(course.id, lesson_id)
     try:
         return line_items.find_or_create(
-            tool.client, tool.tokens, platform, checked.lineitems_url, lesson, checked.resource_link_id
+            tool.client,
+            tool.tokens,
+            platform,
+            checked.lineitems_url,
+            lesson,
+            checked.resource_link_id,
+            due_at=None if due is None else due.due_at,
         )
     except ServiceUnavailable as error:
         log.warning("no line item for %s in %s: %s", lesson_id, checked.lineitems_url, error)

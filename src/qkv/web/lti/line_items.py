@@ -11,6 +11,7 @@ look-up and creation of one course and lesson are serialised within a server.
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -54,6 +55,7 @@ def find_or_create(
     lineitems_url: str,
     lesson: PickedLesson,
     resource_link_id: str | None = None,
+    due_at: datetime | None = None,
 ) -> str:
     """The URL of the course's line item for ``lesson`` (found by resourceId, else created).
 
@@ -71,6 +73,9 @@ def find_or_create(
         The lesson: its id is the resourceId, its points the scoreMaximum.
     resource_link_id : str, optional
         The link launched, recorded on a line item qkv makes.
+    due_at : datetime, optional
+        The lesson's due date in the course (naive UTC): a line item qkv makes ends then (``endDateTime``);
+        one the LMS has already keeps the dates the instructor gave it there.
 
     Returns
     -------
@@ -87,7 +92,7 @@ def find_or_create(
         found = find(client, token, lineitems_url, lesson.id)
         if found is not None:
             return found
-        return create(client, token, lineitems_url, lesson, resource_link_id)
+        return create(client, token, lineitems_url, lesson, resource_link_id, due_at)
 
 
 def find(client: httpx.Client, token: str, lineitems_url: str, resource_id: str) -> str | None:
@@ -113,8 +118,9 @@ def create(
     lineitems_url: str,
     lesson: PickedLesson,
     resource_link_id: str | None,
+    due_at: datetime | None = None,
 ) -> str:
-    """Make the lesson's line item in the course; its URL."""
+    """Make the lesson's line item in the course (ending at ``due_at``, naive UTC, if given); its URL."""
     body: dict[str, Any] = {
         "scoreMaximum": max(lesson.points, 1),
         "label": f"{lesson.id} {lesson.title}",
@@ -123,6 +129,8 @@ def create(
     }
     if resource_link_id:
         body["resourceLinkId"] = resource_link_id
+    if due_at is not None:
+        body["endDateTime"] = due_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     response = _call(client, "POST", lineitems_url, token, accept=LINE_ITEM_TYPE, body=body)
     made = _json(response, lineitems_url)
     if not isinstance(made, dict) or not isinstance(made.get("id"), str):

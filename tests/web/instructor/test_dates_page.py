@@ -1,0 +1,88 @@
+"""The instructor's dates page and a learner's extensions (issue 46): set, shown in the course's time zone,
+refused with a sentence, extended and revoked from the learner's page; a teaching assistant only reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from html import unescape
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from qkv.store import MembershipSource, StaffRole
+from tests.web.backend_fixtures import instructor_csrf, sign_in_instructor
+
+HTML = {"accept": "text/html"}
+
+
+def _school(app: FastAPI) -> tuple[str, str, TestClient, str]:
+    store = app.state.qkv.store
+    course = store.courses.create("Attention 101").id
+    ada = store.accounts.find_or_create(None, "s-1001", "Ada Lovelace")
+    store.courses.enrol(course, ada, MembershipSource.ROSTER)
+    store.progress.record_answer(ada, "L4.1", "q", "3, 2", correct=True, message="Yes.")
+    instructor, token = store.instructors.add("Grace")
+    store.courses.set_staff(course, instructor.id, StaffRole.INSTRUCTOR)
+    store.due_dates.set_time_zone(course, "Europe/Paris")
+    client = TestClient(app)
+    sign_in_instructor(app, client, token)
+    return course, ada, client, instructor_csrf(client)
+
+
+def test_an_instructor_sets_dates_and_extends_a_learner(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app()
+    course, ada, client, csrf = _school(app)
+    store = app.state.qkv.store
+    form = {"csrf_token": csrf, "lesson": "L4.1", "due": "2026-12-24 17:00", "close": "2026-12-26 17:00"}
+    made = client.post("/instructor/dates", data={**form, "late_credit": "0.5"}, follow_redirects=False)
+    assert made.status_code == 303, made.text
+    due = store.due_dates.due(course, "L4.1")
+    assert due is not None and due.due_at == datetime(2026, 12, 24, 16, 0) and due.late_credit == 0.5
+    page = client.get("/instructor/dates", headers=HTML).text
+    assert "<td>2026-12-24 17:00 CET</td><td>2026-12-26 17:00 CET</td><td>at 0.5</td>" in page
+    assert "Europe/Paris" in page
+    bad = {
+        "next week": "'next week' is not a date and time qkv can read",
+        "2026-12-27 10:00": "must not come before the due date",
+    }
+    for due_text, sentence in bad.items():
+        refused = client.post("/instructor/dates", data={**form, "due": due_text}, headers=HTML)
+        assert refused.status_code == 400 and sentence in unescape(refused.text)
+    credit = client.post("/instructor/dates", data={**form, "late_credit": "2"}, headers=HTML)
+    assert credit.status_code == 400 and "not 2.0" in unescape(credit.text)
+    url = f"/instructor/learners/{ada}"
+    assert "No extension: the course's dates hold for this learner." in unescape(
+        client.get(url, headers=HTML).text
+    )
+    extended = client.post(f"{url}/extension", data={"csrf_token": csrf, "lesson": "L4.1", "days": "3"})
+    assert extended.status_code == 200  # followed to the learner's page
+    assert "L4.1 until 2026-12-27 17:00 CET" in extended.text
+    assert "L4.1 until 2026-12-27 17:00 CET" in client.get("/instructor/dates", headers=HTML).text
+    forged = client.post(f"{url}/extension", data={"csrf_token": "forged", "lesson": "L4.1", "revoke": "1"})
+    assert forged.status_code == 403 and store.due_dates.extensions(course)
+    revoked = client.post(f"{url}/extension", data={"csrf_token": csrf, "lesson": "L4.1", "revoke": "1"})
+    assert revoked.status_code == 200 and store.due_dates.extensions(course) == []
+    early = client.post(
+        f"{url}/extension", data={"csrf_token": csrf, "lesson": "L4.1", "until": "2026-12-20"}
+    )
+    assert early.status_code == 400 and "must end after the due date" in early.json()["detail"]
+
+
+def test_a_teaching_assistant_reads_the_dates_and_changes_none(make_app: Callable[..., FastAPI]) -> None:
+    app = make_app()
+    course, ada, _, _ = _school(app)
+    store = app.state.qkv.store
+    store.due_dates.set_due(course, "L4.1", datetime(2026, 12, 24, 16, 0))
+    assistant, token = store.instructors.add("Alan")
+    store.courses.set_staff(course, assistant.id, StaffRole.TEACHING_ASSISTANT)
+    client = TestClient(app)
+    sign_in_instructor(app, client, token)
+    csrf = instructor_csrf(client)
+    page = client.get("/instructor/dates", headers=HTML).text
+    assert "2026-12-24 17:00 CET" in page and 'action="/instructor/dates"' not in page
+    form = {"csrf_token": csrf, "lesson": "L4.1", "due": "2027-01-01 12:00"}
+    assert client.post("/instructor/dates", data=form).status_code == 403
+    extension = {"csrf_token": csrf, "lesson": "L4.1", "days": "2"}
+    assert client.post(f"/instructor/learners/{ada}/extension", data=extension).status_code == 403
+    assert store.due_dates.due(course, "L4.1").due_at == datetime(2026, 12, 24, 16, 0)  # type: ignore[union-attr]
