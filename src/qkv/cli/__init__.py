@@ -38,7 +38,18 @@ def build() -> object:
     return cli
 
 
-COMMANDS = ("check", "courses", "grader", "instructor", "learners", "lessons", "lti", "progress", "serve")
+COMMANDS = (
+    "check",
+    "courses",
+    "grader",
+    "instructor",
+    "learners",
+    "lessons",
+    "lti",
+    "progress",
+    "regrade",
+    "serve",
+)
 
 
 def _command(name: str) -> click.Command:
@@ -75,6 +86,10 @@ def _command(name: str) -> click.Command:
         from qkv.cli.progress import progress
 
         return progress
+    if name == "regrade":
+        from qkv.cli.regrade import regrade
+
+        return regrade
     from qkv.cli.serve import serve
 
     return serve

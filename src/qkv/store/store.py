@@ -18,6 +18,7 @@ from qkv.store.work.budget import DEFAULT_CLIENT_BYTES_PER_DAY, check_budget
 from qkv.store.work.client_budgets import ClientBudgets
 from qkv.store.work.code_work import CodeWork
 from qkv.store.work.progress import Progress
+from qkv.store.work.regrades import Regrades
 from qkv.store.work.retention import DEFAULT_KEEP, check_keep
 
 
@@ -72,6 +73,8 @@ class Store:
         A learner's data on request: export, erasure, pruning of inactive anonymous learners, the audit.
     due_dates : DueDates
         Each course's due dates, closes, late credit, time zone, and learners' extensions.
+    regrades : Regrades
+        Stored programs with the suite version that graded them, regraded verdicts and what they changed.
 
     Raises
     ------
@@ -118,6 +121,7 @@ class Store:
         self.class_view = ClassView(self.database)
         self.courses = Courses(self.database)
         self.due_dates = DueDates(self.database)
+        self.regrades = Regrades(self.database)
         self.personal_data = PersonalData(self.database)
 
     def shared_secret(self, name: str) -> str:

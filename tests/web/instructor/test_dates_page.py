@@ -6,12 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from html import unescape
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from qkv.grading.results import GradeResult, TestResult
+from qkv.lessons.suite_versions import suite_version
 from qkv.store import MembershipSource, StaffRole
-from tests.web.backend_fixtures import instructor_csrf, sign_in_instructor
+from qkv.web.runs.local_queue import GradingQueue
+from tests.web.backend_fixtures import Browser, instructor_csrf, sign_in_instructor
 
 HTML = {"accept": "text/html"}
 
@@ -86,3 +90,32 @@ def test_a_teaching_assistant_reads_the_dates_and_changes_none(make_app: Callabl
     extension = {"csrf_token": csrf, "lesson": "L4.1", "days": "2"}
     assert client.post(f"/instructor/learners/{ada}/extension", data=extension).status_code == 403
     assert store.due_dates.due(course, "L4.1").due_at == datetime(2026, 12, 24, 16, 0)  # type: ignore[union-attr]
+
+
+def test_a_program_keeps_its_suite_version_and_the_page_counts_older_ones(
+    make_app: Callable[..., FastAPI],
+) -> None:
+    app = make_app()
+    course, ada, client, _ = _school(app)
+    services = app.state.qkv
+
+    def grade(source: str, suite: Any, seed: int | None = None) -> GradeResult:
+        return GradeResult("fail", "Not graded in this test.", [TestResult("t", "fail", "No.")], 1, 1, "test")
+
+    original, services.queue = services.queue, GradingQueue(grade, concurrency=1, capacity=5, per_client=2)
+    try:
+        learner = Browser(app).open_lesson()
+        assert learner.submit_code("x = 1").status_code == 200
+    finally:
+        services.queue.close(timeout_s=10)
+        services.queue = original
+    lesson = services.catalog.lesson("L4.1")
+    (program,) = services.store.regrades.programs()
+    assert program.suite_version == suite_version(lesson)
+    services.store.courses.enrol(course, program.learner_id, MembershipSource.LTI)
+    page = client.get("/instructor/dates", headers=HTML).text
+    assert "L4.1: every program graded with today's version" in page
+    old = {"status": "pass", "tests": [], "suite_version": "0" * 16}
+    services.store.code.record(ada, "L4.1", "functions", "x = 2\n", old)
+    page = client.get("/instructor/dates", headers=HTML).text
+    assert "L4.1: 1 program graded with an older version of this lesson" in page

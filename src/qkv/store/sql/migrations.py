@@ -711,6 +711,34 @@ def _due_dates_and_extensions(conn: Connection) -> None:
     meta.create_all(conn)
 
 
+def _suite_versions_and_regrades(conn: Connection) -> None:
+    """Regrading (issue 46): the version of the exercise's suite each program was graded with (a content hash
+    of the lesson's grading data), and each verdict a regrade changed.
+
+    Self-contained: a nullable column of ``code_submissions`` (programs saved before have no version: "an
+    older one") and one new table.
+    """
+    _add_column(conn, "code_submissions", Column("suite_version", String(16)))
+    meta = MetaData()
+    Table(
+        "regrade_changes",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("submission_id", Integer, nullable=False),
+        Column("learner_id", String(36), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("before_status", String(16), nullable=False),
+        Column("after_status", String(16), nullable=False),
+        Column("before_message", Text, nullable=False),
+        Column("after_message", Text, nullable=False),
+        Column("suite_version", String(16), nullable=False),
+        Column("regraded_at", DateTime, nullable=False),
+        Index("ix_regrade_changes_lesson", "lesson_id", "id"),
+    )
+    meta.create_all(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -730,6 +758,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _lti_registration_links,
     _lti_registration_attempts,
     _due_dates_and_extensions,
+    _suite_versions_and_regrades,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

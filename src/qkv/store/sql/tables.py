@@ -108,6 +108,8 @@ class CodeSubmission(Base):
     # Added by migration 6: the program's key in code_sources (then ``source`` is empty); NULL for the
     # programs saved before, whose text is in ``source``.
     source_sha256: Mapped[str | None] = mapped_column(String(64))
+    # Added by the regrading migration: the version of the suite that gave the verdict (NULL: saved before).
+    suite_version: Mapped[str | None] = mapped_column(String(16))
 
 
 class CodeSource(Base):
@@ -570,3 +572,22 @@ class DueDateExtension(Base):
     lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     until_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     granted_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class RegradeChange(Base):
+    """A verdict a regrade changed (``qkv regrade``): pass to fail, fail to pass, or another first message."""
+
+    __tablename__ = "regrade_changes"
+    __table_args__ = (Index("ix_regrade_changes_lesson", "lesson_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    submission_id: Mapped[int] = mapped_column(Integer, nullable=False)
+    learner_id: Mapped[str] = mapped_column(String(36), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    before_status: Mapped[str] = mapped_column(String(16), nullable=False)
+    after_status: Mapped[str] = mapped_column(String(16), nullable=False)
+    before_message: Mapped[str] = mapped_column(Text, nullable=False)
+    after_message: Mapped[str] = mapped_column(Text, nullable=False)
+    suite_version: Mapped[str] = mapped_column(String(16), nullable=False)
+    regraded_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)

@@ -1,5 +1,8 @@
 """The instructor's dates page and a learner's extension: what ``qkv courses due | extend`` do, from the view.
 
+The page also counts, per lesson, the course's kept programs "graded with an older version of this
+lesson" (their suite version is not today's: ``qkv regrade`` grades them again).
+
 ``/instructor/dates`` lists the course's due dates, closes and late credit, in the course's time zone, and
 every extension; an instructor of the course sets or clears a lesson's dates with its form. A learner's page
 (``/instructor/learners/ID``) shows their extensions, and an instructor gives or revokes one there. Both
@@ -16,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from qkv.lessons.suite_versions import suite_version
 from qkv.store.instructor.due_dates import extension_until, local_text, parse_when
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth
@@ -109,8 +113,19 @@ def dates_page(request: Request, services: AppServices, access: InCourse) -> Res
         "extensions": extensions,
         "zone": dates.time_zone_name(course_id) or "the server's time zone",
         "lessons": [(lesson.id, lesson.title) for lesson in services.catalog.lessons],
+        "older": _older_versions(services, access),
     }
     return render_page(request, services, "instructor/dates.html", context, access)
+
+
+def _older_versions(services: Services, access: CourseAccess) -> dict[str, int]:
+    """Per lesson with code exercises, the course's kept programs graded with another version of it."""
+    versions = {
+        lesson.id: suite_version(lesson)
+        for lesson in services.catalog.lessons
+        if any(exercise.kind == "code" for exercise in lesson.exercises.values())
+    }
+    return services.store.regrades.older_counts(versions, access.scope)
 
 
 def _set_dates(services: Services, course_id: str, form: dict[str, str]) -> None:
