@@ -37,7 +37,7 @@ from qkv.web.http.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.instructor import dates as instructor_dates
 from qkv.web.instructor import learner_links
 from qkv.web.instructor import routes as instructor_routes
-from qkv.web.learner import api, pages, sign_in, widget_api
+from qkv.web.learner import api, due_notice, pages, sign_in, widget_api
 from qkv.web.learner.widget_files import WidgetFiles
 from qkv.web.retention import prune_forever
 from qkv.web.runs.backend import RemoteGrading
@@ -164,6 +164,7 @@ def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
     learner_links.install(app, services)  # the sign-in-link button on a learner's page
     instructor_dates.install(app, services)  # /instructor/dates and a learner's extensions
+    due_notice.install(app, services)  # a lesson's dates on the learner's pages
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     # Each widget's files from its chapter's (or lesson's) folder.
