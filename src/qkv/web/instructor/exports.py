@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from qkv.store import GradebookRow
 from qkv.store.instructor.exports import write_csv
 from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, LearnerRecord
+from qkv.web.instructor.late_work import DUE_COLUMN, LATE_COLUMNS, LateWork
 from qkv.web.learner.solution_credit import DEFAULT_CREDIT, AfterSolutionCredit
 
 GRADEBOOK_COLUMNS = [
@@ -68,14 +69,17 @@ def catalog_exercises(catalog: Any) -> list[tuple[str, str]]:
     return [(lesson.id, exercise_id) for lesson in catalog.lessons for exercise_id in lesson.exercises]
 
 
-def write_gradebook(rows: Sequence[GradebookRow], fmt: str, stream: TextIO) -> None:
-    """The gradebook (one row per learner and exercise) as CSV with a header, or as a JSON array."""
-    records = [row.to_dict() for row in rows]
+def write_gradebook(
+    rows: Sequence[GradebookRow], fmt: str, stream: TextIO, late: LateWork | None = None
+) -> None:
+    """The gradebook (one row per learner and exercise) as CSV with a header, or as a JSON array; with a
+    course's dates (``late``), each solve marked late or not, and its credit."""
+    records = [row.to_dict() | (late.marks(row) if late else {}) for row in rows]
     if fmt == "json":
         json.dump(records, stream, indent=2, ensure_ascii=False)
         stream.write("\n")
         return
-    write_csv(records, GRADEBOOK_COLUMNS, stream)
+    write_csv(records, GRADEBOOK_COLUMNS + (LATE_COLUMNS if late else []), stream)
 
 
 def counted_exercises(lesson: Any) -> list[str]:
@@ -99,13 +103,17 @@ def lms_records(
     rows: Iterable[GradebookRow],
     learners: Sequence[LearnerRecord],
     credit: AfterSolutionCredit = DEFAULT_CREDIT,
+    late: LateWork | None = None,
 ) -> list[dict[str, Any]]:
     """One record per learner: exercises solved per lesson (counted ones only) and the total; a solve
-    after the reference solution was shown counts ``credit`` (see ``qkv.web.learner.solution_credit``)."""
+    after the reference solution was shown counts ``credit`` (see ``qkv.web.learner.solution_credit``),
+    a late one its lesson's late credit as well (``late``: the course's dates)."""
     solved: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
     for row in rows:
         if row.solved:
             weight = credit.weight if row.solved_after_solution else 1.0
+            if late is not None:
+                weight *= late.credit(row.learner_id, row.lesson_id, row.first_solved_at)
             solved[row.learner_id][(row.lesson_id, row.exercise_id)] = weight
     columns = lms_columns(catalog)
     records = []
@@ -137,9 +145,11 @@ def write_lms(
     learners: Sequence[LearnerRecord],
     stream: TextIO,
     credit: AfterSolutionCredit = DEFAULT_CREDIT,
+    late: LateWork | None = None,
 ) -> None:
-    """Write the LMS gradebook import CSV (a solve after the reference solution counts ``credit``)."""
-    write_csv(lms_records(catalog, rows, learners, credit), lms_columns(catalog), stream)
+    """Write the LMS gradebook import CSV (a solve after the reference solution counts ``credit``, a late
+    one its late credit)."""
+    write_csv(lms_records(catalog, rows, learners, credit, late), lms_columns(catalog), stream)
 
 
 def event_records(
@@ -201,6 +211,11 @@ def write_events(
     programs: Iterable[CodeEvent],
     learners: Sequence[LearnerRecord],
     stream: TextIO,
+    late: LateWork | None = None,
 ) -> None:
-    """Write the event-level CSV."""
-    write_csv(event_records(answers, programs, learners), EVENT_COLUMNS, stream)
+    """Write the event-level CSV; with a course's dates, each event's due date in force (``due_at``)."""
+    records = event_records(answers, programs, learners)
+    if late is not None:
+        for record in records:
+            record[DUE_COLUMN] = late.due_at(record["learner_id"], record["lesson_id"])
+    write_csv(records, EVENT_COLUMNS + ([DUE_COLUMN] if late else []), stream)
