@@ -49,6 +49,7 @@ COMMANDS = (
     "lti",
     "mistakes",
     "progress",
+    "regrade",
     "restore",
     "serve",
 )
@@ -97,6 +98,10 @@ def _command(name: str) -> click.Command:
         from qkv.cli.progress import progress
 
         return progress
+    if name == "regrade":
+        from qkv.cli.regrade import regrade
+
+        return regrade
     from qkv.cli.serve import serve
 
     return serve

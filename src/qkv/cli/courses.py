@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from qkv.cli.course_dates import register
 from qkv.cli.options import database_url_option, opened_store
 
 _DATABASE = database_url_option
@@ -53,3 +54,6 @@ def list_courses(database_url: str | None) -> None:
             f"{record.id}  {record.origin.value}{where}  {members} learner{'' if members == 1 else 's'}  "
             f"{record.title}"
         )
+
+
+register(courses)

@@ -15,12 +15,16 @@ Public names
 Store
     The composition the app opens once: ``database``, ``learners``, ``progress``, ``code``,
     ``budgets``, ``gradebook``, ``instructors``, ``accounts``, ``grading_jobs``, ``class_view``, ``courses``,
-    ``personal_data``;
+    ``personal_data``, ``due_dates``, ``regrades``;
     ``shared_secret``, ``ping``, ``close``.
 Database
     One engine, opened and migrated; ``read()`` and ``write()`` transactions.
 Learners, Progress, CodeWork, ClientBudgets, Gradebook, InstructorDesk, Accounts, GradingJobs, Courses
     The repositories (also reachable as the store's attributes).
+DueDates, DueDate, Extension, DatesInForce, Standing, parse_when, zone_named
+    A course's dates: due dates, closes, late credit, time zones and extensions.
+Regrades, StoredProgram, VerdictChange
+    Regrading: stored programs with their suite version, and the verdicts a regrade changed.
 CourseRecord, CourseOrigin, MembershipSource, StaffRole, InstructorAccess, LearnerScope, EVERYONE
     Courses: a course, where it came from, how a learner joined it, an instructor's role and access, and
     the learners a view reads.
@@ -58,6 +62,15 @@ from qkv.store.instructor.courses import (
     MembershipSource,
     StaffRole,
 )
+from qkv.store.instructor.due_dates import (
+    DatesInForce,
+    DueDate,
+    DueDates,
+    Extension,
+    Standing,
+    parse_when,
+    zone_named,
+)
 from qkv.store.instructor.gradebook import Gradebook, GradebookRow
 from qkv.store.instructor.instructors import InstructorDesk
 from qkv.store.learner.accounts import AccountRecord, Accounts, MergeReport
@@ -83,6 +96,7 @@ from qkv.store.work.budget import DEFAULT_CLIENT_BYTES_PER_DAY, Keeping
 from qkv.store.work.client_budgets import ClientBudgets
 from qkv.store.work.code_work import CodeWork
 from qkv.store.work.progress import Progress
+from qkv.store.work.regrades import Regrades, StoredProgram, VerdictChange
 
 __all__ = [
     "DEFAULT_CLIENT_BYTES_PER_DAY",
@@ -100,8 +114,12 @@ __all__ = [
     "CourseRecord",
     "Courses",
     "Database",
+    "DatesInForce",
+    "DueDate",
+    "DueDates",
     "Erasure",
     "ExerciseActivity",
+    "Extension",
     "Gradebook",
     "GradebookRow",
     "GradingJobs",
@@ -121,16 +139,22 @@ __all__ = [
     "Program",
     "Progress",
     "QueueHealth",
+    "Regrades",
     "RosterEntry",
     "RosterError",
     "StaffRole",
+    "Standing",
     "Store",
     "StoreError",
+    "StoredProgram",
+    "VerdictChange",
     "clean_display_name",
     "create_store_engine",
     "default_database_url",
     "describe_url",
     "parse_roster",
+    "parse_when",
     "schema_version",
     "upgrade",
+    "zone_named",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from qkv.store.instructor.class_view import ClassView
 from qkv.store.instructor.courses import Courses
+from qkv.store.instructor.due_dates import DueDates
 from qkv.store.instructor.gradebook import Gradebook
 from qkv.store.instructor.instructors import InstructorDesk
 from qkv.store.instructor.mistake_groups import MistakeGroups
@@ -18,6 +19,7 @@ from qkv.store.work.budget import DEFAULT_CLIENT_BYTES_PER_DAY, check_budget
 from qkv.store.work.client_budgets import ClientBudgets
 from qkv.store.work.code_work import CodeWork
 from qkv.store.work.progress import Progress
+from qkv.store.work.regrades import Regrades
 from qkv.store.work.retention import DEFAULT_KEEP, check_keep
 
 
@@ -72,6 +74,10 @@ class Store:
         A learner's data on request: export, erasure, pruning of inactive anonymous learners, the audit.
     mistakes : MistakeGroups
         A class's mistakes grouped by behaviour, the instructors' notes on them, the learners' marks.
+    due_dates : DueDates
+        Each course's due dates, closes, late credit, time zone, and learners' extensions.
+    regrades : Regrades
+        Stored programs with the suite version that graded them, regraded verdicts and what they changed.
 
     Raises
     ------
@@ -117,6 +123,8 @@ class Store:
         self.grading_jobs = GradingJobs(self.database, self.code)
         self.class_view = ClassView(self.database)
         self.courses = Courses(self.database)
+        self.due_dates = DueDates(self.database)
+        self.regrades = Regrades(self.database)
         self.personal_data = PersonalData(self.database)
         self.mistakes = MistakeGroups(self.database)
 

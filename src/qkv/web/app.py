@@ -36,8 +36,9 @@ from qkv.web.http.redirects import SafeLocationMiddleware
 from qkv.web.http.request_log import RequestLogMiddleware
 from qkv.web.http.security import LearnerIdentity, SecurityHeadersMiddleware
 from qkv.web.instructor import class_mistakes, learner_links
+from qkv.web.instructor import dates as instructor_dates
 from qkv.web.instructor import routes as instructor_routes
-from qkv.web.learner import api, message_feedback, pages, sign_in, widget_api
+from qkv.web.learner import api, due_notice, message_feedback, pages, sign_in, widget_api
 from qkv.web.learner.widget_files import WidgetFiles
 from qkv.web.retention import prune_forever
 from qkv.web.runs.backend import RemoteGrading
@@ -167,6 +168,8 @@ def _install_routes(app: FastAPI, services: Services, secret: str) -> LtiTool:
     instructor_routes.install(app, services, secret)  # /instructor pages and /api/instructor
     class_mistakes.install(app)  # /instructor/mistakes: the class's mistakes and the notes
     learner_links.install(app, services)  # the sign-in-link button on a learner's page
+    instructor_dates.install(app, services)  # /instructor/dates and a learner's extensions
+    due_notice.install(app, services)  # a lesson's dates on the learner's pages
     lti_tool = lti.install(app, services)  # /lti/login, /lti/launch, /lti/jwks.json, /instructor/lti
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     # Each widget's files from its chapter's (or lesson's) folder.

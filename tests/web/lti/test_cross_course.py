@@ -5,13 +5,13 @@ courses on each, and a course made by hand with a roster.
 Each LMS course has an instructor, a teaching assistant and two learners, all launched from that course;
 the roster course has an instructor and a teaching assistant (granted as ``qkv instructor --course``
 grants them) and two roster learners; an anonymous learner (no course) and a stranger (no cookie) come
-too: 22 people. The app has 25 instructor and instructor-API routes (``test_every_route_is_in_the_matrix``
-fails when one is added and not tried here); all but the public sign-in page and its form, 23, are tried
+too: 22 people. The app has 27 instructor and instructor-API routes (``test_every_route_is_in_the_matrix``
+fails when one is added and not tried here); all but the public sign-in page and its form, 25, are tried
 by every person to whom they apply: the view routes with every export, with and without ``?course=`` of
 every other course; the object routes with every learner, every LMS class and every course. Each person
 gets their own course's objects and a 404 for any other's, a teaching assistant a 403 for what only
-instructors may do, a learner 403 (or 401) and a stranger 401 everywhere. 22 people × 23 routes, about
-1,900 requests per database (counted as they run and printed with ``-s``).
+instructors may do, a learner 403 (or 401) and a stranger 401 everywhere. 22 people × 25 routes, about
+2,100 requests per database (counted as they run and printed with ``-s``).
 
 Then the scores: every learner's launch score lands on its own course's line item only, and no score is
 ever sent for an instructor or a teaching assistant. The attack of issue 35 fails at each step (the
@@ -253,6 +253,7 @@ VIEWS = {
     ("GET", "/instructor/lti"): ["/instructor/lti"],
     ("GET", "/instructor/mistakes"): ["/instructor/mistakes", "/instructor/mistakes?lesson=L4.1"],
     ("GET", "/api/instructor/mistakes"): ["/api/instructor/mistakes"],
+    ("GET", "/instructor/dates"): ["/instructor/dates"],
 }
 # Views that list the course's learners by id (the others give numbers or nothing of theirs yet).
 LISTING = {
@@ -268,7 +269,10 @@ OBJECTS = {
     ("POST", "/instructor/lti/roster"),
     ("POST", "/instructor/course"),
     ("POST", "/instructor/mistakes/{group_id}"),  # test_a_class_s_mistakes_and_notes_stay_in_their_course
+    ("POST", "/instructor/dates"),
+    ("POST", "/instructor/learners/{learner_id}/extension"),
 }
+DUE_FORM = {"lesson": "L4.1", "due": "2030-01-01 12:00", "late_credit": "0.5"}
 PUBLIC = {("GET", "/instructor/sign-in"), ("POST", "/instructor/sign-in")}  # a sign-in link's page
 SIGN_OUT = {("POST", "/instructor/sign-out"), ("POST", "/api/instructor/sign-out")}
 
@@ -323,6 +327,9 @@ def test_strangers_and_learners_get_no_instructor_route(school: School) -> None:
             assert tally.get(person, "learner page", path).status_code in expected
             made = tally.post(person, "sign-in link", f"{path}/sign-in-link", {})
             assert made.status_code in expected
+            extended = tally.post(person, "extension", f"{path}/extension", {"lesson": "L4.1", "days": "2"})
+            assert extended.status_code in expected
+        assert tally.post(person, "dates", "/instructor/dates", DUE_FORM).status_code in expected
         for course_id in school.course_ids.values():
             chosen = tally.post(person, "picker", "/instructor/course", {"course": course_id})
             assert chosen.status_code in expected
@@ -366,9 +373,16 @@ def test_another_courses_objects_answer_404(school: School) -> None:
             path = f"/instructor/learners/{learner.learner_id}"
             page = tally.get(person, "learner page", path)
             made = tally.post(person, "sign-in link", f"{path}/sign-in-link", {})
+            extended = tally.post(person, "extension", f"{path}/extension", {"lesson": "L4.1", "days": "2"})
             if learner.course != person.course:
                 assert (page.status_code, made.status_code) == (404, 404), (person.key, learner.key)
+                assert extended.status_code == 404, (person.key, learner.key)
                 continue
+            # A teaching assistant gives no extension; an instructor is told L4.1 has no due date here yet.
+            assert extended.status_code == (403 if person.kind == "ta" else 400), (
+                person.key,
+                extended.text[:300],
+            )
             assert page.status_code == 200, (person.key, learner.key)
             if person.kind == "ta":
                 assert made.status_code == 403  # a teaching assistant acts for nobody
@@ -388,6 +402,15 @@ def test_another_courses_objects_answer_404(school: School) -> None:
         for key, course_id in school.course_ids.items():
             chosen = tally.post(person, "picker", "/instructor/course", {"course": course_id})
             assert chosen.status_code == (303 if key == person.course else 404), (person.key, key)
+            dated = person.client.post(
+                "/instructor/dates",
+                params={"course": course_id},
+                data={"csrf_token": person.csrf, **DUE_FORM, "clear": "1"},
+                headers=HTML,
+            )
+            tally.requests += 1
+            wanted = 404 if key != person.course else (403 if person.kind == "ta" else 303)
+            assert dated.status_code == wanted, (person.key, key, dated.text[:300])
     print(f"staff objects: {tally.requests} requests over {len(tally.forms)} route forms")
 
 

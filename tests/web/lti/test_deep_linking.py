@@ -5,6 +5,7 @@ custom claim and grade into their line item; the same lesson twice in a course m
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from html import unescape
 from typing import Any
 
@@ -12,7 +13,16 @@ import httpx
 import jwt
 import pytest
 
-from tests.web.lti.fake_platform import DEEP_LINK_HINT, DL, LINEITEM_SCOPE, LTI, SCORE_SCOPE, FakePlatform
+from tests.web.lti.fake_platform import (
+    CONTEXT_ID,
+    DEEP_LINK_HINT,
+    DEPLOYMENT_ID,
+    DL,
+    LINEITEM_SCOPE,
+    LTI,
+    SCORE_SCOPE,
+    FakePlatform,
+)
 from tests.web.lti.launching import LmsBrowser, page_form, wait_for
 
 
@@ -257,3 +267,23 @@ def test_another_lessons_line_item_without_a_container_keeps_the_score_back_with
     assert f"Not sent: the launch of {second}" in page.text and "one gradebook column per link" in page.text
     teacher.close()
     learner.close()
+
+
+def test_a_line_item_a_launch_makes_ends_at_the_lessons_due_date(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    lesson = _lessons(app)[2]
+    platform.deep_linking["accept_lineitem"] = False  # the launches make the column
+    _deep_link(lms_browser, platform, url, [lesson])
+    store = app.state.qkv.store
+    # The course the launches land in (made here first, as an earlier launch would have made it), due in it.
+    course = store.courses.for_lti_context(platform.issuer, DEPLOYMENT_ID, CONTEXT_ID, "Attention")
+    store.due_dates.set_due(course.id, lesson, datetime(2026, 12, 24, 16, 0), late_credit=0.5)
+    learner = LmsBrowser(url)
+    for link in list(platform.links.values()):
+        learner.open(learner.launch(platform, link.url, "learner-1", hint=f"link:{link.id}"))
+    learner.close()
+    (item_id,) = platform.line_items
+    made = platform.line_items[item_id]
+    assert made["resourceId"] == lesson and made["endDateTime"] == "2026-12-24T16:00:00Z"

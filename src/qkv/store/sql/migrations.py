@@ -20,6 +20,7 @@ from sqlalchemy import (
     Date,
     DateTime,
     Engine,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -799,6 +800,69 @@ def _class_notes_shown_and_feedback(meta: MetaData) -> None:
     )
 
 
+def _due_dates_and_extensions(conn: Connection) -> None:
+    """A course's dates (issue 46): each lesson's due date, hard close and late credit, the course's time
+    zone, and a learner's extension of one lesson's due date (``qkv courses due | extend``).
+
+    Self-contained: three new tables, no other table changes.
+    """
+    meta = MetaData()
+    Table(
+        "lesson_due_dates",
+        meta,
+        Column("course_id", String(36), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("due_at", DateTime, nullable=False),
+        Column("close_at", DateTime),
+        Column("late_credit", Float, nullable=False),
+        Column("set_at", DateTime, nullable=False),
+    )
+    Table(
+        "course_time_zones",
+        meta,
+        Column("course_id", String(36), primary_key=True),
+        Column("time_zone", String(64), nullable=False),
+    )
+    Table(
+        "due_date_extensions",
+        meta,
+        Column("course_id", String(36), primary_key=True),
+        Column("learner_id", String(36), primary_key=True),
+        Column("lesson_id", String(32), primary_key=True),
+        Column("until_at", DateTime, nullable=False),
+        Column("granted_at", DateTime, nullable=False),
+    )
+    meta.create_all(conn)
+
+
+def _suite_versions_and_regrades(conn: Connection) -> None:
+    """Regrading (issue 46): the version of the exercise's suite each program was graded with (a content hash
+    of the lesson's grading data), and each verdict a regrade changed.
+
+    Self-contained: a nullable column of ``code_submissions`` (programs saved before have no version: "an
+    older one") and one new table.
+    """
+    _add_column(conn, "code_submissions", Column("suite_version", String(16)))
+    meta = MetaData()
+    Table(
+        "regrade_changes",
+        meta,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("submission_id", Integer, nullable=False),
+        Column("learner_id", String(36), nullable=False),
+        Column("lesson_id", String(32), nullable=False),
+        Column("exercise_id", String(64), nullable=False),
+        Column("before_status", String(16), nullable=False),
+        Column("after_status", String(16), nullable=False),
+        Column("before_message", Text, nullable=False),
+        Column("after_message", Text, nullable=False),
+        Column("suite_version", String(16), nullable=False),
+        Column("regraded_at", DateTime, nullable=False),
+        Index("ix_regrade_changes_lesson", "lesson_id", "id"),
+    )
+    meta.create_all(conn)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -820,6 +884,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _lti_line_item_refusals,
     _help_shown,
     _class_mistakes_and_notes,
+    _due_dates_and_extensions,
+    _suite_versions_and_regrades,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Boolean, Date, DateTime, ForeignKey, Index, Integer, String, Text, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -96,6 +108,8 @@ class CodeSubmission(Base):
     # Added by migration 6: the program's key in code_sources (then ``source`` is empty); NULL for the
     # programs saved before, whose text is in ``source``.
     source_sha256: Mapped[str | None] = mapped_column(String(64))
+    # Added by the regrading migration: the version of the suite that gave the verdict (NULL: saved before).
+    suite_version: Mapped[str | None] = mapped_column(String(16))
 
 
 class CodeSource(Base):
@@ -657,3 +671,56 @@ class MessageFeedback(Base):
     helpful: Mapped[bool] = mapped_column(Boolean, nullable=False)
     line: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class LessonDueDate(Base):
+    """A lesson's due date in a course, its optional hard close, and what late work earns (issue 46)."""
+
+    __tablename__ = "lesson_due_dates"
+
+    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    due_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)  # UTC
+    close_at: Mapped[datetime | None] = mapped_column(DateTime)  # UTC; None: never closes
+    late_credit: Mapped[float] = mapped_column(Float, nullable=False)  # 0..1
+    set_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class CourseTimeZone(Base):
+    """The time zone a course's dates are shown in (an IANA name); none: the server's (issue 46)."""
+
+    __tablename__ = "course_time_zones"
+
+    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    time_zone: Mapped[str] = mapped_column(String(64), nullable=False)
+
+
+class DueDateExtension(Base):
+    """One learner's extension of one lesson's due date in a course: the new due date, in UTC (issue 46)."""
+
+    __tablename__ = "due_date_extensions"
+
+    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    learner_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    until_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    granted_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+
+
+class RegradeChange(Base):
+    """A verdict a regrade changed (``qkv regrade``): pass to fail, fail to pass, or another first message."""
+
+    __tablename__ = "regrade_changes"
+    __table_args__ = (Index("ix_regrade_changes_lesson", "lesson_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    submission_id: Mapped[int] = mapped_column(Integer, nullable=False)
+    learner_id: Mapped[str] = mapped_column(String(36), nullable=False)
+    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    before_status: Mapped[str] = mapped_column(String(16), nullable=False)
+    after_status: Mapped[str] = mapped_column(String(16), nullable=False)
+    before_message: Mapped[str] = mapped_column(Text, nullable=False)
+    after_message: Mapped[str] = mapped_column(Text, nullable=False)
+    suite_version: Mapped[str] = mapped_column(String(16), nullable=False)
+    regraded_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)

@@ -196,6 +196,7 @@ class CodeWork:
         stored = 0
         if kept is not Keeping.NOTHING:
             stored = _store_program(conn, key, source, digest, status, (passed, len(tests)), document, now)
+            _stamp_suite_version(conn, key, now, result)
         count_work(
             conn,
             key,
@@ -318,6 +319,16 @@ class CodeWork:
             grown = _put_draft(conn, (learner_id, lesson_id, exercise_id), source, kept)
             self.budgets.charge(conn, client, grown)
         return grown >= 0
+
+
+def _stamp_suite_version(
+    conn: Connection, key: ExerciseKey, now: datetime, result: Mapping[str, Any]
+) -> None:
+    """Record on the program just stored the suite version its result names (``suite_version``), if any."""
+    version = result.get("suite_version")
+    if isinstance(version, str) and version:
+        just_stored = (*rows_of(_CODE, key), _CODE.c.created_at == now, _CODE.c.suite_version.is_(None))
+        conn.execute(update(_CODE).where(*just_stored).values(suite_version=version[:16]))
 
 
 def _store_program(

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from qkv.store import GradebookRow
 from qkv.store.instructor.exports import write_csv
 from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, HelpEvent, LearnerRecord
+from qkv.web.instructor.late_work import DUE_COLUMN, LATE_COLUMNS, LateWork
 from qkv.web.learner.solution_credit import HelpPolicy
 
 GRADEBOOK_COLUMNS = [
@@ -71,14 +72,17 @@ def catalog_exercises(catalog: Any) -> list[tuple[str, str]]:
     return [(lesson.id, exercise_id) for lesson in catalog.lessons for exercise_id in lesson.exercises]
 
 
-def write_gradebook(rows: Sequence[GradebookRow], fmt: str, stream: TextIO) -> None:
-    """The gradebook (one row per learner and exercise) as CSV with a header, or as a JSON array."""
-    records = [row.to_dict() for row in rows]
+def write_gradebook(
+    rows: Sequence[GradebookRow], fmt: str, stream: TextIO, late: LateWork | None = None
+) -> None:
+    """The gradebook (one row per learner and exercise) as CSV with a header, or as a JSON array; with a
+    course's dates (``late``), each solve marked late or not, and its credit."""
+    records = [row.to_dict() | (late.marks(row) if late else {}) for row in rows]
     if fmt == "json":
         json.dump(records, stream, indent=2, ensure_ascii=False)
         stream.write("\n")
         return
-    write_csv(records, GRADEBOOK_COLUMNS, stream)
+    write_csv(records, GRADEBOOK_COLUMNS + (LATE_COLUMNS if late else []), stream)
 
 
 def counted_exercises(lesson: Any) -> list[str]:
@@ -98,23 +102,36 @@ def lms_columns(catalog: Any) -> list[str]:
 
 
 def lesson_scores(
-    catalog: Any, rows: Iterable[GradebookRow], policy: HelpPolicy
+    catalog: Any, rows: Iterable[GradebookRow], policy: HelpPolicy, late: LateWork | None = None
 ) -> dict[str, dict[str, float | int]]:
     """Per learner (who solved any exercise), each lesson's score: its counted exercises solved, those after
-    help at the instructor's ``policy`` (``HelpPolicy.score``, as the class grid and the LMS score)."""
-    helped: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
+    help at the instructor's ``policy`` (``HelpPolicy.score``, as the class grid and the LMS score), and
+    late ones at their lesson's late credit too (``late``: the course's dates)."""
+    helped: dict[str, dict[tuple[str, str], tuple[str, float]]] = defaultdict(dict)
     for row in rows:
         if row.solved:
-            helped[row.learner_id][(row.lesson_id, row.exercise_id)] = row.helped
+            factor = 1.0 if late is None else late.credit(row.learner_id, row.lesson_id, row.first_solved_at)
+            helped[row.learner_id][(row.lesson_id, row.exercise_id)] = (row.helped, factor)
     scores: dict[str, dict[str, float | int]] = {}
     for learner_id, mine in helped.items():
         scores[learner_id] = {}
         for lesson in catalog.lessons:
-            ways = [mine[(lesson.id, eid)] for eid in counted_exercises(lesson) if (lesson.id, eid) in mine]
-            scores[learner_id][lesson.id] = policy.score(
-                len(ways), after_solution=ways.count("solution"), after_hints=ways.count("hints")
-            )
+            solves = [mine[(lesson.id, eid)] for eid in counted_exercises(lesson) if (lesson.id, eid) in mine]
+            scores[learner_id][lesson.id] = _lesson_score(policy, solves)
     return scores
+
+
+def _lesson_score(policy: HelpPolicy, solves: list[tuple[str, float]]) -> float | int:
+    """``policy.score`` of a lesson's solves (how each was helped, its late credit); each late solve weighs
+    its help credit times its late credit."""
+    ways = [way for way, _ in solves]
+    if all(factor == 1.0 for _, factor in solves):
+        return policy.score(len(ways), after_solution=ways.count("solution"), after_hints=ways.count("hints"))
+    total = sum(
+        policy.score(1, after_solution=int(way == "solution"), after_hints=int(way == "hints")) * factor
+        for way, factor in solves
+    )
+    return _number(float(total))
 
 
 def lms_records(
@@ -122,9 +139,11 @@ def lms_records(
     rows: Iterable[GradebookRow],
     learners: Sequence[LearnerRecord],
     policy: HelpPolicy | None = None,
+    late: LateWork | None = None,
 ) -> list[dict[str, Any]]:
-    """One record per learner: each lesson's score (``lesson_scores``) and the total."""
-    scores = lesson_scores(catalog, rows, policy or HelpPolicy())
+    """One record per learner: each lesson's score (``lesson_scores``, late solves at their late credit
+    where ``late`` holds the course's dates) and the total."""
+    scores = lesson_scores(catalog, rows, policy or HelpPolicy(), late)
     columns = lms_columns(catalog)
     records = []
     for learner in sorted(learners, key=lambda r: ((r.display_name or "").casefold(), r.id)):
@@ -155,9 +174,11 @@ def write_lms(
     learners: Sequence[LearnerRecord],
     stream: TextIO,
     policy: HelpPolicy | None = None,
+    late: LateWork | None = None,
 ) -> None:
-    """Write the LMS gradebook import CSV (solves after help count as the instructor's ``policy`` says)."""
-    write_csv(lms_records(catalog, rows, learners, policy), lms_columns(catalog), stream)
+    """Write the LMS gradebook import CSV (solves after help count as the instructor's ``policy`` says, late
+    ones their late credit as well)."""
+    write_csv(lms_records(catalog, rows, learners, policy, late), lms_columns(catalog), stream)
 
 
 def _answer_record(a: AnswerEvent, names: dict[str, str | None]) -> dict[str, Any]:
@@ -256,11 +277,15 @@ def write_events(
     stream: TextIO,
     shown: Iterable[HelpEvent] = (),
     notes: Iterable[Mapping[str, Any]] = (),
+    late: LateWork | None = None,
 ) -> None:
     """Write the event-level CSV: answers, programs and the help shown, and the instructors' notes shown
-    (``notes``) among them by time."""
+    (``notes``) among them by time; with a course's dates, each event's due date in force (``due_at``)."""
     records = event_records(answers, programs, learners, shown)
     noted = note_records(notes, learners)
     if noted:
         records = sorted(records + noted, key=lambda record: str(record["time"]).rstrip("Z").ljust(26, "0"))
-    write_csv(records, EVENT_COLUMNS, stream)
+    if late is not None:
+        for record in records:
+            record[DUE_COLUMN] = late.due_at(record["learner_id"], record["lesson_id"])
+    write_csv(records, EVENT_COLUMNS + ([DUE_COLUMN] if late else []), stream)

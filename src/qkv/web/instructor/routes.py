@@ -30,6 +30,7 @@ from qkv.web.instructor.exports import (
     write_gradebook,
     write_lms,
 )
+from qkv.web.instructor.late_work import LateWork
 from qkv.web.instructor.rendering import NO_STORE, Instructor, auth_of, render_page
 from qkv.web.instructor.stats import lesson_numbers, timeline
 from qkv.web.services import Services, get_services
@@ -328,19 +329,20 @@ def instructor_export(
     out = io.StringIO()
     desk = auth_of(request).desk.within(access.scope)
     gradebook = services.store.gradebook.within(access.scope)
+    late = LateWork.of_course(services.store, access.course_id)  # the course's dates: late work marked
     if name in {"gradebook.csv", "gradebook.json"}:
         fmt = name.rsplit(".", 1)[1]
-        write_gradebook(gradebook.rows(catalog_exercises(services.catalog)), fmt, out)
+        write_gradebook(gradebook.rows(catalog_exercises(services.catalog)), fmt, out, late)
         media = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
         return _download(out.getvalue(), f"qkv-{name}", media)
     if name == "lms.csv":
         rows = gradebook.rows(catalog_exercises(services.catalog))
-        write_lms(services.catalog, rows, desk.learners(), out, services.settings.help_policy)
+        write_lms(services.catalog, rows, desk.learners(), out, services.settings.help_policy, late)
         return _download(out.getvalue(), "qkv-lms-gradebook.csv", "text/csv; charset=utf-8")
     if name == "events.csv":
         notes = services.store.mistakes.shown(access.scope)
         write_events(
-            desk.answer_events(), desk.code_events(), desk.learners(), out, desk.help_events(), notes
+            desk.answer_events(), desk.code_events(), desk.learners(), out, desk.help_events(), notes, late
         )
         return _download(out.getvalue(), "qkv-events.csv", "text/csv; charset=utf-8")
     raise HTTPException(

@@ -20,6 +20,7 @@ from qkv.grading import Suite
 from qkv.grading.verdict import ran_its_tests
 from qkv.lessons import Exercise, Lesson
 from qkv.lessons.render import hint_html
+from qkv.lessons.suite_versions import suite_version
 from qkv.store import JobState, JobView, clean_display_name
 from qkv.store.learner.learners import name_taken_sentence
 from qkv.web import lti, metrics
@@ -187,7 +188,7 @@ async def post_code(
         lesson.id,
         exercise.id,
         body.code,
-        document,
+        {**document, "suite_version": suite_version(lesson)},  # stored with the verdict, for regrading
         own_work=own_work and ran_its_tests(document),  # junk that defines nothing is no try
         client=request_client_key(request),
         # The reference solution sent as it is (names and layout aside) is a solve after it was shown,

@@ -411,7 +411,7 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
         return learner_id
     if course is not None:
         services.store.courses.enrol(course.id, learner_id, MembershipSource.LTI)
-    column = _lessons_column(services, tool, checked, lesson_id) if lesson_id is not None else None
+    column = _lessons_column(services, tool, checked, lesson_id, course) if lesson_id is not None else None
     if lesson_id is not None and column is not None:
         tool.links.remember_line_item(
             learner_id,
@@ -428,19 +428,27 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
 
 
 def _lessons_column(
-    services: Services, tool: LtiTool, checked: Launch, lesson_id: str
+    services: Services, tool: LtiTool, checked: Launch, lesson_id: str, course: CourseRecord | None
 ) -> line_items.Column | None:
     """The lesson's line item in the launch's course: the launch's own once checked to be the lesson's,
-    else the course's found by resourceId or made (see ``line_items.lessons_column``); None when the launch
-    has none or the LMS cannot be asked now (the learner still gets the lesson; a later launch tries
-    again, and a line item remembered before stays)."""
+    else the course's found by resourceId or made, ending at the lesson's due date in the course (see
+    ``line_items.lessons_column``); None when the launch has none or the LMS cannot be asked now (the
+    learner still gets the lesson; a later launch tries again, and a line item remembered before stays)."""
     platform = tool.platforms.find(checked.issuer, checked.client_id)
     if platform is None or (checked.lineitem_url is None and checked.lineitems_url is None):
         return None
     offered = offered_lessons(services)
+    due = None if course is None else services.store.due_dates.due(course.id, lesson_id)
     try:
         return line_items.lessons_column(
-            tool.client, tool.tokens, platform, checked, offered[lesson_id], offered.keys(), tool.links
+            tool.client,
+            tool.tokens,
+            platform,
+            checked,
+            offered[lesson_id],
+            offered.keys(),
+            tool.links,
+            due_at=None if due is None else due.due_at,
         )
     except (ServiceUnavailable, StoreError) as error:
         log.warning("no line item for %s from %s: %s", lesson_id, checked.issuer, error)

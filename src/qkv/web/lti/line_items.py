@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -59,6 +60,7 @@ def find_or_create(
     lineitems_url: str,
     lesson: PickedLesson,
     resource_link_id: str | None = None,
+    due_at: datetime | None = None,
     *,
     links: LtiLinks,
 ) -> str:
@@ -81,6 +83,9 @@ def find_or_create(
     links : LtiLinks
         The database's lock: one server at a time looks up and makes this course's line item for the
         lesson.
+    due_at : datetime, optional
+        The lesson's due date in the course (naive UTC): a line item qkv makes ends then (``endDateTime``);
+        one the LMS has already keeps the dates the instructor gave it there.
 
     Returns
     -------
@@ -99,7 +104,7 @@ def find_or_create(
         found = find(client, token, lineitems_url, lesson.id)
         if found is not None:
             return found
-        return create(client, token, lineitems_url, lesson, resource_link_id)
+        return create(client, token, lineitems_url, lesson, resource_link_id, due_at)
 
 
 def find(client: httpx.Client, token: str, lineitems_url: str, resource_id: str) -> str | None:
@@ -125,8 +130,9 @@ def create(
     lineitems_url: str,
     lesson: PickedLesson,
     resource_link_id: str | None,
+    due_at: datetime | None = None,
 ) -> str:
-    """Make the lesson's line item in the course; its URL."""
+    """Make the lesson's line item in the course (ending at ``due_at``, naive UTC, if given); its URL."""
     body: dict[str, Any] = {
         "scoreMaximum": max(lesson.points, 1),
         "label": f"{lesson.id} {lesson.title}",
@@ -135,6 +141,8 @@ def create(
     }
     if resource_link_id:
         body["resourceLinkId"] = resource_link_id
+    if due_at is not None:
+        body["endDateTime"] = due_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     response = _call(client, "POST", lineitems_url, token, accept=LINE_ITEM_TYPE, body=body)
     made = _json(response, lineitems_url)
     if not isinstance(made, dict) or not isinstance(made.get("id"), str):
@@ -253,11 +261,12 @@ def lessons_column(
     lesson: PickedLesson,
     lesson_ids: Collection[str],
     links: LtiLinks,
+    due_at: datetime | None = None,
 ) -> Column | None:
     """Where the launched learner's scores on ``lesson`` go: the launch's own line item when it is the
     lesson's (or cannot be read: the spec lets a tool post to the launch's line item), else the lesson's
     own line item found or made in the course's container, else the launch's line item with a refusal;
-    None without any.
+    None without any. A line item qkv makes ends at ``due_at`` (the lesson's due date in the course).
 
     Raises
     ------
@@ -270,7 +279,7 @@ def lessons_column(
     if claimed is None:
         if container is None:
             return None
-        args = (client, tokens, platform, container, lesson, launch.resource_link_id)
+        args = (client, tokens, platform, container, lesson, launch.resource_link_id, due_at)
         return Column(find_or_create(*args, links=links))
     if launch.read_scope is None:
         return Column(claimed)
@@ -285,7 +294,7 @@ def lessons_column(
     if container is not None:
         # The link's own column is another lesson's: the lesson's is made bound to no link, so an LMS
         # that gives each link one grade (Open edX's block) does not take this score as that link's grade.
-        return Column(find_or_create(client, tokens, platform, container, lesson, None, links=links))
+        return Column(find_or_create(client, tokens, platform, container, lesson, None, due_at, links=links))
     return Column(claimed, kept_back(platform, lesson, reason))
 
 

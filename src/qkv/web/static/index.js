@@ -1,5 +1,6 @@
 // The lesson list page: saves the optional display name through POST /api/learner.
 import { ApiError, postJson } from "./js/api.js";
+import "./js/due-dates.js"; // the lessons' due dates in the learner's time zone
 
 const form = document.getElementById("learner-form");
 if (form) {

@@ -1,6 +1,7 @@
 // Entry point of the lesson page (loaded as a module; the page's CSP allows no inline scripts).
 // It restores the learner's saved progress into the page and wires every exercise and widget.
 import { ApiError, lessonApi, postJson } from "./js/api.js";
+import "./js/due-dates.js"; // the lesson's due date in the learner's time zone
 import { mountCodeExercise } from "./js/code.js";
 import { mountAnswerForm } from "./js/exercises.js";
 import { el } from "./js/format.js";
