@@ -184,12 +184,12 @@ class LmsClient:
         try:
             if not 200 <= response.status_code < 300:
                 raise FetchFailed(f"{method} {shown} answered {response.status_code}, not 2xx")
-            content = await self._read(response, shown)
+            content = await self._read_body(response, shown)
         finally:
             await response.aclose()
         return _json_object(content, shown)
 
-    async def _read(self, response: httpx.Response, shown: str) -> bytes:
+    async def _read_body(self, response: httpx.Response, shown: str) -> bytes:
         limit = self._policy.max_bytes
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
