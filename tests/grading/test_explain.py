@@ -80,7 +80,7 @@ def grade(learner: str, tested: Suite, seed: int = 1) -> list[TestResult]:
             value = namespace[case.function](*case.args)
         event = {"outcome": "returned", "value": encode(value)}
         results.append(judge(case, event, Limits(), seen))
-    return explain(results, cases, seen)
+    return explain(results, cases, seen, learner)
 
 
 def learner(old: str, new: str, function_old: str = "", function_new: str = "") -> str:
@@ -235,3 +235,31 @@ def test_a_fault_in_the_explanation_pass_keeps_the_verdict(
     assert [test.status for test in results].count("fail") >= 1
     assert all(test.hint_source is None for test in results)
     assert "The explanation pass failed" in caplog.text and "an operator's bug" in caplog.text
+
+
+def test_a_change_the_code_does_not_show_is_said_as_what_the_results_are() -> None:
+    # The sum runs down the columns through einsum, with no axis=0 anywhere in the code: the numbers are
+    # the mutant's "over axis 0", but the code does not make that change, so it is not said as the cause.
+    wrong = learner("return E / E.sum(axis=-1, keepdims=True)", "return E / np.einsum('ij->j', E)[None, :]")
+    results = grade(wrong, suite([]))
+    failing = [test for test in results if test.status != "pass" and test.function == "weights"]
+    assert failing and all(test.hint_source != "mutant" for test in failing)
+    assert all(test.hint_source is not None for test in failing)
+
+
+def test_the_same_numbers_from_the_change_itself_are_said_as_its_cause() -> None:
+    wrong = learner("return E / E.sum(axis=-1, keepdims=True)", "return E / np.sum(E, axis=0, keepdims=True)")
+    results = grade(wrong, suite([]))
+    first = next(test for test in results if test.status != "pass" and test.function == "weights")
+    assert first.hint_source == "mutant"
+
+
+def test_a_lesson_s_rule_whose_cause_the_inputs_cannot_have_gives_way() -> None:
+    # The rule computes the learner's numbers, but declares that its cause needs d_k = 9: on d_k = 4 it
+    # stays silent and the next explanation speaks.
+    needs_nine = Mistake(SCALE_BY_DK, _by_dk, requires=lambda Q, K, V: Q.shape[1] == 9)
+    wrong = learner("/ np.sqrt(Q.shape[1])", "/ Q.shape[1]")
+    results = grade(wrong, suite([needs_nine]))
+    by_name = {test.name: test for test in results}
+    assert by_name["attend, d_k = 9"].hint == SCALE_BY_DK
+    assert by_name["attend, d_k = 4"].hint != SCALE_BY_DK

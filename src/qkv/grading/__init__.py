@@ -29,6 +29,7 @@ from qkv.grading.hints import (
     missing_function_hint,
 )
 from qkv.grading.limits import Limits
+from qkv.grading.preconditions import exp_overflows, fully_masked_row, is_float32, row_far_below_max
 from qkv.grading.results import RESULTS_VERSION, GradeResult, TestResult
 from qkv.grading.suite import Case, Raises, Suite, TestCase, check_raises
 
@@ -63,6 +64,10 @@ __all__ = [
     "Warned",
     "Whole",
     "check_raises",
+    "exp_overflows",
+    "fully_masked_row",
+    "is_float32",
     "missing_function_hint",
+    "row_far_below_max",
     "sandbox_available",
 ]

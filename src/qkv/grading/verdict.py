@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from qkv.grading.crashes import Place, crash_sentence
 from qkv.grading.diagnosis import (
     UNCHANGED,
     argument_name,
@@ -114,7 +116,11 @@ def _raised_text(function: str, event: dict[str, Any]) -> str:
 
 
 def judge(
-    case: Case, event: dict[str, Any], limits: Limits, seen: dict[str, Outcome] | None = None
+    case: Case,
+    event: dict[str, Any],
+    limits: Limits,
+    seen: dict[str, Outcome] | None = None,
+    source: str | None = None,
 ) -> TestResult:
     """Compare one reported outcome with the expected one, and name the mistake when a hint knows it.
 
@@ -133,7 +139,7 @@ def judge(
     if outcome == "not_callable":
         return _result(case, "fail", NOT_A_FUNCTION.format(case.function), case.missing_hint)
     if outcome == "raised":
-        return _judge_raised(case, event, limits, seen)
+        return _judge_raised(case, event, limits, seen, source)
     if outcome != "returned":
         raise MalformedReport(f"{outcome!r} is not an outcome the harness reports")
     return _judge_returned(case, event, seen)
@@ -286,7 +292,11 @@ def _params(event: dict[str, Any]) -> list[str] | None:
 
 
 def _judge_raised(
-    case: Case, event: dict[str, Any], limits: Limits, seen_by_name: dict[str, Outcome] | None = None
+    case: Case,
+    event: dict[str, Any],
+    limits: Limits,
+    seen_by_name: dict[str, Outcome] | None = None,
+    source: str | None = None,
 ) -> TestResult:
     if not isinstance(event.get("type"), str) or not isinstance(event.get("message"), str):
         raise MalformedReport("an exception was reported without its type and message")
@@ -323,7 +333,51 @@ def _judge_raised(
     errno = event.get("errno")
     limit = limit_message(kind, errno if isinstance(errno, int) else None, limits)
     text = limit or _crash_text(case, event)
-    return _result(case, "error", text, first_hint(case.hints, seen), got=_raised(event))
+    hint = first_hint(case.hints, seen)
+    crash = None if hint is not None or limit or source is None else _crash_hint(source, event, bases[0])
+    if crash is not None:  # the failing line's operation, named (qkv.grading.crashes)
+        return replace(_result(case, "error", text, crash, got=_raised(event)), hint_source="crash")
+    return _result(case, "error", text, hint, got=_raised(event))
+
+
+def _crash_hint(source: str, event: dict[str, Any], exception: str) -> str | None:
+    """The sentence naming the failing line's operation, from the place the report gives (checked)."""
+    place = _place(event)
+    return None if place is None else crash_sentence(source, place, exception, event["message"])
+
+
+def _place(event: dict[str, Any]) -> Place | None:
+    """Where the exception arose and the frame's names, as reported: None where the report has none;
+    anything not of the harness's making is a malformed report."""
+    span, names = event.get("span"), event.get("names")
+    if span is None:
+        return None
+    if (
+        not isinstance(span, list)
+        or len(span) != 3
+        or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 10**6 for n in span)
+        or not isinstance(names, dict)
+        or len(names) > 64
+    ):
+        raise MalformedReport("the place of an exception is not a line, two columns and the frame's names")
+    held: dict[str, dict[str, Any]] = {}
+    for name, value in names.items():
+        held[name] = _held(name, value)
+    return Place(span[0], span[1], span[2], held)
+
+
+def _held(name: Any, value: Any) -> dict[str, Any]:
+    """One name of the failing frame: an array's shape and dtype, or a type's name."""
+    plain = isinstance(name, str) and name.isidentifier() and len(name) <= 64 and isinstance(value, dict)
+    if plain and set(value) == {"shape", "dtype"}:
+        shape, dtype = value["shape"], value["dtype"]
+        sizes = isinstance(shape, list) and len(shape) <= 8
+        sizes = sizes and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+        if sizes and isinstance(dtype, str) and len(dtype) <= 32:
+            return {"shape": list(shape), "dtype": clean_text(dtype, 32)}
+    if plain and set(value) == {"type"} and isinstance(value["type"], str) and len(value["type"]) <= 64:
+        return {"type": clean_text(value["type"], 64)}
+    raise MalformedReport("a name of the failing frame is not described as the harness describes one")
 
 
 def _own_raise(event: dict[str, Any]) -> bool:

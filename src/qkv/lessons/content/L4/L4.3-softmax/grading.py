@@ -43,6 +43,8 @@ from qkv.grading import (
     Suite,
     TestCase,
     check_raises,
+    exp_overflows,
+    row_far_below_max,
 )
 
 FUNCTIONS = ("softmax", "attention_weights", "attend")
@@ -183,9 +185,15 @@ def _non_finite_hints(
     scores: Callable[..., Array], picked: Callable[[Any], Any] = lambda got: got
 ) -> list[Any]:
     return [
-        Returned(NO_MAX, when=lambda got, *args: _breaks_like(_plain, _global, scores)(picked(got), *args)),
         Returned(
-            GLOBAL_MAX, when=lambda got, *args: _breaks_like(_global, _plain, scores)(picked(got), *args)
+            NO_MAX,
+            when=lambda got, *args: _breaks_like(_plain, _global, scores)(picked(got), *args),
+            requires=exp_overflows(scores),
+        ),
+        Returned(
+            GLOBAL_MAX,
+            when=lambda got, *args: _breaks_like(_global, _plain, scores)(picked(got), *args),
+            requires=row_far_below_max(scores),
         ),
     ]
 

@@ -43,6 +43,7 @@ from qkv.grading import (
     Suite,
     TestCase,
     Warned,
+    fully_masked_row,
     missing_function_hint,
 )
 
@@ -202,17 +203,19 @@ CAUSAL_HINTS = [
     Mistake(DIAGONAL_EXCLUDED, lambda n_q, n_k: np.tril(np.ones((n_q, n_k), dtype=bool), k=-1)),
     Mistake(TRUE_MEANS_MASKED, lambda n_q, n_k: ~causal_mask(n_q, n_k)),
 ]
+# The causes these hints name need a query whose keys are all masked (the mask is the fourth argument).
+DEAD_ROW = fully_masked_row(3)
 ATTENTION_HINTS = [
     Returned(NOT_A_PAIR, when=_not_a_pair),
     Returned(RENORMALISED, when=_renormalised),
-    Returned(NAN_ROWS, when=_has_nan),
+    Returned(NAN_ROWS, when=_has_nan, requires=DEAD_ROW),
     Mistake(ORDER, _swapped),
     Mistake(AFTER_SOFTMAX, _after_softmax),
     Mistake(MULTIPLIED, _multiplied),
     Mistake(MASK_TRANSPOSED, _transposed),
     Mistake(TRUE_MEANS_MASKED, _inverted),
-    Mistake(LARGE_NEGATIVE, _filled),
-    Mistake(LARGE_NEGATIVE, _added),
+    Mistake(LARGE_NEGATIVE, _filled, requires=DEAD_ROW),
+    Mistake(LARGE_NEGATIVE, _added, requires=DEAD_ROW),
     Mistake(NO_SCALING, _unscaled),
     Mistake(SOFTMAX_OVER_QUERIES, _over_queries),
     Mistake(BY_DK, _slipped(scale="d_k")),
@@ -225,7 +228,7 @@ ATTENTION_HINTS = [
     Crashed(SCORES_TRANSPOSED, _slipped(scores="KQ")),
     Crashed(WEIGHTS_TRANSPOSED, _slipped(output="ATV")),
     Crashed(NO_KEEPDIMS, _slipped(keepdims=False)),
-    Warned(ZERO_BY_ZERO, "RuntimeWarning", contains="invalid value"),
+    Warned(ZERO_BY_ZERO, "RuntimeWarning", contains="invalid value", requires=DEAD_ROW),
 ]
 PADDING_HINTS = [
     Mistake(PADDING_OFF_BY_ONE, lambda lengths, n_k: np.arange(n_k)[None, :] <= np.asarray(lengths)[:, None]),
