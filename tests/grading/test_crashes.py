@@ -83,7 +83,7 @@ def test_a_line_whose_expression_is_not_found_says_nothing() -> None:
     assert crash_sentence("def (:\n", Place(1, 0, 4, {}), "ValueError", "") is None
 
 
-def test_a_forged_place_is_a_malformed_report() -> None:
+def test_a_forged_place_is_a_malformed_report_and_an_odd_name_is_left_out() -> None:
     from qkv.grading.limits import Limits
     from qkv.grading.values import MalformedReport
     from qkv.grading.verdict import judge
@@ -98,8 +98,11 @@ def test_a_forged_place_is_a_malformed_report() -> None:
         "errno": None,
         "own_raise": False,
         "params": ["Q", "K"],
-        "span": [2, 4, 9],
-        "names": {"Q": {"shape": "(3, 4)", "dtype": "float64"}},
+        "span": [2, "4", 9],
+        "names": {},
     }
     with pytest.raises(MalformedReport):
         judge(case, event, Limits(), None, "def scores(Q, K):\n    return Q @ K\n")
+    odd = {**event, "span": [2, 11, 16], "names": {".0": {"type": "x"}, "Q": {"shape": "(3, 4)", "dtype": 1}}}
+    result = judge(case, odd, Limits(), None, "def scores(Q, K):\n    return Q @ K\n")
+    assert result.hint_source == "crash" and "shapes" not in (result.hint or "")

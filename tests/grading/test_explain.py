@@ -152,7 +152,7 @@ def test_the_first_failure_shown_carries_a_hint() -> None:
 
     wrong_both = learner(
         "    return E / E.sum(axis=-1, keepdims=True)",
-        "    return E / E.sum(axis=-1, keepdims=True) + (S[0, 1] >= 1) * np.arange(E.size).reshape(E.shape)"
+        "    return E / E.sum(axis=-1, keepdims=True) + (S[0, 1] >= 1) * np.arange(E.size).reshape(E.shape) ** 2"
         " if S[0, 1] < 2 else E / E.sum(axis=-1, keepdims=True) / 3",
     )
     results = grade(wrong_both, quiet)

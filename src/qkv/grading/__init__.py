@@ -31,7 +31,7 @@ from qkv.grading.hints import (
 from qkv.grading.limits import Limits
 from qkv.grading.preconditions import exp_overflows, fully_masked_row, is_float32, row_far_below_max
 from qkv.grading.results import RESULTS_VERSION, GradeResult, TestResult
-from qkv.grading.suite import Case, Raises, Suite, TestCase, check_raises
+from qkv.grading.suite import Case, Raises, Suite, TestCase, called_again, check_raises
 
 __all__ = [
     "RESULTS_VERSION",
@@ -63,6 +63,7 @@ __all__ = [
     "Unfinished",
     "Warned",
     "Whole",
+    "called_again",
     "check_raises",
     "exp_overflows",
     "fully_masked_row",

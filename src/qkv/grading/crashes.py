@@ -91,7 +91,9 @@ def _call_name(node: ast.Call) -> str | None:
     func = node.func
     if isinstance(func, ast.Attribute):
         owner = func.value.id if isinstance(func.value, ast.Name) else None
-        return f"{owner}.{func.attr}" if owner in ("np", "numpy") else f".{func.attr}"
+        if owner in ("np", "numpy"):
+            return f"np.{func.attr}"
+        return f"{owner}.{func.attr}" if owner == "math" else f".{func.attr}"
     return func.id if isinstance(func, ast.Name) else None
 
 
@@ -214,12 +216,27 @@ def _call(node: ast.Call, names: Mapping[str, Mapping[str, Any]], exception: str
     said = f"{_text(node)} calls {name}" + (f" on {', '.join(known)}" if known else "")
     if name.split(".")[-1] in ("matmul", "dot") and len(node.args) == 2:
         return _matmul(node.args[0], node.args[1], names, f"{name} multiplies")
+    if name.startswith("math.") and (exception == "TypeError" or any(shape for _, shape in shapes)):
+        return (
+            f"{said}: {name} takes one Python number, not an array. The usual fix: np.{name[5:]}, which "
+            "works entry by entry on an array."
+        )
+    if exception == "OverflowError":
+        return (
+            f"{said}, and the result is too large for a float (e^710 already is). The usual fix: subtract "
+            "the largest value first (the maximum of each row), so that no exponent is large."
+        )
     if "axis" in message and exception in ("ValueError", "IndexError"):
         ndims = [len(shape) for _, shape in shapes if shape is not None]
         axes = f" (the array has {ndims[0]} ax{'is' if ndims[0] == 1 else 'es'})" if ndims else ""
         return (
             f"{said}, with an axis it does not have{axes}. The usual fix: axis=-1 for the last axis, "
             "whatever the array's number of axes."
+        )
+    if exception == "TypeError" and "integer" in message:
+        return (
+            f"{said}, and one of its sizes or indices is not a whole number. The usual fix: // where / "
+            "gives a float (d_model // h), or int(...) around a size."
         )
     if "reshape" in message or name.endswith("reshape"):
         return (

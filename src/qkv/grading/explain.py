@@ -175,12 +175,98 @@ def _explain_function(group: list[_Test], deadline: float, places: _Places) -> d
     behaving = mutant if mutant is not None and _behaves_alike(mutant[0], group) else None
     if explaining and unexplained and behaving is None:
         behaving = _search(group, deadline, places, behaviour=True)
-    return {
+    choices = {
         test.index: _choose(
             test, rules.get(test.index), behaving if test.failed_behaviour else mutant, explaining
         )
         for test in failing
     }
+    for test in failing if explaining else ():
+        repeated = _repeated(test, group)
+        if repeated is not None and choices[test.index][2] != "lesson":
+            choices[test.index] = repeated, NAMED, "relation:repeat"
+    return choices
+
+
+def _repeated(test: _Test, group: list[_Test]) -> str | None:
+    """Where another test of the function made the very same call and the function answered otherwise
+    there: state kept from one call to the next (a global, a cache, a class attribute, a changed
+    default), whatever the values say."""
+    mine = test.outcome
+    if mine is None:
+        return None
+    for other in group:
+        theirs = other.outcome
+        if other is test or theirs is None or not _equal_values(test.case.args, other.case.args):
+            continue
+        if mine.has_returned != theirs.has_returned or (
+            mine.has_returned and not _equal_values(mine.returned, theirs.returned)
+        ):
+            return (
+                f"Called twice with the same inputs (here and in the test {other.case.name!r}), "
+                f"{test.case.function} gave two different "
+                "results: it keeps something from one call to the next (a global or a class attribute, a "
+                "cache, a default argument it changes). Compute each result from the arguments alone."
+            )
+    return _stale(test, group)
+
+
+def _all_new(args: Sequence[Any], others: Sequence[Any]) -> bool:
+    """Whether two calls have arrays of the same shapes in every place, each with other values (a
+    function that ignores one of its inputs gives equal results without keeping any state)."""
+    arrays = [(a, b) for a, b in zip(args, others, strict=False) if isinstance(a, np.ndarray)]
+    return (
+        len(args) == len(others)
+        and bool(arrays)
+        and all(
+            isinstance(b, np.ndarray) and a.shape == b.shape and a.size > 0 and not np.array_equal(a, b)
+            for a, b in arrays
+        )
+        and all(
+            _equal_values(a, b) for a, b in zip(args, others, strict=False) if not isinstance(a, np.ndarray)
+        )
+    )
+
+
+def _constant(value: Any) -> bool:
+    """Whether a value holds one number everywhere (or is not an array of several numbers)."""
+    flat = _flat(value)
+    return flat is None or flat.size < 4 or bool(np.all(flat == flat[0]))
+
+
+def _kept(mine: Any, theirs: Any, expected: Any, other: Any) -> bool:
+    """Whether a value (or one item of a tuple) is the one returned for the other call, where the right
+    answers differ and the value is not one number everywhere."""
+    pairs = [(mine, theirs, expected, other)]
+    values = (mine, theirs, expected, other)
+    if all(isinstance(v, tuple | list) for v in values) and len({len(v) for v in values}) == 1:
+        pairs = list(zip(mine, theirs, expected, other, strict=True))
+    return any(
+        not _constant(a) and _equal_values(a, b) and not _equal_values(want, wanted)
+        for a, b, want, wanted in pairs
+    )
+
+
+def _stale(test: _Test, group: list[_Test]) -> str | None:
+    """A wrong value that is what the function returned on another call, with other inputs whose right
+    answer differs: a result kept from that call (a cache keyed by the shapes alone)."""
+    mine = test.outcome
+    if mine is None or not test.failed_value:
+        return None
+    for other in group:
+        theirs = other.outcome
+        if other is test or theirs is None or not theirs.has_returned:
+            continue
+        if not _all_new(test.case.args, other.case.args):
+            continue
+        if _kept(mine.returned, theirs.returned, test.case.expected, other.case.expected):
+            return (
+                f"{test.case.function} returned here (in part) exactly what it returned for another call, "
+                f"with other inputs (the test {other.case.name!r}): it keeps a result from one "
+                "call to the next (a cache, a global or a class attribute) and gives it back for new "
+                "inputs. Compute each result from the arguments alone."
+            )
+    return None
 
 
 def _behaves_alike(mutant: Mutant, group: list[_Test]) -> bool:

@@ -345,8 +345,8 @@ def failing_place(error: BaseException, tools: Tools) -> dict[str, Any]:
         )
         names: dict[str, Any] = {}
         for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
-            if not isinstance(name, str) or len(name) > 64:
-                continue
+            if not isinstance(name, str) or len(name) > 64 or not name.isidentifier():
+                continue  # a comprehension's hidden ".0", or a name no expression can read
             if isinstance(value, tools.ndarray):
                 shape = tools.ndarray.shape.__get__(value)
                 names[name] = {

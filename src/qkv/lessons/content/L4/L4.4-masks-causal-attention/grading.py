@@ -43,6 +43,7 @@ from qkv.grading import (
     Suite,
     TestCase,
     Warned,
+    called_again,
     fully_masked_row,
     missing_function_hint,
 )
@@ -385,6 +386,9 @@ functions = Suite(
         _attention_case("masked_attention on the worked example with key 1 masked", THE_LESSON),
         _attention_case("masked_attention with a causal mask", _causal),
         _attention_case("masked_attention with a random mask, n_q ≠ n_k and d_v ≠ d_k", _rectangular),
+        *called_again(
+            _attention_case("masked_attention with a random mask, n_q ≠ n_k and d_v ≠ d_k", _rectangular)
+        ),
         _attention_case(
             "masked_attention with a (1, n_k) padding mask broadcast over the queries", _key_padding
         ),
