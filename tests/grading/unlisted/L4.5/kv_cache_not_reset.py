@@ -5,7 +5,7 @@
 # source: a key/value cache kept between calls and never reset, so a second call attends to the first call's keys too
 import numpy as np
 
-_CACHE = {"K": [], "V": []}
+_CACHE = {}
 
 
 def split_heads(X, h):
@@ -33,20 +33,15 @@ def multi_head_attention(X, Wq, Wk, Wv, Wo, h, causal=False):
     Q = split_heads(X @ Wq, h)
     K = split_heads(X @ Wk, h)
     V = split_heads(X @ Wv, h)
-    if (
-        _CACHE["K"]
-        and _CACHE["K"][-1].shape[0] == h
-        and _CACHE["K"][-1].shape[2] == K.shape[2]
-        and not causal
-    ):
-        K = np.concatenate([_CACHE["K"][-1], K], axis=1)
-        V = np.concatenate([_CACHE["V"][-1], V], axis=1)
-    _CACHE["K"].append(K)
-    _CACHE["V"].append(V)
-    n = X.shape[0]
+    past = _CACHE.setdefault((h, Q.shape[-1], causal), [])  # one cache per layer shape, never reset
+    if past:
+        K = np.concatenate([past[-1][0], K], axis=1)
+        V = np.concatenate([past[-1][1], V], axis=1)
+    past.append((K, V))
+    n, m = X.shape[0], K.shape[1]
     S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])
     if causal:
-        S = np.where(np.tril(np.ones((n, n), dtype=bool)), S, -np.inf)
+        S = np.where(np.tril(np.ones((n, m), dtype=bool), k=m - n), S, -np.inf)
     return merge_heads(softmax(S) @ V) @ Wo
 
 
