@@ -21,7 +21,8 @@ this prints:
 - **generic first** (and **generic program first**): the same programs graded with every hand-written
   hint of the lesson switched off, so that only the grader's relations and the mutants of the reference
   solution speak: the share whose first failed test of the tagged function (of the whole program)
-  carries one of their sentences (a relation is a numerical fact about the result, a mutant's results
+  carries one of their sentences, or the grader's own sentence about a crashing line (a relation is a
+  numerical fact about the result, a mutant's results
   equal the learner's on every test of the function, so a sentence there is never a guess; whether it
   is the most useful one is read, not measured, in the ``--show`` listing);
 - **unlisted**: the programs of ``tests/grading/unlisted/`` (kinds of mistakes that no lesson lists, each
@@ -123,7 +124,7 @@ def names(test: Any, hint: str) -> bool:
 
 
 def generic(test: Any) -> bool:
-    return test is not None and (test.hint_source or "").startswith(("mutant", "relation"))
+    return test is not None and (test.hint_source or "").startswith(("mutant", "relation", "crash"))
 
 
 @dataclasses.dataclass

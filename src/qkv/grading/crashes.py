@@ -113,9 +113,9 @@ def _matmul(left: ast.AST, right: ast.AST, names: Mapping[str, Mapping[str, Any]
     left_text, right_text = _text(left), _text(right)
     fits = []
     if len(b) > 1 and a[-1] == b[-1]:
-        fits.append(f"{left_text} @ {right_text}.T")
+        fits.append(f"{left_text} @ {_transposed(right)}")
     if len(a) > 1 and a[-2] == inner_b:
-        fits.append(f"{left_text}.T @ {right_text}")
+        fits.append(f"{_transposed(left)} @ {right_text}")
     if len(a) > 1 and len(b) > 1 and b[-1] == a[-2]:
         fits.append(f"{right_text} @ {left_text}")
     if not fits:
@@ -123,6 +123,18 @@ def _matmul(left: ast.AST, right: ast.AST, names: Mapping[str, Mapping[str, Any]
     return (
         f"{said}. The usual fix: one operand probably needs a transpose, or the order is swapped: "
         f"{' or '.join(fits)} would fit."
+    )
+
+
+def _transposed(node: ast.AST) -> str:
+    """An operand written transposed: ``K.T`` for ``K``, ``A`` for ``A.T``."""
+    if isinstance(node, ast.Attribute) and node.attr == "T":
+        return _text(node.value)
+    text = _text(node)
+    return (
+        f"{text}.T"
+        if isinstance(node, ast.Name | ast.Attribute | ast.Subscript | ast.Call)
+        else f"({text}).T"
     )
 
 
