@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from qkv.grading import Close, Items, Limits, Mistake, Suite, TestCase
+from qkv.grading import Close, Items, Limits, Mistake, Suite, TestCase, called_again
 from qkv.grading import explain as explaining
 from qkv.grading.explain import explain
 from qkv.grading.harness import encode
@@ -263,3 +263,45 @@ def test_a_lesson_s_rule_whose_cause_the_inputs_cannot_have_gives_way() -> None:
     by_name = {test.name: test for test in results}
     assert by_name["attend, d_k = 9"].hint == SCALE_BY_DK
     assert by_name["attend, d_k = 4"].hint != SCALE_BY_DK
+
+
+def test_a_function_that_keeps_state_between_calls_is_named_by_its_repeated_call() -> None:
+    stateful = learner(
+        "def weights(S):\n",
+        "CALLS = []\n\n\ndef weights(S):\n    CALLS.append(1)\n    S = S * len(CALLS)\n",
+    )
+    base = TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"])
+    results = grade(stateful, Suite(["weights"], [base, *called_again(base)], reference=REFERENCE))
+    failing = [test for test in results if test.status != "pass"]
+    assert failing and failing[0].hint_source == "relation:repeat", failing
+    assert "Called twice with the same inputs" in (failing[0].hint or "")
+
+
+def test_a_result_kept_from_another_call_of_the_same_shapes_is_named() -> None:
+    cached = learner(
+        "def weights(S):\n",
+        "KEPT = {}\n\n\ndef weights(S):\n    if S.shape in KEPT:\n        return KEPT[S.shape]\n"
+        "    KEPT[S.shape] = _weights(S)\n    return KEPT[S.shape]\n\n\ndef _weights(S):\n",
+    )
+    rows = called_again(TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"]))
+    base = TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"])
+    results = grade(cached, Suite(["weights"], [base, *rows], reference=REFERENCE))
+    fresh = next(test for test in results if test.name.endswith("new values of the same shapes"))
+    assert fresh.status == "fail" and fresh.hint_source == "relation:repeat"
+    assert "returned here (in part) exactly what it returned for another call" in (fresh.hint or "")
+
+
+def _matrix(rng: np.random.Generator) -> tuple[Any, ...]:
+    return (rng.normal(size=(3, 4)),)
+
+
+def test_a_row_repeats_an_earlier_row_s_call_and_a_fresh_one_shuffles_its_numbers() -> None:
+    rows = called_again(TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"]))
+    base = TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"])
+    cases = Suite(["weights"], [base, *rows]).cases(3)
+    assert np.array_equal(cases[0].args[0], cases[1].args[0]) and cases[0].args[0] is not cases[1].args[0]
+    assert cases[2].args[0].shape == cases[0].args[0].shape
+    assert not np.array_equal(cases[2].args[0], cases[0].args[0])
+    assert sorted(cases[2].args[0].ravel()) == sorted(cases[0].args[0].ravel())
+    with pytest.raises(ValueError, match="not an earlier test"):
+        Suite(["weights"], [rows[0], base])

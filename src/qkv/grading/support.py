@@ -14,7 +14,8 @@ and *removes* those it has fewer of. The learner's code supports it when
 
 - it has every feature the change introduces (the names among them only where the reference does not
   bind them itself inside the function: a learner's local variables are named as they like);
-- where the change removes features (not names), it has fewer of one of them than the reference has;
+- where the change removes constructs (an operator, a call, a transpose, a keyword, a comparison, a
+  ``raise``: not names, numbers or strings), it has fewer of one of them than the reference has;
 - where the change introduces and removes nothing (two operands swapped), it has the changed
   expression's own operator or call.
 
@@ -197,7 +198,10 @@ def supports(
     old, new = features(before), features(after)
     local = _bound(function)
     introduced = [f for f in new if new[f] > old[f] and not (f[0] == "name" and f[1] in local)]
-    removed = [f for f in old if old[f] > new[f] and f[0] != "name"]
+    # What a change takes away is told by the constructs it removes (an operator, a call, a transpose, a
+    # keyword, a comparison, a raise), not by the names, numbers and words around them, which a
+    # learner's own version of the same line writes otherwise.
+    removed = [f for f in old if old[f] > new[f] and f[0] not in ("name", "const", "str", "attr")]
     if any(learner.counts[f] < 1 for f in introduced):
         return False
     if removed and not any(learner.counts[f] < reference[f] for f in removed):
