@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from qkv.grading import Close, Items, Limits, Mistake, Suite, TestCase, called_again
+from qkv.grading import Close, Items, Limits, Mistake, Suite, TestCase, called_again, writes_number
 from qkv.grading import explain as explaining
 from qkv.grading.explain import explain
 from qkv.grading.harness import encode
@@ -79,7 +79,7 @@ def grade(learner: str, tested: Suite, seed: int = 1) -> list[TestResult]:
         with np.errstate(all="ignore"):
             value = namespace[case.function](*case.args)
         event = {"outcome": "returned", "value": encode(value)}
-        results.append(judge(case, event, Limits(), seen))
+        results.append(judge(case, event, Limits(), seen, learner))
     return explain(results, cases, seen, learner)
 
 
@@ -305,3 +305,13 @@ def test_a_row_repeats_an_earlier_row_s_call_and_a_fresh_one_shuffles_its_number
     assert sorted(cases[2].args[0].ravel()) == sorted(cases[0].args[0].ravel())
     with pytest.raises(ValueError, match="not an earlier test"):
         Suite(["weights"], [rows[0], base])
+
+
+def test_a_lesson_s_rule_whose_cause_the_code_does_not_write_gives_way() -> None:
+    # Two mistakes give these numbers; the rule names one that the learner's code must write (here, a
+    # marker number), and stays silent where the code does not.
+    needs_marker = Mistake(SCALE_BY_DK, _by_dk, shows=writes_number(lambda value: value == 12345))
+    wrong = learner("/ np.sqrt(Q.shape[1])", "/ Q.shape[1]")
+    assert all(test.hint != SCALE_BY_DK for test in grade(wrong, suite([needs_marker])))
+    marked = wrong.replace("def attend(Q, K, V):\n", "def attend(Q, K, V):\n    _ = 12345\n")
+    assert any(test.hint == SCALE_BY_DK for test in grade(marked, suite([needs_marker])))

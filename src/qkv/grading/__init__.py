@@ -29,7 +29,13 @@ from qkv.grading.hints import (
     missing_function_hint,
 )
 from qkv.grading.limits import Limits
-from qkv.grading.preconditions import exp_overflows, fully_masked_row, is_float32, row_far_below_max
+from qkv.grading.preconditions import (
+    exp_overflows,
+    fully_masked_row,
+    is_float32,
+    row_far_below_max,
+    writes_number,
+)
 from qkv.grading.results import RESULTS_VERSION, GradeResult, TestResult
 from qkv.grading.suite import Case, Raises, Suite, TestCase, called_again, check_raises
 
@@ -71,4 +77,5 @@ __all__ = [
     "missing_function_hint",
     "row_far_below_max",
     "sandbox_available",
+    "writes_number",
 ]

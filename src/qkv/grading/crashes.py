@@ -149,11 +149,12 @@ def _elementwise(node: ast.BinOp, names: Mapping[str, Mapping[str, Any]], except
             f"{said}, and their shapes do not line up from the last axis. The usual fix: keep a reduced axis "
             "(keepdims=True), add one with [:, None], or transpose an operand."
         )
-    fix = (
-        "transpose an operand"
-        if tuple(reversed(a)) == b
-        else "keep the reduced axis (keepdims=True) or add one with [:, None]"
-    )
+    if isinstance(node.op, ast.Mult) and len(a) == len(b) == 2 and a[-1] == b[0]:
+        fix = f"a matrix product, if one was meant: {_text(node.left)} @ {_text(node.right)} fits"
+    elif tuple(reversed(a)) == b:
+        fix = "transpose an operand"
+    else:
+        fix = "keep the reduced axis (keepdims=True) or add one with [:, None]"
     return (
         f"{said}, shapes {_shown(a)} and {_shown(b)}: shapes are matched from the last axis, each pair of "
         f"sizes equal or 1. The usual fix: {fix}."

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -82,6 +82,8 @@ class Outcome:
         The warnings the call emitted (when the test refuses warnings).
     own_raise : bool
         Whether a ``raise`` statement of the learner's file raised the exception.
+    code : ast.Module or None
+        The learner's file, parsed, for rules whose cause must show in the code (``shows=``).
     """
 
     args: tuple[Any, ...]
@@ -96,6 +98,7 @@ class Outcome:
     changed: tuple[int, ...] = ()
     warnings: tuple[Emitted, ...] = ()
     own_raise: bool = False  # a raise statement of the learner's file raised it (not NumPy, not an operator)
+    code: Any = field(default=None, compare=False, repr=False)  # the learner's file, parsed (or None)
 
     @property
     def has_returned(self) -> bool:
@@ -165,6 +168,10 @@ class Mistake:
         Compare only this item of the result (a name of an ``Items`` comparator, an index or a dict key).
     requires : callable, optional
         A precondition on the test's arguments: the rule matches only where it returns true.
+    shows : callable, optional
+        A precondition on the learner's code (its syntax tree, :mod:`ast`): the rule matches only where
+        it returns true (two mistakes that give the same numbers: the one the code writes). Without the
+        code, it holds.
 
     Examples
     --------
@@ -178,9 +185,12 @@ class Mistake:
     compute: Callable[..., Any]
     at: str | int | None = None
     requires: Callable[..., bool] | None = None
+    shows: Callable[[Any], bool] | None = None
 
     def matches(self, outcome: Outcome) -> bool:
         if not outcome.has_returned or not _required(self.requires, outcome.args):
+            return False
+        if self.shows is not None and outcome.code is not None and not _holds(self.shows, (outcome.code,)):
             return False
         wrong = _compute(self.compute, outcome.args)
         if wrong is _NOTHING:

@@ -10,6 +10,7 @@ function of the arguments) they look at. Nothing here knows a lesson.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ __all__ = [
     "fully_masked_row",
     "is_float32",
     "row_far_below_max",
+    "writes_number",
 ]
 
 EXP_OVERFLOW = 709.0  # np.exp of anything larger is inf in float64
@@ -107,5 +109,36 @@ def is_float32(of: Of) -> Callable[..., bool]:
 
     def holds(*args: Any) -> bool:
         return np.asarray(_value(of, args)).dtype == np.float32
+
+    return holds
+
+
+def writes_number(test: Callable[[float], bool], names: tuple[str, ...] = ()) -> Callable[[Any], bool]:
+    """A precondition on the learner's code: it writes a number for which ``test`` holds (a leading minus
+    included), or one of ``names`` (a name, an attribute or a call: ``finfo``). For ``shows=``.
+
+    Examples
+    --------
+    >>> large_fill = writes_number(lambda value: value <= -1e3, names=("finfo",))
+    >>> large_fill(ast.parse("S[~m] = -1e9")), large_fill(ast.parse("S[~m] = -np.inf"))
+    (True, False)
+    >>> large_fill(ast.parse("S[~m] = np.finfo(float).min"))
+    True
+    """
+
+    def holds(code: Any) -> bool:
+        for node in ast.walk(code):
+            value = node.operand if isinstance(node, ast.UnaryOp) else node
+            if isinstance(value, ast.Constant) and isinstance(value.value, int | float):
+                number = float(value.value)
+                if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                    number = -number
+                if not isinstance(value.value, bool) and test(number):
+                    return True
+            if isinstance(node, ast.Attribute) and node.attr in names:
+                return True
+            if isinstance(node, ast.Name) and node.id in names:
+                return True
+        return False
 
     return holds

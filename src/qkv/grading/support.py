@@ -25,11 +25,12 @@ Nothing here knows a lesson, or what a call computes.
 from __future__ import annotations
 
 import ast
+import functools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["LearnerCode", "features", "supports"]
+__all__ = ["LearnerCode", "features", "parsed", "supports"]
 
 Feature = tuple[str, object]
 MATMUL_CALLS = frozenset({"matmul", "dot", "einsum", "tensordot", "inner", "vecdot"})
@@ -87,7 +88,10 @@ def _own(node: ast.AST) -> Iterable[Feature]:
         elif not isinstance(node.ctx, ast.Load) or node.attr not in TRANSPOSES:
             yield ("attr", node.attr)
     elif isinstance(node, ast.Compare):
-        yield from (("cmp", _COMPARED.get(type(op).__name__, type(op).__name__)) for op in node.ops)
+        # One comparison however chained (a == b == c checks as one condition as a != b or a != c).
+        yield from (
+            ("cmp", kind) for kind in {_COMPARED.get(type(op).__name__, type(op).__name__) for op in node.ops}
+        )
     elif isinstance(node, ast.Raise):
         yield ("raise", None)
     elif isinstance(node, ast.Name):
@@ -139,6 +143,23 @@ class LearnerCode:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         return cls(features([tree]))
+
+
+@functools.lru_cache(maxsize=16)
+def parsed(source: str | None) -> ast.Module | None:
+    """The learner's file parsed once (a grading asks for it test by test), or None.
+
+    Examples
+    --------
+    >>> parsed("x = 1").body[0].__class__.__name__, parsed("def (:") is None
+    ('Assign', True)
+    """
+    if not source:
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _bound(function: ast.AST | None) -> frozenset[str]:

@@ -20,6 +20,7 @@ from qkv.grading.hints import Emitted, Hint, Mutated, Outcome, Warned, first_hin
 from qkv.grading.limits import Limits
 from qkv.grading.results import TestResult, TestStatus
 from qkv.grading.suite import Case, Raises
+from qkv.grading.support import parsed
 from qkv.grading.values import MalformedReport, clean_text, decode_value
 
 __all__ = ["judge", "limit_message", "ran_its_tests", "shown"]
@@ -142,17 +143,19 @@ def judge(
         return _judge_raised(case, event, limits, seen, source)
     if outcome != "returned":
         raise MalformedReport(f"{outcome!r} is not an outcome the harness reports")
-    return _judge_returned(case, event, seen)
+    return _judge_returned(case, event, seen, parsed(source))
 
 
-def _judge_returned(case: Case, event: dict[str, Any], seen: dict[str, Outcome] | None) -> TestResult:
+def _judge_returned(
+    case: Case, event: dict[str, Any], seen: dict[str, Outcome] | None, code: Any = None
+) -> TestResult:
     """A call that returned: its value, then what it did besides (arguments changed, warnings)."""
     got = decode_value(event.get("value"))
     changed = _changed(case, event)
     warnings = _warnings(case, event)
     params = _params(event)
     if isinstance(case.expected, Raises):
-        returned = Outcome(case.args, case.expected, case.compare, returned=got)
+        returned = Outcome(case.args, case.expected, case.compare, returned=got, code=code)
         if seen is not None:
             seen[case.name] = returned
         hint = first_hint(case.hints, returned)
@@ -174,6 +177,7 @@ def _judge_returned(case: Case, event: dict[str, Any], seen: dict[str, Outcome] 
         at=mismatch.at if mismatch else None,
         changed=tuple(index for index, _ in changed),
         warnings=tuple(warnings),
+        code=code,
     )
     if seen is not None:
         seen[case.name] = outcome

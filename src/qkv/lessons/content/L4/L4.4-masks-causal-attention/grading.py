@@ -46,6 +46,7 @@ from qkv.grading import (
     called_again,
     fully_masked_row,
     missing_function_hint,
+    writes_number,
 )
 
 FUNCTIONS = ("causal_mask", "masked_attention", "padding_mask")
@@ -206,6 +207,8 @@ CAUSAL_HINTS = [
 ]
 # The causes these hints name need a query whose keys are all masked (the mask is the fourth argument).
 DEAD_ROW = fully_masked_row(3)
+# A finite fill is a cause the code must write: a large negative number, or np.finfo's smallest.
+FINITE_FILL = writes_number(lambda value: value <= -1e3, names=("finfo",))
 ATTENTION_HINTS = [
     Returned(NOT_A_PAIR, when=_not_a_pair),
     Returned(RENORMALISED, when=_renormalised),
@@ -215,8 +218,8 @@ ATTENTION_HINTS = [
     Mistake(MULTIPLIED, _multiplied),
     Mistake(MASK_TRANSPOSED, _transposed),
     Mistake(TRUE_MEANS_MASKED, _inverted),
-    Mistake(LARGE_NEGATIVE, _filled, requires=DEAD_ROW),
-    Mistake(LARGE_NEGATIVE, _added, requires=DEAD_ROW),
+    Mistake(LARGE_NEGATIVE, _filled, requires=DEAD_ROW, shows=FINITE_FILL),
+    Mistake(LARGE_NEGATIVE, _added, requires=DEAD_ROW, shows=FINITE_FILL),
     Mistake(NO_SCALING, _unscaled),
     Mistake(SOFTMAX_OVER_QUERIES, _over_queries),
     Mistake(BY_DK, _slipped(scale="d_k")),
