@@ -537,8 +537,8 @@ def _search(
     Singles are tried in three tiers (:meth:`_Places.tier`): the function's own changes and those of
     failing callees, their pairs, the changes of callees the suite does not test, the pairs of all
     (those not tried yet), then the changes of callees whose own tests all pass. A mutant whose change
-    the learner's code does not show is kept aside while the singles go on (no pairs after it): a
-    single the code shows, found later, is said instead.
+    the learner's code does not show is kept aside while the singles of its tier go on: a single of that
+    tier the code shows is said instead.
     """
     reference = group[0].case.reference
     mutants = mutants_for(reference)
@@ -570,8 +570,8 @@ def _search(
     # The pairs of the likeliest singles before the singles of code the exercise gives (a block's two
     # residuals moved before every change of the attention it calls), then the pairs of all.
     for keys in (tiers[0], None, tiers[1], None, tiers[2]):
-        if keys is None and aside is not None:
-            continue
+        if aside is not None:
+            return aside  # the rest of its tier was tried: a search that goes on costs the learner time
         candidates = [p for p in _pairs(mutants, scored) if p not in paired] if keys is None else keys
         paired |= set(candidates) if keys is None else set()
         for key in candidates:

@@ -136,13 +136,8 @@ class LearnerCode:
     @classmethod
     def parse(cls, source: str | None) -> LearnerCode | None:
         """The learner's code, or None when there is none to read (then every change counts as shown)."""
-        if not source:
-            return None
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        return cls(features([tree]))
+        tree = parsed(source)
+        return None if tree is None else cls(features([tree]))
 
 
 @functools.lru_cache(maxsize=16)
