@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from qkv.grading.support import parsed
+
 __all__ = ["Place", "crash_sentence"]
 
 MAX_QUOTED = 60  # characters of the learner's expression quoted
@@ -34,9 +36,8 @@ class Place:
 
 def _expression(source: str, place: Place) -> ast.AST | None:
     """The failing expression: the node spanning exactly those columns, else the smallest that holds them."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(source)  # once per grading, however many tests crash
+    if tree is None:
         return None
     best: ast.AST | None = None
     for node in ast.walk(tree):

@@ -28,7 +28,6 @@ import ast
 import functools
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 __all__ = ["LearnerCode", "features", "parsed", "supports"]
 
@@ -126,18 +125,32 @@ def features(nodes: Iterable[ast.AST]) -> Counter[Feature]:
     return counted
 
 
-@dataclass(frozen=True)
 class LearnerCode:
     """The learner's file, read once per grading: its features, counted over the whole file (a learner
-    may split a function into helpers, or write one function's steps inline)."""
+    may split a function into helpers, or write one function's steps inline), when first asked for.
 
-    counts: Counter[Feature]
+    Parameters
+    ----------
+    tree : ast.Module
+        The learner's file, parsed.
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
+        self._tree = tree
+        self._counts: Counter[Feature] | None = None
+
+    @property
+    def counts(self) -> Counter[Feature]:
+        """The file's features, counted (computed on first use: most gradings never ask)."""
+        if self._counts is None:
+            self._counts = features([self._tree])
+        return self._counts
 
     @classmethod
     def parse(cls, source: str | None) -> LearnerCode | None:
         """The learner's code, or None when there is none to read (then every change counts as shown)."""
         tree = parsed(source)
-        return None if tree is None else cls(features([tree]))
+        return None if tree is None else cls(tree)
 
 
 @functools.lru_cache(maxsize=16)
