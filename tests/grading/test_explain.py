@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from qkv.grading import Close, Items, Limits, Mistake, Suite, TestCase
+from qkv.grading import Close, Items, Limits, Mistake, Suite, TestCase, called_again, writes_number
 from qkv.grading import explain as explaining
 from qkv.grading.explain import explain
 from qkv.grading.harness import encode
@@ -79,8 +79,8 @@ def grade(learner: str, tested: Suite, seed: int = 1) -> list[TestResult]:
         with np.errstate(all="ignore"):
             value = namespace[case.function](*case.args)
         event = {"outcome": "returned", "value": encode(value)}
-        results.append(judge(case, event, Limits(), seen))
-    return explain(results, cases, seen)
+        results.append(judge(case, event, Limits(), seen, learner))
+    return explain(results, cases, seen, learner)
 
 
 def learner(old: str, new: str, function_old: str = "", function_new: str = "") -> str:
@@ -152,7 +152,7 @@ def test_the_first_failure_shown_carries_a_hint() -> None:
 
     wrong_both = learner(
         "    return E / E.sum(axis=-1, keepdims=True)",
-        "    return E / E.sum(axis=-1, keepdims=True) + (S[0, 1] >= 1) * np.arange(E.size).reshape(E.shape)"
+        "    return E / E.sum(axis=-1, keepdims=True) + (S[0, 1] >= 1) * np.arange(E.size).reshape(E.shape) ** 2"
         " if S[0, 1] < 2 else E / E.sum(axis=-1, keepdims=True) / 3",
     )
     results = grade(wrong_both, quiet)
@@ -235,3 +235,83 @@ def test_a_fault_in_the_explanation_pass_keeps_the_verdict(
     assert [test.status for test in results].count("fail") >= 1
     assert all(test.hint_source is None for test in results)
     assert "The explanation pass failed" in caplog.text and "an operator's bug" in caplog.text
+
+
+def test_a_change_the_code_does_not_show_is_said_as_what_the_results_are() -> None:
+    # The sum runs down the columns through einsum, with no axis=0 anywhere in the code: the numbers are
+    # the mutant's "over axis 0", but the code does not make that change, so it is not said as the cause.
+    wrong = learner("return E / E.sum(axis=-1, keepdims=True)", "return E / np.einsum('ij->j', E)[None, :]")
+    results = grade(wrong, suite([]))
+    failing = [test for test in results if test.status != "pass" and test.function == "weights"]
+    assert failing and all(test.hint_source != "mutant" for test in failing)
+    assert all(test.hint_source is not None for test in failing)
+
+
+def test_the_same_numbers_from_the_change_itself_are_said_as_its_cause() -> None:
+    wrong = learner("return E / E.sum(axis=-1, keepdims=True)", "return E / np.sum(E, axis=0, keepdims=True)")
+    results = grade(wrong, suite([]))
+    first = next(test for test in results if test.status != "pass" and test.function == "weights")
+    assert first.hint_source == "mutant"
+
+
+def test_a_lesson_s_rule_whose_cause_the_inputs_cannot_have_gives_way() -> None:
+    # The rule computes the learner's numbers, but declares that its cause needs d_k = 9: on d_k = 4 it
+    # stays silent and the next explanation speaks.
+    needs_nine = Mistake(SCALE_BY_DK, _by_dk, requires=lambda Q, K, V: Q.shape[1] == 9)
+    wrong = learner("/ np.sqrt(Q.shape[1])", "/ Q.shape[1]")
+    results = grade(wrong, suite([needs_nine]))
+    by_name = {test.name: test for test in results}
+    assert by_name["attend, d_k = 9"].hint == SCALE_BY_DK
+    assert by_name["attend, d_k = 4"].hint != SCALE_BY_DK
+
+
+def test_a_function_that_keeps_state_between_calls_is_named_by_its_repeated_call() -> None:
+    stateful = learner(
+        "def weights(S):\n",
+        "CALLS = []\n\n\ndef weights(S):\n    CALLS.append(1)\n    S = S * len(CALLS)\n",
+    )
+    base = TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"])
+    results = grade(stateful, Suite(["weights"], [base, *called_again(base)], reference=REFERENCE))
+    failing = [test for test in results if test.status != "pass"]
+    assert failing and failing[0].hint_source == "relation:repeat", failing
+    assert "Called twice with the same inputs" in (failing[0].hint or "")
+
+
+def test_a_result_kept_from_another_call_of_the_same_shapes_is_named() -> None:
+    cached = learner(
+        "def weights(S):\n",
+        "KEPT = {}\n\n\ndef weights(S):\n    if S.shape in KEPT:\n        return KEPT[S.shape]\n"
+        "    KEPT[S.shape] = _weights(S)\n    return KEPT[S.shape]\n\n\ndef _weights(S):\n",
+    )
+    rows = called_again(TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"]))
+    base = TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"])
+    results = grade(cached, Suite(["weights"], [base, *rows], reference=REFERENCE))
+    fresh = next(test for test in results if test.name.endswith("new values of the same shapes"))
+    assert fresh.status == "fail" and fresh.hint_source == "relation:repeat"
+    assert "returned here (in part) exactly what it returned for another call" in (fresh.hint or "")
+
+
+def _matrix(rng: np.random.Generator) -> tuple[Any, ...]:
+    return (rng.normal(size=(3, 4)),)
+
+
+def test_a_row_repeats_an_earlier_row_s_call_and_a_fresh_one_shuffles_its_numbers() -> None:
+    rows = called_again(TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"]))
+    base = TestCase("weights of a matrix", "weights", _matrix, NAMESPACE["weights"])
+    cases = Suite(["weights"], [base, *rows]).cases(3)
+    assert np.array_equal(cases[0].args[0], cases[1].args[0]) and cases[0].args[0] is not cases[1].args[0]
+    assert cases[2].args[0].shape == cases[0].args[0].shape
+    assert not np.array_equal(cases[2].args[0], cases[0].args[0])
+    assert sorted(cases[2].args[0].ravel()) == sorted(cases[0].args[0].ravel())
+    with pytest.raises(ValueError, match="not an earlier test"):
+        Suite(["weights"], [rows[0], base])
+
+
+def test_a_lesson_s_rule_whose_cause_the_code_does_not_write_gives_way() -> None:
+    # Two mistakes give these numbers; the rule names one that the learner's code must write (here, a
+    # marker number), and stays silent where the code does not.
+    needs_marker = Mistake(SCALE_BY_DK, _by_dk, shows=writes_number(lambda value: value == 12345))
+    wrong = learner("/ np.sqrt(Q.shape[1])", "/ Q.shape[1]")
+    assert all(test.hint != SCALE_BY_DK for test in grade(wrong, suite([needs_marker])))
+    marked = wrong.replace("def attend(Q, K, V):\n", "def attend(Q, K, V):\n    _ = 12345\n")
+    assert any(test.hint == SCALE_BY_DK for test in grade(marked, suite([needs_marker])))

@@ -275,3 +275,27 @@ def test_whole_numbers_where_the_expected_values_have_decimals() -> None:
     assert "(such as 1.125)" in found.sentence
     whole = find_relation(np.array([1, 2]), np.array([1.0, 3.0]))
     assert whole is None or "only whole" not in whole.sentence  # whole expected values: no such fact
+
+
+def test_a_residual_added_twice_or_left_out_is_the_input_plus_or_minus() -> None:
+    rng = np.random.default_rng(4)
+    X, want = rng.normal(size=(4, 6)), rng.normal(size=(4, 6))
+    twice = find_relation(want + X, want, args=(X, {"W": X}, 2))
+    assert twice is not None and twice.kind == "input_added"
+    assert "plus the call's first argument" in twice.sentence and "residual added twice" in twice.sentence
+    missing = find_relation(want - X, want, args=(X,))
+    assert missing is not None and "residual left out" in missing.sentence
+    assert (
+        find_relation(want + 2 * X, want, args=(X,)) is None
+        or find_relation(want + 2 * X, want, args=(X,)).kind != "input_added"
+    )
+
+
+def test_heads_cut_from_the_wrong_columns_are_the_numbers_in_other_places() -> None:
+    X = np.random.default_rng(5).normal(size=(3, 8))
+    interleaved = X.reshape(3, 4, 2).transpose(2, 0, 1)  # head i takes every second column
+    found = find_relation(interleaved, split_heads(X, 2), args=(X, 2))
+    assert found is not None and found.kind == "rearranged"
+    assert "for a stack of heads" in found.sentence
+    # Too few distinct numbers tell no arrangement.
+    assert find_relation(np.ones((2, 3)) * [[1], [2]], np.ones((2, 3)) * [[2], [1]]).kind != "rearranged"

@@ -149,7 +149,9 @@ def test_each_program_gets_its_message_and_hint(grader: Grader, path: Path, seed
     assert result.status == "fail", result.message
     matching = [test for test in failing if re.search(pattern, test.message or "", re.DOTALL)]
     assert matching, [(test.name, test.message) for test in failing]
-    assert {test.hint for test in matching} == {hint}, [test.hint for test in matching]
+    # Where no lesson's hint is expected, the grader's own sentence about the crashing line may speak.
+    said = {None if test.hint_source == "crash" else test.hint for test in matching}
+    assert said == {hint}, [test.hint for test in matching]
     # Only the one function the program gets wrong fails.
     assert len({test.function for test in failing}) == 1, [test.name for test in failing]
 

@@ -29,8 +29,15 @@ from qkv.grading.hints import (
     missing_function_hint,
 )
 from qkv.grading.limits import Limits
+from qkv.grading.preconditions import (
+    exp_overflows,
+    fully_masked_row,
+    is_float32,
+    row_far_below_max,
+    writes_number,
+)
 from qkv.grading.results import RESULTS_VERSION, GradeResult, TestResult
-from qkv.grading.suite import Case, Raises, Suite, TestCase, check_raises
+from qkv.grading.suite import Case, Raises, Suite, TestCase, called_again, check_raises
 
 __all__ = [
     "RESULTS_VERSION",
@@ -62,7 +69,13 @@ __all__ = [
     "Unfinished",
     "Warned",
     "Whole",
+    "called_again",
     "check_raises",
+    "exp_overflows",
+    "fully_masked_row",
+    "is_float32",
     "missing_function_hint",
+    "row_far_below_max",
     "sandbox_available",
+    "writes_number",
 ]

@@ -39,8 +39,9 @@ from qkv.grading.relations import Relation, find_relation
 from qkv.grading.results import TestResult
 from qkv.grading.sizes import call_sizes, output_sizes, reference_axes, reference_outputs, reference_params
 from qkv.grading.suite import Case, Raises
+from qkv.grading.support import LearnerCode
 
-__all__ = ["BUDGET_S", "MAX_PAIRS", "PAIR_POOL", "explain", "mutant_sentence"]
+__all__ = ["BUDGET_S", "MAX_PAIRS", "PAIR_POOL", "explain", "mutant_sentence", "seen_sentence"]
 
 _log = logging.getLogger(__name__)
 BUDGET_S = 0.08  # seconds of mutant search per grading, at most
@@ -87,7 +88,9 @@ class _Test:
         return self.result.status not in ("pass", "not_run") and self.deliberate
 
 
-def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Outcome]) -> list[TestResult]:
+def explain(
+    results: list[TestResult], cases: Sequence[Case], seen: dict[str, Outcome], source: str | None = None
+) -> list[TestResult]:
     """The results with hints explained across each function's tests, and failures ordered.
 
     Parameters
@@ -96,6 +99,9 @@ def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Ou
         Every test's result and case, in the suite's order.
     seen : dict
         The outcome of every test that returned a value, by test name (from the verdict).
+    source : str, optional
+        The learner's file: a mutant's change is said as the cause only where this code shows it
+        (:mod:`qkv.grading.support`); without it, every change counts as shown.
 
     Returns
     -------
@@ -104,14 +110,14 @@ def explain(results: list[TestResult], cases: Sequence[Case], seen: dict[str, Ou
         failed (an explanation is help on top of a verdict: a fault in it never costs the learner theirs).
     """
     try:
-        return _explained(results, cases, seen)
+        return _explained(results, cases, seen, LearnerCode.parse(source))
     except Exception:
         _log.exception("The explanation pass failed; the verdict is kept without its explanations.")
         return list(results)
 
 
 def _explained(
-    results: list[TestResult], cases: Sequence[Case], seen: dict[str, Outcome]
+    results: list[TestResult], cases: Sequence[Case], seen: dict[str, Outcome], learner: LearnerCode | None
 ) -> list[TestResult]:
     deadline = time.perf_counter() + BUDGET_S
     tests = [
@@ -125,7 +131,7 @@ def _explained(
     # place of the mistake; one it does not test (code the exercise gives) less so; one whose own tests
     # all pass is taken to be right (the learner's caller calls the learner's right callee).
     right = {f for f in functions if all(t.result.status == "pass" for t in tests if t.case.function == f)}
-    places = _Places(frozenset(functions), frozenset(right))
+    places = _Places(frozenset(functions), frozenset(right), learner)
     for function in functions:
         group = [test for test in tests if test.case.function == function]
         for test, (hint, rank, source) in _explain_function(group, deadline, places).items():
@@ -143,6 +149,7 @@ class _Places:
 
     tested: frozenset[str] = frozenset()
     right: frozenset[str] = frozenset()
+    learner: LearnerCode | None = None  # the learner's code, to tell whether it shows a mutant's change
 
     def tier(self, changed: str, function: str) -> int:
         """How likely a change of ``changed`` explains ``function``'s results: 0 most, 2 least."""
@@ -165,15 +172,101 @@ def _explain_function(group: list[_Test], deadline: float, places: _Places) -> d
     mutant = _search(group, deadline, places) if wanted else None
     # An exception missing or of another class is searched apart (a program may have a wrong value and
     # a missing check, two mistakes): unless the value's mutant shares the behaviour too.
-    behaving = mutant if mutant is not None and _behaves_alike(mutant, group) else None
+    behaving = mutant if mutant is not None and _behaves_alike(mutant[0], group) else None
     if explaining and unexplained and behaving is None:
         behaving = _search(group, deadline, places, behaviour=True)
-    return {
+    choices = {
         test.index: _choose(
             test, rules.get(test.index), behaving if test.failed_behaviour else mutant, explaining
         )
         for test in failing
     }
+    for test in failing if explaining else ():
+        repeated = _repeated(test, group)
+        if repeated is not None and choices[test.index][2] != "lesson":
+            choices[test.index] = repeated, NAMED, "relation:repeat"
+    return choices
+
+
+def _repeated(test: _Test, group: list[_Test]) -> str | None:
+    """Where another test of the function made the very same call and the function answered otherwise
+    there: state kept from one call to the next (a global, a cache, a class attribute, a changed
+    default), whatever the values say."""
+    mine = test.outcome
+    if mine is None:
+        return None
+    for other in group:
+        theirs = other.outcome
+        if other is test or theirs is None or not _equal_values(test.case.args, other.case.args):
+            continue
+        if mine.has_returned != theirs.has_returned or (
+            mine.has_returned and not _equal_values(mine.returned, theirs.returned)
+        ):
+            return (
+                f"Called twice with the same inputs (here and in the test {other.case.name!r}), "
+                f"{test.case.function} gave two different "
+                "results: it keeps something from one call to the next (a global or a class attribute, a "
+                "cache, a default argument it changes). Compute each result from the arguments alone."
+            )
+    return _stale(test, group)
+
+
+def _all_new(args: Sequence[Any], others: Sequence[Any]) -> bool:
+    """Whether two calls have arrays of the same shapes in every place, each with other values (a
+    function that ignores one of its inputs gives equal results without keeping any state)."""
+    arrays = [(a, b) for a, b in zip(args, others, strict=False) if isinstance(a, np.ndarray)]
+    return (
+        len(args) == len(others)
+        and bool(arrays)
+        and all(
+            isinstance(b, np.ndarray) and a.shape == b.shape and a.size > 0 and not np.array_equal(a, b)
+            for a, b in arrays
+        )
+        and all(
+            _equal_values(a, b) for a, b in zip(args, others, strict=False) if not isinstance(a, np.ndarray)
+        )
+    )
+
+
+def _constant(value: Any) -> bool:
+    """Whether a value holds one number everywhere (or is not an array of several numbers)."""
+    flat = _flat(value)
+    return flat is None or flat.size < 4 or bool(np.all(flat == flat[0]))
+
+
+def _kept(mine: Any, theirs: Any, expected: Any, other: Any) -> bool:
+    """Whether a value (or one item of a tuple) is the one returned for the other call, where the right
+    answers differ and the value is not one number everywhere."""
+    pairs = [(mine, theirs, expected, other)]
+    values = (mine, theirs, expected, other)
+    if all(isinstance(v, tuple | list) for v in values) and len({len(v) for v in values}) == 1:
+        pairs = list(zip(mine, theirs, expected, other, strict=True))
+    return any(
+        not _constant(a) and _equal_values(a, b) and not _equal_values(want, wanted)
+        for a, b, want, wanted in pairs
+    )
+
+
+def _stale(test: _Test, group: list[_Test]) -> str | None:
+    """A wrong value that is what the function returned on another call, with other inputs whose right
+    answer differs: a result kept from that call (a cache keyed by the shapes alone)."""
+    mine = test.outcome
+    if mine is None or not test.failed_value:
+        return None
+    for other in group:
+        theirs = other.outcome
+        if other is test or theirs is None or not theirs.has_returned:
+            continue
+        if not _all_new(test.case.args, other.case.args):
+            continue
+        if _kept(mine.returned, theirs.returned, test.case.expected, other.case.expected):
+            return (
+                f"{test.case.function} returned here (in part) exactly what it returned for another call, "
+                f"with other inputs (the test {other.case.name!r}): it keeps a result from one "
+                "call to the next (a cache, a global or a class attribute) and gives it back for new "
+                "inputs. Compute each result from the arguments alone."
+            )
+    return None
 
 
 def _behaves_alike(mutant: Mutant, group: list[_Test]) -> bool:
@@ -214,25 +307,37 @@ def _rules(test: _Test, group: list[_Test], verdicts: dict[int, bool]) -> Rules:
     return matching, []
 
 
-def _choose(test: _Test, rules: Rules | None, mutant: Mutant | None, explaining: bool) -> Choice:
+def _choose(test: _Test, rules: Rules | None, found: Found | None, explaining: bool) -> Choice:
     """The hint of one failing test, how much it says, and its source: ``lesson`` (a hand-written rule,
-    or the grader's own for a stub or a missing function), ``mutant`` or ``relation:KIND``."""
+    or the grader's own for a stub or a missing function), ``mutant`` (a change the learner's code
+    shows), ``relation:KIND``, or ``seen:mutant`` (the numbers of a change the code does not show, said
+    as what the results are, not as their cause)."""
     hint = test.result.hint
-    if hint is None and rules is None and mutant is not None and explaining and test.failed_behaviour:
-        return mutant_sentence(mutant), NAMED, "mutant"
+    if hint is None and rules is None and found is not None and explaining and test.failed_behaviour:
+        return _mutant_choice(found)
     if hint == STUB or rules is None:
-        return hint, NAMED if hint else UNNAMED, "lesson" if hint else None
+        return hint, NAMED if hint else UNNAMED, (test.result.hint_source or "lesson") if hint else None
     _, holding = rules
     if holding:
         return holding[0].message, NAMED, "lesson"
-    if mutant is not None and explaining:
-        return mutant_sentence(mutant), NAMED, "mutant"
+    if found is not None and explaining and found[1]:
+        return _mutant_choice(found)
     relation = _relation(test) if explaining else None
     # A rule that matched here but that another test contradicts does not fire: its mistake is not what
-    # the results show (an input where two mistakes happen to give the same numbers).
+    # the results show (an input where two mistakes happen to give the same numbers). A relation is a
+    # fact about the result: it goes before a mutant whose change the learner's code does not show.
     if relation is not None:
         return relation.sentence, RELATED, f"relation:{relation.kind}"
+    if found is not None and explaining:
+        return _mutant_choice(found)
     return None, UNNAMED, None
+
+
+def _mutant_choice(found: Found) -> Choice:
+    mutant, shown = found
+    if shown:
+        return mutant_sentence(mutant), NAMED, "mutant"
+    return seen_sentence(mutant), RELATED, "seen:mutant"
 
 
 def _matches(rule: Any, outcome: Outcome) -> bool:
@@ -399,16 +504,41 @@ S.sum(axis=-1) where the reference has S.sum(axis=-1, keepdims=True) (in f).'
     return f"Your results are what the reference solution gives with {count}, {mutant.describe()}."
 
 
+def seen_sentence(mutant: Mutant) -> str:
+    """What a mutant's results show, where the learner's code does not make its change: the numbers,
+    not a cause.
+
+    Examples
+    --------
+    >>> from qkv.grading.mutants import Mutants
+    >>> found = Mutants("def f(S):\\n    return S / S.sum(axis=-1, keepdims=True)\\n")
+    >>> key = next(k for k in found.singles("f") if found.mutant(k).changes[0].operator == "keepdims")
+    >>> seen_sentence(found.mutant(key)).endswith("has the same effect on these inputs: find it.")
+    True
+    """
+    count = "one change" if len(mutant.changes) == 1 else f"{len(mutant.changes)} changes"
+    return (
+        f"Your results are the numbers the reference solution gives with {count}, {mutant.describe()}. "
+        "Your code does not make that change as written, so some other step of yours has the same effect "
+        "on these inputs: find it."
+    )
+
+
+Found = tuple[Mutant, bool]  # a mutant whose results fit, and whether the learner's code shows its change
+
+
 def _search(
     group: list[_Test], deadline: float, places: _Places | None = None, behaviour: bool = False
-) -> Mutant | None:
+) -> Found | None:
     """The mutant whose results equal the learner's on every test of the function that returned (with
     ``behaviour``, that also raises where the learner's code raised on purpose or a test expects an
     exception, and explains first the exception missing or of another class).
 
     Singles are tried in three tiers (:meth:`_Places.tier`): the function's own changes and those of
     failing callees, their pairs, the changes of callees the suite does not test, the pairs of all
-    (those not tried yet), then the changes of callees whose own tests all pass.
+    (those not tried yet), then the changes of callees whose own tests all pass. A mutant whose change
+    the learner's code does not show is kept aside while the singles of its tier go on: a single of that
+    tier the code shows is said instead.
     """
     reference = group[0].case.reference
     mutants = mutants_for(reference)
@@ -436,18 +566,23 @@ def _search(
         tiers[where.tier(mutants.change(key[0]).function, function)].append(key)
     scored: list[tuple[float, tuple[int, ...]]] = []
     paired: set[tuple[int, ...]] = set()
+    aside: Found | None = None
     # The pairs of the likeliest singles before the singles of code the exercise gives (a block's two
     # residuals moved before every change of the attention it calls), then the pairs of all.
     for keys in (tiers[0], None, tiers[1], None, tiers[2]):
+        if aside is not None:
+            return aside  # the rest of its tier was tried: a search that goes on costs the learner time
         candidates = [p for p in _pairs(mutants, scored) if p not in paired] if keys is None else keys
         paired |= set(candidates) if keys is None else set()
         for key in candidates:
             if time.perf_counter() > deadline:
-                return None
+                return aside
             found = _try(mutants, key, function, failing[0], returned, scored if keys is not None else None)
-            if found is not None:
-                return found
-    return None
+            if found is not None and mutants.shown_by(key, where.learner):
+                return found, True
+            if found is not None and aside is None:
+                aside = found, False
+    return aside
 
 
 def _pairs(mutants: Mutants, scored: list[tuple[float, tuple[int, ...]]]) -> list[tuple[int, ...]]:

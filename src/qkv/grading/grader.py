@@ -382,7 +382,9 @@ class Grader:
             if raw.report_over is not None:
                 raw.report_over = prepared.tests_report_bytes
             probed = _take_probes(raw, len(prepared.running), len(prepared.probes))
-            status, message, ran = interpret(raw, prepared.running, prepared.limits, seen)
+            status, message, ran = interpret(
+                raw, prepared.running, prepared.limits, seen, prepared.job.get("source")
+            )
             # Back to the suite's order, each result saying when it ran.
             order = prepared.order
             tests = [
@@ -394,7 +396,7 @@ class Grader:
                 # names what no hint did, and each function's first failure shown is the one that says
                 # most. On the judging line too, so its cost is charged to the client that caused it.
                 started = time.perf_counter()
-                tests = explain(tests, prepared.cases, seen)
+                tests = explain(tests, prepared.cases, seen, prepared.job.get("source"))
                 prepared.marks["explain_s"] = time.perf_counter() - started
                 started = time.perf_counter()
                 prepared.signatures = _sign(prepared, tests, probed)
@@ -693,7 +695,11 @@ REPORT_TOO_LARGE = (
 
 
 def interpret(
-    raw: RawRun, cases: list[Case], limits: Limits, seen: dict[str, Outcome] | None = None
+    raw: RawRun,
+    cases: list[Case],
+    limits: Limits,
+    seen: dict[str, Outcome] | None = None,
+    source: str | None = None,
 ) -> tuple[str, str | None, list[TestResult]]:
     """Turn a raw run into ``(status, message, tests)``; a malformed report is an error, never a pass.
 
@@ -719,7 +725,7 @@ def interpret(
             elif kind == "result" and imported:
                 if event.get("id") != len(tests) or len(tests) >= len(cases):
                     raise MalformedReport("a result came for a test that was not expected next")
-                tests.append(_judge_safely(cases[len(tests)], event, limits, seen))
+                tests.append(_judge_safely(cases[len(tests)], event, limits, seen, source))
             elif kind == "done" and imported:
                 if len(tests) != len(cases):
                     raise MalformedReport("the report ended before every test had a result")
@@ -729,29 +735,34 @@ def interpret(
     except MalformedReport as error:
         return "error", TAMPERED.format(error), []
     if not finished:
-        cause = _stop_cause(raw, limits)
-        if not imported:
-            return (
-                "error",
-                f"{cause} This happened while your file was being loaded, so no test could run.",
-                [],
-            )
-        status: TestStatus = "timeout" if raw.timed_out else "error"
-        stopped = cases[len(tests)]  # the call that was running when the program was stopped
-        tests.append(_unfinished(stopped, status, f"{cause} It was stopped inside {stopped.function}."))
-        tests += [
-            _unfinished(
-                case, "not_run", f"Not run: your program was stopped earlier, inside {stopped.function}."
-            )
-            for case in cases[len(tests) :]
-        ]
-        not_run = sum(test.status == "not_run" for test in tests)
-        passed = sum(test.status == "pass" for test in tests)
-        return "fail", summary(passed, len(tests), not_run, stopped_in=stopped.function), tests
+        return _stopped_run(raw, cases, tests, limits, imported)
     passed = sum(test.status == "pass" for test in tests)
     if passed == len(tests):
         return "pass", f"All {len(tests)} tests passed.", tests
     return "fail", summary(passed, len(tests)), tests
+
+
+def _stopped_run(
+    raw: RawRun, cases: list[Case], tests: list[TestResult], limits: Limits, imported: bool
+) -> tuple[str, str | None, list[TestResult]]:
+    """A run whose report ended before its end: stopped while loading, or inside one call."""
+    cause = _stop_cause(raw, limits)
+    if not imported:
+        return (
+            "error",
+            f"{cause} This happened while your file was being loaded, so no test could run.",
+            [],
+        )
+    status: TestStatus = "timeout" if raw.timed_out else "error"
+    stopped = cases[len(tests)]  # the call that was running when the program was stopped
+    tests.append(_unfinished(stopped, status, f"{cause} It was stopped inside {stopped.function}."))
+    tests += [
+        _unfinished(case, "not_run", f"Not run: your program was stopped earlier, inside {stopped.function}.")
+        for case in cases[len(tests) :]
+    ]
+    not_run = sum(test.status == "not_run" for test in tests)
+    passed = sum(test.status == "pass" for test in tests)
+    return "fail", summary(passed, len(tests), not_run, stopped_in=stopped.function), tests
 
 
 def summary(passed: int, total: int, not_run: int = 0, *, stopped_in: str | None = None) -> str:
@@ -784,7 +795,11 @@ def error_line(raw: RawRun) -> int | None:
 
 
 def _judge_safely(
-    case: Case, event: dict[str, Any], limits: Limits, seen: dict[str, Outcome] | None = None
+    case: Case,
+    event: dict[str, Any],
+    limits: Limits,
+    seen: dict[str, Outcome] | None = None,
+    source: str | None = None,
 ) -> TestResult:
     """``judge``, except that a value it cannot handle fails the test instead of crashing the grader.
 
@@ -792,7 +807,7 @@ def _judge_safely(
     to log, but never a reason for ``grade`` to raise (a 500 from the server, a traceback from the CLI).
     """
     try:
-        return judge(case, event, limits, seen)
+        return judge(case, event, limits, seen, source)
     except MalformedReport:
         raise
     except Exception:

@@ -64,6 +64,7 @@ MAX_DEPTH = 6
 MAX_WARNINGS = 8  # warnings of one call that are reported
 RAISE_STATEMENT = opcode.opmap["RAISE_VARARGS"]  # the instruction a `raise` statement compiles to
 MAX_PARAMS = 32  # parameter names that are reported
+MAX_NAMES = 32  # local names of a failing frame that are described
 
 
 def apply_limits(spec: str) -> None:
@@ -318,6 +319,47 @@ def describe_error(error: BaseException) -> dict[str, Any]:
     return detail
 
 
+def failing_place(error: BaseException, tools: Tools) -> dict[str, Any]:
+    """Where in the learner's file the exception arose, and what the names of that frame held: the
+    columns of the failing expression on its line (``"span"``), and each local name's array shape and
+    dtype or, for anything else, its type's name (``"names"``). The parent reads the line's syntax tree
+    and writes the sentence; nothing is described here that would run the learner's code (an array's
+    shape and dtype are read through NumPy's own descriptors, not a subclass's)."""
+    try:
+        tb = error.__traceback__
+        frame, lasti = None, -1
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == "solution.py":
+                frame, lasti = tb.tb_frame, tb.tb_lasti
+            tb = tb.tb_next
+        if frame is None:
+            return {}
+        positions = list(frame.f_code.co_positions())
+        line, end_line, column, end_column = (
+            positions[lasti // 2] if 0 <= lasti // 2 < len(positions) else (None,) * 4
+        )
+        span = (
+            [line, column, end_column]
+            if line == end_line and None not in (line, column, end_column)
+            else None
+        )
+        names: dict[str, Any] = {}
+        for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
+            if not isinstance(name, str) or len(name) > 64 or not name.isidentifier():
+                continue  # a comprehension's hidden ".0", or a name no expression can read
+            if isinstance(value, tools.ndarray):
+                shape = tools.ndarray.shape.__get__(value)
+                names[name] = {
+                    "shape": [int(size) for size in shape][:8],
+                    "dtype": str(tools.ndarray.dtype.__get__(value))[:32],
+                }
+            else:
+                names[name] = {"type": clip(type(value).__name__)[:64]}
+        return {"span": span, "names": names}
+    except BaseException:
+        return {}
+
+
 def raised_by_a_raise_statement(error: BaseException) -> bool:
     """Whether a ``raise`` statement of the learner's file raised ``error``: its innermost frame is in
     solution.py and stopped on a raise. An error NumPy or an operator raised (``Q @ K.T`` on mismatched
@@ -398,6 +440,7 @@ def call_once(function: Any, decoded: list[Any], call: dict[str, Any], tools: To
             returned = function(*args)
     except BaseException as error:
         report = {"outcome": "raised", **describe_error(error), "params": safe_params(function)}
+        report.update(failing_place(error, tools))
     else:
         changed = tools.changed_arguments(records, args, tools) if check_inputs else []
         try:

@@ -13,6 +13,12 @@ whose rule matches. The rules are plain data:
 * :class:`Mutated` — the function changed one of its arguments in place (a suite checks this by default);
 * :class:`Warned` — the function emitted a warning where its test refuses them.
 
+Every rule takes ``requires``: a precondition on the test's inputs, called with the test's arguments (the
+grader's copies), that says whether those inputs can produce the rule's cause at all (a fully-masked row
+exists, a row lies far below the matrix's maximum, an input is float32: see
+:mod:`qkv.grading.preconditions`). Where it is false (or raises), the rule does not match and the next
+explanation speaks: a sentence that names a cause the inputs cannot have would mislead.
+
 Only :data:`STUB` and :func:`missing_function_hint` are sentences of the grader itself: every lesson's
 starter code has ``pass`` bodies and function names to keep.
 """
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -76,6 +82,8 @@ class Outcome:
         The warnings the call emitted (when the test refuses warnings).
     own_raise : bool
         Whether a ``raise`` statement of the learner's file raised the exception.
+    code : ast.Module or None
+        The learner's file, parsed, for rules whose cause must show in the code (``shows=``).
     """
 
     args: tuple[Any, ...]
@@ -90,6 +98,7 @@ class Outcome:
     changed: tuple[int, ...] = ()
     warnings: tuple[Emitted, ...] = ()
     own_raise: bool = False  # a raise statement of the learner's file raised it (not NumPy, not an operator)
+    code: Any = field(default=None, compare=False, repr=False)  # the learner's file, parsed (or None)
 
     @property
     def has_returned(self) -> bool:
@@ -157,6 +166,12 @@ class Mistake:
         item of it).
     at : str or int, optional
         Compare only this item of the result (a name of an ``Items`` comparator, an index or a dict key).
+    requires : callable, optional
+        A precondition on the test's arguments: the rule matches only where it returns true.
+    shows : callable, optional
+        A precondition on the learner's code (its syntax tree, :mod:`ast`): the rule matches only where
+        it returns true (two mistakes that give the same numbers: the one the code writes). Without the
+        code, it holds.
 
     Examples
     --------
@@ -169,9 +184,13 @@ class Mistake:
     message: str
     compute: Callable[..., Any]
     at: str | int | None = None
+    requires: Callable[..., bool] | None = None
+    shows: Callable[[Any], bool] | None = None
 
     def matches(self, outcome: Outcome) -> bool:
-        if not outcome.has_returned:
+        if not outcome.has_returned or not _required(self.requires, outcome.args):
+            return False
+        if self.shows is not None and outcome.code is not None and not _holds(self.shows, (outcome.code,)):
             return False
         wrong = _compute(self.compute, outcome.args)
         if wrong is _NOTHING:
@@ -205,9 +224,12 @@ class Returned:
 
     message: str
     when: Callable[..., bool] | None = None
+    requires: Callable[..., bool] | None = None
 
     def matches(self, outcome: Outcome) -> bool:
         if not outcome.has_returned or outcome.returned is None:
+            return False
+        if not _required(self.requires, outcome.args):
             return False
         return self.when is None or bool(self.when(outcome.returned, *outcome.args))
 
@@ -255,6 +277,7 @@ class Raised:
     contains: str | None = None
     pattern: str | None = None
     when: Callable[..., bool] | None = None
+    requires: Callable[..., bool] | None = None
 
     def __post_init__(self) -> None:
         if self.pattern is not None:
@@ -274,7 +297,14 @@ class Raised:
             return False
         if self.pattern is not None and re.search(self.pattern, outcome.message) is None:
             return False
+        if not _required(self.requires, outcome.args):
+            return False
         return self.when is None or _holds(self.when, outcome.args)
+
+
+def _required(requires: Callable[..., bool] | None, args: Sequence[Any]) -> bool:
+    """Whether the test's inputs can produce the rule's cause (a rule without a precondition: always)."""
+    return requires is None or _holds(requires, args)
 
 
 def _holds(predicate: Callable[..., bool], args: Sequence[Any]) -> bool:
@@ -301,8 +331,11 @@ class Mutated:
 
     message: str
     argument: int | None = None
+    requires: Callable[..., bool] | None = None
 
     def matches(self, outcome: Outcome) -> bool:
+        if not _required(self.requires, outcome.args):
+            return False
         if self.argument is None:
             return bool(outcome.changed)
         return self.argument in outcome.changed
@@ -324,8 +357,11 @@ class Warned:
     message: str
     category: str | None = None
     contains: str | None = None
+    requires: Callable[..., bool] | None = None
 
     def matches(self, outcome: Outcome) -> bool:
+        if not _required(self.requires, outcome.args):
+            return False
         return any(
             (self.category is None or self.category in (warning.category, *warning.bases))
             and (self.contains is None or self.contains in warning.message)

@@ -53,6 +53,7 @@ import itertools
 import re
 import threading
 import types
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
@@ -63,6 +64,7 @@ import numpy as np
 from qkv.grading.quoting import combined, quoted
 from qkv.grading.rewrites import rewrites
 from qkv.grading.sizes import reference_axes
+from qkv.grading.support import Feature, LearnerCode, features, supports
 
 __all__ = ["Mutant", "Mutants", "Mutation", "mutants_for", "mutations", "prepare", "prepare_in_background"]
 
@@ -991,6 +993,7 @@ class Mutants:
         self._lock = threading.Lock()
         self._compiled: dict[tuple[int, ...], Mutant] = {}
         self._reach = self._callers()
+        self._features: Counter[Feature] | None = None  # the reference's, for what a learner's code shows
         self._globals: dict[str, Any] = {"__name__": "reference"}
         with np.errstate(all="ignore"):
             exec(compile(self._tree, "<reference>", "exec"), self._globals)  # the lesson's own reference
@@ -1028,6 +1031,34 @@ class Mutants:
     def change(self, index: int) -> Mutation:
         """The single change at ``index``."""
         return self._changes[index]
+
+    def shown_by(self, key: tuple[int, ...], learner: LearnerCode | None) -> bool:
+        """Whether the learner's code shows every change of the mutant ``key`` (:mod:`qkv.grading.support`):
+        the construct each change makes is in it. True where there is no learner's code to read."""
+        if learner is None:
+            return True
+        if self._features is None:
+            self._features = features([self._tree])
+        for index in key:
+            change = self._changes[index]
+            before = [self._node(path) for path, _ in change.edits]
+            after = [replacement for _, replacement in change.edits]
+            function = self._node(change.path[:1])
+            if not supports(learner, self._features, [n for n in before if n is not None], after, function):
+                return False
+        return True
+
+    def _node(self, path: Path) -> ast.AST | None:
+        """The reference's node at ``path`` (None where the path leads nowhere)."""
+        node: ast.AST = self._tree
+        for name, position in path:
+            child = getattr(node, name, None)
+            if position is not None:
+                child = child[position] if isinstance(child, list) and position < len(child) else None
+            if not isinstance(child, ast.AST):
+                return None
+            node = child
+        return node
 
     def mutant(self, key: tuple[int, ...]) -> Mutant:
         """The mutant with the changes ``key`` (indices into the list of single changes), compiled once.

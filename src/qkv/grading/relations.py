@@ -358,8 +358,10 @@ def _same_shape(got: Array, want: Array, call: _Call) -> Relation | None:
         _elementwise,
         _reordered,
         _slices_permuted,
+        _rearranged,
         _normalised,
         _constant,
+        _input_added,
         _partly,
         _row_factors,
         _whole_only,
@@ -729,6 +731,70 @@ def _row_factors(got: Array, want: Array, call: _Call) -> Relation | None:
         f"Each row of {call.label} is the expected row times a factor of its own{told}: the row's shape is "
         "right, but the number it is divided (or multiplied) by is not. Check what each row is divided by.",
     )
+
+
+def _rearranged(got: Array, want: Array, call: _Call) -> Relation | None:
+    """The expected numbers, every one of them, in other places (no simpler order explains it): an axis
+    split or merged the wrong way, heads cut from the wrong columns, a reshape where a transpose belongs.
+
+    Examples
+    --------
+    >>> want = np.arange(8.0).reshape(2, 4)
+    >>> _rearranged(want.reshape(4, 2).T.reshape(2, 4), want, _Call("your result", (), (), 1e-5, 1e-8)).kind
+    'rearranged'
+    """
+    if got.size < 4 or not np.isfinite(want).all() or call.close(got, want):
+        return None
+    if len(np.unique(np.round(want, 9))) < max(4, want.size // 2):
+        return None  # too few distinct numbers to tell an arrangement
+    if not call.close(np.sort(got, axis=None), np.sort(want, axis=None)):
+        return None
+    where = (
+        "for a stack of heads, each head cut from the wrong columns or the heads merged in the wrong order, "
+        if got.ndim >= 3
+        else ""
+    )
+    return Relation(
+        "rearranged",
+        f"{call.Label} holds exactly the expected numbers, but in other places: the values are right and "
+        f"their arrangement is not. Look at how axes are split, merged or reordered ({where}a reshape "
+        "where a transpose belongs, or the sizes of a reshape in the other order).",
+    )
+
+
+def _input_added(got: Array, want: Array, call: _Call) -> Relation | None:
+    """The result differs from the expected one by exactly one of the call's arrays (a residual added
+    once too often, or left out).
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, -2.0], [0.5, 3.0]])
+    >>> _input_added(np.ones((2, 2)) + X, np.ones((2, 2)), _Call("your result", (), (X,), 1e-5, 1e-8)).kind
+    'input_added'
+    """
+    for position, arg in enumerate(call.args):
+        array = _numbers(arg)
+        if array is None or array.shape != want.shape or array.size < 4 or not np.any(array):
+            continue  # a tiny input equals a difference by chance too often
+        array = array.astype(np.float64)
+        for sign, words in ((1, "plus"), (-1, "minus")):
+            if call.close(got, want + sign * array):
+                fix = (
+                    "the input is added once more than it belongs (a residual added twice)"
+                    if sign == 1
+                    else "the input is missing from a sum it belongs in (a residual left out)"
+                )
+                return Relation(
+                    "input_added",
+                    f"{call.Label} is the expected value {words} the call's {_ordinal(position)} argument, "
+                    f"entry by entry: {fix}.",
+                )
+    return None
+
+
+def _ordinal(position: int) -> str:
+    words = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+    return words[position] if position < len(words) else f"argument {position + 1}"
 
 
 def _partly(got: Array, want: Array, call: _Call) -> Relation | None:

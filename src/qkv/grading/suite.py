@@ -12,8 +12,9 @@ exactly and answers copied from an earlier run fail on the next.
 from __future__ import annotations
 
 import builtins
+import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from qkv.grading.compare import Close, Comparator
 from qkv.grading.display import python_call
 from qkv.grading.hints import Hint, missing_function_hint
 
-__all__ = ["Case", "Raises", "Suite", "TestCase", "check_raises"]
+__all__ = ["Case", "Raises", "Suite", "TestCase", "called_again", "check_raises"]
 
 ArgumentMaker = Callable[[np.random.Generator], Sequence[Any]]
 
@@ -74,6 +75,14 @@ class TestCase:
     refuse_warnings : bool or None
         Fail the test when the call emits a warning (such as NumPy's ``RuntimeWarning: invalid value
         encountered in divide``). None (the default) takes the suite's ``refuse_warnings``.
+    again : str or None
+        The name of an earlier row whose arguments this row repeats (fresh copies of the same values):
+        the same call made twice in one process, which tells a function that keeps state between
+        calls. Its ``args`` are then not drawn.
+    fresh : bool
+        With ``again``: the entries of each float array of those arguments shuffled (the same shapes
+        and the same numbers, in new places), so that a function keeping a result by its inputs' shapes
+        is called with new values.
     """
 
     __test__ = False  # not a pytest test class, despite its name
@@ -86,6 +95,8 @@ class TestCase:
     hints: Sequence[Hint] = ()
     check_inputs: bool | None = None
     refuse_warnings: bool | None = None
+    again: str | None = None
+    fresh: bool = False
 
     def draw_args(self, rng: np.random.Generator) -> tuple[Any, ...]:
         """The arguments of this row for one run."""
@@ -201,6 +212,13 @@ class Suite:
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
             raise ValueError(f"Two tests of a suite share the name {twice[0]!r}; every test needs its own.")
+        earlier = [row.name for row in self.table]
+        for index, row in enumerate(self.table):
+            if row.again is not None and row.again not in earlier[:index]:
+                raise ValueError(
+                    f"The test {row.name!r} repeats the call of {row.again!r}, which is not an earlier test "
+                    "of the suite."
+                )
         unknown = [row.function for row in self.table if row.function not in self.functions]
         if unknown:
             raise ValueError(
@@ -219,8 +237,13 @@ class Suite:
         rng = np.random.default_rng(seed)
         missing = missing_function_hint(self.functions)
         cases = []
+        drawn: dict[str, tuple[Any, ...]] = {}
         for row in self.table:
-            args = row.draw_args(rng)
+            # A row that repeats an earlier one (the suite checked it is earlier) gets copies of its args.
+            args = copy.deepcopy(drawn[row.again]) if row.again is not None else row.draw_args(rng)
+            if row.fresh:  # its own generator: the other rows draw what they drew before
+                args = _shuffled(args, np.random.default_rng([seed, len(drawn)]))
+            drawn[row.name] = args
             expected = row.expect if isinstance(row.expect, Raises) else row.expect(*args)
             cases.append(
                 Case(
@@ -241,6 +264,39 @@ class Suite:
                 )
             )
         return cases
+
+
+def _shuffled(value: Any, rng: np.random.Generator) -> Any:
+    """The value with the entries of each float array in new places (containers item by item)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size > 1:
+        flat = value.reshape(-1).copy()
+        for _ in range(4):  # a permutation that moves something, unless every entry is the same
+            rng.shuffle(flat)
+            if not np.array_equal(flat, value.reshape(-1)):
+                break
+        return flat.reshape(value.shape)
+    if isinstance(value, dict):
+        return {key: _shuffled(item, rng) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_shuffled(item, rng) for item in value)
+    return value
+
+
+def called_again(row: TestCase) -> list[TestCase]:
+    """Two rows that call ``row``'s function again in the same process: with the very same inputs, and
+    (where ``row`` draws its inputs) with new values of the same shapes. A function that keeps state
+    from one call to the next (a cache keyed by shapes, a global list, a class attribute) fails one of
+    them, and the grader says so (:mod:`qkv.grading.explain`).
+
+    Examples
+    --------
+    >>> row = TestCase("twice of 3", "twice", lambda rng: (rng.normal(size=3),), lambda x: 2 * x)
+    >>> [again.name for again in called_again(row)]
+    ['twice of 3, called again with the same inputs', 'twice of 3, again with new values of the same shapes']
+    """
+    same = replace(row, name=f"{row.name}, called again with the same inputs", again=row.name)
+    fresh = replace(same, name=f"{row.name}, again with new values of the same shapes", fresh=True)
+    return [same, fresh]
 
 
 def check_raises(reference: Callable[..., Any], expected: Raises) -> Callable[..., Raises]:

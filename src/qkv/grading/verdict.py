@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from qkv.grading.crashes import Place, crash_sentence
 from qkv.grading.diagnosis import (
     UNCHANGED,
     argument_name,
@@ -18,6 +20,7 @@ from qkv.grading.hints import Emitted, Hint, Mutated, Outcome, Warned, first_hin
 from qkv.grading.limits import Limits
 from qkv.grading.results import TestResult, TestStatus
 from qkv.grading.suite import Case, Raises
+from qkv.grading.support import parsed
 from qkv.grading.values import MalformedReport, clean_text, decode_value
 
 __all__ = ["judge", "limit_message", "ran_its_tests", "shown"]
@@ -114,7 +117,11 @@ def _raised_text(function: str, event: dict[str, Any]) -> str:
 
 
 def judge(
-    case: Case, event: dict[str, Any], limits: Limits, seen: dict[str, Outcome] | None = None
+    case: Case,
+    event: dict[str, Any],
+    limits: Limits,
+    seen: dict[str, Outcome] | None = None,
+    source: str | None = None,
 ) -> TestResult:
     """Compare one reported outcome with the expected one, and name the mistake when a hint knows it.
 
@@ -133,20 +140,22 @@ def judge(
     if outcome == "not_callable":
         return _result(case, "fail", NOT_A_FUNCTION.format(case.function), case.missing_hint)
     if outcome == "raised":
-        return _judge_raised(case, event, limits, seen)
+        return _judge_raised(case, event, limits, seen, source)
     if outcome != "returned":
         raise MalformedReport(f"{outcome!r} is not an outcome the harness reports")
-    return _judge_returned(case, event, seen)
+    return _judge_returned(case, event, seen, parsed(source))
 
 
-def _judge_returned(case: Case, event: dict[str, Any], seen: dict[str, Outcome] | None) -> TestResult:
+def _judge_returned(
+    case: Case, event: dict[str, Any], seen: dict[str, Outcome] | None, code: Any = None
+) -> TestResult:
     """A call that returned: its value, then what it did besides (arguments changed, warnings)."""
     got = decode_value(event.get("value"))
     changed = _changed(case, event)
     warnings = _warnings(case, event)
     params = _params(event)
     if isinstance(case.expected, Raises):
-        returned = Outcome(case.args, case.expected, case.compare, returned=got)
+        returned = Outcome(case.args, case.expected, case.compare, returned=got, code=code)
         if seen is not None:
             seen[case.name] = returned
         hint = first_hint(case.hints, returned)
@@ -168,6 +177,7 @@ def _judge_returned(case: Case, event: dict[str, Any], seen: dict[str, Outcome] 
         at=mismatch.at if mismatch else None,
         changed=tuple(index for index, _ in changed),
         warnings=tuple(warnings),
+        code=code,
     )
     if seen is not None:
         seen[case.name] = outcome
@@ -286,7 +296,11 @@ def _params(event: dict[str, Any]) -> list[str] | None:
 
 
 def _judge_raised(
-    case: Case, event: dict[str, Any], limits: Limits, seen_by_name: dict[str, Outcome] | None = None
+    case: Case,
+    event: dict[str, Any],
+    limits: Limits,
+    seen_by_name: dict[str, Outcome] | None = None,
+    source: str | None = None,
 ) -> TestResult:
     if not isinstance(event.get("type"), str) or not isinstance(event.get("message"), str):
         raise MalformedReport("an exception was reported without its type and message")
@@ -323,7 +337,50 @@ def _judge_raised(
     errno = event.get("errno")
     limit = limit_message(kind, errno if isinstance(errno, int) else None, limits)
     text = limit or _crash_text(case, event)
-    return _result(case, "error", text, first_hint(case.hints, seen), got=_raised(event))
+    hint = first_hint(case.hints, seen)
+    crash = None if hint is not None or limit or source is None else _crash_hint(source, event, bases[0])
+    if crash is not None:  # the failing line's operation, named (qkv.grading.crashes)
+        return replace(_result(case, "error", text, crash, got=_raised(event)), hint_source="crash")
+    return _result(case, "error", text, hint, got=_raised(event))
+
+
+def _crash_hint(source: str, event: dict[str, Any], exception: str) -> str | None:
+    """The sentence naming the failing line's operation, from the place the report gives (checked)."""
+    place = _place(event)
+    return None if place is None else crash_sentence(source, place, exception, event["message"])
+
+
+def _place(event: dict[str, Any]) -> Place | None:
+    """Where the exception arose and the frame's names, as reported: None where the report has none;
+    anything not of the harness's making is a malformed report."""
+    span, names = event.get("span"), event.get("names")
+    if span is None:
+        return None
+    if (
+        not isinstance(span, list)
+        or len(span) != 3
+        or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 10**6 for n in span)
+        or not isinstance(names, dict)
+        or len(names) > 64
+    ):
+        raise MalformedReport("the place of an exception is not a line, two columns and the frame's names")
+    held = {name: _held(name, value) for name, value in names.items()}
+    return Place(span[0], span[1], span[2], {name: value for name, value in held.items() if value})
+
+
+def _held(name: Any, value: Any) -> dict[str, Any]:
+    """One name of the failing frame: an array's shape and dtype, or a type's name; empty where the
+    report describes it otherwise (the sentence then says nothing of it)."""
+    plain = isinstance(name, str) and name.isidentifier() and len(name) <= 64 and isinstance(value, dict)
+    if plain and set(value) == {"shape", "dtype"}:
+        shape, dtype = value["shape"], value["dtype"]
+        sizes = isinstance(shape, list) and len(shape) <= 8
+        sizes = sizes and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+        if sizes and isinstance(dtype, str) and len(dtype) <= 32:
+            return {"shape": list(shape), "dtype": clean_text(dtype, 32)}
+    if plain and set(value) == {"type"} and isinstance(value["type"], str) and len(value["type"]) <= 64:
+        return {"type": clean_text(value["type"], 64)}
+    return {}  # not described as the harness describes a name: left out of the sentence
 
 
 def _own_raise(event: dict[str, Any]) -> bool:

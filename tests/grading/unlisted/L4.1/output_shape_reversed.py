@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.1/functions
+# pinned: named first (asserted one by one)
+# cause: d_v|n_q|order|transpos
+# source: an output shape written in reverse axis order, as code ported between row- and column-major conventions does
 # expected: relation:transposed mutant
 # The output's shape written the other way round: (d_v, n_q).
 import numpy as np

@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.2/functions
+# pinned: named first (asserted one by one)
+# cause: size|d_k|n_q|√|sqrt
+# source: a scale read from an array's total size (Q.size) where its width belongs
 # expected: relation:factor
 # The scores divided by the square root of Q's whole size, n_q·d_k, not of d_k.
 import numpy as np

@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.3/functions
+# pinned: named first (asserted one by one)
+# cause: transpos|d_v|n_q
+# source: an attention output returned transposed, (d_v, n_q)
 # expected: relation:transposed
 # The output returned transposed, (d_v, n_q).
 import numpy as np

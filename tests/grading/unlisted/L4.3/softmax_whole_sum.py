@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.3/functions
+# pinned: named first (asserted one by one)
+# cause: whole|axis|sum
+# source: a softmax normalised by the sum of the whole array (torch.softmax without dim)
 # expected: mutant
 # The exponentials divided by the sum of the whole array, not each row's.
 import numpy as np

@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.4/functions
+# pinned: named first (asserted one by one)
+# cause: j - 1|ahead|one|index|diagonal|<=
+# source: a causal mask shifted by one, letting each query see the next key
 # expected: mutant
 # The causal mask lets each query see one key ahead.
 import numpy as np

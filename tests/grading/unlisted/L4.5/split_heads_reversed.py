@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.5/functions
+# pinned: named first (asserted one by one)
+# cause: order|head|reverse
+# source: heads split in reverse order
 # expected: relation:permuted
 # The heads come out last first.
 import numpy as np

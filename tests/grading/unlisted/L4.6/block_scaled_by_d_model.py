@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.6/functions
+# pinned: named first (asserted one by one)
+# cause: d_model|d_head|√|sqrt
+# source: a block's attention scaled by √d_model rather than √d_head
 # expected: mutant
 # The block's attention scaled by √d_model, not √d_head.
 import numpy as np

@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.6/functions
+# pinned: named first (asserted one by one)
+# cause: gamma|beta|γ|β
+# source: layer norm's gain and shift exchanged
 # expected: mutant
 # layer_norm scales by beta and shifts by gamma.
 import numpy as np

@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.6/functions
+# pinned: named first (asserted one by one)
+# cause: ReLU|max|GELU|gelu
+# source: GELU written as ReLU
 # expected: relation:function mutant
 # GELU written as ReLU, max(0, x).
 import numpy as np

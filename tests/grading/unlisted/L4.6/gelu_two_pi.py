@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.6/functions
+# pinned: named first (asserted one by one)
+# cause: pi|π|sqrt|√
+# source: GELU's constant written √(2π) where √(2/π) belongs
 # expected: mutant
 # GELU's constant written √(2π) where √(2/π) belongs.
 import numpy as np

@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.6/functions
+# pinned: named first (asserted one by one)
+# cause: residual|layer_norm|normed|H
+# source: the MLP's residual taken from the normalised input
 # expected: mutant
 # The MLP's residual adds the normalised H back, not H itself (the attention's residual is right).
 import numpy as np

@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.6/functions
+# pinned: named first (asserted one by one)
+# cause: after|post|residual|layer_norm|before
+# source: post-norm on the attention sub-layer only
 # expected: mutant
 # The attention sub-layer normalised after its residual (post-norm), the MLP before it (pre-norm).
 import numpy as np

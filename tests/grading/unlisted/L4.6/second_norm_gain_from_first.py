@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.6/functions
+# pinned: named first (asserted one by one)
+# cause: ln1_g|ln2_g|gain|first
+# source: the second layer norm given the first one's gain
 # expected: mutant
 # The second layer norm scales by the first one's gain (ln1_g), with its own shift.
 import numpy as np

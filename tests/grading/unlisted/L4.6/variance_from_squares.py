@@ -1,5 +1,8 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.6/functions
+# pinned: named first (asserted one by one)
+# cause: varian|square|digit|mean
+# source: a one-pass variance, mean(x²) − mean(x)², which loses every digit far from zero
 # expected: relation:non_finite relation:partly
 # The variance as mean(X²) − mean(X)², which loses every digit for rows far from zero.
 import numpy as np

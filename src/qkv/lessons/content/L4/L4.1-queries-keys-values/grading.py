@@ -27,6 +27,7 @@ from qkv.grading import (
     Suite,
     TestCase,
     Whole,
+    called_again,
     check_raises,
     missing_function_hint,
 )
@@ -175,6 +176,18 @@ def _one_token(rng: np.random.Generator) -> tuple[Array, ...]:
     )
 
 
+def _dv_smaller(rng: np.random.Generator) -> tuple[Array, ...]:
+    """d_v below d_k (the statement allows any d_v), d_model different from both."""
+    n, d_k = int(rng.integers(2, 6)), int(rng.integers(4, 7))
+    d_model, d_v = d_k + 1, int(rng.integers(1, d_k - 1))
+    return (
+        random_fractions(rng, n, d_model),
+        random_fractions(rng, d_model, d_k),
+        random_fractions(rng, d_model, d_k),
+        random_fractions(rng, d_model, d_v),
+    )
+
+
 def _dv_differs(rng: np.random.Generator) -> tuple[Array, ...]:
     n, d_k = int(rng.integers(2, 6)), int(rng.integers(2, 5))
     d_v = d_k + int(rng.integers(1, 3))
@@ -312,6 +325,18 @@ functions = Suite(
         _projection(
             "project_qkv with d_v different from d_k",
             _dv_differs,
+            hints=[*PROJECTION_HINTS, Raised(TOO_STRICT, "ValueError")],
+        ),
+        *called_again(
+            _projection(
+                "project_qkv with d_v different from d_k",
+                _dv_differs,
+                hints=[*PROJECTION_HINTS, Raised(TOO_STRICT, "ValueError")],
+            )
+        ),
+        _projection(
+            "project_qkv with d_v smaller than d_k",
+            _dv_smaller,
             hints=[*PROJECTION_HINTS, Raised(TOO_STRICT, "ValueError")],
         ),
         _projection(

@@ -27,6 +27,7 @@ from qkv.grading import (
     Returned,
     Suite,
     TestCase,
+    called_again,
     check_raises,
 )
 
@@ -209,6 +210,9 @@ functions = Suite(
     [
         *_both("dot_scores"),
         *_both("scaled_scores"),
+        *called_again(
+            _case("scaled_scores with n_q, n_k and d_k all different", "scaled_scores", _all_differ)
+        ),
         _spread_case("score_spread for d_k = 4 (spread 2)", (4,)),
         _spread_case("score_spread for d_k = 64", (64,)),
         _spread_case("score_spread for d_k = 512 (not a perfect square)", (512,)),

@@ -42,7 +42,10 @@ from qkv.grading import (
     Returned,
     Suite,
     TestCase,
+    called_again,
     check_raises,
+    exp_overflows,
+    row_far_below_max,
 )
 
 FUNCTIONS = ("softmax", "attention_weights", "attend")
@@ -144,14 +147,21 @@ def _pattern(values: Any) -> Array | None:
 
 
 def _breaks_like(formula: Softmax, other: Softmax, scores: Callable[..., Array]) -> Callable[..., bool]:
-    """The result is non-finite exactly where ``formula`` is (and ``other`` is not): that formula's slip."""
+    """The result is non-finite exactly where ``formula`` is (and ``other`` is not), and equal to it
+    elsewhere: that formula's slip."""
 
     def when(got: Any, *args: Any) -> bool:
         S = np.asarray(scores(*args), dtype=float)
         seen, mine, theirs = _pattern(got), np.isfinite(formula(S)), np.isfinite(other(S))
         if seen is None or seen.shape != mine.shape or mine.all():
             return False
-        return bool((seen == mine).all() and not (mine == theirs).all())
+        if not ((seen == mine).all() and not (mine == theirs).all()):
+            return False
+        # Where the formula stays finite, the result holds its values too (another slip that breaks on
+        # the same entries, such as a maximum subtracted from the numerator only, is not this one).
+        with np.errstate(all="ignore"):
+            values, wanted = np.asarray(got, dtype=float), formula(S)
+            return bool(np.allclose(values[mine], wanted[mine], rtol=1e-6, atol=1e-9))
 
     return when
 
@@ -183,9 +193,15 @@ def _non_finite_hints(
     scores: Callable[..., Array], picked: Callable[[Any], Any] = lambda got: got
 ) -> list[Any]:
     return [
-        Returned(NO_MAX, when=lambda got, *args: _breaks_like(_plain, _global, scores)(picked(got), *args)),
         Returned(
-            GLOBAL_MAX, when=lambda got, *args: _breaks_like(_global, _plain, scores)(picked(got), *args)
+            NO_MAX,
+            when=lambda got, *args: _breaks_like(_plain, _global, scores)(picked(got), *args),
+            requires=exp_overflows(scores),
+        ),
+        Returned(
+            GLOBAL_MAX,
+            when=lambda got, *args: _breaks_like(_global, _plain, scores)(picked(got), *args),
+            requires=row_far_below_max(scores),
         ),
     ]
 
@@ -386,6 +402,7 @@ functions = Suite(
     [
         _softmax_case("softmax of the lesson's row [0.707107, 0]", THE_ROW),
         _softmax_case("softmax of a matrix: each row sums to 1", _matrix),
+        *called_again(_softmax_case("softmax of a matrix: each row sums to 1", _matrix)),
         _softmax_case("softmax with a leading (batch) dimension", _batched),
         _softmax_case("softmax of the row [1000, -1000, 0] is finite", HUGE_ROW),
         _softmax_case("softmax of rows of ±1000 is finite", HUGE_ROWS),
@@ -397,6 +414,7 @@ functions = Suite(
         _weights_case("attention_weights with scores in the thousands", LARGE_QK),
         _attend_case("attend reproduces the lesson's example", THE_EXAMPLE_V),
         _attend_case("attend with n_q, n_k, d_k and d_v all different", _qkv),
+        *called_again(_attend_case("attend with n_q, n_k, d_k and d_v all different", _qkv)),
         _attend_case("attend with every size equal (square matrices)", _square),
         _attend_case("attend with scores in the thousands", LARGE_QKV),
         _attend_case("attend with one query (n_q = 1)", _one_query),

@@ -43,7 +43,10 @@ from qkv.grading import (
     Suite,
     TestCase,
     Warned,
+    called_again,
+    fully_masked_row,
     missing_function_hint,
+    writes_number,
 )
 
 FUNCTIONS = ("causal_mask", "masked_attention", "padding_mask")
@@ -202,17 +205,21 @@ CAUSAL_HINTS = [
     Mistake(DIAGONAL_EXCLUDED, lambda n_q, n_k: np.tril(np.ones((n_q, n_k), dtype=bool), k=-1)),
     Mistake(TRUE_MEANS_MASKED, lambda n_q, n_k: ~causal_mask(n_q, n_k)),
 ]
+# The causes these hints name need a query whose keys are all masked (the mask is the fourth argument).
+DEAD_ROW = fully_masked_row(3)
+# A finite fill is a cause the code must write: a large negative number, or np.finfo's smallest.
+FINITE_FILL = writes_number(lambda value: value <= -1e3, names=("finfo",))
 ATTENTION_HINTS = [
     Returned(NOT_A_PAIR, when=_not_a_pair),
     Returned(RENORMALISED, when=_renormalised),
-    Returned(NAN_ROWS, when=_has_nan),
+    Returned(NAN_ROWS, when=_has_nan, requires=DEAD_ROW),
     Mistake(ORDER, _swapped),
     Mistake(AFTER_SOFTMAX, _after_softmax),
     Mistake(MULTIPLIED, _multiplied),
     Mistake(MASK_TRANSPOSED, _transposed),
     Mistake(TRUE_MEANS_MASKED, _inverted),
-    Mistake(LARGE_NEGATIVE, _filled),
-    Mistake(LARGE_NEGATIVE, _added),
+    Mistake(LARGE_NEGATIVE, _filled, requires=DEAD_ROW, shows=FINITE_FILL),
+    Mistake(LARGE_NEGATIVE, _added, requires=DEAD_ROW, shows=FINITE_FILL),
     Mistake(NO_SCALING, _unscaled),
     Mistake(SOFTMAX_OVER_QUERIES, _over_queries),
     Mistake(BY_DK, _slipped(scale="d_k")),
@@ -225,7 +232,7 @@ ATTENTION_HINTS = [
     Crashed(SCORES_TRANSPOSED, _slipped(scores="KQ")),
     Crashed(WEIGHTS_TRANSPOSED, _slipped(output="ATV")),
     Crashed(NO_KEEPDIMS, _slipped(keepdims=False)),
-    Warned(ZERO_BY_ZERO, "RuntimeWarning", contains="invalid value"),
+    Warned(ZERO_BY_ZERO, "RuntimeWarning", contains="invalid value", requires=DEAD_ROW),
 ]
 PADDING_HINTS = [
     Mistake(PADDING_OFF_BY_ONE, lambda lengths, n_k: np.arange(n_k)[None, :] <= np.asarray(lengths)[:, None]),
@@ -382,6 +389,9 @@ functions = Suite(
         _attention_case("masked_attention on the worked example with key 1 masked", THE_LESSON),
         _attention_case("masked_attention with a causal mask", _causal),
         _attention_case("masked_attention with a random mask, n_q ≠ n_k and d_v ≠ d_k", _rectangular),
+        *called_again(
+            _attention_case("masked_attention with a random mask, n_q ≠ n_k and d_v ≠ d_k", _rectangular)
+        ),
         _attention_case(
             "masked_attention with a (1, n_k) padding mask broadcast over the queries", _key_padding
         ),

@@ -44,6 +44,7 @@ from qkv.grading import (
     Suite,
     TestCase,
     Whole,
+    called_again,
     check_raises,
     missing_function_hint,
 )
@@ -456,6 +457,7 @@ functions = Suite(
         _mha_case("multi_head_attention of two tokens, identity projections, Wo = 2·I, 2 heads", TWO_TOKENS),
         _mha_case("multi_head_attention with 3 tokens, d_model = 8, 2 heads", _layer(8, 2, 3)),
         _mha_case("multi_head_attention with 5 tokens, d_model = 6, 3 heads", _layer(6, 3, 5)),
+        *called_again(_mha_case("multi_head_attention with 5 tokens, d_model = 6, 3 heads", _layer(6, 3, 5))),
         _mha_case("multi_head_attention with 3 tokens, d_model = 8, 4 heads", _layer(8, 4, 3)),
         _mha_case("multi_head_attention of one token (n = 1), d_model = 6, 2 heads", _layer(6, 2, 1)),
         _mha_case("multi_head_attention with causal=False given", _not_causal(6, 2, 4)),

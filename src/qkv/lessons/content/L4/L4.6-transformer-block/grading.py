@@ -35,7 +35,7 @@ from chapter import (
 )
 
 from qkv import BLOCK_PARAMS, gelu, layer_norm, multi_head_attention, transformer_block
-from qkv.grading import Close, Mistake, Mutated, Suite, TestCase, missing_function_hint
+from qkv.grading import Close, Mistake, Mutated, Suite, TestCase, called_again, missing_function_hint
 
 FUNCTIONS = ("layer_norm", "gelu", "transformer_block")
 PARAM_KEYS = BLOCK_PARAMS
@@ -237,6 +237,11 @@ functions = Suite(
         ),
         _block_case(
             "transformer_block, 3 tokens, d_model = 8, 2 heads, causal=False", _block_args(3, 8, 2, False)
+        ),
+        *called_again(
+            _block_case(
+                "transformer_block, 5 tokens, d_model = 6, 3 heads, causal=True", _block_args(5, 6, 3, True)
+            )
         ),
         _block_case("transformer_block, one token, d_model = 4, 1 head", _block_args(1, 4, 1)),
     ],

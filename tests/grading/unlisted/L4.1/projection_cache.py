@@ -1,0 +1,34 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# exercise: L4.1/functions
+# expected: relation:repeat
+# cause: call|cache|before|earlier|repeat
+# source: a module that caches its projections between calls and returns stale ones when called again (state carried between calls)
+import numpy as np
+
+_CACHE = {}
+
+
+def project_qkv(X, Wq, Wk, Wv):
+    X, Wq, Wk, Wv = (np.asarray(a) for a in (X, Wq, Wk, Wv))
+    d_model = X.shape[1]
+    for name, W in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv)):
+        if W.shape[0] != d_model:
+            raise ValueError(f"{name} has {W.shape[0]} rows, expected {d_model}")
+    if Wq.shape[1] != Wk.shape[1]:
+        raise ValueError("Wq and Wk need the same number of columns")
+    key = X.shape + Wq.shape + Wv.shape
+    if key not in _CACHE:  # the weights never enter the key: new weights of the same shapes get old results
+        _CACHE[key] = (X @ Wq, X @ Wk, X @ Wv)
+    return _CACHE[key]
+
+
+def qkv_shapes(n, d_model, d_k, d_v):
+    return {"Q": (n, d_k), "K": (n, d_k), "V": (n, d_v)}
+
+
+def output_shape(n_q, n_k, d_v):
+    return (n_q, d_v)
+
+
+def param_count(d_model, d_k, d_v):
+    return d_model * (2 * d_k + d_v)

@@ -1,0 +1,27 @@
+# ruff: noqa  (a learner's file, graded as text; never imported by the tests)
+# exercise: L4.3/functions
+# expected: relation:transposed mutant
+# cause: transpos|V\.T|order
+# source: the output computed column-wise as V.T @ A.T and returned without transposing back (a port from column-major code)
+import numpy as np
+
+
+def softmax(S):
+    S = np.asarray(S, dtype=float)
+    E = np.exp(S - S.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+def attention_weights(Q, K):
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError(f"Q has {Q.shape[1]} columns but K has {K.shape[1]}; both need d_k columns.")
+    return softmax(Q @ K.T / np.sqrt(Q.shape[1]))  # (n_q, n_k)
+
+
+def attend(Q, K, V):
+    K, V = np.asarray(K, dtype=float), np.asarray(V, dtype=float)
+    if K.shape[0] != V.shape[0]:
+        raise ValueError(f"K has {K.shape[0]} rows but V has {V.shape[0]}; each key needs one value.")
+    A = attention_weights(Q, K)  # (n_q, n_k)
+    return V.T @ A.T, A  # (d_v, n_q): the final transpose forgotten
