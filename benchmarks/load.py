@@ -477,7 +477,11 @@ class Learner:
 
         await self.think()
         await self.request(
-            "POST project", "POST", "/api/project", {k: numbers.get(k, SEED_NUMBERS[k]) for k in SEED_NUMBERS}
+            # The widget's own route: the lesson's numbers are withheld there, not refused.
+            "POST project",
+            "POST",
+            f"{api}/project",
+            {k: numbers.get(k, SEED_NUMBERS[k]) for k in SEED_NUMBERS},
         )
         numeric = [ex for ex, kind in exercises if kind == "numeric"]
         for ex, right in zip(numeric, expected, strict=False):
