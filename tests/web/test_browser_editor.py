@@ -280,7 +280,10 @@ def test_a_draft_is_saved_as_the_learner_types_and_leaving_unsaved_warns(
 
 
 IN_ITS_ROOT = "el => el.getRootNode().activeElement === el"  # focused, inside a shadow root too
-NEXT = "Hint {} of 3 opens after 1 more run of your own code that does not pass all the tests."
+NEXT = (
+    "Hint {} of 3 opens after 1 more run of your own code that does not pass all the tests (a program you ran "
+    "before does not count)."
+)
 
 
 def _keys_to(page: Any, target: Any, *, key: str = "Tab", limit: int = 300) -> None:
