@@ -98,6 +98,9 @@ def test_the_instructor_names_a_group_and_the_note_reaches_a_fifth_style(
     learner.keyboard.press("Enter")
     expect(first.locator(".helpful-said")).to_have_text("Thank you: noted.")
     assert _stored_lines(server) == [(False, LINE)]
+    # The instructor reads the line on the group (it was kept and shown nowhere).
+    teacher.reload()
+    expect(teacher.locator("article.mistake-group:has(.group-note) .group-lines li")).to_have_text([LINE])
     screenshot(learner, "class-mistakes-note")
 
     other = _run(learner, server, OTHERS[0])
