@@ -99,6 +99,12 @@ def test_marks_once_per_message_counted_per_kind_and_bounded(store: Store) -> No
     assert shares["plain"] == (2, 2) and shares["lesson"] == (0, 0)
     top = mistakes.groups(EVERYONE, "")[0]
     assert (top.unhelpful, top.marked, top.often_unhelpful) == (2, 2, True)
+    assert top.lines == ("x" * 300,)  # the "did not help" lines, cut to their bound; empty ones left out
+    assert mistakes.mark(
+        C, "L9.1", "shapes", "Expected 6.", kind="plain", helpful=True, line="fine", group=group
+    )
+    assert mistakes.groups(EVERYONE, "")[0].lines == ("x" * 300,)  # a "yes" line is no unhelpful line
+    assert mistakes.groups(LearnerScope(store.courses.create("Empty").id), "") == []  # scoped, as the marks
     with pytest.raises(ValueError, match="not a kind of message"):
         mistakes.mark(A, "L9.1", "shapes", "x", kind="loud", helpful=True)
     for number in range(MAX_MARKS - 1):

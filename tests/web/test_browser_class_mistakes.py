@@ -19,6 +19,7 @@ from tests.web.browser_support import BROWSER, LiveServer, live_app, new_page, r
 
 pytestmark = BROWSER
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"  # bundled; nothing is fetched
+LINE = "Say which size the square root takes."
 SENTENCE = "You divided by the square root of Q's whole size (n_q · d_k); the scale is √d_k alone."
 
 
@@ -29,6 +30,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
             learner = Browser(live.app, LESSON).open_lesson()
             assert learner.submit_code(program, EXERCISE).status_code == 200
         yield live
+
+
+def _stored_lines(server: LiveServer) -> list[tuple[bool, str]]:
+    """Every "Did this help?" kept: its yes or no and its line."""
+    from sqlalchemy import text
+
+    with server.app.state.qkv.store.mistakes.database.read() as conn:
+        return [
+            (bool(row[0]), row[1]) for row in conn.execute(text("SELECT helpful, line FROM message_feedback"))
+        ]
 
 
 def _run(page: Any, server: LiveServer, program: str) -> Any:
@@ -76,8 +87,20 @@ def test_the_instructor_names_a_group_and_the_note_reaches_a_fifth_style(
         "el => [...el.children].map(child => child.className).filter(name => name.startsWith('test-'))"
     )
     assert order.index("test-note") < order.index("test-message"), "the note comes first"
-    first.locator(".helpful").get_by_role("button", name="No").click()
+    # "No" asks for the optional line, focused, and sends the two together (sent at the click, the line typed
+    # after it was refused: the line's box was disabled once "No" had gone).
+    helpful = first.locator(".helpful")
+    expect(helpful.locator(".helpful-line")).to_be_hidden()
+    helpful.get_by_role("button", name="No").click()
+    line = helpful.get_by_role("textbox", name="What would have helped? (optional)")
+    expect(line).to_be_focused()
+    learner.keyboard.type(LINE)
+    learner.keyboard.press("Enter")
     expect(first.locator(".helpful-said")).to_have_text("Thank you: noted.")
+    assert _stored_lines(server) == [(False, LINE)]
+    # The instructor reads the line on the group (it was kept and shown nowhere).
+    teacher.reload()
+    expect(teacher.locator("article.mistake-group:has(.group-note) .group-lines li")).to_have_text([LINE])
     screenshot(learner, "class-mistakes-note")
 
     other = _run(learner, server, OTHERS[0])

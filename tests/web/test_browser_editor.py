@@ -280,7 +280,10 @@ def test_a_draft_is_saved_as_the_learner_types_and_leaving_unsaved_warns(
 
 
 IN_ITS_ROOT = "el => el.getRootNode().activeElement === el"  # focused, inside a shadow root too
-NEXT = "Hint {} of 3 opens after 1 more run of your own code that does not pass all the tests."
+NEXT = (
+    "Hint {} of 3 opens after 1 more run of your own code that does not pass all the tests (a program you ran "
+    "before does not count)."
+)
 
 
 def _keys_to(page: Any, target: Any, *, key: str = "Tab", limit: int = 300) -> None:
@@ -389,6 +392,11 @@ def test_stuck_says_what_earns_a_hint_a_failed_run_opens_it_and_the_timeline_sho
     assert SOLUTION_AFTER_FAILED_RUNS == 3  # the third try opens the last hint and the solution together
     _type_and_run_by_keyboard(page, A_TRY + "# try 3\n", "Every hint is open.")
     expect(solution).to_be_visible()
+    # Before the button, the learner is told that reading it unsolved is counted, as the grid and LMS count it.
+    expect(help_box.locator(".solution-note")).to_have_text(
+        "You have earned the reference solution. Reading it before you solve the exercise is recorded: a solve "
+        "after it is marked as one after the solution, for your instructor and in the gradebook."
+    )
     _keys_to(page, solution)
     page.keyboard.press("Enter")
     expect(help_box.locator("pre.reference-solution")).to_contain_text("def param_count(")

@@ -98,3 +98,26 @@ def test_the_similarity_report_shows_a_groups_programs_side_by_side(
     assert first["y"] == second["y"] and second["x"] >= first["x"] + first["width"]  # side by side
     screenshot(page, "instructor-same-programs-1280")
     assert errors == []
+
+
+@pytest.mark.timeout(120)
+def test_on_a_phone_a_name_of_ordinary_words_keeps_each_word_whole(
+    grid_server: tuple[str, Any], chromium: Any
+) -> None:
+    """At 375 px the name column was squeezed so narrow that "Lovelace" (and "anonymous" of an anonymous
+    learner) broke inside the word; only a word too long for the column (a 24-letter surname) may break."""
+    url, app = grid_server
+    errors: list[str] = []
+    page = new_page(chromium, errors, viewport={"width": 375, "height": 800})
+    _, token = app.state.qkv_instructor.desk.add("Grace on a phone")
+    page.goto(f"{url}/instructor/sign-in#token={token}")
+    page.get_by_role("button", name="Sign in as instructor").click()
+    page.wait_for_url(re.compile(r"/instructor$"))
+    page.goto(f"{url}/instructor/class")
+    grid = page.locator("table.class-grid")
+    screenshot(page, "instructor-grid-375")
+    for name in ("Ada Lovelace", "Ben"):
+        lines = grid.get_by_role("link", name=name).evaluate("(a) => a.getClientRects().length")
+        assert lines <= len(name.split(" ")), (name, lines)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375  # the table scrolls, not the page
+    assert errors == []

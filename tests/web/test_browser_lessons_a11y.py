@@ -90,6 +90,10 @@ def _feedback_on_screen(page: Any, lesson: Lesson) -> None:
     seed = page_progress(page)["variant_seed"]
     text, message = _wrong_typed_answer(lesson, typed[0], seed)
     expect(type_answer(page, typed[0].id, text, "is-wrong")).to_contain_text(message[:60])
+    # "Did this help?" answered No: its line and Send button are on screen too.
+    helpful = page.locator(f'form[data-exercise-id="{typed[0].id}"] .helpful')
+    helpful.get_by_role("button", name="No").click()
+    expect(helpful.get_by_role("button", name="Send")).to_be_visible()
     if len(typed) > 1:
         type_answer(page, typed[1].id, "?" if typed[1].kind == "letter" else "one", "is-format")
 

@@ -81,7 +81,10 @@ def next_hint_sentence(total: int, opened: int, failed_runs: int, solution_hints
     >>> next_hint_sentence(3, 0, 0, ())
     'Hint 1 of 3 opens after a run of your own code that does not pass all the tests.'
     >>> next_hint_sentence(3, 1, 1, ())
-    'Hint 2 of 3 opens after 1 more run of your own code that does not pass all the tests.'
+    'Hint 2 of 3 opens after 1 more run of your own code that does not pass all the tests (a program you \
+ran before does not count).'
+    >>> "(a program you ran before does not count, or once" in next_hint_sentence(3, 2, 2, (3,))
+    True
     >>> next_hint_sentence(3, 3, 3, ())
     'Every hint is open.'
     """
@@ -96,11 +99,15 @@ def next_hint_sentence(total: int, opened: int, failed_runs: int, solution_hints
     sentence = (
         f"Hint {number} of {total} opens after {runs} of your own code that does not pass all the tests"
     )
+    # The same failing program sent again is no new try: say so, as the solution's note does.
+    again = "a program you ran before does not count" if failed_runs else ""
     if shows:
         sentence += (
-            " (or once you have solved the exercise); it shows the reference solution's code, so reading it "
-            "counts as being shown the solution"
+            f" ({again + ', ' if again else ''}or once you have solved the exercise); it shows the reference "
+            "solution's code, so reading it counts as being shown the solution"
         )
+    elif again:
+        sentence += f" ({again})"
     return sentence + "."
 
 

@@ -116,6 +116,10 @@ def test_the_solution_opens_after_enough_failed_runs(browser: Browser) -> None:
         browser.submit_code(A_TRY + f"# try {run}\n")
         body = browser.submit_code(A_TRY + f"# try {run}\n").json()  # the same program twice counts once
         assert body["result"]["status"] == "fail"
+        # ... and "Stuck?" says so, rather than promising the next hint for any failing run.
+        assert (
+            "(a program you ran before does not count)" in body["progress"]["code"][EXERCISE]["hints"]["next"]
+        )
         assert_no_solution_in(str(body))
         assert body["progress"]["code"][EXERCISE]["failed_runs"] == run
         refused = browser.client.get(f"{API}/solution/{EXERCISE}")
@@ -176,7 +180,8 @@ def test_each_hint_opens_after_one_more_failed_run_for_that_person_and_is_kept(a
     hints = load_catalog().code_exercise(f"{LESSON}/{EXERCISE}").exercise.hints
     assert _plain_runs(hints)[0] in first.json()["html"] and "`" not in first.json()["html"]
     assert first.json()["next"] == (
-        "Hint 2 of 3 opens after 1 more run of your own code that does not pass all the tests."
+        "Hint 2 of 3 opens after 1 more run of your own code that does not pass all the tests (a program you "
+        "ran before does not count)."
     )
     second = throwaway.client.get(f"{API}/hints/{EXERCISE}/2")
     assert second.status_code == 403 and "Hint 2 of 3 opens after 1 more run" in second.json()["detail"]

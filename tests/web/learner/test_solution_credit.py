@@ -4,6 +4,7 @@ and credited as the instructor chooses (full, reduced: half, the default; or non
 from __future__ import annotations
 
 import io
+import re
 import shutil
 from datetime import datetime
 from typing import Any
@@ -216,6 +217,16 @@ def test_the_grid_the_exports_and_the_lms_score_agree_after_hints_and_the_soluti
     assert f"{hint_credit.describe()} after hints" in seen["page"] and "1 after hints" in seen["page"]
     assert "1 after the solution" in seen["page"]
     assert seen["timeline"].count("Hint 1 shown") == 2 and "Reference solution shown" in seen["timeline"]
+    # Each passing program says the help shown before it, as the grid marks the solve; the failing ones do not.
+    passes = re.findall(
+        r"Program: <strong>(\w+)</strong>[^<]*(?:<strong>([^<]*)</strong>)?\.</p>", seen["timeline"]
+    )
+    assert passes == [
+        ("fail", ""),
+        ("pass", "after hints"),
+        ("fail", ""),
+        ("pass", "after the reference solution was shown"),
+    ]
     helped = [
         (e["lesson_id"], e["event"], e["hint_number"])
         for e in seen["events"]

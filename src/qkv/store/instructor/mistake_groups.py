@@ -126,6 +126,7 @@ class MistakeGroup:
     unhelpful: int = 0  # learners' marks "did not help" on this group's messages
     marked: int = 0  # all their marks
     first_id: int = 0  # the row of its first program
+    lines: tuple[str, ...] = ()  # what learners who marked it unhelpful said would have helped, newest first
 
     @property
     def often_unhelpful(self) -> bool:
@@ -239,7 +240,13 @@ class MistakeGroups:
             made = made[:limit]
             details = _details(conn, [group.first_id for group in made])
             shown = _examples(conn, scope, [group.id for group in made[:examples]])
-        return [_detailed(group, details.get(group.id), shown.get(group.id, ())) for group in made]
+            said = _lines(conn, scope, [group.id for group in made])
+        return [
+            replace(
+                _detailed(group, details.get(group.id), shown.get(group.id, ())), lines=said.get(group.id, ())
+            )
+            for group in made
+        ]
 
     def made_in(self, scope: LearnerScope, group: str) -> bool:
         """Whether a learner of the scope made the group's mistake (the group is the course's to name)."""
@@ -569,6 +576,26 @@ def _marks(conn: Connection, scope: LearnerScope, keys: list[str]) -> dict[str, 
         .group_by(_FEEDBACK.c.group_key)
     ).all()
     return {row[0]: (int(row[1] or 0), int(row[2])) for row in rows}
+
+
+def _lines(conn: Connection, scope: LearnerScope, keys: list[str]) -> dict[str, tuple[str, ...]]:
+    """Per group, the newest :data:`EXAMPLES` lines learners wrote with a "did not help" mark."""
+    rows = conn.execute(
+        select(_FEEDBACK.c.group_key, _FEEDBACK.c.line)
+        .where(
+            scope.admits(_FEEDBACK.c.learner_id),
+            _FEEDBACK.c.group_key.in_(keys),
+            _FEEDBACK.c.helpful.is_(False),
+            _FEEDBACK.c.line != "",
+        )
+        .order_by(_FEEDBACK.c.created_at.desc(), _FEEDBACK.c.id.desc())
+    ).all()
+    found: dict[str, list[str]] = {}
+    for key, line in rows:
+        kept = found.setdefault(key, [])
+        if len(kept) < EXAMPLES:
+            kept.append(line)
+    return {key: tuple(kept) for key, kept in found.items()}
 
 
 def _group(row: Any, notes: dict[str, Any], marks: dict[str, tuple[int, int]]) -> MistakeGroup:

@@ -298,7 +298,7 @@ def instructor_learner(
     pages_total = max(1, -(-found.total // TIMELINE_PAGE))
     if page_number > pages_total:
         raise HTTPException(404, f"This timeline has {pages_total} pages; there is no page {page_number}.")
-    items = timeline(found.answers, found.programs, found.help)
+    items = timeline(found.answers, found.programs, found.help, desk.help_events(learner_id))
     context = {
         "person": learner,
         "items": items,

@@ -321,11 +321,42 @@ def _program_item(c: CodeEvent) -> dict[str, Any]:
     }
 
 
+def after_help(program: CodeEvent, help_events: Iterable[HelpEvent]) -> str:
+    """What help the learner had been shown on the program's exercise before it was sent: "solution",
+    "hints" or "" (none), so that a passing program in the timeline says it came after help.
+
+    Examples
+    --------
+    >>> from datetime import datetime
+    >>> from types import SimpleNamespace as NS
+    >>> at = datetime(2026, 1, 1, 10, 0)
+    >>> program = NS(lesson_id="L1", exercise_id="f", created_at=at)
+    >>> hint = NS(lesson_id="L1", exercise_id="f", hint=1, created_at=datetime(2026, 1, 1, 9, 0))
+    >>> after_help(program, [hint]), after_help(program, [])
+    ('hints', '')
+    >>> after_help(program, [hint, NS(lesson_id="L1", exercise_id="f", hint=0, created_at=hint.created_at)])
+    'solution'
+    """
+    before = [
+        h
+        for h in help_events
+        if (h.lesson_id, h.exercise_id) == (program.lesson_id, program.exercise_id)
+        and h.created_at < program.created_at
+    ]
+    if any(h.hint == 0 for h in before):
+        return "solution"
+    return "hints" if before else ""
+
+
 def timeline(
-    answers: Iterable[AnswerEvent], programs: Iterable[CodeEvent], shown: Iterable[HelpEvent] = ()
+    answers: Iterable[AnswerEvent],
+    programs: Iterable[CodeEvent],
+    shown: Iterable[HelpEvent] = (),
+    every_help: Sequence[HelpEvent] = (),
 ) -> list[dict[str, Any]]:
     """One learner's answers, programs and the help they were shown ("hint 2", "solution shown"), merged
-    in the order they were saved."""
+    in the order they were saved; a passing program says the help shown before it (``every_help``: all the
+    learner's, not only this page's)."""
     items: list[dict[str, Any]] = [
         {
             "type": "answer",
@@ -342,7 +373,10 @@ def timeline(
         }
         for a in answers
     ]
-    items += [_program_item(c) for c in programs]
+    items += [
+        {**_program_item(c), "after_help": after_help(c, every_help) if c.status == "pass" else ""}
+        for c in programs
+    ]
     items += [
         {
             "type": "help",

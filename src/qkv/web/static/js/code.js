@@ -184,7 +184,10 @@ function mountHelp(box, ctx, exerciseId) {
     const open = Boolean(progress?.code?.[exerciseId]?.solution?.open);
     if (open && button.hidden && !place.querySelector("pre")) {
       button.hidden = false;
-      note.textContent = "You have earned the reference solution.";
+      // Help given is counted: say so before the learner reads it (once solved, reading it costs nothing).
+      note.textContent = progress?.exercises?.[exerciseId]?.done
+        ? "You have earned the reference solution."
+        : "You have earned the reference solution. Reading it before you solve the exercise is recorded: a solve after it is marked as one after the solution, for your instructor and in the gradebook.";
     }
   };
 }

@@ -21,23 +21,38 @@ function apiRoot() {
 export function helpfulBox(about) {
   const api = apiRoot();
   if (!api || !about.message) return null;
-  const line = el("input", { type: "text", class: "helpful-line", maxlength: String(MAX_LINE), "aria-label": "What would have helped? (optional)", placeholder: "What would have helped? (optional)" });
+  // The line is asked for after "No" (it says what would have helped), and "No" is sent with it: sent at the
+  // click, the line typed after it was lost (the server keeps the first mark).
+  const line = el("input", { type: "text", class: "helpful-line", maxlength: String(MAX_LINE), "aria-label": "What would have helped? (optional)", placeholder: "What would have helped? (optional)", hidden: true });
   const said = el("span", { class: "helpful-said", role: "status" });
   const yes = el("button", { type: "button", class: "secondary helpful-yes" }, "Yes");
-  const no = el("button", { type: "button", class: "secondary helpful-no" }, "No");
-  const box = el("div", { class: "helpful" }, el("span", { class: "helpful-ask" }, "Did this help?"), " ", yes, " ", no, " ", line, " ", said);
+  const no = el("button", { type: "button", class: "secondary helpful-no", "aria-expanded": "false" }, "No");
+  const sendNo = el("button", { type: "button", class: "secondary helpful-send", hidden: true }, "Send");
+  const box = el("div", { class: "helpful" }, el("span", { class: "helpful-ask" }, "Did this help?"), " ", yes, " ", no, " ", line, " ", sendNo, " ", said);
+  const buttons = [yes, no, sendNo];
   const send = async (helpful) => {
-    yes.disabled = no.disabled = true;
+    for (const button of buttons) button.disabled = true;
     try {
-      const reply = await postJson(`${api}/message-feedback`, { ...about, helpful, line: line.value.slice(0, MAX_LINE) });
+      const reply = await postJson(`${api}/message-feedback`, { ...about, helpful, line: helpful ? "" : line.value.slice(0, MAX_LINE) });
       said.textContent = reply.saved ? "Thank you: noted." : "You had marked this message already.";
       line.disabled = true;
     } catch (error) {
       said.textContent = error instanceof ApiError ? error.message : "Your answer could not be sent.";
-      yes.disabled = no.disabled = false;
+      for (const button of buttons) button.disabled = false;
     }
   };
   yes.addEventListener("click", () => send(true));
-  no.addEventListener("click", () => send(false));
+  no.addEventListener("click", () => {
+    line.hidden = sendNo.hidden = false;
+    no.setAttribute("aria-expanded", "true");
+    said.textContent = "Say what would have helped, if you like, and press Send.";
+    line.focus();
+  });
+  sendNo.addEventListener("click", () => send(false));
+  line.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    if (!sendNo.disabled) send(false);
+  });
   return box;
 }
