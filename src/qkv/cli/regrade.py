@@ -29,10 +29,10 @@ def describe(change: VerdictChange) -> str:
     Examples
     --------
     >>> from qkv.store import VerdictChange
-    >>> describe(VerdictChange(7, "a" * 36, "T1.1", "shapes", "fail", "pass", "No sign check.", ""))
-    'T1.1/shapes, learner aaaaaaaa, program 7: fail → pass'
-    >>> describe(VerdictChange(7, "a" * 36, "T1.1", "shapes", "fail", "fail", "Old.", "New."))
-    "T1.1/shapes, learner aaaaaaaa, program 7: fail, first message 'Old.' → 'New.'"
+    >>> describe(VerdictChange(7, "a" * 36, "X1.1", "shapes", "fail", "pass", "No sign check.", ""))
+    'X1.1/shapes, learner aaaaaaaa, program 7: fail → pass'
+    >>> describe(VerdictChange(7, "a" * 36, "X1.1", "shapes", "fail", "fail", "Old.", "New."))
+    "X1.1/shapes, learner aaaaaaaa, program 7: fail, first message 'Old.' → 'New.'"
     """
     exercise = f"{change.lesson_id}/{change.exercise_id}"
     where = f"{exercise}, learner {change.learner_id[:8]}, program {change.submission_id}"
