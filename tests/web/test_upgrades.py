@@ -35,6 +35,7 @@ from sqlalchemy import (
     Date,
     DateTime,
     Engine,
+    Float,
     Integer,
     MetaData,
     String,
@@ -121,6 +122,8 @@ def _value(table: Table, column: Any, version: int) -> object:
         return date(2026, 11, 1)
     if isinstance(kind, Integer | BigInteger):
         return 1
+    if isinstance(kind, Float):  # Float covers Double and DOUBLE_PRECISION
+        return 0.5
     if column.name.endswith("_json"):
         return "{}"
     if isinstance(kind, String | Text):
