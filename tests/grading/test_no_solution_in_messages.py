@@ -110,3 +110,16 @@ def test_no_first_failing_message_quotes_the_solution(
     spans = spans_of(entry, learner=path.read_text())  # a message may quote the learner's own code
     for text in (first.hint or "", first.message or "", result.message or ""):
         assert spans.found(text) == [], (first.hint_source, text)
+
+
+def test_words_that_would_quote_the_reference_give_way_to_the_operator_s_own() -> None:
+    found = Mutants(
+        "def f(S, E):\n    return (S - S.max(axis=-1, keepdims=True)) / E.sum(axis=-1, keepdims=True)\n"
+    )
+    said = {found.change(key[0]).operator: found.mutant(key).describe() for key in found.singles("f")}
+    assert said["keepdims"].startswith("without keepdims=True: ")  # a keyword's name is not the answer
+    described = [found.mutant(key).describe() for key in found.singles("f")]
+    assert any(text.startswith("without the term after -: ") for text in described), described
+    assert any(text.startswith("with a square root added: ") for text in described), described
+    assert any(text.startswith("with * and / exchanged: ") for text in described), described
+    assert not any("S.max(axis=-1, keepdims=True)" in text for text in described)

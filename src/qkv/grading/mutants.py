@@ -163,10 +163,39 @@ class Mutation:
         """Every edit of the change: its path and the node put there (most changes have one)."""
         return ((self.path, self.replacement), *self.more)
 
-    def describe(self) -> str:
+    def describe(self, spans: SolutionSpans | None = None) -> str:
         """The change in words, with the mutant's expression (never the reference's): for a learner's
-        hint."""
-        return f"{self.words}: {self.after} (in {self.function})"
+        hint. Words that would quote the reference's code (``spans``) give way to the operator's own."""
+        return f"{self.said(spans)}: {self.after} (in {self.function})"
+
+    def said(self, spans: SolutionSpans | None = None) -> str:
+        """The change in words: :attr:`words`, or where they hold a run of the reference's code that
+        ``spans`` finds, what the operator does in words alone ("with a term left out")."""
+        if spans is None or not spans.found(self.words):
+            return self.words
+        if self.operator == "drop":
+            return _dropped_term(self.words)
+        return _PLAIN_WORDS.get(self.operator, self.words)
+
+
+def _dropped_term(words: str) -> str:
+    """A term left out, said by its operator only: "without the term after -" for "without the - x"."""
+    tokens = words.split()
+    symbols = set(OPERATORS.values())
+    if len(tokens) > 3 and tokens[2] in symbols:
+        return f"without the term after {tokens[2]}"
+    if tokens and tokens[-1] in symbols:
+        return f"without the term before {tokens[-1]}"
+    return "with a term left out"
+
+
+_PLAIN_WORDS = {  # what an operator whose words quote an expression does, without the expression
+    "sqrt": "with a square root added",
+    "scale": "with * and / exchanged",
+    "index": "with a bound or an index changed by 1",
+    "placement": "with a term moved into or out of a call",
+    "in_place": "working on an input itself, not on a new array",
+}
 
 
 def _unparse(node: ast.AST) -> str:
@@ -954,9 +983,11 @@ class Mutant:
             first = group[0]
             together = combined(first.before, [change.after for change in group]) if len(group) > 1 else None
             if together is None or len(together) > FRAGMENT_LIMIT:
-                parts += [change.describe() for change in group]
+                parts += [change.describe(self.spans) for change in group]
             else:
-                parts.append(f"{first.words}, {len(group)} times: {together} (in {first.function})")
+                parts.append(
+                    f"{first.said(self.spans)}, {len(group)} times: {together} (in {first.function})"
+                )
         said = "; and ".join(parts)
         return said if self.spans is None else self.spans.redacted(said)
 
