@@ -498,7 +498,7 @@ def mutant_sentence(mutant: Mutant) -> str:
     >>> key = next(k for k in found.singles("f") if found.mutant(k).changes[0].operator == "keepdims")
     >>> mutant_sentence(found.mutant(key))
     'Your results are what the reference solution gives with one change, without keepdims=True: \
-S.sum(axis=-1) where the reference has S.sum(axis=-1, keepdims=True) (in f).'
+S.sum(axis=-1) (in f).'
     """
     count = "one change" if len(mutant.changes) == 1 else f"{len(mutant.changes)} changes"
     return f"Your results are what the reference solution gives with {count}, {mutant.describe()}."

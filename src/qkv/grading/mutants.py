@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from qkv.grading.leaks import SolutionSpans
 from qkv.grading.quoting import combined, quoted
 from qkv.grading.rewrites import rewrites
 from qkv.grading.sizes import reference_axes
@@ -162,9 +163,39 @@ class Mutation:
         """Every edit of the change: its path and the node put there (most changes have one)."""
         return ((self.path, self.replacement), *self.more)
 
-    def describe(self) -> str:
-        """The change in words, with the reference's expression: for a learner's hint."""
-        return f"{self.words}: {self.after} where the reference has {self.before} (in {self.function})"
+    def describe(self, spans: SolutionSpans | None = None) -> str:
+        """The change in words, with the mutant's expression (never the reference's): for a learner's
+        hint. Words that would quote the reference's code (``spans``) give way to the operator's own."""
+        return f"{self.said(spans)}: {self.after} (in {self.function})"
+
+    def said(self, spans: SolutionSpans | None = None) -> str:
+        """The change in words: :attr:`words`, or where they hold a run of the reference's code that
+        ``spans`` finds, what the operator does in words alone ("with a term left out")."""
+        if spans is None or not spans.found(self.words):
+            return self.words
+        if self.operator == "drop":
+            return _dropped_term(self.words)
+        return _PLAIN_WORDS.get(self.operator, self.words)
+
+
+def _dropped_term(words: str) -> str:
+    """A term left out, said by its operator only: "without the term after -" for "without the - x"."""
+    tokens = words.split()
+    symbols = set(OPERATORS.values())
+    if len(tokens) > 3 and tokens[2] in symbols:
+        return f"without the term after {tokens[2]}"
+    if tokens and tokens[-1] in symbols:
+        return f"without the term before {tokens[-1]}"
+    return "with a term left out"
+
+
+_PLAIN_WORDS = {  # what an operator whose words quote an expression does, without the expression
+    "sqrt": "with a square root added",
+    "scale": "with * and / exchanged",
+    "index": "with a bound or an index changed by 1",
+    "placement": "with a term moved into or out of a call",
+    "in_place": "working on an input itself, not on a new array",
+}
 
 
 def _unparse(node: ast.AST) -> str:
@@ -676,7 +707,7 @@ def mutations(source: str) -> list[Mutation]:
     >>> [m.operator for m in found if m.operator in ("axis", "keepdims")]
     ['axis', 'axis', 'axis', 'axis', 'keepdims']
     >>> [m for m in found if m.operator == "keepdims"][0].describe()
-    'without keepdims=True: S.sum(axis=-1) where the reference has S.sum(axis=-1, keepdims=True) (in f)'
+    'without keepdims=True: S.sum(axis=-1) (in f)'
     """
     tree = ast.parse(source)
     found: list[Mutation] = []
@@ -934,6 +965,7 @@ class Mutant:
 
     changes: tuple[Mutation, ...]
     functions: dict[str, Any] | None
+    spans: SolutionSpans | None = field(default=None, repr=False, compare=False)  # the reference's code
 
     def call(self, function: str, args: Sequence[Any]) -> Any:
         """The mutant's result for these arguments (copies of them), or raises whatever it raises."""
@@ -942,20 +974,22 @@ class Mutant:
             return self.functions[function](*copy.deepcopy(tuple(args)))
 
     def describe(self) -> str:
-        """What the mutant changed, each change in words with the reference's expression; the same
-        change made in several places of one expression is said once, with every place changed."""
+        """What the mutant changed, each change in words with the mutant's expression; the same change
+        made in several places of one expression is said once, with every place changed. Nothing of
+        the reference's code shows: a piece of :data:`~qkv.grading.leaks.LEAK_CHARACTERS` characters
+        of it, in the words or the quote, is cut short (:class:`~qkv.grading.leaks.SolutionSpans`)."""
         parts: list[str] = []
         for group in _same_changes(self.changes):
             first = group[0]
             together = combined(first.before, [change.after for change in group]) if len(group) > 1 else None
             if together is None or len(together) > FRAGMENT_LIMIT:
-                parts += [change.describe() for change in group]
+                parts += [change.describe(self.spans) for change in group]
             else:
                 parts.append(
-                    f"{first.words}, {len(group)} times: {together} where the reference has {first.before} "
-                    f"(in {first.function})"
+                    f"{first.said(self.spans)}, {len(group)} times: {together} (in {first.function})"
                 )
-        return "; and ".join(parts)
+        said = "; and ".join(parts)
+        return said if self.spans is None else self.spans.redacted(said)
 
 
 def _same_changes(changes: Sequence[Mutation]) -> list[list[Mutation]]:
@@ -964,6 +998,14 @@ def _same_changes(changes: Sequence[Mutation]) -> list[list[Mutation]]:
     for change in changes:
         groups.setdefault((change.function, change.words, change.before), []).append(change)
     return list(groups.values())
+
+
+def _headers(tree: ast.Module) -> str:
+    """The headers of the reference's functions (``def f(S, axis=-1):``), one a line: the exercise names
+    them and the learner writes them, so a message may quote them."""
+    return "\n".join(
+        f"def {node.name}({_unparse(node.args)}):" for node in tree.body if isinstance(node, ast.FunctionDef)
+    )
 
 
 def _code(module: ast.Module, name: str) -> tuple[types.CodeType, Any] | None:
@@ -989,6 +1031,7 @@ class Mutants:
     def __init__(self, source: str) -> None:
         self.source = source
         self._tree = ast.parse(source)
+        self._spans = SolutionSpans(source, given=_headers(self._tree))
         self._changes = mutations(source)
         self._lock = threading.Lock()
         self._compiled: dict[tuple[int, ...], Mutant] = {}
@@ -1071,7 +1114,7 @@ class Mutants:
         if found is not None:
             return found
         changes = tuple(self._changes[i] for i in key)
-        made = Mutant(changes, self._build(changes))
+        made = Mutant(changes, self._build(changes), self._spans)
         with self._lock:
             # Every single is kept; pairs only up to a bound, so a server's memory stays bounded however
             # many different pairs its learners' programs ask for (a pair compiles again in well under 1 ms).

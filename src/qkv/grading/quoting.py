@@ -1,10 +1,10 @@
 """Short quotes of a change: the piece of a long expression around where two versions differ.
 
-A mutant's hint quotes the reference's expression and the mutant's, each at most a few dozen characters
-(they show a piece of the reference, not the whole of it). Cutting both at the same length would lose a
-change that lies beyond the cut (``p["W2"]`` for ``p["W1"]`` near the end of a long line): the two
-quotes would read the same. :func:`quoted` cuts both around the part that differs instead, with the same
-context on either side of it in both, and an ellipsis where something was cut.
+A mutant's hint quotes the mutant's expression, at most a few dozen characters (never the reference's:
+``qkv.grading.leaks`` keeps the reference's code out of a message). Cutting it at a fixed length would
+lose a change that lies beyond the cut (``p["W2"]`` for ``p["W1"]`` near the end of a long line): the
+quote would read as the reference does. :func:`quoted` cuts both versions around the part that differs
+instead, with the same context on either side of it in both, and an ellipsis where something was cut.
 """
 
 from __future__ import annotations

@@ -13,10 +13,9 @@ ignored, or the expression it returns or assigns), and the lesson's validation r
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 
+from qkv.grading.leaks import LEAK_CHARACTERS, code_lines, squeezed
 from qkv.lessons.model import SOLUTION_AFTER_FAILED_RUNS
 
 __all__ = [
@@ -29,9 +28,7 @@ __all__ = [
 ]
 
 HINT_EVERY_FAILED_RUNS = 1  # one more counted failed run opens the next hint
-LEAK_CHARACTERS = 20  # a hint may not hold a line of the solution this long (whitespace and quotes ignored)
 
-_IGNORED = re.compile(r"[\s'\"`]")
 _TARGET = re.compile(r"^(?:return\s+|[\w\s,\[\]().]+?(?<![=!<>])=(?!=)\s*)(?P<value>.+)$")
 
 
@@ -111,48 +108,6 @@ ran before does not count).'
     return sentence + "."
 
 
-def _depth(code: str) -> int:
-    return sum(code.count(o) - code.count(c) for o, c in ("()", "[]", "{}"))
-
-
-def _code_lines(solution: str) -> list[str]:
-    """The solution's lines of code without their comments: each line whose brackets close on it, and each
-    statement that runs over several lines joined into one.
-
-    Examples
-    --------
-    >>> _code_lines("x = f(  # the sum\\n    a, b\\n)\\n# only a comment\\n")
-    ['a, b', 'x = f( a, b )']
-    """
-    comments: dict[int, int] = {}
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(solution).readline):
-            if token.type == tokenize.COMMENT:
-                comments[token.start[0]] = token.start[1]
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    lines: list[str] = []
-    pending: list[str] = []
-    for number, line in enumerate(solution.splitlines(), start=1):
-        code = (line[: comments[number]] if number in comments else line).strip()
-        if not code:
-            continue
-        if not pending and _depth(code) == 0:
-            lines.append(code)
-            continue
-        if pending and _depth(code) == 0:
-            lines.append(code)  # a whole line inside a longer statement
-        pending.append(code)
-        if _depth(" ".join(pending)) <= 0:
-            lines.append(" ".join(pending))
-            pending = []
-    return lines
-
-
-def _squeezed(text: str) -> str:
-    return _IGNORED.sub("", text)
-
-
 def leaked_lines(hint: str, solution: str, given: str = "") -> list[str]:
     """The lines of ``solution`` that ``hint`` holds: a line of code of at least ``LEAK_CHARACTERS``
     characters (whitespace, quotes and backticks ignored), or the expression a line returns or assigns,
@@ -181,18 +136,18 @@ def leaked_lines(hint: str, solution: str, given: str = "") -> list[str]:
     >>> leaked_lines("It is `S = Q @ K.T / np.sqrt(Q.shape[1])`.", solution)
     ['return Q @ K.T / np.sqrt(Q.shape[1])']
     """
-    squeezed_hint = _squeezed(hint)
-    starter = {_squeezed(line) for line in _code_lines(given)}
+    squeezed_hint = squeezed(hint)
+    starter = {squeezed(line) for line in code_lines(given)}
     found = []
-    for line in _code_lines(solution):
-        if _squeezed(line) in starter:
+    for line in code_lines(solution):
+        if squeezed(line) in starter:
             continue
         candidates = [line]
         target = _TARGET.match(line)
         if target:
             candidates.append(target.group("value"))
         for candidate in candidates:
-            piece = _squeezed(candidate)
+            piece = squeezed(candidate)
             if len(piece) >= LEAK_CHARACTERS and piece in squeezed_hint:
                 found.append(line)
                 break
