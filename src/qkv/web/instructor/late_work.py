@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from qkv.store import GradebookRow
-from qkv.store.instructor.due_dates import DatesInForce, DueDate, Extension, apply_extension
+from qkv.store.instructor.due_dates import DatesInForce, DueDate, Extension, Standing, apply_extension
+from qkv.web.learner.solution_credit import HelpPolicy, Solve
 
 LATE_COLUMNS = ["late", "late_credit"]
 DUE_COLUMN = "due_at"
@@ -56,16 +57,18 @@ class LateWork:
         return None if due is None else apply_extension(due, self.extensions.get((learner_id, lesson_id)))
 
     def credit(self, learner_id: str, lesson_id: str, at: datetime | None) -> float:
-        """What work at ``at`` earns: 1 without dates or on time, the late credit when late, 0 once closed."""
-        dates = self.dates(learner_id, lesson_id)
-        return 1.0 if dates is None or at is None else dates.credit_at(at)
+        """What work at ``at`` earns: 1 without dates or on time, the late credit when late, 0 once closed
+        (the late step of ``HelpPolicy.credit``, alone)."""
+        return float(HelpPolicy().credit([Solve("", at)], self.dates(learner_id, lesson_id)))
 
     def marks(self, row: GradebookRow) -> dict[str, Any]:
-        """The gradebook row's ``late`` and ``late_credit`` (None for an exercise not solved)."""
+        """The gradebook row's ``late`` (after the due date in force, the close included) and ``late_credit``
+        (what its lateness leaves of it: 1, the late credit, 0 after the close; None for an exercise not
+        solved)."""
         if not row.solved or row.first_solved_at is None:
             return {"late": None, "late_credit": None}
-        dates = self.dates(row.learner_id, row.lesson_id)
-        late = dates is not None and row.first_solved_at > dates.due_at
+        standing = Solve("", row.first_solved_at).standing(self.dates(row.learner_id, row.lesson_id))
+        late = standing is not Standing.ON_TIME
         return {"late": late, "late_credit": self.credit(row.learner_id, row.lesson_id, row.first_solved_at)}
 
     def due_at(self, learner_id: str, lesson_id: str) -> str | None:

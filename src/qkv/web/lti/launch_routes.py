@@ -38,7 +38,7 @@ from qkv.web.lti.login_limits import LoginLimits
 from qkv.web.lti.login_params import check_login_params
 from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
-from qkv.web.lti.scores import lesson_score
+from qkv.web.lti.scores import queue_lesson_score
 from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.lti.targets import lesson_target
 from qkv.web.lti.tool import LtiTool
@@ -461,7 +461,5 @@ def record_score(services: Services, tool: LtiTool, learner_id: str, lesson_id: 
     progress: dict[str, Any] = build_progress(
         lesson, services.store.progress.lesson_activity(learner_id, lesson_id)
     )
-    score = lesson_score(progress, services.settings.help_policy)
-    tool.scores.lesson_changed(
-        learner_id, lesson_id, score.solved, score.total, attempted=score.attempted, note=score.note
-    )
+    policy = services.settings.help_policy
+    queue_lesson_score(tool.scores, services.store.due_dates, learner_id, lesson_id, progress, policy)
