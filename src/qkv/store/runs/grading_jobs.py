@@ -386,6 +386,7 @@ class GradingJobs:
                     _JOBS.c.source,
                     _JOBS.c.own_work,
                     _JOBS.c.storage_client,
+                    _JOBS.c.created_at,
                 )
             ).first()
             if row is None:
@@ -400,6 +401,7 @@ class GradingJobs:
                 own_work=row.own_work and tried,
                 client=row.storage_client,
                 copies_solution=copies_solution,
+                submitted_at=row.created_at,  # kept as sent, however long it waited: due dates judge it so
             )
             conn.execute(update(_JOBS).where(_JOBS.c.id == job_id).values(kept=kept.value))
         return True

@@ -9,6 +9,8 @@ in force for each event (``due_at``); on a course without dates the files are as
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +20,14 @@ from qkv.web.learner.solution_credit import HelpPolicy, Solve
 
 LATE_COLUMNS = ["late", "late_credit"]
 DUE_COLUMN = "due_at"
+
+
+@dataclass(frozen=True)
+class LateSolves:
+    """One learner's counted solves of one dated lesson, and their dates of it."""
+
+    solves: list[Solve]
+    dates: DatesInForce
 
 
 class LateWork:
@@ -71,10 +81,34 @@ class LateWork:
         late = standing is not Standing.ON_TIME
         return {"late": late, "late_credit": self.credit(row.learner_id, row.lesson_id, row.first_solved_at)}
 
+    def solves(
+        self, rows: Iterable[GradebookRow], counted: Mapping[str, Sequence[str]]
+    ) -> dict[tuple[str, str], LateSolves]:
+        """Per learner and dated lesson, the counted exercises solved (how helped, when) and the dates in
+        force: what the class grid weighs each cell with (``HelpPolicy.credit``, as the exports).
+
+        Examples
+        --------
+        >>> due = DueDate("c1", "L4.1", datetime(2026, 1, 10), None, 0.5, datetime(2026, 1, 1))
+        >>> row = GradebookRow("a", None, "L4.1", "q", 1, 1, True, None, datetime(2026, 1, 11), None)
+        >>> found = LateWork([due], []).solves([row], {"L4.1": ["q"]})[("a", "L4.1")]
+        >>> found.solves, found.dates.late_credit
+        ([Solve(helped='', at=datetime.datetime(2026, 1, 11, 0, 0))], 0.5)
+        """
+        found: dict[tuple[str, str], LateSolves] = {}
+        for row in rows:
+            dates = self.dates(row.learner_id, row.lesson_id)
+            if dates is None or not row.solved or row.exercise_id not in counted.get(row.lesson_id, ()):
+                continue
+            key = (row.learner_id, row.lesson_id)
+            entry = found.setdefault(key, LateSolves([], dates))
+            entry.solves.append(Solve(row.helped, row.first_solved_at))
+        return found
+
     def due_at(self, learner_id: str, lesson_id: str) -> str | None:
         """The due date in force for the learner's work on the lesson, ISO 8601 UTC, or None."""
         dates = self.dates(learner_id, lesson_id)
         return None if dates is None else dates.due_at.isoformat() + "Z"
 
 
-__all__ = ["DUE_COLUMN", "LATE_COLUMNS", "LateWork"]
+__all__ = ["DUE_COLUMN", "LATE_COLUMNS", "LateSolves", "LateWork"]
