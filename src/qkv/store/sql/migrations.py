@@ -863,6 +863,16 @@ def _suite_versions_and_regrades(conn: Connection) -> None:
     meta.create_all(conn)
 
 
+def _grading_jobs_sent_at(conn: Connection) -> None:
+    """When a remote grading job's program was sent (issue 46): a newer program that replaces a queued one
+    keeps the job's place in line (``created_at``) but its own time, which a due date judges.
+
+    Self-contained: one nullable column of ``grading_jobs`` (jobs queued before have none: their
+    ``created_at`` stands for it).
+    """
+    _add_column(conn, "grading_jobs", Column("sent_at", DateTime))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -886,6 +896,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _class_mistakes_and_notes,
     _due_dates_and_extensions,
     _suite_versions_and_regrades,
+    _grading_jobs_sent_at,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

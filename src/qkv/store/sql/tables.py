@@ -527,6 +527,7 @@ class GradingJob(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     started_at: Mapped[datetime | None] = mapped_column(DateTime)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime)  # its program's, which a due date judges
 
 
 class PrivacyAudit(Base):
