@@ -159,6 +159,7 @@ def test_a_term_is_credited_alike_by_the_lms_the_grid_and_every_export(
         )
         assert scores["Grace"]["comment"] == "1 exercise solved late (counts at half)."
         assert scores["Edsger"]["comment"] == "1 exercise solved after the lesson closed (earns nothing)."
+        assert scores["Edsger"]["activityProgress"] == "Submitted"  # handed in, though it earns nothing
         assert app.state.qkv_lti.outbox.parked() == []  # Moodle and Canvas took every score
         client = _instructor(app, course)
         grid = client.get("/api/instructor/class").json()["rows"]

@@ -59,6 +59,7 @@ def score_document(
     at: datetime,
     attempted: bool = False,
     comment: str | None = None,
+    done: int | None = None,
 ) -> dict[str, Any]:
     """The AGS score a line item receives.
 
@@ -77,6 +78,9 @@ def score_document(
         Whether the learner answered anything yet (Started or InProgress while nothing is solved).
     comment : str, optional
         What the LMS shows beside the score (solves after the reference solution, say).
+    done : int, optional
+        Exercises solved, however much each earned: how far the learner is (``activityProgress``; by
+        default the points): every exercise solved, late, is Completed though it earns less.
 
     Returns
     -------
@@ -96,7 +100,7 @@ def score_document(
         "userId": subject,
         "scoreGiven": solved,
         "scoreMaximum": max(total, 1),
-        "activityProgress": activity_progress(solved, total, attempted).value,
+        "activityProgress": activity_progress(solved if done is None else done, total, attempted).value,
         "gradingProgress": "FullyGraded",
         "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S") + "+00:00",
     }
@@ -128,6 +132,7 @@ class LessonScore:
     attempted: bool  # whether any exercise was answered yet
     note: str | None  # the score's comment (solves after help, late ones), if any
     worked_at: datetime | None = None  # the time of the work the score is for (its timestamp), if known
+    done: int | None = None  # exercises solved, whatever each earned (how far the learner is)
 
 
 def _moment(text: object) -> datetime | None:
@@ -196,7 +201,8 @@ def lesson_score(
     times = [s.at for s in solves if s.at is not None]
     worked_at = max(times) if times else _moment(progress.get("worked_at"))
     solved = policy.credit(solves, dates)
-    return LessonScore(solved, int(progress["total"]), attempted(progress), note, worked_at)
+    done = int(progress.get("done", len(solves)))
+    return LessonScore(solved, int(progress["total"]), attempted(progress), note, worked_at, done)
 
 
 IN_PROGRESS_KEY = -1
@@ -321,7 +327,9 @@ class ScoreHook:
 
     def _queue(self, item: LineItem, score: LessonScore, key: int) -> bool:
         def document(at: datetime) -> dict[str, Any]:
-            return score_document(item.subject, score.solved, score.total, at, score.attempted, score.note)
+            return score_document(
+                item.subject, score.solved, score.total, at, score.attempted, score.note, score.done
+            )
 
         queued = self.outbox.enqueue(item, key, document, worked_at=score.worked_at)
         if queued and self.wake is not None:
