@@ -53,6 +53,8 @@ def test_one_mark_per_learner_and_message_counted_per_kind(app: FastAPI) -> None
         s.kind: (s.unhelpful, s.marked) for s in app.state.qkv.store.mistakes.unhelpful_by_kind(EVERYONE)
     }
     assert shares["lesson"] == (1, 1) and shares["note"] == (0, 0)
+    listed = app.state.qkv.store.mistakes.groups(EVERYONE, "")
+    assert [group.to_dict()["lines"] for group in listed] == [["I did not see which size."]]  # the JSON's
 
     no_csrf = learner.client.post(f"{learner.api}/message-feedback", json={"exercise_id": EXERCISE})
     assert no_csrf.status_code == 403

@@ -156,6 +156,7 @@ class MistakeGroup:
             "named_by": self.named_by,
             "unhelpful": self.unhelpful,
             "marked": self.marked,
+            "lines": list(self.lines),
             "examples": list(self.examples),
         }
 
