@@ -872,6 +872,16 @@ def _grading_jobs_sent_at(conn: Connection) -> None:
     """
     _add_column(conn, "grading_jobs", Column("sent_at", DateTime))
 
+def _message_feedback_on_its_program(conn: Connection) -> None:
+    """ "Did this help?" stored with the program (issue 45, item 5): a mark names the program
+    (``code_submissions``) or the hand answer (``answers``) whose message it was given on.
+
+    Self-contained and additive: two nullable columns of ``message_feedback`` (marks saved before name
+    neither), no foreign key (a program pruned later leaves its mark's number behind), no other change.
+    """
+    _add_column(conn, "message_feedback", Column("submission_id", Integer))
+    _add_column(conn, "message_feedback", Column("answer_id", Integer))
+
 
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
@@ -897,6 +907,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _due_dates_and_extensions,
     _suite_versions_and_regrades,
     _grading_jobs_sent_at,
+    _message_feedback_on_its_program,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 
