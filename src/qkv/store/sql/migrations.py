@@ -872,6 +872,7 @@ def _grading_jobs_sent_at(conn: Connection) -> None:
     """
     _add_column(conn, "grading_jobs", Column("sent_at", DateTime))
 
+
 def _message_feedback_on_its_program(conn: Connection) -> None:
     """ "Did this help?" stored with the program (issue 45, item 5): a mark names the program
     (``code_submissions``) or the hand answer (``answers``) whose message it was given on.
