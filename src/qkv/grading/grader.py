@@ -597,6 +597,7 @@ def _write_job(prepared: _Prepared, source: str, suite: Suite) -> None:
                 "id": index,
                 "function": case.function,
                 "args": [_encode_arg(arg) for arg in case.args],
+                "keywords": list(case.keywords),
                 "inputs": case.check_inputs,
                 "warnings": case.refuse_warnings,
             }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -339,9 +340,46 @@ def _judge_raised(
     text = limit or _crash_text(case, event)
     hint = first_hint(case.hints, seen)
     crash = None if hint is not None or limit or source is None else _crash_hint(source, event, bases[0])
+    if hint is None and not limit and bases[0] == "TypeError" and event.get("line") is None:
+        crash = call_form_hint(case, message) or crash  # the call itself did not fit the function
     if crash is not None:  # the failing line's operation, named (qkv.grading.crashes)
         return replace(_result(case, "error", text, crash, got=_raised(event)), hint_source="crash")
     return _result(case, "error", text, hint, got=_raised(event))
+
+
+def call_form_hint(case: Case, message: str) -> str | None:
+    """Why a call the statement allows did not reach the learner's code: a parameter passed by name that
+    their function names otherwise, or one left out that their function gives no default; None for
+    any other TypeError.
+
+    Examples
+    --------
+    >>> from qkv.grading.compare import Close
+    >>> from qkv.grading.suite import Case
+    >>> case = Case("t", "f", (1, True), 1, Close(), keywords=("causal",))
+    >>> call_form_hint(case, "f() got an unexpected keyword argument 'causal'")[:70]
+    'This test calls f(1, causal=True), passing causal by name as the state'
+    >>> bare = Case("t", "f", (1,), 1, Close())
+    >>> call_form_hint(bare, "f() missing 1 required positional argument: 'causal'")[:60]
+    'This test calls f(1), leaving out causal, which has a defaul'
+    """
+    keyword = re.search(r"unexpected keyword argument '(\w+)'|multiple values for argument '(\w+)'", message)
+    if keyword is not None and case.keywords:
+        name = keyword.group(1) or keyword.group(2)
+        what = "has no parameter called" if keyword.group(1) else "takes by position the argument"
+        return (
+            f"This test calls {case.call}, passing {name} by name as the statement's signature names it, "
+            f"but your {case.function} {what} {name}: name and order {case.function}'s parameters as the "
+            "statement does."
+        )
+    missing = re.search(r"missing \d+ required positional arguments?: '(\w+)'", message)
+    if missing is not None:
+        return (
+            f"This test calls {case.call}, leaving out {missing.group(1)}, which has a default in the "
+            f"statement's signature, but your {case.function} requires it: give {missing.group(1)} the "
+            "statement's default value."
+        )
+    return None
 
 
 def _crash_hint(source: str, event: dict[str, Any], exception: str) -> str | None:
