@@ -1,6 +1,6 @@
 # ruff: noqa  (a learner's file, graded as text; never imported by the tests)
 # exercise: L4.3/functions
-# expected: relation crash mutant
+# expected: relation:truncated
 # cause: dtype|integer|int
 # source: loop-style NumPy softmax that fills a buffer made by np.zeros_like(x): the buffer takes the scores' dtype, so integer scores truncate every weight to 0 (or 1)
 import numpy as np

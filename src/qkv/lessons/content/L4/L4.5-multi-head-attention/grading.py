@@ -489,17 +489,23 @@ functions = Suite(
         _mha_case("multi_head_attention with causal=True, 5 tokens, 3 heads", _causal(6, 3, 5)),
         _mha_case("multi_head_attention with causal=True and huge scores on future tokens", _huge_future),
         # causal by name as the signature has it; float32 weights and tokens.
+        # The twins share the shapes of the test called again above: a function that keeps state by its
+        # inputs' shapes then shows it on a repeat, where the grader can say so.
         by_keyword(
-            _mha_case("multi_head_attention with causal=True, 4 tokens, 2 heads", _causal(8, 2, 4)), "causal"
+            _mha_case(
+                "multi_head_attention with 5 tokens, d_model = 6, 3 heads, causal=False", _not_causal(6, 3, 5)
+            ),
+            "causal",
         ),
         by_keyword(
-            _mha_case("multi_head_attention with causal=False given", _not_causal(6, 2, 4)), "h", "causal"
+            _mha_case(
+                "multi_head_attention with 5 tokens, d_model = 6, 3 heads, causal=False", _not_causal(6, 3, 5)
+            ),
+            "h",
+            "causal",
         ),
         in_dtype(
-            _mha_case("multi_head_attention with causal=True, 5 tokens, 3 heads", _causal(6, 3, 5)), "float32"
-        ),
-        in_dtype(
-            _mha_case("multi_head_attention with 3 tokens, d_model = 8, 2 heads", _layer(8, 2, 3)), "float32"
+            _mha_case("multi_head_attention with 5 tokens, d_model = 6, 3 heads", _layer(6, 3, 5)), "float32"
         ),
         TestCase(
             "mha_param_count for d_model = 512",
