@@ -31,5 +31,7 @@ def gelu(x):
 
 def transformer_block(X, params, h, causal=True):
     p = params
-    H = X + multi_head_attention(layer_norm(X, p["ln1_g"], p["ln1_b"]), p["Wq"], p["Wk"], p["Wv"], p["Wo"], h, causal)
+    H = X + multi_head_attention(
+        layer_norm(X, p["ln1_g"], p["ln1_b"]), p["Wq"], p["Wk"], p["Wv"], p["Wo"], h, causal
+    )
     return H + gelu(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"] + p["b1"]) @ p["W2"] + p["b2"]
