@@ -40,6 +40,7 @@ fi
 
 hash_of() { sha256sum | cut -c1-16; }
 mkdir -p "$cache"
+exec 9>"$cache/.lock" && flock 9  # one build at a time per cache (make image beside the tests)
 start=$(date +%s)
 
 # 1. The Debian root, as a tarball.
