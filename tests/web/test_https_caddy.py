@@ -1,5 +1,6 @@
-"""HTTPS in front, as docs/operations.md sets it up: the real Caddy (Debian's ``caddy``) terminates TLS with
-its internal CA on loopback and proxies to ``qkv serve --forwarded-allow-ips 127.0.0.1 --secure-cookies``.
+"""HTTPS in front, as docs/operations.md sets it up: the real Caddy (Debian's ``caddy``), with that page's
+Caddyfile, terminates TLS with its internal CA on loopback and proxies to ``qkv serve --forwarded-allow-ips
+127.0.0.1 --secure-cookies``.
 
 Through Caddy, a learner's page sets its cookie ``Secure``, the cookie carries the learner's next answer,
 and an LTI login initiation sets its state cookie ``Secure`` and names the launch URL at the HTTPS address
@@ -29,17 +30,26 @@ from tests.time_scale import scaled, wait_for
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 ISSUER = "https://lms.school.example"
-CADDYFILE = """{{
-    admin off
-    skip_install_trust
-    auto_https disable_redirects
-}}
-https://127.0.0.1:{https_port} {{
-    bind 127.0.0.1
-    tls internal
-    reverse_proxy 127.0.0.1:{qkv_port}
-}}
-"""
+DOC = REPO / "docs" / "operations.md"
+# Test-only global options: no admin endpoint, no CA installed in the system's trust store, and no port 80.
+GLOBAL_OPTIONS = "{\n    admin off\n    skip_install_trust\n    auto_https disable_redirects\n}\n"
+
+
+def documented_caddyfile() -> str:
+    """The Caddyfile of docs/operations.md's "A school's server in 15 minutes" (the block of its step 5)."""
+    step = DOC.read_text().split("5. **HTTPS**", 1)[1]
+    block = re.search(r"```\n(.*?)```", step, re.S)
+    assert block is not None, "docs/operations.md's step 5 has no Caddyfile"
+    return block.group(1)
+
+
+def caddyfile(https_port: int, qkv_port: int) -> str:
+    """The documented Caddyfile, on loopback with Caddy's internal CA instead of the public name's."""
+    site = documented_caddyfile()
+    assert site.startswith("qkv.school.example {\n") and "reverse_proxy 127.0.0.1:8001" in site, site
+    site = site.replace("reverse_proxy 127.0.0.1:8001", f"reverse_proxy 127.0.0.1:{qkv_port}")
+    local = f"https://127.0.0.1:{https_port} {{\n    bind 127.0.0.1\n    tls internal\n"
+    return GLOBAL_OPTIONS + site.replace("qkv.school.example {\n", local, 1)
 
 
 @pytest.fixture
@@ -75,7 +85,7 @@ def behind_caddy(request: pytest.FixtureRequest, caddy_home: Path, tmp_path: Pat
         options += ["--public-url", address]
     server = Server(database_url, tmp_path, *options).start()
     config = tmp_path / "Caddyfile"
-    config.write_text(CADDYFILE.format(https_port=https_port, qkv_port=server.port))
+    config.write_text(caddyfile(https_port, server.port))
     env = {**os.environ, "HOME": str(caddy_home), "XDG_DATA_HOME": str(caddy_home / "data")}
     env["XDG_CONFIG_HOME"] = str(caddy_home / "config")
     command = ["caddy", "run", "--config", str(config), "--adapter", "caddyfile"]
@@ -164,3 +174,14 @@ def test_an_lti_login_through_caddy_sets_a_secure_state_cookie_and_names_the_htt
     assert cookies, "the login initiation set no state cookie"
     for line in cookies.values():
         assert re.search(r";\s*secure\b", line, re.IGNORECASE), line
+
+
+def test_the_documented_web_server_is_the_one_behind_caddy_here() -> None:
+    """Step 4 of docs/operations.md starts qkv serve with the options these tests give it behind Caddy."""
+    step = DOC.read_text().split("4. **The web server**", 1)[1].split("5. **HTTPS**", 1)[0]
+    command = re.search(r"qkv serve (.*)", step)
+    assert command is not None, step
+    options = command.group(1).split()
+    for option, value in (("--forwarded-allow-ips", "127.0.0.1"), ("--host", "127.0.0.1")):
+        assert options[options.index(option) + 1] == value, options
+    assert "--secure-cookies" in options and "--public-url" in options, options
