@@ -65,8 +65,12 @@ if [ ! -f "$deps/.complete" ]; then
   rm -f "$deps"/qkv-*.whl
   touch "$deps/.complete"
 fi
-tree_key=$( (echo "$base_key $deps_key"; git ls-files -z --cached --others --exclude-standard \
-  src pyproject.toml README.md scripts/build-image.sh scripts/image | sort -z | xargs -0 sha256sum) | hash_of)
+inputs=(src pyproject.toml README.md scripts/build-image.sh scripts/image)
+tree_files() {  # NUL-separated: the files the image is made of (outside git: all but caches)
+  git ls-files -z --cached --others --exclude-standard "${inputs[@]}" 2>/dev/null \
+    || find "${inputs[@]}" -type f -not -path '*/__pycache__/*' -print0
+}
+tree_key=$( (echo "$base_key $deps_key"; tree_files | sort -z | xargs -0 sha256sum) | hash_of)
 tag="localhost/qkv:tree-$tree_key"
 if podman image exists "$tag"; then
   podman tag "$tag" "$image"
@@ -104,4 +108,7 @@ tar -C "$stage" -c . | podman import \
   - "$tag" >/dev/null
 podman tag "$tag" "$image"
 rm -rf "$stage"
+# Older builds' tags go (an image still used by a container, or by another tag, stays).
+podman images --format '{{.Repository}}:{{.Tag}}' | grep '^localhost/qkv:tree-' | grep -vx "$tag" \
+  | xargs -r podman rmi >/dev/null 2>&1 || true
 say "built $image ($tag) in $(( $(date +%s) - start )) s"
