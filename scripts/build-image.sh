@@ -10,15 +10,15 @@
 # wheels when pyproject.toml changes, and the final image when any file it is made of changes.
 #
 # Usage: scripts/build-image.sh [IMAGE]     (default localhost/qkv:latest; needs root, podman, mmdebstrap)
-# Environment: QKV_DEBIAN_MIRROR (default: the first deb.debian.org-style URI in /etc/apt/sources.list*,
-# else http://deb.debian.org/debian), QKV_IMAGE_CACHE (default build/image), PYTHON (a Python 3.11 with pip,
-# default .venv/bin/python).
+# Environment: QKV_DEBIAN_MIRROR (default: the first .../debian URI in /etc/apt/sources.list*, else
+# http://deb.debian.org/debian), QKV_IMAGE_CACHE (default build/image), QKV_IMAGE_PYTHON (a Python 3.11
+# with pip that builds the wheels; default .venv/bin/python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 image="${1:-localhost/qkv:latest}"
 cache="${QKV_IMAGE_CACHE:-build/image}"
-python="${PYTHON:-.venv/bin/python}"
+python="${QKV_IMAGE_PYTHON:-.venv/bin/python}"
 suite=bookworm
 # setpriv (util-linux) drops root to a sandbox uid before bubblewrap; postgresql runs the compose file's
 # database from this same image; its client tools back up and restore (qkv backup).
