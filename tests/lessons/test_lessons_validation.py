@@ -351,6 +351,21 @@ def test_a_broken_grading_module(content: Path, old: str, new: str, message: str
     assert expected in problems_of(content)
 
 
+def test_a_when_predicate_that_cannot_take_the_tests_arguments_is_refused_at_load(content: Path) -> None:
+    grading = content / LESSON_DIR / "grading.py"
+    line = edit(grading, "def _not_three(got: Any, *args: Any)", "def _not_three(got: Any, X: Any)")
+    with pytest.raises(LessonError) as caught:
+        load_catalog(content)
+    (problem,) = caught.value.problems
+    assert str(problem).startswith(
+        f"{grading}:{line}: In the lesson folder {Path(LESSON_DIR).name}, the when= of Returned("
+    )
+    assert problem.message.endswith(
+        "is _not_three(got, X), which cannot take what the grader passes it: the value returned, "
+        "then the test's arguments (got, X, Wq, Wk, Wv)."
+    )
+
+
 def test_load_catalog_lists_every_problem(content: Path) -> None:
     lesson = content / LESSON_DIR / "lesson.md"
     first = edit(lesson, 'kind = "letter"', 'kind = "essay"')
