@@ -142,8 +142,9 @@ def _problem(
     path: Path, hint: Any, attribute: str, predicate: Callable[..., Any], passed: list[str]
 ) -> Problem:
     code = getattr(predicate, "__code__", None)
-    here = code is not None and Path(code.co_filename).resolve() == path.resolve()
-    line = code.co_firstlineno if here else 1
+    line = 1
+    if code is not None and Path(code.co_filename).resolve() == path.resolve():
+        line = code.co_firstlineno
     name = getattr(predicate, "__name__", repr(predicate))
     name = f"the lambda at line {line}" if name == "<lambda>" else name
     what = (
