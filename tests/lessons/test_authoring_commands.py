@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from qkv.cli.lesson_check import failures
 from qkv.cli.lessons import lessons
 from qkv.grading import sandbox_available
 from qkv.lessons import BUILTIN_CONTENT, load_catalog, validate
@@ -104,7 +107,7 @@ def test_check_runs_every_step_on_a_new_lesson(new_lesson: tuple[Path, Path, str
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "validation: ok" and lines[1] == "lint (ruff): ok"
-    assert lines[2] == "contract tests: ok" and " passed" in lines[3]
+    assert lines[2] == "content tests: ok" and " passed, 0 failed" in lines[3]
     assert lines[-1] == f"{lesson_id}: every check that could run passed."
 
 
@@ -130,3 +133,23 @@ def test_check_says_each_problem_once_where_it_is_and_what_to_do(tmp_path: Path)
     assert "Fix each at its line (the sentence says how), then run this check again." in output
     assert "F401" in output and "ruff check --fix" in output  # the unused import, and how to fix it
     assert "validation: FAILED" in output and "lint (ruff): FAILED" in output
+    # The tests need a lesson that loads: none runs, so no ERROR line follows.
+    assert "content tests: skipped: validation failed" in output and "ERROR" not in output
+
+
+def test_a_failure_is_reported_by_its_exceptions_last_line_not_a_log_line(tmp_path: Path) -> None:
+    """What `qkv lessons check` prints of each failed test, read from a real pytest's JUnit report."""
+    test_file = tmp_path / "test_judged.py"
+    test_file.write_text(
+        "import logging\n\n\ndef test_judged():\n"
+        "    logging.getLogger('qkv').error('the grader could not judge a result')\n"
+        "    raise TypeError('_not_three() takes 2 positional arguments but 5 were given')\n"
+    )
+    report = tmp_path / "report.xml"
+    command = [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    subprocess.run(
+        [*command, f"--junitxml={report}", str(test_file)], cwd=tmp_path, capture_output=True, check=False
+    )
+    ((test, line),) = failures(report)
+    assert test.endswith("test_judged.py::test_judged")
+    assert line == "TypeError: _not_three() takes 2 positional arguments but 5 were given"
