@@ -8,7 +8,7 @@
 set -u
 mode="${1:---test}"
 packages=(bubblewrap)
-[ "$mode" = "--test" ] && packages+=(chromium postgresql prometheus)
+[ "$mode" = "--test" ] && packages+=(chromium postgresql prometheus nodejs npm)
 
 missing=()
 for pkg in "${packages[@]}"; do

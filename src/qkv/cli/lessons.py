@@ -144,7 +144,9 @@ def _chapter_for(lesson_id: str, content: Path) -> Path:
 @click.argument("lesson_id", metavar="[ID]", required=False)
 @_content_option("A content folder to check instead of qkv's built-in lessons.")
 @_corpora_option("The folder of the lessons' corpora.")
-@click.option("--no-browser", is_flag=True, help="Leave out the browser smoke walk.")
+@click.option(
+    "--no-browser", is_flag=True, help="Leave out the browser tests (the smoke walk, accessibility)."
+)
 def check_lesson(lesson_id: str | None, content: Path | None, corpora: Path, no_browser: bool) -> None:
     """Check lesson ID (default: every lesson) as the tests will: validation, lint, its tests, a browser.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Talking to the qkv JSON API: every state-changing request carries the CSRF token from the page's meta tag,
 // and every failure becomes an ApiError whose message is a sentence fit to show the learner.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Number formatting shared by the widgets: fixed 6 decimals for the explorer, compact for the slider table.
 
 /**

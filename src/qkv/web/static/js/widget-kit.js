@@ -1,3 +1,4 @@
+// @ts-check
 // What every widget module shares: reading the config the server wrote into the element, mounting once,
 // ids that stay unique on the page, and SVG elements. A widget module (widgets/NAME/widget.js in its
 // chapter's folder, served at /widgets/NAME/widget.js) imports these from /static/js/widget-kit.js.
@@ -74,7 +75,7 @@ export function claim(element, usable) {
  * @param {HTMLElement} live
  */
 export function showLive(element, live) {
-  for (const child of Array.from(element.children)) child.hidden = true;
+  for (const child of Array.from(element.children)) /** @type {HTMLElement} */ (child).hidden = true;
   element.append(live);
 }
 
