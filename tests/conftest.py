@@ -53,6 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(trylast=True)  # after -m and -k: --lesson looks among the tests they selected
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep one lesson's parametrised tests (``--lesson``); scale the timeouts by ``QKV_TEST_TIME_SCALE``."""
     lesson_id = config.getoption("--lesson")
