@@ -10,6 +10,7 @@ cannot run says why, and the tests do not run on a lesson that fails validation.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -86,13 +87,15 @@ def run_checks(
 ) -> list[Step]:
     """Run the steps in order, echoing each one's report; the steps' outcomes.
 
-    The tests need a lesson that loads: after a failed validation they are skipped (lint still runs, as it
-    reads the files only).
+    The tests need a lesson that loads: after a failed validation they are skipped (lint and the type check
+    still run, as they read the files only).
     """
     validation = validation_step(target)
     _echo(validation, echo)
-    steps = [validation, lint_step(target)]
-    _echo(steps[-1], echo)
+    steps = [validation]
+    for step in (lint_step, type_check_step):
+        steps.append(step(target))
+        _echo(steps[-1], echo)
     if validation.passed:
         steps.append(content_step(target, browser=browser))
     else:
@@ -173,6 +176,34 @@ def lint_step(target: CheckTarget) -> Step:
         lines += unformatted
         lines.append(f"Format them: {' '.join(['ruff format', *paths])}")
     return Step("lint (ruff)", not checked.returncode and not formatted.returncode, tuple(lines))
+
+
+TYPE_STEP = "type check (tsc)"
+
+
+def type_check_step(target: CheckTarget) -> Step:
+    """TypeScript over the lesson's widget scripts, with the front end's config, as ``make lint`` runs it."""
+    repository = _tests_at_hand()
+    scripts = sorted(script for path in _lesson_paths(target) for script in path.rglob("widget.js"))
+    if not scripts:
+        return Step(TYPE_STEP, True, ("No widget script to check.",))
+    tsc = repository / "frontend" / "node_modules" / ".bin" / "tsc" if repository else None
+    if tsc is None or not tsc.is_file():
+        return Step(TYPE_STEP, True, (), False, "TypeScript is not installed here (`make lint` installs it)")
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "tsconfig.json"
+        extends = str(tsc.parents[2] / "tsconfig.json")
+        config.write_text(json.dumps({"extends": extends, "include": [], "files": [str(s) for s in scripts]}))
+        command = [str(tsc), "-p", str(config), "--checkJs", "--noEmit", "--pretty", "false"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    errors = [line for line in done.stdout.splitlines() if "error TS" in line]
+    if done.returncode == 0:
+        return Step(TYPE_STEP, True, ())
+    lines = (
+        errors or done.stdout.strip().splitlines()[-5:] or [f"tsc failed with exit status {done.returncode}."]
+    )
+    fix = "Give each value its type in JSDoc (docs/frontend.md, type-checking the scripts), then check again."
+    return Step(TYPE_STEP, False, (*lines, fix))
 
 
 def _tests_at_hand() -> Path | None:

@@ -72,7 +72,7 @@ export function claim(element, usable) {
  * page keeps the same numbers for anyone who reads its source.
  *
  * @param {HTMLElement} element
- * @param {HTMLElement} live
+ * @param {Element} live an HTML or SVG element
  */
 export function showLive(element, live) {
   for (const child of Array.from(element.children)) /** @type {HTMLElement} */ (child).hidden = true;
