@@ -1,11 +1,12 @@
 """``qkv lessons check``: every check a lesson must pass, in order, each problem once with what to do.
 
-The steps: validation (the engine's full check), lint (ruff over the lesson's folder and its corpus), and
-the content tests: exactly those ``make test`` runs on every lesson (the ``content`` marker: the contract,
-every lesson-parametrised test, the catalog-wide checks and, where Chromium is, the browser walks), kept to
-the lesson's own parametrisations with ``--lesson`` (pytest, when qkv's tests are at hand). A lesson that
-passes them passes ``make test``'s. Each step reports what it found and what to do about it; a step that
-cannot run says why, and the tests do not run on a lesson that fails validation.
+The steps: validation (the engine's full check), lint (ruff over the lesson's folder and its corpus), the
+type check of its widget scripts (tsc, as ``make lint`` runs it), and the content tests: exactly those
+``make test`` runs on every lesson (the ``content`` marker: the contract, every lesson-parametrised test,
+the catalog-wide checks and, where Chromium is, the browser walks), kept to the lesson's own
+parametrisations with ``--lesson`` (pytest, when qkv's tests are at hand). A lesson that passes them passes
+``make test``'s. Each step reports what it found and what to do about it; a step that cannot run says why,
+and the tests do not run on a lesson that fails validation.
 """
 
 from __future__ import annotations
