@@ -44,7 +44,12 @@ export function readConfig(element) {
   }
 }
 
-/** A prefix for the ids of one widget's elements, such as "mask2": unique on the page. */
+/**
+ * A prefix for the ids of one widget's elements, such as "mask2": unique on the page.
+ *
+ * @param {string} prefix
+ * @returns {string}
+ */
 export function uniqueId(prefix) {
   const count = (issued.get(prefix) ?? 0) + 1;
   issued.set(prefix, count);
@@ -82,6 +87,10 @@ export function showLive(element, live) {
 /**
  * A checkbox with its label in a `.check-row`; `onChange(checked)` runs on every change.
  *
+ * @param {string} id  the checkbox's id
+ * @param {string} label
+ * @param {(checked: boolean) => void} onChange
+ * @param {boolean} [checked=false]
  * @returns {{row: HTMLElement, box: HTMLInputElement}}
  */
 export function checkRow(id, label, onChange, checked = false) {
