@@ -24,7 +24,8 @@ OPENEDX_REQUIREMENTS := scripts/openedx_lms/requirements.txt
 
 # The front end's type check: TypeScript (pinned in frontend/package-lock.json) reads our scripts and the
 # widgets as JavaScript with their JSDoc types (frontend/tsconfig.json; the CodeMirror bundle is read through
-# its declaration, src/qkv/web/static/vendor/editor.d.ts). npm ci installs the lock's exact versions.
+# its declaration, src/qkv/web/static/vendor/editor.d.ts), and the shared modules every widget imports under
+# TypeScript's strict rules too (frontend/tsconfig.kit.json). npm ci installs the lock's exact versions.
 FRONTEND := frontend
 TSC := $(FRONTEND)/node_modules/.bin/tsc
 
@@ -62,6 +63,7 @@ lint: $(VENV)/.test-installed $(TSC)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(TSC) -p $(FRONTEND)/tsconfig.json --checkJs --noEmit
+	$(TSC) -p $(FRONTEND)/tsconfig.kit.json --checkJs --noEmit
 
 typecheck: $(VENV)/.test-installed
 	$(BIN)/mypy

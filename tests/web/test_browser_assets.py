@@ -325,7 +325,12 @@ def test_every_script_of_ours_is_type_checked_by_make_lint_with_the_pinned_types
     lock = json.loads((FRONTEND / "package-lock.json").read_text())
     assert lock["packages"]["node_modules/typescript"]["version"] == version
     makefile = (WEB.parents[2] / "Makefile").read_text()
-    assert (
-        "$(TSC) -p $(FRONTEND)/tsconfig.json --checkJs --noEmit"
-        in makefile.split("\nlint:")[1].split("\n\n")[0]
-    )
+    lint = makefile.split("\nlint:")[1].split("\n\n")[0]
+    assert "$(TSC) -p $(FRONTEND)/tsconfig.json --checkJs --noEmit" in lint
+    assert "$(TSC) -p $(FRONTEND)/tsconfig.kit.json --checkJs --noEmit" in lint
+    # The modules every widget imports, under TypeScript's strict rules as well.
+    kit = json.loads((FRONTEND / "tsconfig.kit.json").read_text())
+    assert kit["compilerOptions"]["strict"] is True
+    assert {(FRONTEND / name).resolve() for name in kit["files"]} == {
+        STATIC / "js" / name for name in ("format.js", "api.js", "widget-kit.js")
+    }
