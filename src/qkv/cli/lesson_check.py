@@ -228,14 +228,15 @@ def content_command(lesson_id: str | None, *, browser: bool = True) -> list[str]
     return ["-m", marker, *(["--lesson", lesson_id] if lesson_id else []), "tests"]
 
 
-def _pytest(target: CheckTarget, arguments: list[str], repository: Path, report: Path) -> int:
+def _pytest(
+    target: CheckTarget, arguments: list[str], repository: Path, report: Path
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, QKV_TEST_CORPORA=str(target.corpora.resolve()))
     if target.content != BUILTIN_CONTENT:
         env["QKV_TEST_CONTENT"] = str(target.content.resolve())
     command = [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header"]
     command += [f"--junitxml={report}", *arguments]
-    done = subprocess.run(command, cwd=repository, env=env, capture_output=True, text=True, check=False)
-    return done.returncode if report.is_file() or done.returncode else 3
+    return subprocess.run(command, cwd=repository, env=env, capture_output=True, text=True, check=False)
 
 
 def failures(report: Path) -> list[tuple[str, str]]:
@@ -277,9 +278,11 @@ def content_step(target: CheckTarget, *, browser: bool = True) -> Step:
     arguments = content_command(target.lesson_id, browser=browser and CHROMIUM.exists())
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.xml"
-        code = _pytest(target, arguments, repository, report)
+        done = _pytest(target, arguments, repository, report)
+        code = done.returncode
         if not report.is_file():
-            return Step(CONTENT_STEP, False, (f"pytest could not run the tests (exit status {code}).",))
+            said = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:]
+            return Step(CONTENT_STEP, False, (f"pytest could not run the tests (exit status {code}).", *said))
         failed, counts = failures(report), _counts(report)
     lines = [counts] if browser and CHROMIUM.exists() else [counts, "The browser tests did not run."]
     if code == 0 and not failed:
