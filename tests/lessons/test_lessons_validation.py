@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from qkv.cli.lessons import lessons
 from qkv.lessons import BUILTIN_CONTENT, LessonError, LessonPart, load_catalog, validate
+from qkv.lessons.widgets import WIDGETS_FOLDER
 
 LESSON_DIR = "L4/L4.1-queries-keys-values"
-WIDGETS = load_catalog().widgets.names()  # those the built-in chapter's widget folders hold
 
 
 def _only_the_edited_lesson(folder: str, names: list[str]) -> list[str]:
@@ -34,6 +34,12 @@ def content(tmp_path: Path) -> Path:
     """A copy of the built-in content to break, holding the chapter's own files and the lesson edited."""
     shutil.copytree(BUILTIN_CONTENT, tmp_path / "content", ignore=_only_the_edited_lesson)
     return tmp_path / "content"
+
+
+def widgets_of(content: Path) -> list[str]:
+    """The widgets the copy holds: the chapter's and the edited lesson's own (not the lessons left out)."""
+    owners = [content / "L4", content / LESSON_DIR]
+    return sorted(folder.name for owner in owners for folder in owner.glob(f"{WIDGETS_FOLDER}/*/"))
 
 
 def edit(file: Path, old: str, new: str) -> int:
@@ -131,7 +137,7 @@ def _is_number_or_numbers(value: object) -> bool:
         (
             "```{widget} projection-sliders",
             "```{widget} projection-slider",
-            f"There is no widget called 'projection-slider' (known: {', '.join(WIDGETS)}).",
+            "There is no widget called 'projection-slider' (known: {widgets}).",
         ),
         (
             "```{exercise} k\n",
@@ -171,6 +177,7 @@ def test_lesson_file_problems(content: Path, old: str, new: str, message: str) -
     line = edit(lesson, old, new)
     message = message.replace("{chapter}", str(content / "L4" / "chapter.toml"))
     message = message.replace("{listed}", ", ".join(load_catalog().chapter("L4").lesson_ids))
+    message = message.replace("{widgets}", ", ".join(widgets_of(content)))
     found = problems_of(content)
     assert any(p.endswith(message) and p.startswith(f"{lesson}:") for p in found), found
     if "widget" in old or "slider" in old:  # widget problems point at the widget's opening fence
