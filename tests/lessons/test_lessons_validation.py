@@ -648,3 +648,47 @@ def test_a_misspelt_placeholder_in_a_prompt_is_reported_once(content: Path) -> N
     assert problems_of(content) == [
         f"{lesson}:{line}: The placeholder {{{{kk}}}} names nothing in the lesson's variant."
     ]
+
+
+def test_every_predicate_is_read_against_what_the_grader_passes_it() -> None:
+    from qkv.grading import Suite, TestCase, Whole
+    from qkv.grading.hints import Mutated, Raised, Returned
+    from qkv.lessons.suites import check_predicates
+
+    def area(w: int, h: int) -> int:
+        return w * h
+
+    def either(*args: object) -> bool:
+        return True
+
+    def got_only(got: object) -> bool:
+        return True
+
+    def sides(w: int, h: int) -> bool:
+        return True
+
+    hints = [
+        Returned("Fits.", when=either, requires=sides),
+        Raised("Fits too.", "ValueError", when=sides),
+        Returned("Too few.", when=got_only),
+        Raised("Takes the value.", "ValueError", when=lambda got, w, h: True),
+        Mutated("Needs one side.", requires=lambda w: True),
+    ]
+    suite = Suite(["area"], [TestCase("area", "area", (2, 3), area, Whole(), hints)])
+    found = {
+        problem.message.split(" is ")[0]: problem.message
+        for problem in check_predicates(Path("T9.1-areas/grading.py"), {"area": suite})
+    }
+    prefix = "In the lesson folder T9.1-areas, the"
+    assert sorted(found) == [
+        f"{prefix} requires= of Mutated('Needs one side.')",
+        f"{prefix} when= of Raised('Takes the value.')",
+        f"{prefix} when= of Returned('Too few.')",
+    ]
+    assert found[f"{prefix} when= of Returned('Too few.')"].endswith(
+        "is got_only(got), which cannot take what the grader passes it: the value returned, then the test's "
+        "arguments (got, w, h)."
+    )
+    assert found[f"{prefix} when= of Raised('Takes the value.')"].endswith(
+        "is the lambda (got, w, h), which cannot take what the grader passes it: the test's arguments (w, h)."
+    )

@@ -102,7 +102,9 @@ def check_predicates(path: Path, suites: Mapping[str, Suite]) -> list[Problem]:
                 passed = ["got", *parameters] if returned else parameters
                 if (id(predicate), attribute) in problems or _takes(predicate, len(passed)):
                     continue
-                problems[(id(predicate), attribute)] = _problem(path, hint, attribute, predicate, passed)
+                problems[(id(predicate), attribute)] = _problem(
+                    path, hint, attribute, predicate, returned, passed
+                )
     return list(problems.values())
 
 
@@ -139,20 +141,24 @@ def _takes(predicate: Callable[..., Any], count: int) -> bool:
 
 
 def _problem(
-    path: Path, hint: Any, attribute: str, predicate: Callable[..., Any], passed: list[str]
+    path: Path,
+    hint: Any,
+    attribute: str,
+    predicate: Callable[..., Any],
+    returned: bool,
+    passed: list[str],
 ) -> Problem:
     code = getattr(predicate, "__code__", None)
-    line = 1
-    if code is not None and Path(code.co_filename).resolve() == path.resolve():
-        line = code.co_firstlineno
-    name = getattr(predicate, "__name__", repr(predicate))
-    name = f"the lambda at line {line}" if name == "<lambda>" else name
-    what = (
-        "the value returned, then the test's arguments" if passed[:1] == ["got"] else "the test's arguments"
-    )
+    here = code is not None and Path(code.co_filename).resolve() == path.resolve()
+    line = code.co_firstlineno if code is not None and here else 1
+    name, parameters = getattr(predicate, "__name__", repr(predicate)), _parameter_list(predicate)
+    described = f"{name}({parameters})"
+    if name == "<lambda>":
+        described = f"the lambda ({parameters})" + (f" at line {line}" if here else "")
+    what = "the value returned, then the test's arguments" if returned else "the test's arguments"
     message = (
         f"In the lesson folder {path.parent.name}, the {attribute}= of {type(hint).__name__}"
-        f"({str(hint.message)[:60]!r}) is {name}({_parameter_list(predicate)}), which cannot take what the "
+        f"({str(hint.message)[:60]!r}) is {described}, which cannot take what the "
         f"grader passes it: {what} ({', '.join(passed)})."
     )
     return Problem(path, line, message)
