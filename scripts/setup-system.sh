@@ -14,6 +14,9 @@ packages=(bubblewrap)
 image_packages=(podman runc catatonit mmdebstrap)
 [ "$mode" = "--image" ] && packages+=("${image_packages[@]}")
 [ "$mode" = "--test" ] && packages+=(chromium postgresql prometheus caddy "${image_packages[@]}")
+# npm for the front end's type check (make lint), from Debian only where no Node.js is installed: a
+# machine with NodeSource's nodejs already has npm, and Debian's npm package conflicts with it.
+[ "$mode" = "--test" ] && ! command -v npm >/dev/null && packages+=(nodejs npm)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -43,7 +43,51 @@ def grader() -> Iterator[object]:
         yield shared
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--lesson",
+        default=None,
+        metavar="ID",
+        help="Run the tests parametrised by a lesson (or by its exercises or programs) for lesson ID only; "
+        "tests of the whole catalog still run. `qkv lessons check ID` runs `-m content --lesson ID`.",
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k: --lesson looks among the tests they selected
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep one lesson's parametrised tests (``--lesson``); scale the timeouts by ``QKV_TEST_TIME_SCALE``."""
+    lesson_id = config.getoption("--lesson")
+    if lesson_id:
+        _keep_one_lesson(config, items, lesson_id)
+    _scale_timeouts(config, items)
+
+
+def lesson_of(item: pytest.Item) -> str | None:
+    """The id of the lesson a test is parametrised by (a Lesson, or what has a ``lesson``), if any."""
+    from qkv.lessons import Lesson
+
+    callspec = getattr(item, "callspec", None)
+    for value in callspec.params.values() if callspec is not None else ():
+        lesson = value if isinstance(value, Lesson) else getattr(value, "lesson", None)
+        if isinstance(lesson, Lesson):
+            return lesson.id
+    return None
+
+
+def _keep_one_lesson(config: pytest.Config, items: list[pytest.Item], lesson_id: str) -> None:
+    lessons = {item.nodeid: lesson_of(item) for item in items}
+    if lesson_id not in lessons.values():
+        raise pytest.UsageError(
+            f"--lesson {lesson_id}: no test selected here is parametrised by a lesson with that id "
+            "(`qkv lessons list` shows the ids)."
+        )
+    others = [item for item in items if lessons[item.nodeid] not in (None, lesson_id)]
+    if others:
+        config.hook.pytest_deselected(items=others)
+        items[:] = [item for item in items if lessons[item.nodeid] in (None, lesson_id)]
+
+
+def _scale_timeouts(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Scale every test's pytest-timeout limit (its mark, else the ini's) by ``QKV_TEST_TIME_SCALE``."""
     if TIME_SCALE == 1:
         return

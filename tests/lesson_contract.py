@@ -372,6 +372,11 @@ def free_lesson_id(chapter: Path, corpora: Path) -> str:
     return f"{settings.id}.{max(numbers, default=0) + 1}"
 
 
+# The sample lesson's function ``area`` is a word qkv's generic files use in examples; a lesson added to the
+# chapter has words of its own (tests/lessons/test_lessons_generic.py), so the copy calls it this.
+OWN_AREA = "rectarea"
+
+
 def add_lesson(content: Path, corpora: Path) -> str:
     """Add a lesson made from the sample lesson T1.1 to a copy of the built-in chapter, touching only what
     docs/lessons.md says a new lesson touches: its folder and its corpus (chapter.toml is left as it is),
@@ -389,6 +394,11 @@ def add_lesson(content: Path, corpora: Path) -> str:
     idea_ends = text.index("::::", text.index("::::section idea") + len("::::section idea"))
     (folder / "lesson.md").write_text(f"{text[:idea_ends]}\n```{{widget}} {widget}\n```\n{text[idea_ends:]}")
     shutil.copytree(SAMPLE_CORPORA / "T1.1", corpora / new_id)
+    for path in [
+        *(folder / name for name in ("lesson.md", "grading.py", "lesson.py")),
+        *(corpora / new_id).rglob("*.py"),
+    ]:
+        path.write_text(re.sub(r"\barea\b", OWN_AREA, path.read_text()))
     return new_id
 
 

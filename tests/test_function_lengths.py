@@ -14,7 +14,9 @@ import ast
 import re
 from pathlib import Path
 
-from qkv.lessons import load_catalog
+import pytest
+
+from tests import lesson_contract as contract
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
@@ -156,7 +158,7 @@ def test_the_python_scan_leaves_out_docstrings_and_decorators() -> None:
 def scripts() -> list[Path]:
     """Every front-end script of ours: the static folder (but its vendor bundles) and every widget."""
     static = [path for path in STATIC.rglob("*.js") if "vendor" not in path.relative_to(STATIC).parts]
-    return sorted(static) + [widget.asset("widget.js") for widget in load_catalog().widgets]
+    return sorted(static) + [widget.asset("widget.js") for widget in contract.catalog().widgets]
 
 
 def _shown(path: Path) -> str:
@@ -181,6 +183,7 @@ def test_no_python_function_of_src_is_longer_than_60_lines() -> None:
     )
 
 
+@pytest.mark.content
 def test_no_script_function_is_longer_than_60_lines() -> None:
     found = scripts()
     assert any(path.name == "widget.js" for path in found) and any(path.name == "lesson.js" for path in found)

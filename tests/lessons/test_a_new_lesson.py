@@ -1,14 +1,18 @@
-"""A lesson is its folder and its corpus: every lesson-parametrised test runs on a lesson added as just that.
+"""A lesson is its folder and its corpus: the content tests that ``make test`` runs pass on a lesson added as
+just that, so a lesson that passes ``qkv lessons check`` needs no edit outside its folder.
 
 A copy of the built-in chapter gets a lesson more (``tests.lesson_contract.add_lesson``: a new lesson folder,
-with a widget of its own and a code exercise, and a new corpus folder; nothing else is touched). The
-lesson-parametrised test modules (the browser smoke walk too, where Chromium is) then run in a pytest of their own, on that copy (``QKV_TEST_CONTENT`` and
-``QKV_TEST_CORPORA``), selected by the new lesson's id: each must run for it, and pass.
+with a widget in its own ``widgets/`` and a code exercise, and a new corpus folder; nothing else is touched).
+The content selection (the ``content`` marker, ``--lesson`` the new id: the arguments ``qkv lessons check``
+passes, the browser walks too where Chromium is) then runs in a pytest of its own on that copy
+(``QKV_TEST_CONTENT`` and ``QKV_TEST_CORPORA``): every lesson-parametrised test must run for the new lesson,
+every catalog-wide one must run, and all must pass; and no test that names the new lesson is left out of it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -16,22 +20,14 @@ from pathlib import Path
 
 import pytest
 
+from qkv.cli.lesson_check import content_command
 from qkv.grading import sandbox_available
 from tests import lesson_contract as contract
 from tests.time_scale import scaled
 from tests.web.browser_support import CHROMIUM
 
 REPO = Path(__file__).parents[2]
-# Every module whose tests are parametrised by the catalog's lessons (or their exercises and corpora).
-LESSON_PARAMETRISED = [
-    "tests/lessons/test_lesson_contract.py",
-    "tests/lessons/test_lessons_catalogue_coverage.py",
-    "tests/lessons/test_lessons_markup.py",
-    "tests/lessons/test_exercise_notes.py",
-    "tests/web/learner/test_api_every_lesson.py",
-    "tests/web/test_browser_lessons.py",
-]
-# The tests of those modules that take a lesson (or its exercise or program) as their parameter (but
+# The tests that take a lesson (or its exercise or program) as their parameter (but
 # test_the_reference_solution_passes: the new lesson's exercise, like the sample's, shows no solution).
 EXPECTED = {
     "test_the_lesson_validates",
@@ -50,24 +46,44 @@ EXPECTED = {
     "test_wrong_programs_fail_with_their_hint",
     "test_every_lesson_passes_the_smoke_walk",
 }
+# Tests of the whole catalog, which see the new lesson's widget folder (in the lesson's own folder).
+CATALOG_WIDE = {
+    "test_every_widget_folder_holds_its_three_files",
+    "test_the_engine_finds_every_widget_the_lessons_place_and_no_other",
+    "test_each_lesson_lists_the_widgets_its_page_shows",
+    "test_no_generic_file_names_a_widget",
+    "test_no_script_function_is_longer_than_60_lines",
+}
+
+
+def _pytest(arguments: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", *arguments]
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=scaled(540))
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)
-def test_every_lesson_parametrised_test_runs_on_a_new_lesson_and_passes(tmp_path: Path) -> None:
+@pytest.mark.timeout(900)
+def test_the_content_selection_runs_on_a_new_lesson_with_its_own_widget_and_passes(tmp_path: Path) -> None:
     content, corpora, new_id = contract.chapter_with_a_new_lesson(tmp_path / "copy")
+    assert list(content.glob(f"*/{new_id}-*/widgets/*/widget.js"))  # a widget of the lesson's own folder
     report = tmp_path / "report.xml"
     env = dict(os.environ, QKV_TEST_CONTENT=str(content), QKV_TEST_CORPORA=str(corpora))
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", "-k", new_id,
-         f"--junitxml={report}", *LESSON_PARAMETRISED],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=scaled(540),
-    )  # fmt: skip
+    done = _pytest([f"--junitxml={report}", *content_command(new_id)], env)  # what `qkv lessons check` runs
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    cases = ET.parse(report).getroot().iter("testcase")
-    ran = {case.get("name", "").split("[")[0] for case in cases if new_id in case.get("name", "")}
+    names = [case.get("name", "") for case in ET.parse(report).getroot().iter("testcase")]
+    ran = {name.split("[")[0] for name in names if new_id in name}
     # The sandbox's tests skip where bubblewrap is missing (and fail under CI=true, as everywhere).
     sandboxed = {"test_correct_programs_pass", "test_wrong_programs_fail_with_their_hint"}
     expected = EXPECTED if sandbox_available() else EXPECTED - sandboxed
     expected -= set() if CHROMIUM.exists() else {"test_every_lesson_passes_the_smoke_walk"}
     assert expected <= ran, sorted(expected - ran)
+    assert {name.split("[")[0] for name in names} >= CATALOG_WIDE
+    # No other lesson's parametrisation ran; every test that names the new lesson is in the selection.
+    others = {lesson.id for lesson in contract.catalog().lessons}
+    assert not [
+        name for name in names if any(re.search(rf"(?<![\w.]){re.escape(o)}(?![\w.])", name) for o in others)
+    ]
+    # Every test parametrised by the new lesson is in the selection: outside it, --lesson finds none.
+    unmarked = _pytest(["--collect-only", "-m", "not content", "--lesson", new_id, "tests"], env)
+    assert unmarked.returncode == 4, unmarked.stdout[-3000:]  # 4: pytest's usage error
+    assert f"--lesson {new_id}: no test selected here is parametrised by a lesson" in unmarked.stderr

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from qkv.cli.lesson_check import CheckTarget, failures, type_check_step
 from qkv.cli.lessons import lessons
 from qkv.grading import sandbox_available
 from qkv.lessons import BUILTIN_CONTENT, load_catalog, validate
@@ -104,7 +107,8 @@ def test_check_runs_every_step_on_a_new_lesson(new_lesson: tuple[Path, Path, str
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "validation: ok" and lines[1] == "lint (ruff): ok"
-    assert lines[2] == "contract tests: ok" and " passed" in lines[3]
+    assert lines[2] == "type check (tsc): ok" or lines[2].startswith("type check (tsc): skipped")
+    assert lines[3] == "content tests: ok" and " passed, 0 failed" in lines[4]
     assert lines[-1] == f"{lesson_id}: every check that could run passed."
 
 
@@ -130,3 +134,46 @@ def test_check_says_each_problem_once_where_it_is_and_what_to_do(tmp_path: Path)
     assert "Fix each at its line (the sentence says how), then run this check again." in output
     assert "F401" in output and "ruff check --fix" in output  # the unused import, and how to fix it
     assert "validation: FAILED" in output and "lint (ruff): FAILED" in output
+    # The tests need a lesson that loads: none runs, so no ERROR line follows.
+    assert "content tests: skipped: validation failed" in output and "ERROR" not in output
+
+
+def test_a_failure_is_reported_by_its_exceptions_last_line_not_a_log_line(tmp_path: Path) -> None:
+    """What `qkv lessons check` prints of each failed test, read from a real pytest's JUnit report."""
+    test_file = tmp_path / "test_judged.py"
+    test_file.write_text(
+        "import logging\n\n\ndef test_judged():\n"
+        "    logging.getLogger('qkv').error('the grader could not judge a result')\n"
+        "    raise TypeError('_not_three() takes 2 positional arguments but 5 were given')\n"
+    )
+    report = tmp_path / "report.xml"
+    command = [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    subprocess.run(
+        [*command, f"--junitxml={report}", str(test_file)], cwd=tmp_path, capture_output=True, check=False
+    )
+    ((test, line),) = failures(report)
+    assert test.endswith("test_judged.py::test_judged")
+    assert line == "TypeError: _not_three() takes 2 positional arguments but 5 were given"
+
+
+TSC = Path(__file__).parents[2] / "frontend" / "node_modules" / ".bin" / "tsc"
+
+
+@pytest.mark.skipif(
+    not TSC.is_file(), reason="TypeScript is not installed in frontend/ (make lint installs it)"
+)
+def test_check_type_checks_the_lessons_widget_scripts_as_make_lint_does(
+    new_lesson: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    content, corpora, lesson_id = new_lesson
+    (folder,) = content.glob(f"*/{lesson_id}-*")
+    assert type_check_step(CheckTarget(content, corpora, lesson_id, folder)).passed  # the widget new writes
+    widget = tmp_path / "T9.1-bars" / "widgets" / "bars" / "widget.js"
+    widget.parent.mkdir(parents=True)
+    widget.write_text(
+        '// @ts-check\nimport { showLive } from "/static/js/widget-kit.js";\n\n'
+        "export function mount(element) {\n  showLive(element, 42);\n}\n"
+    )
+    step = type_check_step(CheckTarget(tmp_path, tmp_path / "corpora", "T9.1", widget.parents[2]))
+    assert not step.passed
+    assert "widget.js(5,21): error TS2345: Argument of type 'number'" in step.lines[0]

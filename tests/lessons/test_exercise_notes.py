@@ -13,6 +13,8 @@ from tests import lesson_contract as contract
 
 CODE_EXERCISES = contract.catalog().code_exercises()
 
+pytestmark = pytest.mark.content
+
 
 @pytest.mark.parametrize("entry", CODE_EXERCISES, ids=[entry.id for entry in CODE_EXERCISES])
 def test_every_code_exercise_states_fresh_inputs_and_its_time_limit(entry: CodeExercise) -> None:

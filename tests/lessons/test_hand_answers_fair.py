@@ -12,12 +12,15 @@ import math
 import numpy as np
 import pytest
 
-from qkv.lessons import Exercise, Lesson, load_catalog
+from qkv.lessons import Exercise, Lesson
 from qkv.lessons.answers import parse_typed_numbers
 from qkv.lessons.feedback import decimals_checked
+from tests import lesson_contract as contract
+
+pytestmark = pytest.mark.content
 
 NUMERIC = [
-    (lesson, exercise) for lesson in load_catalog().lessons for exercise in lesson.exercises.values()
+    (lesson, exercise) for lesson in contract.catalog().lessons for exercise in lesson.exercises.values()
     if exercise.kind == "numeric"
 ]  # fmt: skip
 IDS = [f"{lesson.id}/{exercise.id}" for lesson, exercise in NUMERIC]

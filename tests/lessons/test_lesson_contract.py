@@ -31,26 +31,31 @@ def _corpus_id(param: object) -> str:
     return param.stem if isinstance(param, Path) else getattr(param, "id", str(param))
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("lesson", LESSONS, ids=_lesson_id)
 def test_the_lesson_validates(lesson: Lesson) -> None:
     contract.check_validates(lesson)
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("lesson", LESSONS, ids=_lesson_id)
 def test_every_section_renders_in_several_variants(lesson: Lesson) -> None:
     contract.check_sections_render(lesson)
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("lesson", LESSONS, ids=_lesson_id)
 def test_predict_first_comes_first(lesson: Lesson) -> None:
     contract.check_predict_first_comes_first(lesson)
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("lesson", LESSONS, ids=_lesson_id)
 def test_no_answer_is_on_the_page_before_it_is_earned(lesson: Lesson) -> None:
     contract.check_no_answer_before_it_is_earned(lesson)
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("lesson", LESSONS, ids=_lesson_id)
 def test_no_hint_tells_the_solution(lesson: Lesson) -> None:
     contract.check_hints_do_not_tell(lesson)
@@ -94,6 +99,7 @@ def test_the_no_answer_check_sees_an_answer_written_out() -> None:
     assert checked >= len(LESSONS)
 
 
+@pytest.mark.content
 def test_every_chapter_lists_its_written_lessons_in_order() -> None:
     """The catalog's order is chapter.toml's, and each place line counts the chapter's lessons."""
     for chapter in CATALOG.chapters:
@@ -106,16 +112,19 @@ def test_every_chapter_lists_its_written_lessons_in_order() -> None:
             assert lesson.place == f"{lesson.id} · lesson {number} of {len(chapter.lesson_ids)}"
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("entry", CODE, ids=_corpus_id)
 def test_every_code_exercise_has_corpora(entry: CodeExercise) -> None:
     contract.check_has_corpora(entry, contract.CORPORA)
 
 
+@pytest.mark.content
 def test_every_corpus_belongs_to_a_code_exercise() -> None:
     folders = {f"{path.parent.name}/{path.name}" for path in contract.CORPORA.glob("*/*") if path.is_dir()}
     assert folders <= {entry.id for entry in CODE}, folders - {entry.id for entry in CODE}
 
 
+@pytest.mark.content
 @pytest.mark.sandbox
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("seed", [3, 20261201])
@@ -128,6 +137,7 @@ def test_the_reference_solution_passes(grader, entry: CodeExercise | None, seed:
         contract.check_passes(grader, entry, entry.exercise.solution or "", seed)
 
 
+@pytest.mark.content
 @pytest.mark.sandbox
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("seed", [1, 20261201])
@@ -136,6 +146,7 @@ def test_correct_programs_pass(grader, entry: CodeExercise, path: Path, seed: in
     contract.check_passes(grader, entry, path.read_text(), seed)
 
 
+@pytest.mark.content
 @pytest.mark.sandbox
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("seed", [7, 31337])

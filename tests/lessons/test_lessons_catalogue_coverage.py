@@ -41,6 +41,7 @@ def hint_messages(lesson: Lesson) -> list[str]:
     return [hint.message for entry in entries for row in entry.suite.table for hint in row.hints]
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.id)
 def test_the_lesson_names_every_catalogued_mistake_its_functions_can_make(lesson: Lesson) -> None:
     messages = hint_messages(lesson)
@@ -49,6 +50,7 @@ def test_the_lesson_names_every_catalogued_mistake_its_functions_can_make(lesson
     assert missing == [], f"{lesson.id} does not name {missing}"
 
 
+@pytest.mark.content
 def test_every_catalogued_sentence_is_named_by_some_lesson() -> None:
     for chapter in CATALOG.chapters:
         lessons = [lesson for lesson in LESSONS if lesson.chapter_id == chapter.id]

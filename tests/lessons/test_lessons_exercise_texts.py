@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from qkv.lessons import LessonError, load_catalog
+from tests import lesson_contract as contract
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("seed", [None, 7, 2026])
 def test_every_question_and_mistake_is_filled_in(seed: int | None) -> None:
-    for lesson in load_catalog().lessons:
+    for lesson in contract.catalog().lessons:
         for exercise_id, exercise in lesson.exercises.items():
             texts = lesson.texts(exercise_id, seed)
             assert texts.prompt and "{{" not in texts.prompt, (lesson.id, exercise_id)

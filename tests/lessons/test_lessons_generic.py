@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from qkv.lessons import load_catalog
+from tests import lesson_contract as contract
 from tests.generic_files import (
     LIBRARY_CALLERS,
     PACKAGE,
@@ -29,10 +32,13 @@ from tests.generic_files import (
 )
 
 
+@pytest.mark.content
 def test_no_generic_file_names_a_lesson_its_sentences_or_its_functions() -> None:
     library = LIBRARY_CALLERS | set(PACKAGE.glob("*.py"))
     assert [
-        problem for lesson in load_catalog().lessons for problem in findings(lesson, generic_files(), library)
+        problem
+        for lesson in contract.catalog().lessons
+        for problem in findings(lesson, generic_files(), library)
     ] == []
 
 
@@ -59,8 +65,9 @@ def test_an_id_given_as_an_example_in_a_docstring_is_not_naming_the_lesson(tmp_p
     assert findings(lesson, [planted], set()) == [f"{planted}: {lesson.id!r}"]
 
 
+@pytest.mark.content
 def test_no_generic_file_names_a_widget() -> None:
-    names = load_catalog().widgets.names()
+    names = contract.catalog().widgets.names()
     assert len(names) >= 2
     assert widget_mentions(generic_files(), names) == []
 

@@ -53,6 +53,7 @@ def test_a_bad_part_is_quoted_in_the_error() -> None:
         display_math_html(r"x=1,\quad y=\left(x")
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("lesson", contract.catalog().lessons, ids=lambda lesson: lesson.id)
 def test_every_lesson_section_closes_the_tags_it_opens(lesson: Lesson) -> None:
     for seed in (None, 7):  # the default variant and another
@@ -60,6 +61,7 @@ def test_every_lesson_section_closes_the_tags_it_opens(lesson: Lesson) -> None:
             assert_tags_balanced(section.html, f"{lesson.id} {section.id}")
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("lesson", contract.catalog().lessons, ids=lambda lesson: lesson.id)
 def test_every_answer_box_shows_as_many_components_as_its_answer_has(lesson: Lesson) -> None:
     html = "".join(section.html for section in lesson.render(None))

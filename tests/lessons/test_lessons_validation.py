@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from qkv.cli.lessons import lessons
 from qkv.lessons import BUILTIN_CONTENT, LessonError, LessonPart, load_catalog, validate
+from qkv.lessons.widgets import WIDGETS_FOLDER
 
 LESSON_DIR = "L4/L4.1-queries-keys-values"
-WIDGETS = load_catalog().widgets.names()  # those the built-in chapter's widget folders hold
 
 
 def _only_the_edited_lesson(folder: str, names: list[str]) -> list[str]:
@@ -34,6 +34,12 @@ def content(tmp_path: Path) -> Path:
     """A copy of the built-in content to break, holding the chapter's own files and the lesson edited."""
     shutil.copytree(BUILTIN_CONTENT, tmp_path / "content", ignore=_only_the_edited_lesson)
     return tmp_path / "content"
+
+
+def widgets_of(content: Path) -> list[str]:
+    """The widgets the copy holds: the chapter's and the edited lesson's own (not the lessons left out)."""
+    owners = [content / "L4", content / LESSON_DIR]
+    return sorted(folder.name for owner in owners for folder in owner.glob(f"{WIDGETS_FOLDER}/*/"))
 
 
 def edit(file: Path, old: str, new: str) -> int:
@@ -131,7 +137,7 @@ def _is_number_or_numbers(value: object) -> bool:
         (
             "```{widget} projection-sliders",
             "```{widget} projection-slider",
-            f"There is no widget called 'projection-slider' (known: {', '.join(WIDGETS)}).",
+            "There is no widget called 'projection-slider' (known: {widgets}).",
         ),
         (
             "```{exercise} k\n",
@@ -171,6 +177,7 @@ def test_lesson_file_problems(content: Path, old: str, new: str, message: str) -
     line = edit(lesson, old, new)
     message = message.replace("{chapter}", str(content / "L4" / "chapter.toml"))
     message = message.replace("{listed}", ", ".join(load_catalog().chapter("L4").lesson_ids))
+    message = message.replace("{widgets}", ", ".join(widgets_of(content)))
     found = problems_of(content)
     assert any(p.endswith(message) and p.startswith(f"{lesson}:") for p in found), found
     if "widget" in old or "slider" in old:  # widget problems point at the widget's opening fence
@@ -349,6 +356,21 @@ def test_a_broken_grading_module(content: Path, old: str, new: str, message: str
         "division by zero",
     }.get(new, f"{grading}:{line}: {message}")
     assert expected in problems_of(content)
+
+
+def test_a_when_predicate_that_cannot_take_the_tests_arguments_is_refused_at_load(content: Path) -> None:
+    grading = content / LESSON_DIR / "grading.py"
+    line = edit(grading, "def _not_three(got: Any, *args: Any)", "def _not_three(got: Any, X: Any)")
+    with pytest.raises(LessonError) as caught:
+        load_catalog(content)
+    (problem,) = caught.value.problems
+    assert str(problem).startswith(
+        f"{grading}:{line}: In the lesson folder {Path(LESSON_DIR).name}, the when= of Returned("
+    )
+    assert problem.message.endswith(
+        "is _not_three(got, X), which cannot take what the grader passes it: the value returned, "
+        "then the test's arguments (got, X, Wq, Wk, Wv)."
+    )
 
 
 def test_load_catalog_lists_every_problem(content: Path) -> None:
@@ -626,3 +648,47 @@ def test_a_misspelt_placeholder_in_a_prompt_is_reported_once(content: Path) -> N
     assert problems_of(content) == [
         f"{lesson}:{line}: The placeholder {{{{kk}}}} names nothing in the lesson's variant."
     ]
+
+
+def test_every_predicate_is_read_against_what_the_grader_passes_it() -> None:
+    from qkv.grading import Suite, TestCase, Whole
+    from qkv.grading.hints import Mutated, Raised, Returned
+    from qkv.lessons.suites import check_predicates
+
+    def area(w: int, h: int) -> int:
+        return w * h
+
+    def either(*args: object) -> bool:
+        return True
+
+    def got_only(got: object) -> bool:
+        return True
+
+    def sides(w: int, h: int) -> bool:
+        return True
+
+    hints = [
+        Returned("Fits.", when=either, requires=sides),
+        Raised("Fits too.", "ValueError", when=sides),
+        Returned("Too few.", when=got_only),
+        Raised("Takes the value.", "ValueError", when=lambda got, w, h: True),
+        Mutated("Needs one side.", requires=lambda w: True),
+    ]
+    suite = Suite(["area"], [TestCase("area", "area", (2, 3), area, Whole(), hints)])
+    found = {
+        problem.message.split(" is ")[0]: problem.message
+        for problem in check_predicates(Path("T9.1-areas/grading.py"), {"area": suite})
+    }
+    prefix = "In the lesson folder T9.1-areas, the"
+    assert sorted(found) == [
+        f"{prefix} requires= of Mutated('Needs one side.')",
+        f"{prefix} when= of Raised('Takes the value.')",
+        f"{prefix} when= of Returned('Too few.')",
+    ]
+    assert found[f"{prefix} when= of Returned('Too few.')"].endswith(
+        "is got_only(got), which cannot take what the grader passes it: the value returned, then the test's "
+        "arguments (got, w, h)."
+    )
+    assert found[f"{prefix} when= of Raised('Takes the value.')"].endswith(
+        "is the lambda (got, w, h), which cannot take what the grader passes it: the test's arguments (w, h)."
+    )

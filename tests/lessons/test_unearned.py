@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from qkv.lessons import Exercise
 from qkv.lessons.unearned import SLACK, answers_given_away
 
@@ -50,13 +52,14 @@ def test_other_kinds_and_missing_names_are_skipped() -> None:
     assert answers_given_away([letter, exercise("x", "absent")], NAMES, set(), [[0.25, 0.75]]) == []
 
 
+@pytest.mark.content
 def test_the_explorers_own_numbers_give_no_lesson_answer_away_in_any_variant() -> None:
     """The chapter reference's worked example, which the explorer opens with on every page, is never
     held back: its steps are no answer of any lesson, in the printed variant or in 60 drawn ones."""
     import numpy as np
 
     from qkv import attention, attention_scores
-    from qkv.lessons import load_catalog
+    from tests import lesson_contract as contract
 
     q, K, V = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]]
     output, weights = attention(q, K, V, return_weights=True)
@@ -68,7 +71,7 @@ def test_the_explorers_own_numbers_give_no_lesson_answer_away_in_any_variant() -
         output[0],
         first_only[0],
     ]
-    for lesson in load_catalog().lessons:
+    for lesson in contract.catalog().lessons:
         for seed in [None, *range(1, 61)]:
             given = lesson.answers_given_away([list(v) for v in shown], variant_seed=seed, earned=set())
             assert given == [], (lesson.id, seed, [ex.id for ex in given])

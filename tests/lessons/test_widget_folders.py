@@ -1,6 +1,7 @@
-"""Widgets are folders of their chapter: the engine finds each by name, with its three files, or says why not.
+"""Widgets are folders of their chapter or of a lesson: the engine finds each by name, with its three files,
+or says why not.
 
-The built-in chapter's folders are checked as shipped; broken folders are built in a temporary chapter (a
+The catalog's folders (chapters' and lessons') are checked as shipped; broken folders are built in a temporary chapter (a
 copy of the sample chapter, which has no widgets of its own) so that each problem is seen alone.
 """
 
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from qkv.lessons import BUILTIN_CONTENT, LessonError, load_catalog, validate
+from qkv.lessons import LessonError, load_catalog, validate
 from qkv.lessons.widgets import ASSET_FILES, WIDGETS_FOLDER, WidgetSet, check_widget, load_widgets
+from tests import lesson_contract as contract
 
 SAMPLE = Path(__file__).parents[1] / "sample_lessons" / "T1"
 WIDGET_PY = """
@@ -54,43 +56,68 @@ def place(chapter: Path, block: str) -> None:
     lesson.write_text(text[:first_close] + "\n\n" + block + text[first_close:], encoding="utf-8")
 
 
-# -- the built-in chapter ------------------------------------------------------------------------------
+# -- the catalog's chapters (the built-in ones, or QKV_TEST_CONTENT's) ------------------------------------
+# A widget folder is a chapter's (``CHAPTER/widgets/NAME/``, shared by its lessons) or a lesson's
+# (``CHAPTER/LESSON/widgets/NAME/``, as ``qkv lessons new --widget`` writes it).
 
 
+def owners() -> list[Path]:
+    """Every folder of the catalog that may hold a ``widgets/`` folder: each chapter and each of its lessons."""
+    chapters = [chapter.source.parent for chapter in contract.catalog().chapters]
+    return chapters + [lesson.source.parent for lesson in contract.catalog().lessons]
+
+
+def catalog_widget_folders() -> list[Path]:
+    return [
+        folder for owner in owners() if (owner / WIDGETS_FOLDER).is_dir() for folder in widget_folders(owner)
+    ]
+
+
+@pytest.mark.content
 def test_every_widget_folder_holds_its_three_files() -> None:
-    for chapter in (path.parent for path in BUILTIN_CONTENT.glob("*/chapter.toml")):
-        for folder in widget_folders(chapter) if (chapter / WIDGETS_FOLDER).is_dir() else []:
-            assert sorted(path.name for path in folder.iterdir() if path.name != "__pycache__") == sorted(
-                ["widget.py", *ASSET_FILES]
-            ), folder
+    for folder in catalog_widget_folders():
+        assert sorted(path.name for path in folder.iterdir() if path.name != "__pycache__") == sorted(
+            ["widget.py", *ASSET_FILES]
+        ), folder
 
 
+@pytest.mark.content
 def test_the_engine_finds_every_widget_the_lessons_place_and_no_other() -> None:
-    catalog = load_catalog()
+    catalog = contract.catalog()
     placed = {name for lesson in catalog.lessons for name in lesson.widget_names}
-    folders = {
-        folder.name for path in BUILTIN_CONTENT.glob("*/widgets") for folder in widget_folders(path.parent)
-    }
+    folders = {folder.name for folder in catalog_widget_folders()}
     assert placed == folders == set(catalog.widgets.names())
     for widget in catalog.widgets:
-        assert widget.folder.parent.parent == next(c.source.parent for c in catalog.chapters)
+        assert widget.folder.parent.parent in owners(), widget.folder
         assert all(widget.asset(name).is_file() for name in ASSET_FILES)
 
 
+@pytest.mark.content
 def test_each_lesson_lists_the_widgets_its_page_shows() -> None:
-    for lesson in load_catalog().lessons:
+    catalog = contract.catalog()
+    for lesson in catalog.lessons:
         html = "".join(section.html for section in lesson.render())
-        shown = {name for name in load_catalog().widgets.names() if f'data-widget="{name}"' in html}
+        shown = {name for name in catalog.widgets.names() if f'data-widget="{name}"' in html}
         assert set(lesson.widget_names) == shown, lesson.id
         assert len(lesson.widget_names) == len(set(lesson.widget_names))
 
 
+@pytest.mark.content
 def test_check_widget_names_the_widgets_it_knows() -> None:
-    widgets = load_catalog().widgets
+    widgets = contract.catalog().widgets
     names = widgets.names()
     assert check_widget("sparkles", {}, {}, widgets) == [
         f"There is no widget called 'sparkles' (known: {', '.join(names)})."
     ]
+
+
+def test_a_lesson_widget_folder_is_one_of_the_catalogs(tmp_path: Path) -> None:
+    """The checks above see a widget of a lesson's own folder (the new lesson of the contract has one)."""
+    content, _, new_id = contract.chapter_with_a_new_lesson(tmp_path)
+    catalog = load_catalog(content)
+    (folder,) = [path for path in (catalog.lesson(new_id).source.parent / WIDGETS_FOLDER).iterdir()]
+    assert folder.name in catalog.widgets.names()
+    assert catalog.widgets.get(folder.name).folder == folder  # type: ignore[union-attr]
 
 
 # -- a chapter with widget folders of its own ----------------------------------------------------------

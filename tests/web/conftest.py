@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests import lesson_contract as contract
 from tests.web.backend_fixtures import app, browser, make_app
 from tests.web.browser_support import LiveServer, launch_chromium, live_app
 
@@ -28,8 +29,10 @@ def chromium() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """The real app with the built-in lessons on uvicorn, on a free loopback port, with its own SQLite file."""
-    with live_app(tmp_path_factory.mktemp("browser-server")) as server:
+    """The real app with the lessons of ``contract.catalog()`` (the built-in ones unless ``QKV_TEST_CONTENT``)
+    on uvicorn, on a free loopback port, with its own SQLite file."""
+    catalog = contract.catalog() if contract.CONTENT else None
+    with live_app(tmp_path_factory.mktemp("browser-server"), catalog) as server:
         yield server
 
 

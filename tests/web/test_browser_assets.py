@@ -307,3 +307,30 @@ def test_lesson_template_says_when_the_lesson_is_complete_and_where_to_go_next()
     planned = template.render(**{**_lesson_context(finished), "onward": {**onward, "url": None}})
     assert "Next in the chapter: Scaled dot-product scores (not written yet)." in planned
     assert '<a href="/">Back to all lessons</a>' in planned
+
+
+def test_every_script_of_ours_is_type_checked_by_make_lint_with_the_pinned_typescript() -> None:
+    """Our scripts and the widgets opt in with ``// @ts-check``; ``make lint`` runs the pinned tsc over the
+    files ``frontend/tsconfig.json`` includes, which are all of them (the bundle only through its types)."""
+    ours = [path for path in STATIC.rglob("*.js") if "vendor" not in path.relative_to(STATIC).parts]
+    scripts = [*ours, *(path for path in WIDGET_ASSETS if path.suffix == ".js")]
+    template = WEB.parent / "lessons" / "new_lesson" / "widget" / "widget.js.tmpl"
+    assert [path for path in [*scripts, template] if not path.read_text().startswith("// @ts-check\n")] == []
+    config = json.loads((FRONTEND / "tsconfig.json").read_text())
+    included = {path.resolve() for pattern in config["include"] for path in FRONTEND.glob(pattern)}
+    assert {path.resolve() for path in scripts} <= included
+    assert (STATIC / "vendor" / "editor.d.ts").is_file()
+    version = json.loads((FRONTEND / "package.json").read_text())["devDependencies"]["typescript"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version), "TypeScript is pinned to one version."
+    lock = json.loads((FRONTEND / "package-lock.json").read_text())
+    assert lock["packages"]["node_modules/typescript"]["version"] == version
+    makefile = (WEB.parents[2] / "Makefile").read_text()
+    lint = makefile.split("\nlint:")[1].split("\n\n")[0]
+    assert "$(TSC) -p $(FRONTEND)/tsconfig.json --checkJs --noEmit" in lint
+    assert "$(TSC) -p $(FRONTEND)/tsconfig.kit.json --checkJs --noEmit" in lint
+    # The modules every widget imports, under TypeScript's strict rules as well.
+    kit = json.loads((FRONTEND / "tsconfig.kit.json").read_text())
+    assert kit["compilerOptions"]["strict"] is True
+    assert {(FRONTEND / name).resolve() for name in kit["files"]} == {
+        STATIC / "js" / name for name in ("format.js", "api.js", "widget-kit.js")
+    }

@@ -20,13 +20,14 @@ import numpy as np
 import pytest
 
 from qkv import attention, attention_scores
-from qkv.lessons import Lesson, load_catalog
+from qkv.lessons import Lesson
+from tests import lesson_contract as contract
 from tests.web.browser_support import BROWSER, PHONE, LiveServer, new_page, page_progress
 from tests.web.lesson_walk import answer_text, assert_no_answer_on_screen, type_answer
 
 pytestmark = BROWSER
 
-CATALOG = load_catalog()
+CATALOG = contract.catalog()
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,7 @@ def assert_shown(page: Any, numbers: InputSet) -> None:
     expect(box.locator(".widget-status")).not_to_have_class(re.compile("is-withheld"))
 
 
+@pytest.mark.content
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("lesson", CATALOG.lessons, ids=lambda lesson: lesson.id)
 def test_no_part1_answer_from_the_explorer_before_it_is_earned(

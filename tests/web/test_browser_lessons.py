@@ -31,6 +31,7 @@ def catalog_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSer
         yield server
 
 
+@pytest.mark.content
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.id)
 def test_every_lesson_passes_the_smoke_walk(

@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 
-from qkv.lessons import Lesson, load_catalog
+from qkv.lessons import Lesson
+from tests import lesson_contract as contract
 from tests.web.browser_support import BROWSER, LiveServer, new_page, page_progress, screenshot
 from tests.web.lesson_walk import _wrong_typed_answer, type_answer
 
 pytestmark = BROWSER
 
-LESSONS = load_catalog().lessons
+LESSONS = contract.catalog().lessons
 CODED = [lesson for lesson in LESSONS if any(ex.kind == "code" for ex in lesson.exercises.values())]
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
 WIDE = {"width": 1280, "height": 900}
@@ -98,6 +99,7 @@ def _feedback_on_screen(page: Any, lesson: Lesson) -> None:
         type_answer(page, typed[1].id, "?" if typed[1].kind == "letter" else "one", "is-format")
 
 
+@pytest.mark.content
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["1280", "375"])
@@ -122,6 +124,7 @@ def test_axe_finds_no_violations_on_every_lesson_page(
     page.context.close()
 
 
+@pytest.mark.content
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("lesson", CODED, ids=lambda lesson: lesson.id)
 def test_the_code_editor_starts_at_its_first_column_on_a_phone(

@@ -1,28 +1,35 @@
 """``qkv lessons check``: every check a lesson must pass, in order, each problem once with what to do.
 
 The steps: validation (the engine's full check), lint (ruff over the lesson's folder and its corpus), the
-lesson's contract tests (pytest, when qkv's tests are at hand) and its browser smoke walk (when Chromium is
-there too). Each step reports what it found and what to do about it; a step that cannot run says why.
+type check of its widget scripts (tsc, as ``make lint`` runs it), and the content tests: exactly those
+``make test`` runs on every lesson (the ``content`` marker: the contract, every lesson-parametrised test,
+the catalog-wide checks and, where Chromium is, the browser walks), kept to the lesson's own
+parametrisations with ``--lesson`` (pytest, when qkv's tests are at hand). A lesson that passes them passes
+``make test``'s. Each step reports what it found and what to do about it; a step that cannot run says why,
+and the tests do not run on a lesson that fails validation.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 import tomllib
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from qkv.lessons import BUILTIN_CONTENT, Problem, validate
 
-__all__ = ["CheckTarget", "Step", "find_target", "run_checks"]
+__all__ = ["CheckTarget", "Step", "content_command", "find_target", "run_checks"]
 
 CHROMIUM = Path("/usr/bin/chromium")
-CONTRACT_TESTS = ("tests/lessons", "tests/web/learner/test_api_every_lesson.py")
-SMOKE_WALK = "tests/web/test_browser_lessons.py"
+CONTENT_STEP = "content tests"
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,7 @@ class Step:
     passed: bool
     lines: tuple[str, ...]
     ran: bool = True
+    why: str = ""  # why a step that did not run was skipped, said on its first line
 
 
 def find_target(lesson_id: str | None, content: Path | None, corpora: Path) -> CheckTarget:
@@ -78,16 +86,30 @@ def _front_id(file: Path) -> str | None:
 def run_checks(
     target: CheckTarget, *, browser: bool = True, echo: Callable[[str], None] = print
 ) -> list[Step]:
-    """Run the steps in order, echoing each one's report; the steps' outcomes."""
-    steps = [validation_step(target), lint_step(target), contract_step(target)]
-    if browser:
-        steps.append(smoke_walk_step(target))
-    for step in steps:
-        mark = "ok" if step.passed and step.ran else ("skipped" if not step.ran else "FAILED")
-        echo(f"{step.name}: {mark}")
-        for line in step.lines:
-            echo(f"  {line}")
+    """Run the steps in order, echoing each one's report; the steps' outcomes.
+
+    The tests need a lesson that loads: after a failed validation they are skipped (lint and the type check
+    still run, as they read the files only).
+    """
+    validation = validation_step(target)
+    _echo(validation, echo)
+    steps = [validation]
+    for step in (lint_step, type_check_step):
+        steps.append(step(target))
+        _echo(steps[-1], echo)
+    if validation.passed:
+        steps.append(content_step(target, browser=browser))
+    else:
+        steps.append(Step(CONTENT_STEP, True, (), ran=False, why="validation failed"))
+    _echo(steps[-1], echo)
     return steps
+
+
+def _echo(step: Step, echo: Callable[[str], None]) -> None:
+    mark = "ok" if step.passed and step.ran else ("skipped" if not step.ran else "FAILED")
+    echo(f"{step.name}: {mark}" + (f": {step.why}" if step.why else ""))
+    for line in step.lines:
+        echo(f"  {line}")
 
 
 def validation_step(target: CheckTarget) -> Step:
@@ -157,55 +179,115 @@ def lint_step(target: CheckTarget) -> Step:
     return Step("lint (ruff)", not checked.returncode and not formatted.returncode, tuple(lines))
 
 
+TYPE_STEP = "type check (tsc)"
+
+
+def type_check_step(target: CheckTarget) -> Step:
+    """TypeScript over the lesson's widget scripts, with the front end's config, as ``make lint`` runs it."""
+    repository = _tests_at_hand()
+    scripts = sorted(script for path in _lesson_paths(target) for script in path.rglob("widget.js"))
+    if not scripts:
+        return Step(TYPE_STEP, True, ("No widget script to check.",))
+    tsc = repository / "frontend" / "node_modules" / ".bin" / "tsc" if repository else None
+    if tsc is None or not tsc.is_file():
+        return Step(TYPE_STEP, True, (), False, "TypeScript is not installed here (`make lint` installs it)")
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "tsconfig.json"
+        extends = str(tsc.parents[2] / "tsconfig.json")
+        config.write_text(json.dumps({"extends": extends, "include": [], "files": [str(s) for s in scripts]}))
+        command = [str(tsc), "-p", str(config), "--checkJs", "--noEmit", "--pretty", "false"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    errors = [line for line in done.stdout.splitlines() if "error TS" in line]
+    if done.returncode == 0:
+        return Step(TYPE_STEP, True, ())
+    lines = (
+        errors or done.stdout.strip().splitlines()[-5:] or [f"tsc failed with exit status {done.returncode}."]
+    )
+    fix = "Give each value its type in JSDoc (docs/frontend.md, type-checking the scripts), then check again."
+    return Step(TYPE_STEP, False, (*lines, fix))
+
+
 def _tests_at_hand() -> Path | None:
     """qkv's repository, when this command runs from it (its tests are not installed with qkv)."""
     repository = Path.cwd()
     return repository if (repository / "tests" / "lesson_contract.py").is_file() else None
 
 
+def content_command(lesson_id: str | None, *, browser: bool = True) -> list[str]:
+    """The pytest arguments of the content tests (the ``content`` marker), for one lesson or every one.
+
+    ``make test`` runs the same tests over the built-in catalog; ``--lesson`` keeps the tests parametrised by
+    another lesson out, and every test of the whole catalog in.
+
+    Examples
+    --------
+    >>> content_command("L4.7", browser=False)
+    ['-m', 'content and not browser', '--lesson', 'L4.7', 'tests']
+    """
+    marker = "content" if browser else "content and not browser"
+    return ["-m", marker, *(["--lesson", lesson_id] if lesson_id else []), "tests"]
+
+
 def _pytest(
-    target: CheckTarget, modules: Iterable[str], repository: Path
+    target: CheckTarget, arguments: list[str], repository: Path, report: Path
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, QKV_TEST_CORPORA=str(target.corpora.resolve()))
     if target.content != BUILTIN_CONTENT:
         env["QKV_TEST_CONTENT"] = str(target.content.resolve())
     command = [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header"]
-    command += ["-m", "not slow"]  # the tests of the commands themselves (this one included) are slow
-    command += ["-k", target.lesson_id] if target.lesson_id else []
-    return subprocess.run(
-        [*command, *modules], cwd=repository, env=env, capture_output=True, text=True, check=False
-    )
+    command += [f"--junitxml={report}", *arguments]
+    return subprocess.run(command, cwd=repository, env=env, capture_output=True, text=True, check=False)
 
 
-def _pytest_step(name: str, target: CheckTarget, modules: tuple[str, ...], repository: Path) -> Step:
-    done = _pytest(target, modules, repository)
-    if done.returncode == 5:
-        return Step(name, False, ("No test ran for this lesson: is its id right?",))
-    summary = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
-    tail = done.stdout.strip().splitlines()[-1:] if done.stdout.strip() else []
-    if done.returncode == 0:
-        return Step(name, True, tuple(tail))
-    again = " ".join(["pytest -n 0 -x", *(["-k", target.lesson_id] if target.lesson_id else []), *modules])
-    lines = [*summary, *tail, f"Read each failure with: {again}"]
-    return Step(name, False, tuple(lines))
+def failures(report: Path) -> list[tuple[str, str]]:
+    """Each failed or broken test of a JUnit report: its id, and its exception's own last line."""
+    found = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        for outcome in (*case.iter("failure"), *case.iter("error")):
+            test = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name', '')}"
+            found.append((test, last_line(outcome.text or "", outcome.get("message", ""))))
+    return found
 
 
-def contract_step(target: CheckTarget) -> Step:
-    """The lesson contract and every lesson-parametrised test, for this lesson (pytest, from qkv's tests)."""
+def last_line(text: str, message: str) -> str:
+    r"""The last line of the exception a pytest traceback ends with (its ``E`` lines), not a log line.
+
+    Examples
+    --------
+    >>> last_line("> grade()\nE   TypeError: f() takes 1 positional argument\nx.py:3: TypeError", "")
+    'TypeError: f() takes 1 positional argument'
+    """
+    raised = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    said = raised or message.strip().splitlines() or [""]
+    return said[-1][:300]
+
+
+def _counts(report: Path) -> str:
+    suite = ET.parse(report).getroot()
+    suite = suite if suite.tag == "testsuite" else next(suite.iter("testsuite"))
+    total, skipped = int(suite.get("tests", 0)), int(suite.get("skipped", 0))
+    broken = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+    return f"{total - skipped - broken} passed, {broken} failed, {skipped} skipped"
+
+
+def content_step(target: CheckTarget, *, browser: bool = True) -> Step:
+    """The content tests, as ``make test`` runs them (pytest from qkv's repository), for this lesson."""
     repository = _tests_at_hand()
     if repository is None:
-        return Step(
-            "contract tests", True, ("qkv's tests are not here; run this from qkv's repository.",), False
-        )
-    return _pytest_step("contract tests", target, CONTRACT_TESTS, repository)
-
-
-def smoke_walk_step(target: CheckTarget) -> Step:
-    """The browser smoke walk of the lesson in Chromium, where Chromium (and qkv's tests) are."""
-    repository = _tests_at_hand()
-    if repository is None or not CHROMIUM.exists():
-        why = "qkv's tests are not here" if repository is None else f"Chromium is not at {CHROMIUM}"
-        return Step(
-            "browser smoke walk", True, (f"{why}, so the lesson was not walked in a browser.",), False
-        )
-    return _pytest_step("browser smoke walk", target, (SMOKE_WALK,), repository)
+        return Step(CONTENT_STEP, True, (), False, "qkv's tests are not here; run this from qkv's repository")
+    arguments = content_command(target.lesson_id, browser=browser and CHROMIUM.exists())
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "report.xml"
+        done = _pytest(target, arguments, repository, report)
+        code = done.returncode
+        if not report.is_file():
+            said = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:]
+            return Step(CONTENT_STEP, False, (f"pytest could not run the tests (exit status {code}).", *said))
+        failed, counts = failures(report), _counts(report)
+    lines = [counts] if browser and CHROMIUM.exists() else [counts, "The browser tests did not run."]
+    if code == 0 and not failed:
+        return Step(CONTENT_STEP, True, tuple(lines))
+    for test, line in failed:
+        lines += [f"FAILED {test}", f"  {line}"]
+    again = shlex.join(["pytest", "-n", "0", "-x", *arguments])
+    return Step(CONTENT_STEP, False, (*lines, f"Read each failure whole with: {again}"))

@@ -144,13 +144,18 @@ def _chapter_for(lesson_id: str, content: Path) -> Path:
 @click.argument("lesson_id", metavar="[ID]", required=False)
 @_content_option("A content folder to check instead of qkv's built-in lessons.")
 @_corpora_option("The folder of the lessons' corpora.")
-@click.option("--no-browser", is_flag=True, help="Leave out the browser smoke walk.")
+@click.option(
+    "--no-browser", is_flag=True, help="Leave out the browser tests (the smoke walk, accessibility)."
+)
 def check_lesson(lesson_id: str | None, content: Path | None, corpora: Path, no_browser: bool) -> None:
     """Check lesson ID (default: every lesson) as the tests will: validation, lint, its tests, a browser.
 
-    Runs the engine's full check, ruff over the lesson's folder and its corpus, the lesson's contract tests
-    and, where Chromium is, its browser smoke walk; each problem is said once, with what to do. The tests
-    run from qkv's repository (run the command there). Exits with status 1 when a step fails.
+    Runs the engine's full check, ruff over the lesson's folder and its corpus, tsc over its widget scripts,
+    and the content tests that `make test` runs (pytest -m content, the browser walks too where Chromium
+    is), for this lesson; each problem is said once, with what to do, and a failed test by its exception's
+    last line. The tests run from qkv's repository (run the command there), and not at all on a lesson that
+    fails validation.
+    Exits with status 1 when a step fails.
     """
     from qkv.cli.lesson_check import find_target, run_checks
 

@@ -15,6 +15,8 @@ from tests.web.backend_fixtures import Browser
 
 LESSONS = contract.catalog().lessons
 
+pytestmark = pytest.mark.content
+
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.id)
 def test_the_lesson_page_and_its_progress_are_served(app: FastAPI, lesson: Lesson) -> None:

@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from qkv.lessons import load_catalog
+from tests import lesson_contract as contract
 
 STATIC = Path(__file__).resolve().parents[3] / "src" / "qkv" / "web" / "static"
 KIT = STATIC / "js" / "widget-kit.js"
 
 
 def widget_scripts() -> list[Path]:
-    return [widget.asset("widget.js") for widget in load_catalog().widgets]
+    return [widget.asset("widget.js") for widget in contract.catalog().widgets]
 
 
+@pytest.mark.content
 @pytest.mark.parametrize("path", widget_scripts(), ids=lambda path: path.parent.name)
 def test_each_widget_exports_mount_and_uses_the_shared_kit(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
@@ -36,6 +37,7 @@ def test_each_widget_exports_mount_and_uses_the_shared_kit(path: Path) -> None:
     assert "dataset.mounted" not in text
 
 
+@pytest.mark.content
 def test_the_kit_exports_what_the_widgets_import() -> None:
     kit = KIT.read_text(encoding="utf-8")
     exported = set(re.findall(r"^export function (\w+)", kit, re.M))
@@ -49,8 +51,9 @@ def test_the_kit_exports_what_the_widgets_import() -> None:
         assert {name.strip() for name in names.split(",")} <= exported, path
 
 
+@pytest.mark.content
 def test_lesson_js_loads_each_widget_from_its_folder_and_names_none() -> None:
     lesson_js = (STATIC / "lesson.js").read_text(encoding="utf-8")
     assert "import(`/widgets/${name}/widget.js`)" in lesson_js
-    assert not any(name in lesson_js for name in load_catalog().widgets.names())
+    assert not any(name in lesson_js for name in contract.catalog().widgets.names())
     assert not (STATIC / "js" / "widgets").exists()

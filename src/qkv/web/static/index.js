@@ -1,10 +1,11 @@
+// @ts-check
 // The lesson list page: saves the optional display name through POST /api/learner.
 import { ApiError, postJson } from "./js/api.js";
 import "./js/due-dates.js"; // the lessons' due dates in the learner's time zone
 
 const form = document.getElementById("learner-form");
 if (form) {
-  const input = form.querySelector("#display-name");
+  const input = /** @type {HTMLInputElement} */ (form.querySelector("#display-name"));
   const feedback = form.querySelector("#learner-feedback");
   form.addEventListener("submit", async (event) => {
     event.preventDefault();

@@ -1,3 +1,4 @@
+// @ts-check
 // Keeps the instructor's "stuck now" list and the learner grid live: every few seconds the region's
 // fragment is fetched again from the server (which reads the database, so any server of a cluster will
 // do) and swapped in when it changed. Without this script the page is the same, and says to reload.
@@ -48,9 +49,9 @@ function watch(region) {
       const html = await response.text();
       const holder = document.createElement("template");
       holder.innerHTML = html;
-      const fresh = holder.content.firstElementChild;
+      const fresh = /** @type {HTMLElement | null} */ (holder.content.firstElementChild);
       if (!fresh) return;
-      const current = region.firstElementChild;
+      const current = /** @type {HTMLElement | null} */ (region.firstElementChild);
       if (!current || current.innerHTML !== fresh.innerHTML) {
         keepFocus(region, () => region.replaceChildren(fresh));
       } else {

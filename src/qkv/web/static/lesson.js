@@ -1,3 +1,4 @@
+// @ts-check
 // Entry point of the lesson page (loaded as a module; the page's CSP allows no inline scripts).
 // It restores the learner's saved progress into the page and wires every exercise and widget.
 import { ApiError, lessonApi, postJson } from "./js/api.js";
@@ -92,7 +93,7 @@ function mountVariantButton(section, ctx) {
       mountVariantButton(first, ctx);
       const freshStatus = first.querySelector(".variant-status");
       if (freshStatus) freshStatus.textContent = "New numbers loaded.";
-      first.querySelector("button.new-variant")?.focus();
+      /** @type {HTMLButtonElement | null} */ (first.querySelector("button.new-variant"))?.focus();
     } catch (error) {
       status.textContent = error instanceof ApiError ? error.message : "A new variant could not be fetched.";
     } finally {

@@ -1,3 +1,4 @@
+// @ts-check
 // LTI Dynamic Registration's last step: tell the LMS page that opened (or framed) this one that qkv is
 // registered, so it closes its dialog. Sent at once and again from the Close button.
 "use strict";

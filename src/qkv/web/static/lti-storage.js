@@ -1,3 +1,4 @@
+// @ts-check
 // LTI client-side postMessage storage: a login inside an LMS's iframe, where qkv's cookies are dropped.
 // "put" (the login page): store the state in the platform's storage, then go on to the platform.
 // "get" (the launch page): read it back, and post it to qkv from this page. Messages go to the platform's
@@ -74,12 +75,12 @@ function putState(info) {
 
 function getState(info) {
   ask(info, { subject: "lti.get_data", key: info.dataset.key }, function (reply) {
-    const form = document.getElementById("lti-storage-launch");
+    const form = /** @type {HTMLFormElement | null} */ (document.getElementById("lti-storage-launch"));
     if (reply.subject !== "lti.get_data.response" || typeof reply.value !== "string" || !form) {
       fallback(info);
       return;
     }
-    form.elements.namedItem("storage_value").value = reply.value;
+    /** @type {HTMLInputElement} */ (form.elements.namedItem("storage_value")).value = reply.value;
     form.submit();
   });
 }

@@ -1,10 +1,11 @@
+// @ts-check
 // Sign-in pages: a link carries its one-time token in the URL's fragment (#token=…), which the browser
 // never sends, so no request line or access log holds it. This script takes it out of the address bar
 // (and so out of the history) and puts it in the page's form, whose POST carries it in the body.
 // data-fragment-token="submit": post it at once (the learner's page then names the account);
 // "show": reveal the form and its button (the instructor's page).
 
-const form = document.querySelector("form[data-fragment-token]");
+const form = /** @type {HTMLFormElement | null} */ (document.querySelector("form[data-fragment-token]"));
 
 function takeToken() {
   const token = new URLSearchParams(window.location.hash.slice(1)).get("token");
@@ -12,7 +13,7 @@ function takeToken() {
     window.history.replaceState(null, "", window.location.pathname + window.location.search);
   }
   if (!token) return;
-  form.elements.token.value = token;
+  /** @type {HTMLInputElement} */ (form.elements.namedItem("token")).value = token;
   form.hidden = false;
   const absent = document.getElementById("no-link");
   if (absent) absent.hidden = true;

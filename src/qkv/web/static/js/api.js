@@ -1,3 +1,4 @@
+// @ts-check
 // Talking to the qkv JSON API: every state-changing request carries the CSRF token from the page's meta tag,
 // and every failure becomes an ApiError whose message is a sentence fit to show the learner.
 
@@ -20,11 +21,17 @@ function csrfToken() {
   return meta ? meta.getAttribute("content") ?? "" : "";
 }
 
+/**
+ * The sentence of an error answer's `detail` (FastAPI's validation errors joined), or null.
+ *
+ * @param {any} body  the answer's JSON, whatever the server sent
+ * @returns {string|null}
+ */
 function detailOf(body) {
   if (body && typeof body.detail === "string") return body.detail;
   // FastAPI's own validation errors come as a list; join their messages.
   if (body && Array.isArray(body.detail)) {
-    return body.detail.map((item) => item.msg ?? String(item)).join("; ");
+    return body.detail.map((/** @type {{msg?: string}} */ item) => item.msg ?? String(item)).join("; ");
   }
   return null;
 }
@@ -45,7 +52,14 @@ export async function postJson(url, body) {
   });
 }
 
-/** PUT a JSON body (same headers as postJson) and return the parsed JSON answer. */
+/**
+ * PUT a JSON body (same headers as postJson) and return the parsed JSON answer.
+ *
+ * @param {string} url
+ * @param {object} body
+ * @returns {Promise<any>}
+ * @throws {ApiError}
+ */
 export async function putJson(url, body) {
   return requestJson(url, {
     method: "PUT",
@@ -54,11 +68,22 @@ export async function putJson(url, body) {
   });
 }
 
-/** GET a JSON document. */
+/**
+ * GET a JSON document.
+ *
+ * @param {string} url
+ * @returns {Promise<any>}
+ * @throws {ApiError}
+ */
 export async function getJson(url) {
   return requestJson(url, { method: "GET", headers: { Accept: "application/json" } });
 }
 
+/**
+ * @param {string} url
+ * @param {RequestInit} init
+ * @returns {Promise<any>}
+ */
 async function requestJson(url, init) {
   let response;
   try {
@@ -87,13 +112,23 @@ async function requestJson(url, init) {
   return body;
 }
 
-/** A Retry-After header's whole seconds (the form qkv sends), or null. */
+/**
+ * A Retry-After header's whole seconds (the form qkv sends), or null.
+ *
+ * @param {string|null} header
+ * @returns {number|null}
+ */
 function secondsOf(header) {
   if (header === null || !/^\d{1,7}$/.test(header.trim())) return null;
   return Number.parseInt(header, 10);
 }
 
-/** The path prefix of the current lesson's API, e.g. "/api/lessons/L9.1". */
+/**
+ * The path prefix of the current lesson's API, e.g. "/api/lessons/L9.1".
+ *
+ * @param {string} lessonId
+ * @returns {string}
+ */
 export function lessonApi(lessonId) {
   return `/api/lessons/${encodeURIComponent(lessonId)}`;
 }

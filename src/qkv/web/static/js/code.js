@@ -1,3 +1,4 @@
+// @ts-check
 // The Part 2 code exercise: a CodeMirror editor over the server-rendered textarea, a Run button and
 // Ctrl/⌘+Enter that send the code to the sandboxed grader, and the per-test results it sends back.
 // The editor's text is saved on the server as the learner types (a draft), and "Stuck?" gives hints

@@ -1,3 +1,4 @@
+// @ts-check
 // A lesson's due dates in the learner's own time zone, and the time left ("due in 2 days").
 // The server writes each time as <time datetime="...Z"> in UTC (shown as it is without JavaScript).
 
@@ -32,7 +33,7 @@ function showDueDates() {
       time.textContent = format.format(new Date(moment));
     }
   }
-  for (const left of document.querySelectorAll(".due-left")) {
+  for (const left of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll(".due-left"))) {
     const until = Date.parse(left.dataset.until);
     if (!Number.isNaN(until)) {
       left.textContent = timeLeft(until, Date.now());

@@ -1,3 +1,4 @@
+// @ts-check
 // Answer forms (numeric, letter and multiple choice): Enter or the Check button sends the answer to the server,
 // which alone decides whether it is right; the feedback appears in the form's aria-live paragraph.
 import { ApiError, postJson } from "./api.js";

@@ -1,3 +1,4 @@
+// @ts-check
 // "Did this help?" under a message the grader or a hand-answer check gave: a yes/no and an optional line,
 // sent once per learner and message (the server keeps the first). The instructor's page counts, per kind of
 // message, how often learners marked it unhelpful.
@@ -8,7 +9,7 @@ const MAX_LINE = 300;
 
 /** The lesson's API root, read from the page's lesson, or null outside a lesson. */
 function apiRoot() {
-  const lesson = document.querySelector("article.lesson[data-lesson-id]");
+  const lesson = /** @type {HTMLElement | null} */ (document.querySelector("article.lesson[data-lesson-id]"));
   return lesson ? lessonApi(lesson.dataset.lessonId) : null;
 }
 

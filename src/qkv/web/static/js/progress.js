@@ -1,3 +1,4 @@
+// @ts-check
 // The learner's progress document (PROGRESS in the API) and the indicator of which parts are done.
 
 /** Hold the latest PROGRESS document and tell listeners when the server sends a newer one. */
@@ -43,7 +44,9 @@ export function renderProgressIndicator(progress, doc = document) {
   if (complete && typeof progress.done === "number" && typeof progress.total === "number") {
     complete.hidden = !(progress.total > 0 && progress.done >= progress.total);
   }
-  const rows = new Map([...doc.querySelectorAll(".progress-part[data-part]")].map((row) => [row.dataset.part, row]));
+  /** @type {NodeListOf<HTMLElement>} */
+  const partRows = doc.querySelectorAll(".progress-part[data-part]");
+  const rows = new Map([...partRows].map((row) => [row.dataset.part, row]));
   for (const part of Array.isArray(progress.parts) ? progress.parts : []) {
     const row = rows.get(part.id);
     if (!row) continue;

@@ -1,3 +1,4 @@
+// @ts-check
 // The grader's verdict on a code submission, drawn for a learner. A first run of the starter code fails
 // some twenty tests, so they are grouped by the function they test: each group opens with its first
 // failure in full and folds the other failures and all passes away behind a <details>.

@@ -1,3 +1,4 @@
+// @ts-check
 // What every widget module shares: reading the config the server wrote into the element, mounting once,
 // ids that stay unique on the page, and SVG elements. A widget module (widgets/NAME/widget.js in its
 // chapter's folder, served at /widgets/NAME/widget.js) imports these from /static/js/widget-kit.js.
@@ -43,7 +44,12 @@ export function readConfig(element) {
   }
 }
 
-/** A prefix for the ids of one widget's elements, such as "mask2": unique on the page. */
+/**
+ * A prefix for the ids of one widget's elements, such as "mask2": unique on the page.
+ *
+ * @param {string} prefix
+ * @returns {string}
+ */
 export function uniqueId(prefix) {
   const count = (issued.get(prefix) ?? 0) + 1;
   issued.set(prefix, count);
@@ -71,16 +77,20 @@ export function claim(element, usable) {
  * page keeps the same numbers for anyone who reads its source.
  *
  * @param {HTMLElement} element
- * @param {HTMLElement} live
+ * @param {Element} live an HTML or SVG element
  */
 export function showLive(element, live) {
-  for (const child of Array.from(element.children)) child.hidden = true;
+  for (const child of Array.from(element.children)) /** @type {HTMLElement} */ (child).hidden = true;
   element.append(live);
 }
 
 /**
  * A checkbox with its label in a `.check-row`; `onChange(checked)` runs on every change.
  *
+ * @param {string} id  the checkbox's id
+ * @param {string} label
+ * @param {(checked: boolean) => void} onChange
+ * @param {boolean} [checked=false]
  * @returns {{row: HTMLElement, box: HTMLInputElement}}
  */
 export function checkRow(id, label, onChange, checked = false) {

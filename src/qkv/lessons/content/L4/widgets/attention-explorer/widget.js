@@ -1,3 +1,4 @@
+// @ts-check
 // The attention explorer: edit the query, keys and values of the worked example, toggle the causal mask and
 // watch every step (scores → scaled → masked → softmax weights → output) that POST /api/attention computes
 // with the qkv library. Nothing is computed here; this module only draws what the server sends.

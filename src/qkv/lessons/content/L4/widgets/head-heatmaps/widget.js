@@ -1,3 +1,4 @@
+// @ts-check
 // Head heatmaps: the same short sequence seen by 1, 2 or 4 heads. One SVG heatmap of attention weights per
 // head, side by side, and the shapes at each step. Every number was computed by the server (qkv.attention on
 // the heads' columns) for each choice of heads and mask; this module only picks a view and draws it.

@@ -1,3 +1,4 @@
+// @ts-check
 // The mask grid: toggle which keys each query may attend (or pick a preset) and watch the attention
 // weights (a heatmap drawn here as SVG) and each query's output follow. Every number comes from the
 // server's config, computed by the qkv library for each possible row of the mask; this module only

@@ -1,3 +1,4 @@
+// @ts-check
 // The projection widget: two sliders for the hidden vector x; every move asks the server (on a lesson page
 // POST /api/lessons/{id}/project, elsewhere POST /api/project; both use qkv.project_qkv) for q, k and v,
 // and updates the table in place.
@@ -147,7 +148,7 @@ function updater(config, sliders, view, model, url) {
  * Turn one `[data-widget="projection-sliders"]` into a live widget.
  *
  * @param {HTMLElement} element
- * @param {{progress?: {get(): object, onChange(listener: (progress: object) => void): void}}} [ctx]
+ * @param {{api?: string, progress?: {get(): object, onChange(listener: (progress: object) => void): void}}} [ctx]
  *   the page's progress store, so that a result appears as soon as its exercise is solved
  */
 export function mount(element, ctx = {}) {

@@ -1,3 +1,4 @@
+// @ts-check
 // The residual block: a pre-norm transformer block drawn as SVG, the residual stream as the main line and
 // each arrow labelled with its shape. Switching the residual connections or the layer norms off, or making X
 // ten times larger, picks another of the outputs the server computed (qkv.attention in each head, layer norm,

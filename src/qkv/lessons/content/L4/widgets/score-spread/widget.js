@@ -1,3 +1,4 @@
+// @ts-check
 // The score-spread widget: pick d_k and see one random query's raw scores q·k against many random keys next to
 // the same scores divided by √d_k, on one shared axis, and the softmax weights each row would give. Every number
 // comes from the server's config (computed with qkv.attention_scores and qkv.softmax); this module only draws.

@@ -1,3 +1,4 @@
+// @ts-check
 // The softmax widget: one slider per score; the weights (SVG bars) and the output vector follow. A switch adds 1000
 // to every score and compares the plain formula e^s / Σe^s (which overflows to ∞/∞ = NaN) with the one that
 // subtracts the row's maximum first. The first drawing is the server's (qkv.softmax); after a move this module
