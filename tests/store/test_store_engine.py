@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, make_url, text
 
 from qkv.store import Store, StoreError, create_store_engine, default_database_url, describe_url
 
@@ -81,3 +83,27 @@ def test_a_database_that_goes_away_gives_a_store_error_not_a_crash(tmp_path: Pat
     with pytest.raises(StoreError, match="refused a read: "):
         store.progress.lesson_activity("a" * 36, "L4.1")
     store.close()
+
+
+@pytest.mark.postgres
+def test_a_postgresql_database_made_with_sql_ascii_serves_text_as_utf8(postgres_admin_url: str) -> None:
+    # A database created with ENCODING 'SQL_ASCII' (an old cluster's default) makes psycopg return bytes
+    # unless the connection asks for UTF-8; SQLAlchemy's own first query then failed with a TypeError.
+    name = f"qkv_ascii_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(postgres_admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(
+            text(
+                f"CREATE DATABASE {name} ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
+            )
+        )
+    url = make_url(postgres_admin_url).set(database=name).render_as_string(hide_password=False)
+    try:
+        store = Store(url)  # migrates: every table made
+        with store.database.engine.connect() as conn:
+            assert conn.execute(text("SELECT 'Größe »3«'")).scalar_one() == "Größe »3«"
+        store.close()
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f"DROP DATABASE {name} WITH (FORCE)"))
+        admin.dispose()

@@ -168,6 +168,9 @@ def create_store_engine(url: str, *, must_exist: bool = False, pool: PoolLimits 
             pool_size=limits.size,
             max_overflow=limits.overflow,
             pool_timeout=limits.timeout_s,
+            # Text is exchanged as UTF-8 whatever the database's own encoding: a database made with
+            # SQL_ASCII would otherwise hand back bytes, which nothing downstream reads.
+            connect_args={"client_encoding": "utf8"},
         )
     try:
         engine = create_engine(parsed, **options)
