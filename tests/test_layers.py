@@ -282,7 +282,7 @@ def test_web_imports_run_from_its_shared_parts_to_its_audiences_to_the_app() -> 
     [
         ("qkv.grading.sandbox.pool", "from qkv.grading.verdict import judge\n", "grading's sandbox imports"),
         ("qkv.grading.sandbox.pool", "from qkv.grading.feedback.hints import Hint\n", "(feedback)"),
-        ("qkv.grading.feedback.explain", "from qkv.grading.sandbox import limits\n", "(sandbox)"),
+        ("qkv.grading.feedback.explain", "from qkv.grading.sandbox.limits import Limits\n", "(sandbox)"),
         ("qkv.grading.feedback.explain", "import qkv.grading.sandbox.limits\n", "(sandbox)"),
     ],
 )
