@@ -32,7 +32,12 @@ this prints:
   first message states a cause, as a lesson's hint, a mutant, a crash or a repeated call does, that does
   not match the ``# cause:`` line) and how many pass (targets: at least 60 %, at most 2 %, none);
 - the **added cost** per grading: the time of the explanation pass (relations, mutants, order), median
-  and 90th percentile over every grading above, and the first grading's (which compiles the mutants).
+  and 90th percentile over every grading above, and the first grading's (which compiles the mutants);
+- the **signing cost** per failing grading of the lessons' corpora (a class's mistakes are grouped by these
+  signatures): the signing step timed inside the grader, and the probes' calls the sandbox makes for it,
+  measured in this process, both as ``benchmarks/class_mistakes.py`` measures them (its functions are
+  used here); target: their p90s together at most 5 ms, read off the output (not part of the exit status:
+  a timing depends on the machine's load).
 
 It exits 1 when a target is missed. Nothing here names a lesson: the exercises come from the catalog.
 """
@@ -49,6 +54,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from class_mistakes import p90, probe_calls_ms, timed_signing  # a sibling: python benchmarks/NAME.py
+
 from qkv.grading import Grader, Suite
 from qkv.grading import grader as grading_grader
 from qkv.grading import hints as grading_hints
@@ -60,6 +67,10 @@ CORPORA = ROOT / "tests" / "lesson_corpora"
 UNLISTED = ROOT / "tests" / "grading" / "unlisted"
 NAMED_TARGET = 0.9
 COSTS: list[float] = []  # seconds of each grading's explanation pass
+SIGN_WALL: list[float] = []  # seconds of each failing grading's signing step (wall, then its thread's CPU)
+SIGN_CPU: list[float] = []
+PROBES: dict[tuple[int, str], float] = {}  # ms of a program's probes' calls, by suite and program
+PROBE_MS: list[float] = []  # those ms, once per failing grading of the corpora
 
 
 def wrong_programs(lesson_id: str, exercise_id: str) -> list[Path]:
@@ -173,12 +184,14 @@ def main() -> int:
             if grading is None:
                 raise SystemExit(f"{entry.id}: {problems}")
             tally = Tally()
-            for path in paths:
-                grade_program(grader, entry.suite, path, tagged_hint(path, grading), args, tally)
+            with timed_signing(SIGN_WALL, SIGN_CPU):
+                for path in paths:
+                    grade_program(grader, entry.suite, path, tagged_hint(path, grading), args, tally)
             missed |= tally.passed > 0 or tally.named / tally.graded < NAMED_TARGET
             print(tally.row(entry.id))
         missed |= unlisted(grader, args.seeds, args.show)
     report_costs()
+    report_signing()
     return 1 if missed else 0
 
 
@@ -197,6 +210,9 @@ def grade_program(grader: Grader, suite: Suite, path: Path, hint: str, args: Any
             tally.unnamed.append(path.stem)
         tally.named_program += result.status != "pass" and names(first_failure(result), hint)
         bare_result = grader.grade(path.read_text(), bare_suite, seed=seed)
+        for graded in (result, bare_result):
+            if graded.status != "pass":
+                PROBE_MS.append(probes_ms(suite, path.read_text()))
         bare = first_failure(bare_result, functions)
         tally.generic += generic(bare)
         tally.generic_program += generic(first_failure(bare_result))
@@ -258,6 +274,27 @@ def unlisted(grader: Grader, seeds: list[int], show: bool) -> bool:
         if verdicts[kind]:
             print(f"    {kind}: {', '.join(sorted(set(verdicts[kind])))}")
     return bool(verdicts["pass"]) or named < UNLISTED_NAMED_TARGET or misleading > MISLEADING_TARGET
+
+
+def probes_ms(suite: Suite, program: str) -> float:
+    """The probes' calls of ``program`` (``benchmarks/class_mistakes.py``'s measure), once per program."""
+    key = (id(suite), program)
+    if key not in PROBES:
+        PROBES[key] = probe_calls_ms(suite, program)
+    return PROBES[key]
+
+
+def report_signing() -> None:
+    """The signing cost per failing grading of the corpora: the step, the probes' calls, together."""
+    if not SIGN_WALL:
+        return
+    wall, cpu = [s * 1000 for s in SIGN_WALL], [s * 1000 for s in SIGN_CPU]
+    print(
+        f"signing cost per failing grading ({len(wall)} gradings, {len(PROBES)} programs): the step p90 "
+        f"{p90(wall):.2f} ms wall ({p90(cpu):.2f} ms CPU), the probes' calls p90 {p90(PROBE_MS):.2f} ms; "
+        f"together p90 {p90(wall) + p90(PROBE_MS):.2f} ms with the step's wall time, "
+        f"{p90(cpu) + p90(PROBE_MS):.2f} ms with its CPU time (target: at most 5 ms)"
+    )
 
 
 def report_costs() -> None:

@@ -129,3 +129,12 @@ def test_bad_input_gets_a_sentence_naming_the_value(tmp_path: Path) -> None:
     assert zero.exit_code == 1 and "not 0" in zero.output
     early = run("courses", "extend", course, ADA, "L4.1", "--until", "2026-12-20", *db)
     assert early.exit_code == 1 and "must end after the due date" in early.output
+
+
+def test_progress_export_names_a_course_it_does_not_know(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'school.sqlite3'}"
+    _course(url)
+    done = run("progress", "export", "--course", "no-such-course", "--database-url", url)
+    assert done.exit_code != 0
+    assert "There is no course 'no-such-course'; 'qkv courses list' shows them." in done.output
+    assert "Traceback" not in done.output

@@ -200,6 +200,7 @@ CROSSINGS_BEFORE_THE_MOVES = {
     ("qkv.web.learner.sign_in", "qkv.web.instructor.auth"),
     ("qkv.web.instructor.exports", "qkv.web.learner.solution_credit"),
     ("qkv.web.instructor.glance", "qkv.web.learner.solution_credit"),
+    ("qkv.web.instructor.late_work", "qkv.web.learner.solution_credit"),
     ("qkv.web.lti.instructor_launch", "qkv.web.instructor.auth"),
     ("qkv.web.lti.instructor_page", "qkv.web.instructor.auth"),
     ("qkv.web.lti.instructor_page", "qkv.web.instructor.course_access"),

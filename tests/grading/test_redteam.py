@@ -189,7 +189,8 @@ def _processes_named(name: str) -> list[int]:
 @pytest.mark.timeout(60)
 def test_a_daemon_in_its_own_session_does_not_outlive_the_grading(strict_grader: Grader) -> None:
     result = grade_hostile(strict_grader, "daemon_escape.py")  # held already; kept as a regression test
-    assert result.status == "fail" and result.score == (4, L41_TESTS)
+    param_count_tests = sum(row.function == "param_count" for row in L41_SUITE.table)  # all it defines
+    assert result.status == "fail" and result.score == (param_count_tests, L41_TESTS)
     assert _processes_named("qkvdaemonchild") == []
 
 

@@ -93,6 +93,11 @@ def test_layer_norm_gelu_and_block() -> None:
     assert grading is not None
     for case in grading.cases(27):  # the block itself: the same inputs as the hidden tests
         if case.function == "transformer_block":
+            # float32 tests: the grading's reference keeps float32, the lesson's solution works in float64
+            tight = np.asarray(case.expected).dtype == np.float64
             np.testing.assert_allclose(
-                module.transformer_block(*case.args), case.expected, rtol=1e-9, atol=1e-9
+                module.transformer_block(*case.args),
+                case.expected,
+                rtol=1e-9 if tight else 1e-5,
+                atol=1e-9 if tight else 1e-5,
             )

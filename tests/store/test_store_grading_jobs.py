@@ -197,3 +197,25 @@ def test_a_remote_verdict_on_the_reference_solution_is_a_solve_after_the_solutio
         assert store.grading_jobs.finish(job.job_id, passing, copies_solution=copied)
     marked = {row.learner_id: row.solved_after_solution for row in store.gradebook.rows()}
     assert marked == {"a" * 36: True, "b" * 36: False}
+
+
+def test_a_program_is_kept_with_the_time_it_was_sent_not_graded(store: Store) -> None:
+    """A due date judges a program by when it was sent (issue 46): a newer program that replaced a queued
+    one has its own time, though it kept the job's place in line; the verdict an hour later changes neither."""
+    from datetime import datetime, timedelta
+
+    from qkv.store.sql.clock import use_clock
+
+    sent = datetime(2030, 3, 1, 9, 0)
+    with use_clock(lambda: sent):
+        first = store.grading_jobs.enqueue(A, "T1.1", "shapes", "x = 1\n", client="c1").job_id
+    with use_clock(lambda: sent + timedelta(minutes=5)):
+        replaced = store.grading_jobs.enqueue(A, "T1.1", "shapes", "x = 2\n", client="c1").job_id
+    assert replaced == first and first is not None
+    with use_clock(lambda: sent + timedelta(hours=1)):
+        assert store.grading_jobs.start(first, worker="g1") is not None
+        assert store.grading_jobs.finish(first, PASS)
+    with store.database.read() as conn:
+        solved_at = conn.execute(select(ExerciseTotals.__table__.c.first_solved_at)).scalar_one()
+        kept_at = conn.execute(select(CodeSubmission.__table__.c.created_at)).scalar_one()
+    assert solved_at == kept_at == sent + timedelta(minutes=5)

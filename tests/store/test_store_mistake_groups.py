@@ -123,3 +123,103 @@ def test_erasing_a_learner_takes_their_mistakes_and_marks(store: Store) -> None:
     assert {"mistake_signatures", "mistake_group_learners", "message_feedback"} <= set(exported["tables"])
     store.personal_data.erase(A)
     assert [(g.learners, g.marked) for g in store.mistakes.groups(EVERYONE, "")] == [(1, 0)]
+
+
+def _marks_rows(store: Store) -> list[tuple[str, str, int | None, int | None]]:
+    """Every mark kept: its learner, kind, and the program and the hand answer it is stored with."""
+    from sqlalchemy import text
+
+    with store.database.read() as conn:
+        query = "SELECT learner_id, kind, submission_id, answer_id FROM message_feedback ORDER BY id"
+        return [(row[0], row[1], row[2], row[3]) for row in conn.execute(text(query))]
+
+
+def _newest_id(store: Store, table: str, learner: str) -> int:
+    from sqlalchemy import text
+
+    with store.database.read() as conn:
+        found = conn.execute(text(f"SELECT MAX(id) FROM {table} WHERE learner_id = :l"), {"l": learner})
+        return int(found.scalar_one())
+
+
+def test_a_mark_is_stored_with_the_program_or_the_answer_it_was_given_on(store: Store) -> None:
+    mistakes = store.mistakes
+    _program(store, A, "a")
+    failing = _newest_id(store, "code_submissions", A)
+    store.code.record(A, "L9.1", "shapes", "def area(w, h): return w * h", {"status": "pass", "tests": []})
+    assert _newest_id(store, "code_submissions", A) != failing
+    assert mistakes.mark(A, "L9.1", "shapes", "Expected 6, got 5.", kind="plain", helpful=False)
+    store.progress.record_answer(A, "L9.1", "sides", "3", correct=False, message="Not 3.")
+    wrong = _newest_id(store, "answers", A)
+    store.progress.record_answer(A, "L9.1", "sides", "4", correct=True, message="Right.")
+    assert mistakes.mark(A, "L9.1", "sides", "Not 3.", kind="answer", helpful=False, line="Say why.")
+    assert mistakes.mark(B, "L9.1", "shapes", "Expected 2.", kind="mutant", helpful=True)  # no program of B's
+    assert mistakes.mark(A, "L9.1", "shapes", "It crashed on line 2.", kind="crash", helpful=True)
+    assert _marks_rows(store) == [
+        (A, "plain", failing, None),  # the latest program that did not pass, not the later right one
+        (A, "answer", None, wrong),  # the latest wrong answer, not the later right one
+        (B, "mutant", None, None),
+        (A, "crash", failing, None),
+    ]
+    shares = {s.kind: (s.unhelpful, s.marked) for s in mistakes.unhelpful_by_kind(EVERYONE)}
+    assert shares["answer"] == (1, 1) and shares["crash"] == (0, 1) and shares["mutant"] == (0, 1)
+
+
+def test_lines_on_messages_in_no_group_are_read_per_exercise_in_their_course(store: Store) -> None:
+    from qkv.store.instructor.mistake_groups import LINES_PER_EXERCISE
+
+    ours = store.courses.create("Ours")
+    for learner in (A, B, C):
+        store.progress.record_answer(
+            learner, "L9.1", "sides", "3", correct=False, message=f"Not 3, {learner[0]}."
+        )
+    for learner in (A, B):
+        store.courses.enrol(ours.id, learner, MembershipSource.ROSTER)
+    mistakes = store.mistakes
+    mistakes.mark(A, "L9.1", "sides", f"Not 3, {A[0]}.", kind="answer", helpful=False, line="Show the rule.")
+    mistakes.mark(B, "L9.1", "sides", f"Not 3, {B[0]}.", kind="answer", helpful=True, line="Fine as it is.")
+    mistakes.mark(C, "L9.1", "sides", f"Not 3, {C[0]}.", kind="answer", helpful=False, line="Theirs.")
+    _program(store, A, "a")
+    group = mistakes.groups(EVERYONE, "")[0].id
+    mistakes.mark(A, "L9.1", "shapes", "x", kind="plain", helpful=False, line="On a group.", group=group)
+    for number in range(LINES_PER_EXERCISE + 2):
+        mistakes.mark(B, "L9.2", "code", f"m{number}", kind="lesson", helpful=False, line=f"line {number}")
+
+    lines = mistakes.unhelpful_lines(LearnerScope(ours.id))
+    first = lines[0]
+    assert (first.lesson, first.exercise, first.kind, first.line, first.message) == (
+        "L9.1",
+        "sides",
+        "answer",
+        "Show the rule.",
+        "Not 3, a.",  # the hand answer's message the mark was given on
+    )
+    assert [line.line for line in lines[1:]] == [f"line {n}" for n in range(LINES_PER_EXERCISE + 1, 1, -1)]
+    assert all(line.message is None for line in lines[1:])
+    assert "Theirs." in [line.line for line in mistakes.unhelpful_lines(EVERYONE)]
+    assert mistakes.unhelpful_lines(LearnerScope(ours.id), "L9.2")[0].line == f"line {LINES_PER_EXERCISE + 1}"
+
+
+def test_signing_in_merges_a_learner_s_mistakes_and_marks_into_the_account(store: Store) -> None:
+    account = store.accounts.find_or_create(None, "s-1", "Ada")
+    _program(store, account, "a")
+    _program(store, A, "a", "# anonymous\ndef area(w, h): ...")
+    _program(store, A, "b")
+    mistakes = store.mistakes
+    mistakes.mark(account, "L9.1", "shapes", "Expected 6.", kind="plain", helpful=True)
+    mistakes.mark(A, "L9.1", "shapes", "Expected 6.", kind="plain", helpful=False)
+    mistakes.mark(A, "L9.1", "shapes", "Expected 7.", kind="lesson", helpful=False)
+    group = mistakes.groups(EVERYONE, "")[0]
+    mistakes.name("", group.id, "Multiply the sides.", by="Grace")
+    mistakes.record_shown(A, "L9.1", "shapes", mistakes.notes_for(A, "L9.1", "shapes", _failed("a")))
+
+    store.accounts.merge(A, account)  # refused by the foreign keys while these rows stayed behind
+    after = {g.id: (g.learners, g.programs) for g in mistakes.groups(EVERYONE, "")}
+    assert after[group.id] == (1, 2) and sorted(after.values()) == [(1, 1), (1, 2)]
+    assert [(who, kind) for who, kind, _, _ in _marks_rows(store)] == [
+        (account, "plain"),
+        (account, "lesson"),
+    ]
+    assert [row["learner_id"] for row in mistakes.shown(EVERYONE)] == [account]
+    exported = store.personal_data.export(A)
+    assert exported is None or not any(exported["tables"].values())

@@ -16,10 +16,12 @@ from tests.class_mistakes import EXERCISE, LESSON, OTHERS, STYLES
 from tests.time_scale import scaled
 from tests.web.backend_fixtures import Browser
 from tests.web.browser_support import BROWSER, LiveServer, live_app, new_page, replace_editor_text, screenshot
+from tests.web.lesson_walk import pick_choice
 
 pytestmark = BROWSER
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"  # bundled; nothing is fetched
 LINE = "Say which size the square root takes."
+ANSWER_LINE = "Tell me which of the two grows with d_k."
 SENTENCE = "You divided by the square root of Q's whole size (n_q · d_k); the scale is √d_k alone."
 
 
@@ -40,6 +42,15 @@ def _stored_lines(server: LiveServer) -> list[tuple[bool, str]]:
         return [
             (bool(row[0]), row[1]) for row in conn.execute(text("SELECT helpful, line FROM message_feedback"))
         ]
+
+
+def _wrong_answer_message(server: LiveServer, exercise: str) -> str:
+    """The message of the latest wrong answer to ``exercise`` (what its learner read under the form)."""
+    from sqlalchemy import text
+
+    query = "SELECT message FROM answers WHERE exercise_id = :e AND NOT correct ORDER BY id DESC"
+    with server.app.state.qkv.store.mistakes.database.read() as conn:
+        return str(conn.execute(text(query), {"e": exercise}).scalars().first())
 
 
 def _run(page: Any, server: LiveServer, program: str) -> Any:
@@ -106,6 +117,59 @@ def test_the_instructor_names_a_group_and_the_note_reaches_a_fifth_style(
     other = _run(learner, server, OTHERS[0])
     expect(other.locator(".test-result.test-fail").first).to_be_visible()
     expect(other.locator(".test-note")).to_have_count(0)
+    assert errors == []
+
+
+def _sign_in(page: Any, server: LiveServer, name: str) -> None:
+    _, token = server.app.state.qkv_instructor.desk.add(name)
+    page.goto(f"{server.url}/instructor/sign-in#token={token}")
+    page.get_by_role("button").first.click()
+    page.wait_for_url(re.compile(r"/instructor$"))
+
+
+@pytest.mark.timeout(300)
+def test_every_failed_test_and_every_wrong_hand_answer_asks_did_this_help(
+    server: LiveServer, chromium: Any
+) -> None:
+    """Under each failed test's message and under a wrong hand answer's, "Did this help?"; the marks are
+    counted on the instructor's page per kind of message, and a hand answer's line is read there with the
+    message it was given on."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    learner = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
+    results = _run(learner, server, OTHERS[0])
+    failed = results.locator(".test-result.test-fail, .test-result.test-error")
+    assert failed.count() >= 2
+    expect(results.locator(".test-result .helpful")).to_have_count(failed.count())  # folded ones too
+    first = failed.first
+    expect(first.locator(".test-hint")).to_be_visible()  # a catalogued hint: the message marked
+    first.locator(".helpful").get_by_role("button", name="Yes").click()
+    expect(first.locator(".helpful-said")).to_have_text("Thank you: noted.")
+
+    # A wrong hand answer: its message gets the same question, under the form's feedback.
+    pick_choice(learner, "guess", "A", "is-wrong")
+    form = learner.locator('form[data-exercise-id="guess"]')
+    helpful = form.locator(".helpful")
+    expect(helpful).to_be_visible()
+    helpful.get_by_role("button", name="No").click()
+    expect(helpful.get_by_role("textbox", name="What would have helped? (optional)")).to_be_focused()
+    learner.keyboard.type(ANSWER_LINE)
+    learner.keyboard.press("Enter")
+    expect(helpful.locator(".helpful-said")).to_have_text("Thank you: noted.")
+    pick_choice(learner, "guess", "B", "is-correct")
+    expect(form.locator(".helpful")).to_have_count(0)  # a right answer is not asked about
+
+    teacher = new_page(chromium, errors, viewport={"width": 1100, "height": 900})
+    _sign_in(teacher, server, "Marks")
+    teacher.goto(f"{server.url}/instructor/mistakes")
+    rows = teacher.locator("table.mistakes-unhelpful tbody tr")
+    expect(rows.filter(has_text="hand-answer message").locator("td")).to_have_text(["1 (100%)", "1"])
+    expect(rows.filter(has_text="catalogued hint").locator("td")).to_have_text(["0 (0%)", "1"])
+    said = teacher.locator(f'.exercise-lines[data-exercise="{LESSON}/guess"] li')
+    expect(said.locator(".line-said")).to_have_text([ANSWER_LINE])
+    expect(said.locator(".line-on")).to_have_text(f"On the message: {_wrong_answer_message(server, 'guess')}")
+    screenshot(teacher, "class-mistakes-answer-lines")
     assert errors == []
 
 

@@ -102,17 +102,15 @@ def _queue_scores(store: Store, catalog: Catalog, changes: list[VerdictChange]) 
     from qkv.store.lti.outbox import ScoreOutbox
     from qkv.web.learner.lesson_progress import build_progress
     from qkv.web.learner.solution_credit import HelpPolicy
-    from qkv.web.lti.scores import ScoreHook, lesson_score
+    from qkv.web.lti.scores import ScoreHook, queue_lesson_score
 
     hook = ScoreHook(LtiLinks(store.database), ScoreOutbox(store.database))
     queued = 0
     for learner_id, lesson_id in sorted({(c.learner_id, c.lesson_id) for c in changes}):
         lesson = catalog.lesson(lesson_id)
         progress = build_progress(lesson, store.progress.lesson_activity(learner_id, lesson_id))
-        score = lesson_score(progress, HelpPolicy())  # the default credits of qkv serve
-        sent = hook.lesson_changed(
-            learner_id, lesson_id, score.solved, score.total, attempted=score.attempted, note=score.note
-        )
+        # The default help credits of qkv serve; each line item's course's dates weigh late solves.
+        sent = queue_lesson_score(hook, store.due_dates, learner_id, lesson_id, progress, HelpPolicy())
         queued += int(sent)
     return queued
 

@@ -37,7 +37,16 @@ from qkv.grading.preconditions import (
     writes_number,
 )
 from qkv.grading.results import RESULTS_VERSION, GradeResult, TestResult
-from qkv.grading.suite import Case, Raises, Suite, TestCase, called_again, check_raises
+from qkv.grading.suite import (
+    Case,
+    Raises,
+    Suite,
+    TestCase,
+    by_keyword,
+    called_again,
+    check_raises,
+    in_dtype,
+)
 
 __all__ = [
     "RESULTS_VERSION",
@@ -69,10 +78,12 @@ __all__ = [
     "Unfinished",
     "Warned",
     "Whole",
+    "by_keyword",
     "called_again",
     "check_raises",
     "exp_overflows",
     "fully_masked_row",
+    "in_dtype",
     "is_float32",
     "missing_function_hint",
     "row_far_below_max",

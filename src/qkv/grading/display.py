@@ -92,8 +92,9 @@ def python_literal(value: Any) -> str:
     return repr(value) if container is None else container
 
 
-def python_call(function: str, args: Sequence[Any]) -> str:
-    """The call as a learner would type it to repeat a test.
+def python_call(function: str, args: Sequence[Any], keywords: Sequence[str] = ()) -> str:
+    """The call as a learner would type it to repeat a test: the last ``len(keywords)`` arguments
+    written as ``name=value``.
 
     Examples
     --------
@@ -101,8 +102,13 @@ def python_call(function: str, args: Sequence[Any]) -> str:
     'volume(3, 5, 7)'
     >>> python_call("f", (np.array([[1.5, -2.25]]), 2))
     'f(np.array([[1.5, -2.25]]), 2)'
+    >>> python_call("f", (np.array([1.5], dtype=np.float32), True), ("causal",))
+    'f(np.array([1.5], dtype=np.float32), causal=True)'
     """
-    return f"{function}({', '.join(python_literal(arg) for arg in args)})"
+    split = len(args) - len(keywords)
+    written = [python_literal(arg) for arg in args[:split]]
+    written += [f"{name}={python_literal(arg)}" for name, arg in zip(keywords, args[split:], strict=True)]
+    return f"{function}({', '.join(written)})"
 
 
 def format_number(value: float) -> str:

@@ -326,8 +326,11 @@ class Grader:
             prepare_in_background(suite.reference, suite.functions)
         cases = suite.cases(seed)
         # The calls run in an order shuffled by the seed, so code that counts its calls cannot know which
-        # test it is in; the results are reported in the suite's own order.
-        prepared.order = run_order(len(cases), seed)
+        # test it is in; the results are reported in the suite's own order. A test that repeats another
+        # runs right after it: state a function keeps from one call to the next is then the last call's.
+        prepared.order = repeats_follow(
+            run_order(len(cases), seed), [row.name for row in suite.table], [row.again for row in suite.table]
+        )
         prepared.cases = cases
         _write_job(prepared, source, suite)
         if suite.time_limit_s is not None and suite.time_limit_s < self.limits.wall_s:
@@ -597,6 +600,7 @@ def _write_job(prepared: _Prepared, source: str, suite: Suite) -> None:
                 "id": index,
                 "function": case.function,
                 "args": [_encode_arg(arg) for arg in case.args],
+                "keywords": list(case.keywords),
                 "inputs": case.check_inputs,
                 "warnings": case.refuse_warnings,
             }
@@ -662,6 +666,34 @@ def run_order(count: int, seed: int) -> list[int]:
     True
     """
     return [int(index) for index in np.random.default_rng([seed, 0x0D3E]).permutation(count)]
+
+
+def repeats_follow(order: list[int], names: list[str], again: list[str | None]) -> list[int]:
+    """``order`` with each test that repeats another (``again``: the name of the test it repeats, None
+    for the others) moved to run right after it, the repeats of one test in the suite's order.
+
+    Examples
+    --------
+    >>> repeats_follow([3, 0, 2, 1], ["a", "a again", "b", "a fresh"], [None, "a", None, "a"])
+    [0, 1, 3, 2]
+    """
+    index_of = {name: index for index, name in enumerate(names)}
+    followers: dict[int, list[int]] = {}
+    for index, of in enumerate(again):
+        if of is not None and of in index_of:
+            followers.setdefault(index_of[of], []).append(index)
+    following = {index for indices in followers.values() for index in indices}
+    placed: list[int] = []
+
+    def place(index: int) -> None:
+        placed.append(index)
+        for follower in followers.get(index, []):
+            place(follower)
+
+    for index in order:
+        if index not in following:
+            place(index)
+    return placed
 
 
 def _encode_arg(value: Any) -> Any:

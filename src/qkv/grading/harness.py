@@ -13,8 +13,9 @@ Protocol (one JSON object per line on the report descriptor):
 - ``{"event": "ready", "marks": {...}}`` once NumPy is imported and the limits are in place (``marks``: the
   monotonic clock and this process's CPU time when the interpreter reached this file and now);
 - then the job is read from stdin:
-  ``{"source": str, "calls": [{"id": int, "function": str, "args": [...]}]}``, and every call's
-  arguments are decoded, before the learner's code runs;
+  ``{"source": str, "calls": [{"id": int, "function": str, "args": [...], "keywords": [...]}]}``, and
+  every call's arguments are decoded, before the learner's code runs; ``keywords`` (optional) names the
+  parameters under which the last arguments are passed (``f(a, b=…)``), the others going by position;
 - ``{"event": "timing", "phase": "set_up", ...}`` when they are (the last line written before the learner's
   code runs), and ``{"event": "timing", "phase": "tests", ...}`` after the last call: advisory timestamps
   for benchmarks, which the parent never uses for the verdict (the second could be forged);
@@ -424,6 +425,9 @@ def call_once(function: Any, decoded: list[Any], call: dict[str, Any], tools: To
     list it finds in this frame for an untouched copy hides nothing.
     """
     args = tuple(decoded)
+    names = call.get("keywords") or []
+    split = len(args) - len(names)
+    positional, by_name = args[:split], {name: args[split + i] for i, name in enumerate(names)}
     check_inputs, record_warnings = call.get("inputs") is True, call.get("warnings") is True
     records = [tools.snapshot(arg, tools) for arg in args] if check_inputs else []
     caught: list[Any] = []
@@ -435,9 +439,9 @@ def call_once(function: Any, decoded: list[Any], call: dict[str, Any], tools: To
                 tools.errstate(divide="warn", over="warn", invalid="warn"),
             ):
                 tools.simplefilter("always")
-                returned = function(*args)
+                returned = function(*positional, **by_name)
         else:
-            returned = function(*args)
+            returned = function(*positional, **by_name)
     except BaseException as error:
         report = {"outcome": "raised", **describe_error(error), "params": safe_params(function)}
         report.update(failing_place(error, tools))

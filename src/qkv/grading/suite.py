@@ -19,11 +19,24 @@ from typing import Any
 
 import numpy as np
 
-from qkv.grading.compare import Close, Comparator
+from qkv.grading.compare import Close, Comparator, Items
 from qkv.grading.display import python_call
 from qkv.grading.hints import Hint, missing_function_hint
 
-__all__ = ["Case", "Raises", "Suite", "TestCase", "called_again", "check_raises"]
+__all__ = [
+    "FLOAT32_RTOL",
+    "Case",
+    "Raises",
+    "Suite",
+    "TestCase",
+    "by_keyword",
+    "called_again",
+    "check_raises",
+    "in_dtype",
+]
+
+FLOAT32_RTOL = 1e-4  # float32 keeps about 7 digits: a few roundings of a short sum stay well inside this
+FLOAT32_ATOL = 1e-5
 
 ArgumentMaker = Callable[[np.random.Generator], Sequence[Any]]
 
@@ -83,6 +96,13 @@ class TestCase:
         With ``again``: the entries of each float array of those arguments shuffled (the same shapes
         and the same numbers, in new places), so that a function keeping a result by its inputs' shapes
         is called with new values.
+    keywords : sequence of str
+        The parameter names under which the last ``len(keywords)`` arguments are passed, in the order
+        of the statement's signature: ``("mask",)`` calls ``f(Q, K, V, mask=…)``. The arguments stay
+        in the signature's order, so every rule that reads them by position (hints, relations,
+        mutants) reads the same values; the expected value comes from the same keyword call of
+        ``expect``. An argument with a default in the statement's signature is left out by giving
+        fewer arguments.
     """
 
     __test__ = False  # not a pytest test class, despite its name
@@ -97,6 +117,7 @@ class TestCase:
     refuse_warnings: bool | None = None
     again: str | None = None
     fresh: bool = False
+    keywords: Sequence[str] = ()
 
     def draw_args(self, rng: np.random.Generator) -> tuple[Any, ...]:
         """The arguments of this row for one run."""
@@ -119,11 +140,12 @@ class Case:
     reference: str | None = field(default=None, repr=False, compare=False)
     shapes: Mapping[str, Sequence[str]] = field(default_factory=dict, repr=False, compare=False)
     explain: bool = True
+    keywords: tuple[str, ...] = ()
 
     @property
     def call(self) -> str:
-        """The call as the learner would write it to repeat this test, e.g. ``volume(3, 5, 7)``."""
-        return python_call(self.function, self.args)
+        """The call as the learner would write it to repeat this test, e.g. ``volume(3, 5, c=7)``."""
+        return python_call(self.function, self.args, self.keywords)
 
 
 @dataclass(frozen=True)
@@ -208,6 +230,8 @@ class Suite:
                         f"The test {row.name!r} has {option}={getattr(row, option)!r}; it must be True, "
                         "False or None (the suite's setting)."
                     )
+        for row in self.table:
+            _check_keywords(row)
         names = [row.name for row in self.table]
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
@@ -244,7 +268,15 @@ class Suite:
             if row.fresh:  # its own generator: the other rows draw what they drew before
                 args = _shuffled(args, np.random.default_rng([seed, len(drawn)]))
             drawn[row.name] = args
-            expected = row.expect if isinstance(row.expect, Raises) else row.expect(*args)
+            keywords = tuple(row.keywords)
+            if len(keywords) > len(args):
+                raise ValueError(
+                    f"The test {row.name!r} passes {len(keywords)} arguments by keyword but has only "
+                    f"{len(args)} arguments."
+                )
+            expected = (
+                row.expect if isinstance(row.expect, Raises) else _keyword_call(row.expect, args, keywords)
+            )
             cases.append(
                 Case(
                     row.name,
@@ -261,9 +293,27 @@ class Suite:
                     reference=self.reference,
                     shapes=self.shapes,
                     explain=self.explain,
+                    keywords=keywords,
                 )
             )
         return cases
+
+
+def _check_keywords(row: TestCase) -> None:
+    """A row's keyword names are distinct identifiers (the harness passes them as they are)."""
+    names = list(row.keywords)
+    if isinstance(row.keywords, str) or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise ValueError(
+            f"The test {row.name!r} has keywords={row.keywords!r}; it must be a sequence of parameter names."
+        )
+    if len(set(names)) != len(names):
+        raise ValueError(f"The test {row.name!r} passes the same keyword twice: {names!r}.")
+
+
+def _keyword_call(function: Callable[..., Any], args: tuple[Any, ...], keywords: tuple[str, ...]) -> Any:
+    """``function`` called as the learner's function is: the last arguments by their names."""
+    split = len(args) - len(keywords)
+    return function(*args[:split], **dict(zip(keywords, args[split:], strict=True)))
 
 
 def _shuffled(value: Any, rng: np.random.Generator) -> Any:
@@ -299,6 +349,74 @@ def called_again(row: TestCase) -> list[TestCase]:
     return [same, fresh]
 
 
+def by_keyword(row: TestCase, *names: str, name: str | None = None) -> TestCase:
+    """The same test with its last arguments passed by the names the statement's signature gives them:
+    a function whose parameter is named otherwise, or stands in another place, fails it.
+
+    Examples
+    --------
+    >>> row = TestCase("layer of 3", "layer", (1.0, 2.0, 0.5), lambda x, g, eps: (x - g) / eps)
+    >>> again = by_keyword(row, "eps")
+    >>> again.name, again.keywords
+    ('layer of 3, eps passed by name', ('eps',))
+    >>> Suite(["layer"], [again]).cases(seed=1)[0].call
+    'layer(1.0, 2.0, eps=0.5)'
+    """
+    words = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return replace(row, name=name or f"{row.name}, {words} passed by name", keywords=names)
+
+
+def in_dtype(row: TestCase, dtype: str, name: str | None = None) -> TestCase:
+    """The same test with every float array of its inputs as ``dtype`` (``"float32"``; an integer dtype
+    rounds the entries first), compared with tolerances fit for float32 when the dtype is one. Nothing
+    is said about the dtype of the result: a statement that promises one says so in the row's own
+    comparator, which is kept.
+
+    Examples
+    --------
+    >>> row = TestCase("double", "double", lambda rng: (rng.normal(size=2),), lambda x: 2 * x)
+    >>> single = in_dtype(row, "float32")
+    >>> single.name, single.compare.rtol
+    ('double, in float32', 0.0001)
+    >>> Suite(["double"], [single]).cases(seed=3)[0].args[0].dtype
+    dtype('float32')
+    """
+    wanted = np.dtype(dtype)
+    args = row.args
+
+    def draw(rng: np.random.Generator) -> tuple[Any, ...]:
+        drawn = args(rng) if callable(args) else args
+        return tuple(_as_dtype(arg, wanted) for arg in drawn)
+
+    fixed = None if callable(args) else tuple(_as_dtype(arg, wanted) for arg in args)
+    return replace(
+        row,
+        name=name or f"{row.name}, in {wanted}",
+        args=draw if fixed is None else fixed,
+        compare=_loosened(row.compare) if wanted.kind == "f" and wanted.itemsize < 8 else row.compare,
+    )
+
+
+def _as_dtype(value: Any, dtype: np.dtype[Any]) -> Any:
+    """A float array as ``dtype`` (rounded first for an integer dtype); containers item by item."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return (np.round(value) if dtype.kind in "iu" else value).astype(dtype)
+    if isinstance(value, dict):
+        return {key: _as_dtype(item, dtype) for key, item in value.items()}
+    if isinstance(value, list | tuple) and any(isinstance(item, np.ndarray | dict) for item in value):
+        return type(value)(_as_dtype(item, dtype) for item in value)
+    return value
+
+
+def _loosened(compare: Comparator) -> Comparator:
+    """``compare`` with float32's tolerances where its own are tighter (item by item in a tuple)."""
+    if isinstance(compare, Close):
+        return replace(compare, rtol=max(compare.rtol, FLOAT32_RTOL), atol=max(compare.atol, FLOAT32_ATOL))
+    if isinstance(compare, Items):
+        return replace(compare, items=tuple(_loosened(item) for item in compare.items))
+    return compare
+
+
 def check_raises(reference: Callable[..., Any], expected: Raises) -> Callable[..., Raises]:
     """An ``expect`` that first checks the reference really raises for the drawn inputs.
 
@@ -313,9 +431,9 @@ def check_raises(reference: Callable[..., Any], expected: Raises) -> Callable[..
     """
     exception = getattr(builtins, expected.exception)
 
-    def expect(*args: Any) -> Raises:
+    def expect(*args: Any, **keywords: Any) -> Raises:
         try:
-            reference(*args)
+            reference(*args, **keywords)
         except exception:
             return expected
         raise AssertionError(f"the reference accepted inputs that must raise {expected.exception}")

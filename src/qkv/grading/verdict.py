@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -153,7 +154,7 @@ def _judge_returned(
     got = decode_value(event.get("value"))
     changed = _changed(case, event)
     warnings = _warnings(case, event)
-    params = _params(event)
+    params = _argument_names(case, _params(event))
     if isinstance(case.expected, Raises):
         returned = Outcome(case.args, case.expected, case.compare, returned=got, code=code)
         if seen is not None:
@@ -283,6 +284,17 @@ def _names(value: Any, most: int) -> bool:
     )
 
 
+def _argument_names(case: Case, params: list[str] | None) -> list[str] | None:
+    """The names of the call's arguments: the learner's parameters for those passed by position, the
+    test's keywords for those passed by name (None where the learner's names are not known)."""
+    if not case.keywords:
+        return params
+    split = len(case.args) - len(case.keywords)
+    if params is None or len(params) < split:
+        return None
+    return [*params[:split], *case.keywords]
+
+
 def _params(event: dict[str, Any]) -> list[str] | None:
     """The parameter names of the learner's function, when the report carries them."""
     params = event.get("params")
@@ -339,9 +351,45 @@ def _judge_raised(
     text = limit or _crash_text(case, event)
     hint = first_hint(case.hints, seen)
     crash = None if hint is not None or limit or source is None else _crash_hint(source, event, bases[0])
+    if hint is None and not limit and bases[0] == "TypeError" and event.get("line") is None:
+        crash = call_form_hint(case, message) or crash  # the call itself did not fit the function
     if crash is not None:  # the failing line's operation, named (qkv.grading.crashes)
         return replace(_result(case, "error", text, crash, got=_raised(event)), hint_source="crash")
     return _result(case, "error", text, hint, got=_raised(event))
+
+
+def call_form_hint(case: Case, message: str) -> str | None:
+    """Why a call the statement allows did not reach the learner's code: a parameter passed by name that
+    their function names otherwise, or one left out that their function gives no default; None for
+    any other TypeError.
+
+    Examples
+    --------
+    >>> from qkv.grading.compare import Close
+    >>> from qkv.grading.suite import Case
+    >>> case = Case("t", "f", (1, True), 1, Close(), keywords=("causal",))
+    >>> call_form_hint(case, "f() got an unexpected keyword argument 'causal'")[:72]
+    "This test passes causal by name, f(…, causal=…), as the statement's sign"
+    >>> bare = Case("t", "f", (1,), 1, Close())
+    >>> call_form_hint(bare, "f() missing 1 required positional argument: 'causal'")[:64]
+    'This test leaves out causal, which has a default in the statemen'
+    """
+    keyword = re.search(r"unexpected keyword argument '(\w+)'|multiple values for argument '(\w+)'", message)
+    if keyword is not None and case.keywords:
+        name = keyword.group(1) or keyword.group(2)
+        what = "has no parameter called" if keyword.group(1) else "takes by position the argument"
+        return (
+            f"This test passes {name} by name, {case.function}(…, {name}=…), as the statement's signature "
+            f"names it, but your {case.function} {what} {name}: name and order {case.function}'s "
+            "parameters as the statement does."
+        )
+    missing = re.search(r"missing \d+ required positional arguments?: '(\w+)'", message)
+    if missing is not None:
+        return (
+            f"This test leaves out {missing.group(1)}, which has a default in the statement's signature, "
+            f"but your {case.function} requires it: give {missing.group(1)} the statement's default value."
+        )
+    return None
 
 
 def _crash_hint(source: str, event: dict[str, Any], exception: str) -> str | None:
@@ -411,7 +459,7 @@ def _crash_text(case: Case, event: dict[str, Any]) -> str:
     shape, index and casting errors what those words mean."""
     text = _raised_text(case.function, event).rstrip()
     diagnosis = crash_diagnosis(event["message"])
-    shapes = call_shapes(case.args, _params(event))
+    shapes = call_shapes(case.args, _argument_names(case, _params(event)))
     if not diagnosis and not shapes:
         return text
     if text[-1:] not in ".!?":

@@ -7,17 +7,21 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from qkv.store import MembershipSource, StaffRole
 from qkv.store.sql.clock import utc_now
 from qkv.web.instructor.exports import GRADEBOOK_COLUMNS
-from tests.web.backend_fixtures import sign_in_instructor
+from qkv.web.instructor.late_work import LateWork
+from tests.term_clock import term_clock
+from tests.web.backend_fixtures import CORRECT_SOLUTION, Browser, learner_id_of, sign_in_instructor
 
 
 def _class(app: FastAPI, *, dated: bool) -> tuple[TestClient, dict[str, str]]:
@@ -81,3 +85,39 @@ def test_a_course_without_dates_exports_the_files_as_before(make_app: Callable[.
     lms = _csv(client, "lms.csv")
     column = next(key for key in lms[0] if key.startswith("L4.1 "))
     assert {r[column] for r in lms} == {"1"}
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+@pytest.mark.sandbox
+@pytest.mark.timeout(120)
+def test_a_program_sent_before_the_due_date_is_on_time_however_long_its_grading(
+    make_app: Callable[..., FastAPI],
+) -> None:
+    """The program is sent an hour before the due date; the term's clock jumps a day while it waits for its
+    grader: it is kept, and solves, at the time it was sent (issue 46)."""
+    app = make_app()
+    store = app.state.qkv.store
+    learner = Browser(app).open_lesson()
+    learner.progress()
+    course = store.courses.create("Attention 101").id
+    store.courses.enrol(course, learner_id_of(learner), MembershipSource.ROSTER)
+    queue = app.state.qkv.queue
+    submit = queue.submit
+    with term_clock() as clock:
+        due = clock() + timedelta(hours=1)
+        store.due_dates.set_due(course, "L4.1", due, None, 0.5)
+
+        def submit_then_a_day_passes(*args: Any, **kwargs: Any) -> Any:
+            future = submit(*args, **kwargs)
+            clock.advance(days=1)  # the program waits for its grader past the due date
+            return future
+
+        queue.submit = submit_then_a_day_passes
+        try:
+            assert learner.submit_code(CORRECT_SOLUTION).json()["result"]["status"] == "pass"
+        finally:
+            queue.submit = submit
+        assert clock() > due + timedelta(hours=23)
+    (row,) = [r for r in store.gradebook.rows() if r.exercise_id == "functions" and r.solved]
+    assert row.first_solved_at is not None and row.first_solved_at < due
+    assert LateWork.of_course(store, course).marks(row) == {"late": False, "late_credit": 1.0}  # type: ignore[union-attr]

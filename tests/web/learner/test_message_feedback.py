@@ -53,6 +53,8 @@ def test_one_mark_per_learner_and_message_counted_per_kind(app: FastAPI) -> None
         s.kind: (s.unhelpful, s.marked) for s in app.state.qkv.store.mistakes.unhelpful_by_kind(EVERYONE)
     }
     assert shares["lesson"] == (1, 1) and shares["note"] == (0, 0)
+    listed = app.state.qkv.store.mistakes.groups(EVERYONE, "")
+    assert [group.to_dict()["lines"] for group in listed] == [["I did not see which size."]]  # the JSON's
 
     no_csrf = learner.client.post(f"{learner.api}/message-feedback", json={"exercise_id": EXERCISE})
     assert no_csrf.status_code == 403
@@ -95,6 +97,22 @@ def test_a_learner_s_marks_are_bounded_per_exercise(app: FastAPI) -> None:
     )
 
 
+def _stored(app: FastAPI) -> list[tuple[str, int | None, int | None]]:
+    """Every mark kept: its kind, and the program and the hand answer it is stored with."""
+    from sqlalchemy import text
+
+    with app.state.qkv.store.database.read() as conn:
+        rows = conn.execute(text("SELECT kind, submission_id, answer_id FROM message_feedback ORDER BY id"))
+        return [(row[0], row[1], row[2]) for row in rows]
+
+
+def _newest(app: FastAPI, table: str) -> int:
+    from sqlalchemy import text
+
+    with app.state.qkv.store.database.read() as conn:
+        return int(conn.execute(text(f"SELECT MAX(id) FROM {table}")).scalar_one())
+
+
 def test_a_hand_answer_s_message_is_marked_too(app: FastAPI) -> None:
     from qkv.lessons import load_catalog
 
@@ -103,9 +121,37 @@ def test_a_hand_answer_s_message_is_marked_too(app: FastAPI) -> None:
     learner = Browser(app, LESSON).open_lesson()
     wrong = learner.answer(answered, "0").json()["feedback"]
     assert wrong["correct"] is False
-    body = {"exercise_id": answered, "message": wrong["message"], "kind": "answer", "helpful": True}
+    line = "Say which rule the answer breaks."
+    body = {
+        "exercise_id": answered,
+        "message": wrong["message"],
+        "kind": "answer",
+        "helpful": False,
+        "line": line,
+    }
     assert learner.post(f"{learner.api}/message-feedback", body).json() == {"saved": True}
     shares = {
         s.kind: (s.unhelpful, s.marked) for s in app.state.qkv.store.mistakes.unhelpful_by_kind(EVERYONE)
     }
-    assert shares["answer"] == (0, 1)
+    assert shares["answer"] == (1, 1)
+    assert _stored(app) == [("answer", None, _newest(app, "answers"))], "stored with the answer it was on"
+    instructor = TestClient(app)
+    sign_in_instructor(app, instructor)
+    page = instructor.get("/instructor/mistakes", headers={"accept": "text/html"}).text
+    assert '<th scope="row">hand-answer message</th>' in page
+    lines = page[page.index('class="exercise-lines"') :]
+    assert f"{LESSON} {answered}" in lines and line in lines, "the instructor reads the line per exercise"
+    assert f"On the message: {wrong['message']}" in lines.replace("&#39;", "'").replace("&#34;", '"')
+
+
+def test_a_test_s_mark_is_stored_with_its_program_whatever_made_its_message(app: FastAPI) -> None:
+    learner, result = _ran(app, OTHERS[0])
+    program = _newest(app, "code_submissions")
+    assert _mark(learner, result, True).json() == {"saved": True}
+    # The kinds the page sends besides the catalogued hint's: a crashing line named, a relation, a mutant.
+    for number, kind in enumerate(("crash", "relation", "mutant", "note", "plain")):
+        marked = _mark(learner, result, False, kind=kind, message=f"message {number}")
+        assert marked.status_code == 200, marked.text
+    assert _stored(app) == [
+        (kind, program, None) for kind in ("lesson", "crash", "relation", "mutant", "note", "plain")
+    ]

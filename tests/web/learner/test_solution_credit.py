@@ -103,6 +103,7 @@ def test_a_solve_before_the_solution_is_not_marked(app: FastAPI, browser: Browse
 def test_the_lesson_hook_credits_as_the_server_is_told() -> None:
     from types import SimpleNamespace
 
+    from qkv.store.instructor.due_dates import DueDates
     from qkv.web import lti
 
     database = Database("sqlite://")
@@ -112,7 +113,10 @@ def test_the_lesson_hook_credits_as_the_server_is_told() -> None:
     for credit, given in ((AfterSolutionCredit.NONE, 2), (AfterSolutionCredit.REDUCED, 2.5)):
         state = SimpleNamespace(
             qkv_lti=SimpleNamespace(scores=hook),
-            qkv=SimpleNamespace(settings=Settings(after_solution_credit=credit)),
+            qkv=SimpleNamespace(
+                settings=Settings(after_solution_credit=credit),
+                store=SimpleNamespace(due_dates=DueDates(database)),
+            ),
         )
         lti.lesson_changed(state, "a" * 36, "X1.1", progress)
         document = hook.outbox.waiting()[-1].document

@@ -287,3 +287,24 @@ def test_a_line_item_a_launch_makes_ends_at_the_lessons_due_date(
     (item_id,) = platform.line_items
     made = platform.line_items[item_id]
     assert made["resourceId"] == lesson and made["endDateTime"] == "2026-12-24T16:00:00Z"
+
+
+def test_the_lms_line_items_end_is_the_due_date_unless_the_instructor_set_one(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser
+) -> None:
+    platform, url, app = lms
+    first, second = _lessons(app)[:2]
+    _deep_link(lms_browser, platform, url, [first, second])  # the LMS makes each link's line item
+    store = app.state.qkv.store
+    course = store.courses.for_lti_context(platform.issuer, DEPLOYMENT_ID, CONTEXT_ID, "Attention")
+    store.due_dates.set_due(course.id, second, datetime(2027, 1, 8, 9, 0), late_credit=0.5)  # in qkv
+    for item in platform.line_items.values():  # the instructor gave both an end date in the LMS
+        item["endDateTime"] = "2027-01-15T17:00:00+01:00"
+    learner = LmsBrowser(url)
+    for link in list(platform.links.values()):
+        learner.open(learner.launch(platform, link.url, "learner-1", hint=f"link:{link.id}"))
+    learner.close()
+    from_lms, set_in_qkv = store.due_dates.due(course.id, first), store.due_dates.due(course.id, second)
+    assert from_lms is not None and from_lms.due_at == datetime(2027, 1, 15, 16, 0)  # UTC
+    assert from_lms.late_credit == 1.0 and from_lms.close_at is None  # the LMS's own rules act on lateness
+    assert set_in_qkv is not None and set_in_qkv.due_at == datetime(2027, 1, 8, 9, 0)  # the instructor's

@@ -25,6 +25,8 @@ from qkv.store.instructor.courses import EVERYONE, LearnerScope
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.database import Database
 from qkv.store.sql.tables import (
+    Answer,
+    CodeSubmission,
     CourseLearner,
     MessageFeedback,
     MistakeGroupLearner,
@@ -41,6 +43,7 @@ __all__ = [
     "MistakeGroup",
     "MistakeGroups",
     "NoteForLearner",
+    "UnhelpfulLine",
     "UnhelpfulShare",
     "clean_sentence",
     "message_key",
@@ -52,6 +55,8 @@ _NOTES: Table = MistakeNote.__table__  # type: ignore[assignment]
 _SHOWN: Table = MistakeNoteShown.__table__  # type: ignore[assignment]
 _FEEDBACK: Table = MessageFeedback.__table__  # type: ignore[assignment]
 _MEMBERS: Table = CourseLearner.__table__  # type: ignore[assignment]
+_ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
+_PROGRAMS: Table = CodeSubmission.__table__  # type: ignore[assignment]
 
 MAX_SENTENCE = 400
 """An instructor's note is one sentence of at most this many characters."""
@@ -59,9 +64,11 @@ MAX_LINE = 300
 """A learner's optional line under "Did this help?" keeps at most this many characters."""
 MAX_MARKS = 200
 """A learner's marks kept per exercise (one per message); past it a mark is refused with a sentence."""
-FEEDBACK_KINDS = ("lesson", "relation", "mutant", "note", "plain", "answer")
-"""What made a message a learner marked: a catalogued hint, a relation, a mutant, an instructor's note, the
-comparison alone, or a hand-answer exercise's message."""
+FEEDBACK_KINDS = ("lesson", "relation", "mutant", "crash", "note", "plain", "answer")
+"""What made a message a learner marked: a catalogued hint, a relation, a mutant, the grader's sentence on a
+crashing line, an instructor's note, the comparison alone, or a hand-answer exercise's message."""
+LINES_PER_EXERCISE = 5
+"""The newest lines kept per exercise in :meth:`MistakeGroups.lines_by_exercise`."""
 EXAMPLES = 3
 MAX_GROUPS = 500
 EXAMPLE_GROUPS = 30  # the first groups listed come with their example programs
@@ -149,6 +156,7 @@ class MistakeGroup:
             "named_by": self.named_by,
             "unhelpful": self.unhelpful,
             "marked": self.marked,
+            "lines": list(self.lines),
             "examples": list(self.examples),
         }
 
@@ -170,6 +178,18 @@ class UnhelpfulShare:
     kind: str
     unhelpful: int
     marked: int
+
+
+@dataclass(frozen=True)
+class UnhelpfulLine:
+    """What a learner who marked a message unhelpful said would have helped, on a message in no group."""
+
+    lesson: str
+    exercise: str
+    kind: str  # one of FEEDBACK_KINDS
+    line: str
+    message: str | None  # the hand answer's message the mark was on; None for a test's message
+    created_at: datetime
 
 
 @dataclass
@@ -456,6 +476,11 @@ class MistakeGroups:
     ) -> bool:
         """Save a learner's "Did this help?" on one message; False when they had marked it already.
 
+        The mark is stored with the program it was given on, found here when it is saved: for a
+        hand-answer's message (``kind`` ``answer``) the learner's latest wrong answer to the exercise, for
+        a test's message their latest program of the exercise that did not pass (the result the page
+        shows its messages under); none when they have none.
+
         Raises ValueError for an unknown kind, or past :data:`MAX_MARKS` of the learner's on the exercise.
         """
         if kind not in FEEDBACK_KINDS:
@@ -485,8 +510,17 @@ class MistakeGroups:
                 "helpful": helpful,
                 "line": text,
                 "created_at": utc_now(),
+                **_marked_on(conn, learner_id, lesson_id, exercise_id, answer=kind == "answer"),
             }
             return self.database.insert_ignore(conn, _FEEDBACK, values, ["learner_id", "message_key"])
+
+    def unhelpful_lines(self, scope: LearnerScope, lesson: str | None = None) -> list[UnhelpfulLine]:
+        """What the scope's learners said would have helped, on messages in no group (a hand answer's, or a
+        test's whose function was not signed): the newest :data:`LINES_PER_EXERCISE` per exercise, by
+        lesson and exercise. The lines on a group's messages are the group's (:attr:`MistakeGroup.lines`).
+        """
+        with self.database.read() as conn:
+            return _unhelpful_lines(conn, scope, lesson)
 
     def unhelpful_by_kind(self, scope: LearnerScope, lesson: str | None = None) -> list[UnhelpfulShare]:
         """Per kind of message, how often the scope's learners marked it unhelpful, of all their marks."""
@@ -500,6 +534,48 @@ class MistakeGroups:
             ).all()
         found = {row[0]: UnhelpfulShare(row[0], int(row[1] or 0), int(row[2])) for row in rows}
         return [found.get(kind, UnhelpfulShare(kind, 0, 0)) for kind in FEEDBACK_KINDS]
+
+
+def _unhelpful_lines(conn: Connection, scope: LearnerScope, lesson: str | None) -> list[UnhelpfulLine]:
+    """The newest lines of "did not help" marks on messages in no group, :data:`LINES_PER_EXERCISE` per
+    exercise, by lesson and exercise; a hand answer's mark comes with the message it was given on."""
+    f, a = _FEEDBACK.c, _ANSWERS.c
+    where = [scope.admits(f.learner_id), f.group_key.is_(None), f.helpful.is_(False), f.line != ""]
+    if lesson is not None:
+        where.append(f.lesson_id == lesson)
+    newest = (
+        func.row_number()
+        .over(partition_by=(f.lesson_id, f.exercise_id), order_by=(f.created_at.desc(), f.id.desc()))
+        .label("newest")
+    )
+    columns = (f.lesson_id, f.exercise_id, f.kind, f.line, f.created_at, f.answer_id, f.learner_id, newest)
+    ranked = select(*columns).where(*where).subquery()
+    r = ranked.c
+    on_answer = and_(a.id == r.answer_id, a.learner_id == r.learner_id)
+    rows = conn.execute(
+        select(r.lesson_id, r.exercise_id, r.kind, r.line, a.message, r.created_at)
+        .select_from(ranked.outerjoin(_ANSWERS, on_answer))
+        .where(r.newest <= LINES_PER_EXERCISE)
+        .order_by(r.lesson_id, r.exercise_id, r.newest)
+    ).all()
+    return [UnhelpfulLine(*row) for row in rows]
+
+
+def _marked_on(
+    conn: Connection, learner_id: str, lesson_id: str, exercise_id: str, *, answer: bool
+) -> dict[str, int | None]:
+    """The row a mark is stored with: the latest wrong answer, or the latest program that did not pass."""
+    table = _ANSWERS if answer else _PROGRAMS
+    wrong = _ANSWERS.c.correct.is_(False) if answer else _PROGRAMS.c.status != "pass"
+    found = conn.execute(
+        select(func.max(table.c.id)).where(
+            table.c.learner_id == learner_id,
+            table.c.lesson_id == lesson_id,
+            table.c.exercise_id == exercise_id,
+            wrong,
+        )
+    ).scalar()
+    return {"answer_id": found if answer else None, "submission_id": None if answer else found}
 
 
 def _aggregates(conn: Connection, scope: LearnerScope, lesson: str | None) -> list[Any]:

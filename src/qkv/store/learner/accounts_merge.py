@@ -31,6 +31,10 @@ from qkv.store.sql.tables import (
     LearnerSession,
     LearnerSignInToken,
     LessonState,
+    MessageFeedback,
+    MistakeGroupLearner,
+    MistakeNoteShown,
+    MistakeSignature,
 )
 
 _LEARNERS: Table = LearnerRow.__table__  # type: ignore[assignment]
@@ -43,6 +47,10 @@ _HELP: Table = HelpShown.__table__  # type: ignore[assignment]
 _STATE: Table = LessonState.__table__  # type: ignore[assignment]
 _TOKENS: Table = LearnerSignInToken.__table__  # type: ignore[assignment]
 _SESSIONS: Table = LearnerSession.__table__  # type: ignore[assignment]
+_SIGNATURES: Table = MistakeSignature.__table__  # type: ignore[assignment]
+_GROUP_LEARNERS: Table = MistakeGroupLearner.__table__  # type: ignore[assignment]
+_NOTES_SHOWN: Table = MistakeNoteShown.__table__  # type: ignore[assignment]
+_FEEDBACK: Table = MessageFeedback.__table__  # type: ignore[assignment]
 
 __all__ = ["MergeReport", "merge_learner"]
 
@@ -139,6 +147,7 @@ def merge_learner(conn: Connection, anonymous_id: str, account_id: str) -> Merge
     _merge_help(conn, anonymous_id, account_id)
     drafts = _merge_drafts(conn, anonymous_id, account_id)
     _merge_lesson_state(conn, anonymous_id, account_id)
+    _merge_mistakes(conn, anonymous_id, account_id)
     _merge_learner_row(conn, source, target)
     return MergeReport(answers, programs, exercises, drafts)
 
@@ -282,6 +291,40 @@ def _merge_lesson_state(conn: Connection, source: str, target: str) -> None:
         .values(learner_id=target)
     )
     conn.execute(delete(_STATE).where(_STATE.c.learner_id == source))
+
+
+def _merge_mistakes(conn: Connection, source: str, target: str) -> None:
+    """A class's mistakes: each failing program's signature and each note shown move with the person; a
+    group both were in counts both's programs from the earlier first; a message both marked keeps the
+    account's mark ("Did this help?" is one per person and message)."""
+    _move_rows(conn, _SIGNATURES, source, target)
+    _move_rows(conn, _NOTES_SHOWN, source, target)
+    g = _GROUP_LEARNERS.c
+    mine = conn.execute(select(_GROUP_LEARNERS).where(g.learner_id == target))
+    theirs = {row.group_key: row for row in mine}
+    for row in conn.execute(select(_GROUP_LEARNERS).where(g.learner_id == source)).all():
+        other = theirs.get(row.group_key)
+        if other is None:
+            conn.execute(
+                update(_GROUP_LEARNERS)
+                .where(g.learner_id == source, g.group_key == row.group_key)
+                .values(learner_id=target)
+            )
+            continue
+        conn.execute(
+            update(_GROUP_LEARNERS)
+            .where(g.learner_id == target, g.group_key == row.group_key)
+            .values(
+                programs=other.programs + row.programs,
+                first_seen=min(other.first_seen, row.first_seen),
+                first_id=min(other.first_id, row.first_id),
+            )
+        )
+    conn.execute(delete(_GROUP_LEARNERS).where(g.learner_id == source))
+    f = _FEEDBACK.c
+    marked = select(f.message_key).where(f.learner_id == target).scalar_subquery()
+    conn.execute(delete(_FEEDBACK).where(f.learner_id == source, f.message_key.in_(marked)))
+    _move_rows(conn, _FEEDBACK, source, target)
 
 
 def _merge_learner_row(conn: Connection, source: Any, target: Any) -> None:

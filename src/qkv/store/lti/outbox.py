@@ -148,14 +148,18 @@ class ScoreOutbox:
     def __init__(self, database: Database) -> None:
         self.database = database
 
-    def enqueue(self, item: LineItem, solved: int, document: ScoreDocument) -> bool:
+    def enqueue(
+        self, item: LineItem, solved: int, document: ScoreDocument, *, worked_at: datetime | None = None
+    ) -> bool:
         """Queue a score unless ``solved`` is already the line item's last queued score; a line item with a
         refusal (another lesson's column) gets the score parked at once, with that sentence.
 
         The line item's last score, its timestamp and the queued row are written in one transaction, so
-        of two servers recording the same change only one queues it. The score's timestamp is now, in
-        whole seconds, but always at least a second after the line item's previous one: an LMS that keeps
-        timestamps to the second (Moodle) refuses a score that is not newer than the last it stored.
+        of two servers recording the same change only one queues it. The score's timestamp is the time of
+        the work it is for (``worked_at``; now when not given), in whole seconds, so an LMS's own late rules
+        judge the work, not its sending; but always at least a second after the line item's previous one:
+        an LMS that keeps timestamps to the second (Moodle) refuses a score that is not newer than the last
+        it stored (a regrade's score for old work is stamped so, and its comment says whether it was late).
 
         Parameters
         ----------
@@ -168,6 +172,8 @@ class ScoreOutbox:
         document : dict or callable
             The AGS score document to post, or ``timestamp -> document`` to make it with the timestamp
             chosen here (UTC, naive, whole seconds).
+        worked_at : datetime, optional
+            When the work the score is for was done (UTC, naive): the timestamp, if newer than the last.
 
         Returns
         -------
@@ -193,7 +199,7 @@ class ScoreOutbox:
                 previous = conn.execute(
                     select(_LINE_ITEMS.c.last_score_at).where(*_line_item_is(item))
                 ).scalar_one_or_none()
-                at = score_timestamp(now, previous)
+                at = score_timestamp(worked_at or now, previous)
                 changed = conn.execute(
                     update(_LINE_ITEMS)
                     .where(

@@ -145,14 +145,15 @@ class GradingJobs:
                 f"capacity and per_client must be at least 1, but they are {capacity} and {per_client}."
             )
         client = client[:_CLIENT_KEY_LENGTH]
+        now = utc_now()
         program = {
             "lesson_id": lesson_id,
             "exercise_id": exercise_id,
             "source": source,
             "own_work": own_work,
             "storage_client": storage_client,
+            "sent_at": now,  # a replacement keeps the job's place in line, not its time
         }
-        now = utc_now()
         with self.database.write() as conn:
             _lock_admission(conn)
             self.database.ensure_learner(conn, learner_id)
@@ -285,6 +286,8 @@ class GradingJobs:
                     _JOBS.c.source,
                     _JOBS.c.own_work,
                     _JOBS.c.storage_client,
+                    _JOBS.c.created_at,
+                    _JOBS.c.sent_at,
                 )
             ).first()
             if row is None:
@@ -299,6 +302,7 @@ class GradingJobs:
                 own_work=row.own_work and tried,
                 client=row.storage_client,
                 copies_solution=copies_solution,
+                submitted_at=row.sent_at or row.created_at,  # as sent, however long it waited
             )
             conn.execute(update(_JOBS).where(_JOBS.c.id == job_id).values(kept=kept.value))
         return True

@@ -863,6 +863,27 @@ def _suite_versions_and_regrades(conn: Connection) -> None:
     meta.create_all(conn)
 
 
+def _grading_jobs_sent_at(conn: Connection) -> None:
+    """When a remote grading job's program was sent (issue 46): a newer program that replaces a queued one
+    keeps the job's place in line (``created_at``) but its own time, which a due date judges.
+
+    Self-contained: one nullable column of ``grading_jobs`` (jobs queued before have none: their
+    ``created_at`` stands for it).
+    """
+    _add_column(conn, "grading_jobs", Column("sent_at", DateTime))
+
+
+def _message_feedback_on_its_program(conn: Connection) -> None:
+    """ "Did this help?" stored with the program (issue 45, item 5): a mark names the program
+    (``code_submissions``) or the hand answer (``answers``) whose message it was given on.
+
+    Self-contained and additive: two nullable columns of ``message_feedback`` (marks saved before name
+    neither), no foreign key (a program pruned later leaves its mark's number behind), no other change.
+    """
+    _add_column(conn, "message_feedback", Column("submission_id", Integer))
+    _add_column(conn, "message_feedback", Column("answer_id", Integer))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial,
     _v2_attempts_and_secrets,
@@ -886,6 +907,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _class_mistakes_and_notes,
     _due_dates_and_extensions,
     _suite_versions_and_regrades,
+    _grading_jobs_sent_at,
+    _message_feedback_on_its_program,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -527,6 +527,7 @@ class GradingJob(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     started_at: Mapped[datetime | None] = mapped_column(DateTime)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime)  # its program's, which a due date judges
 
 
 class PrivacyAudit(Base):
@@ -671,6 +672,11 @@ class MessageFeedback(Base):
     helpful: Mapped[bool] = mapped_column(Boolean, nullable=False)
     line: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    # Added by the migration that stores a mark with its program: the program (``code_submissions.id``) or
+    # the hand answer (``answers.id``) the marked message was given on; NULL for marks saved before, or
+    # where the learner had none. No foreign key: a program pruned later leaves the number behind.
+    submission_id: Mapped[int | None] = mapped_column(Integer)
+    answer_id: Mapped[int | None] = mapped_column(Integer)
 
 
 class LessonDueDate(Base):

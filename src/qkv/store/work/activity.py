@@ -46,6 +46,8 @@ class ExerciseActivity:
     solved_after_solution: bool = False  # code: first solved after the reference solution was shown
     hints_shown: int = 0  # code: the hints the learner was shown
     solved_after_hints: bool = False  # code: first solved after at least one hint was shown
+    first_solved_at: datetime | None = None  # when it was first solved (UTC): its lateness is judged by it
+    last_activity_at: datetime | None = None  # the learner's latest work on it (UTC)
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ class CodeWork:
         own_work: bool = True,
         client: str | None = None,
         copies_solution: bool = False,
+        submitted_at: datetime | None = None,
     ) -> Keeping:
         """Save one code submission with the grader's result document.
 
@@ -97,6 +98,9 @@ class CodeWork:
             Whether the program is the exercise's reference solution (names, layout, comments and
             docstrings aside: the caller's judgement); a first solve with it is marked
             ``solved_after_solution``, as one after the solution was shown.
+        submitted_at : datetime, optional
+            When the learner sent the program (UTC; default now): the time it is kept with, and the
+            time of a first solve with it, which a due date judges (grading takes a while).
 
         Returns
         -------
@@ -134,6 +138,7 @@ class CodeWork:
                 own_work=own_work,
                 client=client,
                 copies_solution=copies_solution,
+                submitted_at=submitted_at,
             )
 
     def record_in(
@@ -148,6 +153,7 @@ class CodeWork:
         own_work: bool = True,
         client: str | None = None,
         copies_solution: bool = False,
+        submitted_at: datetime | None = None,
     ) -> Keeping:
         """:meth:`record` inside the caller's write transaction ``conn`` (so that it commits with it).
 
@@ -158,7 +164,7 @@ class CodeWork:
         ----------
         conn : sqlalchemy.Connection
             A connection inside ``database.write()``.
-        learner_id, lesson_id, exercise_id, source, result, own_work, client, copies_solution
+        learner_id, lesson_id, exercise_id, source, result, own_work, client, copies_solution, submitted_at
             As for :meth:`record`.
 
         Returns
@@ -186,7 +192,7 @@ class CodeWork:
         status = str(result.get("status", "error"))[:16]
         document = json.dumps(stored_result(result), allow_nan=False, separators=(",", ":"))
         digest = source_hash(source)
-        now = utc_now()
+        now = utc_now() if submitted_at is None else min(submitted_at, utc_now())  # when it was sent
         key = (learner_id, lesson_id, exercise_id)
         self.database.ensure_learner(conn, learner_id)
         kept = self.budgets.keeping(conn, client)

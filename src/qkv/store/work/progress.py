@@ -268,6 +268,8 @@ def _exercise_activity(total: Row[Any], answer: Row[Any] | None, code: Row[Any] 
         solved_after_solution=bool(total.solved_after_solution),
         hints_shown=int(total.hints_shown or 0),
         solved_after_hints=bool(total.solved) and int(total.hints_before_solve or 0) > 0,
+        first_solved_at=total.first_solved_at,
+        last_activity_at=total.last_activity_at,
         last_answer=None
         if answer is None
         else AnswerRecord(

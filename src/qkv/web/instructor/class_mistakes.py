@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from qkv.store.instructor.courses import StaffRole
-from qkv.store.instructor.mistake_groups import MAX_SENTENCE, MistakeGroup
+from qkv.store.instructor.mistake_groups import MAX_SENTENCE, MistakeGroup, UnhelpfulLine
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.instructor.auth import CSRF_FIELD
 from qkv.web.instructor.course_access import CourseAccess, InCourse
@@ -36,6 +36,16 @@ GroupId = Annotated[
 ]
 LessonFilter = Annotated[str | None, Query(max_length=32, description="Only this lesson's groups.")]
 _GROUP = re.compile(r"[0-9a-f]{16}")
+KIND_WORDS = {
+    "lesson": "catalogued hint",
+    "relation": "relation",
+    "mutant": "mutant",
+    "crash": "crashing line named",
+    "note": "instructor's note",
+    "plain": "comparison alone",
+    "answer": "hand-answer message",
+}
+"""How the page names each kind of message learners mark (``FEEDBACK_KINDS``)."""
 _MAX_FORM_BYTES = 4096
 
 
@@ -86,6 +96,17 @@ def _view(services: Services, groups: list[MistakeGroup]) -> list[dict[str, Any]
     return list(sections.values())
 
 
+def _lines_by_exercise(lines: list[UnhelpfulLine]) -> list[dict[str, Any]]:
+    """The lines on messages in no group, one entry per lesson and exercise, in the store's order."""
+    exercises: dict[tuple[str, str], dict[str, Any]] = {}
+    for line in lines:
+        entry = exercises.setdefault(
+            (line.lesson, line.exercise), {"lesson": line.lesson, "exercise": line.exercise, "lines": []}
+        )
+        entry["lines"].append(line)
+    return list(exercises.values())
+
+
 @pages.get("/instructor/mistakes", response_class=HTMLResponse)
 def mistakes_page(
     request: Request, services: AppServices, access: InCourse, lesson: LessonFilter = None
@@ -95,6 +116,8 @@ def mistakes_page(
     context = {
         "sections": _view(services, groups),
         "unhelpful": services.store.mistakes.unhelpful_by_kind(access.scope, lesson),
+        "lines": _lines_by_exercise(services.store.mistakes.unhelpful_lines(access.scope, lesson)),
+        "kind_words": KIND_WORDS,
         "lesson_filter": lesson,
         "max_sentence": MAX_SENTENCE,
         "proposes": access.role is not StaffRole.INSTRUCTOR,

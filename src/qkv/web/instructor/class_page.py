@@ -35,6 +35,7 @@ from qkv.web.instructor.glance import (
     parse_grid_query,
 )
 from qkv.web.instructor.items import UNNAMED_SHOWN, item_statistics, write_items
+from qkv.web.instructor.late_work import LateSolves, LateWork
 from qkv.web.instructor.rendering import render_page
 from qkv.web.instructor.stats import variant_label
 from qkv.web.services import Services, get_services
@@ -138,13 +139,24 @@ def _stuck_context(services: Services, scope: LearnerScope) -> dict[str, Any]:
     return {"stuck": stuck_now(services, standings, scope), "rule": rule, "updated_at": utc_now()}
 
 
+def _dated_solves(services: Services, scope: LearnerScope) -> dict[tuple[str, str], LateSolves]:
+    """The course's learners' solves of its dated lessons, with their dates (none: no course, no dates)."""
+    late = LateWork.of_course(services.store, scope.course_id)
+    if late is None:
+        return {}
+    counted = counted_by_lesson(services.catalog)
+    exercises = [(lesson, e) for lesson, ids in counted.items() if lesson in late.due for e in ids]
+    return late.solves(services.store.gradebook.within(scope).rows(exercises), counted)
+
+
 def _grid_context(services: Services, query: GridQuery, scope: LearnerScope) -> dict[str, Any]:
     standings = _view(services, scope).standings(counted_by_lesson(services.catalog))
     sizes = _lesson_sizes(services)
     rule = stuck_rule(services)
     now = utc_now()
+    dated = _dated_solves(services, scope)
     return {
-        "rows": grid_rows(standings, sizes, now, rule, query, services.settings.help_policy),
+        "rows": grid_rows(standings, sizes, now, rule, query, services.settings.help_policy, dated),
         "lessons": [lesson for lesson in services.catalog.lessons if lesson.id in sizes],
         "sizes": sizes,
         "query": query,

@@ -23,7 +23,7 @@ from qkv.store import GradebookRow
 from qkv.store.instructor.exports import write_csv
 from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, HelpEvent, LearnerRecord
 from qkv.web.instructor.late_work import DUE_COLUMN, LATE_COLUMNS, LateWork
-from qkv.web.learner.solution_credit import HelpPolicy
+from qkv.web.learner.solution_credit import HelpPolicy, Solve
 
 GRADEBOOK_COLUMNS = [
     "learner_id",
@@ -104,34 +104,21 @@ def lms_columns(catalog: Any) -> list[str]:
 def lesson_scores(
     catalog: Any, rows: Iterable[GradebookRow], policy: HelpPolicy, late: LateWork | None = None
 ) -> dict[str, dict[str, float | int]]:
-    """Per learner (who solved any exercise), each lesson's score: its counted exercises solved, those after
-    help at the instructor's ``policy`` (``HelpPolicy.score``, as the class grid and the LMS score), and
-    late ones at their lesson's late credit too (``late``: the course's dates)."""
-    helped: dict[str, dict[tuple[str, str], tuple[str, float]]] = defaultdict(dict)
+    """Per learner (who solved any exercise), each lesson's score: its counted exercises solved, weighed by
+    ``policy.credit`` (help credit times late credit, as the class grid and the LMS score; ``late``: the
+    course's dates, an extension included)."""
+    solves: dict[str, dict[tuple[str, str], Solve]] = defaultdict(dict)
     for row in rows:
         if row.solved:
-            factor = 1.0 if late is None else late.credit(row.learner_id, row.lesson_id, row.first_solved_at)
-            helped[row.learner_id][(row.lesson_id, row.exercise_id)] = (row.helped, factor)
+            solves[row.learner_id][(row.lesson_id, row.exercise_id)] = Solve(row.helped, row.first_solved_at)
     scores: dict[str, dict[str, float | int]] = {}
-    for learner_id, mine in helped.items():
+    for learner_id, mine in solves.items():
         scores[learner_id] = {}
         for lesson in catalog.lessons:
-            solves = [mine[(lesson.id, eid)] for eid in counted_exercises(lesson) if (lesson.id, eid) in mine]
-            scores[learner_id][lesson.id] = _lesson_score(policy, solves)
+            counted = [mine[(lesson.id, e)] for e in counted_exercises(lesson) if (lesson.id, e) in mine]
+            dates = None if late is None else late.dates(learner_id, lesson.id)
+            scores[learner_id][lesson.id] = policy.credit(counted, dates)
     return scores
-
-
-def _lesson_score(policy: HelpPolicy, solves: list[tuple[str, float]]) -> float | int:
-    """``policy.score`` of a lesson's solves (how each was helped, its late credit); each late solve weighs
-    its help credit times its late credit."""
-    ways = [way for way, _ in solves]
-    if all(factor == 1.0 for _, factor in solves):
-        return policy.score(len(ways), after_solution=ways.count("solution"), after_hints=ways.count("hints"))
-    total = sum(
-        policy.score(1, after_solution=int(way == "solution"), after_hints=int(way == "hints")) * factor
-        for way, factor in solves
-    )
-    return _number(float(total))
 
 
 def lms_records(
@@ -164,7 +151,8 @@ def lms_records(
 
 
 def _number(value: float) -> float | int:
-    """A whole score as an int (3, not 3.0), a half one as it is (2.5)."""
+    """A whole score as an int (3, not 3.0), another one to a millionth (2.5, 0.25)."""
+    value = round(value, 6)
     return int(value) if value.is_integer() else value
 
 

@@ -14,8 +14,10 @@ from datetime import datetime
 from typing import Any
 
 from qkv.store.instructor.class_view import LearnerStanding, Standing, StuckRule
+from qkv.store.instructor.due_dates import Standing as DueStanding
 from qkv.web.instructor.exports import counted_exercises
-from qkv.web.learner.solution_credit import HelpPolicy
+from qkv.web.instructor.late_work import LateSolves
+from qkv.web.learner.solution_credit import HelpPolicy, credit_words
 
 MAX_FILTER = 80
 
@@ -129,17 +131,42 @@ def counted_by_lesson(catalog: Any) -> dict[str, list[str]]:
     return {lesson.id: counted_exercises(lesson) for lesson in catalog.lessons}
 
 
-def _cell(standing: LearnerStanding, lesson_id: str, out_of: int, policy: HelpPolicy) -> dict[str, Any]:
-    """One lesson of one learner: the lesson's score as the LMS gets it (``HelpPolicy.score``), how many
-    were solved, how many of those after help, and the cell's state (from the solves, not the score)."""
+def _lateness(policy: HelpPolicy, dated: LateSolves | None) -> dict[str, Any]:
+    """A cell's late solves, those after the close, and what late work earns (none without dates)."""
+    if dated is None:
+        return {"late": 0, "closed": 0, "late_words": None}
+    standings = [solve.standing(dated.dates) for solve in dated.solves]
+    return {
+        "score": policy.credit(dated.solves, dated.dates),
+        "late": standings.count(DueStanding.LATE),
+        "closed": standings.count(DueStanding.CLOSED),
+        "late_words": credit_words(dated.dates.late_credit),
+    }
+
+
+def _cell(
+    standing: LearnerStanding,
+    lesson_id: str,
+    out_of: int,
+    policy: HelpPolicy,
+    dated: LateSolves | None = None,
+) -> dict[str, Any]:
+    """One lesson of one learner: the lesson's score as the LMS gets it (``HelpPolicy.credit``: help and
+    late credits, ``dated``: the learner's solves of a dated lesson), how many were solved, how many of
+    those after help, late or after the close, and the cell's state (from the solves, not the score)."""
     solved = standing.solved_by_lesson.get(lesson_id, 0)
     after_solution = standing.after_solution_by_lesson.get(lesson_id, 0)
     after_hints = standing.after_hints_by_lesson.get(lesson_id, 0)
     started = standing.started_by_lesson.get(lesson_id, 0)
     state = CellState.DONE if out_of and solved >= out_of else CellState.SOME if started else CellState.NONE
+    late = _lateness(policy, dated)
+    score = late.pop("score", None)
     return {
+        **late,
         "lesson_id": lesson_id,
-        "solved": policy.score(solved, after_solution=after_solution, after_hints=after_hints),
+        "solved": policy.score(solved, after_solution=after_solution, after_hints=after_hints)
+        if score is None
+        else score,
         "solved_count": solved,
         "after_solution": after_solution,
         "after_hints": after_hints,
@@ -160,13 +187,17 @@ def learner_row(
     now: datetime,
     rule: StuckRule,
     policy: HelpPolicy | None = None,
+    dated: Mapping[tuple[str, str], LateSolves] | None = None,
 ) -> dict[str, Any]:
     """One learner as the grid and the API show them: each lesson's score and the total as the LMS file
-    and the LMS score compute them (``policy``: what solves after help count)."""
+    and the LMS score compute them (``policy``: what solves after help count; ``dated``: the solves of the
+    course's dated lessons, by learner and lesson, weighed by their late credit and marked late)."""
     current = standing.current
     state = current.standing(now, rule) if current else None
+    mine = dated or {}
     cells = [
-        _cell(standing, lesson_id, out_of, policy or HelpPolicy()) for lesson_id, out_of in lessons.items()
+        _cell(standing, lesson_id, out_of, policy or HelpPolicy(), mine.get((standing.id, lesson_id)))
+        for lesson_id, out_of in lessons.items()
     ]
     total = sum(cell["solved"] for cell in cells)
     return {
@@ -177,6 +208,7 @@ def learner_row(
         "solved": int(total) if float(total).is_integer() else total,
         "solved_count": standing.solved,
         "after_help": sum(cell["after_solution"] + cell["after_hints"] for cell in cells),
+        "late": sum(cell["late"] + cell["closed"] for cell in cells),
         "out_of": sum(lessons.values()),
         "submissions": standing.submissions,
         "last_activity_at": standing.last_activity_at,
@@ -215,9 +247,11 @@ def grid_rows(
     rule: StuckRule,
     query: GridQuery,
     policy: HelpPolicy | None = None,
+    dated: Mapping[tuple[str, str], LateSolves] | None = None,
 ) -> list[dict[str, Any]]:
-    """The grid's rows, filtered and sorted as ``query`` says (ties by name, then id)."""
-    rows = [learner_row(s, lessons, now, rule, policy) for s in standings]
+    """The grid's rows, filtered and sorted as ``query`` says (ties by name, then id); ``dated`` as for
+    ``learner_row``."""
+    rows = [learner_row(s, lessons, now, rule, policy, dated) for s in standings]
     rows = [row for row in rows if _keep(row, query)]
     rows.sort(key=lambda row: (row["name"].casefold(), row["id"]))
     if query.sort is SortKey.PROGRESS:

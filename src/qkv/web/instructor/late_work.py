@@ -9,14 +9,25 @@ in force for each event (``due_at``); on a course without dates the files are as
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from qkv.store import GradebookRow
-from qkv.store.instructor.due_dates import DatesInForce, DueDate, Extension, apply_extension
+from qkv.store.instructor.due_dates import DatesInForce, DueDate, Extension, Standing, apply_extension
+from qkv.web.learner.solution_credit import HelpPolicy, Solve
 
 LATE_COLUMNS = ["late", "late_credit"]
 DUE_COLUMN = "due_at"
+
+
+@dataclass(frozen=True)
+class LateSolves:
+    """One learner's counted solves of one dated lesson, and their dates of it."""
+
+    solves: list[Solve]
+    dates: DatesInForce
 
 
 class LateWork:
@@ -56,17 +67,43 @@ class LateWork:
         return None if due is None else apply_extension(due, self.extensions.get((learner_id, lesson_id)))
 
     def credit(self, learner_id: str, lesson_id: str, at: datetime | None) -> float:
-        """What work at ``at`` earns: 1 without dates or on time, the late credit when late, 0 once closed."""
-        dates = self.dates(learner_id, lesson_id)
-        return 1.0 if dates is None or at is None else dates.credit_at(at)
+        """What work at ``at`` earns: 1 without dates or on time, the late credit when late, 0 once closed
+        (the late step of ``HelpPolicy.credit``, alone)."""
+        return float(HelpPolicy().credit([Solve("", at)], self.dates(learner_id, lesson_id)))
 
     def marks(self, row: GradebookRow) -> dict[str, Any]:
-        """The gradebook row's ``late`` and ``late_credit`` (None for an exercise not solved)."""
+        """The gradebook row's ``late`` (after the due date in force, the close included) and ``late_credit``
+        (what its lateness leaves of it: 1, the late credit, 0 after the close; None for an exercise not
+        solved)."""
         if not row.solved or row.first_solved_at is None:
             return {"late": None, "late_credit": None}
-        dates = self.dates(row.learner_id, row.lesson_id)
-        late = dates is not None and row.first_solved_at > dates.due_at
+        standing = Solve("", row.first_solved_at).standing(self.dates(row.learner_id, row.lesson_id))
+        late = standing is not Standing.ON_TIME
         return {"late": late, "late_credit": self.credit(row.learner_id, row.lesson_id, row.first_solved_at)}
+
+    def solves(
+        self, rows: Iterable[GradebookRow], counted: Mapping[str, Sequence[str]]
+    ) -> dict[tuple[str, str], LateSolves]:
+        """Per learner and dated lesson, the counted exercises solved (how helped, when) and the dates in
+        force: what the class grid weighs each cell with (``HelpPolicy.credit``, as the exports).
+
+        Examples
+        --------
+        >>> due = DueDate("c1", "L4.1", datetime(2026, 1, 10), None, 0.5, datetime(2026, 1, 1))
+        >>> row = GradebookRow("a", None, "L4.1", "q", 1, 1, True, None, datetime(2026, 1, 11), None)
+        >>> found = LateWork([due], []).solves([row], {"L4.1": ["q"]})[("a", "L4.1")]
+        >>> found.solves, found.dates.late_credit
+        ([Solve(helped='', at=datetime.datetime(2026, 1, 11, 0, 0))], 0.5)
+        """
+        found: dict[tuple[str, str], LateSolves] = {}
+        for row in rows:
+            dates = self.dates(row.learner_id, row.lesson_id)
+            if dates is None or not row.solved or row.exercise_id not in counted.get(row.lesson_id, ()):
+                continue
+            key = (row.learner_id, row.lesson_id)
+            entry = found.setdefault(key, LateSolves([], dates))
+            entry.solves.append(Solve(row.helped, row.first_solved_at))
+        return found
 
     def due_at(self, learner_id: str, lesson_id: str) -> str | None:
         """The due date in force for the learner's work on the lesson, ISO 8601 UTC, or None."""
@@ -74,4 +111,4 @@ class LateWork:
         return None if dates is None else dates.due_at.isoformat() + "Z"
 
 
-__all__ = ["DUE_COLUMN", "LATE_COLUMNS", "LateWork"]
+__all__ = ["DUE_COLUMN", "LATE_COLUMNS", "LateSolves", "LateWork"]

@@ -23,6 +23,7 @@ from qkv.lessons.render import hint_html
 from qkv.lessons.suite_versions import suite_version
 from qkv.store import JobState, JobView, clean_display_name
 from qkv.store.learner.learners import name_taken_sentence
+from qkv.store.sql.clock import utc_now
 from qkv.web import lesson_hooks, metrics
 from qkv.web.http.clients import request_client_key, seconds_to_next_day
 from qkv.web.http.jsonsafe import SafeJSONResponse
@@ -177,7 +178,7 @@ async def post_code(
             own_work=own_work,
         )
         return await _remote_run(services, program, request.app.state)
-    started = time.monotonic()
+    started, sent_at = time.monotonic(), utc_now()  # a due date judges the program by when it was sent
     document = await _local_run(services, body.code, exercise.suite, request, learner)
     if isinstance(document, SafeJSONResponse):
         return document
@@ -194,6 +195,7 @@ async def post_code(
         # The reference solution sent as it is (names and layout aside) is a solve after it was shown,
         # whoever opened it (another browser, a classmate).
         copies_solution=exercise.copies_solution(body.code),
+        submitted_at=sent_at,
     )
     document = await run_in_threadpool(
         with_notes, services.store, learner.id, lesson.id, exercise.id, document

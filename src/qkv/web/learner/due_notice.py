@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 from qkv.store.instructor.due_dates import DatesInForce, Standing
 from qkv.store.sql.clock import utc_now
 from qkv.web.http.security import COOKIE_NAME
+from qkv.web.learner.solution_credit import credit_words
 from qkv.web.services import Services
 
 
@@ -34,21 +35,6 @@ class DueNotice:
 
 def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def credit_words(credit: float) -> str:
-    """What late work earns, as the learner reads it.
-
-    Examples
-    --------
-    >>> credit_words(1.0), credit_words(0.5), credit_words(0.25), credit_words(0.0)
-    ('counts in full', 'counts at half', 'counts at 25%', 'earns nothing')
-    """
-    if credit >= 1.0:
-        return "counts in full"
-    if credit <= 0.0:
-        return "earns nothing"
-    return "counts at half" if credit == 0.5 else f"counts at {credit:.0%}"
 
 
 def notice(dates: DatesInForce, now: datetime) -> DueNotice:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from qkv.lessons import SOLUTION_AFTER_FAILED_RUNS, Lesson
@@ -34,7 +35,11 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
         where ``draft`` is the editor's latest saved text, ``solution`` is None (no reference solution)
         or ``{"open", "after_failed_runs"}`` and ``hints`` is the "Stuck?" ladder (``hints_state``).
         ``solved_after_solution`` and ``solved_after_hints`` count the exercises that count toward done
-        solved after that help (a solve after the solution is not also one after hints).
+        solved after that help (a solve after the solution is not also one after hints). ``solves`` lists
+        the exercises that count and are done, each ``{"exercise_id", "helped", "solved_at"}`` (the help:
+        ``solution``, ``hints`` or ``""``; the first solve's time, ISO 8601 UTC), what a lesson's score and
+        its lateness are computed from (``HelpPolicy.credit``); ``worked_at`` is the learner's latest work
+        on the lesson (ISO 8601 UTC, or None).
 
     Examples
     --------
@@ -87,6 +92,10 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
     return {
         "lesson_id": lesson.id,
         "variant_seed": seed,
+        "solves": _solves(activity, [eid for eid in counted if exercises[eid]["done"]], after, after_hints),
+        "worked_at": _iso(
+            max((e.last_activity_at for e in activity.exercises.values() if e.last_activity_at), default=None)
+        ),
         "solved_after_solution": len(after),
         "solved_after_hints": len(after_hints),
         "done": sum(1 for exercise_id in counted if exercises[exercise_id]["done"]),
@@ -95,6 +104,21 @@ def build_progress(lesson: Lesson, activity: LessonActivity) -> dict[str, Any]:
         "exercises": exercises,
         "code": code,
     }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat() + "Z"
+
+
+def _solves(activity: LessonActivity, done: list[str], after: list[str], after_hints: list[str]) -> list[Any]:
+    """The counted exercises done: how each was helped and when it was first solved."""
+    solves = []
+    for exercise_id in done:
+        found = activity.exercises.get(exercise_id)
+        helped = "solution" if exercise_id in after else "hints" if exercise_id in after_hints else ""
+        at = found.first_solved_at if found else None
+        solves.append({"exercise_id": exercise_id, "helped": helped, "solved_at": _iso(at)})
+    return solves
 
 
 def _code_progress(exercise: Any, done: ExerciseActivity | None, draft: str | None) -> dict[str, Any]:

@@ -1,8 +1,11 @@
 """ "Did this help?": a learner's yes or no, and an optional line, on one message of a result.
 
 One mark per learner and message (the first is kept), under every failed test's message and every wrong
-hand-answer's message. The instructor's page "Mistakes of this class" counts, per kind of message, how
-often learners marked it unhelpful, and raises a group whose message often was.
+hand-answer's message. The page sends the exercise and the message, not the program: the store keeps the
+mark with the learner's latest program of the exercise that did not pass (a hand answer's, with their
+latest wrong answer), the result the page shows its messages under. The instructor's page "Mistakes of this
+class" counts, per kind of message, how often learners marked it unhelpful, raises a group whose message
+often was, and shows the lines learners wrote.
 """
 
 from __future__ import annotations

@@ -8,16 +8,31 @@ solve after the solution counts as that, whatever hints came before). How much s
 lesson's score is set with ``qkv serve --after-solution-credit`` and ``--after-hint-credit`` (and the same
 options of ``qkv progress export``): ``full`` (1, as any solve), ``reduced`` (half) or ``none`` (0). The
 defaults are ``reduced`` after the solution and ``full`` after hints, which teach without showing code
-(docs/instructor.md). :meth:`HelpPolicy.score` is the one function the class grid, the LMS gradebook file
-and the LMS score all compute a lesson's score with.
+(docs/instructor.md). :meth:`HelpPolicy.credit` is the one function the class grid, the gradebook, the LMS
+gradebook file and the LMS score all compute a lesson's score with: each solve weighs its help credit, times
+its late credit when the lesson has a due date (``qkv courses due``): in full up to the due date in force for
+the learner (an extension moves it), the lesson's late credit after it, nothing after the close.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
-__all__ = ["DEFAULT_CREDIT", "DEFAULT_HINT_CREDIT", "AfterSolutionCredit", "HelpPolicy", "credited_score"]
+from qkv.store.instructor.due_dates import DatesInForce, Standing
+
+__all__ = [
+    "DEFAULT_CREDIT",
+    "DEFAULT_HINT_CREDIT",
+    "AfterSolutionCredit",
+    "HelpPolicy",
+    "Solve",
+    "credit_words",
+    "credited_score",
+    "late_note",
+]
 
 
 class AfterSolutionCredit(enum.Enum):
@@ -66,8 +81,66 @@ def credited_score(solved: int, after_solution: int, credit: AfterSolutionCredit
     return HelpPolicy(credit).score(solved, after_solution=after_solution)
 
 
+@dataclass(frozen=True)
+class Solve:
+    """One exercise that counts, solved: how it was helped and when it was first solved.
+
+    ``helped`` is ``"solution"`` (after the reference solution was shown), ``"hints"`` (after hints only)
+    or ``""``; ``at`` is the time of the first solve (naive UTC; None: unknown, counted on time).
+    """
+
+    helped: str = ""
+    at: datetime | None = None
+
+    def standing(self, dates: DatesInForce | None) -> Standing:
+        """On time, late or closed, against the learner's dates of the lesson (None: no dates, on time).
+
+        Examples
+        --------
+        >>> due = DatesInForce("L1.1", datetime(2026, 1, 10), None, 0.5, extended=False)
+        >>> Solve("", datetime(2026, 1, 11)).standing(due).value, Solve("", None).standing(due).value
+        ('late', 'on time')
+        """
+        if dates is None or self.at is None:
+            return Standing.ON_TIME
+        return dates.standing_at(self.at)
+
+
 def _exercises(count: int) -> str:
     return f"{count} exercise{'' if count == 1 else 's'}"
+
+
+def credit_words(credit: float) -> str:
+    """What late work earns, as the learner (and the LMS's comment) reads it.
+
+    Examples
+    --------
+    >>> credit_words(1.0), credit_words(0.5), credit_words(0.25), credit_words(0.0)
+    ('counts in full', 'counts at half', 'counts at 25%', 'earns nothing')
+    """
+    if credit >= 1.0:
+        return "counts in full"
+    if credit <= 0.0:
+        return "earns nothing"
+    return "counts at half" if credit == 0.5 else f"counts at {credit:.0%}"
+
+
+def late_note(late: int, closed: int, late_credit: float) -> str | None:
+    """The LMS score's comment on the solves after the due date in force (None when none was late).
+
+    Examples
+    --------
+    >>> print(late_note(2, 1, 0.5))
+    2 exercises solved late (counts at half); 1 exercise solved after the lesson closed (earns nothing).
+    >>> late_note(0, 0, 0.5) is None
+    True
+    """
+    parts = []
+    if late:
+        parts.append(f"{_exercises(late)} solved late ({credit_words(late_credit)})")
+    if closed:
+        parts.append(f"{_exercises(closed)} solved after the lesson closed (earns nothing)")
+    return "; ".join(parts) + "." if parts else None
 
 
 @dataclass(frozen=True)
@@ -108,8 +181,55 @@ class HelpPolicy:
         3
         """
         plain = solved - after_solution - after_hints
-        score = plain + after_solution * self.after_solution.weight + after_hints * self.after_hints.weight
-        return int(score) if float(score).is_integer() else score
+        solves = [Solve("solution")] * after_solution + [Solve("hints")] * after_hints + [Solve()] * plain
+        return self.credit(solves)
+
+    def weight(self, helped: str) -> float:
+        """What one solve earns for its help (``Solve.helped``), before any lateness.
+
+        Examples
+        --------
+        >>> HelpPolicy().weight("solution"), HelpPolicy().weight("hints"), HelpPolicy().weight("")
+        (0.5, 1.0, 1.0)
+        """
+        if helped == "solution":
+            return self.after_solution.weight
+        return self.after_hints.weight if helped == "hints" else 1.0
+
+    def credit(self, solves: Iterable[Solve], dates: DatesInForce | None = None) -> float | int:
+        """A lesson's score: each solve weighs its help credit times its late credit (``dates``: the
+        learner's dates of the lesson, an extension included; None: no due date, every solve on time).
+
+        The one computation of a lesson's score: the class grid, the gradebook's ``late_credit``, the LMS
+        gradebook file and the LMS score all come here, so they agree.
+
+        Parameters
+        ----------
+        solves : iterable of Solve
+            The lesson's counted exercises solved.
+        dates : DatesInForce, optional
+            The due date, close and late credit in force for the learner.
+
+        Returns
+        -------
+        int or float
+            A whole score as an int, another one as a float (to a millionth).
+
+        Examples
+        --------
+        >>> due = DatesInForce("L1.1", datetime(2026, 1, 10), datetime(2026, 1, 12), 0.5, extended=False)
+        >>> on_time, late, closed = (Solve("", datetime(2026, 1, day)) for day in (9, 11, 13))
+        >>> HelpPolicy().credit([on_time, late, closed], due), HelpPolicy().credit([on_time, late, closed])
+        (1.5, 3)
+        >>> HelpPolicy().credit([Solve("solution", datetime(2026, 1, 11))], due)
+        0.25
+        """
+        total = 0.0
+        for solve in solves:
+            late = 1.0 if dates is None or solve.at is None else dates.credit_at(solve.at)
+            total += self.weight(solve.helped) * late
+        total = round(total, 6)
+        return int(total) if total.is_integer() else total
 
     def describe(self) -> str:
         """The policy in words, for the class grid's heading.

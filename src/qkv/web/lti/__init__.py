@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from qkv.web.learner.solution_credit import HelpPolicy
 from qkv.web.lesson_hooks import add_listener
 from qkv.web.lti.lms_fetch import FetchPolicy
-from qkv.web.lti.scores import lesson_score
+from qkv.web.lti.scores import queue_lesson_score
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services
 
@@ -54,11 +54,9 @@ def lesson_changed(app_state: object, learner_id: str, lesson_id: str, progress:
     tool: LtiTool | None = getattr(app_state, "qkv_lti", None)
     if tool is None:
         return
-    policy: HelpPolicy = app_state.qkv.settings.help_policy  # type: ignore[attr-defined]
-    score = lesson_score(progress, policy)
-    tool.scores.lesson_changed(
-        learner_id, lesson_id, score.solved, score.total, attempted=score.attempted, note=score.note
-    )
+    services: Services = app_state.qkv  # type: ignore[attr-defined]
+    policy: HelpPolicy = services.settings.help_policy
+    queue_lesson_score(tool.scores, services.store.due_dates, learner_id, lesson_id, progress, policy)
 
 
 __all__ = ["LtiTool", "install", "lesson_changed"]

@@ -12,6 +12,7 @@ refusal is a 4xx with a sentence, and nothing is logged as a traceback.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from html import escape
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -38,7 +39,7 @@ from qkv.web.lti.login_limits import LoginLimits
 from qkv.web.lti.login_params import check_login_params
 from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
-from qkv.web.lti.scores import lesson_score
+from qkv.web.lti.scores import queue_lesson_score
 from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.lti.targets import lesson_target
 from qkv.web.lti.tool import LtiTool
@@ -412,6 +413,8 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
     if course is not None:
         services.store.courses.enrol(course.id, learner_id, MembershipSource.LTI)
     column = _lessons_column(services, tool, checked, lesson_id, course) if lesson_id is not None else None
+    if lesson_id is not None and column is not None and course is not None:
+        _due_from_the_lms(services, course.id, lesson_id, column.ends_at)
     if lesson_id is not None and column is not None:
         tool.links.remember_line_item(
             learner_id,
@@ -425,6 +428,18 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
         )
         record_score(services, tool, learner_id, lesson_id)
     return learner_id
+
+
+def _due_from_the_lms(services: Services, course_id: str, lesson_id: str, ends_at: object) -> None:
+    """The launch's line item's ``endDateTime`` becomes the lesson's due date in the course, unless the
+    course has one (the instructor's, set in qkv, or an earlier launch's): late work then counts in full in
+    qkv (marked late), and the LMS's own late rules act on the scores' timestamps."""
+    if not isinstance(ends_at, datetime) or services.store.due_dates.due(course_id, lesson_id) is not None:
+        return
+    try:
+        services.store.due_dates.set_due(course_id, lesson_id, ends_at)
+    except (StoreError, ValueError) as error:  # the learner still gets the lesson
+        log.warning("the LMS's end date of %s could not be kept as its due date: %s", lesson_id, error)
 
 
 def _lessons_column(
@@ -461,7 +476,5 @@ def record_score(services: Services, tool: LtiTool, learner_id: str, lesson_id: 
     progress: dict[str, Any] = build_progress(
         lesson, services.store.progress.lesson_activity(learner_id, lesson_id)
     )
-    score = lesson_score(progress, services.settings.help_policy)
-    tool.scores.lesson_changed(
-        learner_id, lesson_id, score.solved, score.total, attempted=score.attempted, note=score.note
-    )
+    policy = services.settings.help_policy
+    queue_lesson_score(tool.scores, services.store.due_dates, learner_id, lesson_id, progress, policy)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -181,6 +181,29 @@ class Column:
 
     url: str
     refusal: str | None = None
+    ends_at: datetime | None = None  # the line item's endDateTime in the LMS (naive UTC), when read
+
+
+def end_of(item: dict[str, Any]) -> datetime | None:
+    """A line item's ``endDateTime`` as naive UTC (None: none, or not a time with its offset).
+
+    Examples
+    --------
+    >>> end_of({"endDateTime": "2026-12-24T17:00:00+01:00"}), end_of({"endDateTime": "2026-12-24T16:00:00Z"})
+    (datetime.datetime(2026, 12, 24, 16, 0), datetime.datetime(2026, 12, 24, 16, 0))
+    >>> end_of({"endDateTime": "soon"}), end_of({"endDateTime": "2026-12-24T16:00"}), end_of({})
+    (None, None, None)
+    """
+    text = item.get("endDateTime")
+    if not isinstance(text, str) or len(text) > 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:  # a time without its zone cannot be placed: the spec asks for ISO 8601 with one
+        return None
+    return moment.astimezone(UTC).replace(tzinfo=None)
 
 
 def not_the_lessons(
@@ -290,7 +313,7 @@ def lessons_column(
         return Column(claimed)
     reason = not_the_lessons(item, lesson, lesson_ids, linked=launch.custom_lesson is not None)
     if reason is None:
-        return Column(claimed)
+        return Column(claimed, ends_at=end_of(item))
     if container is not None:
         # The link's own column is another lesson's: the lesson's is made bound to no link, so an LMS
         # that gives each link one grade (Open edX's block) does not take this score as that link's grade.
@@ -301,6 +324,7 @@ def lessons_column(
 __all__ = [
     "Column",
     "create",
+    "end_of",
     "find",
     "find_or_create",
     "kept_back",

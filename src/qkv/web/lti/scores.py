@@ -11,15 +11,17 @@ line item's previous score (the outbox chooses it).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from qkv.store import StoreError
+from qkv.store.instructor.due_dates import DatesInForce, DueDates
 from qkv.store.lti.links import LineItem, LtiLinks
 from qkv.store.lti.outbox import ScoreOutbox
-from qkv.web.learner.solution_credit import HelpPolicy
+from qkv.web.learner.solution_credit import HelpPolicy, Solve, late_note
 
 log = logging.getLogger("qkv.web.lti")
 
@@ -57,6 +59,7 @@ def score_document(
     at: datetime,
     attempted: bool = False,
     comment: str | None = None,
+    done: int | None = None,
 ) -> dict[str, Any]:
     """The AGS score a line item receives.
 
@@ -75,6 +78,9 @@ def score_document(
         Whether the learner answered anything yet (Started or InProgress while nothing is solved).
     comment : str, optional
         What the LMS shows beside the score (solves after the reference solution, say).
+    done : int, optional
+        Exercises solved, however much each earned: how far the learner is (``activityProgress``; by
+        default the points): every exercise solved, late, is Completed though it earns less.
 
     Returns
     -------
@@ -94,7 +100,7 @@ def score_document(
         "userId": subject,
         "scoreGiven": solved,
         "scoreMaximum": max(total, 1),
-        "activityProgress": activity_progress(solved, total, attempted).value,
+        "activityProgress": activity_progress(solved if done is None else done, total, attempted).value,
         "gradingProgress": "FullyGraded",
         "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S") + "+00:00",
     }
@@ -121,17 +127,54 @@ def attempted(progress: dict[str, Any]) -> bool:
 class LessonScore:
     """What a learner's LMS score on a lesson is made of (see ``lesson_score``)."""
 
-    solved: float  # exercises solved, those after the reference solution at the instructor's credit
+    solved: float  # the lesson's points: each solve at its help credit times its late credit
     total: int  # exercises that count
     attempted: bool  # whether any exercise was answered yet
-    note: str | None  # the score's comment (solves after the reference solution), if any
+    note: str | None  # the score's comment (solves after help, late ones), if any
+    worked_at: datetime | None = None  # the time of the work the score is for (its timestamp), if known
+    done: int | None = None  # exercises solved, whatever each earned (how far the learner is)
 
 
-def lesson_score(progress: dict[str, Any], policy: HelpPolicy) -> LessonScore:
-    """A lesson's score from the lesson page's PROGRESS, solves after help at the instructor's ``policy``.
+def _moment(text: object) -> datetime | None:
+    """An ISO 8601 UTC time of the PROGRESS document as a naive UTC datetime (None: none, or unreadable)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.removesuffix("Z")).replace(tzinfo=None)
+    except ValueError:
+        return None
 
-    The one place the LMS score is computed: after a learner's work and at their launch alike (with
-    ``HelpPolicy.score``, as the class grid and the LMS gradebook file).
+
+def progress_solves(progress: dict[str, Any]) -> list[Solve]:
+    """The lesson's counted solves, from PROGRESS's ``solves`` (or, from a document without them, its counts).
+
+    Examples
+    --------
+    >>> solve = {"exercise_id": "q", "helped": "hints", "solved_at": "2026-01-02T03:04:05Z"}
+    >>> progress_solves({"solves": [solve]})
+    [Solve(helped='hints', at=datetime.datetime(2026, 1, 2, 3, 4, 5))]
+    >>> [s.helped for s in progress_solves({"done": 2, "solved_after_solution": 1})]
+    ['solution', '']
+    """
+    listed = progress.get("solves")
+    if isinstance(listed, list):
+        found = [s for s in listed if isinstance(s, dict)]
+        return [Solve(str(s.get("helped") or ""), _moment(s.get("solved_at"))) for s in found]
+    after, hints = int(progress.get("solved_after_solution", 0)), int(progress.get("solved_after_hints", 0))
+    plain = int(progress.get("done", 0)) - after - hints
+    return [Solve("solution")] * after + [Solve("hints")] * hints + [Solve()] * plain
+
+
+def lesson_score(
+    progress: dict[str, Any], policy: HelpPolicy, dates: DatesInForce | None = None
+) -> LessonScore:
+    """A lesson's score from the lesson page's PROGRESS: ``HelpPolicy.credit`` of its solves, with the help
+    credits of the instructor's ``policy`` and the late credits of the learner's ``dates`` in the line item's
+    course (None: no due date there).
+
+    The one place the LMS score is computed: after a learner's work, at their launch and after a regrade
+    alike (with ``HelpPolicy.credit``, as the class grid and the exports). Its time (``worked_at``) is the
+    latest solve's, or, with nothing solved, the latest work's: the time of the work, not of the sending.
 
     Examples
     --------
@@ -141,31 +184,51 @@ def lesson_score(progress: dict[str, Any], policy: HelpPolicy) -> LessonScore:
     (2.5, 6, False)
     >>> score.note
     '1 exercise solved after the reference solution was shown (half credit).'
+    >>> due = DatesInForce("L1.1", datetime(2026, 1, 10), None, 0.5, extended=False)
+    >>> solves = [{"helped": "", "solved_at": f"2026-01-{day}T10:00:00Z"} for day in (9, 11)]
+    >>> late = lesson_score({"done": 2, "total": 2, "solves": solves}, HelpPolicy(), due)
+    >>> late.solved, late.note, late.worked_at
+    (1.5, '1 exercise solved late (counts at half).', datetime.datetime(2026, 1, 11, 10, 0))
     """
-    after = int(progress.get("solved_after_solution", 0))
-    hints = int(progress.get("solved_after_hints", 0))
-    note = policy.note(after_solution=after, after_hints=hints)
-    solved = policy.score(int(progress["done"]), after_solution=after, after_hints=hints)
-    return LessonScore(solved, int(progress["total"]), attempted(progress), note)
+    solves = progress_solves(progress)
+    helped = [s.helped for s in solves]
+    standings = [s.standing(dates).value for s in solves]
+    notes = [
+        policy.note(after_solution=helped.count("solution"), after_hints=helped.count("hints")),
+        late_note(standings.count("late"), standings.count("closed"), dates.late_credit if dates else 1.0),
+    ]
+    note = " ".join(n for n in notes if n) or None
+    times = [s.at for s in solves if s.at is not None]
+    worked_at = max(times) if times else _moment(progress.get("worked_at"))
+    solved = policy.credit(solves, dates)
+    done = int(progress.get("done", len(solves)))
+    return LessonScore(solved, int(progress["total"]), attempted(progress), note, worked_at, done)
 
 
 IN_PROGRESS_KEY = -1
 """The kept score of a line item whose learner answered or ran something but solved nothing (InProgress)."""
+FINE_KEYS = 1_000_000
+"""Kept scores from here up are thousandths (a late solve may earn a quarter, or a fifth)."""
 
 
 def score_key(solved: float, attempted: bool) -> int:
     """What a line item keeps of its last score, to tell whether a new one differs: the exercises solved in
-    halves (a solve after the reference solution may earn half), or ``IN_PROGRESS_KEY`` while nothing is
-    solved but something was answered or run, so that Started, then InProgress, are each sent once.
+    halves (a solve after the reference solution may earn half), a score that is no whole number of halves
+    as ``FINE_KEYS`` plus its thousandths (a late solve at a quarter), or ``IN_PROGRESS_KEY`` while nothing
+    is solved but something was answered or run, so that Started, then InProgress, are each sent once.
 
     Examples
     --------
     >>> score_key(0, False), score_key(0, True), score_key(2.5, True), score_key(3, False)
     (0, -1, 5, 6)
+    >>> score_key(2.25, True) - FINE_KEYS
+    2250
     """
     if solved <= 0 and attempted:
         return IN_PROGRESS_KEY
-    return round(solved * 2)
+    if float(solved * 2).is_integer():
+        return round(solved * 2)
+    return FINE_KEYS + round(solved * 1000)
 
 
 class ScoreHook:
@@ -236,26 +299,62 @@ class ScoreHook:
         [True, False, True, False]
         >>> database.close()
         """
+        score = LessonScore(solved, total, attempted, note)
+        return self.scores_changed(learner_id, lesson_id, lambda item: score)
+
+    def scores_changed(
+        self, learner_id: str, lesson_id: str, score_of: Callable[[LineItem], LessonScore]
+    ) -> bool:
+        """Queue ``score_of(item)`` on each of the learner's line items of the lesson where it changed (each
+        line item is in its own course, whose dates the score may weigh); whether any was queued.
+
+        A failure here is logged, not raised: the learner's own work is already saved, and the next change
+        queues the score again.
+        """
         try:
             queued = False
             # One line item per course the learner launched this lesson from: each gets the score. A line
             # item keeps its last score as a whole number (score_key), so Started -> InProgress is a change.
-            key = score_key(solved, attempted)
             for item in self.links.line_items(learner_id, lesson_id):
+                score = score_of(item)
+                key = score_key(score.solved, score.attempted)
                 if item.last_score != key:
-                    queued = self._queue(item, solved, key, total, attempted, note) or queued
+                    queued = self._queue(item, score, key) or queued
             return queued
         except StoreError as error:
             log.warning("the LMS score of %s on %s could not be queued: %s", learner_id, lesson_id, error)
             return False
 
-    def _queue(
-        self, item: LineItem, solved: float, key: int, total: int, attempted: bool, note: str | None
-    ) -> bool:
+    def _queue(self, item: LineItem, score: LessonScore, key: int) -> bool:
         def document(at: datetime) -> dict[str, Any]:
-            return score_document(item.subject, solved, total, at, attempted, note)
+            return score_document(
+                item.subject, score.solved, score.total, at, score.attempted, score.note, score.done
+            )
 
-        queued = self.outbox.enqueue(item, key, document)
+        queued = self.outbox.enqueue(item, key, document, worked_at=score.worked_at)
         if queued and self.wake is not None:
             self.wake()
         return queued
+
+
+def queue_lesson_score(
+    hook: ScoreHook,
+    dates: DueDates,
+    learner_id: str,
+    lesson_id: str,
+    progress: dict[str, Any],
+    policy: HelpPolicy,
+) -> bool:
+    """Queue the learner's score on the lesson for each of their line items where it changed: the score of
+    ``progress`` (``lesson_score``) under the instructor's ``policy`` and the learner's dates of the lesson
+    in the line item's course (an extension included); whether any was queued.
+
+    Every caller (the lesson API after work, a launch, ``qkv regrade``) queues scores through here, so a
+    late solve earns its late credit, and one after the close nothing, wherever the score is sent from.
+    """
+
+    def score_of(item: LineItem) -> LessonScore:
+        in_force = dates.in_force(item.course_id, learner_id, lesson_id) if item.course_id else None
+        return lesson_score(progress, policy, in_force)
+
+    return hook.scores_changed(learner_id, lesson_id, score_of)

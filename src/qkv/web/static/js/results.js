@@ -90,11 +90,17 @@ function testItem(test, hintsShown, fn) {
 /** The result being drawn: its exercise and signatures, for "Did this help?". */
 let drawing = { exerciseId: null, signatures: {} };
 
+/**
+ * The kind of message a hint is, by where it came from (the results document's hint_from): a mutant's numbers
+ * said without the code showing its change ("seen") are a mutant's; a hint of an older result says nothing.
+ */
+const HINT_KINDS = { lesson: "lesson", relation: "relation", mutant: "mutant", seen: "mutant", crash: "crash" };
+
 /** "Did this help?" for a failed test's message: the note if it has one, else its hint, else its message. */
 function askHelpful(test) {
   if (!drawing.exerciseId) return null;
   const message = test.note || test.hint || test.message;
-  const kind = test.note ? "note" : test.hint ? test.hint_from || "lesson" : "plain";
+  const kind = test.note ? "note" : test.hint ? HINT_KINDS[test.hint_from] ?? "lesson" : "plain";
   const signature = drawing.signatures[test.function] ?? null;
   return helpfulBox({ exercise_id: drawing.exerciseId, function: test.function ?? "", signature, message, kind });
 }

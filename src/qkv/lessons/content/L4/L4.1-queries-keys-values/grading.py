@@ -27,8 +27,10 @@ from qkv.grading import (
     Suite,
     TestCase,
     Whole,
+    by_keyword,
     called_again,
     check_raises,
+    in_dtype,
     missing_function_hint,
 )
 
@@ -344,6 +346,14 @@ functions = Suite(
             _one_token,
             hints=[*PROJECTION_HINTS, Raised(TOO_STRICT, "ValueError")],
         ),
+        # Any numeric matrices: float32 and integer inputs, and the weights passed by their names.
+        in_dtype(_projection("project_qkv with d_v different from d_k", _dv_differs), "float32"),
+        in_dtype(
+            _projection("project_qkv with d_v different from d_k", _dv_differs),
+            "int64",
+            name="project_qkv with integer matrices",
+        ),
+        by_keyword(_projection("project_qkv with d_v different from d_k", _dv_differs), "Wq", "Wk", "Wv"),
         _projection(
             "project_qkv returns the tuple (Q, K, V)",
             _small_square,
@@ -377,6 +387,9 @@ functions = Suite(
         _shapes("qkv_shapes for the lesson's sizes (n = 1, d_model = d_k = d_v = 2)", (1, 2, 2, 2)),
         _shapes("qkv_shapes with n, d_model, d_k and d_v all different", _four_sizes),
         _shapes("qkv_shapes with one token (n = 1)", lambda rng: (1, *random_sizes(rng, 3, high=MAX_SIZE))),
+        by_keyword(
+            _shapes("qkv_shapes with n, d_model, d_k and d_v all different", _four_sizes), "d_k", "d_v"
+        ),
         _shapes('qkv_shapes uses the keys "Q", "K" and "V"', _four_sizes, Keys(Shape(), keys_only=True)),
         TestCase(
             "qkv_shapes gives each shape as a tuple",
@@ -402,6 +415,18 @@ functions = Suite(
             Shape(),
             OUTPUT_HINTS,
         ),
+        by_keyword(
+            TestCase(
+                "output_shape with n_q, n_k and d_v all different",
+                "output_shape",
+                lambda rng: random_sizes(rng, 3, high=MAX_SIZE),
+                output_shape,
+                Shape(),
+                OUTPUT_HINTS,
+            ),
+            "n_k",
+            "d_v",
+        ),
         TestCase(
             "output_shape returns a tuple",
             "output_shape",
@@ -425,6 +450,18 @@ functions = Suite(
             param_count,
             Whole(),
             PARAM_HINTS,
+        ),
+        by_keyword(
+            TestCase(
+                "param_count with d_model, d_k and d_v all different",
+                "param_count",
+                _telling(lambda rng: random_sizes(rng, 3, 2, 40)),
+                param_count,
+                Whole(),
+                PARAM_HINTS,
+            ),
+            "d_k",
+            "d_v",
         ),
         TestCase(
             "param_count with d_v = d_k but d_model different",

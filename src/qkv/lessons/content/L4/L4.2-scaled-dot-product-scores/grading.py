@@ -27,8 +27,10 @@ from qkv.grading import (
     Returned,
     Suite,
     TestCase,
+    by_keyword,
     called_again,
     check_raises,
+    in_dtype,
 )
 
 FUNCTIONS = ("dot_scores", "scaled_scores", "score_spread")
@@ -183,6 +185,8 @@ def _both(function: str) -> list[TestCase]:
         _case(f"{function} with a square K (n_k = d_k)", function, _square_keys),
         _case(f"{function} with one query (n_q = 1)", function, _one_query, hints=_one_query_hints(function)),
         _case(f"{function} with a wider head (d_k from 9 to 16)", function, _wide),
+        in_dtype(_case(f"{function} with n_q, n_k and d_k all different", function, _all_differ), "float32"),
+        by_keyword(_case(f"{function} with n_q, n_k and d_k all different", function, _all_differ), "K"),
         _case(
             f"{function} returns a NumPy array",
             function,
@@ -217,6 +221,9 @@ functions = Suite(
         _spread_case("score_spread for d_k = 64", (64,)),
         _spread_case("score_spread for d_k = 512 (not a perfect square)", (512,)),
         _spread_case("score_spread for a random d_k", lambda rng: (int(rng.integers(2, 1000)),)),
+        by_keyword(
+            _spread_case("score_spread for a random d_k", lambda rng: (int(rng.integers(2, 1000)),)), "d_k"
+        ),
     ],
 )
 

@@ -43,8 +43,10 @@ from qkv.grading import (
     Suite,
     TestCase,
     Warned,
+    by_keyword,
     called_again,
     fully_masked_row,
+    in_dtype,
     missing_function_hint,
     writes_number,
 )
@@ -380,6 +382,7 @@ functions = Suite(
             "causal_mask with more queries than keys",
             _more_queries,
         ),
+        by_keyword(_causal_case("causal_mask with more queries than keys", _more_queries), "n_q", "n_k"),
         _causal_case(
             "causal_mask returns a bool array",
             lambda rng: random_sizes(rng, 2),
@@ -391,6 +394,20 @@ functions = Suite(
         _attention_case("masked_attention with a random mask, n_q ≠ n_k and d_v ≠ d_k", _rectangular),
         *called_again(
             _attention_case("masked_attention with a random mask, n_q ≠ n_k and d_v ≠ d_k", _rectangular)
+        ),
+        in_dtype(
+            _attention_case("masked_attention with a random mask, n_q ≠ n_k and d_v ≠ d_k", _rectangular),
+            "float32",
+        ),
+        by_keyword(
+            _attention_case("masked_attention with a random mask, n_q ≠ n_k and d_v ≠ d_k", _rectangular),
+            "mask",
+        ),
+        in_dtype(
+            _attention_case(
+                "masked_attention gives a fully-masked query zero weights and a zero output", _one_dead_row
+            ),
+            "float32",
         ),
         _attention_case(
             "masked_attention with a (1, n_k) padding mask broadcast over the queries", _key_padding
@@ -413,6 +430,7 @@ functions = Suite(
         _padding_case("padding_mask for lengths [3, 1] and 4 keys", ([3, 1], 4)),
         _padding_case("padding_mask for random lengths, one of them full", _lengths),
         _padding_case("padding_mask with a single sequence", lambda rng: ([int(rng.integers(1, 6))], 6)),
+        by_keyword(_padding_case("padding_mask for random lengths, one of them full", _lengths), "n_k"),
         _padding_case(
             "padding_mask returns a bool array",
             _lengths,

@@ -44,8 +44,10 @@ from qkv.grading import (
     Suite,
     TestCase,
     Whole,
+    by_keyword,
     called_again,
     check_raises,
+    in_dtype,
     missing_function_hint,
 )
 
@@ -418,6 +420,28 @@ functions = Suite(
             Close(),
             SPLIT_HINTS,
         ),
+        in_dtype(
+            TestCase(
+                "split_heads of 5 tokens, d_model = 6, into 3 heads",
+                "split_heads",
+                _to_split(5, 6, 3),
+                split_heads,
+                Close(),
+                SPLIT_HINTS,
+            ),
+            "float32",
+        ),
+        by_keyword(
+            TestCase(
+                "split_heads of 3 tokens, d_model = 8, into 2 heads",
+                "split_heads",
+                _to_split(3, 8, 2),
+                split_heads,
+                Close(),
+                SPLIT_HINTS,
+            ),
+            "h",
+        ),
         TestCase(
             "split_heads raises ValueError when h does not divide d_model",
             "split_heads",
@@ -464,6 +488,25 @@ functions = Suite(
         _mha_case("multi_head_attention with causal=True, 4 tokens, 2 heads", _causal(8, 2, 4)),
         _mha_case("multi_head_attention with causal=True, 5 tokens, 3 heads", _causal(6, 3, 5)),
         _mha_case("multi_head_attention with causal=True and huge scores on future tokens", _huge_future),
+        # causal by name as the signature has it; float32 weights and tokens.
+        # The twins share the shapes of the test called again above: a function that keeps state by its
+        # inputs' shapes then shows it on a repeat, where the grader can say so.
+        by_keyword(
+            _mha_case(
+                "multi_head_attention with 5 tokens, d_model = 6, 3 heads, causal=False", _not_causal(6, 3, 5)
+            ),
+            "causal",
+        ),
+        by_keyword(
+            _mha_case(
+                "multi_head_attention with 5 tokens, d_model = 6, 3 heads, causal=False", _not_causal(6, 3, 5)
+            ),
+            "h",
+            "causal",
+        ),
+        in_dtype(
+            _mha_case("multi_head_attention with 5 tokens, d_model = 6, 3 heads", _layer(6, 3, 5)), "float32"
+        ),
         TestCase(
             "mha_param_count for d_model = 512",
             "mha_param_count",
@@ -479,6 +522,17 @@ functions = Suite(
             mha_param_count,
             Whole(),
             COUNT_HINTS,
+        ),
+        by_keyword(
+            TestCase(
+                "mha_param_count for a random d_model",
+                "mha_param_count",
+                lambda rng: (int(rng.integers(3, 300)),),
+                mha_param_count,
+                Whole(),
+                COUNT_HINTS,
+            ),
+            "d_model",
         ),
     ],
 )

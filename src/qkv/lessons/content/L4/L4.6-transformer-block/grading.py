@@ -35,7 +35,17 @@ from chapter import (
 )
 
 from qkv import BLOCK_PARAMS, gelu, layer_norm, multi_head_attention, transformer_block
-from qkv.grading import Close, Mistake, Mutated, Suite, TestCase, called_again, missing_function_hint
+from qkv.grading import (
+    Close,
+    Mistake,
+    Mutated,
+    Suite,
+    TestCase,
+    by_keyword,
+    called_again,
+    in_dtype,
+    missing_function_hint,
+)
 
 FUNCTIONS = ("layer_norm", "gelu", "transformer_block")
 PARAM_KEYS = BLOCK_PARAMS
@@ -213,6 +223,9 @@ functions = Suite(
         _ln_case("layer_norm with eps = 0.5 given", _rows(3, 4, eps=0.5)),
         _ln_case("layer_norm of rows with a tiny variance (eps matters)", _rows(4, 4, scale=0.003)),
         _ln_case("layer_norm of rows with a large offset (mean near ±1e8)", _offset_rows(3, 5)),
+        by_keyword(_ln_case("layer_norm with eps = 0.5 given", _rows(3, 4, eps=0.5)), "eps"),
+        by_keyword(_ln_case("layer_norm of 5 tokens with 6 features", _rows(5, 6)), "gamma", "beta"),
+        in_dtype(_ln_case("layer_norm of 5 tokens with 6 features", _rows(5, 6)), "float32"),
         TestCase(
             "gelu of a vector",
             "gelu",
@@ -220,6 +233,17 @@ functions = Suite(
             gelu,
             Close(rtol=1e-7, atol=1e-9),
             GELU_HINTS,
+        ),
+        in_dtype(
+            TestCase(
+                "gelu of a vector",
+                "gelu",
+                lambda rng: (np.round(rng.uniform(-3, 3, size=7), 2),),
+                gelu,
+                Close(rtol=1e-7, atol=1e-9),
+                GELU_HINTS,
+            ),
+            "float32",
         ),
         TestCase(
             "gelu of a matrix",
@@ -244,6 +268,26 @@ functions = Suite(
             )
         ),
         _block_case("transformer_block, one token, d_model = 4, 1 head", _block_args(1, 4, 1)),
+        # The twins share the shapes of the test called again above (state kept by shapes shows on a repeat).
+        by_keyword(
+            _block_case(
+                "transformer_block, 5 tokens, d_model = 6, 3 heads, causal=True", _block_args(5, 6, 3, True)
+            ),
+            "causal",
+        ),
+        by_keyword(
+            _block_case(
+                "transformer_block, 5 tokens, d_model = 6, 3 heads, causal=True", _block_args(5, 6, 3, True)
+            ),
+            "h",
+            "causal",
+        ),
+        in_dtype(
+            _block_case(
+                "transformer_block, 5 tokens, d_model = 6, 3 heads, causal=True", _block_args(5, 6, 3, True)
+            ),
+            "float32",
+        ),
     ],
 )
 
