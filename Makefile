@@ -22,7 +22,11 @@ UNDER_LOAD_SCALE ?= 2
 OPENEDX_VENV := .venv-openedx
 OPENEDX_REQUIREMENTS := scripts/openedx_lms/requirements.txt
 
-.PHONY: run test lint typecheck pytest test-under-load system clean bench
+.PHONY: run test lint typecheck pytest test-under-load system clean bench image
+
+# qkv's OCI image from Debian packages and PyPI wheels, no registry pull (scripts/build-image.sh; root,
+# podman and mmdebstrap). Each step is cached under build/image/; docs/operations.md says how to run it.
+IMAGE ?= localhost/qkv:latest
 
 $(BIN)/qkv: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -65,6 +69,10 @@ test: $(VENV)/.test-installed $(OPENEDX_VENV)/.installed
 test-under-load: $(VENV)/.test-installed
 	-bash scripts/setup-system.sh --test
 	QKV_TEST_TIME_SCALE=$(UNDER_LOAD_SCALE) bash scripts/beside-cpu-hogs.sh $(BIN)/pytest $(UNDER_LOAD_TESTS) $(PYTEST_ARGS)
+
+image: $(BIN)/qkv
+	-bash scripts/setup-system.sh --image
+	bash scripts/build-image.sh $(IMAGE)
 
 clean:
 	rm -rf $(VENV) $(OPENEDX_VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache test-artifacts

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Installs and starts the system components qkv uses, where we are allowed to (root on Debian).
 #   --run   bubblewrap (the grading sandbox)
+#   --image bubblewrap and what `make image` builds and runs the image with: podman (with runc, for hosts
+#           whose hybrid cgroups crun refuses, and catatonit, its pods' pause process) and mmdebstrap
 #   --test  bubblewrap, Chromium (browser tests), PostgreSQL (store tests; its client tools back up and
-#           restore) and Prometheus (the metrics test scrapes a real server), and starts PostgreSQL
+#           restore), Prometheus (the metrics test scrapes a real server), Caddy (the HTTPS test puts it in
+#           front of qkv serve) and the --image set (the image test builds and runs it); starts PostgreSQL
 # Elsewhere it only says what is missing: the server still starts, and tests that need a missing part skip
 # with its name (under CI=true such a skip is a failure).
 set -u
 mode="${1:---test}"
 packages=(bubblewrap)
-[ "$mode" = "--test" ] && packages+=(chromium postgresql prometheus)
+image_packages=(podman runc catatonit mmdebstrap)
+[ "$mode" = "--image" ] && packages+=("${image_packages[@]}")
+[ "$mode" = "--test" ] && packages+=(chromium postgresql prometheus caddy "${image_packages[@]}")
 
 missing=()
 for pkg in "${packages[@]}"; do

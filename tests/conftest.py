@@ -84,6 +84,7 @@ ONE_WORKER_MODULES = (
     "tests/web/lti/test_browser",
     "tests/web/lti/test_cross_course",
     "tests/web/lti/test_openedx",  # one Open edX server (a module fixture) for the module
+    "tests/test_image",  # one image build (a module fixture) for the module: builds share build/image/
 )
 
 

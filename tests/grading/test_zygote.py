@@ -20,6 +20,7 @@ import qkv.grading.grader as grader_module
 from qkv.grading import Grader, GradeResult, SandboxStart, sandbox_available
 from qkv.grading.cgroups import cgroups_available
 from qkv.grading.compare import Whole
+from qkv.grading.limits import Limits
 from qkv.grading.sandbox import drop_to_unprivileged_uid
 from qkv.grading.suite import Suite, TestCase
 from qkv.grading.zygote_client import Zygote, ZygoteError
@@ -36,6 +37,9 @@ pytestmark = [
 ]
 
 ONE = Suite(["one"], [TestCase("one", "one", (), lambda: 1, Whole())])
+ONE_PATIENT = Suite(
+    ["one"], [TestCase("one", "one", (), lambda: 1, Whole())], time_limit_s=min(60.0, scaled(30.0))
+)
 PASSING = "def one():\n    return 1\n"
 
 PRIVILEGES = (
@@ -201,7 +205,9 @@ def test_signals_reach_the_learners_code_as_in_a_fresh_interpreter(start: Sandbo
         "import os, signal, time\n\ndef one():\n    os.kill(os.getpid(), signal.SIGINT)\n"
         "    while True:\n        time.sleep(0.01)\n"
     )
-    with Grader(require_sandbox=True, zygote=start is SandboxStart.FORKED) as grader:
+    # A long limit: on a loaded machine a fresh interpreter's start alone can take seconds.
+    patient = Limits(wall_s=min(60.0, scaled(30.0)))
+    with Grader(require_sandbox=True, zygote=start is SandboxStart.FORKED, limits=patient) as grader:
         assert grader.start_mode is start
         result = grader.grade(source, ONE, seed=1)
     assert result.status == "fail"
