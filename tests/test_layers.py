@@ -187,3 +187,139 @@ def test_relative_imports_are_resolved_against_the_package(file: Path, statement
     # and the layer check sees them: a lessons module importing the web layer relatively is caught
     if module.startswith("qkv.web"):
         assert layer_of_module(module) == "web" not in ALLOWED[layer_of_file(file)]
+
+
+# ----------------------------------------------------------------------------- inside the grader and the web
+# The package moves (grading/ into its parts, web/'s shared pieces below its audiences) are made by one
+# script after the other branches merge; it sets this to True. Until then the tree is in its flat layout.
+MOVES_DONE = False
+GRADING = PACKAGE / "grading"
+AUDIENCES = ("learner", "instructor", "lti")
+# web/'s crossings that the moves remove (shared pieces still in an audience's package), until they are made
+CROSSINGS_BEFORE_THE_MOVES = {
+    ("qkv.web.learner.sign_in", "qkv.web.instructor.auth"),
+    ("qkv.web.instructor.exports", "qkv.web.learner.solution_credit"),
+    ("qkv.web.instructor.glance", "qkv.web.learner.solution_credit"),
+    ("qkv.web.instructor.late_work", "qkv.web.learner.solution_credit"),
+    ("qkv.web.lti.instructor_launch", "qkv.web.instructor.auth"),
+    ("qkv.web.lti.instructor_page", "qkv.web.instructor.auth"),
+    ("qkv.web.lti.instructor_page", "qkv.web.instructor.course_access"),
+    ("qkv.web.lti.accounts_bridge", "qkv.web.learner.sessions"),
+    ("qkv.web.lti.scores", "qkv.web.learner.solution_credit"),
+    ("qkv.web.settings", "qkv.web.learner.solution_credit"),
+    ("qkv.web.lti", "qkv.web.learner.solution_credit"),
+    ("qkv.web.lti.launch_routes", "qkv.web.learner.lesson_progress"),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def grading_part(name: str) -> str:
+    """``sandbox`` (running a program safely), ``feedback`` (explaining a failure) or ``judging`` (the top)."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 3 and parts[2] in ("sandbox", "feedback") else "judging"
+
+
+def grading_crossings(path: Path) -> list[str]:
+    """The sandbox imports nothing of the grader outside itself; the feedback never imports the sandbox."""
+    here = grading_part(module_name(path))
+    found = []
+    for line, module in imports_of(path):
+        if not module.startswith("qkv.grading.") or here == "judging":
+            continue
+        there = grading_part(module)
+        if (here == "sandbox" and there != "sandbox") or (here == "feedback" and there == "sandbox"):
+            found.append(f"{path}:{line}: grading's {here} imports {module} ({there})")
+    return found
+
+
+def web_part(name: str) -> str:
+    """An audience (``learner``, ``instructor``, ``lti``), ``app``, or ``shared`` (http/, runs/, web's own
+    modules): ``shared`` <- the audiences <- ``app``."""
+    parts = name.split(".")
+    if len(parts) > 2 and parts[2] in AUDIENCES:
+        return parts[2]
+    return "app" if len(parts) > 2 and parts[2] == "app" else "shared"
+
+
+def web_crossings(path: Path) -> list[tuple[str, str]]:
+    """(importer, imported) for every import against web/'s direction: an audience importing another, or
+    a shared module importing an audience or the app."""
+    here_name = module_name(path)
+    here = web_part(here_name)
+    found = []
+    for _, module in imports_of(path):
+        if not module.startswith("qkv.web.") or here == "app":
+            continue
+        there = web_part(module)
+        if there != here and there != "shared" and not (here == "shared" and there == "shared"):
+            found.append((here_name, owning_module(module)))
+    return sorted(set(found))
+
+
+def owning_module(name: str) -> str:
+    """The module an imported name is in (``qkv.web.app.create_app`` -> ``qkv.web.app``)."""
+    file = PACKAGE.joinpath(*name.split(".")[1:])
+    return name if file.with_suffix(".py").is_file() or file.is_dir() else name.rsplit(".", 1)[0]
+
+
+def test_the_grader_has_its_parts_and_they_keep_apart() -> None:
+    assert (GRADING / "sandbox").is_dir() == (GRADING / "feedback").is_dir() == MOVES_DONE
+    assert [problem for path in GRADING.rglob("*.py") for problem in grading_crossings(path)] == []
+
+
+def test_web_imports_run_from_its_shared_parts_to_its_audiences_to_the_app() -> None:
+    found = {crossing for path in (PACKAGE / "web").rglob("*.py") for crossing in web_crossings(path)}
+    allowed = set() if MOVES_DONE else CROSSINGS_BEFORE_THE_MOVES
+    assert sorted(found - allowed) == []
+    assert sorted(allowed - found) == []  # the list only shrinks: a crossing removed leaves it
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("qkv.grading.sandbox.pool", "from qkv.grading.verdict import judge\n", "grading's sandbox imports"),
+        ("qkv.grading.sandbox.pool", "from qkv.grading.feedback.hints import Hint\n", "(feedback)"),
+        ("qkv.grading.feedback.explain", "from qkv.grading.sandbox.limits import Limits\n", "(sandbox)"),
+        ("qkv.grading.feedback.explain", "import qkv.grading.sandbox.limits\n", "(sandbox)"),
+    ],
+)
+def test_the_grading_check_catches_a_part_importing_across(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, source: str, expected: str
+) -> None:
+    monkeypatch.setattr(f"{__name__}.module_name", lambda path: module)
+    path = tmp_path / "module.py"
+    path.write_text(source)
+    assert any(expected in problem for problem in grading_crossings(path)), grading_crossings(path)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "crossing"),
+    [
+        ("qkv.web.learner.sign_in", "from qkv.web.instructor.routes import x\n", "qkv.web.instructor.routes"),
+        ("qkv.web.lti.tool", "import qkv.web.learner.pages\n", "qkv.web.learner.pages"),
+        ("qkv.web.http.security", "from qkv.web.learner import pages\n", "qkv.web.learner.pages"),
+        ("qkv.web.services", "from qkv.web.app import create_app\n", "qkv.web.app"),
+    ],
+)
+def test_the_web_check_catches_an_import_against_the_direction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, source: str, crossing: str
+) -> None:
+    monkeypatch.setattr(f"{__name__}.module_name", lambda path: module)
+    path = tmp_path / "module.py"
+    path.write_text(source)
+    assert (module, crossing) in web_crossings(path), web_crossings(path)
+
+
+def test_the_web_check_lets_an_audience_use_the_shared_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(f"{__name__}.module_name", lambda path: "qkv.web.lti.tool")
+    path = tmp_path / "module.py"
+    path.write_text(
+        "from qkv.web.http.security import x\nfrom qkv.web.services import Services\nimport qkv.web.lti.claims\n"
+    )
+    assert web_crossings(path) == []

@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from qkv.grading.sandbox import (
+from qkv.grading.report_reader import (
     MAX_REPORT_BYTES,
     MAX_REPORT_LINES,
     MAX_REPORT_READS,

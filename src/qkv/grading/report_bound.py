@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from qkv.grading.sandbox import MAX_REPORT_BYTES
+from qkv.grading.report_reader import MAX_REPORT_BYTES
 
 __all__ = ["REPORT_BASE_BYTES", "TEST_SLACK_BYTES", "encoded_size", "report_bound"]
 

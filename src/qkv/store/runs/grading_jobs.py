@@ -24,13 +24,12 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import Enum
 from typing import Any
 
 from sqlalchemy import Connection, Row, Table, delete, func, or_, select, text, update
 
+from qkv.store.runs.job_states import ACTIVE, Admission, Admitted, JobState, JobView, Program, QueueHealth
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.database import Database
 from qkv.store.sql.storable import check_storable
@@ -38,113 +37,13 @@ from qkv.store.sql.tables import GradingJob
 from qkv.store.work.code_work import CodeWork
 
 _JOBS: Table = GradingJob.__table__  # type: ignore[assignment]
+
+
 # Any fixed number: the PostgreSQL advisory lock under which every server admits programs to the line.
 _ADMISSION_LOCK_KEY = 0x716B7667
+
+
 _CLIENT_KEY_LENGTH = 64
-
-
-class JobState(Enum):
-    """Where a job is. ``queued`` and ``running`` are active; the others are final."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"  # a grader wrote the verdict
-    FAILED = "failed"  # a grader could not grade it (the message says why)
-    CANCELLED = "cancelled"  # the learner took it out of line
-    ABANDONED = "abandoned"  # the job queue lost it (its server stopped before handing it over)
-
-
-ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)
-
-
-class Admission(Enum):
-    """What ``enqueue`` did with a program."""
-
-    NEW = "new"  # a new job, in line
-    REPLACED = "replaced"  # the learner's queued job now holds this program
-    RUNNING = "running"  # refused: the learner's previous program is being graded
-    QUEUE_FULL = "queue full"  # refused: ``capacity`` jobs wait already
-    CLIENT_FULL = "client full"  # refused: this client has ``per_client`` jobs waiting
-
-
-@dataclass(frozen=True)
-class Admitted:
-    """The outcome of ``enqueue``.
-
-    Attributes
-    ----------
-    admission : Admission
-        What happened.
-    job_id : str or None
-        The job that will carry the program's verdict (None when refused).
-    priority : int
-        The job's priority in the job queue (0 for the client's first job, -1 for its second, ...).
-    waiting : int
-        Jobs waiting in the whole cluster before this one was admitted.
-    client_waiting : int
-        Jobs of this client queued or running before this one was admitted.
-    """
-
-    admission: Admission
-    job_id: str | None
-    priority: int = 0
-    waiting: int = 0
-    client_waiting: int = 0
-
-
-@dataclass(frozen=True)
-class Program:
-    """What a grader needs to grade a job."""
-
-    job_id: str
-    learner_id: str
-    lesson_id: str
-    exercise_id: str
-    source: str
-    attempts: int
-    waited_s: float = 0.0  # from the job's arrival to this start
-
-
-@dataclass(frozen=True)
-class JobView:
-    """A job as its learner sees it: its state and, once final, its verdict or why there is none."""
-
-    job_id: str
-    learner_id: str
-    lesson_id: str
-    exercise_id: str
-    state: JobState
-    result: dict[str, Any] | None
-    kept: str | None
-    message: str | None
-
-    @property
-    def final(self) -> bool:
-        """Whether nothing more will happen to the job."""
-        return self.state.value not in ACTIVE
-
-
-@dataclass(frozen=True)
-class QueueHealth:
-    """The line at a glance, for an operator."""
-
-    queued: int
-    running: int
-    oldest_queued_s: float | None
-    verdicts_last_minute: int
-    failed_last_hour: int
-    abandoned_last_hour: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """The figures as a JSON object."""
-        return {
-            "queued": self.queued,
-            "running": self.running,
-            "oldest_queued_s": None if self.oldest_queued_s is None else round(self.oldest_queued_s, 1),
-            "verdicts_last_minute": self.verdicts_last_minute,
-            "failed_last_hour": self.failed_last_hour,
-            "abandoned_last_hour": self.abandoned_last_hour,
-        }
 
 
 class GradingJobs:
@@ -707,6 +606,8 @@ def _lock_admission(conn: Connection) -> None:
 
 
 _EARLIER: Table = _JOBS.alias("earlier")  # type: ignore[assignment]
+
+
 # A job whose learner has another job (queued, running or finished): not the learner's first program.
 _NOT_FIRST = (
     select(_EARLIER.c.id)

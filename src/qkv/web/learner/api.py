@@ -24,7 +24,7 @@ from qkv.lessons.suite_versions import suite_version
 from qkv.store import JobState, JobView, clean_display_name
 from qkv.store.learner.learners import name_taken_sentence
 from qkv.store.sql.clock import utc_now
-from qkv.web import lti, metrics
+from qkv.web import lesson_hooks, metrics
 from qkv.web.http.clients import request_client_key, seconds_to_next_day
 from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.request_bodies import StrictBody
@@ -139,7 +139,7 @@ def post_answer(
         client=request_client_key(request),
     )
     progress = _progress(services, lesson, learner.id)
-    lti.lesson_changed(request.app.state, learner.id, lesson.id, progress)  # the LMS's score, if launched
+    lesson_hooks.lesson_changed(request.app.state, learner.id, lesson.id, progress)  # e.g. the LMS score
     return {"feedback": feedback.to_dict(), "progress": progress}
 
 
@@ -201,7 +201,7 @@ async def post_code(
         with_notes, services.store, learner.id, lesson.id, exercise.id, document
     )
     progress = await run_in_threadpool(_progress, services, lesson, learner.id)
-    await run_in_threadpool(lti.lesson_changed, request.app.state, learner.id, lesson.id, progress)
+    await run_in_threadpool(lesson_hooks.lesson_changed, request.app.state, learner.id, lesson.id, progress)
     # "all", or past this address's storage budget for the day "best and last" or "nothing" (still counted).
     return {"result": document, "progress": progress, "kept": kept.value}
 
@@ -283,7 +283,9 @@ async def _job_answer(services: Services, job_id: str, lesson_id: str, app_state
         if view.state is JobState.DONE:
             lesson = services.lesson(view.lesson_id)
             progress = await run_in_threadpool(_progress, services, lesson, view.learner_id)
-            await run_in_threadpool(lti.lesson_changed, app_state, view.learner_id, lesson.id, progress)
+            await run_in_threadpool(
+                lesson_hooks.lesson_changed, app_state, view.learner_id, lesson.id, progress
+            )
             view = await run_in_threadpool(_view_with_notes, services, view)
         reply = final_reply(view, progress)
     return SafeJSONResponse(reply.body, status_code=reply.status, headers=reply.headers)

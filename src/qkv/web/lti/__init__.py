@@ -10,11 +10,13 @@ in Moodle and Canvas.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
 
 from qkv.web.learner.solution_credit import HelpPolicy
+from qkv.web.lesson_hooks import add_listener
 from qkv.web.lti.lms_fetch import FetchPolicy
 from qkv.web.lti.scores import queue_lesson_score
 from qkv.web.lti.tool import LtiTool
@@ -37,6 +39,7 @@ def install(app: FastAPI, services: Services) -> LtiTool:
     )
     tool = LtiTool.open(services.store.database, poll_s=settings.lti_score_poll_s, fetch=fetch)
     app.state.qkv_lti = tool
+    add_listener(app.state, partial(lesson_changed, app.state))  # the learner's LMS score, if launched
     app.include_router(launch_routes.router)
     app.include_router(deep_link_routes.router)
     app.include_router(registration_routes.router)
@@ -46,7 +49,8 @@ def install(app: FastAPI, services: Services) -> LtiTool:
 
 
 def lesson_changed(app_state: object, learner_id: str, lesson_id: str, progress: dict[str, Any]) -> None:
-    """The hook the lesson API calls after saving work: queue the learner's LMS score if it changed."""
+    """The listener :func:`install` adds (:mod:`qkv.web.lesson_hooks`): after the lesson API saves a learner's
+    work, queue the learner's LMS score if it changed."""
     tool: LtiTool | None = getattr(app_state, "qkv_lti", None)
     if tool is None:
         return

@@ -17,8 +17,9 @@ time for the first of them, and so on, the last one repeated), back into the sec
 endless loops cost the class a first slice each, not their whole time limit, and a program arriving
 while they run on waits for one slice at most. Set-aside programs run on at most ``later_concurrency``
 graders at once, so that a new program finds one soon. Both lines are served fairly across clients by
-the grader time each has used (see ``_FairLine``), so a client whose programs run long, however many
-identities it has, is served less often in either line, and cannot starve the others' set-aside programs.
+the grader time each has used (see :class:`~qkv.web.runs.fair_line.FairLine`), so a client whose
+programs run long, however many identities it has, is served less often in either line, and cannot
+starve the others' set-aside programs.
 
 A class behind one address. The per-client bound (``per_client``) counts only programs of learners who
 had a program in line before: a learner's *first* program is never refused because classmates behind the
@@ -39,14 +40,14 @@ import enum
 import math
 import threading
 import time
-from collections import Counter, OrderedDict, deque
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from qkv.grading import Unfinished
 from qkv.grading.judging import judging_for
 from qkv.grading.priority import SandboxPriority, running_at
+from qkv.web.runs.fair_line import FairLine, FinishRate, Job
 
 
 class GradingBusy(RuntimeError):
@@ -104,174 +105,6 @@ class ProgramState(enum.Enum):
     WAITING = "waiting"  # in line for its first slice
     RUNNING = "running"  # in its first slice, or graded whole
     TAKING_LONGER = "taking_longer"  # outgrew its first slice: set aside, or finishing behind the others
-
-
-@dataclass
-class _Job:
-    """One program in line or being graded."""
-
-    source: str
-    suite: Any
-    owner: str | None
-    client: str
-    seed: int | None = None
-    future: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
-    queued_at: float = field(default_factory=time.monotonic)
-    unfinished: Unfinished | None = None  # while it waits to finish after outgrowing its first slice
-    level: int = 0  # slices it outgrew: 0 in line for its first, n > 0 in (or running from) the later line
-    first: bool = False  # its learner's first program in line: outside the per-client bound (see above)
-    charged: tuple[_FairLine, float] | None = None  # the line it was taken from, and the estimate charged
-
-
-class _FairLine:
-    """Programs in line, served fairly over clients by the grader time each has used.
-
-    Start-time fair queueing: every client has a *tag*, the grader seconds it has used (in virtual time),
-    and the client with the smallest tag goes next (ties: the one in line longest). Taking a program
-    charges its client an estimate at once, so that a client with many programs in line does not get
-    every free grader; :meth:`settle` puts in the time the run really took. A client that joins the line
-    starts at the line's *clock*, the smallest tag in line, so time unused while away is not banked.
-    Round robin over clients is the case where every program takes as long: a client sending endless
-    loops (each holding a grader for a whole slice) is served less often than one whose programs end in
-    a few milliseconds.
-    """
-
-    def __init__(self) -> None:
-        self.by_client: dict[str, deque[_Job]] = {}  # client -> its programs in line, oldest first
-        self.tags: dict[str, float] = {}  # client -> virtual start of its next program (while above clock)
-        self.joined: dict[str, int] = {}  # client in line -> when it joined (a count), to break ties
-        self.clock = 0.0
-        self._joins = 0
-
-    def __len__(self) -> int:
-        return sum(len(line) for line in self.by_client.values())
-
-    def of(self, client: str, *, first: bool | None = None) -> int:
-        """How many programs ``client`` has in this line (only first programs, or only later ones)."""
-        line = self.by_client.get(client, ())
-        if first is None:
-            return len(line)
-        return sum(1 for job in line if job.first == first)
-
-    def push(self, job: _Job) -> None:
-        line = self.by_client.get(job.client)
-        if line is None:
-            line = self.by_client[job.client] = deque()
-            self.tags[job.client] = max(self.tags.get(job.client, self.clock), self.clock)
-            self.joined[job.client] = self._joins
-            self._joins += 1
-        line.append(job)
-
-    def pop(self, estimate_s: float, allowed: Callable[[str], bool] | None = None) -> _Job | None:
-        """The next program, charging its client ``estimate_s``; None when the line is empty.
-
-        With ``allowed``, only clients it accepts are served (None when none of them has a program here).
-        """
-        clients = [name for name in self.by_client if allowed is None or allowed(name)]
-        if not clients:
-            return None
-        client = min(clients, key=lambda name: (self.tags[name], self.joined[name]))
-        self.clock = self.tags[client]
-        self.tags[client] += estimate_s
-        line = self.by_client[client]
-        job = line.popleft()
-        if not line:
-            self._leave(client)
-        self._forget_idle_clients()
-        return job
-
-    def settle(self, client: str, estimate_s: float, took_s: float) -> None:
-        """Charge ``client`` what a program taken with :meth:`pop` really took instead of the estimate."""
-        self.tags[client] = max(self.clock, self.tags.get(client, self.clock) + took_s - estimate_s)
-
-    def remove(self, job: _Job) -> None:
-        line = self.by_client[job.client]
-        line.remove(job)
-        if not line:
-            self._leave(job.client)
-
-    def _leave(self, client: str) -> None:
-        del self.by_client[client]
-        del self.joined[client]
-
-    def _forget_idle_clients(self) -> None:
-        # A client out of line whose tag the clock has passed would rejoin at the clock anyway.
-        if len(self.tags) > 2 * len(self.by_client) + 64:
-            for client in [name for name, tag in self.tags.items() if name not in self.by_client]:
-                if self.tags[client] <= self.clock:
-                    del self.tags[client]
-
-    def ahead_of(self, job: _Job, unit_s: float) -> int:
-        """Programs served before ``job`` if every program from now on took ``unit_s``.
-
-        Client k's m-th program in line starts at ``tags[k] + m * unit_s``; those starting before
-        ``job``'s (or with it, for a client in line longer) are ahead of it.
-        """
-        rank = self.by_client[job.client].index(job)
-        start = self.tags[job.client] / unit_s + rank  # in programs
-        ahead = rank
-        for client, line in self.by_client.items():
-            if client == job.client:
-                continue
-            lead = start - self.tags[client] / unit_s  # how many of its programs start first
-            before = math.ceil(lead - 1e-9)
-            if abs(lead - round(lead)) < 1e-9 and self.joined[client] < self.joined[job.client]:
-                before = round(lead) + 1  # a tie goes to the client in line longer
-            ahead += min(len(line), max(0, before))
-        return ahead
-
-    def drain(self) -> list[_Job]:
-        jobs = [job for line in self.by_client.values() for job in line]
-        self.by_client.clear()
-        self.joined.clear()
-        return jobs
-
-
-class FinishRate:
-    """Runs the line finishes per second, exponentially weighted, measured only while it has work.
-
-    The time between one finished run and the next is weighted into a running mean (the newest by
-    ``weight``); a stretch with nothing to grade is not counted, since the line's rate is what it serves
-    while learners wait. Before any run has finished the rate is unknown (None).
-
-    Examples
-    --------
-    >>> rate = FinishRate(weight=0.5)
-    >>> rate.per_second is None
-    True
-    >>> rate.busy(now=10.0)
-    >>> rate.finished(now=10.5, still_busy=True)  # 0.5 s for the first run
-    >>> rate.finished(now=10.75, still_busy=False)  # 0.25 s for the next: the mean is 0.375 s
-    >>> round(rate.per_second, 2)
-    2.67
-    >>> rate.busy(now=100.0)  # an idle hour is not counted
-    >>> rate.finished(now=100.375, still_busy=False)
-    >>> round(rate.per_second, 2)
-    2.67
-    """
-
-    def __init__(self, weight: float = 0.2) -> None:
-        self.weight = weight
-        self._interval_s: float | None = None  # the weighted mean time between two finished runs
-        self._since: float | None = None  # the last finish, or when work came to an idle line
-
-    def busy(self, now: float) -> None:
-        """Work came in: measuring starts now unless the line is busy already."""
-        if self._since is None:
-            self._since = now
-
-    def finished(self, now: float, still_busy: bool) -> None:
-        """A run finished at ``now``; ``still_busy``: other programs run or wait."""
-        if self._since is not None:
-            took = max(now - self._since, 1e-6)
-            previous = self._interval_s
-            self._interval_s = took if previous is None else (1 - self.weight) * previous + self.weight * took
-        self._since = now if still_busy else None
-
-    @property
-    def per_second(self) -> float | None:
-        """Runs finished per second while the line had work (None before the first)."""
-        return None if self._interval_s is None else 1.0 / self._interval_s
 
 
 class GradingQueue:
@@ -351,11 +184,11 @@ class GradingQueue:
         self._lock = threading.Condition()
         # Line 0: programs waiting for their first slice (or to be graded whole); line 1: programs that
         # outgrew one or more slices, waiting to run on (for the slice of the level they reached).
-        self._lines = [_FairLine(), _FairLine()]
-        self._waiting_by_owner: dict[str, _Job] = {}
+        self._lines = [FairLine(), FairLine()]
+        self._waiting_by_owner: dict[str, Job] = {}
         self._seen_owners: OrderedDict[str, None] = OrderedDict()  # learners who had a program in line
         self.max_owners = 200_000
-        self._running_owners: dict[str, _Job] = {}
+        self._running_owners: dict[str, Job] = {}
         self._running_by_client: Counter[str] = Counter()  # programs of each client running now
         self._running = 0
         self._running_later = 0  # programs running on from a later line
@@ -451,7 +284,7 @@ class GradingQueue:
                 )
             first = owner is not None and owner not in self._seen_owners
             self._check_client(client, first)
-            job = _Job(source, suite, owner, client, seed, first=first)
+            job = Job(source, suite, owner, client, seed, first=first)
             self._rate.busy(time.monotonic())
             self._lines[0].push(job)
             if owner is not None:
@@ -543,7 +376,7 @@ class GradingQueue:
             stale.discard()
         return True
 
-    def _next_job(self) -> tuple[_Job | None, list[Unfinished]]:
+    def _next_job(self) -> tuple[Job | None, list[Unfinished]]:
         """The next program to run and the set-aside ones found cancelled (call with the lock held).
 
         Programs waiting for their first slice come first; set-aside ones only when none waits, and on at
@@ -570,7 +403,7 @@ class GradingQueue:
                 dropped.append(job.unfinished)
                 job.unfinished = None
 
-    def _take_next(self) -> tuple[_Job | None, _FairLine | None]:
+    def _take_next(self) -> tuple[Job | None, FairLine | None]:
         """The first program of the first line with one; later lines only while a grader is left for them.
 
         Past ``concurrency`` programs running, the ``reserved`` graders take only a first program of a
@@ -627,7 +460,7 @@ class GradingQueue:
         held = self._running_by_client[client] + sum(line.of(client) for line in self._lines)
         return SandboxPriority.BACKGROUND if held else SandboxPriority.NORMAL
 
-    def _run(self, job: _Job, priority: SandboxPriority) -> None:
+    def _run(self, job: Job, priority: SandboxPriority) -> None:
         started = time.monotonic()
         from_later = job.level > 0
         # Out of every line now: no other thread reaches this job until it is set aside again.
@@ -669,7 +502,7 @@ class GradingQueue:
         else:
             _settle(job.future.set_exception, outcome[1])
 
-    def _attempt(self, job: _Job, pending: Unfinished | None) -> tuple[bool, Any]:
+    def _attempt(self, job: Job, pending: Unfinished | None) -> tuple[bool, Any]:
         """Grade the job (or its next slice): ``(True, result)``, or ``(False, the exception)``."""
         try:
             if pending is not None:
