@@ -34,7 +34,7 @@ import numpy as np
 from qkv.grading import Grader
 from qkv.grading import grader as grader_module
 from qkv.grading.behaviour import probe_cases
-from qkv.grading.harness import encode
+from qkv.grading.sandbox.harness import encode
 from qkv.lessons import load_catalog
 
 CORPORA = Path(__file__).resolve().parent.parent / "tests" / "lesson_corpora"

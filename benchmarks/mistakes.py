@@ -61,7 +61,7 @@ from class_mistakes import p90, probe_calls_ms, timed_signing  # a sibling: pyth
 
 from qkv.grading import Grader, Suite
 from qkv.grading import grader as grading_grader
-from qkv.grading import hints as grading_hints
+from qkv.grading.feedback import hints as grading_hints
 from qkv.lessons import load_catalog
 from qkv.lessons.pyfiles import import_lesson_file
 

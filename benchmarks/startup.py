@@ -53,7 +53,7 @@ print(imported - started, time.perf_counter() - imported)
 # sandbox it started first; it then stops (its sandbox is stopped and its cgroups removed as on any exit).
 UNTIL_SANDBOX = """
 import sys, time
-from qkv.grading import pool
+from qkv.grading.sandbox import pool
 
 def asked(self, *args, **kwargs):
     print(time.time(), flush=True)
@@ -75,7 +75,8 @@ started = float(sys.argv.pop(1))
 marks = []
 def mark(step):
     marks.append((step, time.time() - started))
-from qkv.grading import grader, pool
+from qkv.grading import grader
+from qkv.grading.sandbox import pool
 def wrap(owner, name, before=None, after=None):
     original = getattr(owner, name)
     def wrapped(*args, **kwargs):

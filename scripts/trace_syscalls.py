@@ -3,8 +3,8 @@
 Two jobs, both for maintainers (the tests and CI need neither strace nor kernel headers):
 
 ``python scripts/trace_syscalls.py tables``
-    Rewrites ``src/qkv/grading/syscall_tables.py`` (names to numbers, x86-64 and AArch64) from the kernel
-    headers of package ``linux-libc-dev``: ``asm/unistd_64.h`` for x86-64 and ``asm-generic/unistd.h``,
+    Rewrites ``src/qkv/grading/sandbox/syscall_tables.py`` (names to numbers, x86-64 and AArch64) from the
+    kernel headers of package ``linux-libc-dev``: ``asm/unistd_64.h`` for x86-64 and ``asm-generic/unistd.h``,
     with the options arm64 selects, for AArch64.
 
 ``python scripts/trace_syscalls.py trace``
@@ -12,8 +12,8 @@ Two jobs, both for maintainers (the tests and CI need neither strace nor kernel 
     sandbox under ``strace -f`` (apt-get install strace), with an allow-everything seccomp filter so that
     no refusal changes the path taken. It keeps the calls made from the moment bubblewrap's child loaded
     the filter (its ``execve`` of the interpreter onwards) and by every process that child started, and
-    prints them. With ``--write`` it rewrites the ``TRACED`` set in ``src/qkv/grading/seccomp.py``; the
-    hand-kept ``GENEROUS`` set there (calls taken on paths the corpora do not reach) is left alone.
+    prints them. With ``--write`` it rewrites the ``TRACED`` set in ``src/qkv/grading/sandbox/seccomp.py``;
+    the hand-kept ``GENEROUS`` set there (calls taken on paths the corpora do not reach) is left alone.
     It exits 1 if a traced call is in ``REFUSED`` (a contradiction to resolve by hand).
 """
 
@@ -29,8 +29,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = ROOT / "src/qkv/grading/syscall_tables.py"
-SECCOMP = ROOT / "src/qkv/grading/seccomp.py"
+TABLES = ROOT / "src/qkv/grading/sandbox/syscall_tables.py"
+SECCOMP = ROOT / "src/qkv/grading/sandbox/seccomp.py"
 X86_64_HEADER = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"
 GENERIC_HEADER = "/usr/include/asm-generic/unistd.h"
 # What arch/arm64/include/uapi/asm/unistd.h selects before it includes the generic table.
@@ -132,7 +132,7 @@ def trace(write: bool) -> int:
         print("strace is not installed (apt-get install strace).", file=sys.stderr)
         return 2
     sys.path.insert(0, str(ROOT / "tests"))
-    import qkv.grading.sandbox as sandbox
+    import qkv.grading.sandbox.process as sandbox
     from qkv.grading import Grader, Limits
     from qkv.lessons import load_catalog
 

@@ -121,7 +121,7 @@ SHARED_SCOPES = {
     "tests/reliability/": "reliability",
     "tests/grading/test_hostile.py": "hostile",
     "tests/grading/test_redteam.py": "hostile",
-    "tests/grading/test_cgroups.py": "hostile",
+    "tests/grading/sandbox/test_cgroups.py": "hostile",
 }
 ONE_WORKER_MODULES = (
     "tests/web/test_browser",

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from qkv.grading import hints as grading_hints
+from qkv.grading.feedback import hints as grading_hints
 from qkv.lessons import BUILTIN_CONTENT, Catalog, CodeExercise, Lesson, load_catalog, validate
 from qkv.lessons.pyfiles import import_lesson_file
 from tests.lesson_pages import assert_tags_balanced, text_of, written_forms

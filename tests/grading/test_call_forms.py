@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from qkv.grading import Close, Grader, Suite, TestCase, by_keyword, in_dtype
-from qkv.grading.mutants import prepare
+from qkv.grading.feedback.mutants import prepare
 from qkv.lessons import load_catalog
 
 UNLISTED = Path(__file__).parent / "unlisted"

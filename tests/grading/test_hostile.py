@@ -12,7 +12,7 @@ import numpy
 import pytest
 
 from qkv.grading import Grader, GradeResult, Limits, SandboxStart, sandbox_available
-from qkv.grading.cgroups import cgroups_available
+from qkv.grading.sandbox.cgroups import cgroups_available
 from tests.builtin_lessons import L41_SUITE, L41_TESTS
 
 HOSTILE = Path(__file__).parent / "hostile"

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from qkv.grading import Grader, sandbox_available
-from qkv.grading import harness as harness_module
-from qkv.grading import report_bound as bound_module
 from qkv.grading.judging import JudgeLine, current_client, judging_for
-from qkv.grading.report_bound import REPORT_BASE_BYTES, TEST_SLACK_BYTES, encoded_size, report_bound
-from qkv.grading.report_reader import MAX_REPORT_BYTES
+from qkv.grading.sandbox import harness as harness_module
+from qkv.grading.sandbox import report_bound as bound_module
+from qkv.grading.sandbox.report_bound import REPORT_BASE_BYTES, TEST_SLACK_BYTES, encoded_size, report_bound
+from qkv.grading.sandbox.report_reader import MAX_REPORT_BYTES
 from tests.builtin_lessons import L41_SUITE
 from tests.time_scale import scaled, wait_for
 

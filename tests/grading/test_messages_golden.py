@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from qkv import merge_heads, softmax, split_heads
-from qkv.grading.explain import mutant_sentence
-from qkv.grading.mutants import Mutants
-from qkv.grading.relations import find_relation
+from qkv.grading.feedback.explain import mutant_sentence
+from qkv.grading.feedback.mutants import Mutants
+from qkv.grading.feedback.relations import find_relation
 
 GOLDEN = Path(__file__).parent / "golden" / "messages.txt"
 S = np.array([[0.5, -1.25, 2.0, 0.0], [1.5, 0.25, -0.75, 1.0], [-2.0, 0.5, 0.75, -0.5]])

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from qkv.grading import explain as explaining
-from qkv.grading.explain import mutant_sentence, seen_sentence
-from qkv.grading.leaks import SolutionSpans
-from qkv.grading.mutants import Mutants, prepare
+from qkv.grading.feedback import explain as explaining
+from qkv.grading.feedback.explain import mutant_sentence, seen_sentence
+from qkv.grading.feedback.leaks import SolutionSpans
+from qkv.grading.feedback.mutants import Mutants, prepare
 from qkv.grading.suite import Suite
 from qkv.lessons import load_catalog
 

@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 
 import qkv.grading.grader as grader_module
 from qkv.grading import Grader, GradeResult, Limits, SandboxStart, sandbox_available
-from qkv.grading.cgroups import CgroupHost, CgroupKind, cgroups_available, choose
 from qkv.grading.grader import interpret
-from qkv.grading.report_bound import report_bound
-from qkv.grading.sandbox import RawRun
+from qkv.grading.sandbox.cgroups import CgroupHost, CgroupKind, cgroups_available, choose
+from qkv.grading.sandbox.process import RawRun
+from qkv.grading.sandbox.report_bound import report_bound
 from qkv.grading.verdict import shown
 from tests.builtin_lessons import L41_SUITE, L41_TESTS
 

@@ -8,7 +8,7 @@ import pytest
 
 from qkv.grading import Limits
 from qkv.grading.grader import interpret
-from qkv.grading.sandbox import RawRun
+from qkv.grading.sandbox.process import RawRun
 from qkv.grading.values import MalformedReport, Opaque, decode_value
 from tests.builtin_lessons import L41_SUITE, L41_TESTS
 

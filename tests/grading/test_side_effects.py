@@ -26,9 +26,9 @@ from qkv.grading import (
     Warned,
     sandbox_available,
 )
-from qkv.grading.diagnosis import crash_diagnosis
+from qkv.grading.feedback.diagnosis import crash_diagnosis
 from qkv.grading.grader import interpret
-from qkv.grading.sandbox import RawRun
+from qkv.grading.sandbox.process import RawRun
 from qkv.grading.values import MalformedReport, decode_value
 
 pytestmark = pytest.mark.timeout(120)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from qkv.grading import Grader, GradeResult, Suite, TestCase, Unfinished, Whole, sandbox_available
-from qkv.grading.cgroups import CgroupKind, choose
+from qkv.grading.sandbox.cgroups import CgroupKind, choose
 from tests.time_scale import scaled
 
 pytestmark = [

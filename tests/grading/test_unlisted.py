@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from qkv.grading import explain as explaining
-from qkv.grading.mutants import prepare
+from qkv.grading.feedback import explain as explaining
+from qkv.grading.feedback.mutants import prepare
 from qkv.lessons import load_catalog
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))

@@ -13,7 +13,7 @@ import pytest
 
 from qkv import attention, attention_scores, project_qkv, softmax
 from qkv.grading import Mistake, Outcome
-from qkv.grading.hints import first_hint
+from qkv.grading.feedback.hints import first_hint
 from qkv.grading.suite import Case
 from qkv.lessons import RenderedSection, load_catalog
 from qkv.lessons.answers import format_value

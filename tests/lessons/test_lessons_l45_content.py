@@ -312,7 +312,7 @@ def test_the_reference_functions_on_a_small_example() -> None:
 
 def test_two_mistakes_at_once_are_both_named() -> None:
     """Each pair rule is the first that matches its own result, on every test of multi_head_attention."""
-    from qkv.grading.hints import Outcome, first_hint
+    from qkv.grading.feedback.hints import Outcome, first_hint
 
     assert GRADING is not None
     pairs = [rule for rule in GRADING.MHA_HINTS if rule.message.startswith("Two mistakes at once.")]

@@ -652,7 +652,7 @@ def test_a_misspelt_placeholder_in_a_prompt_is_reported_once(content: Path) -> N
 
 def test_every_predicate_is_read_against_what_the_grader_passes_it() -> None:
     from qkv.grading import Suite, TestCase, Whole
-    from qkv.grading.hints import Mutated, Raised, Returned
+    from qkv.grading.feedback.hints import Mutated, Raised, Returned
     from qkv.lessons.suites import check_predicates
 
     def area(w: int, h: int) -> int:

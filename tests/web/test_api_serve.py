@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from qkv.cli.serve import cgroup_line, serve
-from qkv.grading.cgroups import CgroupHost, CgroupKind, choose
+from qkv.grading.sandbox.cgroups import CgroupHost, CgroupKind, choose
 
 SERVE = "import sys; from qkv.cli.serve import serve; serve.main(sys.argv[1:], prog_name='qkv serve')"
 

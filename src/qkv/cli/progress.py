@@ -122,7 +122,7 @@ def _write_class_file(
     from qkv.store import EVERYONE, LearnerScope, Store
     from qkv.web.instructor.exports import catalog_exercises, write_events, write_lms
     from qkv.web.instructor.late_work import LateWork
-    from qkv.web.learner.solution_credit import AfterSolutionCredit, HelpPolicy
+    from qkv.web.solution_credit import AfterSolutionCredit, HelpPolicy
 
     assert isinstance(store, Store)
     within = scope if isinstance(scope, LearnerScope) else EVERYONE

@@ -2,10 +2,10 @@
 
 Every verdict records the version of its lesson's grading (``qkv.lessons.suite_versions``). After an author
 fixes a test, ``qkv regrade [--lesson ID] [--course ID] [--latest-only] [--dry-run]`` grades the kept
-programs again in this machine's sandbox, at background priority (``qkv.grading.priority``: the learners'
-own programs get the cores first), prints each verdict that changed (pass to fail, fail to pass, another
-first message), stores the new verdicts and the changes, sets the learners' totals again, and queues the LMS
-scores that changed. ``--dry-run`` grades and prints, and stores nothing.
+programs again in this machine's sandbox, at background priority (``qkv.grading.sandbox.priority``: the
+learners' own programs get the cores first), prints each verdict that changed (pass to fail, fail to pass,
+another first message), stores the new verdicts and the changes, sets the learners' totals again, and queues
+the LMS scores that changed. ``--dry-run`` grades and prints, and stores nothing.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _selected(
 
 def _regrade_all(store: Store, pairs: Iterable[Any], dry_run: bool) -> list[VerdictChange]:
     from qkv.grading import Grader
-    from qkv.grading.priority import SandboxPriority, running_at
+    from qkv.grading.sandbox.priority import SandboxPriority, running_at
     from qkv.lessons.suite_versions import suite_version
     from qkv.store import VerdictChange
     from qkv.store.work.regrades import first_message
@@ -100,9 +100,9 @@ def _queue_scores(store: Store, catalog: Catalog, changes: list[VerdictChange]) 
     """Queue the LMS score of each learner and lesson a change touched (where it changed); how many."""
     from qkv.store.lti.links import LtiLinks
     from qkv.store.lti.outbox import ScoreOutbox
-    from qkv.web.learner.lesson_progress import build_progress
-    from qkv.web.learner.solution_credit import HelpPolicy
+    from qkv.web.lesson_progress import build_progress
     from qkv.web.lti.scores import ScoreHook, queue_lesson_score
+    from qkv.web.solution_credit import HelpPolicy
 
     hook = ScoreHook(LtiLinks(store.database), ScoreOutbox(store.database))
     queued = 0

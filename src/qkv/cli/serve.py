@@ -15,7 +15,7 @@ from qkv.cli.options import json_logging, log_format_option, log_level_option, s
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from qkv.grading.cgroups import CgroupHost
+    from qkv.grading.sandbox.cgroups import CgroupHost
     from qkv.web.runs.backend import RemoteGrading
     from qkv.web.settings import Settings
 
@@ -35,7 +35,7 @@ def _sandbox_available() -> bool:
 def cgroup_line(host: CgroupHost | None = None) -> str:
     """Which cgroups bound each sandbox on this host (or ``host``), and why: printed at start-up, as it is
     what an operator checks first when limits differ between machines."""
-    from qkv.grading.cgroups import HOST, CgroupKind, choose
+    from qkv.grading.sandbox.cgroups import HOST, CgroupKind, choose
 
     choice = choose(host or HOST)
     if choice.kind is CgroupKind.NONE:
@@ -412,8 +412,8 @@ def _build_app(url: str, remote: RemoteGrading | None, options: ServeOptions) ->
 
 def _settings(url: str, options: ServeOptions) -> Settings:
     """The server's settings from the options (a ValueError in a sentence for a bad one)."""
-    from qkv.web.learner.solution_credit import AfterSolutionCredit
     from qkv.web.settings import Settings
+    from qkv.web.solution_credit import AfterSolutionCredit
 
     return Settings(
         database_url=url,

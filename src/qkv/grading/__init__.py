@@ -15,8 +15,7 @@ the functions there, and judges the raw report here, where the submission cannot
 """
 
 from qkv.grading.compare import Close, Comparator, Exact, Items, Keys, Mismatch, Shape, Whole
-from qkv.grading.grader import Grader, SandboxStart, SandboxUnavailable, Unfinished, sandbox_available
-from qkv.grading.hints import (
+from qkv.grading.feedback.hints import (
     STUB,
     Emitted,
     Hint,
@@ -28,15 +27,16 @@ from qkv.grading.hints import (
     Warned,
     missing_function_hint,
 )
-from qkv.grading.limits import Limits
-from qkv.grading.preconditions import (
+from qkv.grading.feedback.preconditions import (
     exp_overflows,
     fully_masked_row,
     is_float32,
     row_far_below_max,
     writes_number,
 )
+from qkv.grading.grader import Grader, SandboxStart, SandboxUnavailable, Unfinished, sandbox_available
 from qkv.grading.results import RESULTS_VERSION, GradeResult, TestResult
+from qkv.grading.sandbox.limits import Limits
 from qkv.grading.suite import (
     Case,
     Raises,

@@ -20,25 +20,25 @@ from typing import Any
 import numpy as np
 
 from qkv.grading.behaviour import fixed_names, probe_cases, signatures
-from qkv.grading.cgroups import HOST, CgroupHost, cgroups_available, slices_pause
-from qkv.grading.cgroups import remove_stale as remove_stale_cgroups
-from qkv.grading.explain import explain
-from qkv.grading.hints import Outcome
+from qkv.grading.feedback.explain import explain
+from qkv.grading.feedback.hints import Outcome
+from qkv.grading.feedback.mutants import prepare_in_background
 from qkv.grading.judging import JudgeLine, current_client
-from qkv.grading.limits import Limits
-from qkv.grading.mutants import prepare_in_background
-from qkv.grading.pool import SparePool
-from qkv.grading.priority import SandboxPriority, current_priority
-from qkv.grading.report_bound import report_bound
 from qkv.grading.results import GradeResult, TestResult, TestStatus
-from qkv.grading.runtime import bwrap_path
-from qkv.grading.sandbox import RawRun, SandboxProcess, SandboxStartError, drop_to_unprivileged_uid
-from qkv.grading.seccomp import filter_for_this_machine
+from qkv.grading.sandbox.cgroups import HOST, CgroupHost, cgroups_available, slices_pause
+from qkv.grading.sandbox.cgroups import remove_stale as remove_stale_cgroups
+from qkv.grading.sandbox.limits import Limits
+from qkv.grading.sandbox.pool import SparePool
+from qkv.grading.sandbox.priority import SandboxPriority, current_priority
+from qkv.grading.sandbox.process import RawRun, SandboxProcess, SandboxStartError, drop_to_unprivileged_uid
+from qkv.grading.sandbox.report_bound import report_bound
+from qkv.grading.sandbox.runtime import bwrap_path
+from qkv.grading.sandbox.seccomp import filter_for_this_machine
+from qkv.grading.sandbox.zygote_client import Zygote, ZygoteError
 from qkv.grading.suite import Case, Raises, Suite
 from qkv.grading.timing import phases_of, timing_events
 from qkv.grading.values import MalformedReport, clean_text
 from qkv.grading.verdict import judge, limit_message, shown
-from qkv.grading.zygote_client import Zygote, ZygoteError
 
 __all__ = [
     "BUBBLEWRAP",
@@ -104,7 +104,8 @@ class Grader:
     limits : Limits, optional
         The resource limits (the defaults are those the learner is told about).
     cgroup_host : CgroupHost, optional
-        Where the cgroup files are (this machine's by default); see :func:`qkv.grading.cgroups.choose`.
+        Where the cgroup files are (this machine's by default); see
+        :func:`qkv.grading.sandbox.cgroups.choose`.
     max_paused : int
         Programs that outgrew their first slice (:meth:`grade_first_slice`) kept paused at once, each in
         its frozen sandbox (holding its memory); beyond that they are stopped and later run again.
@@ -735,7 +736,8 @@ def interpret(
 ) -> tuple[str, str | None, list[TestResult]]:
     """Turn a raw run into ``(status, message, tests)``; a malformed report is an error, never a pass.
 
-    ``seen`` receives each judged test's outcome by name (for :func:`qkv.grading.explain.explain`)."""
+    ``seen`` receives each judged test's outcome by name (for
+    :func:`qkv.grading.feedback.explain.explain`)."""
     if raw.report_over is not None:
         bound = f"{max(1, round(raw.report_over / 1024))} KiB"
         return "error", REPORT_TOO_LARGE.format(tests=len(cases), bound=bound), []

@@ -21,7 +21,7 @@ import numpy as np
 
 from qkv.grading.compare import Close, Comparator, Items
 from qkv.grading.display import python_call
-from qkv.grading.hints import Hint, missing_function_hint
+from qkv.grading.feedback.hints import Hint, missing_function_hint
 
 __all__ = [
     "FLOAT32_RTOL",
@@ -169,11 +169,11 @@ class Suite:
         ``refuse_warnings``).
     reference : str, optional
         The exercise's reference solution, as a program. The grader derives mutants from it (wrong
-        versions made by generic changes, :mod:`qkv.grading.mutants`) to name a mistake no hint lists;
-        the lessons layer sets it from the exercise's ``solution``.
+        versions made by generic changes, :mod:`qkv.grading.feedback.mutants`) to name a mistake no hint
+        lists; the lessons layer sets it from the exercise's ``solution``.
     shapes : mapping of str to sequence of str, optional
         The names of the axes of the reference's array parameters, e.g. ``{"Q": ("n_q", "d_k")}``, so
-        that sentences about a wrong value speak of ``d_k``, not of 4 (:mod:`qkv.grading.sizes`).
+        that sentences about a wrong value speak of ``d_k``, not of 4 (:mod:`qkv.grading.feedback.sizes`).
     explain : bool
         Look for relations and mutants when a value differs (on by default).
 
@@ -336,7 +336,7 @@ def called_again(row: TestCase) -> list[TestCase]:
     """Two rows that call ``row``'s function again in the same process: with the very same inputs, and
     (where ``row`` draws its inputs) with new values of the same shapes. A function that keeps state
     from one call to the next (a cache keyed by shapes, a global list, a class attribute) fails one of
-    them, and the grader says so (:mod:`qkv.grading.explain`).
+    them, and the grader says so (:mod:`qkv.grading.feedback.explain`).
 
     Examples
     --------

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from qkv.grading.crashes import Place, crash_sentence
-from qkv.grading.diagnosis import (
+from qkv.grading.display import short, show
+from qkv.grading.feedback.crashes import Place, crash_sentence
+from qkv.grading.feedback.diagnosis import (
     UNCHANGED,
     argument_name,
     call_shapes,
@@ -16,12 +17,11 @@ from qkv.grading.diagnosis import (
     describe_change,
     describe_warnings,
 )
-from qkv.grading.display import short, show
-from qkv.grading.hints import Emitted, Hint, Mutated, Outcome, Warned, first_hint
-from qkv.grading.limits import Limits
+from qkv.grading.feedback.hints import Emitted, Hint, Mutated, Outcome, Warned, first_hint
+from qkv.grading.feedback.support import parsed
 from qkv.grading.results import TestResult, TestStatus
+from qkv.grading.sandbox.limits import Limits
 from qkv.grading.suite import Case, Raises
-from qkv.grading.support import parsed
 from qkv.grading.values import MalformedReport, clean_text, decode_value
 
 __all__ = ["judge", "limit_message", "ran_its_tests", "shown"]
@@ -128,7 +128,7 @@ def judge(
 
     ``seen``, when given, receives the test's :class:`Outcome` under its name (what it returned, for a
     test whose value was judged), for the explanation pass that looks at every test of a function together
-    (:mod:`qkv.grading.explain`).
+    (:mod:`qkv.grading.feedback.explain`).
 
     Raises
     ------
@@ -330,7 +330,8 @@ def _judge_raised(
         bases=tuple(bases),
         own_raise=_own_raise(event),
     )
-    if seen_by_name is not None:  # what it raised, for the mutants that raise alike (qkv.grading.explain)
+    if seen_by_name is not None:  # what it raised, for the mutants that raise alike
+        # (qkv.grading.feedback.explain)
         seen_by_name[case.name] = seen
     if isinstance(case.expected, Raises):
         if case.expected.exception in bases:  # isinstance: a subclass of ValueError is a ValueError
@@ -353,7 +354,7 @@ def _judge_raised(
     crash = None if hint is not None or limit or source is None else _crash_hint(source, event, bases[0])
     if hint is None and not limit and bases[0] == "TypeError" and event.get("line") is None:
         crash = call_form_hint(case, message) or crash  # the call itself did not fit the function
-    if crash is not None:  # the failing line's operation, named (qkv.grading.crashes)
+    if crash is not None:  # the failing line's operation, named (qkv.grading.feedback.crashes)
         return replace(_result(case, "error", text, crash, got=_raised(event)), hint_source="crash")
     return _result(case, "error", text, hint, got=_raised(event))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from qkv.grading.leaks import LEAK_CHARACTERS, code_lines, squeezed
+from qkv.grading.feedback.leaks import LEAK_CHARACTERS, code_lines, squeezed
 from qkv.lessons.model import SOLUTION_AFTER_FAILED_RUNS
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from qkv.grading import Suite, TestCase
-from qkv.grading.hints import Returned
+from qkv.grading.feedback.hints import Returned
 from qkv.lessons.model import Problem
 from qkv.lessons.pyfiles import import_lesson_file
 
@@ -79,7 +79,7 @@ def check_predicates(path: Path, suites: Mapping[str, Suite]) -> list[Problem]:
 
     Examples
     --------
-    >>> from qkv.grading.hints import Returned
+    >>> from qkv.grading.feedback.hints import Returned
     >>> def area(w, h):
     ...     return w * h
     >>> def bad(got, w):

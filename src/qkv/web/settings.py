@@ -9,13 +9,13 @@ from pathlib import Path
 from qkv.store import DEFAULT_CLIENT_BYTES_PER_DAY
 from qkv.web.http.clients import DEFAULT_IPV6_PREFIX, check_ipv6_prefix
 from qkv.web.http.redirects import public_origin
-from qkv.web.learner.solution_credit import (
+from qkv.web.runs.line_bound import waiting_line_bound
+from qkv.web.solution_credit import (
     DEFAULT_CREDIT,
     DEFAULT_HINT_CREDIT,
     AfterSolutionCredit,
     HelpPolicy,
 )
-from qkv.web.runs.line_bound import waiting_line_bound
 
 LOOPBACK = ("127.0.0.0/8", "::1/128")  # who reads /metrics without a token, unless told otherwise
 

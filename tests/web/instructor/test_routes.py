@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from qkv.store.instructor.instructors import InstructorDesk
-from qkv.web.instructor.auth import INSTRUCTOR_COOKIE, InstructorAuth
+from qkv.web.http.instructor_auth import INSTRUCTOR_COOKIE, InstructorAuth
 from tests.web.instructor_seed import (
     AREA_HINT,
     BEN,

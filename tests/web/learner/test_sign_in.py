@@ -14,8 +14,8 @@ from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 from starlette.responses import Response
 
+from qkv.web.http.learner_sessions import sign_in
 from qkv.web.http.security import COOKIE_NAME, SESSION_COOKIE
-from qkv.web.learner.sessions import sign_in
 from tests.store.conftest import postgres_admin_url, postgres_url
 from tests.web.backend_fixtures import API, LESSON_URL, Browser
 

@@ -176,8 +176,8 @@ def test_a_term_is_credited_alike_by_the_lms_the_grid_and_every_export(
 def test_a_score_queued_later_carries_the_time_of_the_work(lms: tuple[FakePlatform, str, Any]) -> None:
     """A score queued an hour after the work (a launch, a regrade) is stamped with the work's time."""
     from qkv.store.lti.links import LtiLinks
-    from qkv.web.learner.solution_credit import HelpPolicy
     from qkv.web.lti.scores import ScoreHook, queue_lesson_score
+    from qkv.web.solution_credit import HelpPolicy
 
     _platform, _url, app = lms
     store = app.state.qkv.store

@@ -2,8 +2,8 @@
 grader to a client with a single one.
 
 The grade function here stands in for the grader: it records the priority its thread was handed
-(``qkv.grading.priority.current_priority``, what the real grader sets on the sandbox; that the sandbox
-then runs there is ``tests/grading/test_priority.py``) and waits for the test to let it end.
+(``qkv.grading.sandbox.priority.current_priority``, what the real grader sets on the sandbox; that the sandbox
+then runs there is ``tests/grading/sandbox/test_priority.py``) and waits for the test to let it end.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from qkv.grading.priority import SandboxPriority, current_priority
+from qkv.grading.sandbox.priority import SandboxPriority, current_priority
 from qkv.web.runs.local_queue import GradingQueue, QueueFull
 from qkv.web.settings import Settings
 from tests.time_scale import scaled

@@ -154,7 +154,7 @@ class LearnerStanding:
     current: CurrentExercise | None
     external_id: str | None = None  # a roster's or an LMS's id: shown beside the name
     # Of the solves counted per lesson: those after the reference solution was shown, and those after hints
-    # only (the instructor's credit for each applies to them; qkv.web.learner.solution_credit).
+    # only (the instructor's credit for each applies to them; qkv.web.solution_credit).
     after_solution_by_lesson: dict[str, int] = field(default_factory=dict)
     after_hints_by_lesson: dict[str, int] = field(default_factory=dict)
 

@@ -20,9 +20,9 @@ from starlette.responses import Response
 
 from qkv.store.instructor.courses import StaffRole
 from qkv.store.instructor.mistake_groups import MAX_SENTENCE, MistakeGroup, UnhelpfulLine
+from qkv.web.http.course_access import CourseAccess, InCourse
 from qkv.web.http.forms import form_body_schema, parse_form
-from qkv.web.instructor.auth import CSRF_FIELD
-from qkv.web.instructor.course_access import CourseAccess, InCourse
+from qkv.web.http.instructor_auth import CSRF_FIELD
 from qkv.web.instructor.rendering import NO_STORE, auth_of, render_page
 from qkv.web.services import Services, get_services
 

@@ -21,8 +21,8 @@ from qkv.store.instructor.class_view import ClassView, ExerciseCounts, LearnerSt
 from qkv.store.instructor.courses import EVERYONE, LearnerScope
 from qkv.store.instructor.instructors import AnswerEvent, CodeEvent
 from qkv.store.sql.clock import utc_now
+from qkv.web.http.course_access import InCourse
 from qkv.web.instructor.charts import Bar, bar_chart, percent
-from qkv.web.instructor.course_access import InCourse
 from qkv.web.instructor.glance import (
     SHOW_LABELS,
     SORT_LABELS,

@@ -21,9 +21,9 @@ from starlette.responses import Response
 
 from qkv.lessons.suite_versions import suite_version
 from qkv.store.instructor.due_dates import extension_until, local_text, parse_when
+from qkv.web.http.course_access import CourseAccess, InCourse
 from qkv.web.http.forms import form_body_schema, parse_form
-from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth
-from qkv.web.instructor.course_access import CourseAccess, InCourse
+from qkv.web.http.instructor_auth import CSRF_FIELD, InstructorAuth
 from qkv.web.instructor.rendering import NO_STORE, render_page
 from qkv.web.services import Services, get_services
 

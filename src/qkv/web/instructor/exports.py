@@ -23,7 +23,7 @@ from qkv.store import GradebookRow
 from qkv.store.instructor.exports import write_csv
 from qkv.store.instructor.instructors import AnswerEvent, CodeEvent, HelpEvent, LearnerRecord
 from qkv.web.instructor.late_work import DUE_COLUMN, LATE_COLUMNS, LateWork
-from qkv.web.learner.solution_credit import HelpPolicy, Solve
+from qkv.web.solution_credit import HelpPolicy, Solve
 
 GRADEBOOK_COLUMNS = [
     "learner_id",

@@ -17,7 +17,7 @@ from qkv.store.instructor.class_view import LearnerStanding, Standing, StuckRule
 from qkv.store.instructor.due_dates import Standing as DueStanding
 from qkv.web.instructor.exports import counted_exercises
 from qkv.web.instructor.late_work import LateSolves
-from qkv.web.learner.solution_credit import HelpPolicy, credit_words
+from qkv.web.solution_credit import HelpPolicy, credit_words
 
 MAX_FILTER = 80
 

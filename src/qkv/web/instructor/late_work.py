@@ -16,7 +16,7 @@ from typing import Any
 
 from qkv.store import GradebookRow
 from qkv.store.instructor.due_dates import DatesInForce, DueDate, Extension, Standing, apply_extension
-from qkv.web.learner.solution_credit import HelpPolicy, Solve
+from qkv.web.solution_credit import HelpPolicy, Solve
 
 LATE_COLUMNS = ["late", "late_credit"]
 DUE_COLUMN = "due_at"

@@ -15,10 +15,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from qkv.store.learner.accounts import ROSTER_LINK_LIFETIME, AccountRecord
+from qkv.web.http.course_access import InCourse
 from qkv.web.http.forms import form_body_schema, parse_form
+from qkv.web.http.instructor_auth import CSRF_FIELD, InstructorAuth
 from qkv.web.http.sign_in_links import qr_data_uri, request_base_url, sign_in_url
-from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth
-from qkv.web.instructor.course_access import InCourse
 from qkv.web.services import Services, get_services
 
 router = APIRouter(include_in_schema=False)

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from starlette.responses import Response
 
-from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth, SignedInInstructor
-from qkv.web.instructor.course_access import WHOLE_SERVER, CourseAccess
+from qkv.web.http.course_access import WHOLE_SERVER, CourseAccess
+from qkv.web.http.instructor_auth import CSRF_FIELD, InstructorAuth, SignedInInstructor
 from qkv.web.services import Services
 
 NO_STORE = {"Cache-Control": "no-store"}

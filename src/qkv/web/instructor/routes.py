@@ -1,7 +1,7 @@
 """The instructor's view: sign-in, the class dashboard, one learner's timeline, the exports.
 
 Pages under ``/instructor`` and the API under ``/api/instructor`` need an instructor session
-(``qkv.web.instructor.auth``); learner pages never link here. The numbers come from
+(``qkv.web.http.instructor_auth``); learner pages never link here. The numbers come from
 ``stats.py``, the charts from ``charts.py``, the files from ``exports.py``; the pages render through
 ``rendering.py``.
 """
@@ -18,12 +18,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from qkv.store.instructor.courses import LearnerScope
+from qkv.web.http.course_access import WHOLE_SERVER, InCourse, check_choice
 from qkv.web.http.forms import form_body_schema, parse_form
+from qkv.web.http.instructor_auth import CSRF_FIELD, InstructorAuth, same_origin
 from qkv.web.http.sign_in_links import instructor_sign_in_url
 from qkv.web.instructor import class_page, same_programs
-from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth, same_origin
 from qkv.web.instructor.charts import Bar, bar_chart, percent, plural
-from qkv.web.instructor.course_access import WHOLE_SERVER, InCourse, check_choice
 from qkv.web.instructor.exports import (
     catalog_exercises,
     write_events,

@@ -20,7 +20,7 @@ from starlette.responses import Response
 
 from qkv.grading.same_program import canonical_program
 from qkv.store.instructor.instructors import CodeEvent
-from qkv.web.instructor.course_access import CourseAccess, InCourse
+from qkv.web.http.course_access import CourseAccess, InCourse
 from qkv.web.instructor.rendering import auth_of, render_page
 from qkv.web.services import Services, get_services
 

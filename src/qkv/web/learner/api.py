@@ -30,7 +30,6 @@ from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.request_bodies import StrictBody
 from qkv.web.http.security import RequestLearner
 from qkv.web.learner.instructor_notes import progress_with_notes, with_notes
-from qkv.web.learner.lesson_progress import build_progress
 from qkv.web.learner.widget_api import (
     STEP_VECTORS,
     AttentionIn,
@@ -39,6 +38,7 @@ from qkv.web.learner.widget_api import (
     project_inputs,
     projection,
 )
+from qkv.web.lesson_progress import build_progress
 from qkv.web.runs.backend import RemoteProgram, final_reply, pending_reply, place_in_line
 from qkv.web.runs.local_queue import GradingBusy, GradingClosed
 from qkv.web.services import Services, get_services

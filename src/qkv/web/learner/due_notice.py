@@ -18,8 +18,8 @@ from fastapi import FastAPI, Request
 from qkv.store.instructor.due_dates import DatesInForce, Standing
 from qkv.store.sql.clock import utc_now
 from qkv.web.http.security import COOKIE_NAME
-from qkv.web.learner.solution_credit import credit_words
 from qkv.web.services import Services
+from qkv.web.solution_credit import credit_words
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from qkv.web.http.jsonsafe import SafeJSONResponse
 from qkv.web.http.security import RequestLearner
 from qkv.web.learner.apidocs import render_api_reference
 from qkv.web.learner.instructor_notes import progress_with_notes
-from qkv.web.learner.lesson_progress import build_progress
+from qkv.web.lesson_progress import build_progress
 from qkv.web.services import Services, get_services
 
 router = APIRouter(include_in_schema=False)

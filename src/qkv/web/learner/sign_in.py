@@ -22,10 +22,10 @@ from starlette.responses import Response
 
 from qkv.store.learner.accounts import DEVICE_LINK_LIFETIME, AccountRecord, SignInLink
 from qkv.web.http.forms import form_body_schema, parse_form
+from qkv.web.http.instructor_auth import same_origin
+from qkv.web.http.learner_sessions import sign_in, sign_out
 from qkv.web.http.security import CSRF_FIELD, RequestLearner
 from qkv.web.http.sign_in_links import qr_data_uri, request_base_url, sign_in_url
-from qkv.web.instructor.auth import same_origin
-from qkv.web.learner.sessions import sign_in, sign_out
 from qkv.web.services import Services, get_services
 
 router = APIRouter(include_in_schema=False)

@@ -17,7 +17,7 @@ from typing import Any
 from fastapi import HTTPException
 
 from qkv.lessons import Exercise, Lesson
-from qkv.web.learner.lesson_progress import build_progress
+from qkv.web.lesson_progress import build_progress
 from qkv.web.services import Services
 
 __all__ = ["refuse_unearned"]

@@ -15,12 +15,12 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from qkv.web.learner.solution_credit import HelpPolicy
 from qkv.web.lesson_hooks import add_listener
 from qkv.web.lti.lms_fetch import FetchPolicy
 from qkv.web.lti.scores import queue_lesson_score
 from qkv.web.lti.tool import LtiTool
 from qkv.web.services import Services
+from qkv.web.solution_credit import HelpPolicy
 
 
 def install(app: FastAPI, services: Services) -> LtiTool:

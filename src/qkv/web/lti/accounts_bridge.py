@@ -11,7 +11,7 @@ import logging
 from fastapi import Request
 from starlette.responses import Response
 
-from qkv.web.learner.sessions import sign_in as open_learner_session
+from qkv.web.http.learner_sessions import sign_in as open_learner_session
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.services import Services
 
@@ -56,5 +56,6 @@ def account_for(services: Services, issuer: str, subject: str, name: str | None,
 
 
 def sign_in(request: Request, response: Response, learner_id: str) -> None:
-    """Sign this browser in to the account (a fresh database session; see ``qkv.web.learner.sessions``)."""
+    """Sign this browser in to the account (a fresh database session; see
+    ``qkv.web.http.learner_sessions``)."""
     open_learner_session(request, response, learner_id)

@@ -13,7 +13,7 @@ from fastapi import Request
 
 from qkv.store.instructor.courses import CourseRecord, Courses, StaffRole
 from qkv.store.instructor.instructors import MAX_INSTRUCTOR_NAME, InstructorDesk, clean_instructor_name
-from qkv.web.instructor.auth import InstructorAuth
+from qkv.web.http.instructor_auth import InstructorAuth
 from qkv.web.lti.claims import CourseRole, Launch
 from qkv.web.lti.refusal import LaunchRefused
 

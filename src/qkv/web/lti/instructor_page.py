@@ -13,9 +13,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
 from qkv.store.instructor.courses import MembershipSource
+from qkv.web.http.course_access import WHOLE_SERVER, InCourse
 from qkv.web.http.forms import parse_form
-from qkv.web.instructor.auth import CSRF_FIELD, InstructorAuth
-from qkv.web.instructor.course_access import WHOLE_SERVER, InCourse
+from qkv.web.http.instructor_auth import CSRF_FIELD, InstructorAuth
 from qkv.web.lti import accounts_bridge
 from qkv.web.lti.claims import CourseRole, course_role
 from qkv.web.lti.launch_routes import tool_of

@@ -28,7 +28,7 @@ from qkv.store.lti.logins import LoginsFull, state_digest
 from qkv.store.lti.platforms import PlatformRecord
 from qkv.web.http.clients import request_client_key
 from qkv.web.http.forms import parse_form
-from qkv.web.learner.lesson_progress import build_progress
+from qkv.web.lesson_progress import build_progress
 from qkv.web.lti import accounts_bridge, frame_login, framed_launch, framing, line_items, state_cookie
 from qkv.web.lti.claims import DEEP_LINKING_REQUEST, LESSON_PARAMETER, CourseRole, Launch
 from qkv.web.lti.deep_link_routes import offered_lessons, picker_page

@@ -21,7 +21,7 @@ from qkv.store import StoreError
 from qkv.store.instructor.due_dates import DatesInForce, DueDates
 from qkv.store.lti.links import LineItem, LtiLinks
 from qkv.store.lti.outbox import ScoreOutbox
-from qkv.web.learner.solution_credit import HelpPolicy, Solve, late_note
+from qkv.web.solution_credit import HelpPolicy, Solve, late_note
 
 log = logging.getLogger("qkv.web.lti")
 

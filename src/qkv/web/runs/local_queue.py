@@ -46,7 +46,7 @@ from typing import Any
 
 from qkv.grading import Unfinished
 from qkv.grading.judging import judging_for
-from qkv.grading.priority import SandboxPriority, running_at
+from qkv.grading.sandbox.priority import SandboxPriority, running_at
 from qkv.web.runs.fair_line import FairLine, FinishRate, Job
 
 
@@ -137,8 +137,8 @@ class GradingQueue:
         Graders beyond ``concurrency`` kept for clients with no program running (default: none). A client
         whose programs hold every grader would otherwise make a newcomer wait for one of them to end; with
         a reserved grader the newcomer's program starts at once, at normal priority, while that client's
-        run in the background (``qkv.grading.priority``). A reserved grader never runs a program beside
-        another of its client's, nor a set-aside one, and its program takes no place of the wait list.
+        run in the background (``qkv.grading.sandbox.priority``). A reserved grader never runs a program
+        beside another of its client's, nor a set-aside one, and its program takes no place of the wait list.
 
     Examples
     --------
@@ -453,7 +453,7 @@ class GradingQueue:
         """The CPU priority of a program of ``client`` taken up now (call with the lock held).
 
         A client with another program running or waiting, in either line, has its programs run in the
-        background of the other clients' (see ``qkv.grading.priority``): however many learners or
+        background of the other clients' (see ``qkv.grading.sandbox.priority``): however many learners or
         programs one client has, a client with a single program gets the cores first. Among themselves
         a client's programs share what is left as before.
         """

@@ -567,7 +567,7 @@ class Crashed:
 
     Examples
     --------
-    >>> from qkv.grading.hints import Outcome
+    >>> from qkv.grading.feedback.hints import Outcome
     >>> from qkv.grading import Close
     >>> rule = Crashed("Keep the axis.", lambda S: S - S.max(axis=-1))
     >>> S = np.zeros((2, 3))

@@ -1,0 +1,1 @@
+"""Tests of qkv.cli: one module per command."""

@@ -1,0 +1,126 @@
+"""``qkv regrade`` (issue 46): every verdict records its suite version; after a change to a lesson's tests a
+regrade turns the affected verdicts, and no other, stores the changes, sets the totals again and queues the
+changed LMS scores only. Real sandbox, the test chapter of tests/sample_lessons copied and then edited."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from qkv.cli import build
+from qkv.grading import Grader
+from qkv.lessons import load_catalog
+from qkv.lessons.suite_versions import suite_version
+from qkv.store import Store
+from qkv.store.lti.links import LtiLinks
+from qkv.store.lti.outbox import ScoreOutbox
+
+SAMPLE = Path(__file__).parents[1] / "sample_lessons" / "T1"
+GOOD = (
+    "def area(w, h):\n    if w < 0 or h < 0:\n        raise ValueError('negative')\n    return w * h\n\n\n"
+    "def perimeter(w, h):\n    return 2 * (w + h)\n"
+)
+NO_SIGN_CHECK = "def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
+HALF_WAY = GOOD.replace("2 * (w + h)", "w + h")
+ADA, ALAN, GRACE = "a" * 36, "b" * 36, "c" * 36
+NEGATIVE_TEST = """        TestCase(
+            "area raises ValueError for a negative side",
+            "area",
+            (-2, 5),
+            check_raises(area, Raises("ValueError", "a side is negative")),
+            hints=[Returned(NO_SIGN_CHECK), Raised(ASSERTED, "AssertionError")],
+        ),
+"""
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(build(), list(args))  # type: ignore[arg-type]
+
+
+def _graded_work(content: Path, url: str) -> str:
+    """Three learners' programs graded by today's suite and stored with its version; that version."""
+    catalog = load_catalog(content)
+    exercise = catalog.code_exercise("T1.1/shapes")
+    version = suite_version(exercise.lesson)
+    store = Store(url)
+    try:
+        with Grader(warm_spares=0, zygote=False) as grader:
+            for learner, program in ((ADA, NO_SIGN_CHECK), (ALAN, HALF_WAY), (GRACE, GOOD)):
+                result = grader.grade(program, exercise.suite).to_dict()
+                store.code.record(learner, "T1.1", "shapes", program, {**result, "suite_version": version})
+        links = LtiLinks(store.database)
+        for learner in (ADA, ALAN):  # both launched from an LMS: only a changed score may be queued
+            links.remember_line_item(
+                learner, "T1.1", "https://lms", "c", f"sub-{learner[0]}", "https://lms/li/1"
+            )
+        assert [p.status for p in store.regrades.programs()] == ["fail", "fail", "pass"]
+    finally:
+        store.close()
+    return version
+
+
+@pytest.mark.sandbox
+@pytest.mark.timeout(300)
+def test_a_suite_change_then_regrade_turns_the_affected_verdicts_and_no_other(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SAMPLE, content / "T1")
+    url = f"sqlite:///{tmp_path / 'school.sqlite3'}"
+    old = _graded_work(content, url)
+    grading = content / "T1" / "T1.1-rectangles" / "grading.py"
+    text = grading.read_text(encoding="utf-8")
+    assert NEGATIVE_TEST in text
+    grading.write_text(text.replace(NEGATIVE_TEST, ""), encoding="utf-8")  # the author drops a test
+    new = suite_version(load_catalog(content).lesson("T1.1"))
+    assert new != old
+    store = Store(url)
+    try:
+        assert store.regrades.older_counts({"T1.1": new}) == {"T1.1": 3}
+        assert store.regrades.older_counts({"T1.1": old}) == {"T1.1": 0}
+    finally:
+        store.close()
+    dry = run("regrade", "--content", str(content), "--dry-run", "--database-url", url)
+    assert dry.exit_code == 0, dry.output
+    assert f"T1.1/shapes, learner {ADA[:8]}, program 1: fail → pass" in dry.output
+    assert (
+        "Regraded 3 programs: 1 would change (1 pass/fail turned, 0 with another first message)" in dry.output
+    )
+    store = Store(url)
+    try:  # a dry run stores nothing
+        assert [p.status for p in store.regrades.programs()] == ["fail", "fail", "pass"]
+        assert store.regrades.changes() == [] and ScoreOutbox(store.database).waiting() == []
+    finally:
+        store.close()
+    done = run("regrade", "--content", str(content), "--database-url", url)
+    assert done.exit_code == 0, done.output
+    assert f"learner {ADA[:8]}, program 1: fail → pass" in done.output
+    assert ALAN[:8] not in done.output and GRACE[:8] not in done.output
+    assert "1 changed (1 pass/fail turned, 0 with another first message); 1 LMS score queued." in done.output
+    store = Store(url)
+    try:
+        assert [(p.status, p.suite_version) for p in store.regrades.programs()] == [
+            ("pass", new),
+            ("fail", new),
+            ("pass", new),
+        ]
+        (change,) = store.regrades.changes()
+        assert (change.learner_id, change.before_status, change.after_status) == (ADA, "fail", "pass")
+        rows = {row.learner_id: row for row in store.gradebook.rows()}
+        assert rows[ADA].solved and not rows[ALAN].solved and rows[GRACE].solved
+        assert store.regrades.older_counts({"T1.1": new}) == {"T1.1": 0}
+        (queued,) = ScoreOutbox(store.database).waiting()
+        assert queued.learner_id == ADA  # Alan's score did not change: nothing queued for him
+    finally:
+        store.close()
+
+
+def test_regrade_refuses_an_unknown_lesson_or_course(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'school.sqlite3'}"
+    lesson = run("regrade", "--lesson", "Z9.9", "--database-url", url)
+    assert lesson.exit_code == 1 and "Z9.9" in lesson.output and "Traceback" not in lesson.output
+    course = run("regrade", "--course", "nope", "--database-url", url)
+    assert course.exit_code == 1 and "There is no course with the id 'nope'" in course.output
+    empty = run("regrade", "--latest-only", "--database-url", url)
+    assert empty.exit_code == 0 and "Regraded 0 programs: 0 changed" in empty.output

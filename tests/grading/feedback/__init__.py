@@ -1,0 +1,1 @@
+"""Tests of qkv.grading.feedback: explaining a failure."""

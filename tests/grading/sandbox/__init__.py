@@ -1,0 +1,1 @@
+"""Tests of qkv.grading.sandbox.process: running a program safely."""
