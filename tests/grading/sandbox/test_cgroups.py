@@ -231,7 +231,8 @@ def test_in_a_v2_group_without_pids_a_daemon_is_killed_and_rlimit_nproc_bounds_a
     with Grader(require_sandbox=True, limits=Limits(wall_s=5.0), cgroup_host=host) as grader:
         daemon = grader.grade((HOSTILE / "daemon_escape.py").read_text(), L41_SUITE, seed=5)
         flood = grader.grade((HOSTILE / "fork_flood.py").read_text(), L41_SUITE, seed=5)
-    assert daemon.status == "fail" and daemon.score == (4, L41_TESTS)
+    param_count_tests = sum(row.function == "param_count" for row in L41_SUITE.table)  # all it defines
+    assert daemon.status == "fail" and daemon.score == (param_count_tests, L41_TESTS)
     assert _named("qkvdaemonchild") == [] and _named("qkvfloodchild") == []
     assert (flood.status, flood.message) == ("error", TOO_MANY)
     ours = [name for name in os.listdir(parent) if name.startswith(f"qkv-grading-{os.getpid()}-")]
