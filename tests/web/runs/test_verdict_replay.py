@@ -46,8 +46,9 @@ def _literal(value):
     return repr(value)
 
 
-def _replay(name, args):
-    expected = TABLE.get(name + "(" + ", ".join(_literal(arg) for arg in args) + ")")
+def _replay(name, args, kwargs):
+    written = [_literal(arg) for arg in args] + [f"{{key}}={{_literal(value)}}" for key, value in kwargs.items()]
+    expected = TABLE.get(name + "(" + ", ".join(written) + ")")
     if expected is None:
         return None
     if expected.startswith("raises "):
@@ -60,7 +61,7 @@ def replay_program(functions: tuple[str, ...], table: dict[str, str]) -> str:
     """The lookup-table program for these functions, answering the calls in ``table``."""
     source = REPLAY.format(table=table)
     for name in functions:
-        source += f"\n\ndef {name}(*args, **kwargs):\n    return _replay({name!r}, args)\n"
+        source += f"\n\ndef {name}(*args, **kwargs):\n    return _replay({name!r}, args, kwargs)\n"
     return source
 
 
