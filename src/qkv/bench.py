@@ -382,7 +382,7 @@ def _print_header(
     )
     l2 = l2_cache_bytes()
     print(
-        f"BLAS core type: {blas_core_type() or 'unknown'}, "
+        f"BLAS core type: {_blas_text()}, "
         f"L2 cache per core: {'unknown' if l2 is None else f'{l2 // 1024} KiB'}",
         file=stream,
     )
@@ -458,6 +458,12 @@ def _print_summary(stream: TextIO, rows: list[Measurement]) -> None:
         print(f"  n = {n:>5}: " + ", ".join(parts), file=stream)
 
 
+def _blas_text() -> str:
+    """The BLAS core type, and whether the environment chose it rather than OpenBLAS's own look at the CPU."""
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return f"{blas_core_type() or 'unknown'}" + (f" (forced by OPENBLAS_CORETYPE={forced})" if forced else "")
+
+
 def _load_text() -> str:
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     return "unknown" if load is None else " ".join(f"{x:.2f}" for x in load)
@@ -471,7 +477,8 @@ def _print_ratio_table(
         return
     print(
         f"qkv ÷ torch (torch's time ÷ qkv's: above 1 qkv is faster; each the median of the rounds' paired "
-        f"ratios)\n{cpu_model()}; load average (1, 5, 15 min) before {load_before}, after {_load_text()}",
+        f"ratios)\n{cpu_model()}, BLAS core type {_blas_text()}; "
+        f"load average (1, 5, 15 min) before {load_before}, after {_load_text()}",
         file=stream,
     )
     print(

@@ -230,3 +230,17 @@ def test_the_naive_version_is_left_out_where_its_scores_would_not_fit(
     assert {row.n for row in rows if row.method == "qkv"} == {8, 16}
     assert "n =    16: " in out.getvalue()
     assert "n =     8: qkv/naive full " in out.getvalue() and "n =    16: qkv/naive" not in out.getvalue()
+
+
+@pytest.mark.parametrize("forced", [None, "Haswell"])
+def test_the_header_says_when_the_environment_chose_the_blas_kernels(
+    forced: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if forced is None:
+        monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_CORETYPE", forced)
+    out = io.StringIO()
+    bench.run_attention_benchmark([8], d=4, out=out, roofline_size=32)
+    blas_line = next(line for line in out.getvalue().splitlines() if line.startswith("BLAS core type: "))
+    assert ("(forced by OPENBLAS_CORETYPE=Haswell)" in blas_line) == (forced is not None)
