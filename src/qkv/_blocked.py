@@ -81,14 +81,9 @@ LOG2_E = 1 / math.log(2)  # bits per nat: e ** x = 2 ** (x · LOG2_E)
 LN_2 = math.log(2)  # nats per bit
 # From this many scores in all on, the blocks go to the thread pool; below it, setting the pool up (the
 # BLAS limit, the hand-off, a worker per block) costs more than the second core gives back, and BLAS's
-# own threads do better. With BLAS's threads the exponential runs on one core between two threaded
-# products: one head of 1024 (float32, d = 64) takes about 2.4 ms of one core's time, 0.3 of it in exp2,
-# so 0.3 + 2.1 / 2 = 1.35 ms at best (1.36 measured), where two workers take 1.2 ms and a hand-off of
-# tens of µs (measured 25 µs for the BLAS limit and a no-op hand-off). On a quiet AMD EPYC (issue 50) the
-# pool gave 0.81 / 0.93 of PyTorch's speed at n = 1024 full / causal against BLAS's threads' 0.66-0.82 /
-# 0.71-1.23; at n = 512 the two tie (0.37 against 0.38 ms), so the pool starts at 1024 × 1024 scores.
-# (On the Intel Xeon of 2026-12-02 the pool broke even near 1536 × 1536.)
-MIN_THREADED_SCORES = 1024 * 1024
+# own threads do better. Measured in separate bursts with OpenBLAS's AVX-512 and AVX2 kernels: the pool
+# ran at 0.5-0.9 times the speed of one thread at n = 512-1024, broke even near 1536 and won from 2048.
+MIN_THREADED_SCORES = 1536 * 1536
 # On a busy machine (``machine_is_busy``) the pool takes over from this many scores on: there BLAS's own
 # threads stall each other (one head of 640 queries: 8.5 ms against the pool's 5.2; of 1024: 386
 # against 19, at load 15 on 2 cores), while below it BLAS does not start threads and one thread wins.
