@@ -88,6 +88,14 @@ MIN_THREADED_SCORES = 1536 * 1536
 # threads stall each other (one head of 640 queries: 8.5 ms against the pool's 5.2; of 1024: 386
 # against 19, at load 15 on 2 cores), while below it BLAS does not start threads and one thread wins.
 MIN_BUSY_THREADED_SCORES = 640 * 640
+# Queries per block under a causal mask: shorter blocks skip more of the future (a block of 512 queries
+# computes the tiles of its last query for all of them). One thread, float32 and float64, d = 64 (CPU
+# time against PyTorch's, docs/performance.md): 128 rows ran 1.14-1.37 times PyTorch's speed where 512
+# ran 0.75-1.01 up to n = 2048; from 4096 keys on 256 rows did as well or better (GEMMs of 128 rows
+# lose more than the skipped future gives back).
+CAUSAL_BLOCK_Q = 128
+CAUSAL_BLOCK_Q_LONG = 256
+CAUSAL_LONG_KEYS = 4096
 
 
 def fits_one_tile(n_q: int, n_k: int) -> bool:
@@ -151,7 +159,9 @@ def blocked_attention(
         lie wholly in a query block's future are never computed.
     block_q, block_k : int, optional
         Block sizes. By default ``BLOCK_K`` keys, and as many queries as keep a tile within
-        ``BLOCK_Q × BLOCK_K`` scores (``BLOCK_Q`` when there are at least ``BLOCK_K`` keys).
+        ``BLOCK_Q × BLOCK_K`` scores (``BLOCK_Q`` when there are at least ``BLOCK_K`` keys); under a
+        causal mask at most ``CAUSAL_BLOCK_Q`` queries (``CAUSAL_BLOCK_Q_LONG`` from
+        ``CAUSAL_LONG_KEYS`` keys), so that blocks skip more of the future.
     threads : int, optional
         Worker threads; by default ``worker_count()``, or 1 below ``MIN_THREADED_SCORES`` scores
         (``MIN_BUSY_THREADED_SCORES`` while the machine is busy).
@@ -178,9 +188,9 @@ def blocked_attention(
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     dtype = q.dtype
     block_k = block_k or BLOCK_K
-    if block_q is None:  # fewer keys than a block: taller tiles of the same size, fewer calls
-        block_q = BLOCK_Q * BLOCK_K // min(block_k, n_k)
-    one_tile = single_head and n_q <= block_q and n_k <= block_k
+    tile_q = block_q or BLOCK_Q * BLOCK_K // min(block_k, n_k)  # fewer keys than a block: taller tiles
+    one_tile = single_head and n_q <= tile_q and n_k <= block_k
+    block_q = block_q or _default_block_q(n_k, block_k, causal_offset)
     if one_tile and (O := one_tile_attention(q, k, v, scale, bias, allowed, causal_offset)) is not None:
         return O, _none_dead(n_q)
     smallest_sum = _SMALLEST_SUM[dtype.itemsize]
@@ -212,6 +222,15 @@ def blocked_attention(
     else:
         run_on_threads(lambda task: _run_query_block(problem, *task), tasks, min(workers, len(tasks)))
     return problem.out, problem.dead
+
+
+def _default_block_q(n_k: int, block_k: int, causal_offset: int | None) -> int:
+    """Queries per block: as many as fill a tile (taller with fewer keys than a block: fewer calls), or
+    under a causal mask at most ``CAUSAL_BLOCK_Q`` (``CAUSAL_BLOCK_Q_LONG`` from ``CAUSAL_LONG_KEYS``)."""
+    block_q = BLOCK_Q * BLOCK_K // min(block_k, n_k)
+    if causal_offset is None:
+        return block_q
+    return min(block_q, CAUSAL_BLOCK_Q_LONG if n_k >= CAUSAL_LONG_KEYS else CAUSAL_BLOCK_Q)
 
 
 def _threads_for(scores: int) -> int:

@@ -30,9 +30,22 @@ from qkv import attention
 from qkv._hardware import blas_core_type, l2_cache_bytes
 from qkv.bench_profile import print_profiles, profile_attention
 
-__all__ = ["Measurement", "cpu_model", "main", "matmul_gflops", "naive_attention", "run_attention_benchmark"]
+__all__ = [
+    "Measurement",
+    "cpu_model",
+    "main",
+    "matmul_gflops",
+    "naive_attention",
+    "run_attention_benchmark",
+    "run_attention_table",
+]
 
-DEFAULT_SIZES = (256, 1024, 4096, 8192)
+DEFAULT_SIZES = (512, 1024, 4096, 8192)
+DEFAULT_DTYPES = ("float32", "float64")
+DEFAULT_HEADS = (1, 8)
+# The naive version holds the whole score matrix (and a copy under a causal mask): past this many bytes of
+# scores it is left out of a size's timings (8 heads of 8192² float64 would need 4 GiB for each copy).
+NAIVE_MAX_SCORE_BYTES = 256 * 2**20
 ROOFLINE_SIZE = 2048
 # Each timing repeats a call for about this long (at least MIN_REPEATS times), split into ROUNDS
 # rounds that take turns between the methods, so a burst of load elsewhere hits them all alike.
@@ -190,10 +203,11 @@ def run_attention_benchmark(
         q, k, v = (rng.standard_normal((*batch, n, d)).astype(dtype) for _ in range(3))
         # Full and causal runs of every method are timed in the same rounds, so that both the
         # ratios to PyTorch and the causal speedups compare figures taken close together.
+        naive = heads * n * n * q.itemsize <= NAIVE_MAX_SCORE_BYTES
         methods = {
             (name, causal): call
             for causal in (False, True)
-            for name, call in _methods(q, k, v, causal, torch_sdpa).items()
+            for name, call in _methods(q, k, v, causal, torch_sdpa, naive).items()
         }
         rows = _measure(methods, n, flops=4.0 * n * n * d * heads)
         results.extend(rows)
@@ -201,6 +215,50 @@ def run_attention_benchmark(
             _print_rows(stream, [row for row in rows if row.causal == causal])
     _print_summary(stream, results)
     return results
+
+
+def run_attention_table(
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    dtypes: Sequence[str] = DEFAULT_DTYPES,
+    heads: Sequence[int] = (1,),
+    d: int = 64,
+    out: TextIO | None = None,
+    roofline_size: int = ROOFLINE_SIZE,
+) -> dict[tuple[str, int], list[Measurement]]:
+    """Run ``run_attention_benchmark`` for every dtype and number of heads, then print qkv ÷ torch as one
+    table: a line per dtype and heads, a full and a causal column per size, and the load average before
+    and after.
+
+    Parameters
+    ----------
+    sizes, dtypes, heads : sequences
+        The sequence lengths, the dtypes (``"float32"``, ``"float64"``) and the heads per call.
+    d, out, roofline_size
+        As for ``run_attention_benchmark``.
+
+    Returns
+    -------
+    dict
+        The measurements of each ``(dtype, heads)``.
+
+    Examples
+    --------
+    >>> import io
+    >>> stream = io.StringIO()
+    >>> tables = run_attention_table([16], ["float64"], [2], d=4, out=stream, roofline_size=32)
+    >>> sorted(tables)
+    [('float64', 2)]
+    >>> "qkv ÷ torch" in stream.getvalue() or "torch not installed" in stream.getvalue()
+    True
+    """
+    stream = out if out is not None else sys.stdout
+    load_before = _load_text()
+    tables = {}
+    for dtype, count in itertools.product(dtypes, heads):
+        tables[dtype, count] = run_attention_benchmark(sizes, d, stream, roofline_size, dtype, count)
+        print(file=stream)
+    _print_ratio_table(stream, tables, sizes, load_before)
+    return tables
 
 
 # -- measuring ---------------------------------------------------------------------------------------
@@ -215,11 +273,11 @@ def _methods(
     v: npt.NDArray[np.floating[Any]],
     causal: bool,
     torch_sdpa: TorchSDPA | None,
+    naive: bool = True,
 ) -> dict[str, Callable[[], object]]:
-    methods: dict[str, Callable[[], object]] = {
-        "qkv": lambda: attention(q, k, v, causal=causal),
-        "naive": lambda: naive_attention(q, k, v, causal=causal),
-    }
+    methods: dict[str, Callable[[], object]] = {"qkv": lambda: attention(q, k, v, causal=causal)}
+    if naive:
+        methods["naive"] = lambda: naive_attention(q, k, v, causal=causal)
     if torch_sdpa is not None:
         methods["torch"] = torch_sdpa(q, k, v, causal)
     return methods
@@ -324,7 +382,7 @@ def _print_header(
     )
     l2 = l2_cache_bytes()
     print(
-        f"BLAS core type: {blas_core_type() or 'unknown'}, "
+        f"BLAS core type: {_blas_text()}, "
         f"L2 cache per core: {'unknown' if l2 is None else f'{l2 // 1024} KiB'}",
         file=stream,
     )
@@ -388,7 +446,8 @@ def _print_summary(stream: TextIO, rows: list[Measurement]) -> None:
         for causal in (False, True):
             qkv = by_key[("qkv", n, causal)]
             label = "causal" if causal else "full"
-            parts.append(f"qkv/naive {label} {qkv.speed_relative_to(by_key[('naive', n, causal)]):.2f}")
+            if ("naive", n, causal) in by_key:
+                parts.append(f"qkv/naive {label} {qkv.speed_relative_to(by_key[('naive', n, causal)]):.2f}")
             if ("torch", n, causal) in by_key:
                 parts.append(f"qkv/torch {label} {qkv.speed_relative_to(by_key[('torch', n, causal)]):.2f}")
         speedup = by_key[("qkv", n, True)].speed_relative_to(by_key[("qkv", n, False)])
@@ -399,9 +458,63 @@ def _print_summary(stream: TextIO, rows: list[Measurement]) -> None:
         print(f"  n = {n:>5}: " + ", ".join(parts), file=stream)
 
 
+def _blas_text() -> str:
+    """The BLAS core type, and whether the environment chose it rather than OpenBLAS's own look at the CPU."""
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return f"{blas_core_type() or 'unknown'}" + (f" (forced by OPENBLAS_CORETYPE={forced})" if forced else "")
+
+
+def _load_text() -> str:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return "unknown" if load is None else " ".join(f"{x:.2f}" for x in load)
+
+
+def _print_ratio_table(
+    stream: TextIO, tables: dict[tuple[str, int], list[Measurement]], sizes: Sequence[int], load_before: str
+) -> None:
+    if not any(row.method == "torch" for rows in tables.values() for row in rows):
+        print("qkv ÷ torch: torch not installed, so there is no ratio to print.", file=stream)
+        return
+    print(
+        f"qkv ÷ torch (torch's time ÷ qkv's: above 1 qkv is faster; each the median of the rounds' paired "
+        f"ratios)\n{cpu_model()}, BLAS core type {_blas_text()}; "
+        f"load average (1, 5, 15 min) before {load_before}, after {_load_text()}",
+        file=stream,
+    )
+    print(
+        f"{'dtype':>8} {'heads':>5} " + " ".join(f"{f'n = {n} full/causal':>20}" for n in sizes), file=stream
+    )
+    for (dtype, heads), rows in tables.items():
+        by_key = {(row.method, row.n, row.causal): row for row in rows}
+        cells = []
+        for n in sizes:
+            pair = [
+                by_key[("qkv", n, causal)].speed_relative_to(by_key[("torch", n, causal)])
+                for causal in (False, True)
+            ]
+            cells.append(f"{f'{pair[0]:.2f} / {pair[1]:.2f}':>20}")
+        print(f"{dtype:>8} {heads:>5} " + " ".join(cells), file=stream)
+
+
+def _list_argument(text: str, parse: Callable[[str], Any]) -> list[Any]:
+    values = [parse(part.strip()) for part in text.split(",")]
+    if not values:
+        raise ValueError
+    return values
+
+
+def _float_dtype(text: str) -> str:
+    if text not in DEFAULT_DTYPES:
+        raise ValueError
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a benchmark: ``python -m qkv.bench attention [--sizes 256,1024] [--d 64] [--dtype float32]
-    [--heads 1] [--profile]``.
+    """Run a benchmark: ``python -m qkv.bench attention [--sizes 512,1024] [--d 64]
+    [--dtype float32,float64] [--heads 1,8] [--profile]``.
+
+    By default every cell of the ratio table: both dtypes, one head and a batch of 8, n = 512, 1024, 4096
+    and 8192, full and causal; each flag limits it.
 
     Parameters
     ----------
@@ -415,7 +528,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Examples
     --------
-    >>> main(["attention", "--sizes", "16", "--d", "4"])  # doctest: +ELLIPSIS
+    >>> main(["attention", "--sizes", "16", "--d", "4", "--dtype", "float32", "--heads", "1"])
+    ... # doctest: +ELLIPSIS
     qkv attention benchmark: float32, one head, d = 4, n_q = n_k = n
     ...
     0
@@ -429,9 +543,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--d", type=int, default=64, help="head dimension (default: %(default)s)")
     parser.add_argument(
-        "--dtype", choices=["float32", "float64"], default="float32", help="(default: %(default)s)"
+        "--dtype", default=",".join(DEFAULT_DTYPES), help="float32, float64 or both (default: %(default)s)"
     )
-    parser.add_argument("--heads", type=int, default=1, help="heads in one call (default: %(default)s)")
+    parser.add_argument(
+        "--heads",
+        default=",".join(map(str, DEFAULT_HEADS)),
+        help="comma-separated heads per call, 1 for one (n, d) head (default: %(default)s)",
+    )
     parser.add_argument(
         "--profile",
         action="store_true",
@@ -440,15 +558,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        sizes = [int(text) for text in args.sizes.split(",")]
-        if min(sizes) < 1 or args.d < 1 or args.heads < 1:
+        sizes, heads = _list_argument(args.sizes, int), _list_argument(args.heads, int)
+        dtypes = _list_argument(args.dtype, _float_dtype)
+        if min(sizes) < 1 or args.d < 1 or min(heads) < 1:
             raise ValueError
     except ValueError:
         parser.error(
-            f"--sizes must be positive whole numbers separated by commas and --d and --heads positive, "
-            f"not --sizes {args.sizes!r} --d {args.d} --heads {args.heads}."
+            "--sizes and --heads must be positive whole numbers separated by commas, --d positive and "
+            f"--dtype float32, float64 or both, not --sizes {args.sizes!r} --d {args.d} "
+            f"--heads {args.heads!r} --dtype {args.dtype!r}."
         )
-    run_attention_benchmark(sizes, d=args.d, dtype=args.dtype, heads=args.heads)
+    run_attention_table(sizes, dtypes, heads, d=args.d)
     if args.profile:
         profiles = [
             profile_attention(n, d=args.d, causal=causal, path=path)

@@ -84,10 +84,15 @@ def test_short_calls_take_turns_in_more_rounds_without_pauses(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["attention", "--sizes", "256,x"], "--sizes must be positive whole numbers separated by commas"),
-        (["attention", "--sizes", "0"], "not --sizes '0' --d 64 --heads 1."),
-        (["attention", "--d", "-3"], "--heads positive, not --sizes '256,1024,4096,8192' --d -3 --heads 1."),
-        (["attention", "--heads", "0"], "not --sizes '256,1024,4096,8192' --d 64 --heads 0."),
+        (
+            ["attention", "--sizes", "256,x"],
+            "--sizes and --heads must be positive whole numbers separated by",
+        ),
+        (["attention", "--sizes", "0"], "not --sizes '0' --d 64 --heads '1,8' --dtype 'float32,float64'."),
+        (["attention", "--d", "-3"], "--d positive and --dtype float32, float64 or both, not --sizes '512,"),
+        (["attention", "--heads", "0"], "--d 64 --heads '0' --dtype"),
+        (["attention", "--heads", "1,,8"], "--heads '1,,8'"),
+        (["attention", "--dtype", "float16"], "--dtype 'float16'."),
         (["matmul"], "invalid choice: 'matmul'"),
     ],
 )
@@ -181,3 +186,61 @@ def test_naive_attention_on_a_batch_matches_qkv() -> None:
         np.testing.assert_allclose(
             bench.naive_attention(q, k, v, causal=causal), attention(q, k, v, causal=causal)
         )
+
+
+@pytest.mark.timeout(120)
+def test_one_command_prints_every_cell_of_the_ratio_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch", reason="torch (the oracle extra) is not installed")
+    assert bench.DEFAULT_SIZES == (512, 1024, 4096, 8192)
+    assert (bench.DEFAULT_DTYPES, bench.DEFAULT_HEADS) == (("float32", "float64"), (1, 8))
+    monkeypatch.setattr(bench, "DEFAULT_SIZES", (8, 16))  # the same command, on sizes quick to time
+    seen: list[tuple[list[int], str, int]] = []
+    original = bench.run_attention_benchmark
+
+    def small(sizes: list[int], d: int, out: io.StringIO, roofline: int, dtype: str, heads: int) -> object:
+        seen.append((list(sizes), dtype, heads))
+        return original(sizes, 4, out, 32, dtype, heads)  # a small d and roofline
+
+    monkeypatch.setattr(bench, "run_attention_benchmark", small)
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    assert bench.main(["attention"]) == 0
+    assert seen == [([8, 16], dtype, heads) for dtype in ("float32", "float64") for heads in (1, 8)]
+    table = out.getvalue().split("qkv ÷ torch (")[1].splitlines()
+    assert "load average (1, 5, 15 min) before " in table[1] and ", after " in table[1]
+    assert table[2].split() == ["dtype", "heads", "n", "=", "8", "full/causal", "n", "=", "16", "full/causal"]
+    rows = [line.split() for line in table[3:]]
+    assert [row[:2] for row in rows] == [
+        ["float32", "1"],
+        ["float32", "8"],
+        ["float64", "1"],
+        ["float64", "8"],
+    ]
+    assert all(len(row) == 2 + 3 * 2 and row[3] == row[6] == "/" for row in rows)
+    assert all(float(cell) > 0 for row in rows for cell in (row[2], row[4], row[5], row[7]))
+
+
+def test_the_naive_version_is_left_out_where_its_scores_would_not_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bench, "NAIVE_MAX_SCORE_BYTES", 8 * 8 * 8 * 2)  # two 8-heads of float64 scores
+    out = io.StringIO()
+    rows = bench.run_attention_benchmark([8, 16], d=4, out=out, roofline_size=32, dtype="float64", heads=2)
+    assert {row.n for row in rows if row.method == "naive"} == {8}
+    assert {row.n for row in rows if row.method == "qkv"} == {8, 16}
+    assert "n =    16: " in out.getvalue()
+    assert "n =     8: qkv/naive full " in out.getvalue() and "n =    16: qkv/naive" not in out.getvalue()
+
+
+@pytest.mark.parametrize("forced", [None, "Haswell"])
+def test_the_header_says_when_the_environment_chose_the_blas_kernels(
+    forced: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if forced is None:
+        monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_CORETYPE", forced)
+    out = io.StringIO()
+    bench.run_attention_benchmark([8], d=4, out=out, roofline_size=32)
+    blas_line = next(line for line in out.getvalue().splitlines() if line.startswith("BLAS core type: "))
+    assert ("(forced by OPENBLAS_CORETYPE=Haswell)" in blas_line) == (forced is not None)

@@ -308,3 +308,30 @@ def test_an_additive_bias_keeps_scores_in_nats(exponential: str) -> None:
         got = attention(Q, K, V, mask=bias)
     assert not in_bits.called
     np.testing.assert_allclose(got, plain(Q, K, V, mask=bias), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    ("n_k", "causal", "height"),
+    [
+        (1024, False, None),
+        (1024, True, blocked.CAUSAL_BLOCK_Q),
+        (blocked.CAUSAL_LONG_KEYS - 1, True, blocked.CAUSAL_BLOCK_Q),
+        (blocked.CAUSAL_LONG_KEYS, True, blocked.CAUSAL_BLOCK_Q_LONG),
+    ],
+)
+def test_causal_calls_take_shorter_query_blocks_and_the_same_result(
+    dtype: type, n_k: int, causal: bool, height: int | None
+) -> None:
+    rng = np.random.default_rng(n_k)
+    Q = rng.standard_normal((1000, 8)).astype(dtype)
+    K, V = (rng.standard_normal((n_k, 8)).astype(dtype) for _ in range(2))
+    align = "bottom-right" if causal else False  # every query sees keys up to its own, past the first 1000
+    with mock.patch.object(blocked, "_run_query_block", wraps=blocked._run_query_block) as blocks:
+        got = attention(Q, K, V, causal=align)
+    heights = {call.args[3] - call.args[2] for call in blocks.call_args_list}
+    if causal:
+        assert max(heights) == height
+    else:  # a tile's height, or half the queries each where two workers share them
+        assert blocked.CAUSAL_BLOCK_Q_LONG < max(heights) <= blocked.BLOCK_Q
+    assert_same_result(got, plain(Q, K, V, causal=align), V)

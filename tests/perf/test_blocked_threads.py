@@ -72,6 +72,27 @@ def test_only_heads_past_the_measured_break_even_go_to_the_pool(
     assert calls == ([blocked.worker_count()] if pool and blocked.worker_count() > 1 else [])
 
 
+@pytest.mark.parametrize(("heads", "n", "pool"), [(8, 543, False), (8, 544, True)])
+def test_a_batch_of_heads_counts_the_scores_of_all_its_heads(
+    heads: int, n: int, pool: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert (heads * n * n >= blocked.MIN_THREADED_SCORES) == pool  # 8 · 543² < 1536² <= 8 · 544²
+    calls: list[int] = []
+    original = vars(blocked)["run_on_threads"]
+    monkeypatch.setattr(
+        blocked,
+        "run_on_threads",
+        lambda run, tasks, workers: calls.append(workers) or original(run, tasks, workers),
+    )
+    monkeypatch.setattr(blocked, "machine_is_busy", lambda: False)
+    rng = np.random.default_rng(5)
+    Q, K, V = (rng.standard_normal((heads, n, 8)).astype(np.float32) for _ in range(3))
+    got = attention(Q, K, V, causal=True)
+    assert calls == ([blocked.worker_count()] if pool and blocked.worker_count() > 1 else [])
+    want, _ = attention(Q.astype(np.float64), K, V, causal=True, return_weights=True)  # the float64 oracle
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * float(np.abs(V).max()))
+
+
 @pytest.mark.timeout(60)
 @pytest.mark.usefixtures("pooled")
 def test_concurrent_calls_agree_with_serial_ones_and_restore_blas() -> None:

@@ -55,6 +55,9 @@ def test_the_fast_path_gives_the_general_paths_result(problem: dict[str, Any]) -
     plain, _ = attention(**problem, return_weights=True)
     assert got.dtype == want.dtype == problem["Q"].dtype
     tolerance = (1e-5 if got.dtype == np.float32 else 1e-12) * float(np.abs(problem["V"]).max())
+    scale = problem["scale"] or 1 / math.sqrt(problem["Q"].shape[1])
+    if got.dtype == np.float32 and np.abs(problem["Q"] @ problem["K"].T).max() * scale > 100:
+        tolerance *= 10  # float32 scores of a few hundred round by ~1e-5 (in nats or in bits alike)
     for reference in (want, plain):  # bottom-right with n_q > n_k: dead rows, zeros on every path
         np.testing.assert_allclose(got, reference, rtol=0, atol=tolerance)
 
