@@ -53,6 +53,7 @@ import json
 import math
 import opcode
 import os
+import signal
 import sys
 import traceback
 import types
@@ -524,6 +525,9 @@ def run(reporter: Reporter) -> None:
 def main() -> None:
     """A freshly started interpreter: rlimits first, then NumPy, then the one job."""
     report_fd, limits, site_dir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    # A server started with SIGINT ignored (nohup, a job in the background) passes that on, and Python
+    # then installs no KeyboardInterrupt: the learner's code gets Python's own default, as anywhere else.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     apply_limits(limits)
     sys.path.append(site_dir)  # holds NumPy and nothing else
     import numpy  # noqa: F401  (imported before the job arrives: this is what makes a warm spare warm)
