@@ -40,8 +40,9 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(build(), list(args))  # type: ignore[arg-type]
 
 
-def _graded_work(content: Path, url: str) -> str:
-    """Three learners' programs graded by today's suite and stored with its version; that version."""
+def _graded_work(content: Path, url: str, *, ada_hinted: bool = False) -> str:
+    """Three learners' programs graded by today's suite and stored with its version (Ada shown a hint
+    first when ``ada_hinted``); that version."""
     catalog = load_catalog(content)
     exercise = catalog.code_exercise("T1.1/shapes")
     version = suite_version(exercise.lesson)
@@ -49,6 +50,9 @@ def _graded_work(content: Path, url: str) -> str:
     try:
         with Grader(warm_spares=0, zygote=False) as grader:
             for learner, program in ((ADA, NO_SIGN_CHECK), (ALAN, HALF_WAY), (GRACE, GOOD)):
+                if learner == ADA and ada_hinted:  # she failed once, saw a hint, then sent this program
+                    store.code.record(learner, "T1.1", "shapes", "x = 1\n", {"status": "fail", "tests": []})
+                    store.code.help_shown(ADA, "T1.1", "shapes", 1)
                 result = grader.grade(program, exercise.suite).to_dict()
                 store.code.record(learner, "T1.1", "shapes", program, {**result, "suite_version": version})
         links = LtiLinks(store.database)
@@ -56,10 +60,18 @@ def _graded_work(content: Path, url: str) -> str:
             links.remember_line_item(
                 learner, "T1.1", "https://lms", "c", f"sub-{learner[0]}", "https://lms/li/1"
             )
-        assert [p.status for p in store.regrades.programs()] == ["fail", "fail", "pass"]
+        statuses = ["fail", "fail", "pass"]
+        assert [p.status for p in store.regrades.programs()] == ["fail"] * ada_hinted + statuses
     finally:
         store.close()
     return version
+
+
+def _drop_the_negative_test(content: Path) -> None:
+    grading = content / "T1" / "T1.1-rectangles" / "grading.py"
+    text = grading.read_text(encoding="utf-8")
+    assert NEGATIVE_TEST in text
+    grading.write_text(text.replace(NEGATIVE_TEST, ""), encoding="utf-8")  # the author drops a test
 
 
 @pytest.mark.sandbox
@@ -69,10 +81,7 @@ def test_a_suite_change_then_regrade_turns_the_affected_verdicts_and_no_other(tm
     shutil.copytree(SAMPLE, content / "T1")
     url = f"sqlite:///{tmp_path / 'school.sqlite3'}"
     old = _graded_work(content, url)
-    grading = content / "T1" / "T1.1-rectangles" / "grading.py"
-    text = grading.read_text(encoding="utf-8")
-    assert NEGATIVE_TEST in text
-    grading.write_text(text.replace(NEGATIVE_TEST, ""), encoding="utf-8")  # the author drops a test
+    _drop_the_negative_test(content)
     new = suite_version(load_catalog(content).lesson("T1.1"))
     assert new != old
     store = Store(url)
@@ -114,6 +123,32 @@ def test_a_suite_change_then_regrade_turns_the_affected_verdicts_and_no_other(tm
         assert queued.learner_id == ADA  # Alan's score did not change: nothing queued for him
     finally:
         store.close()
+
+
+@pytest.mark.sandbox
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(("setting", "earned"), [((), 1), (("--after-hint-credit", "none"), 0)])
+def test_regrade_sends_the_lms_scores_with_the_servers_help_credits(
+    tmp_path: Path, setting: tuple[str, ...], earned: int
+) -> None:
+    # Ada saw a hint before her program; the regrade turns it to a pass: a solve after hints, which earns
+    # what the server's --after-hint-credit says (full by default, as qkv serve's), never the default alone.
+    content = tmp_path / "content"
+    shutil.copytree(SAMPLE, content / "T1")
+    url = f"sqlite:///{tmp_path / 'school.sqlite3'}"
+    _graded_work(content, url, ada_hinted=True)
+    _drop_the_negative_test(content)
+    done = run("regrade", "--content", str(content), *setting, "--database-url", url)
+    assert done.exit_code == 0, done.output
+    store = Store(url)
+    try:
+        (queued,) = ScoreOutbox(store.database).waiting()
+        assert queued.learner_id == ADA and queued.document["scoreGiven"] == earned
+        assert store.gradebook.rows()[0].solved
+    finally:
+        store.close()
+    wrong = run("regrade", "--after-solution-credit", "some", "--database-url", url)
+    assert wrong.exit_code == 2 and "'some' is not one of 'full', 'reduced', 'none'" in wrong.output
 
 
 def test_regrade_refuses_an_unknown_lesson_or_course(tmp_path: Path) -> None:

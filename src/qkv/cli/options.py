@@ -36,6 +36,27 @@ log_format_option = click.option(
 )
 _LOGS = {"format": "text"}
 
+_CREDITS = click.Choice(["full", "reduced", "none"])
+# What a solve after help earns (``qkv.web.solution_credit.HelpPolicy``): ``qkv serve`` gives it to the LMS
+# scores, the grid and the exports, and ``qkv progress export`` and ``qkv regrade`` take the same settings,
+# so that what they write or send again is what the server would.
+after_solution_credit_option = click.option(
+    "--after-solution-credit",
+    type=_CREDITS,
+    default="reduced",
+    show_default=True,
+    help="What a solve after the reference solution was shown counts in the LMS score: 1 (full), half "
+    "(reduced) or 0 (none). Such solves are marked in the gradebook and the exports either way.",
+)
+after_hint_credit_option = click.option(
+    "--after-hint-credit",
+    type=_CREDITS,
+    default="full",
+    show_default=True,
+    help="What a solve after hints (and not after the reference solution) counts in the LMS score, the "
+    "class grid and the LMS file: 1 (full), half (reduced) or 0 (none). Such solves are marked either way.",
+)
+
 
 def start_logging(level: str, log_format: str = "text") -> None:
     """Log at ``level`` (``--log-level``'s value) to standard error: each line its level and logger first,

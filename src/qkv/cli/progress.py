@@ -6,7 +6,7 @@ from typing import TextIO
 
 import click
 
-from qkv.cli.options import database_url_option
+from qkv.cli.options import after_hint_credit_option, after_solution_credit_option, database_url_option
 
 
 def _catalog_exercises() -> list[tuple[str, str]]:
@@ -37,20 +37,8 @@ def progress() -> None:
     help="csv, json: the gradebook; lms: a row per learner for an LMS; events: every answer and program.",
 )
 @database_url_option
-@click.option(
-    "--after-solution-credit",
-    type=click.Choice(["full", "reduced", "none"]),
-    default="reduced",
-    show_default=True,
-    help="--format lms: what a solve after the reference solution was shown counts (1, half, 0).",
-)
-@click.option(
-    "--after-hint-credit",
-    type=click.Choice(["full", "reduced", "none"]),
-    default="full",
-    show_default=True,
-    help="--format lms: what a solve after hints (not after the solution) counts (1, half, 0).",
-)
+@after_solution_credit_option
+@after_hint_credit_option
 @click.option(
     "--course",
     default=None,

@@ -16,11 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from qkv.cli.options import database_url_option, opened_store
+from qkv.cli.options import (
+    after_hint_credit_option,
+    after_solution_credit_option,
+    database_url_option,
+    opened_store,
+)
 
 if TYPE_CHECKING:
     from qkv.lessons import Catalog
     from qkv.store import Store, StoredProgram, VerdictChange
+    from qkv.web.solution_credit import HelpPolicy
 
 
 def describe(change: VerdictChange) -> str:
@@ -96,21 +102,21 @@ def _regrade_all(store: Store, pairs: Iterable[Any], dry_run: bool) -> list[Verd
     return changes
 
 
-def _queue_scores(store: Store, catalog: Catalog, changes: list[VerdictChange]) -> int:
-    """Queue the LMS score of each learner and lesson a change touched (where it changed); how many."""
+def _queue_scores(store: Store, catalog: Catalog, changes: list[VerdictChange], policy: HelpPolicy) -> int:
+    """Queue the LMS score of each learner and lesson a change touched (where it changed), with the help
+    credits of ``policy`` (the server's); how many."""
     from qkv.store.lti.links import LtiLinks
     from qkv.store.lti.outbox import ScoreOutbox
     from qkv.web.lesson_progress import build_progress
     from qkv.web.lti.scores import ScoreHook, queue_lesson_score
-    from qkv.web.solution_credit import HelpPolicy
 
     hook = ScoreHook(LtiLinks(store.database), ScoreOutbox(store.database))
     queued = 0
     for learner_id, lesson_id in sorted({(c.learner_id, c.lesson_id) for c in changes}):
         lesson = catalog.lesson(lesson_id)
         progress = build_progress(lesson, store.progress.lesson_activity(learner_id, lesson_id))
-        # The default help credits of qkv serve; each line item's course's dates weigh late solves.
-        sent = queue_lesson_score(hook, store.due_dates, learner_id, lesson_id, progress, HelpPolicy())
+        # The server's help credits; each line item's course's dates weigh late solves.
+        sent = queue_lesson_score(hook, store.due_dates, learner_id, lesson_id, progress, policy)
         queued += int(sent)
     return queued
 
@@ -125,6 +131,8 @@ def _queue_scores(store: Store, catalog: Catalog, changes: list[VerdictChange]) 
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The lessons the server serves, if not the built-in ones.",
 )
+@after_solution_credit_option
+@after_hint_credit_option
 @database_url_option
 def regrade(
     lesson: str | None,
@@ -132,10 +140,19 @@ def regrade(
     latest_only: bool,
     dry_run: bool,
     content: Path | None,
+    after_solution_credit: str,
+    after_hint_credit: str,
     database_url: str | None,
 ) -> None:
-    """Grade the stored programs again against today's suites; print and keep what changed."""
+    """Grade the stored programs again against today's suites; print and keep what changed.
+
+    The LMS scores that changed are sent with the help credits given here: give those the server runs
+    with (``qkv serve --after-solution-credit/--after-hint-credit``).
+    """
     from qkv.lessons import LessonError, load_catalog
+    from qkv.web.solution_credit import AfterSolutionCredit, HelpPolicy
+
+    policy = HelpPolicy(AfterSolutionCredit(after_solution_credit), AfterSolutionCredit(after_hint_credit))
 
     try:
         catalog = load_catalog(content)
@@ -144,7 +161,7 @@ def regrade(
     with opened_store(database_url) as store:
         pairs = _selected(store, catalog, lesson, course, latest_only)
         changes = _regrade_all(store, pairs, dry_run)
-        queued = 0 if dry_run else _queue_scores(store, catalog, changes)
+        queued = 0 if dry_run else _queue_scores(store, catalog, changes, policy)
     turned = sum(1 for c in changes if c.before_status != c.after_status)
     verb = "would change" if dry_run else "changed"
     click.echo(

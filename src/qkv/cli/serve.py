@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import click
 
-from qkv.cli.options import json_logging, log_format_option, log_level_option, say, start_logging
+from qkv.cli.options import (
+    after_hint_credit_option,
+    after_solution_credit_option,
+    json_logging,
+    log_format_option,
+    log_level_option,
+    say,
+    start_logging,
+)
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -323,22 +331,8 @@ class ServeOptions(TypedDict):
     type=click.IntRange(1, 10_000),
     help="The instructor's view flags a learner as stuck after this many minutes on one exercise unsolved.",
 )
-@click.option(
-    "--after-solution-credit",
-    type=click.Choice(["full", "reduced", "none"]),
-    default="reduced",
-    show_default=True,
-    help="What a solve after the reference solution was shown counts in the LMS score: 1 (full), half "
-    "(reduced) or 0 (none). Such solves are marked in the gradebook and the exports either way.",
-)
-@click.option(
-    "--after-hint-credit",
-    type=click.Choice(["full", "reduced", "none"]),
-    default="full",
-    show_default=True,
-    help="What a solve after hints (and not after the reference solution) counts in the LMS score, the "
-    "class grid and the LMS file: 1 (full), half (reduced) or 0 (none). Such solves are marked either way.",
-)
+@after_solution_credit_option
+@after_hint_credit_option
 @click.option(
     "--retain-days",
     default=None,

@@ -39,3 +39,28 @@ def test_versions_changes_and_totals(database_url: str) -> None:
         assert not {(r.learner_id, r.lesson_id): r for r in store.gradebook.rows()}[(ADA, "T1.1")].solved
     finally:
         store.close()
+
+
+def test_a_solve_a_regrade_makes_is_marked_after_the_help_shown_before_its_program(database_url: str) -> None:
+    # Ada saw the solution, then hint 1, before her second program; hint 2 only after it. A regrade turns
+    # that program to a pass: it is her first solve, after the solution and after one hint, as a solve
+    # saved then would have been marked; turned back, the marks go with the solve.
+    store = Store(database_url)
+    try:
+        store.code.record(ADA, "T1.1", "shapes", "x = 1\n", FAIL)
+        store.code.help_shown(ADA, "T1.1", "shapes", 0)
+        store.code.help_shown(ADA, "T1.1", "shapes", 1)
+        store.code.record(ADA, "T1.1", "shapes", "x = 2\n", FAIL)
+        store.code.help_shown(ADA, "T1.1", "shapes", 2)
+        second = store.regrades.programs("T1.1", latest_only=True)[0]
+        assert store.regrades.apply(second, PASS, "v2") is not None
+        (row,) = store.gradebook.rows()
+        assert (row.solved, row.solved_after_solution, row.solved_after_hints) == (True, True, True)
+        shapes = store.progress.lesson_activity(ADA, "T1.1").exercises["shapes"]
+        assert (shapes.solved_after_solution, shapes.solved_after_hints) == (True, True)
+        again = store.regrades.programs("T1.1", latest_only=True)[0]
+        assert store.regrades.apply(again, FAIL, "v3") is not None
+        (row,) = store.gradebook.rows()
+        assert (row.solved, row.solved_after_solution, row.solved_after_hints) == (False, False, False)
+    finally:
+        store.close()

@@ -83,6 +83,8 @@ class Link:
     url: str
     custom: dict[str, str]
     lineitem: str | None  # the line item id the LMS made for it, if the item carried a lineItem
+    # The end of its submission window as the instructor set it in the LMS (ISO 8601), if any.
+    submission_end: str | None = None
 
 
 @dataclass
@@ -96,6 +98,9 @@ class FakePlatform:
     scores: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # line item id -> scores
     down: bool = False  # the AGS and token endpoints answer 503
     mode: str = "moodle"  # how the gradebook keeps scores: "moodle" or "canvas"
+    # Whether a link's custom parameters have the LTI substitution variables it knows replaced at a launch
+    # (Canvas-like); otherwise each variable is sent as the tool asked for it, as the spec says of unknown ones.
+    substitutes: bool = False
     gradebook: dict[str, dict[str, GradeCell]] = field(default_factory=dict)  # item -> user -> cell
     refuse_next: list[tuple[int, str]] = field(default_factory=list)  # the next scores' refusals, in turn
     links: dict[str, Link] = field(default_factory=dict)
@@ -232,7 +237,7 @@ class FakePlatform:
         link = self.links[link_id]
         claims = self.claims_for(sub, link.url, nonce)
         claims[LTI + "resource_link"] = {"id": link.id, "title": link.title}
-        claims[LTI + "custom"] = dict(link.custom)
+        claims[LTI + "custom"] = self.substituted(link)
         context = self.users[sub].context
         ags: dict[str, Any] = {"scope": list(self.link_scopes)}
         if self.link_container:
@@ -241,6 +246,14 @@ class FakePlatform:
             ags["lineitem"] = self.lineitem_url(link.lineitem)
         claims[AGS] = ags
         return claims
+
+    def substituted(self, link: Link) -> dict[str, str]:
+        """A link's custom parameters as a launch sends them: with ``$ResourceLink.submission.endDateTime``
+        replaced by its submission window's end when this LMS substitutes it and the link has one."""
+        known = {"$ResourceLink.submission.endDateTime": link.submission_end}
+        if not self.substitutes:
+            return dict(link.custom)
+        return {name: known.get(value) or value for name, value in link.custom.items()}
 
     def registration_start(self, registration_url: str) -> str:
         """Where the LMS opens a tool's registration URL (LTI Dynamic Registration's initiation)."""

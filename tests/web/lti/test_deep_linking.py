@@ -5,7 +5,7 @@ custom claim and grade into their line item; the same lesson twice in a course m
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from html import unescape
 from typing import Any
 
@@ -13,6 +13,7 @@ import httpx
 import jwt
 import pytest
 
+from tests.term_clock import term_clock
 from tests.web.lti.fake_platform import (
     CONTEXT_ID,
     DEEP_LINK_HINT,
@@ -23,7 +24,7 @@ from tests.web.lti.fake_platform import (
     SCORE_SCOPE,
     FakePlatform,
 )
-from tests.web.lti.launching import LmsBrowser, page_form, wait_for
+from tests.web.lti.launching import LmsBrowser, page_form, solvable, wait_for
 
 
 def _lessons(app: Any) -> list[str]:
@@ -79,7 +80,7 @@ def test_an_instructor_picks_two_lessons_and_the_lms_gets_a_signed_response(
     assert claims[LTI + "deployment_id"] == "deployment-1" and claims[LTI + "version"] == "1.3.0"
     assert claims["exp"] > claims["iat"] and claims["nonce"]
     items = claims[DL + "content_items"]
-    assert [item["custom"] for item in items] == [{"qkv_lesson": first}, {"qkv_lesson": second}]
+    assert [item["custom"]["qkv_lesson"] for item in items] == [first, second]
     assert [item["url"] for item in items] == [f"{url}/lessons/{first}", f"{url}/lessons/{second}"]
     assert [item["lineItem"]["resourceId"] for item in items] == [first, second]
     assert all(item["lineItem"]["scoreMaximum"] >= 1 and item["lineItem"]["tag"] for item in items)
@@ -192,7 +193,7 @@ def test_one_lesson_at_a_time_when_the_lms_takes_one(
     )
     assert answer.status_code == 200, answer.text
     (item,) = jwt.decode(answer_jwt(answer), options={"verify_signature": False})[DL + "content_items"]
-    assert item["custom"] == {"qkv_lesson": second}
+    assert item["custom"]["qkv_lesson"] == second
 
 
 def _attr_pass(picker: httpx.Response) -> str:
@@ -308,3 +309,75 @@ def test_the_lms_line_items_end_is_the_due_date_unless_the_instructor_set_one(
     assert from_lms is not None and from_lms.due_at == datetime(2027, 1, 15, 16, 0)  # UTC
     assert from_lms.late_credit == 1.0 and from_lms.close_at is None  # the LMS's own rules act on lateness
     assert set_in_qkv is not None and set_in_qkv.due_at == datetime(2027, 1, 8, 9, 0)  # the instructor's
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + "+00:00"
+
+
+def _course_id(app: Any, platform: FakePlatform) -> str:
+    store = app.state.qkv.store
+    return str(store.courses.for_lti_context(platform.issuer, DEPLOYMENT_ID, CONTEXT_ID, "Attention").id)
+
+
+def _solve_l41(learner: LmsBrowser, page: httpx.Response, url: str, app: Any) -> None:
+    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
+    assert token, page.text[:500]
+    exercise, right = solvable(app)
+    answer = learner.client.post(
+        f"{url}/api/lessons/L4.1/answers",
+        json={"exercise_id": exercise, "answer": right},
+        headers={"X-CSRF-Token": token.group(1)},
+    )
+    assert answer.status_code == 200, answer.text
+
+
+@pytest.mark.parametrize("flavour", ["moodle", "canvas"])
+def test_the_end_of_a_line_item_found_by_its_resource_id_is_the_due_date(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser, flavour: str
+) -> None:
+    platform, url, app = lms
+    platform.mode, platform.substitutes = flavour, flavour == "canvas"
+    platform.deep_linking["accept_lineitem"] = False  # the link has no column: the launch looks one up
+    _deep_link(lms_browser, platform, url, ["L4.1"])
+    with term_clock() as clock:
+        ends = (clock() + timedelta(days=1)).replace(microsecond=0)
+        # The instructor made L4.1's column in the LMS, with its end date, before anyone launched.
+        column = {"scoreMaximum": 1, "label": "L4.1", "resourceId": "L4.1", "endDateTime": _iso(ends)}
+        made = platform.make_line_item(column)
+        (link,) = platform.links.values()
+        learner = LmsBrowser(url)
+        page = learner.open(learner.launch(platform, link.url, "learner-1", hint=f"link:{link.id}"))
+        due = app.state.qkv.store.due_dates.due(_course_id(app, platform), "L4.1")
+        assert due is not None and (due.due_at, due.close_at, due.late_credit) == (ends, None, 1.0)
+        clock.advance(days=2)  # the learner solves a day after the LMS's end date
+        _solve_l41(learner, page, url, app)
+        item = made["id"].rsplit("/", 1)[-1]
+        wait_for(lambda: any("late" in s.get("comment", "") for s in platform.received(item)), "a late score")
+        learner.close()
+    assert len(platform.line_items) == 1  # the one found, no second column
+    late = [s for s in platform.received(item) if "late" in s.get("comment", "")][-1]
+    assert late["scoreGiven"] == 1 and "1 exercise solved late" in late["comment"]  # the LMS's rules act
+
+
+@pytest.mark.parametrize("flavour", ["moodle", "canvas"])
+def test_a_deep_linked_links_submission_window_is_the_due_date_where_the_lms_substitutes_it(
+    lms: tuple[FakePlatform, str, Any], lms_browser: LmsBrowser, flavour: str
+) -> None:
+    platform, url, app = lms
+    platform.mode, platform.substitutes = flavour, flavour == "canvas"
+    _, claims = _deep_link(lms_browser, platform, url, ["L4.1"])
+    (item,) = claims[DL + "content_items"]
+    assert item["custom"]["qkv_submission_end"] == "$ResourceLink.submission.endDateTime"
+    with term_clock() as clock:
+        ends = (clock() + timedelta(hours=5)).replace(microsecond=0)
+        (link,) = platform.links.values()
+        link.submission_end = _iso(ends)  # the instructor set the link's submission window in the LMS
+        learner = LmsBrowser(url)
+        learner.open(learner.launch(platform, link.url, "learner-1", hint=f"link:{link.id}"))
+        learner.close()
+    due = app.state.qkv.store.due_dates.due(_course_id(app, platform), "L4.1")
+    if flavour == "canvas":
+        assert due is not None and (due.due_at, due.close_at, due.late_credit) == (ends, None, 1.0)
+    else:  # a Moodle-like LMS sends the variable back as qkv asked for it: no date is read from it
+        assert due is None

@@ -121,7 +121,7 @@ def test_two_deep_linked_lessons_on_one_block_never_score_over_each_other(
     _deep_link(lms, url, [first.id, second.id])
     block = lms.blocks["programmatic"]["location"]
     content = [c for c in lms.state()["content_items"] if c["block"] == block]
-    assert [c["custom"] for c in content] == [{"qkv_lesson": first.id}, {"qkv_lesson": second.id}]
+    assert [c["custom"]["qkv_lesson"] for c in content] == [first.id, second.id]
     browser = LmsBrowser(url)
     for item, lesson in zip(content, (first, second), strict=True):
         opened = browser.open(

@@ -38,13 +38,14 @@ from sqlalchemy import Connection, Table, func, insert, select, update
 from qkv.store.instructor.courses import LearnerScope
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.database import Database
-from qkv.store.sql.tables import CodeSubmission, ExerciseTotals, RegradeChange
+from qkv.store.sql.tables import CodeSubmission, ExerciseTotals, HelpShown, RegradeChange
 from qkv.store.work.budget import stored_result
 from qkv.store.work.exercise_key import ExerciseKey, rows_of
 from qkv.store.work.program_texts import source_of_program
 
 _CODE: Table = CodeSubmission.__table__  # type: ignore[assignment]
 _TOTALS: Table = ExerciseTotals.__table__  # type: ignore[assignment]
+_HELP: Table = HelpShown.__table__  # type: ignore[assignment]
 _CHANGES: Table = RegradeChange.__table__  # type: ignore[assignment]
 
 
@@ -244,15 +245,33 @@ class Regrades:
 
 def _recount(conn: Connection, key: ExerciseKey) -> None:
     """Set the exercise's solved, first solve and best score from the learner's kept programs (the best
-    program is always kept); answers of other kinds never reach here."""
+    program is always kept); answers of other kinds never reach here. A first solve that moved (a fail
+    turned to a pass, or the other way) is marked after the solution or after hints by what the learner had
+    been shown before it, as a solve saved then would have been: the help credits weigh it alike."""
     c = _CODE.c
     rows = conn.execute(select(c.status, c.passed, c.total, c.created_at).where(*rows_of(_CODE, key))).all()
     passing = [row.created_at for row in rows if row.status == "pass"]
     best = max(rows, key=lambda row: (row.passed, -row.total), default=None)
-    values: dict[str, Any] = {"solved": bool(passing), "first_solved_at": min(passing) if passing else None}
+    first = min(passing) if passing else None
+    values: dict[str, Any] = {"solved": bool(passing), "first_solved_at": first}
     if best is not None:
         values |= {"best_passed": best.passed, "best_total": best.total}
+    before = conn.execute(select(_TOTALS.c.first_solved_at).where(*rows_of(_TOTALS, key))).scalar()
+    if first != before:
+        values |= _help_before(conn, key, first)
     conn.execute(update(_TOTALS).where(*rows_of(_TOTALS, key)).values(values))
+
+
+def _help_before(conn: Connection, key: ExerciseKey, first: datetime | None) -> dict[str, Any]:
+    """The totals' marks of a first solve at ``first``: the solution shown before it, the hints before it."""
+    if first is None:
+        return {"solved_after_solution": False, "hints_before_solve": 0}
+    h = _HELP.c
+    shown = conn.execute(select(h.hint).where(*rows_of(_HELP, key), h.shown_at <= first)).scalars().all()
+    return {
+        "solved_after_solution": any(hint == 0 for hint in shown),
+        "hints_before_solve": sum(1 for hint in shown if hint > 0),
+    }
 
 
 __all__ = ["Regrades", "StoredProgram", "VerdictChange", "first_message"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -99,6 +100,10 @@ LINEITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 LINEITEM_READ_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
 RESULT_READ_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
 LESSON_PARAMETER = "qkv_lesson"  # the custom parameter naming a deep-linked lesson
+# The custom parameter in which the LMS substitutes a deep-linked link's submission window's end (LTI 1.3
+# core's substitution variable ``ResourceLink.submission.endDateTime``, asked for by qkv's content items).
+SUBMISSION_END_PARAMETER = "qkv_submission_end"
+SUBMISSION_END_VARIABLE = "$ResourceLink.submission.endDateTime"
 MEMBERSHIP_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 
 
@@ -166,6 +171,23 @@ class Launch:
         return dict(self.custom).get(LESSON_PARAMETER) or None
 
     @property
+    def submission_ends_at(self) -> datetime | None:
+        """The end of the launched link's submission window, naive UTC, when the LMS substituted it in the
+        custom parameter qkv's deep linking asked for; None when it did not (the variable comes back as
+        sent) or sent no time with its offset.
+
+        Examples
+        --------
+        >>> claims = {"sub": "1", CUSTOM: {"qkv_submission_end": "2027-01-15T17:00:00+01:00"}}
+        >>> launch_from_claims(claims, "i", "c", "d").submission_ends_at
+        datetime.datetime(2027, 1, 15, 16, 0)
+        >>> claims = {"sub": "1", CUSTOM: {"qkv_submission_end": SUBMISSION_END_VARIABLE}}
+        >>> launch_from_claims(claims, "i", "c", "d").submission_ends_at is None
+        True
+        """
+        return lms_time(dict(self.custom).get(SUBMISSION_END_PARAMETER))
+
+    @property
     def course_role(self) -> CourseRole:
         """What the person is in the launch's course (see ``CourseRole``)."""
         return course_role(self.roles)
@@ -223,6 +245,27 @@ def launch_from_claims(claims: dict[str, Any], issuer: str, client_id: str, depl
         deep_linking=_deep_linking(claims),
         read_scope=next((scope for scope in (LINEITEM_READ_SCOPE, LINEITEM_SCOPE) if scope in scopes), None),
     )
+
+
+def lms_time(text: object) -> datetime | None:
+    """An LMS's ISO 8601 time as naive UTC (None: none, or not a time with its offset).
+
+    Examples
+    --------
+    >>> lms_time("2026-12-24T17:00:00+01:00"), lms_time("2026-12-24T16:00:00Z")
+    (datetime.datetime(2026, 12, 24, 16, 0), datetime.datetime(2026, 12, 24, 16, 0))
+    >>> lms_time("soon"), lms_time("2026-12-24T16:00"), lms_time(None)
+    (None, None, None)
+    """
+    if not isinstance(text, str) or len(text) > 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:  # a time without its zone cannot be placed: the specs ask for one
+        return None
+    return moment.astimezone(UTC).replace(tzinfo=None)
 
 
 def _custom(claims: dict[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -162,8 +162,12 @@ def content_item(origin: str, lesson: PickedLesson, with_line_item: bool) -> dic
     Examples
     --------
     >>> item = content_item("https://qkv.example", PickedLesson("X1.1", "Queries", 11), True)
-    >>> item["url"], item["custom"], item["lineItem"]["resourceId"], item["lineItem"]["scoreMaximum"]
-    ('https://qkv.example/lessons/X1.1', {'qkv_lesson': 'X1.1'}, 'X1.1', 11)
+    >>> item["url"], item["custom"]["qkv_lesson"], item["lineItem"]["resourceId"]
+    ('https://qkv.example/lessons/X1.1', 'X1.1', 'X1.1')
+    >>> item["lineItem"]["scoreMaximum"]
+    11
+    >>> item["custom"]["qkv_submission_end"]  # the LMS substitutes the link's submission window's end
+    '$ResourceLink.submission.endDateTime'
     >>> "lineItem" in content_item("https://qkv.example", PickedLesson("X1.1", "Queries", 11), False)
     False
     """
@@ -172,7 +176,8 @@ def content_item(origin: str, lesson: PickedLesson, with_line_item: bool) -> dic
         "title": lesson.title,
         "text": f"qkv lesson {lesson.id}: {lesson.title} ({lesson.points} points).",
         "url": f"{origin}/lessons/{lesson.id}",
-        "custom": {c.LESSON_PARAMETER: lesson.id},
+        # The lesson, and the link's submission window's end as the LMS substitutes it at each launch.
+        "custom": {c.LESSON_PARAMETER: lesson.id, c.SUBMISSION_END_PARAMETER: c.SUBMISSION_END_VARIABLE},
         "window": {"targetName": "qkv"},
     }
     if with_line_item:

@@ -413,8 +413,9 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
     if course is not None:
         services.store.courses.enrol(course.id, learner_id, MembershipSource.LTI)
     column = _lessons_column(services, tool, checked, lesson_id, course) if lesson_id is not None else None
-    if lesson_id is not None and column is not None and course is not None:
-        _due_from_the_lms(services, course.id, lesson_id, column.ends_at)
+    if lesson_id is not None and course is not None:
+        lms_end = column.ends_at if column is not None else None
+        _due_from_the_lms(services, course.id, lesson_id, lms_end or checked.submission_ends_at)
     if lesson_id is not None and column is not None:
         tool.links.remember_line_item(
             learner_id,
@@ -431,9 +432,10 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
 
 
 def _due_from_the_lms(services: Services, course_id: str, lesson_id: str, ends_at: object) -> None:
-    """The launch's line item's ``endDateTime`` becomes the lesson's due date in the course, unless the
-    course has one (the instructor's, set in qkv, or an earlier launch's): late work then counts in full in
-    qkv (marked late), and the LMS's own late rules act on the scores' timestamps."""
+    """The LMS's date for the lesson (its line item's ``endDateTime``, the launch's own or the one found by
+    its resourceId, else the deep-linked link's submission window's end) becomes the lesson's due date in
+    the course, unless the course has one (the instructor's, set in qkv, or an earlier launch's): late work
+    then counts in full in qkv (marked late), and the LMS's own late rules act on the scores' timestamps."""
     if not isinstance(ends_at, datetime) or services.store.due_dates.due(course_id, lesson_id) is not None:
         return
     try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -29,7 +29,7 @@ import httpx
 
 from qkv.store.lti.links import LtiLinks
 from qkv.store.lti.platforms import PlatformRecord
-from qkv.web.lti.claims import LINEITEM_SCOPE, Launch
+from qkv.web.lti.claims import LINEITEM_SCOPE, Launch, lms_time
 from qkv.web.lti.deep_linking import LINE_ITEM_TAG, PickedLesson
 from qkv.web.lti.service_tokens import ServiceTokens, ServiceUnavailable
 
@@ -99,16 +99,51 @@ def find_or_create(
     StoreError
         When the database cannot hold the lock.
     """
+    return found_or_made(
+        client, tokens, platform, lineitems_url, lesson, resource_link_id, due_at, links=links
+    ).url
+
+
+def found_or_made(
+    client: httpx.Client,
+    tokens: ServiceTokens,
+    platform: PlatformRecord,
+    lineitems_url: str,
+    lesson: PickedLesson,
+    resource_link_id: str | None = None,
+    due_at: datetime | None = None,
+    *,
+    links: LtiLinks,
+) -> Column:
+    """``find_or_create``'s line item as a ``Column``: a line item found carries its ``endDateTime`` (the
+    date the LMS gives the lesson's column), one made carries none (qkv gave it the course's due date).
+
+    Raises
+    ------
+    ServiceUnavailable
+        When the LMS cannot be asked, or answers without a usable line item.
+    StoreError
+        When the database cannot hold the lock.
+    """
     with links.exclusive(f"{lineitems_url} {lesson.id}"):
         token = tokens.token(platform, (LINEITEM_SCOPE,))
-        found = find(client, token, lineitems_url, lesson.id)
+        found = find_item(client, token, lineitems_url, lesson.id)
         if found is not None:
-            return found
-        return create(client, token, lineitems_url, lesson, resource_link_id, due_at)
+            return Column(str(found["id"]), ends_at=end_of(found))
+        return Column(create(client, token, lineitems_url, lesson, resource_link_id, due_at))
 
 
 def find(client: httpx.Client, token: str, lineitems_url: str, resource_id: str) -> str | None:
     """The URL of the first line item whose resourceId is ``resource_id``, following the pages; or None."""
+    item = find_item(client, token, lineitems_url, resource_id)
+    return None if item is None else str(item["id"])
+
+
+def find_item(
+    client: httpx.Client, token: str, lineitems_url: str, resource_id: str
+) -> dict[str, Any] | None:
+    """The first line item (its JSON, with an ``id``) whose resourceId is ``resource_id``, following the
+    pages; or None."""
     url: str | None = with_query(lineitems_url, resource_id=resource_id)
     for _ in range(MAX_PAGES):
         if url is None:
@@ -118,7 +153,7 @@ def find(client: httpx.Client, token: str, lineitems_url: str, resource_id: str)
         for item in items if isinstance(items, list) else []:
             # The LMS may ignore the filter: check the resourceId ourselves.
             if isinstance(item, dict) and item.get("resourceId") == resource_id and item.get("id"):
-                return str(item["id"])
+                return item
         next_link = response.links.get("next", {}).get("url")
         url = str(next_link) if next_link else None
     return None
@@ -194,16 +229,7 @@ def end_of(item: dict[str, Any]) -> datetime | None:
     >>> end_of({"endDateTime": "soon"}), end_of({"endDateTime": "2026-12-24T16:00"}), end_of({})
     (None, None, None)
     """
-    text = item.get("endDateTime")
-    if not isinstance(text, str) or len(text) > 64:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:  # a time without its zone cannot be placed: the spec asks for ISO 8601 with one
-        return None
-    return moment.astimezone(UTC).replace(tzinfo=None)
+    return lms_time(item.get("endDateTime"))
 
 
 def not_the_lessons(
@@ -303,7 +329,7 @@ def lessons_column(
         if container is None:
             return None
         args = (client, tokens, platform, container, lesson, launch.resource_link_id, due_at)
-        return Column(find_or_create(*args, links=links))
+        return found_or_made(*args, links=links)
     if launch.read_scope is None:
         return Column(claimed)
     try:
@@ -317,7 +343,7 @@ def lessons_column(
     if container is not None:
         # The link's own column is another lesson's: the lesson's is made bound to no link, so an LMS
         # that gives each link one grade (Open edX's block) does not take this score as that link's grade.
-        return Column(find_or_create(client, tokens, platform, container, lesson, None, due_at, links=links))
+        return found_or_made(client, tokens, platform, container, lesson, None, due_at, links=links)
     return Column(claimed, kept_back(platform, lesson, reason))
 
 
@@ -326,7 +352,9 @@ __all__ = [
     "create",
     "end_of",
     "find",
+    "find_item",
     "find_or_create",
+    "found_or_made",
     "kept_back",
     "lessons_column",
     "not_the_lessons",
