@@ -147,7 +147,7 @@ def regrade(
     """Grade the stored programs again against today's suites; print and keep what changed.
 
     The LMS scores that changed are sent with the help credits given here: give those the server runs
-    with (``qkv serve --after-solution-credit/--after-hint-credit``).
+    with (its --after-solution-credit and --after-hint-credit).
     """
     from qkv.lessons import LessonError, load_catalog
     from qkv.web.solution_credit import AfterSolutionCredit, HelpPolicy
