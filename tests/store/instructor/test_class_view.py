@@ -165,9 +165,10 @@ def test_totals_saved_before_the_class_view_are_read_without_their_new_columns(d
     from sqlalchemy import text
 
     from qkv.store import LATEST_VERSION, create_store_engine, upgrade
-    from qkv.store.sql.migrations import MIGRATIONS, _class_glance_aggregates
+    from qkv.store.sql.migration_steps import class_glance_aggregates
+    from qkv.store.sql.migrations import MIGRATIONS
 
-    before = MIGRATIONS.index(_class_glance_aggregates)  # the schema just before the class view's migration
+    before = MIGRATIONS.index(class_glance_aggregates)  # the schema just before the class view's migration
     engine = create_store_engine(database_url)
     upgrade(engine, target=before)
     written = utc_now() - timedelta(minutes=5)
