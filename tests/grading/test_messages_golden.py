@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from qkv import merge_heads, softmax, split_heads
-from qkv.grading.feedback.explain import mutant_sentence
+from qkv.grading.feedback.explain_search import mutant_sentence
 from qkv.grading.feedback.mutants import Mutants
 from qkv.grading.feedback.relations import find_relation
 

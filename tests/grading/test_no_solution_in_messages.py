@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from qkv.grading.feedback import explain as explaining
-from qkv.grading.feedback.explain import mutant_sentence, seen_sentence
+from qkv.grading.feedback.explain_search import mutant_sentence, seen_sentence
 from qkv.grading.feedback.leaks import SolutionSpans
 from qkv.grading.feedback.mutants import Mutants, prepare
 from qkv.grading.suite import Suite

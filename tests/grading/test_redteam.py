@@ -23,9 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import qkv.grading.grader as grader_module
+import qkv.grading.grader_report as grader_report
 from qkv.grading import Grader, GradeResult, Limits, SandboxStart, sandbox_available
-from qkv.grading.grader import interpret
+from qkv.grading.grader_report import interpret
 from qkv.grading.sandbox.cgroups import CgroupHost, CgroupKind, cgroups_available, choose
 from qkv.grading.sandbox.process import RawRun
 from qkv.grading.sandbox.report_bound import report_bound
@@ -210,7 +210,7 @@ def test_a_comparison_that_trips_is_a_failed_test_not_a_crash(monkeypatch: pytes
     def broken_judge(*args: object) -> object:
         raise RuntimeError("a bug in a comparison")
 
-    monkeypatch.setattr(grader_module, "judge", broken_judge)
+    monkeypatch.setattr(grader_report, "judge", broken_judge)
     events: list[dict[str, Any]] = [
         {"event": "imported"},
         {"event": "result", "id": 0, "outcome": "returned", "value": {"t": "none"}},

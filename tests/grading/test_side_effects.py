@@ -27,7 +27,7 @@ from qkv.grading import (
     sandbox_available,
 )
 from qkv.grading.feedback.diagnosis import crash_diagnosis
-from qkv.grading.grader import interpret
+from qkv.grading.grader_report import interpret
 from qkv.grading.sandbox.process import RawRun
 from qkv.grading.values import MalformedReport, decode_value
 

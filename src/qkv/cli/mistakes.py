@@ -17,7 +17,7 @@ import click
 from qkv.cli.options import database_url_option, opened_store
 from qkv.store import Store
 from qkv.store.instructor.courses import EVERYONE, LearnerScope
-from qkv.store.instructor.mistake_groups import MistakeGroup
+from qkv.store.instructor.mistake_group_records import MistakeGroup
 
 _DATABASE = database_url_option
 _COURSE = click.option(

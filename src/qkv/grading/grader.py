@@ -1,4 +1,8 @@
-"""The grader: runs a submission in a sandbox and judges its raw results against the reference."""
+"""The grader: runs a submission in a sandbox and judges its raw results against the reference.
+
+The sandbox's report becomes a verdict in :mod:`qkv.grading.grader_report`; a program paused after its
+first slice is an :class:`~qkv.grading.grader_slices.Unfinished`.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,6 @@ import subprocess
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -23,8 +26,10 @@ from qkv.grading.behaviour import fixed_names, probe_cases, signatures
 from qkv.grading.feedback.explain import explain
 from qkv.grading.feedback.hints import Outcome
 from qkv.grading.feedback.mutants import prepare_in_background
+from qkv.grading.grader_report import error_line, interpret
+from qkv.grading.grader_slices import Unfinished, _Prepared
 from qkv.grading.judging import JudgeLine, current_client
-from qkv.grading.results import GradeResult, TestResult, TestStatus
+from qkv.grading.results import GradeResult, TestResult
 from qkv.grading.sandbox.cgroups import HOST, CgroupHost, cgroups_available, slices_pause
 from qkv.grading.sandbox.cgroups import remove_stale as remove_stale_cgroups
 from qkv.grading.sandbox.limits import Limits
@@ -35,10 +40,8 @@ from qkv.grading.sandbox.report_bound import report_bound
 from qkv.grading.sandbox.runtime import bwrap_path
 from qkv.grading.sandbox.seccomp import filter_for_this_machine
 from qkv.grading.sandbox.zygote_client import Zygote, ZygoteError
-from qkv.grading.suite import Case, Raises, Suite
-from qkv.grading.timing import phases_of, timing_events
-from qkv.grading.values import MalformedReport, clean_text
-from qkv.grading.verdict import judge, limit_message, shown
+from qkv.grading.suite import Case, Suite
+from qkv.grading.timing import timing_events
 
 __all__ = [
     "BUBBLEWRAP",
@@ -53,10 +56,11 @@ __all__ = [
 BUBBLEWRAP = "bubblewrap"
 RLIMITS_ONLY = "rlimits only (no bubblewrap)"
 MAX_SOURCE_BYTES = 256 * 1024
+
+
 # How recently a program at normal priority must have taken a sandbox for one in the background to leave it
 # the last warm spare (see Grader._spares_to_keep).
 NORMAL_RECENT_S = 2.0
-SIGKILL, SIGXCPU, SIGXFSZ = 9, 24, 25
 
 _log = logging.getLogger(__name__)
 
@@ -480,104 +484,6 @@ class Grader:
         self.close()
 
 
-@dataclass
-class _Prepared:
-    """One submission on its way through the grader: its seed, inputs, job and marks."""
-
-    seed: int
-    started: float  # perf_counter when grading began
-    sandbox: str
-    marks: dict[str, float]
-    order: list[int] = field(default_factory=list)
-    cases: list[Case] = field(default_factory=list)  # in the suite's order
-    running: list[Case] = field(default_factory=list)
-    job: dict[str, Any] = field(default_factory=dict)
-    limits: Limits = field(default_factory=Limits)
-    report_bytes: int | None = (
-        None  # what the tests and probes can need (``report_bound``); past it nothing is read
-    )
-    tests_report_bytes: int | None = None  # what the tests alone can need (the bound a learner is told)
-    paused_at: float | None = None
-    paused_s: float = 0.0  # time spent set aside, which is not the grading's own duration
-    thread_mark: float = 0.0  # the grading thread's CPU clock when it last took the program up
-    thread_cpu: float = 0.0  # the grading threads' CPU for this program before that
-    probes: list[Case] = field(default_factory=list)  # the behaviour signature's calls after the tests
-    fixed: frozenset[str] = frozenset()  # the tests whose inputs never change (also signed)
-    signatures: dict[str, str] = field(default_factory=dict)  # per failing function
-
-    def finish(
-        self,
-        status: str,
-        message: str | None,
-        tests: list[TestResult],
-        output: str = "",
-        line: int | None = None,
-    ) -> GradeResult:
-        """The result, with the time it took (without time set aside) and its phases."""
-        duration_ms = round((time.perf_counter() - self.started - self.paused_s) * 1000)
-        phases = phases_of(self.marks) if "end" in self.marks else None
-        return GradeResult(
-            status,  # type: ignore[arg-type]
-            message,
-            tests,
-            self.seed,
-            duration_ms,
-            self.sandbox,
-            output,
-            line,
-            phases=phases,
-            signatures=dict(self.signatures) if status == "fail" else {},
-        )
-
-
-class Unfinished:
-    """A program that outgrew its first slice: paused in its frozen sandbox, or stopped to run again.
-
-    :meth:`finish` runs it to its end (with what is left of its limits, or from the start in a fresh
-    sandbox) and returns its result; :meth:`discard` drops it. Each may be called once, from any thread.
-    """
-
-    def __init__(self, grader: Grader, prepared: _Prepared, process: SandboxProcess | None) -> None:
-        self._grader = grader
-        self._prepared = prepared
-        self._process = process
-        self._lock = threading.Lock()
-        self._used = False
-
-    @property
-    def paused(self) -> bool:
-        """True when the program waits frozen in its sandbox; False when it will run again from the start."""
-        return self._process is not None
-
-    def finish(self) -> GradeResult:
-        """Run the program to its end and return its result."""
-        result = self.resume(None)
-        assert isinstance(result, GradeResult)
-        return result
-
-    def resume(self, slice_s: float | None) -> GradeResult | Unfinished:
-        """Run a paused program on for at most ``slice_s`` more CPU seconds (None: to its end).
-
-        Its result, or, if it is still running then, a new :class:`Unfinished` (paused again, or stopped
-        where it cannot be). A stopped program runs again from the start, to its end, whatever ``slice_s``.
-        """
-        self._take()
-        return self._grader._resume_unfinished(self._prepared, self._process, slice_s)
-
-    def discard(self) -> None:
-        """Drop the program (its sandbox is killed); nothing is graded."""
-        self._take()
-        if self._process is not None:
-            self._grader._release_paused(self._process)
-            self._process.discard()
-
-    def _take(self) -> None:
-        with self._lock:
-            if self._used:
-                raise RuntimeError("This unfinished grading was already finished or discarded.")
-            self._used = True
-
-
 def _shut_down(pool: SparePool | None, zygotes: list[Zygote]) -> None:
     if pool is not None:
         pool.close()
@@ -717,196 +623,3 @@ def _output(raw: RawRun) -> str:
     if raw.stdout and raw.stderr:
         return raw.stdout.rstrip("\n") + "\n" + raw.stderr
     return raw.stdout or raw.stderr
-
-
-TAMPERED = "Your code interfered with the grader's report ({}), so nothing could be checked."
-REPORT_TOO_LARGE = (
-    "Your functions reported more than this exercise's {tests} tests can need (over {bound}), so the grader "
-    "stopped reading and nothing could be checked. Return only what each function is asked for: one value "
-    "of the expected shape, not many large arrays."
-)
-
-
-def interpret(
-    raw: RawRun,
-    cases: list[Case],
-    limits: Limits,
-    seen: dict[str, Outcome] | None = None,
-    source: str | None = None,
-) -> tuple[str, str | None, list[TestResult]]:
-    """Turn a raw run into ``(status, message, tests)``; a malformed report is an error, never a pass.
-
-    ``seen`` receives each judged test's outcome by name (for
-    :func:`qkv.grading.feedback.explain.explain`)."""
-    if raw.report_over is not None:
-        bound = f"{max(1, round(raw.report_over / 1024))} KiB"
-        return "error", REPORT_TOO_LARGE.format(tests=len(cases), bound=bound), []
-    if raw.malformed:
-        return "error", TAMPERED.format(raw.malformed), []
-    tests: list[TestResult] = []
-    finished = imported = False
-    try:
-        for event in raw.events:
-            if event.get("event") == "timing":
-                continue  # advisory timestamps (see qkv.grading.timing): no part of the verdict
-            kind = event.get("event")
-            if finished:
-                raise MalformedReport("something was reported after the end")
-            if kind == "import_error" and not imported:
-                return "error", _import_error(event, raw, limits), []
-            if kind == "imported" and not imported:
-                imported = True
-            elif kind == "result" and imported:
-                if event.get("id") != len(tests) or len(tests) >= len(cases):
-                    raise MalformedReport("a result came for a test that was not expected next")
-                tests.append(_judge_safely(cases[len(tests)], event, limits, seen, source))
-            elif kind == "done" and imported:
-                if len(tests) != len(cases):
-                    raise MalformedReport("the report ended before every test had a result")
-                finished = True
-            else:
-                raise MalformedReport(f"an unexpected event {kind!r} was reported")
-    except MalformedReport as error:
-        return "error", TAMPERED.format(error), []
-    if not finished:
-        return _stopped_run(raw, cases, tests, limits, imported)
-    passed = sum(test.status == "pass" for test in tests)
-    if passed == len(tests):
-        return "pass", f"All {len(tests)} tests passed.", tests
-    return "fail", summary(passed, len(tests)), tests
-
-
-def _stopped_run(
-    raw: RawRun, cases: list[Case], tests: list[TestResult], limits: Limits, imported: bool
-) -> tuple[str, str | None, list[TestResult]]:
-    """A run whose report ended before its end: stopped while loading, or inside one call."""
-    cause = _stop_cause(raw, limits)
-    if not imported:
-        return (
-            "error",
-            f"{cause} This happened while your file was being loaded, so no test could run.",
-            [],
-        )
-    status: TestStatus = "timeout" if raw.timed_out else "error"
-    stopped = cases[len(tests)]  # the call that was running when the program was stopped
-    tests.append(_unfinished(stopped, status, f"{cause} It was stopped inside {stopped.function}."))
-    tests += [
-        _unfinished(case, "not_run", f"Not run: your program was stopped earlier, inside {stopped.function}.")
-        for case in cases[len(tests) :]
-    ]
-    not_run = sum(test.status == "not_run" for test in tests)
-    passed = sum(test.status == "pass" for test in tests)
-    return "fail", summary(passed, len(tests), not_run, stopped_in=stopped.function), tests
-
-
-def summary(passed: int, total: int, not_run: int = 0, *, stopped_in: str | None = None) -> str:
-    """The one-line score of a run; tests that never ran are counted apart, not as failures.
-
-    Examples
-    --------
-    >>> summary(3, 4)
-    '3 of 4 tests passed.'
-    >>> summary(0, 4, 3, stopped_in="volume")
-    '0 of 1 test that ran passed; your program was stopped inside volume, so the other 3 did not run.'
-    """
-    if not not_run:
-        return f"{passed} of {total} tests passed."
-    ran = total - not_run
-    tests = "test that ran" if ran == 1 else "tests that ran"
-    where = f"your program was stopped inside {stopped_in}" if stopped_in else "your program was stopped"
-    return f"{passed} of {ran} {tests} passed; {where}, so the other {not_run} did not run."
-
-
-def error_line(raw: RawRun) -> int | None:
-    """The line of the learner's file where loading stopped (a syntax error's), when the report names one."""
-    if raw.malformed:
-        return None
-    for event in raw.events:
-        if event.get("event") == "import_error":
-            line = event.get("line")
-            return line if isinstance(line, int) and not isinstance(line, bool) and 0 < line < 10**6 else None
-    return None
-
-
-def _judge_safely(
-    case: Case,
-    event: dict[str, Any],
-    limits: Limits,
-    seen: dict[str, Outcome] | None = None,
-    source: str | None = None,
-) -> TestResult:
-    """``judge``, except that a value it cannot handle fails the test instead of crashing the grader.
-
-    The values come from the learner's code, so a comparison or hint that trips over an odd one is a bug
-    to log, but never a reason for ``grade`` to raise (a 500 from the server, a traceback from the CLI).
-    """
-    try:
-        return judge(case, event, limits, seen, source)
-    except MalformedReport:
-        raise
-    except Exception:
-        _log.exception("The grader could not judge a result for the test %r", case.name)
-        return _unfinished(
-            case,
-            "fail",
-            f"The grader could not compare what {case.function} returned with the expected result, "
-            "so this test counts as failed.",
-        )
-
-
-def _unfinished(case: Case, status: TestStatus, message: str) -> TestResult:
-    """The result of a test that the report does not judge (it never ran, or its judging failed)."""
-    raises = isinstance(case.expected, Raises)
-    expected = f"raises {case.expected.exception}" if raises else shown(case.expected)
-    return TestResult(
-        case.name, status, message, None, function=case.function, call=case.call, expected=expected
-    )
-
-
-def _stop_cause(raw: RawRun, limits: Limits) -> str:
-    """Why the program ended before the report did, as a sentence."""
-    if raw.timed_out:
-        return limits.describe_wall()
-    if raw.memory_limit_hit:
-        return limits.describe_memory()
-    if raw.signal == SIGXCPU:
-        return limits.describe_cpu()
-    if raw.signal == SIGXFSZ:
-        return limits.describe_file_size()
-    if raw.processes_limit_hit and raw.signal is not None:
-        return limits.describe_processes()
-    if raw.signal == SIGKILL:
-        return "Your program was killed (signal 9), most likely for using too much memory or CPU time."
-    if raw.signal is not None:
-        return f"Your program crashed (it was ended by signal {raw.signal})."
-    return (
-        f"Your code ended the program early (exit status {raw.exit_status}): remove calls to sys.exit(), "
-        "exit() or os._exit()."
-    )
-
-
-def _import_error(event: dict[str, Any], raw: RawRun, limits: Limits) -> str:
-    kind, message, line = event.get("type"), event.get("message"), event.get("line")
-    if not isinstance(kind, str) or not isinstance(message, str):
-        raise MalformedReport("an import error was reported without its type and message")
-    kind, message = clean_text(kind, 200), clean_text(message)
-    errno = event.get("errno")
-    limit = limit_message(kind, errno if isinstance(errno, int) else None, limits)
-    if limit is None and raw.processes_limit_hit and kind in ("BlockingIOError", "OSError", "RuntimeError"):
-        limit = limits.describe_processes()
-    at = f" on line {line}" if isinstance(line, int) else ""
-    if limit:
-        return f"{limit} This happened while your file was being loaded, so no test could run."
-    if kind in ("SyntaxError", "IndentationError", "TabError"):
-        return f"Your file has a {kind}{at}: {message}. Fix it and run again."
-    if kind == "SystemExit":
-        return (
-            "Your file called sys.exit() or exit() while it was being loaded, so no test could run. "
-            "Remove that call."
-        )
-    if kind in ("ModuleNotFoundError", "ImportError"):
-        return (
-            f"Your file could not import a module{at} ({message}): only NumPy and Python's standard library "
-            "are available."
-        )
-    return f"Your file raised {kind}{at} while it was being loaded, so no test could run: {message}"

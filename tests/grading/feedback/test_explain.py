@@ -15,6 +15,7 @@ import pytest
 
 from qkv.grading import Close, Items, Limits, Mistake, Suite, TestCase, called_again, writes_number
 from qkv.grading.feedback import explain as explaining
+from qkv.grading.feedback import explain_search
 from qkv.grading.feedback.explain import explain
 from qkv.grading.feedback.hints import Outcome
 from qkv.grading.feedback.mutants import prepare
@@ -190,13 +191,13 @@ def test_the_changes_of_a_callee_whose_tests_pass_are_tried_last(monkeypatch: py
     """The learner's attend calls the learner's weights; where weights passes its own tests, the changes
     of weights come after every change of attend and after the pairs; where it fails, among the rest."""
     tried: list[str] = []
-    original = explaining._try
+    original = explain_search._try
 
     def recording(mutants: Any, key: tuple[int, ...], *args: Any) -> Any:
         tried.append(",".join(mutants.change(k).function for k in key))
         return original(mutants, key, *args)
 
-    monkeypatch.setattr(explaining, "_try", recording)
+    monkeypatch.setattr(explain_search, "_try", recording)
     wrong = learner("return A @ V, A", "return (A @ V).T, A")  # no mutant holds: every change is tried
     grade(wrong, suite([]))
     assert "weights" in tried and "attend" in tried

@@ -1,4 +1,4 @@
-"""Where the mutant search looks (qkv.grading.feedback.explain): a single that matches the first failing test but
+"""Where the mutant search looks (qkv.grading.feedback.explain_search): a single that matches the first failing test but
 not the others is kept for pairs (the same slip made on every product), and a test that expects an
 exception compares the values a mutant and the learner returned item by item (a tuple of arrays of
 several shapes). Graded for real in the sandbox."""
@@ -12,7 +12,7 @@ import pytest
 
 from qkv.grading import Close, Items, Raises, Suite, TestCase
 from qkv.grading.feedback import explain as explaining
-from qkv.grading.feedback.explain import _equal_values
+from qkv.grading.feedback.explain_search import _equal_values
 from qkv.grading.feedback.mutants import prepare
 
 pytestmark = pytest.mark.timeout(120)

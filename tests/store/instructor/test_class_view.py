@@ -10,13 +10,8 @@ import pytest
 from sqlalchemy import update
 
 from qkv.store import Store
-from qkv.store.instructor.class_view import (
-    ClassView,
-    CurrentExercise,
-    Standing,
-    StuckRule,
-    median_of_histogram,
-)
+from qkv.store.instructor.class_view import ClassView
+from qkv.store.instructor.class_view_records import StuckRule
 from qkv.store.sql.clock import utc_now
 from qkv.store.sql.tables import ExerciseTotals
 
@@ -142,17 +137,6 @@ def test_a_learners_events_come_a_page_at_a_time(store: Store) -> None:
         view.learner_events(ANN, offset=-1)
 
 
-def test_the_standing_rules() -> None:
-    t = utc_now()
-    working = CurrentExercise("L9.1", "q", False, 1, t, t)
-    assert working.standing(t, StuckRule()) is Standing.WORKING
-    assert CurrentExercise("L9.1", "q", True, 5, t, t).standing(t, StuckRule()) is Standing.SOLVED
-    assert working.standing(t + timedelta(minutes=10), StuckRule(active_minutes=15)) is Standing.STUCK
-    with pytest.raises(ValueError, match="minutes must be a whole number of at least 1, not 0"):
-        StuckRule(minutes=0)
-    assert median_of_histogram({2: 3}) == 2.0
-
-
 def test_only_active_learners_are_read_for_the_stuck_list(store: Store) -> None:
     _seed(store)
     view = ClassView(store.database)
@@ -181,9 +165,10 @@ def test_totals_saved_before_the_class_view_are_read_without_their_new_columns(d
     from sqlalchemy import text
 
     from qkv.store import LATEST_VERSION, create_store_engine, upgrade
-    from qkv.store.sql.migrations import MIGRATIONS, _class_glance_aggregates
+    from qkv.store.sql.migration_steps import class_glance_aggregates
+    from qkv.store.sql.migrations import MIGRATIONS
 
-    before = MIGRATIONS.index(_class_glance_aggregates)  # the schema just before the class view's migration
+    before = MIGRATIONS.index(class_glance_aggregates)  # the schema just before the class view's migration
     engine = create_store_engine(database_url)
     upgrade(engine, target=before)
     written = utc_now() - timedelta(minutes=5)

@@ -115,7 +115,7 @@ def test_a_learner_has_a_line_item_per_course_and_each_gets_the_score(store: Sto
 WRITTEN = datetime(2026, 11, 20, 9, 0, 0)
 # Today's main: every migration before the one that brought courses (found by name, so that migrations
 # ordered before or after it at a merge leave this test right).
-BEFORE_COURSES = [step.__name__ for step in MIGRATIONS].index("_courses_and_their_people")
+BEFORE_COURSES = [step.__name__ for step in MIGRATIONS].index("courses_and_their_people")
 
 
 def _write_database_before_courses(url: str) -> None:

@@ -166,7 +166,7 @@ def test_a_mark_is_stored_with_the_program_or_the_answer_it_was_given_on(store: 
 
 
 def test_lines_on_messages_in_no_group_are_read_per_exercise_in_their_course(store: Store) -> None:
-    from qkv.store.instructor.mistake_groups import LINES_PER_EXERCISE
+    from qkv.store.instructor.mistake_group_records import LINES_PER_EXERCISE
 
     ours = store.courses.create("Ours")
     for learner in (A, B, C):

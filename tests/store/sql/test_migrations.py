@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import Column, Integer, create_engine, inspect, text
 
 from qkv.store import LATEST_VERSION, Store, StoreError, create_store_engine, schema_version, upgrade
 from qkv.store.sql.tables import Base
@@ -78,23 +78,6 @@ def test_upgrading_a_version_1_database_keeps_every_row(database_url: str) -> No
         store.close()
 
 
-def test_upgrading_a_version_2_database_adds_drafts_and_grading_seeds(sqlite_url: str) -> None:
-    engine = create_store_engine(sqlite_url)
-    assert upgrade(engine, target=2) == (0, 2)
-    with engine.begin() as conn:
-        conn.execute(
-            text("INSERT INTO learners (id, created_at) VALUES (:id, :t)"),
-            {"id": LEARNER, "t": datetime(2026, 11, 2)},
-        )
-        assert "code_drafts" not in inspect(conn).get_table_names()
-    assert upgrade(engine) == (2, LATEST_VERSION)
-    with engine.connect() as conn:
-        assert "code_drafts" in inspect(conn).get_table_names()
-        assert "grading_seed" in {c["name"] for c in inspect(conn).get_columns("learners")}
-        assert conn.execute(text("SELECT grading_seed FROM learners")).scalar() is None  # never written now
-    engine.dispose()
-
-
 def test_opening_twice_applies_nothing_the_second_time(database_url: str) -> None:
     Store(database_url).close()
     engine = create_store_engine(database_url)
@@ -136,12 +119,12 @@ def test_a_database_from_a_newer_qkv_is_refused(database_url: str) -> None:
 def test_a_failed_migration_leaves_the_database_unchanged(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from qkv.store.sql import migrations
+    from qkv.store.sql import migration_steps, migrations
 
     _write_version_1_database(sqlite_url)
 
     def broken(conn: object) -> None:
-        migrations._add_column(conn, "learners", migrations.Column("half_done", migrations.Integer))  # type: ignore[arg-type]
+        migration_steps._add_column(conn, "learners", Column("half_done", Integer))  # type: ignore[arg-type]
         raise RuntimeError("power cut")
 
     monkeypatch.setattr(migrations, "MIGRATIONS", [migrations.MIGRATIONS[0], broken])

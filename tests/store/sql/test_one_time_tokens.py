@@ -9,7 +9,8 @@ from sqlalchemy import text
 from qkv.store import Store, create_store_engine, parse_roster, upgrade
 from qkv.store.learner.accounts import LinkKind
 from qkv.store.sql.clock import utc_now
-from qkv.store.sql.migrations import MIGRATIONS, _learner_link_kinds
+from qkv.store.sql.migration_steps import learner_link_kinds
+from qkv.store.sql.migrations import MIGRATIONS
 from qkv.store.sql.one_time_tokens import digest
 
 
@@ -38,7 +39,7 @@ def test_links_keep_their_kind_and_a_check_uses_nothing(database_url: str) -> No
 def test_links_stored_before_kinds_are_marked_by_their_lifetime(database_url: str) -> None:
     """The database is written by the migrations before this one, as an older qkv left it."""
     engine = create_store_engine(database_url)
-    before = MIGRATIONS.index(_learner_link_kinds)
+    before = MIGRATIONS.index(learner_link_kinds)
     upgrade(engine, target=before)
     now = utc_now()
     with engine.begin() as conn:

@@ -3,6 +3,11 @@
 These describe the schema *after* every migration in ``qkv.store.sql.migrations`` has run; the
 migrations, not these classes, create and alter the tables (a test checks the two agree).
 Times are naive UTC datetimes so SQLite and PostgreSQL store them the same way.
+
+The learner's and the work's tables are here with :class:`Base`; a course's tables (members, staff,
+mistake notes and marks, due dates, regrades) are :mod:`qkv.store.sql.tables_class` and the LTI 1.3
+tables :mod:`qkv.store.sql.tables_lti`. Both are imported at the end of this module and re-exported, so
+``Base.metadata`` holds every table once ``tables`` is imported.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from sqlalchemy import (
     Boolean,
     Date,
     DateTime,
-    Float,
     ForeignKey,
     Index,
     Integer,
@@ -23,6 +27,49 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "Answer",
+    "Base",
+    "ClientStorage",
+    "CodeDraft",
+    "CodeSource",
+    "CodeSubmission",
+    "Course",
+    "CourseLearner",
+    "CourseStaff",
+    "CourseTimeZone",
+    "DueDateExtension",
+    "ExerciseTotals",
+    "GradingJob",
+    "HelpShown",
+    "Instructor",
+    "InstructorSession",
+    "InstructorSignInToken",
+    "LearnerLinkRecord",
+    "LearnerRow",
+    "LearnerSession",
+    "LearnerSignInToken",
+    "LessonDueDate",
+    "LessonState",
+    "LtiContext",
+    "LtiLineItem",
+    "LtiLoginState",
+    "LtiPlatform",
+    "LtiRegistrationLink",
+    "LtiScoreOutbox",
+    "LtiToolKey",
+    "LtiUsedNonce",
+    "MessageFeedback",
+    "MistakeGroupLearner",
+    "MistakeNote",
+    "MistakeNoteShown",
+    "MistakeSignature",
+    "PrivacyAudit",
+    "RegradeChange",
+    "SchemaVersion",
+    "ServerSecret",
+]
 
 
 class Base(DeclarativeBase):
@@ -300,162 +347,6 @@ class LearnerSession(Base):
     expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
 
 
-class LtiPlatform(Base):
-    """An LMS registered with ``qkv lti add-platform`` (added by the LTI migration)."""
-
-    __tablename__ = "lti_platforms"
-
-    issuer: Mapped[str] = mapped_column(String(255), primary_key=True)
-    client_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    deployment_ids: Mapped[str] = mapped_column(Text, nullable=False)  # a JSON list of strings
-    auth_url: Mapped[str] = mapped_column(String(1000), nullable=False)
-    token_url: Mapped[str] = mapped_column(String(1000), nullable=False)
-    jwks_url: Mapped[str] = mapped_column(String(1000), nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class LtiToolKey(Base):
-    """The tool's RSA key pair, kept here so every server signs with the same key (added with LTI)."""
-
-    __tablename__ = "lti_tool_keys"
-
-    name: Mapped[str] = mapped_column(String(64), primary_key=True)
-    kid: Mapped[str] = mapped_column(String(64), nullable=False)
-    private_pem: Mapped[str] = mapped_column(Text, nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class LtiLoginState(Base):
-    """An OIDC login in progress: its state (as SHA-256), nonce and platform; used once by the launch."""
-
-    __tablename__ = "lti_login_states"
-
-    state_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    nonce: Mapped[str] = mapped_column(String(128), nullable=False)
-    issuer: Mapped[str] = mapped_column(String(255), nullable=False)
-    client_id: Mapped[str] = mapped_column(String(255), nullable=False)
-    target_link_uri: Mapped[str] = mapped_column(String(2000), nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    used_at: Mapped[datetime | None] = mapped_column(DateTime)
-
-
-class LtiUsedNonce(Base):
-    """A nonce of an id token already accepted, kept until the token would have expired anyway."""
-
-    __tablename__ = "lti_used_nonces"
-
-    issuer: Mapped[str] = mapped_column(String(255), primary_key=True)
-    nonce: Mapped[str] = mapped_column(String(255), primary_key=True)
-    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class LtiLineItem(Base):
-    """Where a launched learner's score on a lesson goes: the AGS line item of their last launch."""
-
-    __tablename__ = "lti_line_items"
-
-    learner_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    # Added with courses (then part of the key): the course whose line item this is; '' for a launch
-    # that named no course. A learner in two courses has a line item per course for the same lesson.
-    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    issuer: Mapped[str] = mapped_column(String(255), nullable=False)
-    client_id: Mapped[str] = mapped_column(String(255), nullable=False)
-    subject: Mapped[str] = mapped_column(String(255), nullable=False)  # the LMS's id of the learner
-    lineitem_url: Mapped[str] = mapped_column(String(2000), nullable=False)
-    last_score: Mapped[int | None] = mapped_column(Integer)
-    updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    # Added for scores an LMS keeps: the last score's timestamp, whole seconds; the next one is later.
-    last_score_at: Mapped[datetime | None] = mapped_column(DateTime)
-    # Added for a line item that is another lesson's column (an LMS that puts several links on one): why
-    # no score goes there; each score is then parked with this sentence for the instructor. NULL: none.
-    refusal: Mapped[str | None] = mapped_column(String(2000))
-
-
-class LtiContext(Base):
-    """A class (LMS course) seen in a launch, with its names-and-roles URL when the launch sent one."""
-
-    __tablename__ = "lti_contexts"
-
-    issuer: Mapped[str] = mapped_column(String(255), primary_key=True)
-    client_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    context_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    title: Mapped[str] = mapped_column(String(255), nullable=False)
-    memberships_url: Mapped[str | None] = mapped_column(String(2000))
-    updated_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    roster_pulled_at: Mapped[datetime | None] = mapped_column(DateTime)
-    course_id: Mapped[str | None] = mapped_column(String(36))  # added with courses: the class's course
-
-
-class LtiScoreOutbox(Base):
-    """A score waiting for (or already delivered to) an LMS line item; sent in id order per learner and
-    line item, retried with back-off while the LMS does not take it."""
-
-    __tablename__ = "lti_score_outbox"
-    __table_args__ = (Index("ix_lti_score_outbox_waiting", "sent_at", "learner_id", "lineitem_url"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    learner_id: Mapped[str] = mapped_column(String(36), nullable=False)
-    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
-    issuer: Mapped[str] = mapped_column(String(255), nullable=False)
-    client_id: Mapped[str] = mapped_column(String(255), nullable=False)
-    lineitem_url: Mapped[str] = mapped_column(String(2000), nullable=False)
-    score_json: Mapped[str] = mapped_column(Text, nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    attempts: Mapped[int] = mapped_column(Integer, nullable=False)
-    next_attempt_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    claimed_until: Mapped[datetime | None] = mapped_column(DateTime)
-    last_error: Mapped[str | None] = mapped_column(Text)
-    sent_at: Mapped[datetime | None] = mapped_column(DateTime)
-    course_id: Mapped[str | None] = mapped_column(String(36))  # added with courses: the line item's course
-    # Added with the 4xx parking: the LMS refused the score for good (last_error has its sentence).
-    parked_at: Mapped[datetime | None] = mapped_column(DateTime)
-
-
-class Course(Base):
-    """A class on this server (added with courses): an LMS context, made by hand, or the migrated one.
-
-    An LMS course is keyed by its platform's issuer, the deployment and the LMS's context id (unique);
-    a course made by ``qkv courses create`` or by the migration has them NULL.
-    """
-
-    __tablename__ = "courses"
-    __table_args__ = (Index("ux_courses_lti_context", "issuer", "deployment_id", "context_id", unique=True),)
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    title: Mapped[str] = mapped_column(String(255), nullable=False)
-    origin: Mapped[str] = mapped_column(String(16), nullable=False)  # a CourseOrigin value
-    issuer: Mapped[str | None] = mapped_column(String(255))
-    deployment_id: Mapped[str | None] = mapped_column(String(255))
-    context_id: Mapped[str | None] = mapped_column(String(255))
-    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class CourseLearner(Base):
-    """A learner's membership of a course (added with courses): from a launch, a roster, or the migration."""
-
-    __tablename__ = "course_learners"
-    __table_args__ = (Index("ix_course_learners_learner", "learner_id"),)
-
-    course_id: Mapped[str] = mapped_column(String(36), ForeignKey("courses.id"), primary_key=True)
-    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
-    source: Mapped[str] = mapped_column(String(16), nullable=False)  # a MembershipSource value
-    joined_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class CourseStaff(Base):
-    """An instructor's role in a course (added with courses): instructor or teaching assistant."""
-
-    __tablename__ = "course_staff"
-    __table_args__ = (Index("ix_course_staff_instructor", "instructor_id"),)
-
-    course_id: Mapped[str] = mapped_column(String(36), ForeignKey("courses.id"), primary_key=True)
-    instructor_id: Mapped[str] = mapped_column(String(36), ForeignKey("instructors.id"), primary_key=True)
-    role: Mapped[str] = mapped_column(String(24), nullable=False)  # a StaffRole value
-    added_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
 class LearnerLinkRecord(Base):
     """Who made a learner's sign-in link from the instructor's view, and when (added with courses).
 
@@ -472,20 +363,6 @@ class LearnerLinkRecord(Base):
     instructor_name: Mapped[str] = mapped_column(String(80), nullable=False)
     course_id: Mapped[str | None] = mapped_column(String(36))
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class LtiRegistrationLink(Base):
-    """A one-time LTI Dynamic Registration link made by ``qkv lti registration-link`` (its token hashed)."""
-
-    __tablename__ = "lti_registration_links"
-
-    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    expires_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    used_at: Mapped[datetime | None] = mapped_column(DateTime)
-    used_by: Mapped[str | None] = mapped_column(String(255))
-    failures: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("0"))
-    busy_until: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class GradingJob(Base):
@@ -591,142 +468,27 @@ class MistakeSignature(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
 
 
-class MistakeGroupLearner(Base):
-    """One learner in one group of mistakes: how many of their programs, and when (added with a class's
-    mistakes). The groups are read from these rows, one per learner and group, not from every program."""
-
-    __tablename__ = "mistake_group_learners"
-    __table_args__ = (
-        Index("ix_mistake_group_learners_learner", "learner_id"),
-        Index("ix_mistake_group_learners_first", "group_key", "first_id"),
-    )
-
-    group_key: Mapped[str] = mapped_column(String(16), primary_key=True)
-    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), primary_key=True)
-    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
-    programs: Mapped[int] = mapped_column(Integer, nullable=False)
-    first_seen: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    first_id: Mapped[int] = mapped_column(Integer, nullable=False)  # the learner's first program's row
-
-
-class MistakeNote(Base):
-    """An instructor's sentence for a group of mistakes in one course (added with a class's mistakes).
-
-    ``course_key`` is the course's id, or '' for the view of every learner of the server (its notes reach
-    the learners in no course). ``state`` is ``named`` (learners get it) or ``proposed`` (a teaching
-    assistant's proposal, which an instructor names).
-    """
-
-    __tablename__ = "mistake_notes"
-
-    course_key: Mapped[str] = mapped_column(String(36), primary_key=True)
-    group_key: Mapped[str] = mapped_column(String(16), primary_key=True)
-    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
-    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
-    function: Mapped[str] = mapped_column(String(64), nullable=False)
-    signature: Mapped[str] = mapped_column(String(32), nullable=False)
-    sentence: Mapped[str] = mapped_column(Text, nullable=False)
-    state: Mapped[str] = mapped_column(String(16), nullable=False)
-    named_by: Mapped[str] = mapped_column(String(255), nullable=False)
-    named_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class MistakeNoteShown(Base):
-    """An instructor's note shown to a learner with a result (added with a class's mistakes)."""
-
-    __tablename__ = "mistake_notes_shown"
-    __table_args__ = (Index("ix_mistake_notes_shown_learner", "learner_id", "group_key"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
-    course_key: Mapped[str] = mapped_column(String(36), nullable=False)
-    group_key: Mapped[str] = mapped_column(String(16), nullable=False)
-    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
-    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
-    function: Mapped[str] = mapped_column(String(64), nullable=False)
-    sentence: Mapped[str] = mapped_column(Text, nullable=False)
-    shown_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class MessageFeedback(Base):
-    """A learner's "Did this help?" on one message of a result (added with a class's mistakes).
-
-    One per learner and message (``message_key``, a digest of the message's text); ``kind`` is what made
-    the message: ``lesson`` (a catalogued hint), ``relation``, ``mutant``, ``note`` (an instructor's note),
-    ``answer`` (a hand-answer's message) or ``plain`` (the comparison alone).
-    """
-
-    __tablename__ = "message_feedback"
-    __table_args__ = (
-        Index("ux_message_feedback_once", "learner_id", "message_key", unique=True),
-        Index("ix_message_feedback_lesson", "lesson_id", "exercise_id"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    learner_id: Mapped[str] = mapped_column(String(36), ForeignKey("learners.id"), nullable=False)
-    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
-    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
-    message_key: Mapped[str] = mapped_column(String(32), nullable=False)
-    kind: Mapped[str] = mapped_column(String(16), nullable=False)
-    group_key: Mapped[str | None] = mapped_column(String(16))
-    helpful: Mapped[bool] = mapped_column(Boolean, nullable=False)
-    line: Mapped[str] = mapped_column(Text, nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    # Added by the migration that stores a mark with its program: the program (``code_submissions.id``) or
-    # the hand answer (``answers.id``) the marked message was given on; NULL for marks saved before, or
-    # where the learner had none. No foreign key: a program pruned later leaves the number behind.
-    submission_id: Mapped[int | None] = mapped_column(Integer)
-    answer_id: Mapped[int | None] = mapped_column(Integer)
-
-
-class LessonDueDate(Base):
-    """A lesson's due date in a course, its optional hard close, and what late work earns (issue 46)."""
-
-    __tablename__ = "lesson_due_dates"
-
-    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    due_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)  # UTC
-    close_at: Mapped[datetime | None] = mapped_column(DateTime)  # UTC; None: never closes
-    late_credit: Mapped[float] = mapped_column(Float, nullable=False)  # 0..1
-    set_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class CourseTimeZone(Base):
-    """The time zone a course's dates are shown in (an IANA name); none: the server's (issue 46)."""
-
-    __tablename__ = "course_time_zones"
-
-    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    time_zone: Mapped[str] = mapped_column(String(64), nullable=False)
-
-
-class DueDateExtension(Base):
-    """One learner's extension of one lesson's due date in a course: the new due date, in UTC (issue 46)."""
-
-    __tablename__ = "due_date_extensions"
-
-    course_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    learner_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    lesson_id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    until_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-    granted_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
-
-
-class RegradeChange(Base):
-    """A verdict a regrade changed (``qkv regrade``): pass to fail, fail to pass, or another first message."""
-
-    __tablename__ = "regrade_changes"
-    __table_args__ = (Index("ix_regrade_changes_lesson", "lesson_id", "id"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    submission_id: Mapped[int] = mapped_column(Integer, nullable=False)
-    learner_id: Mapped[str] = mapped_column(String(36), nullable=False)
-    lesson_id: Mapped[str] = mapped_column(String(32), nullable=False)
-    exercise_id: Mapped[str] = mapped_column(String(64), nullable=False)
-    before_status: Mapped[str] = mapped_column(String(16), nullable=False)
-    after_status: Mapped[str] = mapped_column(String(16), nullable=False)
-    before_message: Mapped[str] = mapped_column(Text, nullable=False)
-    after_message: Mapped[str] = mapped_column(Text, nullable=False)
-    suite_version: Mapped[str] = mapped_column(String(16), nullable=False)
-    regraded_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+# The other tables, imported last: their modules take Base from this one.
+from qkv.store.sql.tables_class import (  # noqa: E402
+    Course,
+    CourseLearner,
+    CourseStaff,
+    CourseTimeZone,
+    DueDateExtension,
+    LessonDueDate,
+    MessageFeedback,
+    MistakeGroupLearner,
+    MistakeNote,
+    MistakeNoteShown,
+    RegradeChange,
+)
+from qkv.store.sql.tables_lti import (  # noqa: E402
+    LtiContext,
+    LtiLineItem,
+    LtiLoginState,
+    LtiPlatform,
+    LtiRegistrationLink,
+    LtiScoreOutbox,
+    LtiToolKey,
+    LtiUsedNonce,
+)

@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from qkv.store.instructor.courses import StaffRole
-from qkv.store.instructor.mistake_groups import MAX_SENTENCE, MistakeGroup, UnhelpfulLine
+from qkv.store.instructor.mistake_group_records import MAX_SENTENCE, MistakeGroup, UnhelpfulLine
 from qkv.web.http.course_access import CourseAccess, InCourse
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.http.instructor_auth import CSRF_FIELD

@@ -17,7 +17,8 @@ from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
 from qkv.lessons import CHECKER_MISTAKES, LessonError
-from qkv.store.instructor.class_view import ClassView, ExerciseCounts, LearnerStanding, StuckRule
+from qkv.store.instructor.class_view import ClassView
+from qkv.store.instructor.class_view_records import ExerciseCounts, LearnerStanding, StuckRule
 from qkv.store.instructor.courses import EVERYONE, LearnerScope
 from qkv.store.instructor.instructors import AnswerEvent, CodeEvent
 from qkv.store.sql.clock import utc_now

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from qkv.store.instructor.class_view import LearnerStanding, Standing, StuckRule
+from qkv.store.instructor.class_view_records import LearnerStanding, Standing, StuckRule
 from qkv.store.instructor.due_dates import Standing as DueStanding
 from qkv.web.instructor.exports import counted_exercises
 from qkv.web.instructor.late_work import LateSolves

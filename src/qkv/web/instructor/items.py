@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from markupsafe import Markup
 
 from qkv.lessons import CHECKER_MISTAKES
-from qkv.store.instructor.class_view import ExerciseCounts, WrongAnswerGroup
+from qkv.store.instructor.class_view_records import ExerciseCounts, WrongAnswerGroup
 from qkv.store.instructor.exports import write_csv
 from qkv.store.instructor.instructors import CodeEvent
 from qkv.web.instructor.stats import normalise_answer, variant_label

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from qkv.grading import Limits
-from qkv.grading.grader import interpret
+from qkv.grading.grader_report import interpret
 from qkv.grading.sandbox.process import RawRun
 from qkv.grading.values import MalformedReport, Opaque, decode_value
 from tests.builtin_lessons import L41_SUITE, L41_TESTS
