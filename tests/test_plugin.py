@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from qkv.lessons import BUILTIN_CONTENT
-from tests.plugin import is_lesson_test, pytest_ignore_collect
+from tests.plugin import is_lesson_test, pytest_ignore_collect, xdist_scope
 from tests.time_scale import scaled
 
 REPO = Path(__file__).parents[1]
@@ -47,3 +47,10 @@ def test_the_hook_skips_every_data_module_and_corpus_and_keeps_each_lessons_test
     assert all(pytest_ignore_collect(path, None) for path in data + corpora)  # type: ignore[arg-type]
     assert not any(pytest_ignore_collect(path, None) for path in tests)  # type: ignore[arg-type]
     assert pytest_ignore_collect(REPO / "tests" / "test_plugin.py", None) is None  # type: ignore[arg-type]
+
+
+def test_a_lessons_browser_module_runs_on_one_worker_and_its_other_tests_anywhere() -> None:
+    browser = "src/qkv/lessons/content/L9/L9.1-first/tests/test_l9_1_browser.py"
+    content = "src/qkv/lessons/content/L9/L9.1-first/tests/test_l9_1_content.py"
+    assert xdist_scope(f"{browser}::test_a_learner_walks_the_lesson") == browser  # one server, one Chromium
+    assert xdist_scope(f"{content}::test_one") == f"{content}::test_one"
