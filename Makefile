@@ -64,8 +64,8 @@ $(TSC): $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
 	touch $@
 
 lint: $(VENV)/.test-installed $(TSC)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks conftest.py
+	$(BIN)/ruff format --check src tests benchmarks conftest.py
 	$(TSC) -p $(FRONTEND)/tsconfig.json --checkJs --noEmit
 	$(TSC) -p $(FRONTEND)/tsconfig.kit.json --checkJs --noEmit
 

@@ -37,7 +37,7 @@ from qkv.grading.behaviour import probe_cases
 from qkv.grading.sandbox.harness import encode
 from qkv.lessons import load_catalog
 
-CORPORA = Path(__file__).resolve().parent.parent / "tests" / "lesson_corpora"
+CONTENT = Path(__file__).resolve().parent.parent / "src" / "qkv" / "lessons" / "content"
 
 
 def p90(values: list[float]) -> float:
@@ -68,8 +68,8 @@ def wrong_programs() -> list[tuple[str, Any, str]]:
     """(name, suite, program) for every wrong corpus program whose exercise the catalog has."""
     catalog = load_catalog()
     found = []
-    for path in sorted(CORPORA.glob("*/*/wrong/*.py")):
-        lesson, exercise = path.parts[-4], path.parts[-3]
+    for path in sorted(CONTENT.glob("*/*/corpus/*/wrong/*.py")):  # a lesson folder's corpus
+        lesson, exercise = path.parts[-5].split("-")[0], path.parts[-3]
         try:
             suite = catalog.code_exercise(f"{lesson}/{exercise}").suite
         except Exception:

@@ -1,7 +1,7 @@
 """How well the lessons name mistakes: every lesson's corpus of wrong programs, graded for real.
 
 Run with ``.venv/bin/python benchmarks/mistakes.py`` (``--seeds 7 31337`` to grade each program once per
-seed). Each wrong program under ``tests/lesson_corpora/<lesson>/<exercise>/wrong/`` (or where the exercise's
+seed). Each wrong program under ``<lesson folder>/corpus/<exercise>/wrong/`` (or where the exercise's
 ``graded-in.txt`` points) names the hint it must get on its ``# expected hint: NAME`` line. Per exercise
 this prints:
 
@@ -66,7 +66,6 @@ from qkv.lessons import load_catalog
 from qkv.lessons.pyfiles import import_lesson_file
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPORA = ROOT / "tests" / "lesson_corpora"
 UNLISTED = ROOT / "tests" / "grading" / "unlisted"
 NAMED_TARGET = 0.9
 COSTS: list[float] = []  # seconds of each grading's explanation pass (wall, then its thread's CPU)
@@ -78,7 +77,7 @@ PROBE_MS: list[float] = []  # those ms, once per failing grading of the corpora
 
 
 def wrong_programs(lesson_id: str, exercise_id: str) -> list[Path]:
-    folder = CORPORA / lesson_id / exercise_id
+    folder = load_catalog().lesson(lesson_id).source.parent / "corpus" / exercise_id  # the lesson's corpus
     elsewhere = folder / "graded-in.txt"
     if elsewhere.is_file():
         folder = ROOT / "tests" / elsewhere.read_text().split()[0]

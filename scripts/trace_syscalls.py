@@ -153,9 +153,9 @@ def trace(write: bool) -> int:
         for entry in catalog.code_exercises()
         if entry.exercise.solution
     ]
-    corpora = [*ROOT.glob("tests/lesson_corpora/*/*/*/*.py")]
+    corpora = [*ROOT.glob("src/qkv/lessons/content/*/*/corpus/*/*/*.py")]  # each lesson folder's corpus
     for path in corpora:
-        exercise = f"{path.parents[2].name}/{path.parents[1].name}"
+        exercise = f"{path.parents[3].name.split('-')[0]}/{path.parents[1].name}"
         programs.append((path.read_text(), catalog.code_exercise(exercise).suite))
     from builtin_lessons import L41_SUITE
 

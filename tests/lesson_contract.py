@@ -2,17 +2,18 @@
 runs for each lesson of the catalog, and for a lesson added to a temporary copy of the chapter.
 
 Each check takes the lesson (and, for grading, the grader and the folder of corpora) and asserts; none
-names a lesson, a count or an exercise. A lesson's corpora live under ``<corpora>/<lesson id>/<exercise
-id>/``: ``correct/*.py`` pass every test, and ``wrong/*.py`` fail with the hint their ``# expected hint:
+names a lesson, a count or an exercise. A lesson's corpus lives in its folder, ``<lesson folder>/corpus/``
+(``corpus_of``; under ``<corpora>/<lesson id>/`` where a folder of corpora is given), one folder per
+exercise, ``<corpus>/<exercise id>/``: ``correct/*.py`` pass every test, and ``wrong/*.py`` fail with the hint their ``# expected hint:
 NAME`` line names (a module-level constant of the lesson's ``grading.py``, or one of the grader's own
 hints), and no other but those its ``# also hint: NAME`` lines name (where the tests cannot tell two causes
 apart). An exercise whose corpora are graded elsewhere, by tests of their own, names that folder of tests/ in a
 ``graded-in.txt`` in its corpus folder. What a test knows of one lesson lives with it too: the chapter's
-catalogued mistakes its functions can make are listed in ``<corpora>/<lesson id>/catalogued-mistakes.txt``.
+catalogued mistakes its functions can make are listed in ``<corpus>/catalogued-mistakes.txt``.
 
-The catalog every lesson-parametrised test runs on is ``catalog()``: the built-in lessons and
-``tests/lesson_corpora``, or, with ``QKV_TEST_CONTENT`` and ``QKV_TEST_CORPORA`` set, another content
-folder and its corpora (how ``tests/lessons/test_a_new_lesson.py`` runs those tests on a chapter with a
+The catalog every lesson-parametrised test runs on is ``catalog()``: the built-in lessons with the corpora
+in their folders, or, with ``QKV_TEST_CONTENT`` set, another content folder (and with ``QKV_TEST_CORPORA``,
+a folder of corpora by lesson id) (how ``tests/lessons/test_a_new_lesson.py`` runs those tests on a chapter with a
 lesson more).
 """
 
@@ -30,12 +31,14 @@ import numpy as np
 from qkv.grading.feedback import hints as grading_hints
 from qkv.lessons import BUILTIN_CONTENT, Catalog, CodeExercise, Lesson, load_catalog, validate
 from qkv.lessons.pyfiles import import_lesson_file
+from qkv.lessons.scaffold import write_lesson_tests
 from tests.lesson_pages import assert_tags_balanced, text_of, written_forms
 
 TESTS = Path(__file__).parent
-BUILTIN_CORPORA = TESTS / "lesson_corpora"
 CONTENT = Path(os.environ["QKV_TEST_CONTENT"]) if os.environ.get("QKV_TEST_CONTENT") else None
-CORPORA = Path(os.environ.get("QKV_TEST_CORPORA") or BUILTIN_CORPORA)
+# A folder of corpora by lesson id, where one is given; None: each lesson's corpus is in its folder.
+CORPORA = Path(os.environ["QKV_TEST_CORPORA"]) if os.environ.get("QKV_TEST_CORPORA") else None
+CORPUS = "corpus"  # a lesson folder's corpus folder
 MISTAKES_FILE = "catalogued-mistakes.txt"
 SAMPLE = TESTS / "sample_lessons"
 SAMPLE_CORPORA = SAMPLE / "corpora"
@@ -44,16 +47,22 @@ RENDER_SEEDS = (None, 1, 2, 17, 2**40 + 3)  # the printed page, and variants nea
 MIN_WRONG = 3  # a corpus of wrong programs names at least this many
 
 
+def corpus_of(lesson: Lesson, corpora: Path | None = CORPORA) -> Path:
+    """The folder of a lesson's corpus: ``corpus/`` in its folder, or ``<corpora>/<lesson id>/`` where a
+    folder of corpora is given (``QKV_TEST_CORPORA``, ``qkv lessons new --corpora``)."""
+    return corpora / lesson.id if corpora is not None else lesson.source.parent / CORPUS
+
+
 @functools.cache
 def catalog() -> Catalog:
     """The catalog the lesson-parametrised tests run on (the built-in one unless ``QKV_TEST_CONTENT``)."""
     return load_catalog(CONTENT)
 
 
-def catalogued_mistakes(lesson: Lesson, corpora: Path = CORPORA) -> list[str]:
+def catalogued_mistakes(lesson: Lesson, corpora: Path | None = CORPORA) -> list[str]:
     """The names of the chapter's catalogued mistakes that the lesson's functions can make (none listed:
     none), from its corpus folder's ``catalogued-mistakes.txt``, one a line."""
-    path = corpora / lesson.id / MISTAKES_FILE
+    path = corpus_of(lesson, corpora) / MISTAKES_FILE
     if not path.is_file():
         return []
     return [line.strip() for line in path.read_text().splitlines() if line.strip() and line[0] != "#"]
@@ -142,11 +151,11 @@ def code_exercises(lesson: Lesson, catalog: Any) -> list[CodeExercise]:
     return [entry for entry in catalog.code_exercises() if entry.lesson is lesson]
 
 
-def corpus_folder(entry: CodeExercise, corpora: Path) -> Path:
-    return corpora / entry.lesson.id / entry.exercise.id
+def corpus_folder(entry: CodeExercise, corpora: Path | None = CORPORA) -> Path:
+    return corpus_of(entry.lesson, corpora) / entry.exercise.id
 
 
-def check_has_corpora(entry: CodeExercise, corpora: Path) -> None:
+def check_has_corpora(entry: CodeExercise, corpora: Path | None) -> None:
     """The exercise has a correct and a wrong corpus (here, or where its ``graded-in.txt`` says)."""
     folder = corpus_folder(entry, corpora)
     if (folder / ELSEWHERE).is_file():  # its first word: a folder of tests/, which grades the corpus
@@ -155,7 +164,7 @@ def check_has_corpora(entry: CodeExercise, corpora: Path) -> None:
     assert len(list((folder / "wrong").glob("*.py"))) >= MIN_WRONG, f"{entry.id}: few wrong programs"
 
 
-def corpus_files(entry: CodeExercise, corpora: Path, kind: str) -> list[Path]:
+def corpus_files(entry: CodeExercise, corpora: Path | None, kind: str) -> list[Path]:
     """The exercise's programs of one kind (``correct`` or ``wrong``) graded by the contract."""
     return sorted((corpus_folder(entry, corpora) / kind).glob("*.py"))
 
@@ -205,7 +214,7 @@ def check_fails_with_its_hint(grader: Any, entry: CodeExercise, path: Path, seed
     assert given <= {hint, None} | also, given  # no other misconception is blamed
 
 
-def check_code_exercises(grader: Any, lesson: Lesson, catalog: Any, corpora: Path, seed: int) -> None:
+def check_code_exercises(grader: Any, lesson: Lesson, catalog: Any, corpora: Path | None, seed: int) -> None:
     """Every code exercise of the lesson: its reference solution and correct corpus pass, its wrong
     corpus fails with the hints it is tagged with (all of it, graded once with ``seed``)."""
     for entry in code_exercises(lesson, catalog):
@@ -227,7 +236,7 @@ def check_predict_first_comes_first(lesson: Lesson) -> None:
     assert sections[0] in predicting, (lesson.id, sections)
 
 
-def check_lesson(grader: Any, lesson: Lesson, catalog: Any, corpora: Path, seed: int = 7) -> None:
+def check_lesson(grader: Any, lesson: Lesson, catalog: Any, corpora: Path | None, seed: int = 7) -> None:
     """The whole contract, for one lesson."""
     check_validates(lesson)
     check_predict_first_comes_first(lesson)
@@ -361,13 +370,13 @@ def add_widget(folder: Path, taken: set[str], name: str = "rectangle-grid") -> s
     return name
 
 
-def free_lesson_id(chapter: Path, corpora: Path) -> str:
+def free_lesson_id(chapter: Path, corpora: Path | None) -> str:
     """An id for a lesson more that no lesson of the chapter can have: the chapter's id and a number past
     every number in use, by a lesson written or planned, a lesson folder or a corpus folder."""
     catalog = load_catalog(chapter)
     (settings,) = catalog.chapters
     used = [*settings.lesson_ids, *(path.name.split("-")[0] for path in chapter.iterdir())]
-    used += [path.name for path in corpora.iterdir()] if corpora.is_dir() else []
+    used += [path.name for path in corpora.iterdir()] if corpora is not None and corpora.is_dir() else []
     numbers = [int(tail) for name in used if (tail := name.removeprefix(f"{settings.id}.")).isdigit()]
     return f"{settings.id}.{max(numbers, default=0) + 1}"
 
@@ -377,10 +386,11 @@ def free_lesson_id(chapter: Path, corpora: Path) -> str:
 OWN_AREA = "rectarea"
 
 
-def add_lesson(content: Path, corpora: Path) -> str:
+def add_lesson(content: Path, corpora: Path | None = None) -> str:
     """Add a lesson made from the sample lesson T1.1 to a copy of the built-in chapter, touching only what
-    docs/lessons.md says a new lesson touches: its folder and its corpus (chapter.toml is left as it is),
-    with a widget of its own (in the lesson's folder) placed in its idea section."""
+    docs/lessons.md says a new lesson touches: its folder (chapter.toml is left as it is), with a widget of
+    its own placed in its idea section, its corpus (``corpus/``, or under ``corpora`` where given) and its
+    own tests (``tests/``, as ``qkv lessons new`` writes them)."""
     (chapter,) = [folder for folder in content.iterdir() if (folder / "chapter.toml").is_file()]
     new_id = free_lesson_id(chapter, corpora)
     taken = set(load_catalog(chapter).widgets.names())
@@ -393,19 +403,20 @@ def add_lesson(content: Path, corpora: Path) -> str:
     text = (folder / "lesson.md").read_text()
     idea_ends = text.index("::::", text.index("::::section idea") + len("::::section idea"))
     (folder / "lesson.md").write_text(f"{text[:idea_ends]}\n```{{widget}} {widget}\n```\n{text[idea_ends:]}")
-    shutil.copytree(SAMPLE_CORPORA / "T1.1", corpora / new_id)
+    corpus = corpora / new_id if corpora is not None else folder / CORPUS
+    shutil.copytree(SAMPLE_CORPORA / "T1.1", corpus)
+    write_lesson_tests(folder, new_id)
     for path in [
         *(folder / name for name in ("lesson.md", "grading.py", "lesson.py")),
-        *(corpora / new_id).rglob("*.py"),
+        *corpus.rglob("*.py"),
     ]:
         path.write_text(re.sub(r"\barea\b", OWN_AREA, path.read_text()))
     return new_id
 
 
-def chapter_with_a_new_lesson(root: Path) -> tuple[Path, Path, str]:
-    """A copy of the built-in content and corpora under ``root``, with one lesson more: (content folder,
-    corpora folder, the new lesson's id)."""
-    content, corpora = root / "content", root / "lesson_corpora"
+def chapter_with_a_new_lesson(root: Path) -> tuple[Path, None, str]:
+    """A copy of the built-in content (each lesson's corpus and tests in its folder) under ``root``, with one
+    lesson more: (content folder, None: no folder of corpora apart, the new lesson's id)."""
+    content = root / "content"
     shutil.copytree(BUILTIN_CONTENT, content, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(BUILTIN_CORPORA, corpora)
-    return content, corpora, add_lesson(content, corpora)
+    return content, None, add_lesson(content)

@@ -9,11 +9,11 @@ TESTS = Path(__file__).parent
 
 
 def test_a_skip_fails_under_ci(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text((TESTS / "conftest.py").read_text())
+    (tmp_path / "conftest.py").write_text((TESTS / "plugin.py").read_text())
     (tmp_path / "test_skips.py").write_text(
         "import pytest\n\ndef test_needs_a_thing():\n    pytest.skip('bubblewrap is not installed')\n"
     )
-    # The copied conftest imports the tests' own helpers (tests.time_scale): the repository root on the path.
+    # The copied plugin imports the tests' own helpers (tests.time_scale): the repository root on the path.
     root = str(TESTS.parent)
     path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))
     ci = _pytest(tmp_path, {**os.environ, "CI": "true", "PYTHONPATH": path})

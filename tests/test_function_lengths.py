@@ -5,7 +5,8 @@ A Python function counts from its ``def`` to its last line, less its docstring (
 design); its decorators do not count. A script's function counts from its ``{`` to its ``}``: the scan matches
 braces, skipping strings, template literals and comments; a ``{`` opens a function body when it follows ``=>``
 or a parameter list that is not an ``if``/``for``/``while``/``switch``/``catch`` condition. The scripts are
-every one under ``src/qkv/web/static`` (not the ``vendor/`` bundles) and every widget's ``widget.js``.
+every one under ``src/qkv/web/static`` (not the ``vendor/`` bundles) and every widget's ``widget.js``. A lesson
+folder's ``tests/`` and ``corpus/`` are left out, as ``tests/`` is.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tests import lesson_contract as contract
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 STATIC = SRC / "qkv" / "web" / "static"
+CONTENT = SRC / "qkv" / "lessons" / "content"
 MAX_FUNCTION_LINES = 60
 _NOT_FUNCTIONS = {"if", "for", "while", "switch", "catch", "with"}
 
@@ -166,9 +168,12 @@ def _shown(path: Path) -> str:
 
 
 def long_python_functions() -> list[str]:
-    """``path:line name lines`` of each Python function of ``src/`` over the limit."""
+    """``path:line name lines`` of each Python function of ``src/`` over the limit (a lesson folder's tests
+    and corpus are test code and learners' programs, held like ``tests/``: not at all)."""
     too_long = []
     for path in sorted(SRC.rglob("*.py")):
+        if path.is_relative_to(CONTENT) and {"tests", "corpus"} & set(path.relative_to(CONTENT).parts):
+            continue
         for line, name, lines in python_function_lengths(path.read_text(encoding="utf-8")):
             if lines > MAX_FUNCTION_LINES:
                 too_long.append(f"{_shown(path)}:{line} {name} {lines}")

@@ -120,7 +120,14 @@ def violations(path: Path) -> list[str]:
 
 
 def python_files() -> list[Path]:
-    return sorted(PACKAGE.rglob("*.py"))
+    """Every module of the package; not a lesson folder's tests/ nor its corpus/ (test code and learners'
+    programs, which the wheel leaves out: like tests/, they may import any layer)."""
+    content = PACKAGE / "lessons" / "content"
+    return sorted(
+        path
+        for path in PACKAGE.rglob("*.py")
+        if not (path.is_relative_to(content) and {"tests", "corpus"} & set(path.relative_to(content).parts))
+    )
 
 
 def test_every_module_imports_along_the_layers() -> None:

@@ -21,6 +21,7 @@ from qkv.grading.feedback.leaks import SolutionSpans
 from qkv.grading.feedback.mutants import Mutants, prepare
 from qkv.grading.suite import Suite
 from qkv.lessons import load_catalog
+from tests.lesson_contract import corpus_folder
 
 pytestmark = pytest.mark.timeout(300)
 CATALOG = load_catalog()
@@ -78,7 +79,7 @@ def listed() -> list[tuple[Any, Path]]:
     """Every wrong program of each lesson's corpus, with its exercise."""
     pairs = []
     for entry in EXERCISES:
-        folder = TESTS / "lesson_corpora" / entry.lesson.id / entry.exercise.id
+        folder = corpus_folder(entry)
         if (folder / "graded-in.txt").is_file():
             folder = TESTS / (folder / "graded-in.txt").read_text().split()[0]
         pairs += [(entry, path) for path in sorted((folder / "wrong").glob("*.py"))]

@@ -1,12 +1,14 @@
-"""A lesson is its folder and its corpus: the content tests that ``make test`` runs pass on a lesson added as
+"""A lesson is its folder, its corpus and its tests included: the content tests that ``make test`` runs pass on a lesson added as
 just that, so a lesson that passes ``qkv lessons check`` needs no edit outside its folder.
 
 A copy of the built-in chapter gets a lesson more (``tests.lesson_contract.add_lesson``: a new lesson folder,
-with a widget in its own ``widgets/`` and a code exercise, and a new corpus folder; nothing else is touched).
+with a widget in its own ``widgets/``, a code exercise, its corpus in ``corpus/`` and its own tests in ``tests/``,
+as ``qkv lessons new`` writes them; nothing else is touched).
 The content selection (the ``content`` marker, ``--lesson`` the new id: the arguments ``qkv lessons check``
-passes, the browser walks too where Chromium is) then runs in a pytest of its own on that copy
-(``QKV_TEST_CONTENT`` and ``QKV_TEST_CORPORA``): every lesson-parametrised test must run for the new lesson,
-every catalog-wide one must run, and all must pass; and no test that names the new lesson is left out of it.
+passes, the browser walks too where Chromium is, and the lesson folder's own tests) then runs in a pytest of
+its own on that copy (``QKV_TEST_CONTENT``): every lesson-parametrised test must run for the new lesson, every
+catalog-wide one must run, the lesson's own tests must run, and all must pass; and no test that names the new
+lesson is left out of it.
 """
 
 from __future__ import annotations
@@ -64,13 +66,22 @@ def _pytest(arguments: list[str], env: dict[str, str]) -> subprocess.CompletedPr
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_the_content_selection_runs_on_a_new_lesson_with_its_own_widget_and_passes(tmp_path: Path) -> None:
-    content, corpora, new_id = contract.chapter_with_a_new_lesson(tmp_path / "copy")
-    assert list(content.glob(f"*/{new_id}-*/widgets/*/widget.js"))  # a widget of the lesson's own folder
+    content, _, new_id = contract.chapter_with_a_new_lesson(tmp_path / "copy")
+    (folder,) = content.glob(f"*/{new_id}-*")
+    assert list(folder.glob("widgets/*/widget.js"))  # a widget of the lesson's own folder
+    own = sorted(path.stem for path in folder.glob("tests/test_*.py"))  # its own tests, in its folder
+    assert len(own) == 2, own
     report = tmp_path / "report.xml"
-    env = dict(os.environ, QKV_TEST_CONTENT=str(content), QKV_TEST_CORPORA=str(corpora))
-    done = _pytest([f"--junitxml={report}", *content_command(new_id)], env)  # what `qkv lessons check` runs
+    env = {key: value for key, value in os.environ.items() if key != "QKV_TEST_CORPORA"}
+    env["QKV_TEST_CONTENT"] = str(content)
+    arguments = content_command(new_id, folder=folder)  # what `qkv lessons check` runs
+    done = _pytest([f"--junitxml={report}", *arguments], env)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    names = [case.get("name", "") for case in ET.parse(report).getroot().iter("testcase")]
+    cases = list(ET.parse(report).getroot().iter("testcase"))
+    names = [case.get("name", "") for case in cases]
+    # The lesson's own tests ran (the browser walk where Chromium is) and passed, with the suite's fixtures.
+    modules = {case.get("classname", "").rsplit(".", 1)[-1] for case in cases}
+    assert set(own) - (set() if CHROMIUM.exists() else {own[0]}) <= modules, sorted(modules)
     ran = {name.split("[")[0] for name in names if new_id in name}
     # The sandbox's tests skip where bubblewrap is missing (and fail under CI=true, as everywhere).
     sandboxed = {"test_correct_programs_pass", "test_wrong_programs_fail_with_their_hint"}

@@ -19,30 +19,23 @@ from tests import lesson_contract as contract
 from tests.generic_files import LIBRARY_CALLERS, PACKAGE, findings, generic_files
 
 
-def _copy(tmp_path: Path) -> tuple[Path, Path, str]:
-    """A copy of the built-in content and corpora, and an id free for a lesson more."""
-    content, corpora = tmp_path / "content", tmp_path / "corpora"
+def _copy(tmp_path: Path) -> tuple[Path, None, str]:
+    """A copy of the built-in content (each lesson's corpus in its folder), None (no folder of corpora
+    apart), and an id free for a lesson more."""
+    content = tmp_path / "content"
     shutil.copytree(BUILTIN_CONTENT, content, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(contract.BUILTIN_CORPORA, corpora)
     (chapter,) = [path for path in content.iterdir() if (path / "chapter.toml").is_file()]
-    return content, corpora, contract.free_lesson_id(chapter, corpora)
+    return content, None, contract.free_lesson_id(chapter, None)
 
 
-def _new(content: Path, corpora: Path, lesson_id: str, *extra: str) -> object:
-    arguments = [
-        "new",
-        lesson_id,
-        "Positional encodings",
-        "--content",
-        str(content),
-        "--corpora",
-        str(corpora),
-    ]
+def _new(content: Path, corpora: Path | None, lesson_id: str, *extra: str) -> object:
+    arguments = ["new", lesson_id, "Positional encodings", "--content", str(content)]
+    arguments += ["--corpora", str(corpora)] if corpora is not None else []
     return CliRunner().invoke(lessons, [*arguments, *extra])
 
 
 @pytest.fixture(scope="module")
-def new_lesson(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+def new_lesson(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, None, str]:
     content, corpora, lesson_id = _copy(tmp_path_factory.mktemp("authoring"))
     result = _new(content, corpora, lesson_id, "--widget", "position-bars")
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
@@ -50,9 +43,9 @@ def new_lesson(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, st
 
 
 def test_new_writes_a_lesson_that_validates_with_an_exercise_of_each_kind_and_a_widget(
-    new_lesson: tuple[Path, Path, str],
+    new_lesson: tuple[Path, None, str],
 ) -> None:
-    content, corpora, lesson_id = new_lesson
+    content, _, lesson_id = new_lesson
     assert validate(content) == []
     lesson = load_catalog(content).lesson(lesson_id)
     assert sorted(exercise.kind for exercise in lesson.exercises.values()) == [
@@ -63,12 +56,18 @@ def test_new_writes_a_lesson_that_validates_with_an_exercise_of_each_kind_and_a_
     ]
     assert "position-bars" in lesson.widget_names
     assert (lesson.source.parent / "widgets" / "position-bars" / "widget.js").is_file()
-    assert sorted(path.name for path in (corpora / lesson_id).glob("*/wrong/*.py"))
+    assert sorted(path.name for path in (lesson.source.parent / "corpus").glob("*/wrong/*.py"))
+    # Its own tests, in its folder: named after it, so that pytest collects them beside every other lesson's.
+    stem = lesson_id.lower().replace(".", "_")
+    assert sorted(path.name for path in (lesson.source.parent / "tests").iterdir()) == [
+        f"test_{stem}_browser.py",
+        f"test_{stem}_content.py",
+    ]
     # Its words are its own: no generic file of qkv names its sentences, ids or functions.
     assert findings(lesson, generic_files(), LIBRARY_CALLERS | set(PACKAGE.glob("*.py"))) == []
 
 
-def test_the_new_lesson_passes_the_contract(new_lesson: tuple[Path, Path, str], grader: object) -> None:
+def test_the_new_lesson_passes_the_contract(new_lesson: tuple[Path, None, str], grader: object) -> None:
     content, corpora, lesson_id = new_lesson
     if not sandbox_available():
         pytest.skip("bubblewrap is not installed, so the corpus cannot be graded")
@@ -87,7 +86,7 @@ def test_the_new_lesson_passes_the_contract(new_lesson: tuple[Path, Path, str], 
             "X1.1",
             "No chapter of {content} has the id 'X1', which lesson 'X1.1' would join (its chapters: L4)",
         ),
-        ("L4.1", "Lesson L4.1 has files already ({content}/L4/L4.1-queries-keys-values, {corpora}/L4.1)"),
+        ("L4.1", "Lesson L4.1 has files already ({content}/L4/L4.1-queries-keys-values)"),
     ],
 )
 def test_new_refuses_an_id_that_makes_no_new_lesson(tmp_path: Path, lesson_id: str, message: str) -> None:
@@ -100,9 +99,9 @@ def test_new_refuses_an_id_that_makes_no_new_lesson(tmp_path: Path, lesson_id: s
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_check_runs_every_step_on_a_new_lesson(new_lesson: tuple[Path, Path, str]) -> None:
-    content, corpora, lesson_id = new_lesson
-    arguments = ["check", lesson_id, "--content", str(content), "--corpora", str(corpora), "--no-browser"]
+def test_check_runs_every_step_on_a_new_lesson(new_lesson: tuple[Path, None, str]) -> None:
+    content, _, lesson_id = new_lesson
+    arguments = ["check", lesson_id, "--content", str(content), "--no-browser"]
     result = CliRunner().invoke(lessons, arguments)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -122,7 +121,7 @@ def test_check_says_each_problem_once_where_it_is_and_what_to_do(tmp_path: Path)
     text = page.read_text().replace("doubling it gives $2x$.", "doubling it gives\n$2\\left(x$.")
     page.write_text(text.replace("Type twice your number.", "Type twice {{x2}}."))
     (folder / "lesson.py").write_text((folder / "lesson.py").read_text() + "import os\n")
-    arguments = ["check", lesson_id, "--content", str(content), "--corpora", str(corpora), "--no-browser"]
+    arguments = ["check", lesson_id, "--content", str(content), "--no-browser"]
     result = CliRunner().invoke(lessons, arguments)
     assert result.exit_code == 1
     output = result.output
@@ -163,7 +162,7 @@ TSC = Path(__file__).parents[2] / "frontend" / "node_modules" / ".bin" / "tsc"
     not TSC.is_file(), reason="TypeScript is not installed in frontend/ (make lint installs it)"
 )
 def test_check_type_checks_the_lessons_widget_scripts_as_make_lint_does(
-    new_lesson: tuple[Path, Path, str], tmp_path: Path
+    new_lesson: tuple[Path, None, str], tmp_path: Path
 ) -> None:
     content, corpora, lesson_id = new_lesson
     (folder,) = content.glob(f"*/{lesson_id}-*")

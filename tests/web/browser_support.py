@@ -1,7 +1,7 @@
 """What the browser tests share: Chromium (Debian's, driven by Playwright), the real app on uvicorn on a free
 loopback port, a page that records console errors, screenshots, and reading the page's progress.
 
-The fixtures built on these (``chromium``, ``live_server``, ``page_errors``) are in ``tests/web/conftest.py``;
+The fixtures built on these (``chromium``, ``live_server``, ``page_errors``) are in ``tests/web/fixtures.py``;
 a browser test module asks for them by name and imports helpers from here, never from another test module.
 Screenshots go to ``test-artifacts/`` at the repository root (ignored by git); each test names its own, and
 under pytest-xdist the names carry no worker id because every name is written by one test only.

@@ -13,11 +13,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.lesson_contract import expected_hint, no_answer_in
+from tests.lesson_contract import corpus_of, expected_hint, no_answer_in
 from tests.time_scale import scaled
 from tests.web.browser_support import DESKTOP, PHONE, new_page, page_progress, replace_editor_text, screenshot
 
-CORPORA = Path(__file__).parents[1] / "lesson_corpora"
+TESTS = Path(__file__).parents[1]
 
 
 def answer_text(value: Any) -> str:
@@ -109,7 +109,7 @@ def check_code(
     """
     from playwright.sync_api import expect
 
-    folder = CORPORA / lesson.id / exercise.id
+    folder = corpus_of(lesson) / exercise.id
     wrong_file = folder / "wrong" / wrong if wrong else sorted((folder / "wrong").glob("*.py"))[0]
     correct = sorted((folder / "correct").glob("*.py"))[0]
     box = page.locator(f'.code-exercise[data-exercise-id="{exercise.id}"]')
@@ -227,9 +227,9 @@ def _keyboard_choice(page: Any, exercise_id: str, letter: str) -> None:
 def _keyboard_code(page: Any, lesson: Any, exercise: Any) -> None:
     from playwright.sync_api import expect
 
-    folder = CORPORA / lesson.id / exercise.id
+    folder = corpus_of(lesson) / exercise.id
     if (folder / "graded-in.txt").is_file():
-        folder = CORPORA.parent / (folder / "graded-in.txt").read_text().split()[0]
+        folder = TESTS / (folder / "graded-in.txt").read_text().split()[0]
     box = page.locator(f'.code-exercise[data-exercise-id="{exercise.id}"]')
     results = box.locator(".grade-results")
     wrong = sorted((folder / "wrong").glob("*.py"))[0]

@@ -1,7 +1,7 @@
 """The L4.1 page in a real browser: Debian's Chromium driven by Playwright against the real web app.
 
 One uvicorn server (``qkv.web.app.create_app``, a temporary SQLite database, the real grader) and one
-Chromium serve the whole module (the ``live_server`` and ``chromium`` fixtures of tests/web/conftest.py);
+Chromium serve the whole module (the ``live_server`` and ``chromium`` fixtures of tests/web/fixtures.py);
 each test opens its own browser context, so each is a new learner with its own cookie. Screenshots go to
 ``test-artifacts/`` at the repository root (ignored by git).
 """

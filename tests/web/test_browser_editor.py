@@ -1,7 +1,7 @@
 """The code exercise as a learner meets it, in Chromium: a keyboard-safe editor, failures that can be
 repeated, drafts that survive leaving the page, and "Stuck?" help that opens step by step.
 
-Uses the web tests' live server and Chromium (tests/web/conftest.py; a server of its own for this module).
+Uses the web tests' live server and Chromium (tests/web/fixtures.py; a server of its own for this module).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 hears, the goal's own exercise, an explorer that never shows stale numbers, a completion message, and
 axe-core with zero violations on desktop and on a 375 px phone, light and dark.
 
-The server and the browser are the web tests' fixtures (tests/web/conftest.py), the helpers browser_support's. axe-core is bundled under
+The server and the browser are the web tests' fixtures (tests/web/fixtures.py), the helpers browser_support's. axe-core is bundled under
 ``tests/web/vendor/axe-core`` and injected into the page by Playwright; nothing is fetched.
 """
 

@@ -1,6 +1,6 @@
 """Every lesson's widgets on a phone: their tables of numbers fit the screen without scrolling sideways.
 
-The server and Chromium are the web tests' fixtures (tests/web/conftest.py); screenshots go to ``test-artifacts/``.
+The server and Chromium are the web tests' fixtures (tests/web/fixtures.py); screenshots go to ``test-artifacts/``.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ class CheckTarget:
     """What to check: the content folder, the lesson (None: every lesson) and its folders."""
 
     content: Path
-    corpora: Path
+    corpora: Path | None  # a folder of corpora by lesson id; None: each lesson's corpus/ in its folder
     lesson_id: str | None
     lesson_folder: Path | None  # None when every lesson is checked
 
@@ -53,7 +53,7 @@ class Step:
     why: str = ""  # why a step that did not run was skipped, said on its first line
 
 
-def find_target(lesson_id: str | None, content: Path | None, corpora: Path) -> CheckTarget:
+def find_target(lesson_id: str | None, content: Path | None, corpora: Path | None) -> CheckTarget:
     """The lesson's folder in ``content`` (the built-in lessons by default), found by its front matter.
 
     Raises
@@ -148,8 +148,9 @@ def _by_file(problems: Iterable[Problem]) -> list[tuple[Path, list[Problem]]]:
 
 def _lesson_paths(target: CheckTarget) -> list[Path]:
     if target.lesson_folder is None:
-        return [target.content, target.corpora]
-    return [path for path in (target.lesson_folder, target.corpora / str(target.lesson_id)) if path.exists()]
+        return [path for path in (target.content, target.corpora) if path is not None]
+    corpus = target.corpora / str(target.lesson_id) if target.corpora is not None else None
+    return [path for path in (target.lesson_folder, corpus) if path is not None and path.exists()]
 
 
 def lint_step(target: CheckTarget) -> Step:
@@ -213,25 +214,31 @@ def _tests_at_hand() -> Path | None:
     return repository if (repository / "tests" / "lesson_contract.py").is_file() else None
 
 
-def content_command(lesson_id: str | None, *, browser: bool = True) -> list[str]:
+def content_command(lesson_id: str | None, *, browser: bool = True, folder: Path | None = None) -> list[str]:
     """The pytest arguments of the content tests (the ``content`` marker), for one lesson or every one.
 
     ``make test`` runs the same tests over the built-in catalog; ``--lesson`` keeps the tests parametrised by
-    another lesson out, and every test of the whole catalog in.
+    another lesson out, and every test of the whole catalog in. ``folder``: the lesson's folder (or the
+    content folder, for every lesson), whose own tests (``tests/test_*.py``) run too.
 
     Examples
     --------
     >>> content_command("L4.7", browser=False)
     ['-m', 'content and not browser', '--lesson', 'L4.7', 'tests']
+    >>> content_command("L4.7", folder=Path("content/L4/L4.7-cross-attention"))[-2:]
+    ['tests', 'content/L4/L4.7-cross-attention']
     """
     marker = "content" if browser else "content and not browser"
-    return ["-m", marker, *(["--lesson", lesson_id] if lesson_id else []), "tests"]
+    own = [str(folder)] if folder is not None else []
+    return ["-m", marker, *(["--lesson", lesson_id] if lesson_id else []), "tests", *own]
 
 
 def _pytest(
     target: CheckTarget, arguments: list[str], repository: Path, report: Path
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, QKV_TEST_CORPORA=str(target.corpora.resolve()))
+    env = dict(os.environ)
+    if target.corpora is not None:
+        env["QKV_TEST_CORPORA"] = str(target.corpora.resolve())
     if target.content != BUILTIN_CONTENT:
         env["QKV_TEST_CONTENT"] = str(target.content.resolve())
     command = [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header"]
@@ -275,7 +282,8 @@ def content_step(target: CheckTarget, *, browser: bool = True) -> Step:
     repository = _tests_at_hand()
     if repository is None:
         return Step(CONTENT_STEP, True, (), False, "qkv's tests are not here; run this from qkv's repository")
-    arguments = content_command(target.lesson_id, browser=browser and CHROMIUM.exists())
+    own = (target.lesson_folder or target.content).resolve()
+    arguments = content_command(target.lesson_id, browser=browser and CHROMIUM.exists(), folder=own)
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.xml"
         done = _pytest(target, arguments, repository, report)

@@ -20,13 +20,12 @@ def _content_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., A
 
 
 def _corpora_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--corpora``: the folder of the lessons' corpora, ``tests/lesson_corpora`` unless said."""
+    """``--corpora``: a folder of the lessons' corpora by lesson id; unless said, each lesson's corpus/."""
     return click.option(
         "--corpora",
         type=click.Path(path_type=Path, file_okay=False),
-        default=Path("tests/lesson_corpora"),
-        show_default=True,
-        help=help,
+        default=None,
+        help=help + " Unless given, each lesson's corpus is the corpus/ folder in its own folder.",
     )
 
 
@@ -93,14 +92,19 @@ def validate_lessons(path: Path | None) -> None:
 @_content_option(
     "A content folder (or chapter folder) to add the lesson to, instead of qkv's built-in chapter."
 )
-@_corpora_option("The folder of the lessons' corpora, where the lesson's corpus folder is written.")
+@_corpora_option(
+    "A folder of the lessons' corpora by lesson id, where the lesson's corpus folder is written."
+)
 @click.option("--widget", default=None, help="Also write a widget of the lesson's own, with this name.")
-def new_lesson(lesson_id: str, title: str, content: Path | None, corpora: Path, widget: str | None) -> None:
-    """Start lesson ID, titled TITLE: a folder that validates, and its corpus.
+def new_lesson(
+    lesson_id: str, title: str, content: Path | None, corpora: Path | None, widget: str | None
+) -> None:
+    """Start lesson ID, titled TITLE: a folder that validates, with its tests and its corpus.
 
     The folder (lesson.md with one exercise of each kind, lesson.py, grading.py, and with --widget a
-    widget folder) joins the chapter whose id starts ID (L4.8 joins L4); its corpus folder holds right and
-    wrong programs for the code exercise. Replace the example texts with the lesson's own, then run
+    widget folder) joins the chapter whose id starts ID (L4.8 joins L4); its tests/ holds the lesson's own
+    tests (its corpus graded, a walk in the browser) and its corpus/ right and wrong programs for the code
+    exercise. Replace the example texts with the lesson's own, then run
     `qkv lessons check ID`.
     """
     from qkv.lessons.scaffold import write_new_lesson
@@ -116,7 +120,8 @@ def new_lesson(lesson_id: str, title: str, content: Path | None, corpora: Path, 
     click.echo(
         f"Next: write its page in {written.folder / 'lesson.md'}, its numbers in lesson.py and its hidden "
         f"tests in grading.py (docs/lessons.md), then run: qkv lessons check {lesson_id}"
-        + (f" --content {content} --corpora {corpora}" if content else "")
+        + (f" --content {content}" if content else "")
+        + (f" --corpora {corpora}" if corpora else "")
     )
 
 
@@ -147,7 +152,7 @@ def _chapter_for(lesson_id: str, content: Path) -> Path:
 @click.option(
     "--no-browser", is_flag=True, help="Leave out the browser tests (the smoke walk, accessibility)."
 )
-def check_lesson(lesson_id: str | None, content: Path | None, corpora: Path, no_browser: bool) -> None:
+def check_lesson(lesson_id: str | None, content: Path | None, corpora: Path | None, no_browser: bool) -> None:
     """Check lesson ID (default: every lesson) as the tests will: validation, lint, its tests, a browser.
 
     Runs the engine's full check, ruff over the lesson's folder and its corpus, tsc over its widget scripts,

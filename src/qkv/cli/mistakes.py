@@ -172,8 +172,8 @@ def catalogue_text(lesson: str, groups: list[MistakeGroup]) -> str:
     lines: list[Any] = [
         f"# The named notes of {lesson} ('qkv mistakes export'): paste each sentence into the chapter's",
         "# catalogue (chapter.py), add a hint rule that computes the mistake to the exercise's suite",
-        "# (grading.py), and put each test program in the lesson's corpus (tests/lesson_corpora/LESSON/",
-        "# EXERCISE/wrong/).",
+        "# (grading.py), and put each test program in the lesson's corpus (corpus/EXERCISE/wrong/ in the",
+        "# lesson's folder).",
     ]
     for group in groups:
         name = constant_of(group)

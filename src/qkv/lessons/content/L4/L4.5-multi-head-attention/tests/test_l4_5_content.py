@@ -363,7 +363,7 @@ def test_dividing_by_root_d_model_is_named_by_the_first_failing_test(grader: Any
     the slip itself, not "one of two mistakes"."""
     from pathlib import Path
 
-    program = Path(__file__).parents[1] / "lesson_corpora/L4.5/functions/wrong/scaled_by_d_model.py"
+    program = Path(__file__).parents[1] / "corpus/functions/wrong/scaled_by_d_model.py"
     entry = CATALOG.code_exercise("L4.5/functions")
     result = grader.grade(program.read_text(), entry.suite, seed=seed)
     first = next(test for test in result.tests if test.status != "pass")

@@ -24,9 +24,7 @@ sdpa = torch.nn.functional.scaled_dot_product_attention
 
 LESSON = load_catalog().lesson("L4.4")
 GRADING = grading_module(LESSON)
-CORRECT = sorted(
-    (Path(__file__).parents[1] / "lesson_corpora" / "L4.4" / "functions" / "correct").glob("*.py")
-)
+CORRECT = sorted((Path(__file__).parents[1] / "corpus" / "functions" / "correct").glob("*.py"))
 RNG = np.random.default_rng(44)
 
 

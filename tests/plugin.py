@@ -1,6 +1,7 @@
-"""Test-suite policy shared by every test module.
+"""Test-suite policy shared by every test module, those of a lesson folder's ``tests/`` too.
 
-A test that needs a system component (bubblewrap, Chromium, PostgreSQL, PyTorch) skips with the
+Loaded by the repository's root ``conftest.py`` as a plugin, so that its hooks and fixtures hold wherever a
+test lies. A test that needs a system component (bubblewrap, Chromium, PostgreSQL, PyTorch) skips with the
 component's name when it is missing, so the suite still runs on a laptop. Under ``CI=true`` nothing
 may skip silently: a skip is reported as a failure, because CI installs every component.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -27,11 +29,44 @@ pytest.register_assert_rewrite(
     "tests.web.lesson_walk",
 )
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+# The web tests' fixtures, for tests/web/ and for the browser walks in lesson folders alike.
+pytest_plugins = ["tests.web.fixtures"]
 
-# Lesson folders are data that the lesson engine imports by path, and the corpora are learners' files
-# graded as text in the sandbox (some fork, loop or kill): pytest must not import either as tests.
-collect_ignore_glob = ["sample_lessons/*", "lesson_corpora/*"]
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+TESTS = Path(__file__).parent
+# Folders of lesson content: data the lesson engine imports by path (lesson.py, grading.py, widget.py) and
+# corpora of learners' programs graded as text in the sandbox (some fork, loop or kill). Of these pytest
+# collects only a lesson's (or chapter's) own tests: the test_*.py files of its tests/ folder.
+CONTENT_ROOTS = [TESTS.parent / "src" / "qkv" / "lessons" / "content", TESTS / "sample_lessons"]
+if os.environ.get("QKV_TEST_CONTENT"):
+    CONTENT_ROOTS.append(Path(os.environ["QKV_TEST_CONTENT"]).resolve())
+
+
+def in_content(path: Path) -> bool:
+    """Whether ``path`` lies in a folder of lesson content."""
+    return any(root == path or root in path.parents for root in CONTENT_ROOTS)
+
+
+def is_lesson_test(path: Path) -> bool:
+    """Whether ``path`` is a test module of a lesson's (or chapter's) own: ``<folder>/tests/test_*.py``.
+
+    Examples
+    --------
+    >>> is_lesson_test(Path("content/L4/L4.1-queries/tests/test_l4_1_content.py"))
+    True
+    >>> is_lesson_test(Path("content/L4/L4.1-queries/corpus/functions/correct/test_reference.py"))
+    False
+    """
+    return path.parent.name == "tests" and path.name.startswith("test_") and path.suffix == ".py"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In lesson content, collect only the lessons' own tests; never a data module nor a corpus."""
+    if not in_content(collection_path):
+        return None
+    if collection_path.is_dir():
+        return collection_path.name in {"corpus", "corpora", "__pycache__"} or None
+    return not is_lesson_test(collection_path) or None
 
 
 @pytest.fixture(scope="session")
@@ -51,6 +86,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Run the tests parametrised by a lesson (or by its exercises or programs) for lesson ID only; "
         "tests of the whole catalog still run. `qkv lessons check ID` runs `-m content --lesson ID`.",
     )
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark ``content`` every test of a lesson folder's ``tests/`` (before ``-m`` selects): the content
+    selection, which `qkv lessons check` runs, holds a lesson's own tests too."""
+    if in_content(item.path) and is_lesson_test(item.path):
+        item.add_marker(pytest.mark.content)
 
 
 @pytest.hookimpl(trylast=True)  # after -m and -k: --lesson looks among the tests they selected
@@ -116,7 +158,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
 # them: they are one scope, so two of them never run at once. The grading tests that run hostile programs
 # (fork bombs, memory hogs, endless loops) are bounded by their sandboxes and kept together too, so that
 # two of them never share the machine's cores. A browser module is one scope, so that its server and its
-# Chromium (module fixtures) start once; so is the Open edX module, for its LMS server. Every other test is a scope of its own: any worker may take it.
+# Chromium (module fixtures) start once (a lesson folder's browser module, tests/test_<lesson>_browser.py, too); so is the Open edX module, for its LMS server. Every other test is a scope of its own: any worker may take it.
 SHARED_SCOPES = {
     "tests/reliability/": "reliability",
     "tests/grading/test_hostile.py": "hostile",
@@ -138,7 +180,8 @@ def xdist_scope(nodeid: str) -> str:
     for prefix, scope in SHARED_SCOPES.items():
         if path.startswith(prefix):
             return scope
-    return path if path.startswith(ONE_WORKER_MODULES) else nodeid
+    one_worker = path.startswith(ONE_WORKER_MODULES) or path.endswith("_browser.py")  # a lesson's walk
+    return path if one_worker else nodeid
 
 
 @pytest.hookimpl(optionalhook=True)

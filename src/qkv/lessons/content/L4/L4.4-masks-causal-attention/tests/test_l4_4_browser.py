@@ -1,6 +1,6 @@
 """Lesson L4.4 in a real browser: a learner walks it wrong-answer-first, by keyboard, on a phone, in the dark.
 
-The server and Chromium are the web tests' fixtures (tests/web/conftest.py: the real app on uvicorn, a temporary SQLite
+The server and Chromium are the web tests' fixtures (tests/web/fixtures.py: the real app on uvicorn, a temporary SQLite
 database, the real grader). Every number the mask grid shows is compared with what ``qkv`` computes for
 the mask the test has toggled. Screenshots go to ``test-artifacts/``.
 """

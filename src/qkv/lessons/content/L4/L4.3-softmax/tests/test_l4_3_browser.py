@@ -1,6 +1,6 @@
 """Lesson L4.3 in a real browser, walked as a learner: wrong answers first, then right; keyboard; phone; dark.
 
-The server and Chromium are the web tests' fixtures (tests/web/conftest.py), the helpers browser_support's; screenshots go to ``test-artifacts/l43-*.png``.
+The server and Chromium are the web tests' fixtures (tests/web/fixtures.py), the helpers browser_support's; screenshots go to ``test-artifacts/l43-*.png``.
 """
 
 from __future__ import annotations

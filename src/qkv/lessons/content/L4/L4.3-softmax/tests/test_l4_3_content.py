@@ -272,7 +272,7 @@ def test_predict_first_asks_before_the_idea_answers() -> None:
 def test_a_wrong_axis_in_attention_weights_is_named_on_every_failed_test(grader) -> None:  # type: ignore[no-untyped-def]
     """softmax right, attention_weights normalised down each column and without the maximum: each failed
     test of attention_weights and attend names the axis, the one with scores in the thousands (NaN) too."""
-    path = Path(__file__).parents[1] / "lesson_corpora/L4.3/functions/wrong/weights_axis_zero.py"
+    path = Path(__file__).parents[1] / "corpus/functions/wrong/weights_axis_zero.py"
     code = CATALOG.code_exercise("L4.3/functions")
     for seed in (1, 7):
         result = grader.grade(path.read_text(), code.suite, seed=seed)
