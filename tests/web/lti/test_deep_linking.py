@@ -309,6 +309,17 @@ def test_the_lms_line_items_end_is_the_due_date_unless_the_instructor_set_one(
     assert from_lms is not None and from_lms.due_at == datetime(2027, 1, 15, 16, 0)  # UTC
     assert from_lms.late_credit == 1.0 and from_lms.close_at is None  # the LMS's own rules act on lateness
     assert set_in_qkv is not None and set_in_qkv.due_at == datetime(2027, 1, 8, 9, 0)  # the instructor's
+    # The instructor moves both end dates in the LMS: the date that came from the LMS follows, the one
+    # set in qkv stays.
+    for item in platform.line_items.values():
+        item["endDateTime"] = "2027-01-22T17:00:00+01:00"
+    learner = LmsBrowser(url)
+    for link in list(platform.links.values()):
+        learner.open(learner.launch(platform, link.url, "learner-1", hint=f"link:{link.id}"))
+    learner.close()
+    moved, kept = store.due_dates.due(course.id, first), store.due_dates.due(course.id, second)
+    assert moved is not None and moved.due_at == datetime(2027, 1, 22, 16, 0)
+    assert kept is not None and (kept.due_at, kept.late_credit) == (datetime(2027, 1, 8, 9, 0), 0.5)
 
 
 def _iso(moment: datetime) -> str:

@@ -241,7 +241,13 @@ class DueDates:
                 f"The close ({close_at:%Y-%m-%d %H:%M} UTC) must not come before the due date "
                 f"({due_at:%Y-%m-%d %H:%M} UTC)."
             )
-        row = {"due_at": due_at, "close_at": close_at, "late_credit": credit, "set_at": utc_now()}
+        row = {
+            "due_at": due_at,
+            "close_at": close_at,
+            "late_credit": credit,
+            "set_at": utc_now(),
+            "lms_end_at": None,  # the instructor's dates: an LMS's later end date never replaces them
+        }
         keys = {"course_id": course_id, "lesson_id": lesson_id}
         with self.database.write() as conn:
             if not self.database.insert_ignore(conn, _DUE, {**keys, **row}, list(keys)):
@@ -250,6 +256,44 @@ class DueDates:
                     .where(_DUE.c.course_id == course_id, _DUE.c.lesson_id == lesson_id)
                     .values(row)
                 )
+
+    def follow_lms(self, course_id: str, lesson_id: str, ends_at: datetime) -> bool:
+        """Make the LMS's end date of a lesson its due date in the course, unless the instructor set one.
+
+        The first end date an LMS sends becomes the due date (full late credit, no close); a later,
+        different one replaces a due date that came from the LMS, never one the instructor set (with
+        :meth:`set_due`). Returns whether the due date changed.
+
+        Examples
+        --------
+        >>> dates = DueDates(Database("sqlite://"))
+        >>> dates.follow_lms("c1", "L1.1", datetime(2026, 1, 2))
+        True
+        >>> dates.follow_lms("c1", "L1.1", datetime(2026, 1, 9)), dates.due("c1", "L1.1").due_at.day
+        (True, 9)
+        >>> dates.set_due("c1", "L1.1", datetime(2026, 1, 5))
+        >>> dates.follow_lms("c1", "L1.1", datetime(2026, 1, 12)), dates.due("c1", "L1.1").due_at.day
+        (False, 5)
+        >>> dates.database.close()
+        """
+        keys = {"course_id": course_id, "lesson_id": lesson_id}
+        row = {"due_at": ends_at, "lms_end_at": ends_at, "set_at": utc_now()}
+        with self.database.write() as conn:
+            if self.database.insert_ignore(
+                conn, _DUE, {**keys, **row, "close_at": None, "late_credit": 1.0}, list(keys)
+            ):
+                return True
+            moved = conn.execute(
+                update(_DUE)
+                .where(
+                    _DUE.c.course_id == course_id,
+                    _DUE.c.lesson_id == lesson_id,
+                    _DUE.c.lms_end_at.is_not(None),
+                    _DUE.c.lms_end_at != ends_at,
+                )
+                .values(row)
+            )
+            return bool(moved.rowcount)
 
     def clear_due(self, course_id: str, lesson_id: str) -> bool:
         """Take a lesson's dates away (and its extensions); whether it had any.

@@ -26,6 +26,7 @@ from qkv.store.sql.migration_steps import _add_column
 __all__ = [
     "class_mistakes_and_notes",
     "due_dates_and_extensions",
+    "due_dates_from_the_lms",
     "grading_jobs_sent_at",
     "help_shown",
     "lti_line_item_refusals",
@@ -254,3 +255,13 @@ def message_feedback_on_its_program(conn: Connection) -> None:
     """
     _add_column(conn, "message_feedback", Column("submission_id", Integer))
     _add_column(conn, "message_feedback", Column("answer_id", Integer))
+
+
+def due_dates_from_the_lms(conn: Connection) -> None:
+    """Whose a due date is (issue 46, item 1): the LMS end date qkv copied into it, so that a later change
+    of that date in the LMS is followed while an instructor's own date (NULL here) never is.
+
+    Self-contained and additive: one nullable column of ``lesson_due_dates`` (dates kept before count as
+    the instructor's).
+    """
+    _add_column(conn, "lesson_due_dates", Column("lms_end_at", DateTime))

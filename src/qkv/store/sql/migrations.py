@@ -42,6 +42,7 @@ from qkv.store.sql.migration_steps import (
 from qkv.store.sql.migration_steps_2 import (
     class_mistakes_and_notes,
     due_dates_and_extensions,
+    due_dates_from_the_lms,
     grading_jobs_sent_at,
     help_shown,
     lti_line_item_refusals,
@@ -82,6 +83,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     suite_versions_and_regrades,
     grading_jobs_sent_at,
     message_feedback_on_its_program,
+    due_dates_from_the_lms,
 ]
 
 

@@ -179,6 +179,8 @@ class LessonDueDate(Base):
     close_at: Mapped[datetime | None] = mapped_column(DateTime)  # UTC; None: never closes
     late_credit: Mapped[float] = mapped_column(Float, nullable=False)  # 0..1
     set_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    # The LMS's end date qkv last copied into due_at; None when the instructor set the dates in qkv.
+    lms_end_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class CourseTimeZone(Base):

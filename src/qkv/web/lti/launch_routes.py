@@ -434,12 +434,13 @@ def _launch_learner(services: Services, tool: LtiTool, checked: Launch, lesson_i
 def _due_from_the_lms(services: Services, course_id: str, lesson_id: str, ends_at: object) -> None:
     """The LMS's date for the lesson (its line item's ``endDateTime``, the launch's own or the one found by
     its resourceId, else the deep-linked link's submission window's end) becomes the lesson's due date in
-    the course, unless the course has one (the instructor's, set in qkv, or an earlier launch's): late work
-    then counts in full in qkv (marked late), and the LMS's own late rules act on the scores' timestamps."""
-    if not isinstance(ends_at, datetime) or services.store.due_dates.due(course_id, lesson_id) is not None:
+    the course unless the instructor set one in qkv; a later, different date from the LMS moves a due date
+    that came from the LMS. Late work then counts in full in qkv (marked late), and the LMS's own late
+    rules act on the scores' timestamps."""
+    if not isinstance(ends_at, datetime):
         return
     try:
-        services.store.due_dates.set_due(course_id, lesson_id, ends_at)
+        services.store.due_dates.follow_lms(course_id, lesson_id, ends_at)
     except (StoreError, ValueError) as error:  # the learner still gets the lesson
         log.warning("the LMS's end date of %s could not be kept as its due date: %s", lesson_id, error)
 
