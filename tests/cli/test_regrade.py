@@ -4,6 +4,7 @@ changed LMS scores only. Real sandbox, the test chapter of tests/sample_lessons 
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -90,8 +91,10 @@ def test_a_suite_change_then_regrade_turns_the_affected_verdicts_and_no_other(tm
         assert store.regrades.older_counts({"T1.1": old}) == {"T1.1": 0}
     finally:
         store.close()
+    nice_before = os.nice(0)
     dry = run("regrade", "--content", str(content), "--dry-run", "--database-url", url)
     assert dry.exit_code == 0, dry.output
+    assert os.nice(0) == nice_before  # the background priority was the regrading thread's, not ours
     assert f"T1.1/shapes, learner {ADA[:8]}, program 1: fail → pass" in dry.output
     assert (
         "Regraded 3 programs: 1 would change (1 pass/fail turned, 0 with another first message)" in dry.output

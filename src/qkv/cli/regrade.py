@@ -10,6 +10,8 @@ the LMS scores that changed. ``--dry-run`` grades and prints, and stores nothing
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,6 +77,21 @@ def _selected(
 
 
 def _regrade_all(store: Store, pairs: Iterable[Any], dry_run: bool) -> list[VerdictChange]:
+    """Regrade on a thread of its own at background priority: the sandboxes run in the background, and
+    so does this side's work (the inputs, judging each report, explaining a failure). Linux's nice value
+    is per thread and inherited by the threads a thread starts (the grader's), so the caller's thread
+    keeps its own."""
+    with concurrent.futures.ThreadPoolExecutor(1, "qkv-regrade", initializer=_in_the_background) as pool:
+        return pool.submit(_regrade_here, store, pairs, dry_run).result()
+
+
+def _in_the_background() -> None:
+    from qkv.grading.sandbox.priority import SandboxPriority
+
+    os.nice(max(0, SandboxPriority.BACKGROUND.value - os.nice(0)))  # this thread only (Linux)
+
+
+def _regrade_here(store: Store, pairs: Iterable[Any], dry_run: bool) -> list[VerdictChange]:
     from qkv.grading import Grader
     from qkv.grading.sandbox.priority import SandboxPriority, running_at
     from qkv.lessons.suite_versions import suite_version
