@@ -68,6 +68,40 @@ def _answer(page: Any, exercise_id: str, answer: str) -> None:
 
 
 @pytest.mark.timeout(120)
+def test_a_result_solved_while_its_projection_was_on_its_way_is_shown(
+    chromium: Any, live_server: LiveServer, page_errors: list[str]
+) -> None:
+    # The widget's first request leaves before k is solved and comes back after (the server withheld k
+    # then): the widget must ask again rather than keep "?" for a solved result.
+    from playwright.sync_api import expect
+
+    page = _open(chromium, live_server, page_errors)
+    variant = _lesson().variant(page_progress(page)["variant_seed"])
+    held: list[Any] = []
+
+    def hold_the_first(route: Any) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route("**/api/lessons/L4.1/project", hold_the_first)
+    page.reload()
+    page.wait_for_selector("html.js-ready")
+    while not held:  # the widget's first request has left (and waits here)
+        page.wait_for_timeout(50)
+    _answer(page, "k", compact_vector(variant["k"]))
+    expect(page.locator("#feedback-k")).to_have_class(re.compile("is-correct"))
+    held[0].continue_()  # the answer to a request sent while k was unsolved: k withheld
+    widget = page.locator('#part1 [data-widget="projection-sliders"]')
+    config = json.loads(widget.get_attribute("data-config"))
+    import qkv
+
+    k = qkv.project_qkv([config["x"]], config["Wq"], config["Wk"], config["Wv"])[1][0]
+    expect(widget.locator('[data-result="k"]')).to_have_text(compact_vector(k))
+
+
+@pytest.mark.timeout(120)
 def test_part1_shows_each_result_only_once_its_exercise_is_solved_in_every_variant(
     chromium: Any, live_server: LiveServer, page_errors: list[str]
 ) -> None:

@@ -125,9 +125,10 @@ function drawStatus(status, model) {
 /** Ask the server (`url`) for q, k and v at the sliders' x (the latest request wins) and draw them. */
 function updater(config, sliders, view, model, url) {
   let latest = 0;
-  return debounce(async () => {
+  const update = debounce(async () => {
     const current = sliders.map((s) => Number(s.input.value));
     const request = ++latest;
+    const progressSent = model.progress;
     try {
       const reply = await postJson(url, { x: current, Wq: config.Wq, Wk: config.Wk, Wv: config.Wv });
       if (request !== latest) return; // a newer slider position is on its way
@@ -136,12 +137,15 @@ function updater(config, sliders, view, model, url) {
       view.heading.textContent = `result for x = ${vectorText(current)}`;
       view.status.classList.remove("is-error");
       drawStatus(view.status, model);
+      // Solved while this request was on its way: the server withheld what it may now send; ask once more.
+      if (model.progress !== progressSent && ROWS.some((row) => reply[row.name] === null && model.shown(row.name))) update();
     } catch (error) {
       if (request !== latest) return;
       view.status.textContent = error instanceof ApiError ? error.message : "The projection could not be computed.";
       view.status.classList.add("is-error");
     }
   }, 60);
+  return update;
 }
 
 /**
