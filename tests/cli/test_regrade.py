@@ -37,6 +37,12 @@ NEGATIVE_TEST = """        TestCase(
 """
 
 
+@pytest.fixture(autouse=True)
+def _own_live_gradings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These regrades wait for gaps in this test's gradings only, not in other test processes'."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+
+
 def run(*args: str) -> Result:
     return CliRunner().invoke(build(), list(args))  # type: ignore[arg-type]
 
@@ -162,3 +168,44 @@ def test_regrade_refuses_an_unknown_lesson_or_course(tmp_path: Path) -> None:
     assert course.exit_code == 1 and "There is no course with the id 'nope'" in course.output
     empty = run("regrade", "--latest-only", "--database-url", url)
     assert empty.exit_code == 0 and "Regraded 0 programs: 0 changed" in empty.output
+
+
+# A right program that loops where it finds itself at a background nice value (a stand-in for a machine so
+# busy that a sandbox in the background runs out of time), and one that loops wherever it runs.
+LOOPS_IN_THE_BACKGROUND = (
+    GOOD + "\nimport os\n\nif os.getpriority(os.PRIO_PROCESS, 0) > 0:\n    while True:\n        pass\n"
+)
+ALWAYS_LOOPS = GOOD + "\nwhile True:\n    pass\n"
+
+
+@pytest.mark.sandbox
+@pytest.mark.timeout(300)
+def test_a_verdict_that_ran_out_of_time_in_the_background_counts_only_once_graded_at_normal_priority(
+    tmp_path: Path,
+) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SAMPLE, content / "T1")
+    grading = content / "T1" / "T1.1-rectangles" / "grading.py"
+    text = grading.read_text(encoding="utf-8")
+    assert "    ],\n)\n\nSUITES" in text
+    grading.write_text(text.replace("    ],\n)\n\nSUITES", "    ],\n    time_limit_s=1.0,\n)\n\nSUITES"))
+    url = f"sqlite:///{tmp_path / 'school.sqlite3'}"
+    store = Store(url)
+    try:
+        for learner, program in ((ADA, LOOPS_IN_THE_BACKGROUND), (ALAN, ALWAYS_LOOPS)):
+            kept = {"status": "pass", "tests": [], "suite_version": "an older one"}
+            store.code.record(learner, "T1.1", "shapes", program, kept)
+    finally:
+        store.close()
+    done = run("regrade", "--content", str(content), "--database-url", url)
+    assert done.exit_code == 0, done.output
+    assert "2 programs ran out of time in the background" in done.output
+    assert f"learner {ALAN[:8]}, program 2: pass → error" in done.output  # too slow at any priority
+    assert ADA[:8] not in done.output  # out of time only in the background: her verdict stands
+    assert "Regraded 2 programs: 1 changed (1 pass/fail turned" in done.output
+    store = Store(url)
+    try:
+        statuses = {p.learner_id: p.status for p in store.regrades.programs()}
+        assert statuses == {ADA: "pass", ALAN: "error"}
+    finally:
+        store.close()

@@ -3,18 +3,20 @@
 Every verdict records the version of its lesson's grading (``qkv.lessons.suite_versions``). After an author
 fixes a test, ``qkv regrade [--lesson ID] [--course ID] [--latest-only] [--dry-run]`` grades the kept
 programs again in this machine's sandbox, at background priority (``qkv.grading.sandbox.priority``: the
-learners' own programs get the cores first), prints each verdict that changed (pass to fail, fail to pass,
-another first message), stores the new verdicts and the changes, sets the learners' totals again, and queues
-the LMS scores that changed. ``--dry-run`` grades and prints, and stores nothing.
+learners' own programs get the cores first), each program after a moment with no live grading on the
+machine (``qkv.grading.sandbox.live_gradings``; ``GAP_WAIT_S`` at most), prints each verdict that changed
+(pass to fail, fail to pass, another first message), stores the new verdicts and the changes, sets the
+learners' totals again, and queues the LMS scores that changed. ``--dry-run`` grades and prints, and
+stores nothing.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -26,9 +28,18 @@ from qkv.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from qkv.grading import Grader, Suite
     from qkv.lessons import Catalog
     from qkv.store import Store, StoredProgram, VerdictChange
     from qkv.web.solution_credit import HelpPolicy
+
+_T = TypeVar("_T")
+
+# Before each program the regrade waits for a moment when no live learner's program is being graded on
+# this machine (qkv.grading.sandbox.live_gradings), at most this long: on a machine that is never idle it
+# still grades twelve programs a minute. (A shorter wait lets more programs run beside live ones: one in
+# a hundred live gradings slowed is what a p99 shows.)
+GAP_WAIT_S = 5.0
 
 
 def describe(change: VerdictChange) -> str:
@@ -76,47 +87,82 @@ def _selected(
     ]
 
 
-def _regrade_all(store: Store, pairs: Iterable[Any], dry_run: bool) -> list[VerdictChange]:
-    """Regrade on a thread of its own at background priority: the sandboxes run in the background, and
-    so does this side's work (the inputs, judging each report, explaining a failure). Linux's nice value
-    is per thread and inherited by the threads a thread starts (the grader's), so the caller's thread
-    keeps its own."""
-    with concurrent.futures.ThreadPoolExecutor(1, "qkv-regrade", initializer=_in_the_background) as pool:
-        return pool.submit(_regrade_here, store, pairs, dry_run).result()
+def _in_the_background(work: Callable[[], _T]) -> _T:
+    """Run ``work`` on a thread of its own at background priority and return what it returns.
+
+    Everything a regrade does runs there: reading the lessons and the kept programs, the sandboxes, judging
+    each report, explaining a failure, storing. Linux's nice value is per thread and inherited by the
+    threads and processes a thread starts (the grader's, its sandboxes), so the caller's thread keeps its
+    own.
+    """
+    with concurrent.futures.ThreadPoolExecutor(1, "qkv-regrade", initializer=_lower_this_thread) as pool:
+        return pool.submit(work).result()
 
 
-def _in_the_background() -> None:
+def _lower_this_thread() -> None:
     from qkv.grading.sandbox.priority import SandboxPriority
 
     os.nice(max(0, SandboxPriority.BACKGROUND.value - os.nice(0)))  # this thread only (Linux)
 
 
-def _regrade_here(store: Store, pairs: Iterable[Any], dry_run: bool) -> list[VerdictChange]:
+def _regrade_each(
+    store: Store, pairs: Iterable[Any], dry_run: bool, *, in_the_background: bool
+) -> tuple[list[VerdictChange], list[Any]]:
+    """Grade each program again and keep (or, with ``dry_run``, only list) the verdicts that changed.
+
+    In the background each program waits for a gap in the live gradings first (at most ``GAP_WAIT_S``).
+    There a program can run out of time only because the machine was busy: such a verdict
+    (where the kept one had not run out of time) is not kept but returned with the programs to grade
+    again at normal priority; at normal priority every verdict counts.
+    """
     from qkv.grading import Grader
+    from qkv.grading.sandbox.live_gradings import wait_for_a_gap
     from qkv.grading.sandbox.priority import SandboxPriority, running_at
     from qkv.lessons.suite_versions import suite_version
+
+    priority = SandboxPriority.BACKGROUND if in_the_background else SandboxPriority.NORMAL
+    changes: list[VerdictChange] = []
+    again: list[Any] = []
+    if in_the_background:
+        wait_for_a_gap(GAP_WAIT_S)  # starting the sandboxes is work too
+    with Grader(warm_spares=1) as grader, running_at(priority):
+        for program, exercise in pairs:
+            stored: StoredProgram = program
+            if in_the_background:
+                wait_for_a_gap(GAP_WAIT_S)
+            result = grader.grade(stored.source, exercise.suite, seed=stored.seed).to_dict()
+            if in_the_background and _ran_out_of_time(result, stored, grader, exercise.suite):
+                again.append((program, exercise))
+                continue
+            change = _changed(stored, result) if dry_run else None
+            if not dry_run:
+                change = store.regrades.apply(stored, result, suite_version(exercise.lesson))
+            if change is not None:
+                changes.append(change)
+                click.echo(describe(change))
+    return changes, again
+
+
+def _changed(stored: StoredProgram, result: dict[str, Any]) -> VerdictChange | None:
+    """What would change if ``result`` were kept for ``stored`` (a dry run stores nothing)."""
     from qkv.store import VerdictChange
     from qkv.store.work.regrades import first_message
 
-    changes: list[VerdictChange] = []
-    with Grader(warm_spares=1, zygote=False) as grader, running_at(SandboxPriority.BACKGROUND):
-        for program, exercise in pairs:
-            stored: StoredProgram = program
-            result = grader.grade(stored.source, exercise.suite, seed=stored.seed).to_dict()
-            if dry_run:
-                after = (str(result["status"]), first_message(result))
-                if after != (stored.status, stored.first_message):
-                    key = (stored.id, stored.learner_id, stored.lesson_id, stored.exercise_id)
-                    changes.append(
-                        VerdictChange(*key, stored.status, after[0], stored.first_message, after[1])
-                    )
-            else:
-                change = store.regrades.apply(stored, result, suite_version(exercise.lesson))
-                if change is not None:
-                    changes.append(change)
-            if changes and changes[-1].submission_id == stored.id:
-                click.echo(describe(changes[-1]))
-    return changes
+    after = (str(result["status"]), first_message(result))
+    if after == (stored.status, stored.first_message):
+        return None
+    key = (stored.id, stored.learner_id, stored.lesson_id, stored.exercise_id)
+    return VerdictChange(*key, stored.status, after[0], stored.first_message, after[1])
+
+
+def _ran_out_of_time(result: dict[str, Any], stored: StoredProgram, grader: Grader, suite: Suite) -> bool:
+    """Whether the new verdict's first message is the time limit's, and the kept verdict's was not."""
+    from qkv.grading import Limits
+    from qkv.store.work.regrades import first_message
+
+    walls = {grader.limits.wall_s, suite.time_limit_s or grader.limits.wall_s}
+    sentences = tuple(Limits(wall_s=wall).describe_wall() for wall in walls)
+    return first_message(result).startswith(sentences) and not stored.first_message.startswith(sentences)
 
 
 def _queue_scores(store: Store, catalog: Catalog, changes: list[VerdictChange], policy: HelpPolicy) -> int:
@@ -171,18 +217,28 @@ def regrade(
 
     policy = HelpPolicy(AfterSolutionCredit(after_solution_credit), AfterSolutionCredit(after_hint_credit))
 
-    try:
-        catalog = load_catalog(content)
-    except LessonError as error:
-        raise click.ClickException(str(error)) from None
-    with opened_store(database_url) as store:
+    def regrade_in_the_background() -> tuple[Catalog, int, list[VerdictChange], list[Any]]:
+        try:
+            catalog = load_catalog(content)
+        except LessonError as error:
+            raise click.ClickException(str(error)) from None
         pairs = _selected(store, catalog, lesson, course, latest_only)
-        changes = _regrade_all(store, pairs, dry_run)
+        return catalog, len(pairs), *_regrade_each(store, pairs, dry_run, in_the_background=True)
+
+    with opened_store(database_url) as store:
+        catalog, count, changes, again = _in_the_background(regrade_in_the_background)
+        if again:
+            click.echo(
+                f"{len(again)} program{' ran' if len(again) == 1 else 's ran'} out of time in the background "
+                "(the machine was busy, or the program is too slow now): grading "
+                f"{'it' if len(again) == 1 else 'them'} once more at normal priority."
+            )
+            changes += _regrade_each(store, again, dry_run, in_the_background=False)[0]
         queued = 0 if dry_run else _queue_scores(store, catalog, changes, policy)
     turned = sum(1 for c in changes if c.before_status != c.after_status)
     verb = "would change" if dry_run else "changed"
     click.echo(
-        f"Regraded {len(pairs)} program{'' if len(pairs) == 1 else 's'}: {len(changes)} {verb} "
+        f"Regraded {count} program{'' if count == 1 else 's'}: {len(changes)} {verb} "
         f"({turned} pass/fail turned, {len(changes) - turned} with another first message)"
         + (
             "; nothing was stored."

@@ -6,6 +6,7 @@ first slice is an :class:`~qkv.grading.grader_slices.Unfinished`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
@@ -33,6 +34,7 @@ from qkv.grading.results import GradeResult, TestResult
 from qkv.grading.sandbox.cgroups import HOST, CgroupHost, cgroups_available, slices_pause
 from qkv.grading.sandbox.cgroups import remove_stale as remove_stale_cgroups
 from qkv.grading.sandbox.limits import Limits
+from qkv.grading.sandbox.live_gradings import announced
 from qkv.grading.sandbox.pool import SparePool
 from qkv.grading.sandbox.priority import SandboxPriority, current_priority
 from qkv.grading.sandbox.process import RawRun, SandboxProcess, SandboxStartError, drop_to_unprivileged_uid
@@ -294,6 +296,16 @@ class Grader:
         >>> first.status
         'pass'
         """
+        with self._announced():
+            return self._first_slice(source, suite, seed, slice_s)
+
+    def _announced(self) -> contextlib.AbstractContextManager[None]:
+        """A grading at normal priority tells this machine's background work it runs (``live_gradings``)."""
+        return announced() if current_priority() is SandboxPriority.NORMAL else contextlib.nullcontext()
+
+    def _first_slice(
+        self, source: str, suite: Suite, seed: int | None, slice_s: float | None
+    ) -> GradeResult | Unfinished:
         prepared = self._prepare(source, suite, seed)
         if isinstance(prepared, GradeResult):
             return prepared
@@ -443,6 +455,12 @@ class Grader:
     ) -> GradeResult | Unfinished:
         """Run a set-aside program on: thaw and continue it for ``slice_s`` more (None: to its end), or,
         if it was stopped, start it again from scratch and run it to its end."""
+        with self._announced():
+            return self._resume(prepared, process, slice_s)
+
+    def _resume(
+        self, prepared: _Prepared, process: SandboxProcess | None, slice_s: float | None
+    ) -> GradeResult | Unfinished:
         if prepared.paused_at is not None:
             prepared.paused_s += time.perf_counter() - prepared.paused_at
             prepared.paused_at = None

@@ -9,13 +9,14 @@ its nice value.
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import shutil
 import subprocess
 
 import pytest
 
-from qkv.grading import Exact, Grader, Suite, TestCase
+from qkv.grading import Exact, Grader, GradeResult, Suite, TestCase
 from qkv.grading.sandbox.priority import SandboxPriority, current_priority, lower, lower_session, running_at
 
 pytestmark = [
@@ -24,7 +25,8 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"),
 ]
 
-# The program answers the nice value of its own process and of a child it starts (children inherit it).
+# The program answers the nice value of its own process, of a child it starts (children inherit it), and
+# of its session's scheduling group where the kernel groups by session (None where it does not).
 NICE = """
 import os
 
@@ -33,19 +35,34 @@ def niceness():
     if child == 0:
         os._exit(os.getpriority(os.PRIO_PROCESS, 0))
     _, status = os.waitpid(child, 0)
-    return [os.getpriority(os.PRIO_PROCESS, 0), os.waitstatus_to_exitcode(status)]
+    try:
+        with open("/proc/self/autogroup") as group:
+            session = int(group.read().split()[-1])
+    except OSError:
+        session = None
+    return [os.getpriority(os.PRIO_PROCESS, 0), os.waitstatus_to_exitcode(status), session]
 """
+GROUPS = os.path.exists("/proc/self/autogroup")
 
 
-def _suite(expected: int) -> Suite:
-    case = TestCase("its nice value", "niceness", (), lambda: [expected, expected], Exact())
+def _suite(expected: int, session: int | None = 0) -> Suite:
+    """The program's nice values should be ``expected``; its session's group's ``session``."""
+    answer = [expected, expected, session if GROUPS else None]
+    case = TestCase("its nice value", "niceness", (), lambda: answer, Exact())
     return Suite(["niceness"], [case])
+
+
+def _passed(result: GradeResult) -> bool:
+    return result.status == "pass"
 
 
 @pytest.mark.parametrize(
     ("spares", "zygote"), [(0, True), (2, True), (0, False)], ids=["forked", "warm spare", "fresh"]
 )
 def test_a_sandbox_runs_its_program_at_the_priority_it_was_taken_up_at(spares: int, zygote: bool) -> None:
+    # A forked sandbox shares the zygote's session (its nice value weighs among the zygote's children);
+    # a fresh one leads sessions of its own, whose groups are lowered with it.
+    background = SandboxPriority.BACKGROUND.value
     with Grader(require_sandbox=True, warm_spares=spares, zygote=zygote) as grader:
         if grader.spares is not None:
             assert grader.spares.wait_until_full(60)
@@ -53,10 +70,27 @@ def test_a_sandbox_runs_its_program_at_the_priority_it_was_taken_up_at(spares: i
         if grader.spares is not None:
             assert grader.spares.wait_until_full(60)
         with running_at(SandboxPriority.BACKGROUND):
-            background = grader.grade(NICE, _suite(SandboxPriority.BACKGROUND.value), seed=1)
+            lowered = grader.grade(NICE, _suite(background, 0 if zygote else background), seed=1)
         after = grader.grade(NICE, _suite(0), seed=1)  # the next sandbox is not lowered
-    for result in (normal, background, after):
-        assert result.status == "pass", (result.message, [test.message for test in result.tests])
+    for result in (normal, lowered, after):
+        assert _passed(result), (result.message, [test.message for test in result.tests])
+
+
+@pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
+def test_a_grader_started_in_the_background_keeps_every_sandbox_there(zygote: bool) -> None:
+    # A regrade's thread runs at nice 19; its grader's sandboxes (the zygote, the warm spares) start new
+    # sessions, and so new scheduling groups, which must not weigh as much as a live learner's.
+    background = SandboxPriority.BACKGROUND.value
+
+    def grade_from_a_lowered_thread() -> GradeResult:
+        os.nice(background - os.nice(0))  # this thread only
+        with Grader(require_sandbox=True, warm_spares=1, zygote=zygote) as grader:
+            assert grader.spares is not None and grader.spares.wait_until_full(60)
+            return grader.grade(NICE, _suite(background, background), seed=1)
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        result = pool.submit(grade_from_a_lowered_thread).result()
+    assert _passed(result), (result.message, [test.message for test in result.tests])
 
 
 def test_a_program_in_the_background_leaves_the_last_warm_spare_while_normal_ones_arrive() -> None:

@@ -529,10 +529,25 @@ def main() -> None:
     # then installs no KeyboardInterrupt: the learner's code gets Python's own default, as anywhere else.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     apply_limits(limits)
+    keep_starters_priority()
     sys.path.append(site_dir)  # holds NumPy and nothing else
     import numpy  # noqa: F401  (imported before the job arrives: this is what makes a warm spare warm)
 
     serve(report_fd, {"boot": {"t": BOOT_MARK[0], "cpu": BOOT_MARK[1]}})
+
+
+def keep_starters_priority() -> None:
+    """Give this session's scheduling group the nice value this thread inherited from its starter.
+
+    bubblewrap starts a new session, and where the kernel groups by session it starts a new group at nice
+    0, whatever the starter's: a sandbox started by a background thread (a regrade) would then weigh as
+    much as a live learner's. Raising a nice value needs no privilege; lowering it needs one the sandbox
+    lacks, so the program cannot undo this.
+    """
+    nice = os.nice(0)
+    if nice > 0:
+        with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as group:
+            group.write(str(nice))
 
 
 def serve(report_fd: int, marks: dict[str, dict[str, float]]) -> None:

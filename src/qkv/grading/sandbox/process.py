@@ -333,14 +333,16 @@ class SandboxProcess:
     def run_at(self, priority: SandboxPriority) -> int:
         """Set ``priority`` on every process of the sandbox (before its job runs; see ``priority.py``).
 
-        A fresh sandbox leads a session of its own, whose scheduling group is lowered too; a forked one
-        shares the zygote's with the other sandboxes. Returns the threads whose nice value was raised.
+        A fresh sandbox leads sessions of its own (bubblewrap's and the harness's), whose scheduling
+        groups are lowered too; a forked one shares the zygote's with the other sandboxes. Returns the
+        threads whose nice value was raised.
         """
         if priority is SandboxPriority.NORMAL:
             return 0
         pids = self.cgroup.processes() if self.cgroup is not None else tree_pids(self.process.pid)
         if not self.forked:
-            lower_session(self.process.pid, priority)
+            for pid in pids:  # bubblewrap's own session and the one it starts for the harness
+                lower_session(pid, priority)
         return lower(pids, priority)
 
     @property

@@ -350,9 +350,10 @@ def main() -> None:
         int(sys.argv[4]),
     )
     sys.path.append(site_dir)  # holds NumPy and nothing else
+    harness = load_harness()
+    harness.keep_starters_priority()  # a zygote started in the background forks background children
     import numpy  # noqa: F401  (the point of the zygote: imported once, here)
 
-    load_harness()
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
     settings = ZygoteSettings(read_all(seccomp_fd), tmp_bytes, last_cap)
