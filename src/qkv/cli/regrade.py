@@ -13,6 +13,8 @@ stores nothing.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -85,6 +87,18 @@ def _selected(
         for p in found
         if f"{p.lesson_id}/{p.exercise_id}" in codes
     ]
+
+
+@dataclasses.dataclass
+class _Regraded:
+    """What the regrade's background side found and did."""
+
+    store: Store
+    catalog: Catalog
+    policy: HelpPolicy
+    count: int
+    changes: list[VerdictChange]
+    again: list[Any]
 
 
 def _in_the_background(work: Callable[[], _T]) -> _T:
@@ -212,21 +226,27 @@ def regrade(
     The LMS scores that changed are sent with the help credits given here: give those the server runs
     with (its --after-solution-credit and --after-hint-credit).
     """
-    from qkv.lessons import LessonError, load_catalog
-    from qkv.web.solution_credit import AfterSolutionCredit, HelpPolicy
 
-    policy = HelpPolicy(AfterSolutionCredit(after_solution_credit), AfterSolutionCredit(after_hint_credit))
+    def regrade_in_the_background(stack: contextlib.ExitStack[bool | None]) -> _Regraded:
+        # Even the imports and the database's opening: this process's start-up slows live learners too.
+        from qkv.lessons import LessonError, load_catalog
+        from qkv.web.solution_credit import AfterSolutionCredit, HelpPolicy
 
-    def regrade_in_the_background() -> tuple[Catalog, int, list[VerdictChange], list[Any]]:
+        policy = HelpPolicy(
+            AfterSolutionCredit(after_solution_credit), AfterSolutionCredit(after_hint_credit)
+        )
         try:
             catalog = load_catalog(content)
         except LessonError as error:
             raise click.ClickException(str(error)) from None
+        store = stack.enter_context(opened_store(database_url))
         pairs = _selected(store, catalog, lesson, course, latest_only)
-        return catalog, len(pairs), *_regrade_each(store, pairs, dry_run, in_the_background=True)
+        changes, again = _regrade_each(store, pairs, dry_run, in_the_background=True)
+        return _Regraded(store, catalog, policy, len(pairs), changes, again)
 
-    with opened_store(database_url) as store:
-        catalog, count, changes, again = _in_the_background(regrade_in_the_background)
+    with contextlib.ExitStack() as stack:
+        done = _in_the_background(lambda: regrade_in_the_background(stack))
+        store, changes, again = done.store, done.changes, done.again
         if again:
             click.echo(
                 f"{len(again)} program{' ran' if len(again) == 1 else 's ran'} out of time in the background "
@@ -234,7 +254,10 @@ def regrade(
                 f"{'it' if len(again) == 1 else 'them'} once more at normal priority."
             )
             changes += _regrade_each(store, again, dry_run, in_the_background=False)[0]
-        queued = 0 if dry_run else _queue_scores(store, catalog, changes, policy)
+        queued = 0
+        if not dry_run:
+            queued = _in_the_background(lambda: _queue_scores(store, done.catalog, changes, done.policy))
+    count = done.count
     turned = sum(1 for c in changes if c.before_status != c.after_status)
     verb = "would change" if dry_run else "changed"
     click.echo(
