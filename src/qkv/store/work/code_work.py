@@ -197,7 +197,7 @@ class CodeWork:
         self.database.ensure_learner(conn, learner_id)
         kept = self.budgets.keeping(conn, client)
         # A failed run brings the solution nearer only as a new try: a text none of the kept programs had.
-        kept_texts = conn.execute(select(source_of_program()).where(*rows_of(_CODE, key))).scalars()
+        kept_texts = conn.execute(select(source_of_program()).where(*rows_of(_CODE, key))).scalars().all()
         new_try = own_work and all(text.strip() != source.strip() for text in kept_texts)
         stored = 0
         if kept is not Keeping.NOTHING:
@@ -213,7 +213,8 @@ class CodeWork:
             new_try=new_try,
             copies_solution=copies_solution,
         )
-        if kept is not Keeping.NOTHING:
+        # Nothing to prune while every program fits (a class's first runs: most of a burst's).
+        if kept is not Keeping.NOTHING and (kept is not Keeping.ALL or len(kept_texts) + 1 > self.keep):
             self._prune_programs(conn, key, kept)
         if kept is not Keeping.NOTHING and own_work:
             # Each failing function's behaviour, for the class's mistakes grouped by it (the starter code

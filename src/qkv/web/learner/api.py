@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import secrets
 import time
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
@@ -183,25 +184,52 @@ async def post_code(
     if isinstance(document, SafeJSONResponse):
         return document
     metrics.graded(lesson.id, document.get("status"), time.monotonic() - started)
-    kept = await run_in_threadpool(
-        services.store.code.record,
+    client = request_client_key(request)
+    return await run_in_threadpool(
+        _keep_run,
+        services,
+        request.app.state,
         learner.id,
+        lesson,
+        exercise,
+        body.code,
+        document,
+        own_work,
+        client,
+        sent_at,
+    )
+
+
+def _keep_run(
+    services: Services,
+    app_state: Any,
+    learner_id: str,
+    lesson: Lesson,
+    exercise: Exercise,
+    code: str,
+    document: dict[str, Any],
+    own_work: bool,
+    client: str,
+    sent_at: datetime,
+) -> dict[str, Any]:
+    """Save a graded program and answer with its result and the learner's progress: one hop off the event
+    loop for all of it (each hop costs the server a wake-up, and a class's runs come by the hundred)."""
+    kept = services.store.code.record(
+        learner_id,
         lesson.id,
         exercise.id,
-        body.code,
+        code,
         {**document, "suite_version": suite_version(lesson)},  # stored with the verdict, for regrading
         own_work=own_work and ran_its_tests(document),  # junk that defines nothing is no try
-        client=request_client_key(request),
+        client=client,
         # The reference solution sent as it is (names and layout aside) is a solve after it was shown,
         # whoever opened it (another browser, a classmate).
-        copies_solution=exercise.copies_solution(body.code),
+        copies_solution=exercise.copies_solution(code),
         submitted_at=sent_at,
     )
-    document = await run_in_threadpool(
-        with_notes, services.store, learner.id, lesson.id, exercise.id, document
-    )
-    progress = await run_in_threadpool(_progress, services, lesson, learner.id)
-    await run_in_threadpool(lesson_hooks.lesson_changed, request.app.state, learner.id, lesson.id, progress)
+    document = with_notes(services.store, learner_id, lesson.id, exercise.id, document)
+    progress = _progress(services, lesson, learner_id)
+    lesson_hooks.lesson_changed(app_state, learner_id, lesson.id, progress)
     # "all", or past this address's storage budget for the day "best and last" or "nothing" (still counted).
     return {"result": document, "progress": progress, "kept": kept.value}
 
