@@ -244,10 +244,12 @@ class Database:
         """
         now = utc_now()
         row = {"id": learner_id, "created_at": now, "last_seen_at": now}
-        if self.insert_ignore(conn, _LEARNERS, row, ["id"]) and _was_erased(conn, learner_id):
-            raise LearnerErased(
-                f"The learner {learner_id} was erased on request; nothing is saved under that id again."
-            )
+        if self.insert_ignore(conn, _LEARNERS, row, ["id"]):
+            if _was_erased(conn, learner_id):
+                raise LearnerErased(
+                    f"The learner {learner_id} was erased on request; nothing is saved under that id again."
+                )
+            return  # a new row: seen now already
         conn.execute(update(_LEARNERS).where(_LEARNERS.c.id == learner_id).values(last_seen_at=now))
 
 
