@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from qkv.cli import WHOLE_PROCESS
+from qkv.grading.syntax_trees import parse
 
 if TYPE_CHECKING:
     from qkv.lessons import Catalog, CodeExercise
@@ -148,7 +149,7 @@ def defined_functions(source: str) -> set[str] | None:
     True
     """
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError):
         return None
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 
+from qkv.grading.syntax_trees import parse
+
 __all__ = ["canonical_program", "same_program"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -42,7 +44,7 @@ def canonical_program(source: str) -> str | None:
     True
     """
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     _drop_docstrings(tree)

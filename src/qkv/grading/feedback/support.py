@@ -29,6 +29,8 @@ import functools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from qkv.grading.syntax_trees import parse
+
 __all__ = ["LearnerCode", "features", "parsed", "supports"]
 
 Feature = tuple[str, object]
@@ -165,7 +167,7 @@ def parsed(source: str | None) -> ast.Module | None:
     if not source:
         return None
     try:
-        return ast.parse(source)
+        return parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

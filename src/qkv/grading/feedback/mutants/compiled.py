@@ -22,6 +22,7 @@ from qkv.grading.feedback.mutants.changes import FRAGMENT_LIMIT, Mutation, Path,
 from qkv.grading.feedback.mutants.listing import PRIORITY, mutations
 from qkv.grading.feedback.quoting import combined
 from qkv.grading.feedback.support import Feature, LearnerCode, features, supports
+from qkv.grading.syntax_trees import compile_tree, parse
 
 MAX_KEPT = 3000  # compiled mutants kept per reference (every single, then pairs up to this many in all)
 
@@ -110,7 +111,7 @@ def _code(module: ast.Module, name: str) -> tuple[types.CodeType, Any] | None:
     """The code and defaults of the one function ``module`` defines, or None when it does not compile."""
     try:
         scratch: dict[str, Any] = {"np": np}
-        exec(compile(module, "<reference mutant>", "exec"), scratch)  # the lesson's reference, changed
+        exec(compile_tree(module, "<reference mutant>"), scratch)  # the lesson's reference, changed
     except Exception:
         return None
     made = scratch.get(name)
@@ -128,7 +129,7 @@ class Mutants:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self._tree = ast.parse(source)
+        self._tree = parse(source)
         self._spans = SolutionSpans(source, given=_headers(self._tree))
         self._changes = mutations(source)
         self._lock = threading.Lock()
@@ -137,7 +138,7 @@ class Mutants:
         self._features: Counter[Feature] | None = None  # the reference's, for what a learner's code shows
         self._globals: dict[str, Any] = {"__name__": "reference"}
         with np.errstate(all="ignore"):
-            exec(compile(self._tree, "<reference>", "exec"), self._globals)  # the lesson's own reference
+            exec(compile_tree(self._tree, "<reference>"), self._globals)  # the lesson's own reference
         self._base = {
             name: (value.__code__, value.__defaults__)
             for name, value in self._globals.items()

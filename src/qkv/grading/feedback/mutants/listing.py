@@ -42,6 +42,7 @@ from qkv.grading.feedback.mutants.names import (
 from qkv.grading.feedback.mutants.numpy_calls import _calls, _checks, _ddof, _keywords, _own_calls, _reduction
 from qkv.grading.feedback.quoting import quoted
 from qkv.grading.feedback.rewrites import rewrites
+from qkv.grading.syntax_trees import parse
 
 PRIORITY = (  # the order operators are tried in: the mistakes learners make most first
     "sqrt",
@@ -99,7 +100,7 @@ def mutations(source: str) -> list[Mutation]:
     >>> [m for m in found if m.operator == "keepdims"][0].describe()
     'without keepdims=True: S.sum(axis=-1) (in f)'
     """
-    tree = ast.parse(source)
+    tree = parse(source)
     found: list[Mutation] = []
     defined = frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
     for index, function in enumerate(tree.body):
