@@ -148,8 +148,9 @@ def _regrade_each(
             if in_the_background and _ran_out_of_time(result, stored, grader, exercise.suite):
                 again.append((program, exercise))
                 continue
-            change = _changed(stored, result) if dry_run else None
-            if not dry_run:
+            if dry_run:
+                change = _changed(stored, result)
+            else:
                 change = store.regrades.apply(stored, result, suite_version(exercise.lesson))
             if change is not None:
                 changes.append(change)

@@ -184,25 +184,25 @@ async def post_code(
     if isinstance(document, SafeJSONResponse):
         return document
     metrics.graded(lesson.id, document.get("status"), time.monotonic() - started)
-    client = request_client_key(request)
     return await run_in_threadpool(
         _keep_run,
         services,
         request.app.state,
-        learner.id,
-        lesson,
-        exercise,
-        body.code,
-        document,
-        own_work,
-        client,
-        sent_at,
+        learner_id=learner.id,
+        lesson=lesson,
+        exercise=exercise,
+        code=body.code,
+        document=document,
+        own_work=own_work,
+        client=request_client_key(request),
+        sent_at=sent_at,
     )
 
 
 def _keep_run(
     services: Services,
     app_state: Any,
+    *,
     learner_id: str,
     lesson: Lesson,
     exercise: Exercise,
