@@ -51,12 +51,11 @@ import numpy as np
 import numpy.typing as npt
 
 from qkv._hardware import exp2_is_faster, l2_cache_bytes, tile_scores
-from qkv._workers import machine_is_busy, run_on_threads, worker_count
+from qkv._workers import run_on_threads, worker_count
 
 __all__ = [
     "BLOCK_K",
     "BLOCK_Q",
-    "MIN_BUSY_THREADED_SCORES",
     "MIN_THREADED_SCORES",
     "blocked_attention",
     "fits_one_tile",
@@ -79,15 +78,15 @@ BLOCK_Q = tile_scores(l2_cache_bytes()) // BLOCK_K
 HEADROOM = 20.0
 LOG2_E = 1 / math.log(2)  # bits per nat: e ** x = 2 ** (x · LOG2_E)
 LN_2 = math.log(2)  # nats per bit
-# From this many scores in all on, the blocks go to the thread pool; below it, setting the pool up (the
-# BLAS limit, the hand-off, a worker per block) costs more than the second core gives back, and BLAS's
-# own threads do better. Measured in separate bursts with OpenBLAS's AVX-512 and AVX2 kernels: the pool
-# ran at 0.5-0.9 times the speed of one thread at n = 512-1024, broke even near 1536 and won from 2048.
-MIN_THREADED_SCORES = 1536 * 1536
-# On a busy machine (``machine_is_busy``) the pool takes over from this many scores on: there BLAS's own
-# threads stall each other (one head of 640 queries: 8.5 ms against the pool's 5.2; of 1024: 386
-# against 19, at load 15 on 2 cores), while below it BLAS does not start threads and one thread wins.
-MIN_BUSY_THREADED_SCORES = 640 * 640
+# From this many scores in all on, the blocks go to the thread pool; below it BLAS's own threads do
+# better. Quiet 2-core AMD EPYC, AVX2 kernels, against PyTorch in the same rounds (docs/performance.md):
+# one float32 head of 512, BLAS's threads 0.94 of PyTorch's speed, the pool 0.85; of 640, 0.89 and 0.91;
+# of 768, 1.20 and 1.25; 8 heads of 512, 0.95 and 1.05. (Before the pool's helpers were steered off the
+# caller's core, both halves of a call often ran on one core, and the pool lost up to 1536².)
+MIN_THREADED_SCORES = 640 * 640
+# (That is also where a busy machine wants the pool: there BLAS's own threads stall each other, one head
+# of 640 queries 8.5 ms against the pool's 5.2 and of 1024 386 against 19 at load 15 on 2 cores, while
+# below it BLAS starts no threads and one thread wins; so the load average no longer decides.)
 # Queries per block under a causal mask: shorter blocks skip more of the future (a block of 512 queries
 # computes the tiles of its last query for all of them). One thread, float32 and float64, d = 64 (CPU
 # time against PyTorch's, docs/performance.md): 128 rows ran 1.14-1.37 times PyTorch's speed where 512
@@ -163,8 +162,7 @@ def blocked_attention(
         causal mask at most ``CAUSAL_BLOCK_Q`` queries (``CAUSAL_BLOCK_Q_LONG`` from
         ``CAUSAL_LONG_KEYS`` keys), so that blocks skip more of the future.
     threads : int, optional
-        Worker threads; by default ``worker_count()``, or 1 below ``MIN_THREADED_SCORES`` scores
-        (``MIN_BUSY_THREADED_SCORES`` while the machine is busy).
+        Worker threads; by default ``worker_count()``, or 1 below ``MIN_THREADED_SCORES`` scores.
 
     Returns
     -------
@@ -234,9 +232,9 @@ def _default_block_q(n_k: int, block_k: int, causal_offset: int | None) -> int:
 
 
 def _threads_for(scores: int) -> int:
-    """Worker threads for a call with this many scores in all: the pool from MIN_THREADED_SCORES on, or
-    from MIN_BUSY_THREADED_SCORES on while other work keeps the cores busy; otherwise one."""
-    if scores >= MIN_THREADED_SCORES or (scores >= MIN_BUSY_THREADED_SCORES and machine_is_busy()):
+    """Worker threads for a call with this many scores in all: the pool from MIN_THREADED_SCORES on,
+    otherwise one (and BLAS's own threads)."""
+    if scores >= MIN_THREADED_SCORES:
         return worker_count()
     return 1
 
@@ -473,10 +471,15 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
     heads = math.prod(batch)
     if workers > 1 and heads * math.ceil(n_q / block_q) < workers:
         block_q = math.ceil(n_q / math.ceil(workers / heads))  # smaller blocks, so no worker sits idle
-    elif workers > 1 and heads == 1 and problem.causal_offset is None and n_q <= workers * block_q:
-        # Without a causal mask the blocks cost alike: when one head has no more than one per worker,
-        # split it evenly (600 queries on 2 workers: 300 each rather than 512 and 88).
-        block_q = math.ceil(n_q / workers)
+    elif workers > 1 and problem.causal_offset is None:
+        # Without a causal mask the blocks cost alike, so they are made even and their count a
+        # multiple of the workers': 600 queries on 2 workers as 300 and 300 rather than 512 and 88,
+        # 1536 as four blocks of 384 rather than three of 512 (one worker would do two while the
+        # other waited).
+        per_head = math.ceil(n_q / block_q)
+        while (heads * per_head) % workers:
+            per_head += 1
+        block_q = math.ceil(n_q / per_head)
     elif workers > 1 and problem.causal_offset is not None and heads * math.ceil(n_q / block_q) < 2 * workers:
         # Under a causal mask later blocks cost more; two or more per worker let the workers finish
         # closer together (at n = 1024 on 2 cores, 256-row blocks ran 15-39 % faster than 512-row ones).
@@ -541,7 +544,15 @@ def _accumulate(
         i1, j1 = i0 + S.shape[0], j0 + S.shape[1]
         bias = None if p.bias is None else p.bias[b][i0:i1, j0:j1]
         allowed = None if p.allowed is None else p.allowed[b][i0:i1, j0:j1]
-        if not _mask_tile(S, bias, allowed, None if p.causal_offset is None else i0 + p.causal_offset - j0):
+        lag = None if p.causal_offset is None else i0 + p.causal_offset - j0
+        # While every reference stays at 0, the future is zeroed after the exponential rather than
+        # set to -inf before it: NumPy's exp and exp2 take a slow path for -inf (a 128 × 256 tile
+        # half in the future: 22 µs against 6, and 5 more to zero it). The pass that follows the
+        # references needs the -inf, as its top scores must leave the future out.
+        future = None
+        if ref is None and lag is not None and S.shape[1] - 1 > lag:
+            future, lag = _future(S.shape, lag), None
+        if not _mask_tile(S, bias, allowed, lag):
             continue  # every score in the tile is masked: it would add nothing
         if ref is not None:
             ref = _follow(S, ref, acc, p.follow_headroom(), p.in_bits)
@@ -549,6 +560,8 @@ def _accumulate(
             _tile_exp2(S)
         else:
             _tile_exp(S)
+        if future is not None:
+            np.copyto(S, 0, where=future)  # (bq, bk) no weight on the future
         if summed:
             _tile_values(S, v1[j0:j1], part)  # (bq, d_v + 1) this key block's share
             acc += part

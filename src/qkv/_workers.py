@@ -9,15 +9,15 @@ work runs here, BLAS is limited to one thread through threadpoolctl. Without thr
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-__all__ = ["BUSY_LOAD_PER_CORE", "machine_is_busy", "run_on_threads", "worker_count"]
+__all__ = ["run_on_threads", "worker_count"]
 
 T = TypeVar("T")
 
@@ -61,16 +61,18 @@ def run_on_threads(run: Callable[[T], object], tasks: Sequence[T], workers: int)
                 return
             run(tasks[position])
 
-    with _single_threaded_blas():
-        helpers = [_pool(workers - 1).submit(work) for _ in range(workers - 1)] if workers > 1 else []
+    with _single_threaded_blas(), _helpers(workers - 1) as helpers:
+        for helper in helpers:
+            helper.start(work)
         try:
             work()
         finally:
             with claim:  # after an error (or Ctrl-C) here, leave the helpers nothing more to start
                 for _ in remaining:
                     pass
-            for helper in helpers:
-                helper.result()  # waits, and re-raises an error a helper hit
+            errors = [error for helper in helpers if (error := helper.join()) is not None]
+        if errors:
+            raise errors[0]
 
 
 def worker_count() -> int:
@@ -92,53 +94,6 @@ def worker_count() -> int:
     return _usable_cores()
 
 
-# The machine counts as busy when the 1-minute load average reaches this many runnable threads per
-# core. qkv's own call adds up to one per core, so a load of 1.5 per core means other work as well.
-BUSY_LOAD_PER_CORE = 1.5
-# The load average moves slowly: it is read at most this often (seconds).
-LOAD_READ_INTERVAL = 1.0
-_load_seen: list[float] = [-LOAD_READ_INTERVAL, 0.0]  # [when read (monotonic), busy (1.0) or not]
-
-
-def machine_is_busy(load_average: Callable[[], tuple[float, float, float]] | None = None) -> bool:
-    """Whether other work keeps the cores busy: the 1-minute load average per usable core is at least
-    ``BUSY_LOAD_PER_CORE`` (read at most once a second).
-
-    Under such load BLAS's own threads wait on one another at every matrix product: one head of
-    1024 queries took 386 ms with OpenBLAS's two threads against 19 ms on qkv's pool with BLAS held
-    to one thread (float32, d = 64, load 15 on 2 cores), so callers hand mid-sized work to the pool
-    when this is True.
-
-    Parameters
-    ----------
-    load_average : callable, optional
-        Returns the 1, 5 and 15-minute load averages; ``os.getloadavg`` by default. Passing one
-        reads it now, whatever the last reading was.
-
-    Returns
-    -------
-    bool
-        False where the system reports no load average.
-
-    Examples
-    --------
-    >>> machine_is_busy(lambda: (0.0, 0.0, 0.0))
-    False
-    >>> machine_is_busy(lambda: (64.0 * (os.cpu_count() or 1), 0.0, 0.0))
-    True
-    """
-    now = time.monotonic()
-    if load_average is None and now - _load_seen[0] < LOAD_READ_INTERVAL:
-        return _load_seen[1] > 0
-    try:
-        one_minute = (load_average or os.getloadavg)()[0]
-    except (AttributeError, OSError):  # no load average on this system
-        one_minute = 0.0
-    busy = one_minute >= BUSY_LOAD_PER_CORE * _usable_cores()
-    _load_seen[:] = [now, 1.0 if busy else 0.0]
-    return busy
-
-
 def _usable_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -146,8 +101,32 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _usable_core_set() -> frozenset[int]:
+    try:
+        return frozenset(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return frozenset()
+
+
+def _current_core() -> int | None:
+    """The core the calling thread runs on now (glibc's ``sched_getcpu``), or None where unknown."""
+    getcpu = _sched_getcpu()
+    core = getcpu() if getcpu is not None else -1
+    return core if core >= 0 else None
+
+
+@functools.lru_cache(maxsize=1)
+def _sched_getcpu() -> Callable[[], int] | None:
+    try:
+        getcpu = ctypes.CDLL(None).sched_getcpu
+    except (AttributeError, OSError):  # no sched_getcpu in this C library
+        return None
+    getcpu.restype = ctypes.c_int
+    return cast(Callable[[], int], getcpu)
+
+
 _lock = threading.Lock()
-_state: dict[str, Any] = {"pool": None, "pool_size": 0, "controller": None, "limiter": None, "users": 0}
+_state: dict[str, Any] = {"idle": [], "helpers": 0, "controller": None, "held": [], "users": 0}
 
 
 def _controller() -> Any:
@@ -163,15 +142,82 @@ def _controller() -> Any:
         return _state["controller"] or None
 
 
-def _pool(workers: int) -> ThreadPoolExecutor:
+class _Helper:
+    """A pool thread that runs one job at a time, handed over and back by releasing a lock.
+
+    A lock's release wakes the thread at once; concurrent.futures' queue, future and condition
+    cost about 20 µs more per call, a twentieth of a call at n = 512 (docs/performance.md).
+    """
+
+    def __init__(self) -> None:
+        self._go = threading.Lock()
+        self._go.acquire()
+        self._done = threading.Lock()
+        self._done.acquire()
+        self._job: Callable[[], object] | None = None
+        self._error: BaseException | None = None
+        self._cores: frozenset[int] | None = None  # the cores it was last allowed, None: all
+        thread = threading.Thread(target=self._serve, name="qkv-attention", daemon=True)
+        thread.start()
+        self._native_id = thread.native_id
+
+    def keep_off(self, core: int | None) -> None:
+        """Let the thread run on any usable core but ``core`` (the caller's).
+
+        Woken by a thread on a busy core, Linux tends to queue the helper on that same core, and the
+        two then take turns there while the other core idles: at n = 512 every call we traced ran
+        both halves on one core (docs/performance.md).
+        """
+        cores = _usable_core_set() - {core} if core is not None else frozenset()
+        if not cores or cores == self._cores or self._native_id is None:
+            return
+        try:
+            os.sched_setaffinity(self._native_id, cores)
+        except OSError:  # the thread's cores are not ours to choose here: leave them
+            return
+        self._cores = cores
+
+    def start(self, job: Callable[[], object]) -> None:
+        self._job = job
+        self._go.release()
+
+    def join(self) -> BaseException | None:
+        """Wait for the job to end; the error it raised, if any."""
+        self._done.acquire()
+        error, self._error = self._error, None
+        return error
+
+    def _serve(self) -> None:
+        while True:
+            self._go.acquire()
+            job, self._job = self._job, None
+            try:
+                if job is not None:
+                    job()
+            except BaseException as error:  # handed to the caller, who re-raises it
+                self._error = error
+            finally:
+                self._done.release()
+
+
+@contextmanager
+def _helpers(wanted: int) -> Iterator[list[_Helper]]:
+    """Up to ``wanted`` idle helpers, started on first need and kept; fewer while other calls hold
+    them (their work already keeps the cores busy)."""
     with _lock:
-        if _state["pool_size"] < workers:
-            if _state["pool"] is not None:
-                _state["pool"].shutdown(wait=False)
-            _state["pool"] = ThreadPoolExecutor(workers, thread_name_prefix="qkv-attention")
-            _state["pool_size"] = workers
-        pool: ThreadPoolExecutor = _state["pool"]
-        return pool
+        idle: list[_Helper] = _state["idle"]
+        if _state["helpers"] < wanted:  # grow to what this call wants, never past one per core
+            idle.extend(_Helper() for _ in range(min(wanted, _usable_cores()) - _state["helpers"]))
+            _state["helpers"] = max(_state["helpers"], min(wanted, _usable_cores()))
+        taken = [idle.pop() for _ in range(min(wanted, len(idle)))]
+    caller_core = _current_core() if taken else None
+    for helper in taken:
+        helper.keep_off(caller_core)
+    try:
+        yield taken
+    finally:
+        with _lock:
+            _state["idle"].extend(taken)
 
 
 @contextmanager
@@ -183,7 +229,11 @@ def _single_threaded_blas() -> Iterator[None]:
         return
     with _lock:
         if _state["users"] == 0:
-            _state["limiter"] = controller.limit(limits=1, user_api="blas")
+            # Each library's own setter (threadpoolctl's limit() object cost 6 µs a call; this, 1).
+            libraries = controller.select(user_api="blas").lib_controllers
+            _state["held"] = [(library, library.get_num_threads()) for library in libraries]
+            for library, _threads in _state["held"]:
+                library.set_num_threads(1)
         _state["users"] += 1
     try:
         yield
@@ -191,15 +241,16 @@ def _single_threaded_blas() -> Iterator[None]:
         with _lock:
             _state["users"] -= 1
             if _state["users"] == 0:
-                _state["limiter"].restore_original_limits()
-                _state["limiter"] = None
+                for library, threads in _state["held"]:
+                    library.set_num_threads(threads)
+                _state["held"] = []
 
 
 def _forget_threads() -> None:
-    # A forked child inherits the pool object but not its threads (and perhaps a held lock).
+    # A forked child inherits the helpers' objects but not their threads (and perhaps a held lock).
     global _lock
     _lock = threading.Lock()
-    _state.update(pool=None, pool_size=0, limiter=None, users=0)
+    _state.update(idle=[], helpers=0, held=[], users=0)
 
 
 os.register_at_fork(after_in_child=_forget_threads)

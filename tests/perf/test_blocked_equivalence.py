@@ -335,3 +335,28 @@ def test_causal_calls_take_shorter_query_blocks_and_the_same_result(
     else:  # a tile's height, or half the queries each where two workers share them
         assert blocked.CAUSAL_BLOCK_Q_LONG < max(heights) <= blocked.BLOCK_Q
     assert_same_result(got, plain(Q, K, V, causal=align), V)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_future_score_past_the_floats_range_costs_the_first_pass_nothing(
+    exponential: str, dtype: type
+) -> None:
+    """The first pass zeroes the future after the exponential (exp of -inf takes NumPy's slow path), so
+    future scores that overflow must still leave no trace and need no second pass."""
+    n, big = 96, 2000.0  # scores of ~1400: past exp's range in float32 and float64
+    Q = np.zeros((n, 2), dtype)
+    K = np.zeros((n, 2), dtype)
+    V = np.random.default_rng(9).standard_normal((n, 3)).astype(dtype)
+    Q[:40, 1] = 1.0  # queries 0-39 ...
+    K[40:48, 1] = big  # ... would score ~1400 on keys 40-47, all in their future,
+    Q[40:, 0] = 1.0  # while the queries that may see those keys score 0 on them.
+    K[:, 0] = np.linspace(-1, 1, n)
+    want = plain(Q.astype(np.float64), K.astype(np.float64), V.astype(np.float64), causal=True)
+    with (
+        forced_blocks(block_q=64, block_k=64, threads=1),  # block 0-63 crosses keys 40-47
+        mock.patch.object(blocked, "_follow", wraps=blocked._follow) as second_pass,
+        np.errstate(all="raise"),  # nothing may leak past the pass's own error state
+    ):
+        got = attention(Q, K, V, causal=True)
+    assert not second_pass.called
+    np.testing.assert_allclose(got, want, rtol=0, atol=TOLERANCE[np.dtype(dtype)] * float(np.abs(V).max()))

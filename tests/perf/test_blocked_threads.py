@@ -46,16 +46,13 @@ def test_blas_is_limited_during_a_call_and_restored_after() -> None:
 
 @pytest.fixture
 def pooled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Send heads of a few hundred rows to the pool (by default only from 1536 × 1536 scores)."""
+    """Send heads of a few hundred rows to the pool (by default only from 640 × 640 scores)."""
     monkeypatch.setattr(blocked, "MIN_THREADED_SCORES", 0)
 
 
-@pytest.mark.parametrize(
-    ("n", "busy", "pool"),
-    [(1024, False, False), (2048, False, True), (512, True, False), (1024, True, True), (2048, True, True)],
-)
+@pytest.mark.parametrize(("n", "pool"), [(512, False), (639, False), (640, True), (2048, True)])
 def test_only_heads_past_the_measured_break_even_go_to_the_pool(
-    n: int, busy: bool, pool: bool, monkeypatch: pytest.MonkeyPatch
+    n: int, pool: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
     original = vars(blocked)["run_on_threads"]
@@ -67,16 +64,15 @@ def test_only_heads_past_the_measured_break_even_go_to_the_pool(
     rng = np.random.default_rng(4)
     Q, K, V = (rng.standard_normal((n, 8)).astype(np.float32) for _ in range(3))
     monkeypatch.setattr(blocked, "run_on_threads", spy)
-    monkeypatch.setattr(blocked, "machine_is_busy", lambda: busy)
     attention(Q, K, V)
     assert calls == ([blocked.worker_count()] if pool and blocked.worker_count() > 1 else [])
 
 
-@pytest.mark.parametrize(("heads", "n", "pool"), [(8, 543, False), (8, 544, True)])
+@pytest.mark.parametrize(("heads", "n", "pool"), [(8, 226, False), (8, 227, True)])
 def test_a_batch_of_heads_counts_the_scores_of_all_its_heads(
     heads: int, n: int, pool: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert (heads * n * n >= blocked.MIN_THREADED_SCORES) == pool  # 8 · 543² < 1536² <= 8 · 544²
+    assert (heads * n * n >= blocked.MIN_THREADED_SCORES) == pool  # 8 · 226² < 640² <= 8 · 227²
     calls: list[int] = []
     original = vars(blocked)["run_on_threads"]
     monkeypatch.setattr(
@@ -84,13 +80,81 @@ def test_a_batch_of_heads_counts_the_scores_of_all_its_heads(
         "run_on_threads",
         lambda run, tasks, workers: calls.append(workers) or original(run, tasks, workers),
     )
-    monkeypatch.setattr(blocked, "machine_is_busy", lambda: False)
     rng = np.random.default_rng(5)
     Q, K, V = (rng.standard_normal((heads, n, 8)).astype(np.float32) for _ in range(3))
     got = attention(Q, K, V, causal=True)
     assert calls == ([blocked.worker_count()] if pool and blocked.worker_count() > 1 else [])
     want, _ = attention(Q.astype(np.float64), K, V, causal=True, return_weights=True)  # the float64 oracle
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * float(np.abs(V).max()))
+
+
+@pytest.mark.parametrize(
+    ("heads", "n_q", "heights"),
+    [
+        ((), 600, [300, 300]),  # not 512 and 88
+        ((), 1536, [384] * 4),  # not three blocks of 512 on two workers
+        ((), 1024, [512, 512]),
+        ((3,), 512, [256] * 6),  # three heads of one block each would leave a worker idle at the end
+        ((8,), 1024, [512] * 16),
+    ],
+)
+def test_blocks_without_a_causal_mask_are_even_and_a_multiple_of_the_workers(
+    heads: tuple[int, ...], n_q: int, heights: list[int]
+) -> None:
+    q = np.zeros((*heads, n_q, 8))
+    problem = blocked._Problem(
+        q=q, scale=1.0, in_bits=False, k=q, v1=q, allowed=None, bias=None, causal_offset=None, block_k=256,
+        v=q, headroom=None, smallest_sum=0.0, out=q, dead=np.zeros(q.shape[:-1], bool),
+    )  # fmt: skip
+    tasks = blocked._query_blocks(problem, heads, 512, workers=2)
+    assert [i1 - i0 for _b, i0, i1 in tasks] == heights
+
+
+def test_the_helper_is_kept_off_the_callers_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Woken from a busy core, Linux tends to queue the helper behind its caller on that core."""
+    cores = sorted(os.sched_getaffinity(0))
+    caller_core = cores[0]
+    monkeypatch.setattr(_workers, "_current_core", lambda: caller_core)
+    main = threading.get_ident()
+    seen: dict[str, set[int]] = {}
+    helper_ran = threading.Event()
+
+    def task(_: int) -> None:
+        if threading.get_ident() == main:
+            helper_ran.wait(timeout=10)  # hold the caller until the helper has taken a task
+        else:
+            seen["helper"] = os.sched_getaffinity(0)
+            helper_ran.set()
+
+    _workers.run_on_threads(task, [0, 1], workers=2)
+    if len(cores) > 1:
+        assert seen["helper"] == set(cores) - {caller_core}
+    else:  # one core: nothing to steer
+        assert seen["helper"] == set(cores)
+
+
+def test_the_current_core_is_one_this_thread_may_use() -> None:
+    core = _workers._current_core()
+    assert core is None or core in os.sched_getaffinity(0)
+
+
+@pytest.mark.timeout(60)
+def test_an_error_on_a_helper_reaches_the_caller_and_the_helper_serves_again() -> None:
+    main = threading.get_ident()
+    helper_failed = threading.Event()
+
+    def task(_: int) -> None:
+        if threading.get_ident() == main:
+            helper_failed.wait(timeout=10)
+        else:
+            helper_failed.set()
+            raise ValueError("a helper's task failed")
+
+    with pytest.raises(ValueError, match="a helper's task failed"):
+        _workers.run_on_threads(task, [0, 1], workers=2)
+    done: list[int] = []
+    _workers.run_on_threads(done.append, list(range(6)), workers=2)
+    assert sorted(done) == list(range(6))
 
 
 @pytest.mark.timeout(60)
@@ -162,22 +226,3 @@ def test_an_error_in_any_block_reaches_the_caller_and_blas_is_restored(failing_b
     np.testing.assert_allclose(
         O, attention(Q, K, V, scale=0.5, return_weights=True)[0], rtol=1e-12, atol=1e-12
     )
-
-
-@pytest.mark.parametrize(("load", "busy"), [(0.0, False), (1.0, False), (1.5, True), (8.0, True)])
-def test_the_machine_is_busy_from_one_and_a_half_runnable_threads_per_core(load: float, busy: bool) -> None:
-    cores = len(os.sched_getaffinity(0))
-    assert _workers.machine_is_busy(lambda: (load * cores, 0.0, 0.0)) is busy
-
-
-def test_the_load_average_is_read_at_most_once_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
-    readings: list[int] = []
-
-    def load_average() -> tuple[float, float, float]:
-        readings.append(1)
-        return (0.0, 0.0, 0.0)
-
-    monkeypatch.setattr(_workers.os, "getloadavg", load_average)
-    monkeypatch.setattr(_workers, "_load_seen", [-10.0, 0.0])
-    assert [_workers.machine_is_busy() for _ in range(5)] == [False] * 5
-    assert len(readings) == 1
