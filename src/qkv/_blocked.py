@@ -299,14 +299,20 @@ def one_tile_attention(
     """
     in_bits = bias is None and exp2_is_faster(q.dtype)  # scores in bits: see the module's docstring
     S = _one_tile_scores(_one_tile_scaled(q, scale * LOG2_E if in_bits else scale), k.T)  # (n_q, n_k)
+    future = None  # a causal mask alone is applied after the exponential, as on the blocked path
+    if bias is None and allowed is None and causal_offset is not None and S.shape[1] - 1 > causal_offset:
+        future, causal_offset = _future(S.shape, causal_offset), None
     masked = bias is not None or allowed is not None or causal_offset is not None
     if masked and not _mask_tile(S, bias, allowed, causal_offset):
         return None
     n_k, d_v = S.shape[1], v.shape[-1]
+    # (The top counts the future too: a head whose future alone scores too high takes the general path.)
     top_in_nats = float(_one_tile_top(S, None)) * (LN_2 if in_bits else 1.0)
     if not top_in_nats <= _LOG_LARGEST[S.dtype.itemsize] - math.log(n_k) - 1:
         return None
     (_one_tile_exp2 if in_bits else _one_tile_exp)(S, S)  # (n_q, n_k) weights, at most e^top each
+    if future is not None:
+        _one_tile_zero(S, 0, where=future)  # (n_q, n_k) no weight on the future
     l = _one_tile_row_sums(S, _ones(n_k, S.dtype))  # (n_q, 1)
     if not float(_one_tile_least(l, None)) >= _SMALLEST_SUM[S.dtype.itemsize]:  # underflow, no key
         return None
@@ -339,6 +345,7 @@ _one_tile_exp2 = np.exp2  # (S, S), scores in bits
 _one_tile_row_sums = np.ndarray.dot  # (S, ones)
 _one_tile_least = np.minimum.reduce  # (l, None): the smallest row sum
 _one_tile_divide = np.divide  # (X, l, X): each row by its sum
+_one_tile_zero = np.copyto  # (S, 0, where=future): the causal mask, after the exponential
 _one_tile_values = np.ndarray.dot  # (A, v)
 
 
@@ -361,6 +368,10 @@ def _tile_exp(S: FloatArray) -> None:
 
 def _tile_exp2(S: FloatArray) -> None:
     np.exp2(S, out=S)  # (bq, bk) weights from scores in bits, not yet normalised
+
+
+def _tile_zero_future(S: FloatArray, future: BoolArray) -> None:
+    np.copyto(S, 0, where=future)  # (bq, bk) no weight on the future
 
 
 def _tile_values(S: FloatArray, v1: FloatArray, out: FloatArray) -> FloatArray:
@@ -561,7 +572,7 @@ def _accumulate(
         else:
             _tile_exp(S)
         if future is not None:
-            np.copyto(S, 0, where=future)  # (bq, bk) no weight on the future
+            _tile_zero_future(S, future)
         if summed:
             _tile_values(S, v1[j0:j1], part)  # (bq, d_v + 1) this key block's share
             acc += part

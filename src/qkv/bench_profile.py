@@ -74,6 +74,7 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         (core, "_apply_all_masked_policy"),
         (blocked, "_scaled_queries"),  # the blocked path: scaled queries, masks, references, division
         (blocked, "_mask_tile"),
+        (blocked, "_tile_zero_future"),
         (blocked, "_follow"),
         (blocked, "_with_ones"),
         (blocked, "_normalise"),
@@ -82,6 +83,7 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         (blocked, "_one_tile_row_sums"),
         (blocked, "_one_tile_least"),
         (blocked, "_one_tile_divide"),
+        (blocked, "_one_tile_zero"),
     ),
 }
 

@@ -248,6 +248,7 @@ def test_one_tile_equals_plain(problem: dict[str, Any]) -> None:
     [
         ("typical", True),  # small scores, no mask: one tile, nothing more
         ("causal", True),  # the mask is applied to the one tile
+        ("future overflow", False),  # only future scores pass exp's range: the top counts them
         ("overflow", False),  # scores past exp's float32 range: summed again by the general path
         ("far below", False),  # every weight underflows with the reference at 0
         ("dead row", False),  # a query with no key: the general path reports it to the policy
@@ -264,7 +265,10 @@ def test_one_tile_hands_what_it_cannot_sum_exactly_to_the_general_path(case: str
     elif case == "dead row":
         mask = np.ones((20, 24), bool)
         mask[3] = False
-    causal = case == "causal"
+    elif case == "future overflow":  # queries 0-9 would score ~1000 on keys 16-23, all in their future
+        Q[:10], K[16:], Q[10:, 0] = 0, 0, 0
+        Q[:10, 0], K[16:, 0] = 1, 3000
+    causal = case in ("causal", "future overflow")
     want = plain(Q, K, V, mask=mask, causal=causal)
     tile = blocked.one_tile_attention
     with (
@@ -275,10 +279,19 @@ def test_one_tile_hands_what_it_cannot_sum_exactly_to_the_general_path(case: str
         got = attention(Q, K, V, mask=mask, causal=causal)
     # Without a mask the fast path tries the tile; a head it hands on is tried once more by
     # blocked_attention (the general way, which masked heads take from the start).
-    tries = {"typical": (1, 0), "causal": (1, 0), "overflow": (1, 1), "far below": (0, 1), "dead row": (0, 1)}
+    tries = {
+        "typical": (1, 0),
+        "causal": (1, 0),
+        "future overflow": (1, 1),
+        "overflow": (1, 1),
+        "far below": (0, 1),
+        "dead row": (0, 1),
+    }
     assert (in_fast_path.call_count, in_blocked.call_count) == tries[case]
     assert general.called != used
-    tolerance = 1e-6 if case in ("typical", "causal", "dead row") else 1e-4  # scores of ±150 round by ~1e-5
+    tolerance = (
+        1e-6 if case in ("typical", "causal", "future overflow", "dead row") else 1e-4
+    )  # scores of ±150 round by ~1e-5
     np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * float(np.abs(V).max()))
 
 
