@@ -6,6 +6,7 @@ transaction whose failures come back as a ``StoreError`` sentence naming the dat
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -16,7 +17,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from qkv.store.sql.clock import utc_now
-from qkv.store.sql.engine import PoolLimits, create_store_engine, describe_url
+from qkv.store.sql.engine import SQLITE_BUSY_TIMEOUT_S, PoolLimits, create_store_engine, describe_url
 from qkv.store.sql.migrations import schema_version, upgrade
 from qkv.store.sql.tables import LearnerRow, PrivacyAudit
 from qkv.store.store_error import LearnerErased, StoreError
@@ -65,6 +66,12 @@ class Database:
     ) -> None:
         self.url = url
         self.engine: Engine = create_store_engine(url, must_exist=must_exist, pool=pool)
+        # SQLite lets one writer at a time in; a writer that finds the lock taken sleeps and tries again
+        # (1, 2, 5, ... up to 100 ms a time), so under load it may wait long after the lock is free and
+        # lose it to later writers: in a 300-learner burst a write waited 13 ms at the median, 0.7 s at
+        # the 99th percentile, 1.1 s at most. This process's writers queue here instead, on a lock that
+        # hands over at once (another process writing to the file still meets SQLite's own wait).
+        self._writers = threading.RLock() if self.engine.dialect.name == "sqlite" else None
         try:
             if migrate:
                 upgrade(self.engine)
@@ -146,11 +153,12 @@ class Database:
         """A transaction for ``action``, its failures as sentences; writes are marked for the engine's
         write lock (SQLite takes it at BEGIN, see ``create_store_engine``)."""
         try:
-            connection = self.engine.connect()
-            if action == "write":
-                connection = connection.execution_options(qkv_write=True)
-            with connection as conn, conn.begin():
-                yield conn
+            with self._turn_to(action):
+                connection = self.engine.connect()
+                if action == "write":
+                    connection = connection.execution_options(qkv_write=True)
+                with connection as conn, conn.begin():
+                    yield conn
         except PoolTimeout as error:
             raise StoreError(
                 f"No connection to the database {describe_url(self.url)} came free in time for a "
@@ -160,6 +168,22 @@ class Database:
             raise StoreError(
                 f"The database {describe_url(self.url)} refused a {action}: {_first_line(error)}."
             ) from None
+
+    @contextmanager
+    def _turn_to(self, action: Literal["read", "write"]) -> Iterator[None]:
+        """For a write to SQLite, this process's writer lock, held until the transaction ends."""
+        if action == "read" or self._writers is None:
+            yield
+            return
+        if not self._writers.acquire(timeout=SQLITE_BUSY_TIMEOUT_S):
+            raise StoreError(
+                f"The database {describe_url(self.url)} refused a write: other writes in this process "
+                f"held it for over {SQLITE_BUSY_TIMEOUT_S:g} s."
+            )
+        try:
+            yield
+        finally:
+            self._writers.release()
 
     def ping(self) -> None:
         """Run a trivial query.
