@@ -13,6 +13,7 @@ import pytest
 
 from qkv.grading import Grader, GradeResult, Suite, TestCase, Unfinished, Whole, sandbox_available
 from qkv.grading.sandbox.cgroups import CgroupKind, choose
+from qkv.grading.sandbox.process import SandboxProcess
 from tests.time_scale import scaled
 
 pytestmark = [
@@ -54,6 +55,24 @@ def test_a_program_that_ends_within_its_slice_gets_its_verdict_at_once(grader: G
     result = grader.grade_first_slice(RIGHT, RIGHT_SUITE, seed=1, slice_s=scaled(20.0))
     assert isinstance(result, GradeResult)
     assert result.status == "pass" and result.score == (2, 2)
+
+
+def test_a_quick_program_s_cpu_count_is_read_once_not_on_every_wake_up(
+    grader: Grader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Until the slice could have run out (its CPU seconds over the machine's cores, in wall time), the
+    sandbox's CPU count is not read again: each read opens a file."""
+    reads: list[float] = []
+    original = SandboxProcess._cpu_or_clock
+
+    def counted(process: SandboxProcess) -> float:
+        reads.append(original(process))
+        return reads[-1]
+
+    monkeypatch.setattr(SandboxProcess, "_cpu_or_clock", counted)
+    result = grader.grade_first_slice(RIGHT, RIGHT_SUITE, seed=2, slice_s=scaled(20.0))
+    assert isinstance(result, GradeResult) and result.status == "pass"
+    assert len(reads) == 1  # the slice's start only
 
 
 def test_a_loop_outgrows_its_slice_and_finishes_later_with_the_time_limit_verdict(grader: Grader) -> None:
