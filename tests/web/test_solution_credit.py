@@ -284,3 +284,22 @@ def test_the_reference_solution_sent_by_someone_never_shown_it_is_marked(
         own.submit_code(CORRECT_SOLUTION).json()["progress"]["code"]["functions"]["solved_after_solution"]
         is False
     )
+
+
+def test_only_a_solve_is_checked_against_the_reference_solution(
+    app: FastAPI, browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check parses the program (a few percent of the server's CPU a run), and only a first solve's
+    mark reads it: a failing run is not checked."""
+    exercise_type = type(load_catalog().lesson(LESSON).exercises["functions"])
+    checked: list[str] = []
+    original = exercise_type.copies_solution
+    monkeypatch.setattr(
+        exercise_type,
+        "copies_solution",
+        lambda exercise, source: checked.append(source) or original(exercise, source),
+    )
+    assert browser.submit_code(A_TRY).json()["result"]["status"] == "fail"
+    assert checked == []
+    assert browser.submit_code(CORRECT_SOLUTION).json()["result"]["status"] == "pass"
+    assert checked == [CORRECT_SOLUTION]
