@@ -95,13 +95,11 @@ def worker_count() -> int:
 
 
 def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return len(_usable_core_set()) or os.cpu_count() or 1
 
 
 def _usable_core_set() -> frozenset[int]:
+    """The cores this process may run on (empty where the system does not say)."""
     try:
         return frozenset(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux

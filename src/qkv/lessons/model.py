@@ -6,7 +6,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from qkv.grading.same_program import canonical_program
 
@@ -176,6 +176,22 @@ class Exercise:
             return False
         canonical = canonical_program(source)
         return canonical is not None and canonical == _canonical_solution(self.solution)
+
+    def solved_with_solution(self, source: str, result: Mapping[str, Any]) -> bool:
+        """Whether a graded run is a solve with the reference solution (:meth:`copies_solution`): only a
+        passing run is compared, as only a solve is marked for it, and the comparison parses the program
+        (a few percent of a server's CPU per run).
+
+        Examples
+        --------
+        >>> ex = Exercise(id="f", kind="code", part="p", prompt="", prompt_template="",
+        ...               solution="def area(w, h):\\n    return w * h\\n")
+        >>> ex.solved_with_solution("def area(w, h):\\n    return w * h\\n", {"status": "pass"})
+        True
+        >>> ex.solved_with_solution("def area(w, h):\\n    return w * h\\n", {"status": "error"})
+        False
+        """
+        return result.get("status") == "pass" and self.copies_solution(source)
 
 
 @functools.lru_cache(maxsize=64)

@@ -168,8 +168,8 @@ class GraderWorker:
         # A grader frozen for long finds its session ended by PostgreSQL: its verdict is not written.
         try:
             document = result.to_dict()
-            # A solve with the reference solution is a solve after it, as on the web (only a solve asks).
-            copied = document.get("status") == "pass" and exercise.exercise.copies_solution(program.source)
+            # A solve with the reference solution is a solve after it, as on the web.
+            copied = exercise.exercise.solved_with_solution(program.source, document)
             written = jobs.finish(job, document, tried=ran_its_tests(document), copies_solution=copied)
         except (StoreError, SQLAlchemyError) as error:
             _log.warning(

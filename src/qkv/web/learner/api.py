@@ -223,9 +223,8 @@ def _keep_run(
         own_work=own_work and ran_its_tests(document),  # junk that defines nothing is no try
         client=client,
         # The reference solution sent as it is (names and layout aside) is a solve after it was shown,
-        # whoever opened it (another browser, a classmate). Only a solve asks (the check parses the
-        # program: a few percent of the server's CPU per run).
-        copies_solution=document.get("status") == "pass" and exercise.copies_solution(code),
+        # whoever opened it (another browser, a classmate).
+        copies_solution=exercise.solved_with_solution(code, document),
         submitted_at=sent_at,
     )
     document = with_notes(services.store, learner_id, lesson.id, exercise.id, document)
