@@ -104,6 +104,8 @@ class Figures:
     minted_refused: int = 0
     minted_why: dict[str, int] = field(default_factory=dict)  # the refusals' first words -> count
     verdict_at: list[float] = field(default_factory=list)  # remote mode: when each verdict came (monotonic)
+    busy_at_start: float = 0.0  # the machine's busy CPU seconds when the burst started
+    busy_at_last: float = 0.0  # ... and when the last honest verdict came
 
     def percentile(self, p: float) -> float:
         ordered = sorted(self.honest_seconds)
@@ -155,12 +157,14 @@ class Burst:
     def __init__(self, learners: int) -> None:
         self._opened = asyncio.Barrier(learners)
         self._start: float | None = None
+        self.busy_at_start = 0.0  # the machine's busy CPU seconds then
 
     async def start(self) -> float:
         """Once every learner has called it (once each): the moment they press Run from."""
         await self._opened.wait()
         if self._start is None:
             self._start = time.monotonic() + 0.2
+            self.busy_at_start = machine_busy_seconds()
         return self._start
 
     @property
@@ -223,6 +227,7 @@ async def honest_learner(
             figures.honest_without_verdict += 1
             return
         figures.honest_seconds.append(time.monotonic() - pressed)
+        figures.busy_at_last = machine_busy_seconds()
 
 
 async def minting_client(
@@ -274,6 +279,7 @@ async def run_class(url: str, learners: int, loops: int, where: Where = Where())
     ]
     looping = [honest_learner(url, n, ENDLESS, burst, Figures(), where) for n in range(loops)]
     await asyncio.gather(*honest, *looping)
+    figures.busy_at_start = burst.busy_at_start
     stop.set()
     await minter
     return figures
@@ -348,6 +354,7 @@ async def run_remote_class(servers: Sequence[str], learners: int, loops: int) ->
     honest = [remote_learner(servers, n, CORRECT, burst, figures) for n in range(loops, learners)]
     looping = [remote_learner(servers, n, ENDLESS, burst, Figures()) for n in range(loops)]
     await asyncio.gather(*honest, *looping)
+    figures.busy_at_start = burst.busy_at_start
     stop.set()
     await minter
     return figures
@@ -580,6 +587,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"counting whole runs and only a probe per loop ({args.probe:g} s): limit {probed:.2f} s, "
                 f"honest p99 ÷ it = {figures.percentile(99) / probed:.2f}"
             )
+    if figures.busy_at_last > figures.busy_at_start > 0:
+        busy = figures.busy_at_last - figures.busy_at_start
+        print(
+            f"machine CPU from the burst to the last honest verdict: {busy:.2f} s, "
+            f"{busy / max(1, len(figures.honest_seconds)) * 1000:.0f} ms per honest verdict "
+            f"(everything: the loops, the minting client, this script)"
+        )
     print(f"load average: {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     misses = figures.misses(args.p99_target, ratio, args.ratio_target)
     print("targets: " + ("all met" if not misses else "missed: " + "; ".join(misses)))

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from qkv.grading.display import SHORT_LIMIT, short, show
-from qkv.grading.values import clean_text, numeric_array
+from qkv.grading.values import clean_text, dtype_name, numeric_array
 
 __all__ = [
     "Close",
@@ -174,7 +174,7 @@ class Close:
             return (
                 f"{want.dtype} numbers (the dtype of the expected result), but it has the dtype {array.dtype}"
             )
-        if str(array.dtype) == self.dtype:
+        if dtype_name(array.dtype) == self.dtype:
             return None
         return f"{self.dtype} numbers, but it has the dtype {array.dtype}"
 

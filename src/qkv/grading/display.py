@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from qkv.grading.values import Opaque
+from qkv.grading.values import Opaque, dtype_name
 
 __all__ = ["format_number", "format_value", "python_call", "python_literal", "short", "show"]
 
@@ -86,7 +86,7 @@ def python_literal(value: Any) -> str:
     "(2, 'a', None)"
     """
     if isinstance(value, np.ndarray):
-        dtype = "" if str(value.dtype) in _DEFAULT_DTYPES else f", dtype=np.{value.dtype}"
+        dtype = "" if dtype_name(value.dtype) in _DEFAULT_DTYPES else f", dtype=np.{value.dtype}"
         return f"np.array({value.tolist()!r}{dtype})"
     container = _container(value, python_literal)
     return repr(value) if container is None else container

@@ -44,6 +44,7 @@ from qkv.grading.sandbox.seccomp import filter_for_this_machine
 from qkv.grading.sandbox.zygote_client import Zygote, ZygoteError
 from qkv.grading.suite import Case, Suite
 from qkv.grading.timing import timing_events
+from qkv.grading.values import dtype_name
 
 __all__ = [
     "BUBBLEWRAP",
@@ -623,7 +624,7 @@ def repeats_follow(order: list[int], names: list[str], again: list[str | None]) 
 
 def _encode_arg(value: Any) -> Any:
     if isinstance(value, np.ndarray):
-        return {"array": value.tolist(), "dtype": str(value.dtype)}
+        return {"array": value.tolist(), "dtype": dtype_name(value.dtype)}
     if isinstance(value, dict):  # a dict of arguments (a layer's parameters by name), arrays inside
         return {"dict": {str(key): _encode_arg(item) for key, item in value.items()}}
     if isinstance(value, list | tuple) and _holds_array(value):  # a list of arrays (the heads, say)

@@ -1,14 +1,16 @@
 """What the routes share: the store, the lesson catalog, the learner identity and the grading queue (or the
 remote graders' job queue).
 
-One ``Services`` object lives on ``app.state.qkv``; routes reach it through ``get_services(request)``.
+One ``Services`` object lives on ``app.state.qkv``; routes take it as an ``AppServices`` parameter, other
+code through ``get_services(request)``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
 from fastapi.templating import Jinja2Templates
 
 from qkv.grading import Grader
@@ -71,3 +73,12 @@ def get_services(request: Request) -> Services:
     """The app's ``Services`` (a FastAPI dependency)."""
     found: Services = request.app.state.qkv
     return found
+
+
+async def _services_dependency(request: Request) -> Services:
+    # async: FastAPI runs a plain ``def`` dependency on a worker thread, a hop per request for a lookup.
+    return get_services(request)
+
+
+AppServices = Annotated[Services, Depends(_services_dependency)]
+"""A route's parameter of this type receives the app's ``Services``."""

@@ -28,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qkv.store.instructor.courses import EVERYONE, CourseRecord, InstructorAccess, LearnerScope, StaffRole
 from qkv.web.http.instructor_auth import InstructorAuth, SignedInInstructor
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 WHOLE_SERVER = "all"  # ``?course=all``: every learner of the server (administrators only)
 
@@ -91,9 +91,7 @@ def _access(services: Services, signed_in: SignedInInstructor, wanted: str | Non
     raise HTTPException(404, f"There is no course {wanted[:40]!r}.")
 
 
-async def course_access(
-    request: Request, services: Annotated[Services, Depends(get_services)]
-) -> CourseAccess:
+async def course_access(request: Request, services: AppServices) -> CourseAccess:
     """The signed-in instructor and the course the request looks at (401/403 signed out, 404 not theirs)."""
     auth: InstructorAuth = request.app.state.qkv_instructor
     signed_in = await run_in_threadpool(auth.require, request)

@@ -50,6 +50,12 @@ class SafeJSONResponse(JSONResponse):
 
     def render(self, content: Any) -> bytes:
         """Encode ``content`` after replacing non-finite numbers with null."""
-        return json.dumps(
-            finite_or_none(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        ).encode("utf-8")
+        try:
+            # Most documents are plain JSON types and finite: the encoder alone checks that, in C.
+            return _encode(content)
+        except (TypeError, ValueError):  # a NumPy value or another type, or a NaN or infinity somewhere
+            return _encode(finite_or_none(content))
+
+
+def _encode(content: Any) -> bytes:
+    return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")

@@ -13,7 +13,7 @@ import difflib
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -24,13 +24,12 @@ from qkv.web.http.course_access import CourseAccess, InCourse
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.http.instructor_auth import CSRF_FIELD
 from qkv.web.instructor.rendering import NO_STORE, auth_of, render_page
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 __all__ = ["install"]
 
 pages = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/instructor", include_in_schema=False)
-AppServices = Annotated[Services, Depends(get_services)]
 GroupId = Annotated[
     str, Path(max_length=16, description="A group's id, as the page and `qkv mistakes list` show.")
 ]

@@ -12,7 +12,7 @@ import io
 from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
@@ -39,12 +39,11 @@ from qkv.web.instructor.items import UNNAMED_SHOWN, item_statistics, write_items
 from qkv.web.instructor.late_work import LateSolves, LateWork
 from qkv.web.instructor.rendering import render_page
 from qkv.web.instructor.stats import variant_label
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 pages = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/instructor", include_in_schema=False)
 
-AppServices = Annotated[Services, Depends(get_services)]
 POLL_SECONDS = 5
 STUCK_SHOWN = 50
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -25,10 +25,9 @@ from qkv.web.http.course_access import CourseAccess, InCourse
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.http.instructor_auth import CSRF_FIELD, InstructorAuth
 from qkv.web.instructor.rendering import NO_STORE, render_page
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 router = APIRouter(include_in_schema=False)
-AppServices = Annotated[Services, Depends(get_services)]
 LearnerId = Annotated[str, Path(max_length=36)]
 
 

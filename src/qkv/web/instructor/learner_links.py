@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -19,10 +19,9 @@ from qkv.web.http.course_access import InCourse
 from qkv.web.http.forms import form_body_schema, parse_form
 from qkv.web.http.instructor_auth import CSRF_FIELD, InstructorAuth
 from qkv.web.http.sign_in_links import qr_data_uri, request_base_url, sign_in_url
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 router = APIRouter(include_in_schema=False)
-AppServices = Annotated[Services, Depends(get_services)]
 LearnerId = Annotated[str, Path(max_length=36)]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
@@ -33,13 +33,12 @@ from qkv.web.instructor.exports import (
 from qkv.web.instructor.late_work import LateWork
 from qkv.web.instructor.rendering import NO_STORE, Instructor, auth_of, render_page
 from qkv.web.instructor.stats import lesson_numbers, timeline
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 pages = APIRouter(include_in_schema=False)
 # Not in /openapi.json or /docs, which learners can read: docs/instructor.md describes it.
 api = APIRouter(prefix="/api/instructor", tags=["instructor API"], include_in_schema=False)
 
-AppServices = Annotated[Services, Depends(get_services)]
 _MAX_FORM_BYTES = 4096
 _MAX_FORM_FIELDS = 8  # the forms have one or two fields; a browser adds none
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
@@ -22,10 +22,9 @@ from qkv.grading.same_program import canonical_program
 from qkv.store.instructor.instructors import CodeEvent
 from qkv.web.http.course_access import CourseAccess, InCourse
 from qkv.web.instructor.rendering import auth_of, render_page
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 router = APIRouter(include_in_schema=False)
-AppServices = Annotated[Services, Depends(get_services)]
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from qkv.web.learner.widget_api import (
 from qkv.web.lesson_progress import build_progress
 from qkv.web.runs.backend import RemoteProgram, final_reply, pending_reply, place_in_line
 from qkv.web.runs.local_queue import GradingBusy, GradingClosed
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 router = APIRouter(prefix="/api", tags=["lesson API"])
 
@@ -87,15 +87,14 @@ class LearnerIn(StrictBody):
     display_name: str = Field(max_length=200, examples=["Ada"])
 
 
-def _writer(request: Request, services: Annotated[Services, Depends(get_services)]) -> RequestLearner:
+def _writer(request: Request, services: AppServices) -> RequestLearner:
     return services.identity.require_csrf(request)
 
 
-def _reader(request: Request, services: Annotated[Services, Depends(get_services)]) -> RequestLearner:
+def _reader(request: Request, services: AppServices) -> RequestLearner:
     return services.identity.learner(request)
 
 
-AppServices = Annotated[Services, Depends(get_services)]
 Writer = Annotated[RequestLearner, Depends(_writer)]
 Reader = Annotated[RequestLearner, Depends(_reader)]
 
@@ -184,7 +183,7 @@ async def post_code(
     if isinstance(document, SafeJSONResponse):
         return document
     metrics.graded(lesson.id, document.get("status"), time.monotonic() - started)
-    return await run_in_threadpool(
+    kept = await run_in_threadpool(
         _keep_run,
         services,
         request.app.state,
@@ -197,6 +196,8 @@ async def post_code(
         client=request_client_key(request),
         sent_at=sent_at,
     )
+    # Returned as a response, FastAPI does not walk the whole document first to make it JSON-able.
+    return SafeJSONResponse(kept)
 
 
 def _keep_run(

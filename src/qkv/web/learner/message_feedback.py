@@ -19,7 +19,8 @@ from pydantic import Field
 from qkv.store.instructor.mistake_groups import FEEDBACK_KINDS, MAX_LINE
 from qkv.store.work.mistake_signatures import group_key
 from qkv.web.http.request_bodies import StrictBody
-from qkv.web.learner.api import AppServices, LessonId, Writer
+from qkv.web.learner.api import LessonId, Writer
+from qkv.web.services import AppServices
 
 __all__ = ["MessageFeedbackIn", "router"]
 

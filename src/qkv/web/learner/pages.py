@@ -14,11 +14,9 @@ from qkv.web.http.security import RequestLearner
 from qkv.web.learner.apidocs import render_api_reference
 from qkv.web.learner.instructor_notes import progress_with_notes
 from qkv.web.lesson_progress import build_progress
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 router = APIRouter(include_in_schema=False)
-
-AppServices = Annotated[Services, Depends(get_services)]
 
 
 def _reader(request: Request, services: AppServices) -> RequestLearner:

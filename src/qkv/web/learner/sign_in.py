@@ -26,11 +26,10 @@ from qkv.web.http.instructor_auth import same_origin
 from qkv.web.http.learner_sessions import sign_in, sign_out
 from qkv.web.http.security import CSRF_FIELD, RequestLearner
 from qkv.web.http.sign_in_links import qr_data_uri, request_base_url, sign_in_url
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 router = APIRouter(include_in_schema=False)
 
-AppServices = Annotated[Services, Depends(get_services)]
 _NO_STORE = {"Cache-Control": "no-store"}
 _MAX_FORM_BYTES = 4096
 _MAX_FORM_FIELDS = 8

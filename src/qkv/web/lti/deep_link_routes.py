@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -26,11 +26,10 @@ from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.lti.tool import LtiTool
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 log = logging.getLogger("qkv.web.lti")
 router = APIRouter(include_in_schema=False)
-AppServices = Annotated[Services, Depends(get_services)]
 _NO_STORE = {"Cache-Control": "no-store"}
 
 

@@ -16,10 +16,10 @@ import secrets
 import time
 from datetime import UTC, datetime
 from html import escape
-from typing import Annotated, Any
+from typing import Any
 
 import jwt
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
@@ -31,11 +31,10 @@ from qkv.web.lti.instructor_launch import sign_in_instructor
 from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.tool import LtiTool
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 log = logging.getLogger("qkv.web.lti")
 router = APIRouter(include_in_schema=False)
-AppServices = Annotated[Services, Depends(get_services)]
 TICKET_AUDIENCE = "qkv-lti-continue"
 TICKET_LIFETIME_S = 300
 _NO_STORE = {"Cache-Control": "no-store"}

@@ -6,9 +6,9 @@ class answers 404."""
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
@@ -22,11 +22,10 @@ from qkv.web.lti.launch_routes import tool_of
 from qkv.web.lti.names_and_roles import Member, pull_members
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.service_tokens import ServiceUnavailable
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 log = logging.getLogger("qkv.web.lti")
 router = APIRouter(include_in_schema=False)
-AppServices = Annotated[Services, Depends(get_services)]
 _NO_STORE = {"Cache-Control": "no-store"}
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from html import escape
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import urlencode
 
 import jwt
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
@@ -43,11 +43,10 @@ from qkv.web.lti.scores import queue_lesson_score
 from qkv.web.lti.service_tokens import ServiceUnavailable
 from qkv.web.lti.targets import lesson_target
 from qkv.web.lti.tool import LtiTool
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 log = logging.getLogger("qkv.web.lti")
 router = APIRouter(include_in_schema=False)
-AppServices = Annotated[Services, Depends(get_services)]
 _NO_STORE = {"Cache-Control": "no-store"}
 _MAX_FORM_BYTES = 96 * 1024  # an id token with roles, context and service claims is a few KiB
 _MAX_FORM_FIELDS = 40  # LMSs add fields of their own (Canvas: canvas_region, lti_storage_target, ...)

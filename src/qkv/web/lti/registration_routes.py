@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import logging
 from html import escape
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
@@ -26,11 +25,10 @@ from qkv.web.lti.origin import origin_of
 from qkv.web.lti.refusal import LaunchRefused
 from qkv.web.lti.registration_attempts import Opening
 from qkv.web.lti.tool import LtiTool
-from qkv.web.services import Services, get_services
+from qkv.web.services import AppServices, Services
 
 log = logging.getLogger("qkv.web.lti")
 router = APIRouter(include_in_schema=False)
-AppServices = Annotated[Services, Depends(get_services)]
 _NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
 
