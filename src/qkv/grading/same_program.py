@@ -88,13 +88,14 @@ def _drop_docstrings(tree: ast.Module) -> None:
 
 def _rename_locals(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
     """Rename the names ``function`` binds for itself (not those it declares global or nonlocal)."""
+    nodes = list(ast.walk(function))  # walked once: the walk costs more than the three loops over it
     shared: set[str] = set()
-    for node in ast.walk(function):
+    for node in nodes:
         if isinstance(node, ast.Global | ast.Nonlocal):
             shared.update(node.names)
-    own = [name for name in _bound_names(function) if name not in shared]
+    own = [name for name in _bound_names(nodes) if name not in shared]
     canonical = {name: f"_v{index}" for index, name in enumerate(dict.fromkeys(own))}
-    for node in ast.walk(function):
+    for node in nodes:
         if isinstance(node, ast.Name) and node.id in canonical:
             node.id = canonical[node.id]
         elif isinstance(node, ast.arg) and node.arg in canonical:
@@ -114,10 +115,11 @@ def _outermost_functions(node: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunct
     return found
 
 
-def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
-    """The names ``function`` (with the functions inside it) binds, in the order of its text."""
+def _bound_names(nodes: list[ast.AST]) -> list[str]:
+    """The names a function's ``nodes`` (with those of the functions inside it) bind, in the order of
+    its text."""
     found: list[tuple[int, int, str]] = []
-    for node in ast.walk(function):
+    for node in nodes:
         if isinstance(node, ast.arg):
             found.append((node.lineno, node.col_offset, node.arg))
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
