@@ -38,7 +38,7 @@ from qkv.grading.sandbox.live_gradings import announced
 from qkv.grading.sandbox.pool import SparePool
 from qkv.grading.sandbox.priority import SandboxPriority, current_priority
 from qkv.grading.sandbox.process import RawRun, SandboxProcess, SandboxStartError, drop_to_unprivileged_uid
-from qkv.grading.sandbox.report_bound import report_bound
+from qkv.grading.sandbox.report_bound import bound_of_shares, share_of_test
 from qkv.grading.sandbox.runtime import bwrap_path
 from qkv.grading.sandbox.seccomp import filter_for_this_machine
 from qkv.grading.sandbox.zygote_client import Zygote, ZygoteError
@@ -533,11 +533,10 @@ def _write_job(prepared: _Prepared, source: str, suite: Suite) -> None:
             for index, case in enumerate(calls)
         ],
     }
-    prepared.report_bytes = report_bound([case.expected for case in calls], [case.args for case in calls])
+    shares = [share_of_test(case.expected, case.args) for case in calls]  # the tests' first, then the probes'
+    prepared.report_bytes = bound_of_shares(shares)
     # What the learner is told the tests can need: the probes' share is the grader's, not theirs.
-    prepared.tests_report_bytes = report_bound(
-        [case.expected for case in prepared.running], [case.args for case in prepared.running]
-    )
+    prepared.tests_report_bytes = bound_of_shares(shares[: len(prepared.running)])
     prepared.job["report_bytes"] = prepared.report_bytes  # the harness writes no value past it
 
 

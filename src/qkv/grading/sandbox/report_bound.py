@@ -17,7 +17,14 @@ import numpy as np
 
 from qkv.grading.sandbox.report_reader import MAX_REPORT_BYTES
 
-__all__ = ["REPORT_BASE_BYTES", "TEST_SLACK_BYTES", "encoded_size", "report_bound"]
+__all__ = [
+    "REPORT_BASE_BYTES",
+    "TEST_SLACK_BYTES",
+    "bound_of_shares",
+    "encoded_size",
+    "report_bound",
+    "share_of_test",
+]
 
 REPORT_BASE_BYTES = 16 * 1024  # the start, imported, timing and done lines, an import error's message
 TEST_SLACK_BYTES = 16 * 1024  # per test: an exception's message, parameter names, eight warnings
@@ -81,8 +88,28 @@ def report_bound(expected: Sequence[Any], arguments: Sequence[Sequence[Any]]) ->
     >>> report_bound([np.zeros(4096)] * 100, [()] * 100) == MAX_REPORT_BYTES
     True
     """
-    total = REPORT_BASE_BYTES
-    for value, args in zip(expected, arguments, strict=True):
-        total += TEST_SLACK_BYTES + VALUE_FACTOR * encoded_size(value)
-        total += ARGUMENT_FACTOR * encoded_size(tuple(args))
-    return min(total, MAX_REPORT_BYTES)
+    return bound_of_shares(
+        [share_of_test(value, args) for value, args in zip(expected, arguments, strict=True)]
+    )
+
+
+def share_of_test(expected: Any, arguments: Sequence[Any]) -> int:
+    """One test's share of the bound: ``TEST_SLACK_BYTES`` + 4 × its expected value + 2 × its arguments.
+
+    >>> share_of_test(0.5, ()) == TEST_SLACK_BYTES + 4 * 48 + 2 * 48
+    True
+    """
+    return (
+        TEST_SLACK_BYTES
+        + VALUE_FACTOR * encoded_size(expected)
+        + ARGUMENT_FACTOR * encoded_size(tuple(arguments))
+    )
+
+
+def bound_of_shares(shares: Sequence[int]) -> int:
+    """The bound for tests with these shares: ``REPORT_BASE_BYTES`` + their sum, at most ``MAX_REPORT_BYTES``.
+
+    >>> bound_of_shares([]) == REPORT_BASE_BYTES
+    True
+    """
+    return min(REPORT_BASE_BYTES + sum(shares), MAX_REPORT_BYTES)

@@ -201,8 +201,8 @@ class CodeWork:
         new_try = own_work and all(text.strip() != source.strip() for text in kept_texts)
         stored = 0
         if kept is not Keeping.NOTHING:
-            stored = _store_program(conn, key, source, digest, status, (passed, len(tests)), document, now)
-            _stamp_suite_version(conn, key, now, result)
+            score, version = (passed, len(tests)), _suite_version(result)
+            stored = _store_program(conn, key, source, digest, status, score, document, now, version)
         count_work(
             conn,
             key,
@@ -328,14 +328,10 @@ class CodeWork:
         return grown >= 0
 
 
-def _stamp_suite_version(
-    conn: Connection, key: ExerciseKey, now: datetime, result: Mapping[str, Any]
-) -> None:
-    """Record on the program just stored the suite version its result names (``suite_version``), if any."""
+def _suite_version(result: Mapping[str, Any]) -> str | None:
+    """The suite version the result names (``suite_version``), if any: kept with the program."""
     version = result.get("suite_version")
-    if isinstance(version, str) and version:
-        just_stored = (*rows_of(_CODE, key), _CODE.c.created_at == now, _CODE.c.suite_version.is_(None))
-        conn.execute(update(_CODE).where(*just_stored).values(suite_version=version[:16]))
+    return version[:16] if isinstance(version, str) and version else None
 
 
 def _store_program(
@@ -347,6 +343,7 @@ def _store_program(
     score: tuple[int, int],
     document: str,
     now: datetime,
+    suite_version: str | None,
 ) -> int:
     """A row for one graded program (its text kept once per learner, by hash); the bytes it stored."""
     learner_id, lesson_id, exercise_id = key
@@ -363,6 +360,7 @@ def _store_program(
             total=score[1],
             result_json=document,
             created_at=now,
+            suite_version=suite_version,
         )
     )
     return stored
