@@ -70,7 +70,7 @@ class Services:
 
 
 def get_services(request: Request) -> Services:
-    """The app's ``Services`` (a FastAPI dependency)."""
+    """The app's ``Services``, from a request (a route takes an ``AppServices`` parameter instead)."""
     found: Services = request.app.state.qkv
     return found
 
