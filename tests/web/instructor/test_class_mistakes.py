@@ -27,11 +27,14 @@ HTML = {"accept": "text/html"}
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def class_app(request: pytest.FixtureRequest, make_app: Callable[..., FastAPI], tmp_path: Any) -> FastAPI:
+def class_app(request: pytest.FixtureRequest, tmp_path: Any) -> FastAPI:
     """The app on each database."""
     if request.param == "sqlite":
-        return make_app(database_url=f"sqlite:///{tmp_path / 'class.sqlite3'}")
-    return make_app(database_url=str(request.getfixturevalue("postgres_url")))
+        url = f"sqlite:///{tmp_path / 'class.sqlite3'}"
+    else:  # the database first, so that it is dropped after the app has stopped (its threads read it)
+        url = str(request.getfixturevalue("postgres_url"))
+    make_app: Callable[..., FastAPI] = request.getfixturevalue("make_app")
+    return make_app(database_url=url)
 
 
 def _staff(app: FastAPI, name: str, course_id: str, role: StaffRole = StaffRole.INSTRUCTOR) -> TestClient:

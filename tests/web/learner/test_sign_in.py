@@ -220,7 +220,8 @@ def test_an_anonymous_sign_out_changes_nothing(app: FastAPI) -> None:
 
 @pytest.mark.postgres
 def test_two_servers_sharing_postgresql_share_the_session(
-    make_app: Callable[..., FastAPI], postgres_url: str
+    postgres_url: str,
+    make_app: Callable[..., FastAPI],  # the database first: dropped after the apps stop
 ) -> None:
     first, second = make_app(database_url=postgres_url), make_app(database_url=postgres_url)
     _, token = _account(first)
@@ -355,7 +356,8 @@ def test_sign_out_on_every_device_ends_every_session_of_the_learner(app: FastAPI
 
 @pytest.mark.postgres
 def test_sign_out_on_every_device_holds_on_every_server_sharing_postgresql(
-    make_app: Callable[..., FastAPI], postgres_url: str
+    postgres_url: str,
+    make_app: Callable[..., FastAPI],  # the database first: dropped after the apps stop
 ) -> None:
     first, second = make_app(database_url=postgres_url), make_app(database_url=postgres_url)
     phone, laptop, _ = _signed_in_twice(first, second)
