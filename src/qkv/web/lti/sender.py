@@ -138,6 +138,8 @@ class ScoreSender:
                     pass
             except StoreError as error:
                 log.warning("the LMS score outbox could not be read: %s", error)
+            except Exception:  # a thread that died here would send no later score until a restart
+                log.exception("sending the LMS scores failed; the sender tries again in %g s", self.poll_s)
             self._wake.wait(self.poll_s)
             self._wake.clear()
 
