@@ -536,6 +536,9 @@ def main() -> None:
     serve(report_fd, {"boot": {"t": BOOT_MARK[0], "cpu": BOOT_MARK[1]}})
 
 
+AUTOGROUP_TRIES, AUTOGROUP_RETRY_S = 50, 0.02
+
+
 def keep_starters_priority() -> None:
     """Give this session's scheduling group the nice value this thread inherited from its starter.
 
@@ -545,9 +548,20 @@ def keep_starters_priority() -> None:
     lacks, so the program cannot undo this.
     """
     nice = os.nice(0)
-    if nice > 0:
-        with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as group:
-            group.write(str(nice))
+    if nice <= 0:
+        return
+    # The kernel takes one such change a tenth of a second, machine-wide, from a process without
+    # CAP_SYS_ADMIN, and answers EAGAIN to the rest: sandboxes starting together would otherwise keep
+    # nice 0 groups. So a refused change is tried again, for a second at most.
+    for _ in range(AUTOGROUP_TRIES):
+        try:
+            with open("/proc/self/autogroup", "w") as group:
+                group.write(str(nice))
+            return
+        except BlockingIOError:
+            time.sleep(AUTOGROUP_RETRY_S)
+        except OSError:  # no autogroups here, or /proc is not this process's
+            return
 
 
 def serve(report_fd: int, marks: dict[str, dict[str, float]]) -> None:
