@@ -6,6 +6,7 @@ must be one of a few plain shapes made of JSON numbers, strings and lists, or th
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -45,9 +46,7 @@ class Opaque:
     shape: tuple[int, ...] | None = None
 
 
-_DTYPE_NAMES: dict[np.dtype[Any], str] = {}
-
-
+@functools.cache  # a handful of dtypes ever
 def dtype_name(dtype: np.dtype[Any]) -> str:
     """``str(dtype)``, remembered: NumPy builds the name in Python each time (2 µs), and a job names
     hundreds of arrays.
@@ -57,10 +56,7 @@ def dtype_name(dtype: np.dtype[Any]) -> str:
     >>> dtype_name(np.zeros(2, dtype=np.float32).dtype)
     'float32'
     """
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES.setdefault(dtype, str(dtype))
-    return name
+    return str(dtype)
 
 
 def _number(value: object) -> float:
