@@ -226,3 +226,48 @@ def test_an_error_in_any_block_reaches_the_caller_and_blas_is_restored(failing_b
     np.testing.assert_allclose(
         O, attention(Q, K, V, scale=0.5, return_weights=True)[0], rtol=1e-12, atol=1e-12
     )
+
+
+@pytest.fixture(params=["spin lock", "lock"])
+def end_signal_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each end signal: the C library's spin lock where it has one, and the Lock used elsewhere."""
+    if request.param == "lock":
+        monkeypatch.setattr(_workers, "_spin_lock_functions", lambda: None)
+    elif _workers._spin_lock_functions() is None:
+        pytest.skip("this C library has no pthread spin locks")
+    return str(request.param)
+
+
+@pytest.mark.timeout(60)
+def test_the_end_signal_lets_the_caller_go_only_once_the_helper_has_set_it(end_signal_kind: str) -> None:
+    signal = _workers._EndSignal()
+    order: list[str] = []
+    waiting = threading.Event()
+
+    def caller() -> None:
+        waiting.set()
+        signal.wait()
+        order.append("returned")
+
+    thread = threading.Thread(target=caller)
+    thread.start()
+    waiting.wait(timeout=10)
+    thread.join(timeout=0.05)  # a wait that returned at once would have ended by now
+    order.append("set")
+    signal.set()
+    thread.join(timeout=10)
+    assert order == ["set", "returned"]
+    signal.set()  # and it is ready for the next job: set first, then waited for
+    signal.wait()
+
+
+@pytest.mark.timeout(60)
+def test_a_helper_runs_jobs_and_reports_their_errors_with_either_end_signal(end_signal_kind: str) -> None:
+    helper = _workers._Helper()
+    done: list[int] = []
+    for job in range(3):
+        helper.start(lambda job=job: done.append(job))
+        assert helper.join() is None
+    helper.start(lambda: 1 / 0)
+    assert isinstance(helper.join(), ZeroDivisionError)
+    assert done == [0, 1, 2]
