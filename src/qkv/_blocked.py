@@ -18,8 +18,9 @@ smallest normal float); only then is the block summed again with references that
 query's current top score, multiplying ``l`` and ``acc`` by ``exp(ref - ref')``) when a score
 rises more than ``HEADROOM`` above them or a query's first scores all lie far below them.
 
-``l`` is not summed separately: ``V`` gets a column of ones, so the product of a tile of weights
-with ``[V | 1]`` gives ``acc`` and ``l`` at once. Each thread keeps its scratch arrays (the tile,
+``l`` is a tile's product with a column of ones (a tenth of the time of a row sum), beside its
+product with ``V``; a single product with ``[V | 1]``, which needed a copy of ``V`` per call, took
+longer than the two (65 columns are a 64-wide kernel pass and a narrow one). Each thread keeps its scratch arrays (the tile,
 the sums, the scaled queries) between calls, because fresh buffers of that size come from ``mmap``
 and are page-faulted in on every call.
 
@@ -45,7 +46,7 @@ import itertools
 import math
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -202,12 +203,12 @@ def blocked_attention(
         scale=scale * LOG2_E if in_bits else scale,
         in_bits=in_bits,
         k=_expand(k, batch),
-        v1=_expand(_with_ones(v, _scratch("call", v.dtype, (*v.shape[:-1], v.shape[-1] + 1))[0]), batch),
+        v=_expand(v, batch),
+        ones=_ones(block_k, dtype),
         allowed=None if allowed is None else _expand(allowed, batch, (n_q, n_k)),
         bias=None if bias is None else _expand(bias, batch, (n_q, n_k)),
         causal_offset=causal_offset,
         block_k=block_k,
-        v=v,
         headroom=None,
         smallest_sum=smallest_sum,
         out=np.empty((*batch, n_q, d_v), dtype),
@@ -335,7 +336,7 @@ def one_tile_attention(
 # docs/performance.md). The products go through ``ndarray.dot``, whose call costs less than the
 # ``matmul`` ufunc's on small arrays (1.5 against 2.4 µs on an 8 × 64 head); the row sums are a
 # product with a column of ones, whose call costs half of ``S.sum(axis=1)``'s and which adds up like
-# the general path's column of ones in [V | 1]; ``ufunc.reduce`` spares the quarter microsecond of
+# the general path's; ``ufunc.reduce`` spares the quarter microsecond of
 # ``S.max()``'s Python wrapper.
 _one_tile_scaled = np.multiply  # (q, scale): scaling the queries costs less than scaling the scores
 _one_tile_scores = np.ndarray.dot  # (q, kᵀ)
@@ -374,8 +375,13 @@ def _tile_zero_future(S: FloatArray, future: BoolArray) -> None:
     np.copyto(S, 0, where=future)  # (bq, bk) no weight on the future
 
 
-def _tile_values(S: FloatArray, v1: FloatArray, out: FloatArray) -> FloatArray:
-    return np.matmul(S, v1, out=out)  # (bq, d_v + 1)
+def _tile_values(S: FloatArray, v: FloatArray, out: FloatArray) -> FloatArray:
+    return np.matmul(S, v, out=out)  # (bq, d_v)
+
+
+def _tile_row_sums(S: FloatArray, ones: FloatArray, out: FloatArray) -> FloatArray:
+    # A product with a column of ones: a tenth of S.sum(axis=1)'s time (2.4 against 11 µs on 256 × 256).
+    return np.matmul(S, ones, out=out)  # (bq, 1)
 
 
 @functools.lru_cache(maxsize=64)
@@ -385,8 +391,8 @@ def _ones(n: int, dtype: np.dtype[Any]) -> FloatArray:
     return ones
 
 
-def _normalise(acc: FloatArray, out: FloatArray | None) -> FloatArray:
-    return np.divide(acc[:, :-1], acc[:, -1:], out=out)  # (bq, d_v) = weighted values / l
+def _normalise(acc: FloatArray, l: FloatArray, out: FloatArray | None) -> FloatArray:
+    return np.divide(acc, l, out=out)  # (bq, d_v) = weighted values / their weights' sums
 
 
 def _headroom(v: FloatArray, n_k: int) -> float:
@@ -405,14 +411,6 @@ def _expand(
     """A view of ``array`` with the full batch dimensions (and ``last`` as its last dimensions)."""
     shape = (*batch, *(array.shape[-2:] if last is None else last))
     return array if array.shape == shape else np.broadcast_to(array, shape)
-
-
-def _with_ones(v: FloatArray, v1: FloatArray) -> FloatArray:
-    """Fill ``v1`` with ``[V | 1]``: multiplying the weights by it sums them in the same matrix product
-    as ``A V``."""
-    v1[..., :-1] = v  # (..., n_k, d_v + 1)
-    v1[..., -1] = 1
-    return v1
 
 
 # Each thread keeps its scratch arrays between calls: a fresh buffer of a few hundred KiB comes from
@@ -448,12 +446,12 @@ class _Problem:
     scale: float  # the factor on q, log2(e) included when in_bits
     in_bits: bool  # scores in bits (exp2) rather than nats (exp)
     k: FloatArray  # (*batch, n_k, d_k)
-    v1: FloatArray  # (*batch, n_k, d_v + 1), V with a column of ones (see _with_ones)
+    v: FloatArray  # (*batch, n_k, d_v)
+    ones: FloatArray  # (block_k, 1): a product of a tile with it sums the tile's rows
     allowed: BoolArray | None  # (*batch, n_q, n_k), a broadcast view
     bias: FloatArray | None  # (*batch, n_q, n_k), a broadcast view
     causal_offset: int | None
     block_k: int
-    v: FloatArray  # V as given, for the headroom
     headroom: float | None  # see HEADROOM and follow_headroom
     smallest_sum: float  # a query whose weights sum to less was summed again (see _run_query_block)
     out: FloatArray  # (*batch, n_q, d_v), written block by block
@@ -462,7 +460,7 @@ class _Problem:
     def follow_headroom(self) -> float:
         """``_headroom``, worked out on first use: only blocks that are summed again need it."""
         if self.headroom is None:  # two threads may both work it out; they get the same number
-            nats = _headroom(self.v, self.k.shape[-2])
+            nats = _headroom(self.v, self.k.shape[-2])  # (a broadcast view reads as V itself)
             self.headroom = nats * LOG2_E if self.in_bits else nats
         return self.headroom
 
@@ -503,51 +501,54 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
     return tasks
 
 
+class _Sums(NamedTuple):
+    """A query block's running sums and the scratch each tile's share is computed in."""
+
+    acc: FloatArray  # (bq, d_v) the weighted sum of the values
+    l: FloatArray  # (bq, 1) the sum of the weights
+    acc_part: FloatArray  # (bq, d_v) one key block's share of acc
+    l_part: FloatArray  # (bq, 1) one key block's share of l
+
+
 def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
     dtype = p.k.dtype
-    bq, d_k, d_v1 = i1 - i0, p.k.shape[-1], p.v1.shape[-1]
-    q, acc, part, tile = _scratch(
-        "block", dtype, (bq, d_k), (bq, d_v1), (bq, d_v1), (bq, min(p.block_k, p.key_end(i1)))
+    bq, d_k, d_v = i1 - i0, p.k.shape[-1], p.v.shape[-1]
+    q, acc, l, acc_part, l_part, tile = _scratch(
+        "block", dtype, (bq, d_k), (bq, d_v), (bq, 1), (bq, d_v), (bq, 1), (bq, min(p.block_k, p.key_end(i1)))
     )
+    sums = _Sums(acc, l, acc_part, l_part)
     _scaled_queries(p.q[b][i0:i1], p.scale, q)  # (bq, d_k)
     # First every reference stays at 0, so no tile needs its top scores. That is exact unless some
     # exp overflowed or all of a query's weights underflowed; the sums show both (or a query with no
     # allowed key), and then the block is summed again with references that follow the scores.
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # checked just below
-        _accumulate(p, b, i0, q, acc, part, tile, ref=None)
-    l = acc[:, -1:]  # (bq, 1) the sums of the weights
+        _accumulate(p, b, i0, q, sums, tile, ref=None)
     out = p.out[b][i0:i1]  # (bq, d_v)
-    if np.isfinite(acc).all() and l.min() >= p.smallest_sum:
+    if np.isfinite(acc).all() and np.isfinite(l).all() and l.min() >= p.smallest_sum:
         p.dead[b][i0:i1] = False
-        _normalise(acc, out)
+        _normalise(acc, l, out)
         return
-    _accumulate(p, b, i0, q, acc, part, tile, ref=np.zeros(bq, dtype))
+    _accumulate(p, b, i0, q, sums, tile, ref=np.zeros(bq, dtype))
     dead = l[:, 0] == 0  # (bq,) queries with no allowed key
     p.dead[b][i0:i1] = dead
     out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key
-    np.divide(acc[:, :-1], l, out=out, where=l > 0)
+    np.divide(acc, l, out=out, where=l > 0)
 
 
 def _accumulate(
-    p: _Problem,
-    b: tuple[int, ...],
-    i0: int,
-    q: FloatArray,
-    acc: FloatArray,
-    part: FloatArray,
-    tile: FloatArray,
-    ref: FloatArray | None,
+    p: _Problem, b: tuple[int, ...], i0: int, q: FloatArray, sums: _Sums, tile: FloatArray, ref: FloatArray | None
 ) -> None:
-    """Sum ``exp(score - ref) · [v, 1]`` over the keys of one query block into ``acc``.
+    """Sum ``exp(score - ref) · v`` and ``exp(score - ref)`` over the keys of one query block.
 
-    ``acc[:, :-1]`` becomes the weighted sum of the values and ``acc[:, -1]`` the sum ``l`` of the
-    weights: V's column of ones makes one matrix product compute both. ``ref`` None keeps every
-    reference at 0; an array of references follows the scores (see ``_follow``).
+    ``sums.acc`` becomes the weighted sum of the values and ``sums.l`` the sum of the weights.
+    ``ref`` None keeps every reference at 0; an array of references follows the scores (see
+    ``_follow``).
     """
-    k, v1 = p.k[b], p.v1[b]  # (n_k, d_k), (n_k, d_v + 1)
-    summed = ref is not None  # whether acc holds sums yet; _follow reads and rescales it from the start
+    k, v = p.k[b], p.v[b]  # (n_k, d_k), (n_k, d_v)
+    summed = ref is not None  # whether the sums hold anything yet; _follow reads and rescales them
     if summed:
-        acc[...] = 0
+        sums.acc[...] = 0
+        sums.l[...] = 0
     key_end = p.key_end(i0 + q.shape[0])
     for j0 in range(0, key_end, p.block_k):
         j1 = min(j0 + p.block_k, key_end)
@@ -566,38 +567,47 @@ def _accumulate(
         if not _mask_tile(S, bias, allowed, lag):
             continue  # every score in the tile is masked: it would add nothing
         if ref is not None:
-            ref = _follow(S, ref, acc, p.follow_headroom(), p.in_bits)
+            ref = _follow(S, ref, sums, p.follow_headroom(), p.in_bits)
         if p.in_bits:
             _tile_exp2(S)
         else:
             _tile_exp(S)
         if future is not None:
             _tile_zero_future(S, future)
-        if summed:
-            _tile_values(S, v1[j0:j1], part)  # (bq, d_v + 1) this key block's share
-            acc += part
-        else:
-            _tile_values(S, v1[j0:j1], acc)
-            summed = True
-    if not summed:
-        acc[...] = 0  # every key block was masked or in the future
+        _add_tile(S, v[j0:j1], p.ones[: S.shape[1]], sums, first=not summed)
+        summed = True
+    if not summed:  # every key block was masked or in the future
+        sums.acc[...] = 0
+        sums.l[...] = 0
 
 
-def _follow(S: FloatArray, ref: FloatArray, acc: FloatArray, headroom: float, in_bits: bool) -> FloatArray:
+def _add_tile(S: FloatArray, v: FloatArray, ones: FloatArray, sums: _Sums, first: bool) -> None:
+    """Add a tile of weights' share to the sums (the first tile's share is written in place)."""
+    if first:
+        _tile_values(S, v, sums.acc)  # (bq, d_v)
+        _tile_row_sums(S, ones, sums.l)  # (bq, 1)
+        return
+    np.add(sums.acc, _tile_values(S, v, sums.acc_part), out=sums.acc)
+    np.add(sums.l, _tile_row_sums(S, ones, sums.l_part), out=sums.l)
+
+
+def _follow(S: FloatArray, ref: FloatArray, sums: _Sums, headroom: float, in_bits: bool) -> FloatArray:
     """Move the references that this tile's scores require, rescale their sums, measure S against them.
 
     A query's reference moves to its top score only if exp could overflow (a score more than
     ``headroom`` above it) or, before anything is summed, underflow (every score far below it).
     Scores, references and headroom are in bits when ``in_bits`` (the weights are powers of 2), else
-    in nats. Returns the new references; ``acc`` is rescaled and ``S`` shifted in place.
+    in nats. Returns the new references; the sums are rescaled and ``S`` shifted in place.
     """
     top = S.max(axis=1)  # (bq,) -inf where the tile allows a query no key
-    l = acc[:, -1]  # (bq,)
+    l = sums.l[:, 0]  # (bq,)
     move = (top > ref + headroom) | ((top < ref - headroom) & (l == 0) & (top > -np.inf))
     if move.any():
         new_ref = np.where(move, top, ref)  # (bq,)
         # Moving up scales the old sums down; moving down only happens while they are still 0.
-        acc *= (np.exp2 if in_bits else np.exp)(np.minimum(ref - new_ref, 0))[:, None]
+        factor = (np.exp2 if in_bits else np.exp)(np.minimum(ref - new_ref, 0))[:, None]  # (bq, 1)
+        np.multiply(sums.acc, factor, out=sums.acc)
+        np.multiply(sums.l, factor, out=sums.l)
         ref = new_ref
     if ref.any():  # typical scores leave every reference at 0, and this pass is skipped
         np.subtract(S, ref[:, None], out=S)

@@ -62,7 +62,7 @@ def l2_cache_bytes(cache_dir: str = CPU_CACHE_DIR) -> int | None:
 def tile_scores(l2_bytes: int | None) -> int:
     """How many float32 scores one tile holds: the largest power of two within half the L2 cache.
 
-    Half, because the tile shares the cache with the slices of K and ``[V | 1]`` it is multiplied
+    Half, because the tile shares the cache with the slices of K and V it is multiplied
     with and with the BLAS kernels' packed panels. Measured on an L2 of 1.25 MiB with both the AVX-512
     and the AVX2 kernels of OpenBLAS, 512 KiB tiles ran 5-17 % faster than 1 MiB ones.
 

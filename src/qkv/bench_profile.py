@@ -76,7 +76,7 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         (blocked, "_mask_tile"),
         (blocked, "_tile_zero_future"),
         (blocked, "_follow"),
-        (blocked, "_with_ones"),
+        (blocked, "_tile_row_sums"),
         (blocked, "_normalise"),
         (blocked, "_one_tile_scaled"),  # one tile: scaled queries, top score, row sums, division
         (blocked, "_one_tile_top"),

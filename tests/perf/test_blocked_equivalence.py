@@ -229,6 +229,20 @@ def test_references_follow_the_scores_only_when_the_weights_leave_the_float_rang
     np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * float(np.abs(V).max()))
 
 
+def test_weights_whose_sum_alone_leaves_the_float_range_are_summed_again() -> None:
+    """Every weight fits in float32 (e^86) but 30 of them do not, while V is small enough that the
+    weighted values still do: the sums, not the values, show the overflow."""
+    Q = np.full((8, 16), np.sqrt(344 / 16), np.float32)  # every score 344 · 16^-0.5 = 86 nats
+    V = np.random.default_rng(6).uniform(1e-3, 2e-3, (30, 16)).astype(np.float32)
+    with (
+        forced_blocks(block_q=8, block_k=8, threads=1),
+        mock.patch.object(blocked, "_follow", wraps=blocked._follow) as spy,
+    ):
+        got = attention(Q, np.full((30, 16), Q[0, 0]), V)
+    assert spy.called
+    np.testing.assert_allclose(got, np.broadcast_to(V.mean(axis=0), got.shape), rtol=1e-5)
+
+
 @settings(max_examples=300, deadline=None)
 @given(problem=problems())
 def test_one_tile_equals_plain(problem: dict[str, Any]) -> None:
