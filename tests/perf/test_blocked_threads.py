@@ -103,7 +103,7 @@ def test_blocks_without_a_causal_mask_are_even_and_a_multiple_of_the_workers(
 ) -> None:
     q = np.zeros((*heads, n_q, 8))
     problem = blocked._Problem(
-        q=q, scale=1.0, in_bits=False, k=q, v=q, ones=q[..., :1], allowed=None, bias=None, causal_offset=None,
+        q=q, scale=1.0, in_bits=False, k=q, v=q, allowed=None, bias=None, causal_offset=None,
         block_k=256, headroom=None, smallest_sum=0.0, out=q, dead=np.zeros(q.shape[:-1], bool),
     )  # fmt: skip
     tasks = blocked._query_blocks(problem, heads, 512, workers=2)
