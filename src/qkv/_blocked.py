@@ -79,15 +79,15 @@ BLOCK_Q = tile_scores(l2_cache_bytes()) // BLOCK_K
 HEADROOM = 20.0
 LOG2_E = 1 / math.log(2)  # bits per nat: e ** x = 2 ** (x · LOG2_E)
 LN_2 = math.log(2)  # nats per bit
-# From this many scores in all on, the blocks go to the thread pool; below it BLAS's own threads do
-# better. Quiet 2-core AMD EPYC, AVX2 kernels, against PyTorch in the same rounds (docs/performance.md):
-# one float32 head of 512, BLAS's threads 0.94 of PyTorch's speed, the pool 0.85; of 640, 0.89 and 0.91;
-# of 768, 1.20 and 1.25; 8 heads of 512, 0.95 and 1.05. (Before the pool's helpers were steered off the
-# caller's core, both halves of a call often ran on one core, and the pool lost up to 1536².)
-MIN_THREADED_SCORES = 640 * 640
-# (That is also where a busy machine wants the pool: there BLAS's own threads stall each other, one head
-# of 640 queries 8.5 ms against the pool's 5.2 and of 1024 386 against 19 at load 15 on 2 cores, while
-# below it BLAS starts no threads and one thread wins; so the load average no longer decides.)
+# From this many float32 scores in all on (a float64 score counts twice: twice the arithmetic per
+# hand-over), the blocks go to the thread pool; below it BLAS's own threads do better. Quiet 2-core
+# AMD EPYC, AVX2 kernels, against PyTorch in the same rounds (docs/performance.md), BLAS's threads and
+# the pool: one float32 head of 384 0.90 / 0.86, 448 1.03 / 1.03, 512 0.96 / 0.96, causal 384 0.98 /
+# 0.79, 512 1.10 / 1.21-1.24; float64 384 0.94 / 1.02, causal 1.15 / 1.29. (It was 640² before the
+# caller stopped sleeping while it waits for a helper and the pool's halves took wider key tiles.)
+MIN_THREADED_SCORES = 512 * 512
+# (A busy machine wants the pool too: there BLAS's threads stall each other at every product, one head of
+# 640 queries 8.5 ms against the pool's 5.2 and of 1024 386 against 19 at load 15 on 2 cores.)
 # Queries per block under a causal mask: shorter blocks skip more of the future (a block of 512 queries
 # computes the tiles of its last query for all of them). One thread, float32 and float64, d = 64 (CPU
 # time against PyTorch's, docs/performance.md): 128 rows ran 1.14-1.37 times PyTorch's speed where 512
@@ -163,7 +163,8 @@ def blocked_attention(
         causal mask at most ``CAUSAL_BLOCK_Q`` queries (``CAUSAL_BLOCK_Q_LONG`` from
         ``CAUSAL_LONG_KEYS`` keys), so that blocks skip more of the future.
     threads : int, optional
-        Worker threads; by default ``worker_count()``, or 1 below ``MIN_THREADED_SCORES`` scores.
+        Worker threads; by default ``worker_count()``, or 1 below ``MIN_THREADED_SCORES`` float32
+        scores (float64 scores count twice).
 
     Returns
     -------
@@ -196,7 +197,7 @@ def blocked_attention(
     in_bits = bias is None and exp2_is_faster(dtype)
     batch = () if single_head else tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     if threads is None:
-        threads = _threads_for(math.prod(batch) * n_q * n_k)
+        threads = _threads_for(math.prod(batch) * n_q * n_k, dtype.itemsize)
     workers = max(1, threads)
     problem = _Problem(
         q=_expand(q, batch),
@@ -241,10 +242,11 @@ def _key_block_for(block_q: int, n_k: int) -> int:
     return min(max(n_k, 1), BLOCK_K * max(1, BLOCK_Q // max(block_q, 1)))
 
 
-def _threads_for(scores: int) -> int:
-    """Worker threads for a call with this many scores in all: the pool from MIN_THREADED_SCORES on,
-    otherwise one (and BLAS's own threads)."""
-    if scores >= MIN_THREADED_SCORES:
+def _threads_for(scores: int, itemsize: int) -> int:
+    """Worker threads for a call with this many scores in all, of this size: the pool from
+    MIN_THREADED_SCORES float32 scores on (a float64 score counts twice), otherwise one (and BLAS's own
+    threads)."""
+    if scores * itemsize >= MIN_THREADED_SCORES * 4:
         return worker_count()
     return 1
 

@@ -13,11 +13,19 @@ import functools
 import os
 import re
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["DEFAULT_L2_BYTES", "blas_core_type", "exp2_is_faster", "l2_cache_bytes", "tile_scores"]
+__all__ = [
+    "DEFAULT_L2_BYTES",
+    "ExponentialTimes",
+    "blas_core_type",
+    "exp2_is_faster",
+    "exponential_times",
+    "l2_cache_bytes",
+    "tile_scores",
+]
 
 # When the cache size cannot be read (not Linux, or a container without sysfs): a common size today.
 DEFAULT_L2_BYTES = 1024 * 1024
@@ -119,13 +127,16 @@ EXP2_MARGIN = 0.85
 
 @functools.cache
 def exp2_is_faster(dtype: np.dtype[Any]) -> bool:
-    """Whether NumPy's ``exp2`` is clearly faster than its ``exp`` for this dtype on this machine.
+    """Whether NumPy's ``exp2`` is clearly faster than its ``exp`` for this dtype in this process.
 
     It depends on the SIMD kernels NumPy dispatches to: with AVX-512, float32 ``exp2`` took about
     half the time of ``exp`` (24 against 44 µs on a 512 × 256 tile, AMD EPYC); with AVX2 only, it
-    was the slower of the two (240 against 400 M elements/s). So it is measured once per dtype and
-    process, on a tile's worth of scores: the best of a few interleaved timings of each (about a
-    millisecond in all).
+    was the slower of the two (240 against 400 M elements/s). It can even differ between two
+    processes on one machine: on the AMD EPYC of 2026-12-07, float32 ``exp2`` ran 3.5 times slower
+    (20 against 5.8 µs on 32 Ki scores, ``exp`` 11 either way) in about a third of the processes:
+    of 16 looked at, exactly those where the loader had placed NumPy's ufunc library at 4 MiB past a
+    multiple of 8 MiB (with address randomisation off, none). So it is measured once per dtype and
+    process (``exponential_times``).
 
     Parameters
     ----------
@@ -142,6 +153,38 @@ def exp2_is_faster(dtype: np.dtype[Any]) -> bool:
     >>> exp2_is_faster(np.dtype(np.float32)) in (True, False)
     True
     """
+    times = exponential_times(dtype)
+    return times.exp2 < EXP2_MARGIN * times.exp
+
+
+class ExponentialTimes(NamedTuple):
+    """The best of a few timings of ``np.exp`` and ``np.exp2`` on 32 Ki scores, in seconds."""
+
+    exp: float
+    exp2: float
+
+
+@functools.cache
+def exponential_times(dtype: np.dtype[Any]) -> ExponentialTimes:
+    """Time NumPy's ``exp`` and ``exp2`` on a tile's worth of scores of this dtype, once per process.
+
+    The best of five interleaved timings of each, about a millisecond in all.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype
+        float32 or float64.
+
+    Returns
+    -------
+    ExponentialTimes
+
+    Examples
+    --------
+    >>> times = exponential_times(np.dtype(np.float64))
+    >>> times.exp > 0 and times.exp2 > 0
+    True
+    """
     scores = np.linspace(-20, 0, 32 * 1024, dtype=dtype)
     out = np.empty_like(scores)
     best = {np.exp: float("inf"), np.exp2: float("inf")}
@@ -150,7 +193,7 @@ def exp2_is_faster(dtype: np.dtype[Any]) -> bool:
             start = time.perf_counter()
             function(scores, out=out)
             best[function] = min(best[function], time.perf_counter() - start)
-    return best[np.exp2] < EXP2_MARGIN * best[np.exp]
+    return ExponentialTimes(exp=best[np.exp], exp2=best[np.exp2])
 
 
 def _read(folder: str, name: str) -> str:

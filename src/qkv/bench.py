@@ -27,12 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from qkv import attention
-from qkv._hardware import blas_core_type, l2_cache_bytes
+from qkv._hardware import blas_core_type, exp2_is_faster, exponential_times, l2_cache_bytes
 from qkv.bench_profile import print_profiles, profile_attention
 
 __all__ = [
     "Measurement",
     "cpu_model",
+    "exponential_text",
     "main",
     "matmul_gflops",
     "naive_attention",
@@ -386,6 +387,7 @@ def _print_header(
         f"L2 cache per core: {'unknown' if l2 is None else f'{l2 // 1024} KiB'}",
         file=stream,
     )
+    print(exponential_text(np.dtype(dtype)), file=stream)
     roofline = matmul_gflops(roofline_size)
     print(f"roofline: float32 matmul {roofline_size}³ = {roofline:.0f} GFLOP/s", file=stream)
     print(
@@ -396,6 +398,35 @@ def _print_header(
         f"{'n':>6} {'causal':>6} {'method':>6} {'median ms':>10} {'GFLOP/s':>8} {'vs torch':>8} "
         f"{'peak MiB':>9}",
         file=stream,
+    )
+
+
+def exponential_text(dtype: np.dtype[Any]) -> str:
+    """Which exponential the blocked path takes for this dtype in this process, and why.
+
+    NumPy's float32 ``exp2`` ran 3.5 times slower in about a third of the processes on one machine
+    (see ``qkv._hardware.exp2_is_faster``), so two runs of the benchmark may differ in it.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype
+        float32 or float64.
+
+    Returns
+    -------
+    str
+        One line for the header.
+
+    Examples
+    --------
+    >>> exponential_text(np.dtype(np.float64)).startswith("exponential (float64): exp")
+    True
+    """
+    times = exponential_times(dtype)
+    chosen = "exp2, scores in bits" if exp2_is_faster(dtype) else "exp"
+    return (
+        f"exponential ({dtype}): {chosen} (this process measured exp2 at {times.exp2 / times.exp:.2f} "
+        "of exp's time)"
     )
 
 

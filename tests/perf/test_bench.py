@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import qkv._blocked as blocked
+import qkv._hardware as _hardware
 import qkv.bench as bench
 import qkv.bench_profile as bench_profile
 from qkv import attention
@@ -121,7 +122,8 @@ def test_a_profile_accounts_for_the_whole_call_and_puts_every_step_back(path: st
     # Each path's own arithmetic steps were timed (so were reached through their names).
     for phase in (bench_profile.SCORES_GEMM, bench_profile.EXP, bench_profile.VALUES_GEMM):
         assert profile.phases[phase] > 0, phase
-    # 600 × 600 scores: more than one tile, yet below the pool's break-even, so one thread either way.
+    # 600 × 600 scores: more than one tile; the blocked path's Python runs on the pool's threads from
+    # its break-even on (MIN_THREADED_SCORES), the plain path's on one.
     pooled = path == "blocked" and blocked.MIN_THREADED_SCORES <= 600 * 600
     assert profile.threads == (blocked.worker_count() if pooled else 1)
 
@@ -244,3 +246,14 @@ def test_the_header_says_when_the_environment_chose_the_blas_kernels(
     bench.run_attention_benchmark([8], d=4, out=out, roofline_size=32)
     blas_line = next(line for line in out.getvalue().splitlines() if line.startswith("BLAS core type: "))
     assert ("(forced by OPENBLAS_CORETYPE=Haswell)" in blas_line) == (forced is not None)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_header_names_the_exponential_this_process_takes(dtype: str) -> None:
+    out = io.StringIO()
+    bench.run_attention_benchmark([8], d=4, out=out, roofline_size=32, dtype=dtype)
+    line = next(line for line in out.getvalue().splitlines() if line.startswith("exponential ("))
+    times = _hardware.exponential_times(np.dtype(dtype))
+    chosen = "exp2, scores in bits" if _hardware.exp2_is_faster(np.dtype(dtype)) else "exp"
+    assert line.startswith(f"exponential ({dtype}): {chosen} (")
+    assert f"exp2 at {times.exp2 / times.exp:.2f} of exp's time" in line

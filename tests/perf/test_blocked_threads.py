@@ -50,9 +50,19 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(blocked, "MIN_THREADED_SCORES", 0)
 
 
-@pytest.mark.parametrize(("n", "pool"), [(512, False), (639, False), (640, True), (2048, True)])
+@pytest.mark.parametrize(
+    ("dtype", "n", "pool"),
+    [
+        (np.float32, 448, False),
+        (np.float32, 511, False),
+        (np.float32, 512, True),
+        (np.float32, 2048, True),
+        (np.float64, 362, False),  # 362² float64 scores count as 2 · 362² = 262,088 < 512² float32 ones
+        (np.float64, 363, True),
+    ],
+)
 def test_only_heads_past_the_measured_break_even_go_to_the_pool(
-    n: int, pool: bool, monkeypatch: pytest.MonkeyPatch
+    dtype: type, n: int, pool: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
     original = vars(blocked)["run_on_threads"]
@@ -62,17 +72,17 @@ def test_only_heads_past_the_measured_break_even_go_to_the_pool(
         original(run, tasks, workers)
 
     rng = np.random.default_rng(4)
-    Q, K, V = (rng.standard_normal((n, 8)).astype(np.float32) for _ in range(3))
+    Q, K, V = (rng.standard_normal((n, 8)).astype(dtype) for _ in range(3))
     monkeypatch.setattr(blocked, "run_on_threads", spy)
     attention(Q, K, V)
     assert calls == ([blocked.worker_count()] if pool and blocked.worker_count() > 1 else [])
 
 
-@pytest.mark.parametrize(("heads", "n", "pool"), [(8, 226, False), (8, 227, True)])
+@pytest.mark.parametrize(("heads", "n", "pool"), [(8, 181, False), (8, 182, True)])
 def test_a_batch_of_heads_counts_the_scores_of_all_its_heads(
     heads: int, n: int, pool: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert (heads * n * n >= blocked.MIN_THREADED_SCORES) == pool  # 8 · 226² < 640² <= 8 · 227²
+    assert (heads * n * n >= blocked.MIN_THREADED_SCORES) == pool  # 8 · 181² < 512² <= 8 · 182²
     calls: list[int] = []
     original = vars(blocked)["run_on_threads"]
     monkeypatch.setattr(
