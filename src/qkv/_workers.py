@@ -280,8 +280,11 @@ def _single_threaded_blas() -> Iterator[None]:
         return
     with _lock:
         if _state["users"] == 0:
-            # Each library's own setter (threadpoolctl's limit() object cost 6 µs a call; this, 1).
-            libraries = controller.select(user_api="blas").lib_controllers
+            # Each library's own setter (threadpoolctl's limit() object cost 6 µs a call; this, 1). The
+            # controller's libraries are fixed when it is built, so its BLAS ones are picked once.
+            if "blas" not in _state:
+                _state["blas"] = controller.select(user_api="blas").lib_controllers
+            libraries = _state["blas"]
             _state["held"] = [(library, library.get_num_threads()) for library in libraries]
             for library, _threads in _state["held"]:
                 library.set_num_threads(1)
