@@ -20,9 +20,9 @@ rises more than ``HEADROOM`` above them or a query's first scores all lie far be
 
 ``l`` is a tile's product with a column of ones (a tenth of the time of a row sum), beside its
 product with ``V``; a single product with ``[V | 1]``, which needed a copy of ``V`` per call, took
-longer than the two (65 columns are a 64-wide kernel pass and a narrow one). Each thread keeps its scratch arrays (the tile,
-the sums, the scaled queries) between calls, because fresh buffers of that size come from ``mmap``
-and are page-faulted in on every call.
+longer than the two (65 columns are a 64-wide kernel pass and a narrow one). Each thread keeps its
+scratch arrays (the tile, the sums, the scaled queries) between calls, because fresh buffers of that
+size come from ``mmap`` and are page-faulted in on every call.
 
 Where NumPy's ``exp2`` is the faster exponential (its AVX-512 kernels; see ``qkv._hardware``), the
 scores are measured in bits rather than nats: ``log2(e)`` is folded into the factor on the queries, so
@@ -554,7 +554,13 @@ def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
 
 
 def _accumulate(
-    p: _Problem, b: tuple[int, ...], i0: int, q: FloatArray, sums: _Sums, tile: FloatArray, ref: FloatArray | None
+    p: _Problem,
+    b: tuple[int, ...],
+    i0: int,
+    q: FloatArray,
+    sums: _Sums,
+    tile: FloatArray,
+    ref: FloatArray | None,
 ) -> None:
     """Sum ``exp(score - ref) · v`` and ``exp(score - ref)`` over the keys of one query block.
 

@@ -213,7 +213,7 @@ class _EndSignal:
         self._lock = threading.Lock()  # used only where there are no spin locks
         if self._spin is None:
             self._lock.acquire()
-        elif self._spin.init(ctypes.byref(self._word), 0) != 0 or self._spin.lock(ctypes.byref(self._word)) != 0:
+        elif self._spin.init(self._ref(), 0) != 0 or self._spin.lock(self._ref()) != 0:
             raise OSError("pthread_spin_init or pthread_spin_lock failed for a helper's end signal.")
 
     def set(self) -> None:
@@ -221,14 +221,17 @@ class _EndSignal:
         if self._spin is None:
             self._lock.release()
         else:
-            self._spin.unlock(ctypes.byref(self._word))
+            self._spin.unlock(self._ref())
 
     def wait(self) -> None:
         """Return once ``set`` has been called, and leave the signal ready for the next job (the caller)."""
         if self._spin is None:
             self._lock.acquire()
         else:
-            self._spin.lock(ctypes.byref(self._word))
+            self._spin.lock(self._ref())
+
+    def _ref(self) -> Any:
+        return ctypes.byref(self._word)
 
 
 class _SpinLockFunctions(NamedTuple):
