@@ -49,11 +49,12 @@ DEFAULT_HEADS = (1, 8)
 NAIVE_MAX_SCORE_BYTES = 256 * 2**20
 ROOFLINE_SIZE = 2048
 # Each timing repeats a call for about this long (at least MIN_REPEATS times), split into ROUNDS
-# rounds that take turns between the methods, so a burst of load elsewhere hits them all alike.
+# rounds that take turns between the methods, so a burst of load elsewhere hits them all alike. Five, as
+# issue 50 measured: with three, one cell read 0.92 in the table and 1.10-1.16 minutes later on its own.
 SECONDS_PER_TIMING = 0.8
 MIN_REPEATS = 6
 MAX_REPEATS = 20_000  # per burst: a burst of the shortest calls (about 10 µs) then lasts 0.04 s
-ROUNDS = 3
+ROUNDS = 5
 # Before each burst: OpenBLAS's and PyTorch's worker threads keep spinning for a while after a threaded
 # call and slow whatever runs next on those cores (measured: a 2-thread qkv call right after a
 # BLAS-threaded one took up to 1.5 times as long). A pause lets them go to sleep first.
