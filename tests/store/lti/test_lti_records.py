@@ -8,6 +8,7 @@ import threading
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import text
 
 from qkv.store.lti.keys import StoredKey, tool_key
 from qkv.store.lti.links import LtiLinks
@@ -140,6 +141,26 @@ def test_a_parked_score_holds_nothing_back_and_is_never_claimed_again(database: 
     assert outbox.claim(utc_now() + timedelta(hours=2)) == []
     (parked,) = outbox.parked()
     assert parked.parked_at is not None and "409" in (parked.last_error or "")
+
+
+@pytest.mark.parametrize("stored", ["{broken", "[1, 2]", "null"])
+def test_a_score_whose_stored_document_cannot_be_read_is_parked_and_holds_nothing_back(
+    database: Database, stored: str
+) -> None:
+    outbox = _queued(database, 1, 2)
+    first_id = outbox.waiting()[0].id
+    with database.write() as conn:  # damaged outside qkv: no JSON object
+        conn.execute(
+            text("UPDATE lti_score_outbox SET score_json = :s WHERE id = :i"), {"s": stored, "i": first_id}
+        )
+    assert [e.document for e in outbox.waiting()] == [{}, {"scoreGiven": 2}]  # listed, not a failure
+    (second,) = outbox.claim()  # the damaged score is parked, the next one claimed in the same round
+    assert second.document == {"scoreGiven": 2}
+    (parked,) = outbox.parked()
+    assert parked.id == first_id and parked.document == {}
+    assert "is not a JSON object" in (parked.last_error or "") and repr(stored[:60]) in (
+        parked.last_error or ""
+    )
 
 
 def test_a_line_item_with_a_refusal_parks_every_score_and_loses_it_when_moved(database: Database) -> None:

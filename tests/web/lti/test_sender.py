@@ -42,8 +42,8 @@ def test_a_round_that_fails_unexpectedly_leaves_the_sender_running(tmp_path: Pat
         LEARNER, "L4.1", "https://lms.example", "client", "1", "https://lms.example/li/1"
     )
     assert outbox.enqueue(links.line_item(LEARNER, "L4.1"), 2, {"scoreGiven": 2})
-    with database.write() as conn:  # a row nobody can read: its document is no JSON
-        conn.execute(text("UPDATE lti_score_outbox SET score_json = '{broken'"))
+    with database.write() as conn:  # a row the store cannot turn into an entry: its time is no time
+        conn.execute(text("UPDATE lti_score_outbox SET created_at = 'no time'"))
     seen = _Seen()
     logger = logging.getLogger("qkv.web.lti")
     logger.addHandler(seen)

@@ -118,7 +118,25 @@ def _new_row(item: LineItem, document: dict[str, Any], now: datetime) -> dict[st
     }
 
 
+def _document(text: str) -> dict[str, Any] | None:
+    """A row's score document, or None where its text is not a JSON object (a row damaged outside qkv:
+    it is parked on its next claim rather than failing every claim)."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def _unreadable(row: Any) -> str:
+    return (
+        f"The score document stored for this score is not a JSON object ({row.score_json[:60]!r}), so it "
+        "was set aside unsent; the learner's next change or launch sends their score again."
+    )
+
+
 def _entry(row: Any) -> OutboxEntry:
+    """The row as an entry; a document that cannot be read shows as {} (``claim`` parks such rows)."""
     return OutboxEntry(
         id=int(row.id),
         learner_id=row.learner_id,
@@ -126,7 +144,7 @@ def _entry(row: Any) -> OutboxEntry:
         issuer=row.issuer,
         client_id=row.client_id,
         lineitem_url=row.lineitem_url,
-        document=json.loads(row.score_json),
+        document=_document(row.score_json) or {},
         created_at=row.created_at,
         attempts=int(row.attempts),
         next_attempt_at=row.next_attempt_at,
@@ -245,7 +263,9 @@ class ScoreOutbox:
         Returns
         -------
         list of OutboxEntry
-            The claimed scores, at most one per learner and line item.
+            The claimed scores, at most one per learner and line item. A score whose stored document
+            cannot be read is parked with a sentence saying so instead, and the next one of its line
+            item can be claimed.
 
         Examples
         --------
@@ -261,28 +281,35 @@ class ScoreOutbox:
                 .order_by(_OUTBOX.c.id)
                 .limit(CLAIM_SCAN)
             ).all()
-        firsts: dict[tuple[str, str], Any] = {}
+        queues: dict[tuple[str, str], list[Any]] = {}
         for row in rows:
-            firsts.setdefault((row.learner_id, row.lineitem_url), row)
+            queues.setdefault((row.learner_id, row.lineitem_url), []).append(row)
         claimed = []
-        for row in firsts.values():
-            free = row.claimed_until is None or row.claimed_until <= now
-            if row.next_attempt_at > due_by or not free:
-                continue
-            with self.database.write() as conn:
-                taken = conn.execute(
-                    update(_OUTBOX)
-                    .where(
-                        _OUTBOX.c.id == row.id,
-                        _OUTBOX.c.sent_at.is_(None),
-                        _OUTBOX.c.parked_at.is_(None),
-                        or_(_OUTBOX.c.claimed_until.is_(None), _OUTBOX.c.claimed_until <= now),
-                    )
-                    .values(claimed_until=now + lease)
-                )
-            if taken.rowcount == 1:
-                claimed.append(_entry(row))
+        for queue in queues.values():
+            for row in queue:  # the oldest, or the next behind a damaged one just parked
+                free = row.claimed_until is None or row.claimed_until <= now
+                if row.next_attempt_at > due_by or not free or not self._take(row.id, now + lease, now):
+                    break
+                if _document(row.score_json) is not None:
+                    claimed.append(_entry(row))
+                    break
+                self.park(row.id, _unreadable(row))
         return claimed
+
+    def _take(self, entry_id: int, until: datetime, now: datetime) -> bool:
+        """Claim one waiting score until ``until``, unless another sender holds it."""
+        with self.database.write() as conn:
+            taken = conn.execute(
+                update(_OUTBOX)
+                .where(
+                    _OUTBOX.c.id == entry_id,
+                    _OUTBOX.c.sent_at.is_(None),
+                    _OUTBOX.c.parked_at.is_(None),
+                    or_(_OUTBOX.c.claimed_until.is_(None), _OUTBOX.c.claimed_until <= now),
+                )
+                .values(claimed_until=until)
+            )
+        return bool(taken.rowcount == 1)
 
     def delivered(self, entry_id: int) -> None:
         """Mark a score delivered: it is never sent again."""
