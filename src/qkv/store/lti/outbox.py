@@ -135,8 +135,9 @@ def _unreadable(row: Any) -> str:
     )
 
 
-def _entry(row: Any) -> OutboxEntry:
-    """The row as an entry; a document that cannot be read shows as {} (``claim`` parks such rows)."""
+def _entry(row: Any, document: dict[str, Any] | None = None) -> OutboxEntry:
+    """The row as an entry, with its document (read from the row unless given); a document that cannot
+    be read shows as {} (``claim`` parks such rows)."""
     return OutboxEntry(
         id=int(row.id),
         learner_id=row.learner_id,
@@ -144,7 +145,7 @@ def _entry(row: Any) -> OutboxEntry:
         issuer=row.issuer,
         client_id=row.client_id,
         lineitem_url=row.lineitem_url,
-        document=_document(row.score_json) or {},
+        document=document if document is not None else _document(row.score_json) or {},
         created_at=row.created_at,
         attempts=int(row.attempts),
         next_attempt_at=row.next_attempt_at,
@@ -290,8 +291,8 @@ class ScoreOutbox:
                 free = row.claimed_until is None or row.claimed_until <= now
                 if row.next_attempt_at > due_by or not free or not self._take(row.id, now + lease, now):
                     break
-                if _document(row.score_json) is not None:
-                    claimed.append(_entry(row))
+                if (document := _document(row.score_json)) is not None:
+                    claimed.append(_entry(row, document))
                     break
                 self.park(row.id, _unreadable(row))
         return claimed
