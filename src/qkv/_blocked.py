@@ -33,7 +33,10 @@ additive bias keeps nats (the bias would have to be rescaled tile by tile).
 Query blocks are independent, so they run on a small thread pool: NumPy's matmul and ``exp`` release
 the GIL, and BLAS is held to one thread per worker (through threadpoolctl, when it is installed) so
 the two kinds of threading do not fight over the cores. Without threadpoolctl the blocks run one
-after another and BLAS keeps its own threads.
+after another and BLAS keeps its own threads. Where one head's block is shorter than a tile (under a
+causal mask, or for short heads), a task takes the same block of several consecutive heads, and each
+NumPy call does its step for all of them: fewer calls, and fewer hand-overs of the GIL between the
+threads.
 
 This module only computes; ``qkv.attention.attention`` validates the inputs and applies the
 fully-masked-row policy to the rows this module reports as ``dead``.
@@ -45,6 +48,7 @@ import functools
 import itertools
 import math
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -216,7 +220,8 @@ def blocked_attention(
     )
     tasks = _query_blocks(problem, batch, block_q, workers)
     if chosen_block_k is None and causal_offset is None:
-        problem.block_k = _key_block_for(min((i1 - i0 for _b, i0, i1 in tasks), default=block_q), n_k)
+        rows = ((i1 - i0) * math.prod(_run_heads(b)) for b, i0, i1 in tasks)  # a task's rows, all heads
+        problem.block_k = _key_block_for(min(rows, default=block_q), n_k)
     if workers == 1 or len(tasks) == 1:
         for task in tasks:
             _run_query_block(problem, *task)
@@ -371,7 +376,7 @@ def _scaled_queries(q: FloatArray, scale: float, out: FloatArray) -> FloatArray:
 
 
 def _tile_scores(q: FloatArray, k: FloatArray, out: FloatArray) -> FloatArray:
-    return np.matmul(q, k.T, out=out)  # (bq, bk)
+    return np.matmul(q, np.swapaxes(k, -1, -2), out=out)  # (..., bq, bk)
 
 
 def _tile_exp(S: FloatArray) -> None:
@@ -491,7 +496,9 @@ class _Problem:
         return max(0, min(n_k, i1 + self.causal_offset))  # query i1 - 1 sees j <= i1 - 1 + offset
 
 
-Task = tuple[tuple[int, ...], int, int]  # (batch index, first query, end query)
+# (batch index, first query, end query). The index's last entry is a slice where a task takes a run of
+# consecutive heads of the last batch axis (see _heads_per_task): its arrays then lead with that axis.
+Task = tuple[tuple[int | slice, ...], int, int]
 
 
 def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, workers: int) -> list[Task]:
@@ -512,50 +519,99 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
         # Under a causal mask later blocks cost more; two or more per worker let the workers finish
         # closer together (at n = 1024 on 2 cores, 256-row blocks ran 15-39 % faster than 512-row ones).
         block_q = math.ceil(n_q / math.ceil(2 * workers / heads))
-    heads_index = itertools.product(*map(range, batch))  # every batch index, () when there is none
-    tasks = [(b, i0, min(i0 + block_q, n_q)) for b in heads_index for i0 in range(0, n_q, block_q)]
+    together = _heads_per_task(problem, batch, block_q, workers)
+    tasks = [
+        (b, i0, min(i0 + block_q, n_q)) for b in _head_runs(batch, together) for i0 in range(0, n_q, block_q)
+    ]
     # Under a causal mask later queries see more keys: start the costly blocks first so the
     # workers finish together.
     tasks.sort(key=lambda task: problem.key_end(task[2]), reverse=True)
     return tasks
 
 
+def _heads_per_task(problem: _Problem, batch: tuple[int, ...], block_q: int, workers: int) -> int:
+    """How many consecutive heads of the last batch axis one task takes: as many as keep their tiles
+    within one tile's worth of scores (``BLOCK_Q × BLOCK_K``) and divide the heads evenly, while every
+    worker keeps work (two tasks each under a causal mask, whose blocks cost unlike amounts; a
+    multiple of the workers without one).
+
+    Each NumPy call of a task then does the same step for all of its heads (``matmul`` loops over
+    them in C), so a task costs one set of calls and GIL hand-overs where one head per task cost
+    one per head: short blocks have few scores per call. Eight causal float32 heads of 1024 (blocks of
+    128 queries, four heads a task) ran 1.23–1.32 times PyTorch's speed where one head a task ran
+    0.87–1.15; eight heads of 16 tokens 37 µs a call against 115 (docs/performance.md). A head whose
+    block fills a tile by itself (no causal mask, long enough) keeps a task of its own.
+    """
+    if not batch:
+        return 1
+    n_q, n_k = problem.q.shape[-2], problem.k.shape[-2]
+    widest = min(problem.block_k, n_k)  # a block's widest tile
+    fit = max(1, BLOCK_Q * BLOCK_K // (min(block_q, n_q) * max(widest, 1)))
+    blocks = math.prod(batch[:-1]) * math.ceil(n_q / block_q)
+    causal = problem.causal_offset is not None
+    enough = 1 if workers == 1 else 2 * workers if causal else workers
+    for together in range(min(fit, batch[-1]), 1, -1):
+        tasks = blocks * (batch[-1] // together)
+        if batch[-1] % together == 0 and tasks >= enough and (causal or tasks % workers == 0):
+            return together
+    return 1
+
+
+def _head_runs(batch: tuple[int, ...], together: int) -> Iterator[tuple[int | slice, ...]]:
+    """Every batch index, () when there is none; with runs of ``together`` heads (more than one) the
+    last entry is a slice of the last batch axis."""
+    if together == 1 or not batch:
+        yield from itertools.product(*map(range, batch))
+        return
+    for prefix in itertools.product(*map(range, batch[:-1])):
+        for h0 in range(0, batch[-1], together):
+            yield (*prefix, slice(h0, min(h0 + together, batch[-1])))
+
+
+def _run_heads(b: tuple[int | slice, ...]) -> tuple[int, ...]:
+    """The leading shape of a task's arrays: (heads,) where its index ends with a run of heads."""
+    last = b[-1] if b else None
+    return (last.stop - last.start,) if isinstance(last, slice) else ()
+
+
 class _Sums(NamedTuple):
     """A query block's running sums and the scratch each tile's share is computed in."""
 
-    acc: FloatArray  # (bq, d_v) the weighted sum of the values
-    l: FloatArray  # (bq, 1) the sum of the weights
-    acc_part: FloatArray  # (bq, d_v) one key block's share of acc
-    l_part: FloatArray  # (bq, 1) one key block's share of l
+    acc: FloatArray  # (..., bq, d_v) the weighted sum of the values (... : a task's run of heads)
+    l: FloatArray  # (..., bq, 1) the sum of the weights
+    acc_part: FloatArray  # (..., bq, d_v) one key block's share of acc
+    l_part: FloatArray  # (..., bq, 1) one key block's share of l
 
 
-def _run_query_block(p: _Problem, b: tuple[int, ...], i0: int, i1: int) -> None:
+def _run_query_block(p: _Problem, b: tuple[int | slice, ...], i0: int, i1: int) -> None:
     dtype = p.k.dtype
     bq, d_k, d_v = i1 - i0, p.k.shape[-1], p.v.shape[-1]
+    g = _run_heads(b)  # () for one head, (heads,) for a run of them: every array below leads with it
     q, acc, l, acc_part, l_part, tile = _scratch(
-        "block", dtype, (bq, d_k), (bq, d_v), (bq, 1), (bq, d_v), (bq, 1), (bq, min(p.block_k, p.key_end(i1)))
-    )
+        "block", dtype, (*g, bq, d_k), (*g, bq, d_v), (*g, bq, 1), (*g, bq, d_v), (*g, bq, 1),
+        (*g, bq, min(p.block_k, p.key_end(i1))),
+    )  # fmt: skip
     sums = _Sums(acc, l, acc_part, l_part)
-    _scaled_queries(p.q[b][i0:i1], p.scale, q)  # (bq, d_k)
+    _scaled_queries(p.q[b][..., i0:i1, :], p.scale, q)  # (..., bq, d_k)
     # First every reference stays at 0, so no tile needs its top scores. That is exact unless some
     # exp overflowed or all of a query's weights underflowed; the sums show both (or a query with no
     # allowed key), and then the block is summed again with references that follow the scores.
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # checked just below
         _accumulate(p, b, i0, q, sums, tile, ref=None)
-    out = p.out[b][i0:i1]  # (bq, d_v)
+    out = p.out[b][..., i0:i1, :]  # (..., bq, d_v)
     if np.isfinite(acc).all() and np.isfinite(l).all() and l.min() >= p.smallest_sum:
         _normalise(acc, l, out)
         return
-    _accumulate(p, b, i0, q, sums, tile, ref=np.zeros(bq, dtype))
-    dead = l[:, 0] == 0  # (bq,) queries with no allowed key
-    p.dead[b][i0:i1] = dead
+    _accumulate(p, b, i0, q, sums, tile, ref=np.zeros((*g, bq), dtype))
+    dead = l[..., 0] == 0  # (..., bq) queries with no allowed key
+    p.dead[b][..., i0:i1] = dead
     out[...] = np.nan  # stays NaN (0/0) where a query has no allowed key
     np.divide(acc, l, out=out, where=l > 0)
 
 
 def _accumulate(
     p: _Problem,
-    b: tuple[int, ...],
+    b: tuple[int | slice, ...],
     i0: int,
     q: FloatArray,
     sums: _Sums,
@@ -568,27 +624,27 @@ def _accumulate(
     ``ref`` None keeps every reference at 0; an array of references follows the scores (see
     ``_follow``).
     """
-    k, v = p.k[b], p.v[b]  # (n_k, d_k), (n_k, d_v)
+    k, v = p.k[b], p.v[b]  # (..., n_k, d_k), (..., n_k, d_v)
     ones = _ones(p.block_k, k.dtype)  # (block_k, 1): a tile's product with it sums the tile's rows
     summed = ref is not None  # whether the sums hold anything yet; _follow reads and rescales them
     if summed:
         sums.acc[...] = 0
         sums.l[...] = 0
-    key_end = p.key_end(i0 + q.shape[0])
+    key_end = p.key_end(i0 + q.shape[-2])
     for j0 in range(0, key_end, p.block_k):
         j1 = min(j0 + p.block_k, key_end)
-        S = _tile_scores(q, k[j0:j1], tile[:, : j1 - j0])  # (bq, bk) one block of scores
-        i1, j1 = i0 + S.shape[0], j0 + S.shape[1]
-        bias = None if p.bias is None else p.bias[b][i0:i1, j0:j1]
-        allowed = None if p.allowed is None else p.allowed[b][i0:i1, j0:j1]
+        S = _tile_scores(q, k[..., j0:j1, :], tile[..., : j1 - j0])  # (..., bq, bk) one block of scores
+        i1, j1 = i0 + S.shape[-2], j0 + S.shape[-1]
+        bias = None if p.bias is None else p.bias[b][..., i0:i1, j0:j1]
+        allowed = None if p.allowed is None else p.allowed[b][..., i0:i1, j0:j1]
         lag = None if p.causal_offset is None else i0 + p.causal_offset - j0
         # While every reference stays at 0, the future is zeroed after the exponential rather than
         # set to -inf before it: NumPy's exp and exp2 take a slow path for -inf (a 128 × 256 tile
         # half in the future: 22 µs against 6, and 5 more to zero it). The pass that follows the
         # references needs the -inf, as its top scores must leave the future out.
         future = None
-        if ref is None and lag is not None and S.shape[1] - 1 > lag:
-            future, lag = _future(S.shape, lag), None
+        if ref is None and lag is not None and S.shape[-1] - 1 > lag:
+            future, lag = _future(S.shape[-2:], lag), None
         if not _mask_tile(S, bias, allowed, lag):
             continue  # every score in the tile is masked: it would add nothing
         if ref is not None:
@@ -599,7 +655,7 @@ def _accumulate(
             _tile_exp(S)
         if future is not None:
             _tile_zero_future(S, future)
-        _add_tile(S, v[j0:j1], ones[: S.shape[1]], sums, first=not summed)
+        _add_tile(S, v[..., j0:j1, :], ones[: S.shape[-1]], sums, first=not summed)
         summed = True
     if not summed:  # every key block was masked or in the future
         sums.acc[...] = 0
@@ -624,18 +680,18 @@ def _follow(S: FloatArray, ref: FloatArray, sums: _Sums, headroom: float, in_bit
     Scores, references and headroom are in bits when ``in_bits`` (the weights are powers of 2), else
     in nats. Returns the new references; the sums are rescaled and ``S`` shifted in place.
     """
-    top = S.max(axis=1)  # (bq,) -inf where the tile allows a query no key
-    l = sums.l[:, 0]  # (bq,)
+    top = S.max(axis=-1)  # (..., bq) -inf where the tile allows a query no key
+    l = sums.l[..., 0]  # (..., bq)
     move = (top > ref + headroom) | ((top < ref - headroom) & (l == 0) & (top > -np.inf))
     if move.any():
-        new_ref = np.where(move, top, ref)  # (bq,)
+        new_ref = np.where(move, top, ref)  # (..., bq)
         # Moving up scales the old sums down; moving down only happens while they are still 0.
-        factor = (np.exp2 if in_bits else np.exp)(np.minimum(ref - new_ref, 0))[:, None]  # (bq, 1)
+        factor = (np.exp2 if in_bits else np.exp)(np.minimum(ref - new_ref, 0))[..., None]  # (..., bq, 1)
         np.multiply(sums.acc, factor, out=sums.acc)
         np.multiply(sums.l, factor, out=sums.l)
         ref = new_ref
     if ref.any():  # typical scores leave every reference at 0, and this pass is skipped
-        np.subtract(S, ref[:, None], out=S)
+        np.subtract(S, ref[..., None], out=S)
     return ref
 
 
@@ -643,7 +699,8 @@ def _mask_tile(S: FloatArray, bias: FloatArray | None, allowed: BoolArray | None
     """Apply a tile's bias, its bool mask and causality to its scores; False if nothing is allowed.
 
     ``bias`` and ``allowed`` are the tile's slices (or None); under a causal mask, row ``r`` of the
-    tile may see its columns ``c <= r + lag``.
+    tile may see its columns ``c <= r + lag``. A task's tiles of several heads count as one: False
+    only if nothing is allowed in any of them.
     """
     if bias is not None:
         np.add(S, bias, out=S)
@@ -652,8 +709,8 @@ def _mask_tile(S: FloatArray, bias: FloatArray | None, allowed: BoolArray | None
         if excluded.all():
             return False
         np.copyto(S, -np.inf, where=excluded)
-    if lag is not None and S.shape[1] - 1 > lag:  # the tile crosses the diagonal
-        np.copyto(S, -np.inf, where=_future(S.shape, lag))  # (bq, bk)
+    if lag is not None and S.shape[-1] - 1 > lag:  # the tile crosses the diagonal
+        np.copyto(S, -np.inf, where=_future(S.shape[-2:], lag))  # (..., bq, bk)
     return True
 
 

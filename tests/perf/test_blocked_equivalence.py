@@ -36,13 +36,21 @@ TOLERANCE = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
 
 
 @contextmanager
-def forced_blocks(block_q: int, block_k: int, threads: int) -> Iterator[None]:
-    """Send every call through the blocked path with these block sizes and this many threads."""
+def forced_blocks(
+    block_q: int, block_k: int, threads: int, heads_per_task: int | None = None
+) -> Iterator[None]:
+    """Send every call through the blocked path with these block sizes and this many threads (and, if
+    given, runs of this many heads of the last batch axis per task)."""
     with (
         mock.patch.object(blocked, "MIN_THREADED_SCORES", 0),
         mock.patch.object(blocked, "BLOCK_Q", block_q),
         mock.patch.object(blocked, "BLOCK_K", block_k),
         mock.patch.object(blocked, "worker_count", lambda: threads),
+        mock.patch.object(
+            blocked,
+            "_heads_per_task",
+            blocked._heads_per_task if heads_per_task is None else lambda *args: heads_per_task,
+        ),
     ):
         yield
 
@@ -107,16 +115,20 @@ def problems(draw: st.DrawFn) -> dict[str, Any]:
     block_q=st.integers(1, 9),
     block_k=st.integers(1, 9),
     threads=st.sampled_from([1, 2]),
+    heads_per_task=st.sampled_from([1, 2, 3]),  # runs that split the last batch axis evenly or not
 )
-def test_blocked_equals_plain(problem: dict[str, Any], block_q: int, block_k: int, threads: int) -> None:
+def test_blocked_equals_plain(
+    problem: dict[str, Any], block_q: int, block_k: int, threads: int, heads_per_task: int
+) -> None:
+    forced = forced_blocks(block_q, block_k, threads, heads_per_task)
     try:
         want = plain(**problem)
     except ValueError as error:  # all_masked="raise" with a dead row: the same sentence must come back
-        with forced_blocks(block_q, block_k, threads), pytest.raises(ValueError) as raised:
+        with forced, pytest.raises(ValueError) as raised:
             attention(**problem)
         assert str(raised.value) == str(error)
         return
-    with forced_blocks(block_q, block_k, threads):
+    with forced:
         got = attention(**problem)
     assert_same_result(got, want, problem["V"])
 
@@ -227,6 +239,35 @@ def test_references_follow_the_scores_only_when_the_weights_leave_the_float_rang
     # Scores of about ±150 round by ~1e-5 in float32 on either path.
     tolerance = 1e-6 if query_scale == 1.0 and mask_kind != "far below" else 1e-4
     np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * float(np.abs(V).max()))
+
+
+@pytest.mark.parametrize("all_masked", ["zero", "nan"])
+def test_heads_taken_together_are_each_summed_exactly_when_one_of_them_leaves_the_float_range(
+    all_masked: str,
+) -> None:
+    """Four small heads make one task. Head 1's scores overflow exp and head 3 has a query with no key:
+    the task is summed again, and each head gets its own answer and its own dead query."""
+    rng = np.random.default_rng(8)
+    Q, K, V = (rng.standard_normal((4, 20, 8)).astype(np.float32) for _ in range(3))
+    Q[1] *= np.float32(40.0)
+    mask = np.ones((4, 20, 20), bool)
+    mask[3, 5] = False
+    want = plain(Q, K, V, mask=mask, all_masked=all_masked)
+    tasks: list[tuple[Any, ...]] = []
+    original = blocked._run_query_block
+    with (
+        mock.patch.object(
+            blocked, "_run_query_block", lambda p, *task: tasks.append(task) or original(p, *task)
+        ),
+        mock.patch.object(blocked, "_follow", wraps=blocked._follow) as spy,
+    ):
+        got = attention(Q, K, V, mask=mask, all_masked=all_masked)
+    assert tasks == [((slice(0, 4),), 0, 20)]
+    assert spy.called
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got[3, 5]).all() == (all_masked == "nan")
+    # Scores of about ±1000 round by ~1e-4 in float32 on either path.
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * float(np.abs(V).max()))
 
 
 def test_weights_whose_sum_alone_leaves_the_float_range_are_summed_again() -> None:

@@ -3,6 +3,7 @@ with serial ones, and a forked child builds its own pool."""
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -118,6 +119,38 @@ def test_blocks_without_a_causal_mask_are_even_and_a_multiple_of_the_workers(
     )  # fmt: skip
     tasks = blocked._query_blocks(problem, heads, 512, workers=2)
     assert [i1 - i0 for _b, i0, i1 in tasks] == heights
+
+
+@pytest.mark.parametrize(
+    ("batch", "n", "causal", "workers", "together", "count"),
+    [
+        ((8,), 1024, True, 2, 4, 16),  # four 128 × 256 tiles fill one tile's budget; 16 tasks for 2 workers
+        ((8,), 1024, False, 2, 1, 16),  # one head's 512-row block fills it already
+        ((8,), 16, False, 1, 8, 1),  # eight small heads in one set of NumPy calls
+        ((8,), 16, False, 2, 4, 2),  # but each worker keeps a task
+        ((2, 6), 128, True, 2, 3, 4),  # runs divide the last axis evenly (3, not 4 and 2)
+        ((7,), 128, True, 2, 1, 7),  # a prime number of heads: all of them or one
+        ((7,), 128, True, 1, 7, 1),
+    ],
+)
+def test_short_blocks_of_consecutive_heads_share_a_task(
+    batch: tuple[int, ...], n: int, causal: bool, workers: int, together: int, count: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setattr(blocked, "BLOCK_Q", 512)
+    monkeypatch.setattr(blocked, "BLOCK_K", 256)
+    q = np.zeros((*batch, n, 8))
+    problem = blocked._Problem(
+        q=q, scale=1.0, in_bits=False, k=q, v=q, allowed=None, bias=None, causal_offset=0 if causal else None,
+        block_k=256, headroom=None, smallest_sum=0.0, out=q, dead=np.zeros(q.shape[:-1], bool),
+    )  # fmt: skip
+    block_q = blocked._default_block_q(n, 256, problem.causal_offset)
+    tasks = blocked._query_blocks(problem, batch, block_q, workers)
+    assert [math.prod(blocked._run_heads(b)) for b, _i0, _i1 in tasks] == [together] * count
+    covered = np.zeros(q.shape[:-1], int)  # every query of every head in exactly one task
+    for b, i0, i1 in tasks:
+        covered[b][..., i0:i1] += 1
+    assert (covered == 1).all()
 
 
 def test_the_helper_is_kept_off_the_callers_core(monkeypatch: pytest.MonkeyPatch) -> None:
