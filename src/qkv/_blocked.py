@@ -47,8 +47,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -56,6 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from qkv._hardware import exp2_is_faster, l2_cache_bytes, tile_scores
+from qkv._scratch import scratch
 from qkv._workers import run_on_threads, worker_count
 
 __all__ = [
@@ -191,15 +191,18 @@ def blocked_attention(
     single_head = q.ndim == k.ndim == v.ndim == 2
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     dtype = q.dtype
+    batch = () if single_head else tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     chosen_block_k, block_k = block_k, block_k or BLOCK_K
     tile_q = block_q or BLOCK_Q * BLOCK_K // min(block_k, n_k)  # fewer keys than a block: taller tiles
-    one_tile = single_head and n_q <= tile_q and n_k <= block_k
+    one_tile = math.prod(batch) * n_q <= tile_q and n_k <= block_k  # every head's scores in one tile
     block_q = block_q or _default_block_q(n_k, block_k, causal_offset)
-    if one_tile and (O := one_tile_attention(q, k, v, scale, bias, allowed, causal_offset)) is not None:
-        return O, _none_dead(n_q)
+    if one_tile:
+        # q with every batch dimension (V's too), so that the scores have the shape a mask broadcasts to
+        every_q = _expand(q, batch)
+        if (O := one_tile_attention(every_q, k, v, scale, bias, allowed, causal_offset)) is not None:
+            return O, _none_dead((*batch, n_q))
     smallest_sum = _SMALLEST_SUM[dtype.itemsize]
     in_bits = bias is None and exp2_is_faster(dtype)
-    batch = () if single_head else tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     if threads is None:
         threads = _threads_for(math.prod(batch) * n_q * n_k, dtype.itemsize)
     workers = max(1, threads)
@@ -257,10 +260,10 @@ def _threads_for(scores: int, itemsize: int) -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def _none_dead(n_q: int) -> BoolArray:
-    """``dead`` for a head where every query has a key: one read-only array per size, kept, because a
+def _none_dead(shape: tuple[int, ...]) -> BoolArray:
+    """``dead`` for heads where every query has a key: one read-only array per shape, kept, because a
     new one cost a few percent of a call on a small head."""
-    dead = np.zeros(n_q, np.bool_)
+    dead = np.zeros(shape, np.bool_)
     dead.flags.writeable = False
     return dead
 
@@ -280,9 +283,9 @@ def one_tile_attention(
     allowed: BoolArray | None = None,
     causal_offset: int | None = None,
 ) -> FloatArray | None:
-    """One head whose scores fit in one tile: the blocked path's arithmetic on the whole score matrix at
-    once, without blocks, scratch arrays or threads (their bookkeeping costs more than the arithmetic on
-    small inputs), or None where that arithmetic would not be exact.
+    """Heads whose scores fit in one tile together: the blocked path's arithmetic on the whole score
+    matrix at once, without blocks, scratch arrays or threads (their bookkeeping costs more than the
+    arithmetic on small inputs), or None where that arithmetic would not be exact.
 
     Every reference stays at 0 (see the module's docstring). That is exact unless a weight would
     overflow, all of a query's weights underflow, or a query has no allowed key. Each is checked before
@@ -292,18 +295,19 @@ def one_tile_attention(
 
     Parameters
     ----------
-    q : ndarray, shape (n_q, d_k)
-    k : ndarray, shape (n_k, d_k)
-    v : ndarray, shape (n_k, d_v)
-        Valid inputs of one float dtype (float32 or float64), the result's dtype.
+    q : ndarray, shape (..., n_q, d_k)
+    k : ndarray, shape (..., n_k, d_k)
+    v : ndarray, shape (..., n_k, d_v)
+        Valid inputs of one float dtype (float32 or float64), the result's dtype; batch dimensions
+        broadcast against each other.
     scale : float
         Factor on the dot products.
     bias, allowed, causal_offset : optional
-        As for ``blocked_attention``, for this one head.
+        As for ``blocked_attention``.
 
     Returns
     -------
-    ndarray, shape (n_q, d_v), or None
+    ndarray, shape (..., n_q, d_v), or None
 
     Examples
     --------
@@ -314,33 +318,41 @@ def one_tile_attention(
     >>> one_tile_attention(q, K, 2 * K, scale=1.0, allowed=np.array([[False, False]])) is None
     True
     """
+    scores: Callable[..., FloatArray]  # the three products: ndarray.dot for one head, else matmul
+    row_sums: Callable[..., FloatArray]
+    values: Callable[..., FloatArray]
+    if q.ndim == k.ndim == v.ndim == 2:
+        scores, row_sums, values, k_t = _one_tile_scores, _one_tile_row_sums, _one_tile_values, k.T
+    else:  # heads with batch dimensions: ndarray.dot would pair every head with every other one
+        scores, row_sums, values = _one_tile_batch_scores, _one_tile_batch_row_sums, _one_tile_batch_values
+        k_t = np.swapaxes(k, -1, -2)
     in_bits = bias is None and exp2_is_faster(q.dtype)  # scores in bits: see the module's docstring
-    S = _one_tile_scores(_one_tile_scaled(q, scale * LOG2_E if in_bits else scale), k.T)  # (n_q, n_k)
+    S = scores(_one_tile_scaled(q, scale * LOG2_E if in_bits else scale), k_t)  # (..., n_q, n_k)
     future = None  # a causal mask alone is applied after the exponential, as on the blocked path
-    if bias is None and allowed is None and causal_offset is not None and S.shape[1] - 1 > causal_offset:
-        future, causal_offset = _future(S.shape, causal_offset), None
+    if bias is None and allowed is None and causal_offset is not None and S.shape[-1] - 1 > causal_offset:
+        future, causal_offset = _future(S.shape[-2:], causal_offset), None
     masked = bias is not None or allowed is not None or causal_offset is not None
     if masked and not _mask_tile(S, bias, allowed, causal_offset):
         return None
-    n_k, d_v = S.shape[1], v.shape[-1]
+    n_k, d_v = S.shape[-1], v.shape[-1]
     # (The top counts the future too: a head whose future alone scores too high takes the general path.)
     top_in_nats = float(_one_tile_top(S, None)) * (LN_2 if in_bits else 1.0)
     if not top_in_nats <= _LOG_LARGEST[S.dtype.itemsize] - math.log(n_k) - 1:
         return None
-    (_one_tile_exp2 if in_bits else _one_tile_exp)(S, S)  # (n_q, n_k) weights, at most e^top each
+    (_one_tile_exp2 if in_bits else _one_tile_exp)(S, S)  # (..., n_q, n_k) weights, at most e^top each
     if future is not None:
-        _one_tile_zero(S, 0, where=future)  # (n_q, n_k) no weight on the future
-    l = _one_tile_row_sums(S, _ones(n_k, S.dtype))  # (n_q, 1)
+        _one_tile_zero(S, 0, where=future)  # (..., n_q, n_k) no weight on the future
+    l = row_sums(S, _ones(n_k, S.dtype))  # (..., n_q, 1)
     if not float(_one_tile_least(l, None)) >= _SMALLEST_SUM[S.dtype.itemsize]:  # underflow, no key
         return None
     if n_k <= d_v:
         # Dividing the weights costs no more than dividing the output here, and A V is then an average
         # of V's rows, which overflows no more than the plain path does.
-        _one_tile_divide(S, l, S)  # (n_q, n_k) A
-        O: FloatArray = _one_tile_values(S, v)  # (n_q, d_v)
+        _one_tile_divide(S, l, S)  # (..., n_q, n_k) A
+        O: FloatArray = values(S, v)  # (..., n_q, d_v)
         return O
     with np.errstate(over="ignore", invalid="ignore"):  # V near the float's limit: O's sum shows it
-        O = _one_tile_values(S, v)  # (n_q, d_v), weighted by up to e^top
+        O = values(S, v)  # (..., n_q, d_v), weighted by up to e^top
         _one_tile_divide(O, l, O)
         exact = math.isfinite(O.sum())
     return O if exact else None
@@ -364,6 +376,10 @@ _one_tile_least = np.minimum.reduce  # (l, None): the smallest row sum
 _one_tile_divide = np.divide  # (X, l, X): each row by its sum
 _one_tile_zero = np.copyto  # (S, 0, where=future): the causal mask, after the exponential
 _one_tile_values = np.ndarray.dot  # (A, v)
+# With batch dimensions the three products are matmul's, which pairs the heads.
+_one_tile_batch_scores = np.matmul  # (q, kᵀ)
+_one_tile_batch_row_sums = np.matmul  # (S, ones)
+_one_tile_batch_values = np.matmul  # (A, v)
 
 
 # -- the steps of a tile, each a function so that ``python -m qkv.bench attention --profile`` can time
@@ -429,42 +445,6 @@ def _expand(
     return array if array.shape == shape else np.broadcast_to(array, shape)
 
 
-# Each thread keeps its scratch arrays between calls: a fresh buffer of a few hundred KiB comes from
-# mmap and is page-faulted in on every call, which cost as much as the arithmetic at n = 256.
-SCRATCH_BYTES = 4 * 2**20  # per thread and purpose; larger requests get fresh arrays
-_kept = threading.local()
-
-
-def _scratch(purpose: str, dtype: np.dtype[Any], *shapes: tuple[int, ...]) -> list[npt.NDArray[Any]]:
-    """Uninitialised arrays of these shapes, carved from this thread's kept buffer for ``purpose``.
-
-    The arrays stay valid until the same thread asks for the same purpose again. The views of the
-    last few requests are kept too: carving them again cost 3–5 µs a block.
-    """
-    carved: dict[tuple[Any, ...], list[npt.NDArray[Any]]] = _kept.__dict__.setdefault("carved", {})
-    key = (purpose, dtype, shapes)
-    if (arrays := carved.get(key)) is not None:
-        return arrays
-    sizes = [-(-math.prod(shape) * dtype.itemsize // 64) * 64 for shape in shapes]  # 64-byte aligned
-    total = sum(sizes)
-    if total > SCRATCH_BYTES:
-        return [np.empty(shape, dtype) for shape in shapes]
-    buffer: npt.NDArray[np.uint8] | None = getattr(_kept, purpose, None)
-    if buffer is None or buffer.size < total:
-        buffer = np.empty(total, np.uint8)
-        setattr(_kept, purpose, buffer)
-        carved.clear()  # views of the buffer it replaces
-    arrays, start = [], 0
-    for shape, size in zip(shapes, sizes, strict=True):
-        count = math.prod(shape) * dtype.itemsize
-        arrays.append(buffer[start : start + count].view(dtype).reshape(shape))
-        start += size
-    if len(carved) >= 16:
-        carved.clear()
-    carved[key] = arrays
-    return arrays
-
-
 @dataclass(slots=True)
 class _Problem:
     q: FloatArray  # (*batch, n_q, d_k), not yet scaled
@@ -496,8 +476,7 @@ class _Problem:
         return max(0, min(n_k, i1 + self.causal_offset))  # query i1 - 1 sees j <= i1 - 1 + offset
 
 
-# (batch index, first query, end query). The index's last entry is a slice where a task takes a run of
-# consecutive heads of the last batch axis (see _heads_per_task): its arrays then lead with that axis.
+# (batch index, first query, end query); the index ends with a slice for a run of heads (_head_runs)
 Task = tuple[tuple[int | slice, ...], int, int]
 
 
@@ -530,17 +509,13 @@ def _query_blocks(problem: _Problem, batch: tuple[int, ...], block_q: int, worke
 
 
 def _heads_per_task(problem: _Problem, batch: tuple[int, ...], block_q: int, workers: int) -> int:
-    """How many consecutive heads of the last batch axis one task takes: as many as keep their tiles
-    within one tile's worth of scores (``BLOCK_Q × BLOCK_K``) and divide the heads evenly, while every
-    worker keeps work (two tasks each under a causal mask, whose blocks cost unlike amounts; a
-    multiple of the workers without one).
+    """How many consecutive heads of the last batch axis one task takes: as many as fit their tiles in
+    one tile's scores (``BLOCK_Q × BLOCK_K``) and divide the heads evenly, while every worker keeps
+    work (two tasks each where causal blocks cost unlike amounts, else a multiple of the workers).
 
-    Each NumPy call of a task then does the same step for all of its heads (``matmul`` loops over
-    them in C), so a task costs one set of calls and GIL hand-overs where one head per task cost
-    one per head: short blocks have few scores per call. Eight causal float32 heads of 1024 (blocks of
-    128 queries, four heads a task) ran 1.23–1.32 times PyTorch's speed where one head a task ran
-    0.87–1.15; eight heads of 16 tokens 37 µs a call against 115 (docs/performance.md). A head whose
-    block fills a tile by itself (no causal mask, long enough) keeps a task of its own.
+    A task's NumPy calls then do each step for all its heads (``matmul`` loops over them in C): one
+    set of calls and GIL hand-overs where each head cost one (8 causal heads of 1024: 1.23–1.32 times
+    PyTorch's speed against 0.87–1.15; docs/performance.md).
     """
     if not batch:
         return 1
@@ -548,24 +523,22 @@ def _heads_per_task(problem: _Problem, batch: tuple[int, ...], block_q: int, wor
     widest = min(problem.block_k, n_k)  # a block's widest tile
     fit = max(1, BLOCK_Q * BLOCK_K // (min(block_q, n_q) * max(widest, 1)))
     blocks = math.prod(batch[:-1]) * math.ceil(n_q / block_q)
-    causal = problem.causal_offset is not None
-    enough = 1 if workers == 1 else 2 * workers if causal else workers
+    unlike = problem.causal_offset is not None and n_q > block_q  # causal blocks of unlike cost
+    enough = 1 if workers == 1 else 2 * workers if unlike else workers
     for together in range(min(fit, batch[-1]), 1, -1):
         tasks = blocks * (batch[-1] // together)
-        if batch[-1] % together == 0 and tasks >= enough and (causal or tasks % workers == 0):
+        if batch[-1] % together == 0 and tasks >= enough and (unlike or tasks % workers == 0):
             return together
     return 1
 
 
-def _head_runs(batch: tuple[int, ...], together: int) -> Iterator[tuple[int | slice, ...]]:
-    """Every batch index, () when there is none; with runs of ``together`` heads (more than one) the
-    last entry is a slice of the last batch axis."""
+def _head_runs(batch: tuple[int, ...], together: int) -> list[tuple[int | slice, ...]]:
+    """Every batch index, () when there is none; for runs of ``together`` heads (more than one) each
+    index ends with a slice of the last batch axis, and the task's arrays lead with that axis."""
     if together == 1 or not batch:
-        yield from itertools.product(*map(range, batch))
-        return
-    for prefix in itertools.product(*map(range, batch[:-1])):
-        for h0 in range(0, batch[-1], together):
-            yield (*prefix, slice(h0, min(h0 + together, batch[-1])))
+        return list(itertools.product(*map(range, batch)))
+    runs = [slice(h0, min(h0 + together, batch[-1])) for h0 in range(0, batch[-1], together)]
+    return [(*prefix, run) for prefix in itertools.product(*map(range, batch[:-1])) for run in runs]
 
 
 def _run_heads(b: tuple[int | slice, ...]) -> tuple[int, ...]:
@@ -587,7 +560,7 @@ def _run_query_block(p: _Problem, b: tuple[int | slice, ...], i0: int, i1: int) 
     dtype = p.k.dtype
     bq, d_k, d_v = i1 - i0, p.k.shape[-1], p.v.shape[-1]
     g = _run_heads(b)  # () for one head, (heads,) for a run of them: every array below leads with it
-    q, acc, l, acc_part, l_part, tile = _scratch(
+    q, acc, l, acc_part, l_part, tile = scratch(
         "block", dtype, (*g, bq, d_k), (*g, bq, d_v), (*g, bq, 1), (*g, bq, d_v), (*g, bq, 1),
         (*g, bq, min(p.block_k, p.key_end(i1))),
     )  # fmt: skip

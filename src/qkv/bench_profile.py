@@ -58,7 +58,12 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
             "_mask_parts",
         )
     ),
-    SCORES_GEMM: ((core, "_scores"), (blocked, "_tile_scores"), (blocked, "_one_tile_scores")),
+    SCORES_GEMM: (
+        (core, "_scores"),
+        (blocked, "_tile_scores"),
+        (blocked, "_one_tile_scores"),
+        (blocked, "_one_tile_batch_scores"),
+    ),
     EXP: (
         (core, "_exp_in_place"),
         (blocked, "_tile_exp"),
@@ -66,7 +71,12 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         (blocked, "_one_tile_exp"),
         (blocked, "_one_tile_exp2"),
     ),
-    VALUES_GEMM: ((core, "_weighted_values"), (blocked, "_tile_values"), (blocked, "_one_tile_values")),
+    VALUES_GEMM: (
+        (core, "_weighted_values"),
+        (blocked, "_tile_values"),
+        (blocked, "_one_tile_values"),
+        (blocked, "_one_tile_batch_values"),
+    ),
     ELEMENTWISE: (
         (core, "_peaks"),  # the plain path: row maxima, subtraction, sums and division, mask policy
         (core, "_shifted"),
@@ -81,6 +91,7 @@ PHASES: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         (blocked, "_one_tile_scaled"),  # one tile: scaled queries, top score, row sums, division
         (blocked, "_one_tile_top"),
         (blocked, "_one_tile_row_sums"),
+        (blocked, "_one_tile_batch_row_sums"),
         (blocked, "_one_tile_least"),
         (blocked, "_one_tile_divide"),
         (blocked, "_one_tile_zero"),

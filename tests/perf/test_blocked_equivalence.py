@@ -298,6 +298,29 @@ def test_one_tile_equals_plain(problem: dict[str, Any]) -> None:
     assert_same_result(got, want, problem["V"])
 
 
+@pytest.mark.parametrize("overflow", [False, True])
+def test_small_heads_with_batch_dimensions_are_one_tile_together(overflow: bool) -> None:
+    """Three heads of 5 × 6 scores, the batch from V and the mask alone: one tile of shape (3, 5, 6),
+    unless a head's scores pass exp's range, which hands all three to the general path."""
+    rng = np.random.default_rng(9)
+    Q, K, V = rng.standard_normal((5, 8)), rng.standard_normal((6, 8)), rng.standard_normal((3, 6, 4))
+    Q, K, V = (x.astype(np.float32) for x in (Q, K, V))
+    if overflow:
+        Q *= np.float32(200.0)
+    mask = rng.random((3, 5, 6)) < 0.8
+    mask[..., 0] = True  # every query keeps a key
+    want = plain(Q, K, V, mask=mask)
+    tile = blocked.one_tile_attention
+    with (
+        mock.patch.object(blocked, "one_tile_attention", wraps=tile) as one_tile,
+        mock.patch.object(blocked, "_query_blocks", wraps=blocked._query_blocks) as general,
+    ):
+        got = attention(Q, K, V, mask=mask)
+    assert (one_tile.call_count, general.call_count) == (1, int(overflow))
+    assert got.shape == (3, 5, 4)
+    np.testing.assert_allclose(got, want, rtol=0, atol=(1e-4 if overflow else 1e-6) * float(np.abs(V).max()))
+
+
 @pytest.mark.parametrize(
     ("case", "used"),
     [

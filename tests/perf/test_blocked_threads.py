@@ -128,7 +128,8 @@ def test_blocks_without_a_causal_mask_are_even_and_a_multiple_of_the_workers(
         ((8,), 1024, False, 2, 1, 16),  # one head's 512-row block fills it already
         ((8,), 16, False, 1, 8, 1),  # eight small heads in one set of NumPy calls
         ((8,), 16, False, 2, 4, 2),  # but each worker keeps a task
-        ((2, 6), 128, True, 2, 3, 4),  # runs divide the last axis evenly (3, not 4 and 2)
+        ((6,), 512, True, 2, 3, 8),  # runs divide the last axis evenly (3, not 4 and 2)
+        ((2, 6), 128, True, 2, 6, 2),  # one causal block a head: blocks cost alike, one task per worker
         ((7,), 128, True, 2, 1, 7),  # a prime number of heads: all of them or one
         ((7,), 128, True, 1, 7, 1),
     ],
