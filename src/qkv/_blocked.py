@@ -325,7 +325,7 @@ def one_tile_attention(
         scores, row_sums, values, k_t = _one_tile_scores, _one_tile_row_sums, _one_tile_values, k.T
     else:  # heads with batch dimensions: ndarray.dot would pair every head with every other one
         scores, row_sums, values = _one_tile_batch_scores, _one_tile_batch_row_sums, _one_tile_batch_values
-        k_t = np.swapaxes(k, -1, -2)
+        k_t = k.swapaxes(-1, -2)
     in_bits = bias is None and exp2_is_faster(q.dtype)  # scores in bits: see the module's docstring
     S = scores(_one_tile_scaled(q, scale * LOG2_E if in_bits else scale), k_t)  # (..., n_q, n_k)
     future = None  # a causal mask alone is applied after the exponential, as on the blocked path
@@ -392,7 +392,7 @@ def _scaled_queries(q: FloatArray, scale: float, out: FloatArray) -> FloatArray:
 
 
 def _tile_scores(q: FloatArray, k: FloatArray, out: FloatArray) -> FloatArray:
-    return np.matmul(q, np.swapaxes(k, -1, -2), out=out)  # (..., bq, bk)
+    return np.matmul(q, k.swapaxes(-1, -2), out=out)  # (..., bq, bk)
 
 
 def _tile_exp(S: FloatArray) -> None:
